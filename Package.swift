@@ -1,0 +1,69 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// One module per layer. Pure codecs and state machines at the bottom, platform code
+// (libdbus) confined to `CDBus` + `DBus`, the command line at the top.
+let package = Package(
+    name: "bitflash",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "bitflash", targets: ["bitflash"]),
+        .library(name: "Flashing", targets: ["Flashing"]),
+        .library(name: "FirmwareImage", targets: ["FirmwareImage"]),
+        .library(name: "SimulatedBoard", targets: ["SimulatedBoard"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
+        .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.19"),
+    ],
+    targets: [
+        // Firmware files: Intel HEX, Universal Hex, UF2, MCUboot, DFU zip, the MakeCode region.
+        .target(name: "FirmwareImage", dependencies: [
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+        ]),
+        // RFC 8949 CBOR, no I/O.
+        .target(name: "CBOR"),
+        // McuMgr Simple Management Protocol frames over CBOR, no I/O.
+        .target(name: "SMP", dependencies: ["CBOR"]),
+        // The BLE connection abstraction and the event/action vocabulary of the flows.
+        .target(name: "Transport"),
+        // micro:bit / Calliope partial-flashing frames and client state machines.
+        .target(name: "PartialFlashing", dependencies: ["FirmwareImage", "Transport"]),
+        // McuMgr firmware-upgrade state machine.
+        .target(name: "McuMgr", dependencies: ["SMP", "FirmwareImage", "Transport"]),
+        // Deterministic virtual time and the BLE link model.
+        .target(name: "LinkModel", dependencies: ["Transport"]),
+        // The simulated board: flash memory, partial-flashing service, SMP server.
+        .target(name: "SimulatedBoard", dependencies: [
+            "FirmwareImage", "PartialFlashing", "SMP", "CBOR", "LinkModel", "Transport",
+        ]),
+        // The flashing engine: decisions, fallback, sessions, drivers. The library API.
+        .target(name: "Flashing", dependencies: [
+            "FirmwareImage", "PartialFlashing", "McuMgr", "SMP", "LinkModel", "SimulatedBoard", "Transport",
+        ]),
+        // libdbus, only imported by `DBus`.
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+        .target(name: "DBus", dependencies: ["CDBus"]),
+        // BlueZ backend of the transport.
+        .target(name: "BlueZTransport", dependencies: ["DBus", "Transport"]),
+        .executableTarget(name: "bitflash", dependencies: [
+            "Flashing", "FirmwareImage", "SimulatedBoard", "BlueZTransport",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+
+        .target(name: "TestSupport", dependencies: ["FirmwareImage"], path: "Tests/TestSupport"),
+        .testTarget(name: "FirmwareImageTests", dependencies: ["FirmwareImage", "TestSupport"]),
+        .testTarget(name: "CBORTests", dependencies: ["CBOR", "TestSupport"]),
+        .testTarget(name: "SMPTests", dependencies: ["SMP", "CBOR", "TestSupport"]),
+        .testTarget(name: "PartialFlashingTests", dependencies: ["PartialFlashing", "FirmwareImage", "Transport", "TestSupport"]),
+        .testTarget(name: "McuMgrTests", dependencies: ["McuMgr", "SMP", "Transport", "TestSupport"]),
+        .testTarget(name: "SimulatedBoardTests", dependencies: ["SimulatedBoard", "LinkModel", "PartialFlashing", "TestSupport"]),
+        .testTarget(name: "FlashingTests", dependencies: ["Flashing", "SimulatedBoard", "TestSupport"]),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["TestSupport"]),
+    ]
+)

@@ -1,0 +1,1 @@
+// The BlueZTransport module. See README.md for the architecture.

@@ -1,0 +1,1 @@
+// The CBOR module. See README.md for the architecture.

@@ -1,0 +1,1 @@
+// The DBus module. See README.md for the architecture.

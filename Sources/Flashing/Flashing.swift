@@ -1,0 +1,1 @@
+// The Flashing module. See README.md for the architecture.

@@ -1,0 +1,1 @@
+// The LinkModel module. See README.md for the architecture.

@@ -1,0 +1,1 @@
+// The McuMgr module. See README.md for the architecture.

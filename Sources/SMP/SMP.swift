@@ -1,0 +1,1 @@
+// The SMP module. See README.md for the architecture.

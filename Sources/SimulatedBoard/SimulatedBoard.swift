@@ -1,0 +1,1 @@
+// The SimulatedBoard module. See README.md for the architecture.

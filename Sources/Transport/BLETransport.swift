@@ -1,0 +1,23 @@
+/// One BLE connection to one board, as every backend offers it.
+///
+/// Every operation takes a timeout measured on the transport's injected clock,
+/// throws a `TransportError` that names the operation, and honours task
+/// cancellation. Notifications come through one stream per characteristic:
+/// subscribe first, then enable, so that no early notification is lost.
+public protocol BLETransport: AnyObject, Sendable {
+    /// Connects (or reconnects) to the board and resolves its services.
+    func connect(timeout: Duration) async throws -> ConnectionInfo
+    /// Closes the link; returns once it is closed.
+    func disconnect() async
+    /// The characteristics of a service, by UUID.
+    func characteristics(of service: BLEUUID, timeout: Duration) async throws -> [BLEUUID]
+    func write(_ bytes: [UInt8], to characteristic: GATTCharacteristic, kind: WriteKind, timeout: Duration) async throws
+    func read(_ characteristic: GATTCharacteristic, timeout: Duration) async throws -> [UInt8]
+    /// The notifications of a characteristic. Call before `enableNotifications`.
+    func notifications(of characteristic: GATTCharacteristic) -> AsyncStream<[UInt8]>
+    func enableNotifications(_ characteristic: GATTCharacteristic, timeout: Duration) async throws
+    /// One element per link loss, with its reason.
+    func disconnects() -> AsyncStream<DisconnectReason>
+    /// The negotiated ATT MTU of the current connection.
+    var mtu: Int { get async }
+}

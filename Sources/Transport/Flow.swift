@@ -1,0 +1,102 @@
+/// The vocabulary shared by every flashing flow and every driver.
+///
+/// A flow (reading the memory map, partial flashing, an McuMgr upgrade, a whole
+/// session with fallback) is a value-type state machine: it takes `FlowEvent`s
+/// and returns `FlowAction`s. It never sleeps, never touches a clock and never
+/// performs I/O. A driver performs the actions and feeds back the events:
+/// the simulator on virtual time, or the async driver on a real transport.
+
+/// A named timer of a flow. Starting a timer with a running id restarts it.
+public struct TimerID: Hashable, Sendable, CustomStringConvertible {
+    public let name: String
+    public init(_ name: String) { self.name = name }
+    public var description: String { name }
+}
+
+/// What a driver needs to know about a live connection.
+public struct ConnectionInfo: Sendable, Equatable {
+    /// The services the board offers on this connection.
+    public var services: Set<BLEUUID>
+    /// The negotiated ATT MTU (payload of one write = mtu - 3).
+    public var mtu: Int
+    /// The advertised name, when known.
+    public var name: String?
+    public init(services: Set<BLEUUID>, mtu: Int, name: String? = nil) {
+        self.services = services
+        self.mtu = mtu
+        self.name = name
+    }
+}
+
+public enum WriteKind: String, Sendable, Equatable, Codable {
+    /// ATT Write Command: no response (BlueZ `type=command`).
+    case command
+    /// ATT Write Request: acknowledged (BlueZ `type=request`).
+    case request
+}
+
+/// Something that happened on the link, fed to a flow.
+public enum FlowEvent: Sendable, Equatable {
+    /// The flow starts on a live connection.
+    case start(ConnectionInfo)
+    /// A notification arrived.
+    case notification(GATTCharacteristic, [UInt8])
+    /// A timer the flow started has fired.
+    case timerFired(TimerID)
+    /// The link dropped. Writes still queued were lost.
+    case disconnected(DisconnectReason)
+    /// A `connect` action succeeded (notifications are subscribed again by the flow).
+    case connected(ConnectionInfo)
+    /// A `connect` action failed.
+    case connectFailed(TransportError)
+    /// A write could not be handed to the link.
+    case writeFailed(GATTCharacteristic, TransportError)
+}
+
+/// Something a flow asks its driver to do, in order.
+public enum FlowAction: Sendable, Equatable {
+    /// Send `bytes` to a characteristic.
+    case write(GATTCharacteristic, [UInt8], WriteKind)
+    /// Subscribe to a characteristic's notifications, then enable them.
+    case subscribe(GATTCharacteristic)
+    /// Start (or restart) a timer.
+    case startTimer(TimerID, Duration)
+    case cancelTimer(TimerID)
+    /// Close the link. A `disconnected` event follows.
+    case disconnect
+    /// Wait `after`, then connect to the same board again. `connected` or `connectFailed` follows.
+    case connect(after: Duration)
+    /// Tell the user (progress bar, JSON events, `-v` traces).
+    case report(FlowReport)
+    /// The flow has ended; its `outcome` is set.
+    case finish
+}
+
+/// What a flow tells the user while it runs.
+public enum FlowReport: Sendable, Equatable {
+    case phase(FlowPhase)
+    /// Work done so far in the current phase.
+    case progress(done: Int, total: Int, unit: ProgressUnit)
+    case retry(String)
+    /// A protocol-level trace line, for `-v`.
+    case trace(String)
+    /// A plain note for the user, for example why a path was chosen.
+    case note(String)
+}
+
+public enum ProgressUnit: String, Sendable, Equatable, Codable { case bytes, blocks }
+
+public enum FlowPhase: String, Sendable, Equatable, Codable, CaseIterable {
+    case connecting, readingMemoryMap = "reading memory map", switchingToPairingMode = "switching to pairing mode"
+    case partial, upload = "full upload", test, reset, confirm, verify, done
+}
+
+/// A flashing flow as a pure state machine.
+public protocol FlowMachine: Sendable {
+    associatedtype Output: Sendable
+    /// Feeds one event. `now` is the time since the driver started the flow
+    /// (modelled time on the simulator, real time otherwise).
+    mutating func handle(_ event: FlowEvent, now: Duration) -> [FlowAction]
+    /// Set once the flow has emitted `finish`.
+    var outcome: Result<Output, any Error>? { get }
+}
