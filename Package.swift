@@ -24,6 +24,10 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "ZIPFoundation", package: "ZIPFoundation"),
         ]),
+        // Realistic MakeCode-style images the project makes itself (Samples/, tests, the demo).
+        .target(name: "SampleFirmware", dependencies: [
+            "FirmwareImage", .product(name: "Crypto", package: "swift-crypto"),
+        ]),
         // RFC 8949 CBOR, no I/O.
         .target(name: "CBOR"),
         // McuMgr Simple Management Protocol frames over CBOR, no I/O.
@@ -42,7 +46,7 @@ let package = Package(
         ]),
         // The flashing engine: decisions, fallback, sessions, drivers. The library API.
         .target(name: "Flashing", dependencies: [
-            "FirmwareImage", "PartialFlashing", "McuMgr", "SMP", "LinkModel", "SimulatedBoard", "Transport",
+            "FirmwareImage", "PartialFlashing", "McuMgr", "SMP", "LinkModel", "SimulatedBoard", "SampleFirmware", "Transport",
         ]),
         // libdbus, only imported by `DBus`.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
@@ -50,12 +54,12 @@ let package = Package(
         // BlueZ backend of the transport.
         .target(name: "BlueZTransport", dependencies: ["DBus", "Transport"]),
         .executableTarget(name: "bitflash", dependencies: [
-            "Flashing", "FirmwareImage", "SimulatedBoard", "BlueZTransport",
+            "Flashing", "FirmwareImage", "SampleFirmware", "SimulatedBoard", "BlueZTransport",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
 
-        .target(name: "TestSupport", dependencies: ["FirmwareImage"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["FirmwareImage", "SampleFirmware"], path: "Tests/TestSupport"),
         .testTarget(name: "FirmwareImageTests", dependencies: ["FirmwareImage", "TestSupport"]),
         .testTarget(name: "CBORTests", dependencies: ["CBOR", "TestSupport"]),
         .testTarget(name: "SMPTests", dependencies: ["SMP", "CBOR", "TestSupport"]),

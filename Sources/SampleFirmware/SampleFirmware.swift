@@ -1,0 +1,1 @@
+// The SampleFirmware module. See README.md for the architecture.
