@@ -61,6 +61,7 @@ let package = Package(
 
         .target(name: "TestSupport", dependencies: ["FirmwareImage", "SampleFirmware"], path: "Tests/TestSupport"),
         .testTarget(name: "FirmwareImageTests", dependencies: ["FirmwareImage", "TestSupport"]),
+        .testTarget(name: "TransportTests", dependencies: ["Transport"]),
         .testTarget(name: "CBORTests", dependencies: ["CBOR", "TestSupport"]),
         .testTarget(name: "SMPTests", dependencies: ["SMP", "CBOR", "TestSupport"]),
         .testTarget(name: "PartialFlashingTests", dependencies: ["PartialFlashing", "FirmwareImage", "Transport", "TestSupport"]),

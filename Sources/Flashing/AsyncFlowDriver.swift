@@ -1,0 +1,141 @@
+import Transport
+
+/// Runs a `FlowMachine` over a real (or test) `BLETransport`, on an injected clock.
+///
+/// The driver is thin on purpose: everything the protocol decides lives in the
+/// machine. The driver turns the machine's actions into transport calls and
+/// feeds back what happened (notifications, timer firings, disconnects, connect
+/// results) as events, one at a time, in the order they arrive.
+public struct AsyncFlowDriver<C: Clock>: Sendable where C.Duration == Duration {
+    public let transport: any BLETransport
+    public let clock: C
+    /// Limit for one transport call (a write, a subscribe, a connect).
+    public let operationTimeout: Duration
+
+    public init(transport: any BLETransport, clock: C, operationTimeout: Duration = .seconds(10)) {
+        self.transport = transport
+        self.clock = clock
+        self.operationTimeout = operationTimeout
+    }
+
+    /// Runs `machine` on the live connection described by `connection` until it finishes.
+    /// `onReport` receives the machine's reports with the elapsed time.
+    /// Throws the machine's error, or `CancellationError` when the task is cancelled.
+    public func run<M: FlowMachine>(_ machine: M, connection: ConnectionInfo,
+                                    onReport: @escaping @Sendable (FlowReport, Duration) -> Void = { _, _ in }) async throws -> M.Output {
+        var machine = machine
+        let start = clock.now
+        // Unbounded, deliberately: the machine bounds what is in flight (one block of
+        // 4 packets, or the SMP pipeline depth), so this buffer never grows past that.
+        let (events, sink) = AsyncStream<Incoming>.makeStream(bufferingPolicy: .unbounded)
+        var tasks = TaskSet()
+        defer { tasks.cancelAll() }
+
+        // Link losses, for as long as the flow runs.
+        let disconnects = transport.disconnects()
+        tasks.start(key: "disconnects") {
+            for await reason in disconnects { sink.yield(.flow(.disconnected(reason))) }
+        }
+        var pending: [FlowEvent] = [.start(connection)]
+        var iterator = events.makeAsyncIterator()
+        var timerGeneration = 0
+        var liveTimers: [TimerID: Int] = [:]
+        while true {
+            try Task.checkCancellation()
+            let event: FlowEvent
+            if !pending.isEmpty {
+                event = pending.removeFirst()
+            } else {
+                switch await iterator.next() {
+                case .flow(let e)?:
+                    event = e
+                case let .timer(id, generation)?:
+                    // A timer cancelled or restarted after it fired is stale: drop it.
+                    guard liveTimers[id] == generation else { continue }
+                    liveTimers[id] = nil
+                    event = .timerFired(id)
+                case nil:
+                    throw CancellationError()
+                }
+            }
+            let now = start.duration(to: clock.now)
+            for action in machine.handle(event, now: now) {
+                switch action {
+                case let .write(characteristic, bytes, kind):
+                    do {
+                        try await transport.write(bytes, to: characteristic, kind: kind, timeout: operationTimeout)
+                    } catch let error as TransportError {
+                        pending.append(.writeFailed(characteristic, error))
+                    }
+                case let .subscribe(characteristic):
+                    let stream = transport.notifications(of: characteristic)
+                    tasks.start(key: "notify:\(characteristic.characteristic)") {
+                        for await value in stream { sink.yield(.flow(.notification(characteristic, value))) }
+                    }
+                    do {
+                        try await transport.enableNotifications(characteristic, timeout: operationTimeout)
+                    } catch let error as TransportError {
+                        pending.append(.writeFailed(characteristic, error))
+                    }
+                case let .startTimer(id, after):
+                    timerGeneration += 1
+                    let generation = timerGeneration
+                    liveTimers[id] = generation
+                    let clock = self.clock
+                    tasks.start(key: "timer:\(id.name)") {
+                        do {
+                            try await clock.sleep(for: after)
+                            sink.yield(.timer(id, generation))
+                        } catch {}
+                    }
+                case let .cancelTimer(id):
+                    liveTimers[id] = nil
+                    tasks.cancel(key: "timer:\(id.name)")
+                case .disconnect:
+                    await transport.disconnect()
+                case let .connect(after):
+                    if after > .zero { try await clock.sleep(for: after) }
+                    do {
+                        let info = try await transport.connect(timeout: operationTimeout)
+                        pending.append(.connected(info))
+                    } catch let error as TransportError {
+                        pending.append(.connectFailed(error))
+                    }
+                case let .report(report):
+                    onReport(report, now)
+                case .finish:
+                    guard let outcome = machine.outcome else {
+                        throw FlowCompositionError.finishedWithoutOutcome(scope: String(describing: M.self))
+                    }
+                    return try outcome.get()
+                }
+            }
+        }
+    }
+}
+
+/// What the driver's background tasks report.
+private enum Incoming: Sendable {
+    case flow(FlowEvent)
+    case timer(TimerID, Int)
+}
+
+/// The driver's background tasks, by key; starting a key again replaces its task.
+/// Local to one `run`, so never shared between tasks.
+private struct TaskSet {
+    private var tasks: [String: Task<Void, Never>] = [:]
+
+    mutating func start(key: String, _ body: @escaping @Sendable () async -> Void) {
+        tasks[key]?.cancel()
+        tasks[key] = Task { await body() }
+    }
+
+    mutating func cancel(key: String) {
+        tasks.removeValue(forKey: key)?.cancel()
+    }
+
+    mutating func cancelAll() {
+        for task in tasks.values { task.cancel() }
+        tasks.removeAll()
+    }
+}

@@ -1,0 +1,84 @@
+import Transport
+
+/// The path a flash took.
+public enum FlashPath: String, Codable, Sendable, Equatable {
+    /// Only the changed MakeCode program region was sent (partial-flashing protocol).
+    case partial
+    /// The whole application was replaced (McuMgr or Nordic DFU).
+    case full
+    /// The board already runs this program; nothing was written.
+    case upToDate = "up-to-date"
+}
+
+/// Why a path was taken, in words and as a stable code for scripts.
+public struct FlashReason: Codable, Sendable, Equatable, CustomStringConvertible {
+    /// Stable, machine-readable: `runtime-matches`, `runtime-differs`, `program-moved`,
+    /// `up-to-date`, `partial-failed`, `no-partial-service`, `no-program-region`, `forced`, ...
+    public let code: String
+    /// One sentence for people, with the values that mattered.
+    public let message: String
+
+    public init(code: String, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+/// What happened to one board. This is the stable result object of `--json`.
+public struct FlashResult: Codable, Sendable, Equatable {
+    /// The board's name or address (`simulated:microbit-v2` for a simulated board).
+    public var board: String
+    /// The path taken; nil when the flash failed before a path was chosen.
+    public var path: FlashPath?
+    public var reason: FlashReason
+    /// True when partial flashing was tried and given up, and a full update followed.
+    public var fallback: Bool
+    /// Payload bytes written to the board (program blocks or image chunks).
+    public var bytesSent: Int
+    /// Modelled seconds on a simulated board, real seconds otherwise.
+    public var seconds: Double
+    /// True when the board confirmed the new program's hashes (or image hash) afterwards.
+    public var verified: Bool
+    public var retries: Int
+    /// Set when the flash failed: what went wrong and what to do.
+    public var error: String?
+
+    public init(board: String, path: FlashPath?, reason: FlashReason, fallback: Bool = false,
+                bytesSent: Int = 0, seconds: Double = 0, verified: Bool = false, retries: Int = 0, error: String? = nil) {
+        self.board = board
+        self.path = path
+        self.reason = reason
+        self.fallback = fallback
+        self.bytesSent = bytesSent
+        self.seconds = seconds
+        self.verified = verified
+        self.retries = retries
+        self.error = error
+    }
+
+    public var succeeded: Bool { error == nil }
+}
+
+/// A progress event of one board's flash, for progress bars, plain logs and JSON lines.
+public struct FlashEvent: Sendable, Equatable {
+    public let board: String
+    /// Time since the flash started (modelled on a simulated board).
+    public let elapsed: Duration
+    public let report: FlowReport
+
+    public init(board: String, elapsed: Duration, report: FlowReport) {
+        self.board = board
+        self.elapsed = elapsed
+        self.report = report
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a Double.
+    public var seconds: Double {
+        let (s, atto) = components
+        return Double(s) + Double(atto) / 1e18
+    }
+}

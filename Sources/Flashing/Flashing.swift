@@ -1,1 +1,0 @@
-// The Flashing module. See README.md for the architecture.

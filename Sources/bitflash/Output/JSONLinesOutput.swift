@@ -1,0 +1,56 @@
+import Foundation
+import Flashing
+import Transport
+
+/// One JSON object per line. Events: `{"type":"phase"|"progress"|"retry"|"note"|"trace", "board", "t", ...}`;
+/// then one `{"type":"result", ...FlashResult}` per board. The fields are documented in the README and stable.
+final class JSONLinesOutput: FlashOutput {
+    private let encoder: JSONEncoder = {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return e
+    }()
+
+    private struct Event: Encodable {
+        var type: String
+        var board: String
+        var t: Double
+        var phase: String?
+        var done: Int?
+        var total: Int?
+        var unit: String?
+        var message: String?
+    }
+
+    private struct Result: Encodable {
+        var type = "result"
+        var result: FlashResult
+        func encode(to encoder: Encoder) throws {
+            try result.encode(to: encoder)
+            var c = encoder.container(keyedBy: Key.self)
+            try c.encode(type, forKey: .type)
+        }
+        enum Key: String, CodingKey { case type }
+    }
+
+    private func emit<T: Encodable>(_ value: T) {
+        guard let data = try? encoder.encode(value) else { return }
+        StdOut.write(String(decoding: data, as: UTF8.self) + "\n")
+    }
+
+    func event(_ e: FlashEvent) {
+        var ev = Event(type: "", board: e.board, t: (e.elapsed.seconds * 1e6).rounded() / 1e6)
+        switch e.report {
+        case .phase(let p): ev.type = "phase"; ev.phase = p.rawValue
+        case let .progress(done, total, unit): ev.type = "progress"; ev.done = done; ev.total = total; ev.unit = unit.rawValue
+        case .retry(let m): ev.type = "retry"; ev.message = m
+        case .note(let m): ev.type = "note"; ev.message = m
+        case .trace(let m): ev.type = "trace"; ev.message = m
+        }
+        emit(ev)
+    }
+
+    func result(_ r: FlashResult) { emit(Result(result: r)) }
+
+    func finish(_ results: [FlashResult]) {}
+}

@@ -1,0 +1,89 @@
+import Foundation
+import Flashing
+
+/// How bitflash talks to the user: a live terminal, a pipe, or a script reading JSON.
+enum OutputMode: Equatable {
+    /// Progress bars redrawn in place, colours off unless supported.
+    case terminal
+    /// Plain, timestamped lines: one per phase change, retry and result.
+    case plain
+    /// One JSON object per line: events, then a result per board.
+    case json
+
+    static func choose(json: Bool) -> OutputMode {
+        if json { return .json }
+        let env = ProcessInfo.processInfo.environment
+        if env["BITFLASH_FORCE_TTY"] == "1" { return .terminal }
+        return isatty(STDOUT_FILENO) == 1 && env["TERM"] != "dumb" ? .terminal : .plain
+    }
+}
+
+/// Receives the events and results of one or more flashes and shows them.
+protocol FlashOutput: AnyObject {
+    func event(_ event: FlashEvent)
+    func result(_ result: FlashResult)
+    /// Called once at the end, with every board's result.
+    func finish(_ results: [FlashResult])
+}
+
+enum Output {
+    static func make(_ mode: OutputMode, boards: [String], verbosity: Int) -> FlashOutput {
+        switch mode {
+        case .terminal: return TerminalOutput(boards: boards, verbosity: verbosity)
+        case .plain: return PlainOutput(verbosity: verbosity)
+        case .json: return JSONLinesOutput()
+        }
+    }
+}
+
+/// Writes to standard output without buffering surprises.
+enum StdOut {
+    static func write(_ text: String) {
+        FileHandle.standardOutput.write(Data(text.utf8))
+    }
+}
+
+enum StdErr {
+    static func write(_ text: String) {
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+}
+
+/// Human figures: `5,152 bytes`, `1.9 KB/s`, `2.9 s`.
+enum Figures {
+    static func bytes(_ n: Int) -> String {
+        if n < 10_000 { return grouped(n) + " B" }
+        return String(format: "%.1f KB", Double(n) / 1000)
+    }
+
+    static func grouped(_ n: Int) -> String {
+        let s = String(n)
+        var out = ""
+        for (i, c) in s.enumerated() {
+            if i > 0, (s.count - i) % 3 == 0 { out.append(",") }
+            out.append(c)
+        }
+        return out
+    }
+
+    static func seconds(_ s: Double) -> String {
+        s < 10 ? String(format: "%.2f s", s) : String(format: "%.1f s", s)
+    }
+
+    static func rate(bytes: Int, seconds: Double) -> String {
+        guard seconds > 0 else { return "-" }
+        return String(format: "%.1f KB/s", Double(bytes) / seconds / 1000)
+    }
+
+    /// The one-line summary of a result: `partial: runtime matches, 5,152 bytes in 82 blocks, 2.9 s`.
+    static func summary(_ r: FlashResult) -> String {
+        if let error = r.error { return "failed: \(error)" }
+        let path = r.path?.rawValue ?? "?"
+        var parts = ["\(path)\(r.fallback ? " (after fallback)" : ""): \(r.reason.message)"]
+        if r.bytesSent > 0 { parts.append("\(grouped(r.bytesSent)) bytes") }
+        parts.append(seconds(r.seconds))
+        if r.retries > 0 { parts.append("\(r.retries) retr\(r.retries == 1 ? "y" : "ies")") }
+        if r.verified { parts.append("verified") }
+        return parts.joined(separator: ", ")
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import Flashing
+import Transport
+
+/// Plain, timestamped lines, for pipes and logs.
+final class PlainOutput: FlashOutput {
+    private let verbosity: Int
+    private var lastPercent: [String: Int] = [:]
+
+    init(verbosity: Int) { self.verbosity = verbosity }
+
+    private func line(_ board: String, _ elapsed: Duration, _ text: String) {
+        StdOut.write(String(format: "[%8.3f s] ", elapsed.seconds) + "\(board): \(text)\n")
+    }
+
+    func event(_ e: FlashEvent) {
+        switch e.report {
+        case .phase(let phase): line(e.board, e.elapsed, phase.rawValue)
+        case let .progress(done, total, unit):
+            // One line per 10 % so that a log stays readable.
+            guard total > 0 else { return }
+            let percent = done * 100 / total
+            let step = percent / 10 * 10
+            if step != lastPercent[e.board] || done == total {
+                lastPercent[e.board] = step
+                line(e.board, e.elapsed, "\(percent)% (\(done)/\(total) \(unit.rawValue))")
+            }
+        case .retry(let text): line(e.board, e.elapsed, "retry: \(text)")
+        case .note(let text): line(e.board, e.elapsed, text)
+        case .trace(let text): if verbosity > 0 { line(e.board, e.elapsed, text) }
+        }
+    }
+
+    func result(_ r: FlashResult) {
+        line(r.board, .milliseconds(Int64(r.seconds * 1000)), Figures.summary(r))
+    }
+
+    func finish(_ results: [FlashResult]) {
+        guard results.count > 1 else { return }
+        StdOut.write(SummaryTable.render(results))
+    }
+}
+
+/// The summary table printed after flashing several boards.
+enum SummaryTable {
+    static func render(_ results: [FlashResult]) -> String {
+        let header = ["board", "result", "path", "bytes", "time", "verified"]
+        let rows = results.map { r in
+            [r.board, r.error == nil ? "ok" : "FAILED", r.path?.rawValue ?? "-", Figures.grouped(r.bytesSent),
+             Figures.seconds(r.seconds), r.verified ? "yes" : "no"]
+        }
+        let widths = header.indices.map { i in ([header[i]] + rows.map { $0[i] }).map(\.count).max() ?? 0 }
+        func fmt(_ cells: [String]) -> String {
+            zip(cells, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ") + "\n"
+        }
+        var out = fmt(header)
+        out += fmt(widths.map { String(repeating: "-", count: $0) })
+        for row in rows { out += fmt(row) }
+        let failed = results.filter { $0.error != nil }.count
+        out += "\(results.count - failed) of \(results.count) boards flashed\(failed > 0 ? ", \(failed) failed" : "")\n"
+        return out
+    }
+}
