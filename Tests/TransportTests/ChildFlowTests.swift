@@ -20,7 +20,7 @@ private struct CountingFlow: FlowMachine {
     private let info = ConnectionInfo(services: [], mtu: 23)
     private let pf = KnownGATT.partialFlashing
 
-    @Test func scopesTimersAndCancelsLeftoversOnFinish() {
+    @Test func scopesTimersAndCancelsLeftoversOnFinish() throws {
         var child = ChildFlow(CountingFlow(), scope: "a.")
         let start = child.handle(.start(info), now: .zero)
         #expect(start.actions == [.startTimer(TimerID("a.t"), .milliseconds(10)), .startTimer(TimerID("a.u"), .seconds(1))])

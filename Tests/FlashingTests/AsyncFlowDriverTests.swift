@@ -1,0 +1,114 @@
+import Testing
+import Synchronization
+@testable import Flashing
+import Transport
+
+/// A clock whose sleeps return at once, advancing its own time: timers fire in order, instantly.
+final class InstantClock: Clock, Sendable {
+    struct Instant: InstantProtocol {
+        var offset: Duration
+        func advanced(by d: Duration) -> Instant { Instant(offset: offset + d) }
+        func duration(to other: Instant) -> Duration { other.offset - offset }
+        static func < (a: Instant, b: Instant) -> Bool { a.offset < b.offset }
+    }
+    private let current = Mutex(Duration.zero)
+    var now: Instant { Instant(offset: current.withLock { $0 }) }
+    var minimumResolution: Duration { .nanoseconds(1) }
+    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+        try Task.checkCancellation()
+        await Task.yield()
+        current.withLock { $0 = max($0, deadline.offset) }
+    }
+}
+
+/// A transport whose board is a closure: each write may produce notifications.
+final class ScriptedTransport: BLETransport, Sendable {
+    private let state = Mutex<(writes: [[UInt8]], sinks: [GATTCharacteristic: AsyncStream<[UInt8]>.Continuation])>(([], [:]))
+    let respond: @Sendable ([UInt8]) -> [[UInt8]]
+    let disconnectStream: AsyncStream<DisconnectReason>
+    let disconnectSink: AsyncStream<DisconnectReason>.Continuation
+
+    init(respond: @escaping @Sendable ([UInt8]) -> [[UInt8]]) {
+        self.respond = respond
+        (disconnectStream, disconnectSink) = AsyncStream<DisconnectReason>.makeStream()
+    }
+
+    var writes: [[UInt8]] { state.withLock { $0.writes } }
+
+    func connect(timeout: Duration) async throws -> ConnectionInfo {
+        ConnectionInfo(services: [KnownGATT.partialFlashingService], mtu: 23)
+    }
+    func disconnect() async { disconnectSink.yield(.localTerminated) }
+    func characteristics(of service: BLEUUID, timeout: Duration) async throws -> [BLEUUID] { [] }
+    func write(_ bytes: [UInt8], to c: GATTCharacteristic, kind: WriteKind, timeout: Duration) async throws {
+        let sink = state.withLock { s -> AsyncStream<[UInt8]>.Continuation? in
+            s.writes.append(bytes)
+            return s.sinks[c]
+        }
+        for reply in respond(bytes) { sink?.yield(reply) }
+    }
+    func read(_ c: GATTCharacteristic, timeout: Duration) async throws -> [UInt8] { [] }
+    func notifications(of c: GATTCharacteristic) -> AsyncStream<[UInt8]> {
+        let (stream, sink) = AsyncStream<[UInt8]>.makeStream()
+        state.withLock { $0.sinks[c] = sink }
+        return stream
+    }
+    func enableNotifications(_ c: GATTCharacteristic, timeout: Duration) async throws {}
+    func disconnects() -> AsyncStream<DisconnectReason> { disconnectStream }
+    var mtu: Int { 23 }
+}
+
+/// Asks STATUS up to three times, with a timeout each; finishes with the mode byte.
+private struct StatusFlow: FlowMachine {
+    var attempts = 0
+    var outcome: Result<UInt8, any Error>?
+    struct GaveUp: Error {}
+    mutating func handle(_ event: FlowEvent, now: Duration) -> [FlowAction] {
+        switch event {
+        case .start:
+            return [.subscribe(KnownGATT.partialFlashing)] + ask()
+        case let .notification(_, bytes) where bytes.count == 3 && bytes[0] == 0xEE:
+            outcome = .success(bytes[2])
+            return [.cancelTimer(TimerID("status")), .report(.note("mode \(bytes[2])")), .finish]
+        case .timerFired(TimerID("status")):
+            guard attempts < 3 else { outcome = .failure(GaveUp()); return [.finish] }
+            return ask()
+        default:
+            return []
+        }
+    }
+    private mutating func ask() -> [FlowAction] {
+        attempts += 1
+        return [.write(KnownGATT.partialFlashing, [0xEE], .command), .startTimer(TimerID("status"), .milliseconds(500))]
+    }
+}
+
+@Suite struct AsyncFlowDriverTests {
+    let info = ConnectionInfo(services: [KnownGATT.partialFlashingService], mtu: 23)
+
+    @Test func deliversNotificationsAndReportsToTheMachine() async throws {
+        let transport = ScriptedTransport { $0 == [0xEE] ? [[0xEE, 0x01, 0x00]] : [] }
+        let driver = AsyncFlowDriver(transport: transport, clock: InstantClock())
+        let notes = Mutex<[FlowReport]>([])
+        let mode = try await driver.run(StatusFlow(), connection: info) { report, _ in notes.withLock { $0.append(report) } }
+        #expect(mode == 0)
+        #expect(transport.writes == [[0xEE]])
+        #expect(notes.withLock { $0 } == [.note("mode 0")])
+    }
+
+    @Test func firesTimersSoTheMachineCanRetryAndGiveUp() async throws {
+        let transport = ScriptedTransport { _ in [] } // the board never answers
+        let driver = AsyncFlowDriver(transport: transport, clock: InstantClock())
+        await #expect(throws: StatusFlow.GaveUp.self) {
+            _ = try await driver.run(StatusFlow(), connection: info)
+        }
+        #expect(transport.writes == [[0xEE], [0xEE], [0xEE]])
+    }
+
+    @Test func answersOnlyTheFirstOfDuplicateRepliesAfterFinishing() async throws {
+        let transport = ScriptedTransport { $0 == [0xEE] ? [[0xEE, 0x01, 0x01], [0xEE, 0x01, 0x00]] : [] }
+        let driver = AsyncFlowDriver(transport: transport, clock: InstantClock())
+        let mode = try await driver.run(StatusFlow(), connection: info)
+        #expect(mode == 1)
+    }
+}
