@@ -61,8 +61,8 @@ let package = Package(
 
         .target(name: "TestSupport", dependencies: ["FirmwareImage", "SampleFirmware"], path: "Tests/TestSupport"),
         .testTarget(name: "FirmwareImageTests", dependencies: ["FirmwareImage", "TestSupport"]),
-        .testTarget(name: "CBORTests", dependencies: ["CBOR", "TestSupport"]),
-        .testTarget(name: "SMPTests", dependencies: ["SMP", "CBOR", "TestSupport"]),
+        .testTarget(name: "CBORTests", dependencies: ["CBOR", "TestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "SMPTests", dependencies: ["SMP", "CBOR", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "PartialFlashingTests", dependencies: ["PartialFlashing", "FirmwareImage", "Transport", "TestSupport"]),
         .testTarget(name: "McuMgrTests", dependencies: ["McuMgr", "SMP", "Transport", "TestSupport"]),
         .testTarget(name: "SimulatedBoardTests", dependencies: ["SimulatedBoard", "LinkModel", "PartialFlashing", "TestSupport"]),

@@ -24,13 +24,6 @@ extension CBOR: ExpressibleByFloatLiteral {
     }
 }
 
-extension CBOR: ExpressibleByNilLiteral {
-    /// `nil` is CBOR `null`.
-    public init(nilLiteral: ()) {
-        self = .null
-    }
-}
-
 extension CBOR: ExpressibleByArrayLiteral {
     public init(arrayLiteral elements: CBOR...) {
         self = .array(elements)

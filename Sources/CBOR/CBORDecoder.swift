@@ -194,7 +194,7 @@ private struct Reader {
         // before anything is reserved.
         let (needed, overflow) = count.multipliedReportingOverflow(by: minimumBytesEach)
         guard !overflow, needed <= UInt64(remaining) else {
-            throw .lengthExceedsInput(offset: start, declared: count, available: remaining)
+            throw .countExceedsInput(offset: start, count: count, available: remaining)
         }
     }
 

@@ -29,6 +29,8 @@ public enum CBORError: Error, Sendable, Equatable, CustomStringConvertible {
     case inputTooLarge(size: Int, limit: Int)
     /// A declared length larger than the bytes that remain, so it cannot be complete.
     case lengthExceedsInput(offset: Int, declared: UInt64, available: Int)
+    /// An array or map that declares more elements than the remaining bytes could hold.
+    case countExceedsInput(offset: Int, count: UInt64, available: Int)
     /// Bytes left over after the single item that was expected.
     case trailingBytes(offset: Int, count: Int)
 
@@ -39,7 +41,7 @@ public enum CBORError: Error, Sendable, Equatable, CustomStringConvertible {
              let .unexpectedBreak(o), let .invalidStringChunk(o, _), let .invalidUTF8(o),
              let .invalidSimpleValue(o, _), let .oddMapItemCount(o), let .nestingTooDeep(o, _),
              let .tooManyElements(o, _, _), let .stringTooLong(o, _, _), let .tooManyItems(o, _),
-             let .lengthExceedsInput(o, _, _), let .trailingBytes(o, _):
+             let .lengthExceedsInput(o, _, _), let .countExceedsInput(o, _, _), let .trailingBytes(o, _):
             return o
         case .inputTooLarge:
             return 0
@@ -77,6 +79,8 @@ public enum CBORError: Error, Sendable, Equatable, CustomStringConvertible {
             return "CBOR input is \(size) bytes, more than the limit of \(limit) (CBORDecoder.Limits.maximumInputSize)"
         case let .lengthExceedsInput(o, declared, available):
             return "CBOR item at byte \(o) declares length \(declared) but only \(available) bytes follow; the data is truncated or corrupt"
+        case let .countExceedsInput(o, count, available):
+            return "CBOR array or map at byte \(o) declares \(count) elements but only \(available) bytes follow; the data is truncated or corrupt"
         case let .trailingBytes(o, count):
             return "CBOR item ends at byte \(o) but \(count) more bytes follow; expected exactly one item"
         }

@@ -52,7 +52,7 @@ public struct ResetRequest: SMPRequest {
     }
 
     public var payload: CBOR {
-        payloadMap([("force", force ? CBOR.unsigned(1) : nil), ("boot_mode", bootMode.map { .unsigned(UInt64($0)) })])
+        payloadMap([("force", force ? Optional(CBOR.unsigned(1)) : nil), ("boot_mode", bootMode.map { .unsigned(UInt64($0)) })])
     }
     public init(payload: CBOR) throws(SMPError) {
         let f = try PayloadFields(payload, message: Self.name + " request")
