@@ -46,6 +46,27 @@ struct UploadChunkingTests {
         #expect(try UploadChunking.maximumDataLength(fitting: .reassemblyBuffer(2475), template: first) == 2408)
     }
 
+    /// Data bytes per chunk, computed independently with Python cbor2 by encoding
+    /// candidate requests: (frame limit, first chunk len 60000, first chunk len 300000,
+    /// first chunk len 300000 with image 1, later chunk at 4096, later chunk at 200000).
+    @Test(arguments: [
+        (244, [178, 176, 169, 221, 219]),
+        (495, [428, 426, 419, 471, 469]),
+        (2475, [2408, 2406, 2399, 2451, 2449]),
+    ])
+    func matchesCbor2ComputedChunkSizes(_ limit: Int, _ expected: [Int]) throws {
+        let templates = [
+            ImageUploadRequest.first(data: [], imageLength: 60_000, sha: Self.sha),
+            .first(data: [], imageLength: 300_000, sha: Self.sha),
+            .first(data: [], imageLength: 300_000, sha: Self.sha, image: 1),
+            ImageUploadRequest(offset: 4096, data: []),
+            ImageUploadRequest(offset: 200_000, data: []),
+        ]
+        let sizes = try templates.map { try UploadChunking.maximumDataLength(fitting: .reassemblyBuffer(limit), template: $0) }
+        #expect(sizes == expected)
+        #expect(try UploadChunking.maximumDataLength(fitting: .attMTU(limit + 3), template: templates[0]) == expected[0])
+    }
+
     @Test func alignsDownToTheRequestedMultiple() throws {
         let next = ImageUploadRequest(offset: 4096, data: [])
         let unaligned = try UploadChunking.maximumDataLength(fitting: .attMTU(498), template: next)
