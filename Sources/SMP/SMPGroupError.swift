@@ -148,4 +148,25 @@ public enum SMPGroupError: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "\(name) (group \(group), rc \(rc)): \(meaning)" }
+
+    /// The SMP v1 `rc` a server sends for this error to a v1 client, following
+    /// Zephyr's image-group translation (`img_mgmt_translate_error_code`):
+    /// missing image or TLVs → ENOENT; no free slot, newer running version or
+    /// an image already pending → EBADSTATE; out of memory → ENOMEM; invalid
+    /// slot, page offset, offset, length, header, hash or flash address →
+    /// EINVAL; anything else (bad header magic included) → EUNKNOWN. Other
+    /// groups translate to EUNKNOWN here (0 stays EOK).
+    public var legacyReturnCode: SMPReturnCode {
+        guard rc != 0 else { return .ok }
+        guard case let .image(code) = self else { return .unknown }
+        switch code {
+        case .noImage, .noTLVs: return .noEntry
+        case .noFreeSlot, .currentVersionIsNewer, .imageAlreadyPending: return .badState
+        case .noFreeMemory: return .noMemory
+        case .invalidSlot, .invalidPageOffset, .invalidOffset, .invalidLength, .invalidImageHeader,
+             .invalidHash, .invalidFlashAddress:
+            return .invalidValue
+        default: return .unknown
+        }
+    }
 }

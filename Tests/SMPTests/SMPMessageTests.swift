@@ -83,6 +83,23 @@ struct SMPMessageTests {
         #expect((0...34).allSatisfy { ImageManagementErrorCode(rawValue: UInt16($0)).rawValue == UInt16($0) })
     }
 
+    @Test func translatesImageErrorsToLegacyCodesForV1Clients() {
+        #expect(SMPGroupError.image(.noTLVs).legacyReturnCode == .noEntry)
+        #expect(SMPGroupError.image(.imageAlreadyPending).legacyReturnCode == .badState)
+        #expect(SMPGroupError.image(.noFreeMemory).legacyReturnCode == .noMemory)
+        #expect(SMPGroupError.image(.invalidLength).legacyReturnCode == .invalidValue)
+        #expect(SMPGroupError.image(.invalidImageHeaderMagic).legacyReturnCode == .unknown)
+        #expect(SMPGroupError.image(.ok).legacyReturnCode == .ok)
+        #expect(SMPGroupError.os(.rtcNotSet).legacyReturnCode == .unknown)
+    }
+
+    @Test func printsPayloadsInDiagnosticNotation() {
+        let payload: CBOR = ["off": 0, "data": .byteString([0x01, 0xAB]), "sha": .null, "x": [1.5, -3, "a\"b"]]
+        #expect(payload.description == #"{"off": 0, "data": h'01ab', "sha": null, "x": [1.5, -3, "a\"b"]}"#)
+        #expect(CBOR.negative(.max).description == "-18446744073709551616")
+        #expect(CBOR.float(2).description == "2.0")
+    }
+
     @Test func refusesResponseForAnotherCommand() throws {
         let frame = SMPFrame(response: EchoResponse(text: "x"), to: SMPFrame(request: EchoRequest(text: "x"), sequence: 1).header)
         #expect(throws: SMPError.self) { try frame.response(as: ImageUploadResponse.self) }
