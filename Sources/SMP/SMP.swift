@@ -1,1 +1,0 @@
-// The SMP module. See README.md for the architecture.
