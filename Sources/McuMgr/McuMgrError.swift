@@ -79,7 +79,7 @@ public enum McuMgrError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    static func describe(_ error: SMPErrorResponse) -> String {
+    public static func describe(_ error: SMPErrorResponse) -> String {
         switch error {
         case let .returnCode(rc, reason): return rc.description + (reason.map { " (\($0))" } ?? "")
         case let .group(err): return err.description

@@ -42,6 +42,7 @@ extension McuMgrUpgrade {
     /// Feeds a notification and handles every frame it completes.
     mutating func received(_ bytes: [UInt8], now: Duration) -> [FlowAction] {
         let (frames, failure, traces) = channel.receive(bytes)
+        if !frames.isEmpty { consecutiveTimeouts = 0 }
         var actions = traces
         for frame in frames where stage != .finished {
             actions += stage == .upload ? uploadAnswered(frame) : answered(frame, now: now)

@@ -7,9 +7,15 @@ extension McuMgrUpgrade {
         switch id {
         case Self.requestTimer:
             guard !connecting else { return [] }
+            consecutiveTimeouts += 1
+            if options.reconnectAfterTimeouts > 0, consecutiveTimeouts >= options.reconnectAfterTimeouts, stage != .reset {
+                // A half-received frame may block the device's reassembly: start a fresh link.
+                consecutiveTimeouts = 0
+                return [.report(.retry("no answer \(options.reconnectAfterTimeouts) times in a row; reconnecting")), .disconnect]
+            }
             if stage == .upload {
                 guard !session.inFlight.isEmpty else { return [] }
-                return uploadRetry("no answer")
+                return uploadRetry("no answer", timedOut: true)
             }
             return retryPending("no answer within \(options.requestTimeout)")
         case Self.busyTimer:

@@ -61,7 +61,15 @@ extension McuMgrUpgrade {
         case .stale:
             return []
         case .complete:
-            if response.match == false { return fail(.uploadMismatch) }
+            if response.match == false {
+                guard uploadRestarts < options.maximumUploadRestarts else { return fail(.uploadMismatch) }
+                uploadRestarts += 1
+                session.restartFromScratch()
+                guard let report = countRetry("the device's copy does not match the file; uploading again") else {
+                    return fail(.tooManyRetries(result.retries - 1))
+                }
+                return report + [.cancelTimer(Self.requestTimer)] + pumpUpload()
+            }
             return [.cancelTimer(Self.requestTimer), .report(.progress(done: offset, total: session.total, unit: .bytes))]
                 + proceed(ValidateDecision.afterUpload(options.mode))
         case .progress:
@@ -89,12 +97,12 @@ extension McuMgrUpgrade {
     }
 
     /// Gives up on the chunks in flight and sends again from the device's offset.
-    mutating func uploadRetry(_ why: String, after delay: Duration? = nil) -> [FlowAction] {
+    mutating func uploadRetry(_ why: String, timedOut: Bool = false, after delay: Duration? = nil) -> [FlowAction] {
         session.abandonInFlight()
         let offset = session.deviceOffset
         let restarts = session.restartsAtOffset[offset, default: 0]
         guard restarts <= options.maximumRetriesPerRequest else {
-            if why.hasPrefix("no answer") {
+            if timedOut {
                 return fail(.noResponse(command: ImageUploadRequest.name, attempts: restarts, timeout: options.requestTimeout))
             }
             return fail(.uploadStalled(offset: offset, attempts: restarts))

@@ -68,6 +68,9 @@ public struct McuMgrUpgrade: FlowMachine {
     var disconnects = 0
     var resetAnsweredAt: Duration?
     var recoveries = 0
+    /// Request timeouts since the last answer.
+    var consecutiveTimeouts = 0
+    var uploadRestarts = 0
 
     public init(image: McuMgrUpgradeImage, options: McuMgrUpgradeOptions = McuMgrUpgradeOptions()) {
         self.image = image

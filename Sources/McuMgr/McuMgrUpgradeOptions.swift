@@ -60,6 +60,11 @@ public struct McuMgrUpgradeOptions: Sendable, Equatable {
     public var maximumRetriesPerRequest = 3
     /// Re-sends allowed over the whole run.
     public var maximumRetriesPerRun = 25
+    /// Unanswered requests in a row after which the link is closed and opened again (which
+    /// also clears a half-received frame on the device); 0 never reconnects for timeouts.
+    public var reconnectAfterTimeouts = 2
+    /// Full re-uploads allowed when the device reports that the uploaded image does not match.
+    public var maximumUploadRestarts = 1
     /// How long the device needs after `reset` to swap the slots and advertise again.
     public var estimatedSwapTime: Duration = .seconds(10)
     /// Connection attempts after each disconnect before giving up.

@@ -127,6 +127,16 @@ struct UploadSession: Sendable {
         restartsAtOffset[deviceOffset, default: 0] += 1
     }
 
+    /// Starts the upload again from offset 0 (a new session on the device); the counters stay.
+    mutating func restartFromScratch() {
+        inFlight.removeAll()
+        deviceOffset = 0
+        nextOffset = 0
+        resynchronising = false
+        needsSessionFields = true
+        restartsAtOffset = [:]
+    }
+
     /// Bytes sent but not confirmed by the device.
     var unconfirmedBytes: Int { max(0, highestSent - deviceOffset) }
 }

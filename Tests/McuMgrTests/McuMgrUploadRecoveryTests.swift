@@ -42,7 +42,9 @@ import Transport
     }
 
     @Test func givesUpWithAClearErrorWhenTheDeviceStaysSilent() throws {
-        var run = UpgradeRun(image: image, options: Fixture.options(), device: Fixture.device(for: image))
+        var options = Fixture.options()
+        options.reconnectAfterTimeouts = 0
+        var run = UpgradeRun(image: image, options: options, device: Fixture.device(for: image))
         run.silent = true
         let raw = run.run()
         let outcome = try #require(raw)
@@ -52,6 +54,26 @@ import Transport
         // Parameters: 1 + 3 retries, then tolerated; state read: 1 + 3 retries, then the error.
         #expect(run.writes.count == 8)
         #expect(run.reports.filter { if case .retry = $0 { true } else { false } }.count == 6)
+    }
+
+    @Test func reconnectsAfterTwoTimeoutsInARowThenGivesUp() throws {
+        var run = UpgradeRun(image: image, options: Fixture.options(), device: Fixture.device(for: image))
+        run.silent = true
+        let raw = run.run()
+        let outcome = try #require(raw)
+        #expect(throws: McuMgrError.tooManyDisconnects(6)) { try outcome.get() }
+        #expect(run.actions.filter { $0 == .disconnect }.count == 6)
+    }
+
+    @Test func reconnectingClearsADeviceStuckInAHalfFrame() throws {
+        var run = UpgradeRun(image: image, options: Fixture.options(), device: Fixture.device(for: image))
+        // A stray write leaves the device waiting for the rest of a 2000-byte frame.
+        _ = run.device.receive(write: [0x0A, 0x00, 0x07, 0xC8, 0x00, 0x01, 0x77, 0x01])
+        let raw = run.run()
+        let result = try #require(try raw?.get())
+        #expect(run.actions.contains(.disconnect))
+        #expect(result.retries >= 2)
+        #expect(run.device.primary.bytes == image.bytes)
     }
 
     @Test func reportsAV2GroupErrorWithItsNameAndAdvice() throws {
