@@ -21,6 +21,8 @@ public enum SimulatedBoardError: Error, Sendable, Equatable, CustomStringConvert
     case deadlineExceeded(Duration)
     /// The flow finished without setting its outcome.
     case noOutcome
+    /// The flow waits for something that cannot happen (no timer, no link activity).
+    case flowStalled
 
     public var description: String {
         switch self {
@@ -42,6 +44,8 @@ public enum SimulatedBoardError: Error, Sendable, Equatable, CustomStringConvert
             return "the flow did not finish within \(d.secondsText) of modelled time: raise the deadline or check the trace"
         case .noOutcome:
             return "the flow finished without a result (a bug in the flow)"
+        case .flowStalled:
+            return "the flow stopped: it waits for an event that cannot come (no timer running, nothing on the link). Check the trace"
         }
     }
 
