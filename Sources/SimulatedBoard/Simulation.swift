@@ -95,6 +95,7 @@ public struct Simulation: Sendable {
         let lastFinish = jobs.map { $0.finishedAt ?? now }.max() ?? now
         stats.modelledMicroseconds = (lastFinish - runStart).wholeMicroseconds
         settleBoards()
+        stats.settledMicroseconds = (now - runStart).wholeMicroseconds
         let results = jobs.map { job -> SimulationRun<any Sendable> in
             let outcome: Result<any Sendable, any Error> = job.error.map { .failure($0) }
                 ?? erasedOutcome(job.machine) ?? .failure(SimulatedBoardError.noOutcome)

@@ -51,6 +51,9 @@ public struct Trace: Sendable, Equatable {
 public struct RunStatistics: Sendable, Equatable, Codable {
     /// Modelled time from the start of the run until the last flow finished (or the deadline).
     public var modelledMicroseconds: Int64 = 0
+    /// Modelled time from the start of the run until the boards finished their own work
+    /// after the flows ended (for partial flashing: the END_OF_TRANSMISSION burn and reboot).
+    public var settledMicroseconds: Int64 = 0
     /// Link-layer data packets and their payload bytes, central to board.
     public var centralPackets = 0
     public var centralBytes = 0
@@ -69,6 +72,10 @@ public struct RunStatistics: Sendable, Equatable, Codable {
     public init() {}
 
     public var modelledTime: Duration { .microseconds(modelledMicroseconds) }
+
+    /// The later of the flows' end and the boards' settling: what a lower bound that
+    /// includes the board's reboot is compared with.
+    public var completionTime: Duration { .microseconds(max(modelledMicroseconds, settledMicroseconds)) }
 }
 
 /// The result of running one flow.
