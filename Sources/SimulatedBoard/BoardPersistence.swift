@@ -34,7 +34,7 @@ extension SimulatedBoard {
         let saved = SavedBoard(format: SavedBoard.formatName, version: 1, profile: profile, mode: device.mode.rawValue,
                                storage: device.storage.mapValues { Data($0) }, runtimeEnd: device.runtimeEnd, pages: pages)
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(saved)
     }
 

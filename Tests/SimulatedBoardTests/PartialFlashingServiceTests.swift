@@ -89,6 +89,7 @@ import Testing
     @Test func packetNumbersWrapAroundAt256() throws {
         var b = try Bench(family: .nrf52833)
         b.write([0x00, 0x02])
+        _ = b.take()
         for k in 0..<65 { b.block(base + UInt32(k % 60) * 64, data0, first: UInt8(truncatingIfNeeded: 4 * k)) }
         // 65 blocks: numbers 0…259 wrap; every block was accepted.
         #expect(b.take() == Array(repeating: Self.ok, count: 65))
@@ -107,6 +108,7 @@ import Testing
         try image.write([UInt8](repeating: 0x00, count: 8192), at: 0x60000)
         var b = try Bench(family: .nrf52833, image: image)
         b.write([0x00, 0x02])
+        _ = b.take()
         b.block(0x50000, data0, first: 0)                 // blank page: no erase
         #expect(b.board.flash.eraseCount == 0)
         b.block(0x60000, data1, first: 4)                 // page start over old data: erased first
@@ -134,6 +136,7 @@ import Testing
         try image.write([UInt8](repeating: 0x00, count: 64), at: 0x50000)
         var b = try Bench(family: .nrf52833, image: image)
         b.write([0x00, 0x02])
+        _ = b.take()
         // The second block's packets arrive before the first block's flash work ran.
         for pkt in Fixture.packets(address: 0x50000, data: data0, first: 0) { b.write(pkt) }
         for pkt in Fixture.packets(address: 0x50040, data: data1, first: 4) { b.write(pkt) }
