@@ -114,7 +114,7 @@ extension Simulation {
             trace.record(t, board: b, .connect, "connect after \(after.secondsText)")
             queue.schedule(.connectAttempt(job: j, startedAt: now + after, initial: false), at: now + after)
         case let .report(r):
-            trace.record(t, board: b, .report, "\(r)")
+            trace.record(t, board: b, .report, Self.text(of: r))
         case .finish:
             finishJob(j)
         }
@@ -130,6 +130,16 @@ extension Simulation {
         }
         for (id, c) in connections where c.alive { dropConnection(id) }
         connections = [:]
+    }
+
+    static func text(of report: FlowReport) -> String {
+        switch report {
+        case let .phase(p): return "phase: \(p.rawValue)"
+        case let .progress(done, total, unit): return "progress: \(done)/\(total) \(unit.rawValue)"
+        case let .retry(s): return "retry: \(s)"
+        case let .trace(s): return "trace: \(s)"
+        case let .note(s): return "note: \(s)"
+        }
     }
 
     mutating func schedulePairingTimeout(_ b: Int) {

@@ -98,7 +98,12 @@ import Transport
         }
         let log = try #require(try run?.outcome.get())
         #expect(log.ackTimes.count == 2880)
+        var traced = try Self.setup(.deviceRequested, magicAt: 0x20000, length: 180 * 1024)
+        var lines = 0
+        let tracedWall = clock.measure {
+            lines = traced.sim.run(ScriptedFlasher(blocks: traced.blocks), on: traced.board, deadline: .seconds(600)).trace.entries.count
+        }
         print("180 KiB partial flash at 15 ms: modelled \(run?.statistics.completionTime.secondsText ?? "?"), "
-              + "simulated in \(wall) of wall time")
+              + "simulated in \(wall) without trace, \(tracedWall) with a trace of \(lines) lines")
     }
 }
