@@ -26,10 +26,11 @@ public struct FaultPlan: Sendable, Equatable, Codable {
     public var refuseConnection: Double = 0
     /// These `connect` attempts fail.
     public var refuseConnectionAttempts: Set<Int> = []
-    /// The board resets at these times since the start of the run (the pairing-mode
+    /// Every board resets at these times since the start of the run (the pairing-mode
     /// timeouts of partial-flashing-protocol.md §3.7: 15 s after a new bond, ~270 s in pairing mode).
     public var resetDeviceAt: [Duration] = []
-    /// The board resets when it has been in pairing mode this long (~270 s on real boards).
+    /// A board resets when it has been in pairing mode this long (~270 s on real boards),
+    /// counted from the start of the run or from its boot into pairing mode, whichever is later.
     public var pairingModeTimeout: Duration? = nil
     /// A page erase takes `slowEraseFactor` times longer.
     public var slowErase: Double = 0

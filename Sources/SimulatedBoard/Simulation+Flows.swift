@@ -66,7 +66,7 @@ extension Simulation {
         jobs[j].error = error
         let board = jobs[j].board
         if let e = error {
-            trace.record(t, board: board, .deadline, "\(e)")
+            trace.record(t, board: board, .error, "\(e)")
         } else {
             trace.record(t, board: board, .finish, "flow finished")
         }

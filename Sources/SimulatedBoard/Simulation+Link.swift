@@ -8,9 +8,10 @@ extension Simulation {
         let b = jobs[j].board
         let ch: GATTCharacteristic
         let value: Int
+        let operation: String
         switch body {
-        case let .write(c, bytes, _): ch = c; value = bytes.count
-        case let .subscribe(c): ch = c; value = 2
+        case let .write(c, bytes, _): ch = c; value = bytes.count; operation = "write"
+        case let .subscribe(c): ch = c; value = 2; operation = "subscribe"
         default: return
         }
         func fail(_ e: TransportError) {
@@ -18,11 +19,11 @@ extension Simulation {
             queue.schedule(.machine(job: j, .writeFailed(ch, e)), at: now)
         }
         guard let c = jobs[j].connection, let conn = connections[c], !conn.closing else {
-            return fail(.notConnected(operation: "write"))
+            return fail(.notConnected(operation: operation))
         }
         guard boards[b].board.serviceIndex(of: ch) != nil else { return fail(.characteristicNotFound(ch)) }
         guard value <= conn.mtu - 3 else {
-            return fail(.failed(operation: "write", message: "\(value) bytes do not fit the ATT MTU of \(conn.mtu)"))
+            return fail(.failed(operation: operation, message: "\(value) bytes do not fit the ATT MTU of \(conn.mtu)"))
         }
         if case let .write(_, bytes, kind) = body {
             stats.writes += 1

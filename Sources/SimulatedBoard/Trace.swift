@@ -14,7 +14,7 @@ public struct TraceEntry: Sendable, Equatable, Codable {
 /// What a trace line is about.
 public enum TraceKind: String, Sendable, Equatable, Codable {
     case write, subscribe, writeFailed = "write-failed", lost, received, notify, notification
-    case event, device, timer, report, connect, disconnect, reboot, boot, fault, finish, deadline
+    case event, device, timer, report, connect, disconnect, reboot, boot, fault, finish, error
 }
 
 /// Every write, notification, connection event, timer and decision of a run, in time order.

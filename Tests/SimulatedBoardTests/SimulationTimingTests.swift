@@ -1,3 +1,4 @@
+import Foundation
 import FirmwareImage
 import LinkModel
 import PartialFlashing
@@ -62,6 +63,26 @@ import Transport
         #expect(achieved - bound < link.connectionInterval)
         // CCCD write, STATUS, two REGION_INFO, 4 packets per block, END_OF_TRANSMISSION.
         #expect(run.statistics.centralPackets == 4 + s.blocks.count * 4 + 1)
+    }
+
+    /// The example programs of partial-flashing-protocol.md §8: V2 19 840 bytes (310 blocks)
+    /// and V1 12 000 bytes (188 blocks). Prints achieved and bound for the benchmark notes.
+    @Test(arguments: [LinkProfile.linuxDefault, .deviceRequested, .fast])
+    func examplePrograms(link: LinkProfile) throws {
+        for (family, magic, length) in [(ChipFamily.nrf52833, UInt32(0x47000), 19_840), (.nrf51, 0x35400, 12_000)] {
+            var s = try Self.setup(link, family: family, magicAt: magic, length: length)
+            let run = s.sim.run(ScriptedFlasher(blocks: s.blocks), on: s.board, deadline: .seconds(120))
+            _ = try run.outcome.get()
+            let opened = s.blocks.filter { $0.address % family.pageSize == 0 }.count
+            let bound = LowerBound.partial(blocks: s.blocks.count, pagesOpened: opened, family: family, profile: link)
+            let achieved = run.statistics.completionTime
+            #expect(achieved >= bound)
+            let ratio = Double(achieved.wholeMicroseconds) / Double(bound.wholeMicroseconds)
+            print("\(family.chipName) \(s.blocks.count) blocks, \(opened) pages, \(link.name): achieved \(achieved.secondsText), "
+                  + "bound \(bound.secondsText), ratio \(String(format: "%.4f", ratio)), events \(run.statistics.connectionEvents), "
+                  + "up \(run.statistics.centralPackets) packets / \(run.statistics.centralBytes) B, "
+                  + "down \(run.statistics.peripheralPackets) packets / \(run.statistics.peripheralBytes) B")
+        }
     }
 
     @Test func nrf51BlocksFollowTheSameRule() throws {
