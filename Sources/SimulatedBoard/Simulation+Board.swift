@@ -92,7 +92,7 @@ extension Simulation {
                 continue
             }
             trace.record(t, board: b, .notify, n.bytes.hexString)
-            sendFromBoard(c, .notification(n.characteristic, n.bytes), value: n.bytes.count)
+            sendFromBoard(c, .notification(n.characteristic, n.bytes, copy: false), value: n.bytes.count)
         }
         let serviceIndex = service ?? 0
         for w in effects.work {

@@ -21,7 +21,7 @@ extension Simulation {
         case let .machine(job, e): deliver(e, to: job)
         case let .connectionEvent(c): connectionEvent(c)
         case let .toBoard(c, body): arriveAtBoard(c, body)
-        case let .toClient(c, ch, bytes): arriveAtClient(c, ch, bytes)
+        case let .toClient(c, ch, bytes, copy): arriveAtClient(c, ch, bytes, copy: copy)
         case let .linkLoss(c): loseLink(c)
         case let .localDisconnect(c): closeLocally(c)
         case let .clientDisconnected(job, c, reason):

@@ -78,10 +78,12 @@ extension Simulation {
             }
         }
         while down.count < link.packetsPerEvent, let first = conn.peripheral.first, first.handedAt < start {
-            if case .notification = first.body, first.fragments.count == 1, rng.chance(faults.delayNotification) {
+            if case .notification = first.body, !first.delayed, first.fragments.count == 1,
+               rng.chance(faults.delayNotification) {
                 stats.faults.delayedNotifications += 1
                 trace.record(t, board: conn.board, .fault, "notification delayed")
                 var held = conn.peripheral.removeFirst()
+                held.delayed = true
                 if conn.peripheral.first.map({ $0.handedAt < start }) == true {
                     conn.peripheral.insert(held, at: 1)
                 } else {
@@ -122,8 +124,8 @@ extension Simulation {
             queue.schedule(.toBoard(conn: c, body), at: VirtualInstant(microseconds: upEnd[slot]))
         }
         for (slot, body) in downDone {
-            if case let .notification(ch, bytes) = body {
-                queue.schedule(.toClient(conn: c, ch, bytes), at: VirtualInstant(microseconds: downEnd[slot]))
+            if case let .notification(ch, bytes, copy) = body {
+                queue.schedule(.toClient(conn: c, ch, bytes, copy: copy), at: VirtualInstant(microseconds: downEnd[slot]))
             }
         }
         if !conn.central.isEmpty || !conn.peripheral.isEmpty { ensureEvent(c) }
@@ -161,17 +163,17 @@ extension Simulation {
     }
 
     /// A notification reaches the flow, unless a fault takes or doubles it.
-    mutating func arriveAtClient(_ c: Int, _ ch: GATTCharacteristic, _ bytes: [UInt8]) {
+    mutating func arriveAtClient(_ c: Int, _ ch: GATTCharacteristic, _ bytes: [UInt8], copy: Bool) {
         guard let conn = connections[c], conn.alive else { return }
         if rng.chance(faults.dropNotification) {
             stats.faults.droppedNotifications += 1
             trace.record(t, board: conn.board, .fault, "notification lost: \(bytes.hexString)")
             return
         }
-        if rng.chance(faults.duplicateNotification) {
+        if !copy, rng.chance(faults.duplicateNotification) {
             stats.faults.duplicatedNotifications += 1
             trace.record(t, board: conn.board, .fault, "notification duplicated: \(bytes.hexString)")
-            sendFromBoard(c, .notification(ch, bytes), value: bytes.count)
+            sendFromBoard(c, .notification(ch, bytes, copy: true), value: bytes.count)
         }
         stats.notificationsReceived += 1
         trace.record(t, board: conn.board, .notification, bytes.hexString)

@@ -19,7 +19,8 @@ extension Simulation {
         enum Body: Sendable {
             case write(GATTCharacteristic, [UInt8], WriteKind)
             case subscribe(GATTCharacteristic)
-            case notification(GATTCharacteristic, [UInt8])
+            /// `copy`: a duplicate made by a fault (never duplicated again).
+            case notification(GATTCharacteristic, [UInt8], copy: Bool)
             /// An ATT response (write response, CCCD write response): air time only.
             case response
         }
@@ -27,6 +28,8 @@ extension Simulation {
         var handedAt: VirtualInstant
         /// Link-layer packet sizes still to send.
         var fragments: [Int]
+        /// Already held back once by a fault.
+        var delayed = false
     }
 
     struct Connection: Sendable {
@@ -64,7 +67,7 @@ extension Simulation {
         case machine(job: Int, FlowEvent)
         case connectionEvent(conn: Int)
         case toBoard(conn: Int, OutPDU.Body)
-        case toClient(conn: Int, GATTCharacteristic, [UInt8])
+        case toClient(conn: Int, GATTCharacteristic, [UInt8], copy: Bool)
         case linkLoss(conn: Int)
         case localDisconnect(conn: Int)
         case clientDisconnected(job: Int, conn: Int, DisconnectReason)

@@ -155,6 +155,49 @@ import Transport
         #expect(lossyRun.statistics.faults.droppedWrites == 1)
     }
 
+    /// A STATUS request; the flow finishes 1 s later and reports the notifications it saw.
+    static func statusProbe() -> Probe {
+        Probe { seen, event, now in
+            switch event {
+            case .start: return [.subscribe(Self.pf), .write(Self.pf, [0xEE], .command), .startTimer(TimerID("end"), .seconds(1))]
+            case .notification: seen.counter = Int(now.wholeMicroseconds); return []
+            case .timerFired: return [.finish]
+            default: return []
+            }
+        }
+    }
+
+    static func statusRun(_ configure: (inout FaultPlan) -> Void) throws -> SimulationRun<Probe.Seen> {
+        var plan = FaultPlan(seed: 11)
+        configure(&plan)
+        var sim = Simulation(link: .linuxDefault, faults: plan)
+        let id = sim.addBoard(try SimulatedBoard(profile: BoardProfile(board: .calliopeMini3), mode: .pairing))
+        return sim.run(statusProbe(), on: id, deadline: .seconds(10))
+    }
+
+    @Test func notificationFaultsAreCountedOneByOne() throws {
+        let clean = try Self.statusRun { _ in }
+        let cleanSeen = try clean.outcome.get()
+        #expect(cleanSeen.notifications == [[0xEE, 0x01, 0x00]])
+        // Connected at 1 s; STATUS leaves in the first event, the answer in the second, after
+        // the 5-byte CCCD response: (80 + 150 + 120 + 150) + (80 + 150 + 160) µs into that event.
+        #expect(cleanSeen.counter == 1_000_000 + 2 * 30_000 + 890)
+        #expect(clean.statistics.faults.total == 0)
+
+        let dropped = try Self.statusRun { $0.dropNotification = 1 }
+        #expect(try dropped.outcome.get().notifications.isEmpty)
+        #expect(dropped.statistics.faults.droppedNotifications == 1)
+
+        let doubled = try Self.statusRun { $0.duplicateNotification = 1 }
+        #expect(try doubled.outcome.get().notifications == [[0xEE, 0x01, 0x00], [0xEE, 0x01, 0x00]])
+        #expect(doubled.statistics.faults.duplicatedNotifications == 1)
+
+        let late = try Self.statusRun { $0.delayNotification = 1 }
+        // Held back into the next event, where it is the only packet: 80 + 150 + 160 µs.
+        #expect(try late.outcome.get().counter == 1_000_000 + 3 * 30_000 + 390)
+        #expect(late.statistics.faults.delayedNotifications == 1)
+    }
+
     @Test func theSameSeedGivesTheSameTrace() throws {
         var plan = FaultPlan(seed: 2024)
         plan.dropNotification = 0.01
