@@ -42,6 +42,9 @@ public struct Simulation: Sendable {
         return BoardID(index: boards.count - 1)
     }
 
+    /// The boards, in the order they were added.
+    public var boardIDs: [BoardID] { boards.indices.map { BoardID(index: $0) } }
+
     /// The board as it is now.
     public func board(_ id: BoardID) throws -> SimulatedBoard {
         guard boards.indices.contains(id.index) else { throw SimulatedBoardError.unknownBoard(id.index) }

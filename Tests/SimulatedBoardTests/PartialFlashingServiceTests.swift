@@ -173,6 +173,17 @@ import Testing
         #expect(try b.board.readFlash(0x0..<0x40) == data0)
     }
 
+    @Test func endOfTransmissionAfterOnePacketWritesNearAddressZero() throws {
+        var b = try Bench(family: .nrf52833)
+        b.write([0x00, 0x02])
+        b.write(Fixture.packets(address: 0x47040, data: data0, first: 0)[0])   // only the low half arrived
+        b.write([0x02])
+        b.settle()
+        // The buffer went to 0x00007040, inside the SoftDevice, not to 0x47040.
+        #expect(b.board.flash.writeLog == [0x7040..<0x7080])
+        #expect(try b.board.readFlash(0x7040..<0x7050) == Array(data0[0..<16]))
+    }
+
     @Test func statusReportsVersionAndMode() throws {
         var pairing = try Bench(family: .nrf52833)
         pairing.write([0xEE])
