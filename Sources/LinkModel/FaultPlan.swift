@@ -2,8 +2,8 @@
 ///
 /// Probabilities are drawn per opportunity (per write, per notification, per erase,
 /// per connection attempt) from a `SplitMix64` seeded with `seed`. Schedules name
-/// exact opportunities: a write index counts the client's writes that went on air
-/// in this run, from 0; a connection attempt index counts `connect` actions of the
+/// exact opportunities: a write index counts the writes of one flow that went on air
+/// in this run, from 0 (CCCD writes are not counted); a connection attempt index counts `connect` actions of the
 /// flow, from 0 (the run's initial connection is never refused). Times are measured
 /// from the start of the run.
 public struct FaultPlan: Sendable, Equatable, Codable {

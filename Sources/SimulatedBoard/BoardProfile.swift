@@ -39,7 +39,7 @@ public struct BoardProfile: Sendable, Equatable, Codable {
                 services: [SimulatedServiceKind] = [.partialFlashing], bluetoothInApplicationMode: Bool = false,
                 attMTU: Int = 23, dataLength: Int = 27, runtimeEnd: UInt32? = nil) {
         self.board = board
-        self.name = name ?? (board.family == .nrf51 && board != .microbitV1 ? "Calliope mini [sim]" : "BBC micro:bit [sim]")
+        self.name = name ?? (board.rawValue.hasPrefix("calliope") ? "Calliope mini [sim]" : "BBC micro:bit [sim]")
         self.address = address
         self.services = services
         self.bluetoothInApplicationMode = bluetoothInApplicationMode

@@ -34,6 +34,12 @@ public struct SimulatedBoard: Sendable {
         }
     }
 
+    /// Adds a service beyond those of the profile (for services under development and tests).
+    /// It is not saved with the board: add it again after `load`.
+    public mutating func addService(_ service: any SimulatedService) {
+        services.append(service)
+    }
+
     /// The board's flash.
     public var flash: FlashMemory { device.flash }
     /// The mode the board is in.

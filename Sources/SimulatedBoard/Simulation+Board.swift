@@ -94,9 +94,10 @@ extension Simulation {
             trace.record(t, board: b, .notify, n.bytes.hexString)
             sendFromBoard(c, .notification(n.characteristic, n.bytes, copy: false), value: n.bytes.count)
         }
-        let serviceIndex = service ?? 0
-        for w in effects.work {
-            queue.schedule(.deviceWork(board: b, epoch: boards[b].epoch, service: serviceIndex, tag: w.tag), at: now + w.delay)
+        if let serviceIndex = service {
+            for w in effects.work {
+                queue.schedule(.deviceWork(board: b, epoch: boards[b].epoch, service: serviceIndex, tag: w.tag), at: now + w.delay)
+            }
         }
         if effects.rebootRequested { reboot(b) }
     }

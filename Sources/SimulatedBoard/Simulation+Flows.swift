@@ -27,6 +27,7 @@ extension Simulation {
         case let .clientDisconnected(job, c, reason):
             guard jobs.indices.contains(job), jobs[job].connection == c else { return }
             jobs[job].connection = nil
+            trace.record(t, board: jobs[job].board, .disconnect, "the flow sees the link drop: \(reason)")
             deliver(.disconnected(reason), to: job)
         case let .connectAttempt(job, startedAt, initial): attemptConnection(job, startedAt: startedAt, initial: initial)
         case let .connectEstablished(job, b, epoch, initial): establish(job, board: b, epoch: epoch, initial: initial)
@@ -50,6 +51,7 @@ extension Simulation {
         case let .timer(job, id, generation):
             guard jobs.indices.contains(job), jobs[job].timers[id] == generation else { return }
             jobs[job].timers[id] = nil
+            trace.record(t, board: jobs[job].board, .timer, "\(id) fired")
             deliver(.timerFired(id), to: job)
         }
     }

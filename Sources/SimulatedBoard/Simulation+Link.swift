@@ -154,9 +154,9 @@ extension Simulation {
             }
             trace.record(t, board: b, .received, bytes.hexString)
             var effects = makeEffects(b)
-            _ = boards[b].board.write(bytes, to: ch, kind: kind, effects: &effects)
+            let service = boards[b].board.write(bytes, to: ch, kind: kind, effects: &effects)
             if kind == .request { sendFromBoard(c, .response, value: 0) }
-            apply(effects, board: b)
+            apply(effects, board: b, service: service)
         case .notification, .response:
             return
         }
