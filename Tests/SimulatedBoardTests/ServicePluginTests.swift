@@ -1,3 +1,4 @@
+import Foundation
 import LinkModel
 import Testing
 import Transport
@@ -41,5 +42,22 @@ import Transport
         #expect(seen.counter == 2)
         // STATUS comes back in the next event; the echo waits for its 10 ms of work (2 events at 7.5 ms).
         #expect(seen.notifications == [[0xEE, 0x01, 0x00], [3, 0]])
+    }
+}
+@Suite struct TraceTests {
+    @Test func traceIsInTimeOrderAndAccountsForEveryWriteNotificationAndEvent() throws {
+        var s = try SimulationTimingTests.setup(.fast, length: 640)
+        let run = s.sim.run(ScriptedFlasher(blocks: s.blocks), on: s.board, deadline: .seconds(5))
+        _ = try run.outcome.get()
+        let entries = run.trace.entries
+        #expect(zip(entries, entries.dropFirst()).allSatisfy { $0.t <= $1.t })
+        #expect(entries.filter { $0.kind == .write }.count == run.statistics.writes)
+        #expect(entries.filter { $0.kind == .notification }.count == run.statistics.notificationsReceived)
+        #expect(entries.filter { $0.kind == .event }.count == run.statistics.connectionEvents)
+        #expect(entries.last?.kind == .boot)
+        let lines = run.trace.jsonLines().split(separator: "\n")
+        #expect(lines.count == entries.count)
+        let decoded = try lines.map { try JSONDecoder().decode(TraceEntry.self, from: Data($0.utf8)) }
+        #expect(decoded == entries)
     }
 }
