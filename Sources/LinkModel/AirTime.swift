@@ -10,8 +10,12 @@
 /// address + 2 header + p + 3 CRC) × 8 µs = (10 + p) × 8 µs; an empty packet 80 µs.
 /// Each exchange is central packet, 150 µs inter-frame space, peripheral packet,
 /// 150 µs inter-frame space. An event with no data still takes one empty exchange.
+/// An event holds no more exchanges than fit before the connection's next event
+/// (CI − 150 µs), whatever `packetsPerEvent` allows.
 /// Events of different connections on one adapter never overlap: an event whose
-/// slot is taken is pushed back until the radio is free.
+/// slot is taken is pushed back until the radio is free. Only events that carry data
+/// (or a pending empty answer) are simulated; idle connections' empty events are not
+/// modelled and take no air time.
 public enum AirTime {
     /// Inter-frame space, µs.
     public static let interFrameSpace: Int64 = 150

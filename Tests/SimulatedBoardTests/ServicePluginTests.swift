@@ -44,6 +44,37 @@ import Transport
         #expect(seen.notifications == [[0xEE, 0x01, 0x00], [3, 0]])
     }
 }
+extension ServicePluginTests {
+    /// Ten 244-byte writes (251 bytes on the link layer: 2468 µs per exchange).
+    func bigWrites(_ link: LinkProfile) throws -> Simulation {
+        var board = try SimulatedBoard(profile: BoardProfile(board: .microbitV2, attMTU: 247, dataLength: 251), mode: .pairing)
+        board.addService(EchoService())
+        var sim = Simulation(link: link)
+        sim.radio.logsSlots = true
+        let id = sim.addBoard(board)
+        let run = sim.run(Probe { seen, event, _ in
+            switch event {
+            case .start: return Array(repeating: FlowAction.write(Self.echo, [UInt8](repeating: 7, count: 244), .command), count: 10)
+                + [.startTimer(TimerID("end"), .seconds(1))]
+            case .timerFired: return [.finish]
+            default: return []
+            }
+        }, on: id, deadline: .seconds(5))
+        #expect(run.statistics.centralPackets == 10 && run.statistics.centralBytes == 2510)
+        return sim
+    }
+
+    @Test func anEventHoldsNoMoreThanFitsBeforeTheNextOne() throws {
+        let fast = try bigWrites(.fast)
+        // 7.5 ms fits two such exchanges, not three: five events carry the ten writes.
+        #expect(fast.radio.slots.count == 5)
+        #expect(fast.radio.slots.allSatisfy { $0.end - $0.start == 2 * 2468 })
+        let slow = try bigWrites(.linuxDefault)
+        // 30 ms fits six (the packets-per-event limit): two events.
+        #expect(slow.radio.slots.map { $0.end - $0.start } == [6 * 2468, 4 * 2468])
+    }
+}
+
 @Suite struct TraceTests {
     @Test func traceIsInTimeOrderAndAccountsForEveryWriteNotificationAndEvent() throws {
         var s = try SimulationTimingTests.setup(.fast, length: 640)
