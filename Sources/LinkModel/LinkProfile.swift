@@ -9,6 +9,8 @@
 /// - connection setup: 1.0 s for connect plus service discovery (an assumption, used for
 ///   every path alike).
 /// - supervision timeout: 4 s (what the board asks for, CODAL PPCP).
+/// - connect timeout: 20 s before an attempt on a board that does not advertise fails
+///   (an assumption of the order of the Linux LE connection-attempt timeout; not verified).
 public struct LinkProfile: Sendable, Equatable, Codable, CustomStringConvertible {
     /// The profile's name, as the benchmark prints it.
     public var name: String
