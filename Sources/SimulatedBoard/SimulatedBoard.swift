@@ -49,6 +49,9 @@ public struct SimulatedBoard: Sendable {
     /// The REGION_INFO table the board answers with.
     public var memoryMap: [RegionInfo] { device.memoryMap }
 
+    /// Forgets the flash's erase/write counters and logs (before a run whose writes are checked).
+    public mutating func resetFlashCounters() { device.flash.resetCounters() }
+
     /// The bytes of `range` of flash (for verification).
     public func readFlash(_ range: Range<UInt32>) throws -> [UInt8] { try device.flash.read(range) }
 

@@ -30,6 +30,7 @@ import Transport
     @Test(arguments: [LinkProfile.linuxDefault, .deviceRequested, .fast])
     func everyBlockCostsTwoEventsAndPageOpeningBlocksWaitForTheErase(link: LinkProfile) throws {
         var s = try Self.setup(link)
+        try s.sim.updateBoard(s.board) { $0.resetFlashCounters() }
         let run = s.sim.run(ScriptedFlasher(blocks: s.blocks), on: s.board, deadline: .seconds(60))
         let log = try run.outcome.get()
         let ci = link.connectionInterval
@@ -48,6 +49,8 @@ import Transport
         let end = s.blocks.last.map { $0.address + 64 } ?? 0
         #expect(try board.readFlash(0x47000..<end) == s.newImage.read(0x47000..<end))
         #expect(board.flash.writesStay(inside: 0x47000..<end))
+        #expect(board.flash.eraseLog == [0x47000, 0x48000])
+        #expect(board.flash.wordWriteCount == (s.blocks.count + 1) * 16)
         #expect(board.mode == .application && !board.flashIncomplete)
     }
 
