@@ -24,6 +24,13 @@ public struct SimulatedBoard: Sendable {
                                       layout: layout, runtime: profile.runtime))
     }
 
+    /// A board with the standard profile of `board`.
+    public init(_ board: Board, image: MemoryImage = MemoryImage(), mode: BoardMode = .application,
+                bluetoothInApplicationMode: Bool = false) throws {
+        try self.init(profile: BoardProfile(board: board, bluetoothInApplicationMode: bluetoothInApplicationMode),
+                      image: image, mode: mode)
+    }
+
     init(profile: BoardProfile, device: DeviceState) {
         self.profile = profile
         self.device = device

@@ -52,7 +52,7 @@ import Transport
 
     @Test func resetIntoPairingModeDropsTheLinkAndTheBoardComesBackInPairingMode() throws {
         var sim = Simulation(link: .deviceRequested)
-        let id = sim.addBoard(try SimulatedBoard(profile: BoardProfile(board: .microbitV2, bluetoothInApplicationMode: true)))
+        let id = sim.addBoard(try SimulatedBoard(.microbitV2, bluetoothInApplicationMode: true))
         let run = sim.run(Probe { seen, event, _ in
             switch event {
             case .start: return [.subscribe(Self.pf), .write(Self.pf, [0xEE], .command)]
