@@ -16,6 +16,11 @@ public struct Simulation: Sendable {
     public internal(set) var now: VirtualInstant = .zero
     /// The adapter's radio: when it is busy, and (with `radio.logsSlots`) every event's air slot.
     public internal(set) var radio = RadioArbiter()
+    /// Keep every connection event's air slot in `radio.slots` (off by default).
+    public var logsAirSlots: Bool {
+        get { radio.logsSlots }
+        set { radio.logsSlots = newValue }
+    }
     /// Record the trace (on by default; turn off for long fault campaigns).
     public var recordsTrace = true
 

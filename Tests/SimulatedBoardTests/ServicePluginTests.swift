@@ -50,7 +50,7 @@ extension ServicePluginTests {
         var board = try SimulatedBoard(profile: BoardProfile(board: .microbitV2, attMTU: 247, dataLength: 251), mode: .pairing)
         board.addService(EchoService())
         var sim = Simulation(link: link)
-        sim.radio.logsSlots = true
+        sim.logsAirSlots = true
         let id = sim.addBoard(board)
         let run = sim.run(Probe { seen, event, _ in
             switch event {

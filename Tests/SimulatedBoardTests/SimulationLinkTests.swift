@@ -12,7 +12,7 @@ import Transport
     @Test func twoConnectionsShareTheRadioWithoutOverlap() throws {
         let link = LinkProfile.fast
         var sim = Simulation(link: link)
-        sim.radio.logsSlots = true
+        sim.logsAirSlots = true
         var ids: [BoardID] = []
         var flows: [FlowOnBoard] = []
         var images: [MemoryImage] = []
