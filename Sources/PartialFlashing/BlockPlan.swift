@@ -82,6 +82,13 @@ public struct BlockPlan: Sendable, Equatable {
         self.skippedBlocks = skipped
     }
 
+    /// A plan from blocks made elsewhere (tests, tools); no rule is checked.
+    init(blocks: [Block], pageSize: UInt32, skippedBlocks: Int = 0) {
+        self.blocks = blocks
+        self.pageSize = pageSize
+        self.skippedBlocks = skippedBlocks
+    }
+
     /// The index of the block that opens the page holding block `index`: where a write
     /// resumes after the link was lost (see `PartialFlashWriter`).
     public func pageOpenerIndex(of index: Int) -> Int {
