@@ -25,13 +25,14 @@ import Transport
                                         board: board, faults: faults, seed: seed)
             let finished = driver.run()
             #expect(finished, "seed \(seed): the flow stalled")
-            #expect(driver.board.violations.isEmpty, "seed \(seed): \(driver.board.violations)")
+            let violations = driver.board.violations
+            #expect(violations.isEmpty, "seed \(seed): \(violations)")
             outcome.injected += driver.injected
             switch driver.flow.outcome {
             case .success(.flashed)?:
                 outcome.flashed += 1
-                #expect(boardHolds(driver.board, image: image, program: program, pageSize: family.pageSize),
-                        "seed \(seed): reported flashed but the board holds something else")
+                let holds = boardHolds(driver.board, image: image, program: program, pageSize: family.pageSize)
+                #expect(holds, "seed \(seed): reported flashed but the board holds something else")
             case let .failure(error)?:
                 outcome.failed += 1
                 #expect(error is PartialFlashError, "seed \(seed): \(error)")
@@ -63,6 +64,15 @@ import Transport
         let v1 = runMany(faults, seeds: 140..<180, family: .nrf51)
         #expect(v2.injected + v1.injected > 40)
         #expect(v2.flashed + v1.flashed >= 60)
+    }
+
+    @Test func staysCorrectWhenAnswersArriveAfterTheTimeout() {
+        // Late 01 FF / 01 AA after a timeout resend, plus some losses.
+        let faults = Faults(dropWrite: 0.01, dropNotification: 0.01, delayNotification: 0.02)
+        let v2 = runMany(faults, seeds: 300..<340, family: .nrf52833)
+        let v1 = runMany(faults, seeds: 340..<380, family: .nrf51)
+        #expect(v2.injected + v1.injected > 80)
+        #expect(v2.flashed + v1.flashed >= 72)
     }
 
     @Test func failsCleanlyUnderHeavyLoss() {

@@ -8,6 +8,9 @@ struct Faults {
     var dropNotification = 0.0
     var linkLoss = 0.0
     var boardReset = 0.0
+    /// Holds a notification (and, to keep order, every later one) until the next timer has fired:
+    /// an answer that arrives after the flow's timeout.
+    var delayNotification = 0.0
     static let none = Faults()
 }
 
@@ -25,6 +28,8 @@ struct LoopbackDriver<Flow: FlowMachine> {
     private var pending: [FlowEvent] = []
     private var timers: [TimerID: Duration] = [:]
     private var connected = true
+    private var held: [FlowEvent] = []
+    private var holding = false
 
     init(flow: Flow, board: ModelBoard, faults: Faults = .none, seed: UInt64 = 0) {
         self.flow = flow
@@ -45,7 +50,12 @@ struct LoopbackDriver<Flow: FlowMachine> {
             } else if let next = timers.min(by: { $0.value < $1.value }) {
                 timers[next.key] = nil
                 now = max(now, next.value)
-                event = .timerFired(next.key)
+                perform(flow.handle(.timerFired(next.key), now: now))
+                // The late answers arrive after the flow reacted to its timeout, still in order.
+                pending.append(contentsOf: held)
+                held = []
+                holding = false
+                continue
             } else {
                 return false
             }
@@ -81,7 +91,10 @@ struct LoopbackDriver<Flow: FlowMachine> {
                 if chance(faults.dropWrite) { continue }
                 written.append(bytes)
                 let (notifications, reboots) = board.receive(bytes)
-                for n in notifications where !chance(faults.dropNotification) { pending.append(.notification(pf, n)) }
+                for n in notifications where !chance(faults.dropNotification) {
+                    if !holding, chance(faults.delayNotification) { holding = true }
+                    if holding { held.append(.notification(pf, n)) } else { pending.append(.notification(pf, n)) }
+                }
                 if reboots { drop(.remoteTerminated) }
             case let .startTimer(id, duration):
                 timers[id] = now + duration
@@ -100,6 +113,9 @@ struct LoopbackDriver<Flow: FlowMachine> {
     }
 
     private mutating func drop(_ reason: DisconnectReason) {
+        // Notifications still queued on a dropped link are lost.
+        held = []
+        holding = false
         connected = false
         pending.append(.disconnected(reason))
     }
