@@ -5,7 +5,7 @@ import Transport
 public enum PartialFlashResult: Sendable, Equatable {
     /// The board already ran this program; it was restarted into it (`FF 01`).
     case upToDate
-    /// The program was written and verified.
+    /// The program was written; `stats.verified` tells whether the board reported it after its reboot.
     case flashed(stats: PartialFlashStats)
     /// Nothing was written: the board needs a full flash, for this reason.
     case fullRequired(FullFlashReason)

@@ -117,6 +117,7 @@ extension PartialFlashWriter {
         guard region.start == expectedStart, region.hash == expectedHash else {
             return fail(.verificationFailed(expectedStart: expectedStart, expectedHash: expectedHash, reported: region))
         }
+        stats.verified = true
         outcome = .success(stats)
         state = .finished
         return [.report(.trace("verified: program \(region.hash.hexString) at \(hex32(region.start))")),

@@ -80,6 +80,16 @@ extension PartialFlashWriter {
         }
     }
 
+    /// All blocks were written and END_OF_TRANSMISSION made the board restart, but it cannot be
+    /// reached again: it runs the new program, which may not start Bluetooth. Not an error.
+    mutating func finishUnverified(_ error: TransportError) -> [FlowAction] {
+        outcome = .success(stats)
+        state = .finished
+        return [.report(.note("the board restarted into its new program and does not accept connections "
+                              + "(\(error)), so the result was not read back")),
+                .cancelTimer(PartialFlashTimer.deadline), .finish]
+    }
+
     mutating func connected(_ info: ConnectionInfo, afterReboot: Bool) -> [FlowAction] {
         recovery.connected()
         if afterReboot { return [.report(.phase(.verify)), .subscribe(characteristic)] + sendVerification(attempt: 1) }

@@ -17,9 +17,13 @@ public struct PartialFlashStats: Sendable, Equatable, Codable {
     public var resyncs: Int
     /// Connections made again after an unexpected link loss (the reboot at the end is not counted).
     public var reconnects: Int
+    /// True when the board reported the new program after its reboot. False when verification
+    /// was turned off, or when the board restarted into a program that does not accept
+    /// connections (MakeCode programs without the Bluetooth extension), so nothing could be read back.
+    public var verified: Bool
 
     public init(blocks: Int = 0, bytes: Int = 0, pages: Int = 0, skippedBlocks: Int = 0, retries: Int = 0,
-                resyncs: Int = 0, reconnects: Int = 0) {
+                resyncs: Int = 0, reconnects: Int = 0, verified: Bool = false) {
         self.blocks = blocks
         self.bytes = bytes
         self.pages = pages
@@ -27,6 +31,7 @@ public struct PartialFlashStats: Sendable, Equatable, Codable {
         self.retries = retries
         self.resyncs = resyncs
         self.reconnects = reconnects
+        self.verified = verified
     }
 }
 
@@ -158,8 +163,10 @@ public struct PartialFlashWriter: FlowMachine {
             guard case let .reconnecting(afterReboot) = state else { return [] }
             return connected(info, afterReboot: afterReboot)
         case let .connectFailed(error):
-            guard case .reconnecting = state else { return [] }
-            return settle(recovery.connectFailed(error))
+            guard case let .reconnecting(afterReboot) = state else { return [] }
+            let result = recovery.connectFailed(error)
+            if afterReboot, case .failure = result { return finishUnverified(error) }
+            return settle(result)
         case let .writeFailed(_, error):
             // The block or answer timer notices the loss; remember why.
             if state == .awaitingAck { lastProblem = .writeFailed(error) }

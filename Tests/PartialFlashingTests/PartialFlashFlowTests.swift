@@ -11,7 +11,7 @@ import Transport
         let finished = driver.run()
         #expect(finished)
         #expect(try driver.flow.outcome?.get() == .flashed(stats: PartialFlashStats(
-            blocks: 142, bytes: 142 * 64, pages: 3)))
+            blocks: 142, bytes: 142 * 64, pages: 3, verified: true)))
         let holds = boardHolds(driver.board, image: image, program: program, pageSize: 4096)
         #expect(holds)
         let violations = driver.board.violations
@@ -81,7 +81,7 @@ import Transport
         guard case let .flashed(stats)? = try driver.flow.outcome?.get() else {
             Issue.record("expected flashed, got \(String(describing: driver.flow.outcome))"); return
         }
-        #expect(stats.pages == 3 && stats.reconnects == 0)
+        #expect(stats.pages == 3 && stats.reconnects == 0 && stats.verified)
         #expect(driver.written.prefix(3) == [[0xEE], [0xFF, 0x00], [0xEE]])
         let holds = boardHolds(driver.board, image: image, program: program, pageSize: 1024)
         #expect(holds)

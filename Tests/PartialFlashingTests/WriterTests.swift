@@ -60,7 +60,8 @@ import Transport
         #expect(effects(verify) == [.subscribe(pf), .write(pf, [0x00, 0x02], .command), .startTimer(answer, .seconds(2))])
         let done = writer.handle(region(2, 0x47000, 0x73000, newProgramHash), now: .seconds(5))
         #expect(effects(done) == [.cancelTimer(answer), .cancelTimer(PartialFlashTimer.deadline), .finish])
-        #expect(try writer.outcome?.get() == PartialFlashStats(blocks: 2, bytes: 128, pages: 1, retries: 1))
+        #expect(try writer.outcome?.get() == PartialFlashStats(blocks: 2, bytes: 128, pages: 1, retries: 1,
+                                                                               verified: true))
     }
 
     @Test func resendsBlockNumberedFromStartPlusFourAfterOutOfOrder() throws {
@@ -185,6 +186,17 @@ import Transport
             reported: RegionInfo(id: 2, start: 0x47000, end: 0x73000, hash: oldProgramHash))
         #expect(writer.partialFlashError == expected)
         #expect(expected.description.contains("C1008100AB00DD00") && expected.description.contains("1E0053001200A200"))
+    }
+
+    @Test func finishesUnverifiedWhenTheRestartedBoardAcceptsNoConnection() throws {
+        var (writer, _) = try startedWriter(bodySize: 32, settings: PartialFlashSettings(reconnectAttempts: 2))
+        _ = writer.run([ack, .disconnected(.remoteTerminated)])
+        let error = TransportError.connectFailed("no advertisement from the board")
+        #expect(effects(writer.handle(.connectFailed(error), now: .seconds(2))) == [.connect(after: .seconds(1))])
+        let end = writer.handle(.connectFailed(error), now: .seconds(4))
+        #expect(effects(end) == [.cancelTimer(PartialFlashTimer.deadline), .finish])
+        #expect(try writer.outcome?.get() == PartialFlashStats(blocks: 1, bytes: 64, pages: 1, verified: false))
+        #expect(reports(end).contains { if case let .note(text) = $0 { text.contains("not read back") } else { false } })
     }
 
     @Test func resendsEndOfTransmissionOnceWhenTheBoardDoesNotRestart() throws {
