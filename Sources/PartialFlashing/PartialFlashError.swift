@@ -96,6 +96,10 @@ public enum PartialFlashError: Error, Sendable, Equatable, CustomStringConvertib
     case nothingToWrite
     /// A retry bound was exhausted while writing `block` (index in the plan).
     case gaveUp(block: Int, address: UInt32, retries: Int, budget: RetryBudget, lastProblem: WriteProblem?)
+    /// The board sent `count` write answers after the last block was acknowledged. Every
+    /// transmission yields at most one answer, so the writer took a duplicated answer for the
+    /// answer of a later block, and that block may not have been written.
+    case unaccountedAnswers(count: Int)
     /// After the reboot the board does not report the program that was written.
     case verificationFailed(expectedStart: UInt32, expectedHash: [UInt8], reported: RegionInfo)
 
@@ -138,6 +142,9 @@ public enum PartialFlashError: Error, Sendable, Equatable, CustomStringConvertib
             return "partial flashing gave up on block \(block) (address \(hex32(address))) after \(retries) retries, "
                 + "reaching \(budget)\(lastText); the board's program is incomplete: flash it again "
                 + "(a full flash replaces it)"
+        case let .unaccountedAnswers(count):
+            return "the board sent \(count) more write answer(s) than blocks were sent (a duplicated notification), "
+                + "so a block may have been skipped and the program may be incomplete; flash it again with a full flash"
         case let .verificationFailed(start, hash, reported):
             return "after flashing, the board reports program \(reported.hash.hexString) at \(hex32(reported.start)), "
                 + "expected \(hash.hexString) at \(hex32(start)); flash it again or use a full flash"

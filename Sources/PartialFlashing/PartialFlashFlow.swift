@@ -68,7 +68,7 @@ public struct PartialFlashFlow: FlowMachine {
             let actions = reader.handle(event, now: now)
             stage = .reading(reader)
             guard let result = reader.outcome else { return actions }
-            return withoutFinish(actions) + readerFinished(result, reader: reader)
+            return withoutFinish(actions) + readerFinished(result, reader: reader, now: now)
         case var .writing(writer):
             let actions = writer.handle(event, now: now)
             stage = .writing(writer)
@@ -79,7 +79,7 @@ public struct PartialFlashFlow: FlowMachine {
     }
 
     private mutating func readerFinished(_ result: Result<BoardMemoryMap, any Error>,
-                                         reader: MemoryMapReader) -> [FlowAction] {
+                                         reader: MemoryMapReader, now: Duration) -> [FlowAction] {
         let map: BoardMemoryMap
         switch result {
         case let .failure(error): return finish(.failure(error))
@@ -111,7 +111,7 @@ public struct PartialFlashFlow: FlowMachine {
             }
             self.plan = plan
             var writer = PartialFlashWriter(plan: plan, program: program, settings: settings)
-            let actions = writer.beginAfterRegionInfo()
+            let actions = writer.beginAfterRegionInfo(now: now)
             stage = .writing(writer)
             return withoutFinish(actions) + writerFinished(writer)
         }

@@ -39,6 +39,12 @@ public struct PartialFlashSettings: Sendable, Equatable {
     public var skipErasedBlocks: Bool
     /// After the reboot, reconnect and check that REGION_INFO 2 reports the new program. Default true.
     public var verifyAfterFlash: Bool
+    /// Ignore a `01 FF` / `01 AA` that reaches the writer at the very instant (`now`) its block was
+    /// sent: it cannot be that block's answer, so it is a duplicate of the previous one. Turn it on
+    /// with drivers whose clock advances between a write and its answer (real links, the link
+    /// model); leave it off with zero-latency drivers, where every answer arrives at the send instant.
+    /// Default false.
+    public var rejectSimultaneousAnswers: Bool
 
     public init(answerTimeout: Duration = .seconds(2), requestAttempts: Int = 3,
                 switchToPairingMode: Bool = true, modeSwitchLimit: Int = 2,
@@ -46,7 +52,8 @@ public struct PartialFlashSettings: Sendable, Equatable {
                 reconnectAttempts: Int = 3, reconnectLimit: Int = 3,
                 blockTimeout: Duration = .seconds(1), blockRetryLimit: Int = 5, runRetryLimit: Int = 50,
                 deadlineBase: Duration = .seconds(30), deadlinePerBlock: Duration = .milliseconds(250),
-                skipErasedBlocks: Bool = true, verifyAfterFlash: Bool = true) {
+                skipErasedBlocks: Bool = true, verifyAfterFlash: Bool = true,
+                rejectSimultaneousAnswers: Bool = false) {
         self.answerTimeout = answerTimeout
         self.requestAttempts = max(1, requestAttempts)
         self.switchToPairingMode = switchToPairingMode
@@ -62,6 +69,7 @@ public struct PartialFlashSettings: Sendable, Equatable {
         self.deadlinePerBlock = deadlinePerBlock
         self.skipErasedBlocks = skipErasedBlocks
         self.verifyAfterFlash = verifyAfterFlash
+        self.rejectSimultaneousAnswers = rejectSimultaneousAnswers
     }
 
     /// The deadline of a run that writes `blocks` blocks.

@@ -18,6 +18,7 @@ extension PartialFlashWriter {
     mutating func sendBlock(from first: UInt8, newGroup: Bool) -> [FlowAction] {
         let block = plan.blocks[index]
         group = first
+        sentAt = clock
         if newGroup { resentSameNumbers = false }
         state = .awaitingAck
         var actions: [FlowAction] = [.report(.trace(
@@ -70,6 +71,9 @@ extension PartialFlashWriter {
             }
         }
         switch (notification, state) {
+        case (.writeSuccess, .awaitingAck) where settings.rejectSimultaneousAnswers && sentAt == clock,
+             (.writeFail, .awaitingAck) where settings.rejectSimultaneousAnswers && sentAt == clock:
+            return [trace, .report(.trace("ignored: arrived at the instant the block was sent (a duplicate)"))]
         case (.writeSuccess, .awaitingAck):
             return [trace] + acknowledged()
         case (.writeFail, .awaitingAck):
@@ -79,8 +83,16 @@ extension PartialFlashWriter {
             return [trace] + disarm() + sendBlock(from: 0, newGroup: true)
         case let (.regionInfo(region), .verifying) where region.id == 2:
             return [trace] + disarm() + verify(region)
+        case (.writeSuccess, .ending), (.writeFail, .ending):
+            // Every transmission yields at most one answer and the last one was consumed, so this
+            // one is extra: an earlier answer was duplicated and taken for a later block's.
+            unaccountedAnswers += 1
+            return [trace, .report(.trace("unexpected answer after the last block: a block may have been skipped"))]
         case (.writeSuccess, .syncing), (.writeFail, .syncing):
-            return [trace, .report(.trace("ignored: answer to a transmission before the resynchronisation"))]
+            // A resynchronisation starts only after the block's answers were consumed or lost (two
+            // timeouts, or a second `01 AA`), so an answer now is one too many: an earlier answer was
+            // duplicated and taken for a later block's, which may therefore never have been written.
+            return [trace] + fail(.unaccountedAnswers(count: unaccountedAnswers + 1))
         default:
             return [trace, .report(.trace("ignored: stray notification"))]
         }
@@ -117,6 +129,7 @@ extension PartialFlashWriter {
         guard region.start == expectedStart, region.hash == expectedHash else {
             return fail(.verificationFailed(expectedStart: expectedStart, expectedHash: expectedHash, reported: region))
         }
+        if unaccountedAnswers > 0 { return fail(.unaccountedAnswers(count: unaccountedAnswers)) }
         stats.verified = true
         outcome = .success(stats)
         state = .finished

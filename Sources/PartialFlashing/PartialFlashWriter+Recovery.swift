@@ -63,6 +63,7 @@ extension PartialFlashWriter {
             return timer + settle(recovery.unexpectedLoss(reason))
         case .ending:
             let timer = disarm()
+            if unaccountedAnswers > 0 { return timer + fail(.unaccountedAnswers(count: unaccountedAnswers)) }
             guard settings.verifyAfterFlash else {
                 outcome = .success(stats)
                 state = .finished
@@ -83,6 +84,7 @@ extension PartialFlashWriter {
     /// All blocks were written and END_OF_TRANSMISSION made the board restart, but it cannot be
     /// reached again: it runs the new program, which may not start Bluetooth. Not an error.
     mutating func finishUnverified(_ error: TransportError) -> [FlowAction] {
+        if unaccountedAnswers > 0 { return fail(.unaccountedAnswers(count: unaccountedAnswers)) }
         outcome = .success(stats)
         state = .finished
         return [.report(.note("the board restarted into its new program and does not accept connections "

@@ -58,6 +58,13 @@ public struct PartialFlashStats: Sendable, Equatable, Codable {
 ///   of earlier transmissions arrive before it and are ignored, so nothing sent before
 ///   the resynchronisation can be mistaken for the answer to the block sent after it.
 ///
+/// Answers carry no block id, so a *duplicated* answer could be taken for the next block's.
+/// Every transmission yields at most one answer, so an answer that arrives while
+/// resynchronising or after END_OF_TRANSMISSION is one too many: the writer then reports
+/// `PartialFlashError.unaccountedAnswers` (a block may have been skipped) instead of success.
+/// With `rejectSimultaneousAnswers` it also ignores an answer that arrives at the instant its
+/// block was sent, which stops a duplicate delivered together with its original.
+///
 /// END_OF_TRANSMISSION (`02`) goes only after the last block was acknowledged (by a
 /// notification received after the last REGION_INFO, so the board's buffer and offset hold
 /// that block). Then the writer waits for the reboot, connects again, reads REGION_INFO 2
@@ -107,6 +114,12 @@ public struct PartialFlashWriter: FlowMachine {
     /// The most blocks acknowledged at once (progress never goes backwards).
     var progress = 0
     var runningTimer: TimerID?
+    /// `01 FF` / `01 AA` received after END_OF_TRANSMISSION: evidence of a duplicated answer.
+    var unaccountedAnswers = 0
+    /// The `now` of the event being handled.
+    var clock: Duration = .zero
+    /// The `now` at which the transmission in flight was handed to the driver.
+    var sentAt: Duration?
     var recovery: LinkRecovery
 
     /// - Parameters:
@@ -136,14 +149,16 @@ public struct PartialFlashWriter: FlowMachine {
     /// was just answered (so the board expects packet 0): the first block goes out at once.
     /// `MemoryMapReader` leaves the board in that state. Use the `.start` event instead on a
     /// fresh connection: the writer then subscribes and resynchronises first.
-    public mutating func beginAfterRegionInfo() -> [FlowAction] {
+    public mutating func beginAfterRegionInfo(now: Duration = .zero) -> [FlowAction] {
         guard state == .idle else { return [] }
+        clock = now
         guard !plan.blocks.isEmpty else { return fail(.nothingToWrite) }
         return opening() + sendBlock(from: 0, newGroup: true)
     }
 
     public mutating func handle(_ event: FlowEvent, now: Duration) -> [FlowAction] {
         guard outcome == nil else { return [] }
+        clock = now
         switch event {
         case .start:
             guard state == .idle else { return [] }

@@ -14,15 +14,17 @@ import Transport
         var injected = 0
     }
 
-    func runMany(_ faults: Faults, seeds: Range<UInt64>, family: ChipFamily) -> Outcome {
+    func runMany(_ faults: Faults, seeds: Range<UInt64>, family: ChipFamily,
+                 settings: PartialFlashSettings = PartialFlashSettings(), latency: Duration = .milliseconds(15)) -> Outcome {
         let start: UInt32 = family == .nrf52833 ? 0x47000 : 0x35400
         var outcome = Outcome()
         for seed in seeds {
             let (image, program) = makeProgram(at: start, bodySize: 2500 + Int(seed % 7) * 500, seed: seed)
             let board = boardWithOldProgram(family: family, at: start, mode: seed % 5 == 0 ? .application : .pairing,
                                             seed: seed &+ 1000)
-            var driver = LoopbackDriver(flow: PartialFlashFlow(image: image, program: program, family: family),
-                                        board: board, faults: faults, seed: seed)
+            var driver = LoopbackDriver(
+                flow: PartialFlashFlow(image: image, program: program, family: family, settings: settings),
+                board: board, faults: faults, seed: seed, latency: latency)
             let finished = driver.run()
             #expect(finished, "seed \(seed): the flow stalled")
             let violations = driver.board.violations
@@ -73,6 +75,24 @@ import Transport
         let v1 = runMany(faults, seeds: 340..<380, family: .nrf51)
         #expect(v2.injected + v1.injected > 80)
         #expect(v2.flashed + v1.flashed >= 72)
+    }
+
+    @Test func neverReportsSuccessOverASkippedBlockWhenAnswersAreDuplicated() {
+        // A duplicated 01 FF could be taken for the next block's answer. With a clock that advances
+        // between a write and its answer, the copy reaches the writer at the instant the next block
+        // was sent and is ignored.
+        let faults = Faults(dropWrite: 0.01, dropNotification: 0.01, duplicateNotification: 0.02)
+        let settings = PartialFlashSettings(rejectSimultaneousAnswers: true)
+        let v2 = runMany(faults, seeds: 400..<440, family: .nrf52833, settings: settings)
+        let v1 = runMany(faults, seeds: 440..<480, family: .nrf51, settings: settings)
+        #expect(v2.injected + v1.injected > 100)
+        #expect(v2.flashed + v1.flashed >= 72)
+    }
+
+    @Test func flashesWithZeroLatencyDriverWhenSimultaneousAnswersAreAccepted() {
+        let lossy = runMany(Faults(dropWrite: 0.02, dropNotification: 0.02), seeds: 500..<520, family: .nrf52833,
+                            latency: .zero)
+        #expect(lossy.flashed >= 18)
     }
 
     @Test func failsCleanlyUnderHeavyLoss() {

@@ -11,57 +11,74 @@ struct Faults {
     /// Holds a notification (and, to keep order, every later one) until the next timer has fired:
     /// an answer that arrives after the flow's timeout.
     var delayNotification = 0.0
+    /// Delivers a notification twice in a row (a misbehaving board or link).
+    var duplicateNotification = 0.0
     static let none = Faults()
 }
 
-/// A minimal single-threaded driver: runs a flow against a `ModelBoard` in modelled time,
-/// delivering queued events first and otherwise firing the earliest timer. Deterministic
-/// for a given seed.
+/// A minimal discrete-event driver: runs a flow against a `ModelBoard` in modelled time.
+/// Every answer of the board reaches the flow `latency` after the write that caused it
+/// (a duplicate at the same instant as its original); timers fire in time order when no
+/// earlier event is due. Deterministic for a given seed.
 struct LoopbackDriver<Flow: FlowMachine> {
     var flow: Flow
     var board: ModelBoard
     var faults: Faults
     var rng: SeededRandom
+    let latency: Duration
     private(set) var now: Duration = .zero
     private(set) var written: [[UInt8]] = []
     private(set) var injected = 0
-    private var pending: [FlowEvent] = []
+    /// When true, `log` records every event and write in short form (for debugging a seed).
+    var recordLog = false
+    private(set) var log: [String] = []
+    private var pending: [(at: Duration, event: FlowEvent)] = []
     private var timers: [TimerID: Duration] = [:]
     private var connected = true
     private var held: [FlowEvent] = []
     private var holding = false
 
-    init(flow: Flow, board: ModelBoard, faults: Faults = .none, seed: UInt64 = 0) {
+    init(flow: Flow, board: ModelBoard, faults: Faults = .none, seed: UInt64 = 0,
+         latency: Duration = .milliseconds(15)) {
         self.flow = flow
         self.board = board
         self.faults = faults
         self.rng = SeededRandom(seed: seed)
+        self.latency = latency
     }
 
     /// Runs until the flow finishes; false when it stalls (no event and no timer) or loops.
     mutating func run(maxSteps: Int = 100_000) -> Bool {
-        pending = [.start(link)]
+        pending = [(.zero, .start(link))]
         var steps = 0
         while flow.outcome == nil, steps < maxSteps {
             steps += 1
-            let event: FlowEvent
-            if !pending.isEmpty {
-                event = pending.removeFirst()
-            } else if let next = timers.min(by: { $0.value < $1.value }) {
-                timers[next.key] = nil
-                now = max(now, next.value)
-                perform(flow.handle(.timerFired(next.key), now: now))
+            let timer = timers.min { $0.value < $1.value }
+            if let first = pending.first, timer.map({ first.at <= $0.value }) ?? true {
+                pending.removeFirst()
+                now = max(now, first.at)
+                if recordLog { log.append("\(now) event \(first.event)") }
+                perform(flow.handle(first.event, now: now))
+            } else if let timer {
+                timers[timer.key] = nil
+                now = max(now, timer.value)
+                if recordLog { log.append("\(now) timer \(timer.key)") }
+                perform(flow.handle(.timerFired(timer.key), now: now))
                 // The late answers arrive after the flow reacted to its timeout, still in order.
-                pending.append(contentsOf: held)
+                for event in held { enqueue(event, at: now) }
                 held = []
                 holding = false
-                continue
             } else {
                 return false
             }
-            perform(flow.handle(event, now: now))
         }
         return flow.outcome != nil
+    }
+
+    /// Queues `event` after every event due at or before `at`.
+    private mutating func enqueue(_ event: FlowEvent, at: Duration) {
+        let i = pending.firstIndex { $0.at > at } ?? pending.endIndex
+        pending.insert((at, event), at: i)
     }
 
     private mutating func chance(_ p: Double) -> Bool {
@@ -76,7 +93,7 @@ struct LoopbackDriver<Flow: FlowMachine> {
             switch action {
             case let .write(_, bytes, _):
                 guard connected else {
-                    pending.append(.writeFailed(pf, .notConnected(operation: "write")))
+                    enqueue(.writeFailed(pf, .notConnected(operation: "write")), at: now)
                     continue
                 }
                 if chance(faults.linkLoss) {
@@ -90,10 +107,14 @@ struct LoopbackDriver<Flow: FlowMachine> {
                 }
                 if chance(faults.dropWrite) { continue }
                 written.append(bytes)
+                if recordLog { log.append("  write \(bytes.prefix(4).map { String($0, radix: 16) })") }
                 let (notifications, reboots) = board.receive(bytes)
                 for n in notifications where !chance(faults.dropNotification) {
                     if !holding, chance(faults.delayNotification) { holding = true }
-                    if holding { held.append(.notification(pf, n)) } else { pending.append(.notification(pf, n)) }
+                    let copies = chance(faults.duplicateNotification) ? 2 : 1
+                    for _ in 0..<copies {
+                        if holding { held.append(.notification(pf, n)) } else { enqueue(.notification(pf, n), at: now + latency) }
+                    }
                 }
                 if reboots { drop(.remoteTerminated) }
             case let .startTimer(id, duration):
@@ -103,9 +124,8 @@ struct LoopbackDriver<Flow: FlowMachine> {
             case .disconnect:
                 if connected { drop(.localTerminated) }
             case let .connect(after):
-                now += after
                 connected = true
-                pending.append(.connected(link))
+                enqueue(.connected(link), at: now + after)
             case .subscribe, .report, .finish:
                 break
             }
@@ -117,7 +137,7 @@ struct LoopbackDriver<Flow: FlowMachine> {
         held = []
         holding = false
         connected = false
-        pending.append(.disconnected(reason))
+        enqueue(.disconnected(reason), at: now + latency)
     }
 }
 

@@ -124,16 +124,35 @@ import Transport
         #expect(writes(resend).first?.prefix(3) == [0x01, 0x70, 0x40])
     }
 
-    @Test func ignoresAcksThatArriveWhileResynchronising() throws {
+    @Test func answersTheRegionInfoBarrierWithTheSameBlockFromZero() throws {
         var (writer, _) = try startedWriter()
-        _ = writer.run([.timerFired(block), .timerFired(block)])  // now waiting for REGION_INFO 2
-        let stray = writer.handle(ack, now: .seconds(2))
-        #expect(effects(stray).isEmpty)
-        #expect(!reports(stray).contains { if case .progress = $0 { true } else { false } })
-        // The block is sent again after the barrier, whatever came before it.
-        let again = writer.handle(region(2, 0x47000, 0x73000, oldProgramHash), now: .seconds(2))
+        _ = writer.run([ack, .timerFired(block), .timerFired(block)])   // waiting for REGION_INFO 2
+        // A status or a region answer for another region changes nothing.
+        #expect(effects(writer.run([status(.pairing), v2Runtime])).isEmpty)
+        let again = writer.handle(v2Program, now: .seconds(2))
         #expect(packetNumbers(again) == [0, 1, 2, 3])
-        #expect(writes(again).first?.prefix(3) == [0x01, 0x70, 0x00])
+        #expect(writes(again).first?.prefix(3) == [0x01, 0x70, 0x40])
+        #expect(reports(again).allSatisfy { if case .progress = $0 { false } else { true } })
+    }
+
+    @Test func treatsAWriteAnswerDuringResynchronisationAsADuplicate() throws {
+        var (writer, _) = try startedWriter()
+        _ = writer.run([.timerFired(block), .timerFired(block)])  // both answers lost: resynchronising
+        // Every answer of block 1 was consumed or lost, so this one is extra: an earlier answer was
+        // duplicated and a block may have been skipped. The write stops for a full flash.
+        let extra = writer.handle(ack, now: .seconds(2))
+        #expect(effects(extra) == [.cancelTimer(answer), .cancelTimer(PartialFlashTimer.deadline), .finish])
+        #expect(writer.partialFlashError == .unaccountedAnswers(count: 1))
+    }
+
+    @Test func ignoresAnAnswerArrivingAtTheInstantItsBlockWasSentWhenAsked() throws {
+        var (writer, _) = try startedWriter(settings: PartialFlashSettings(rejectSimultaneousAnswers: true))
+        let next = writer.handle(ack, now: .milliseconds(30))          // block 2 sent at 30 ms
+        #expect(packetNumbers(next) == [4, 5, 6, 7])
+        let copy = writer.handle(ack, now: .milliseconds(30))          // the copy of block 1's answer
+        #expect(effects(copy).isEmpty)
+        #expect(reports(copy).contains(.trace("ignored: arrived at the instant the block was sent (a duplicate)")))
+        #expect(packetNumbers(writer.handle(ack, now: .milliseconds(60))) == [8, 9, 10, 11])
     }
 
     @Test func givesUpAfterTheBlockRetryLimitNamingTheBlock() throws {
@@ -263,11 +282,23 @@ import Transport
         #expect(packetNumbers(writer.handle(v2Program, now: .zero)) == [0, 1, 2, 3])
     }
 
-    @Test func toleratesStrayNotificationsAfterEndOfTransmission() throws {
+    @Test func toleratesStrayStatusAfterEndOfTransmission() throws {
         var (writer, _) = try startedWriter(bodySize: 32)
         _ = writer.handle(ack, now: .zero)
-        #expect(effects(writer.run([ack, outOfOrder, status(.pairing)])).isEmpty)
+        #expect(effects(writer.run([status(.pairing), region(1, 0x1C000, 0x46B00, runtimeHash)])).isEmpty)
         _ = writer.run([.disconnected(.remoteTerminated), .connected(link), region(2, 0x47000, 0x73000, newProgramHash)])
         #expect(try writer.outcome?.get().blocks == 1)
+    }
+
+    @Test func flagsAWriteAnswerAfterEndOfTransmissionAsAPossiblySkippedBlock() throws {
+        var (writer, _) = try startedWriter(bodySize: 96)        // 2 blocks
+        // Block 1's 01 FF arrives twice; the copy is taken for block 2's answer.
+        let end = writer.run([ack, ack])
+        #expect(writes(end).last == [0x02])
+        // Block 2's real answer then arrives after END_OF_TRANSMISSION.
+        #expect(effects(writer.handle(ack, now: .milliseconds(30))).isEmpty)
+        _ = writer.run([.disconnected(.remoteTerminated), .connected(link), region(2, 0x47000, 0x73000, newProgramHash)])
+        #expect(writer.partialFlashError == .unaccountedAnswers(count: 1))
+        #expect(writer.partialFlashError?.description.contains("full flash") == true)
     }
 }
