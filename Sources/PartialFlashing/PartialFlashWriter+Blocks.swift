@@ -34,6 +34,7 @@ extension PartialFlashWriter {
     /// Sends REGION_INFO 2 to reset the board's packet counters.
     mutating func resync(attempt: Int) -> [FlowAction] {
         if attempt == 1 { stats.resyncs += 1 }
+        sentAt = clock
         state = .syncing(attempt: attempt)
         outOfOrderSeen = false
         let bytes = PartialFlashingRequest.regionInfo(2).bytes
@@ -43,6 +44,7 @@ extension PartialFlashWriter {
 
     mutating func sendEndOfTransmission(sends: Int) -> [FlowAction] {
         state = .ending(sends: sends)
+        sentAt = clock
         let bytes = PartialFlashingRequest.endOfTransmission.bytes
         return [.report(.phase(.reset)), .report(.trace("→ \(bytes.spacedHex) (end of transmission)")),
                 .write(characteristic, bytes, .command), arm(PartialFlashTimer.reboot, settings.rebootTimeout)]
@@ -71,9 +73,9 @@ extension PartialFlashWriter {
             }
         }
         switch (notification, state) {
-        case (.writeSuccess, .awaitingAck) where settings.rejectSimultaneousAnswers && sentAt == clock,
-             (.writeFail, .awaitingAck) where settings.rejectSimultaneousAnswers && sentAt == clock:
-            return [trace, .report(.trace("ignored: arrived at the instant the block was sent (a duplicate)"))]
+        case (.writeSuccess, _) where settings.rejectSimultaneousAnswers && sentAt == clock,
+             (.writeFail, _) where settings.rejectSimultaneousAnswers && sentAt == clock:
+            return [trace, .report(.trace("ignored: arrived at the instant of the last write (a duplicate)"))]
         case (.writeSuccess, .awaitingAck):
             return [trace] + acknowledged()
         case (.writeFail, .awaitingAck):

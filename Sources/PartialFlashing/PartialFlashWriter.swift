@@ -62,8 +62,9 @@ public struct PartialFlashStats: Sendable, Equatable, Codable {
 /// Every transmission yields at most one answer, so an answer that arrives while
 /// resynchronising or after END_OF_TRANSMISSION is one too many: the writer then reports
 /// `PartialFlashError.unaccountedAnswers` (a block may have been skipped) instead of success.
-/// With `rejectSimultaneousAnswers` it also ignores an answer that arrives at the instant its
-/// block was sent, which stops a duplicate delivered together with its original.
+/// With `rejectSimultaneousAnswers` it also ignores an answer that arrives at the instant of its
+/// own last write (it cannot answer that write), which stops a duplicate delivered together
+/// with its original.
 ///
 /// END_OF_TRANSMISSION (`02`) goes only after the last block was acknowledged (by a
 /// notification received after the last REGION_INFO, so the board's buffer and offset hold
@@ -118,7 +119,7 @@ public struct PartialFlashWriter: FlowMachine {
     var unaccountedAnswers = 0
     /// The `now` of the event being handled.
     var clock: Duration = .zero
-    /// The `now` at which the transmission in flight was handed to the driver.
+    /// The `now` of the last block, REGION_INFO or END_OF_TRANSMISSION handed to the driver.
     var sentAt: Duration?
     var recovery: LinkRecovery
 

@@ -151,7 +151,7 @@ import Transport
         #expect(packetNumbers(next) == [4, 5, 6, 7])
         let copy = writer.handle(ack, now: .milliseconds(30))          // the copy of block 1's answer
         #expect(effects(copy).isEmpty)
-        #expect(reports(copy).contains(.trace("ignored: arrived at the instant the block was sent (a duplicate)")))
+        #expect(reports(copy).contains(.trace("ignored: arrived at the instant of the last write (a duplicate)")))
         #expect(packetNumbers(writer.handle(ack, now: .milliseconds(60))) == [8, 9, 10, 11])
     }
 
