@@ -67,7 +67,8 @@ extension PartialFlashWriter {
         } catch {
             switch state {
             case .awaitingAck, .syncing, .verifying:
-                return [trace] + fail(.malformedNotification(bytes: bytes, problem: (error as? FrameError) ?? .badValue("\(error)")))
+                let problem = (error as? FrameError) ?? .badValue("\(error)")
+                return [trace] + fail(.malformedNotification(bytes: bytes, problem: problem))
             default:
                 return [trace, .report(.trace("ignored: not a partial-flashing answer"))]
             }
