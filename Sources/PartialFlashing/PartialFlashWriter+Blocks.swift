@@ -19,6 +19,7 @@ extension PartialFlashWriter {
         let block = plan.blocks[index]
         group = first
         sentAt = clock
+        writeFailure = nil
         if newGroup { resentSameNumbers = false }
         state = .awaitingAck
         var actions: [FlowAction] = [.report(.trace(

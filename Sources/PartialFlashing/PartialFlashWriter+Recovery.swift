@@ -5,7 +5,9 @@ extension PartialFlashWriter {
     mutating func timerFired() -> [FlowAction] {
         switch state {
         case .awaitingAck:
-            let problem = WriteProblem.noAcknowledgement(settings.blockTimeout)
+            // A write the driver could not hand to the link explains the silence better.
+            var problem = WriteProblem.noAcknowledgement(settings.blockTimeout)
+            if let error = writeFailure { problem = .writeFailed(error) }
             if let error = countRetry(problem) { return fail(error) }
             let address = hex32(plan.blocks[index].address)
             if !resentSameNumbers {

@@ -117,6 +117,8 @@ public struct PartialFlashWriter: FlowMachine {
     var runningTimer: TimerID?
     /// `01 FF` / `01 AA` received after END_OF_TRANSMISSION: evidence of a duplicated answer.
     var unaccountedAnswers = 0
+    /// A write of the transmission in flight that the driver could not hand to the link.
+    var writeFailure: TransportError?
     /// The `now` of the event being handled.
     var clock: Duration = .zero
     /// The `now` of the last block, REGION_INFO or END_OF_TRANSMISSION handed to the driver.
@@ -185,7 +187,7 @@ public struct PartialFlashWriter: FlowMachine {
             return settle(result)
         case let .writeFailed(_, error):
             // The block or answer timer notices the loss; remember why.
-            if state == .awaitingAck { lastProblem = .writeFailed(error) }
+            if state == .awaitingAck { writeFailure = error }
             return [.report(.trace("write failed: \(error)"))]
         }
     }

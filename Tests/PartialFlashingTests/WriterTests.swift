@@ -301,4 +301,23 @@ import Transport
         #expect(writer.partialFlashError == .unaccountedAnswers(count: 1))
         #expect(writer.partialFlashError?.description.contains("full flash") == true)
     }
+
+    @Test func finishesOnTheRebootWhenVerificationIsOff() throws {
+        var (writer, _) = try startedWriter(bodySize: 32, settings: PartialFlashSettings(verifyAfterFlash: false))
+        _ = writer.handle(ack, now: .zero)
+        let end = writer.handle(.disconnected(.remoteTerminated), now: .seconds(1))
+        #expect(effects(end) == [.cancelTimer(PartialFlashTimer.reboot), .cancelTimer(PartialFlashTimer.deadline), .finish])
+        #expect(try writer.outcome?.get() == PartialFlashStats(blocks: 1, bytes: 64, pages: 1, verified: false))
+    }
+
+    @Test func namesAFailedWriteAsTheLastProblemWhenGivingUp() throws {
+        var (writer, _) = try startedWriter(settings: PartialFlashSettings(blockRetryLimit: 0))
+        let failure = TransportError.failed(operation: "WriteValue", message: "Not connected")
+        let traced = writer.handle(.writeFailed(pf, failure), now: .zero)
+        #expect(effects(traced).isEmpty)
+        _ = writer.handle(.timerFired(block), now: .seconds(1))
+        #expect(writer.partialFlashError == .gaveUp(block: 0, address: 0x47000, retries: 1, budget: .block(limit: 0),
+                                                    lastProblem: .writeFailed(failure)))
+        #expect(writer.partialFlashError?.description.contains("a write failed: WriteValue failed: Not connected") == true)
+    }
 }
