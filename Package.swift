@@ -39,7 +39,7 @@ let package = Package(
         // McuMgr firmware-upgrade state machine.
         .target(name: "McuMgr", dependencies: ["SMP", "FirmwareImage", "Transport"]),
         // Deterministic virtual time and the BLE link model.
-        .target(name: "LinkModel", dependencies: ["Transport"]),
+        .target(name: "LinkModel", dependencies: ["Transport", "FirmwareImage"]),
         // The simulated board: flash memory, partial-flashing service, SMP server.
         .target(name: "SimulatedBoard", dependencies: [
             "FirmwareImage", "PartialFlashing", "SMP", "CBOR", "LinkModel", "Transport",

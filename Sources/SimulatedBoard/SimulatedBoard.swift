@@ -1,1 +1,102 @@
-// The SimulatedBoard module. See README.md for the architecture.
+import FirmwareImage
+import LinkModel
+import PartialFlashing
+import Transport
+
+/// A simulated micro:bit or Calliope mini: flash, storage, mode and GATT services.
+///
+/// A board is a value. Put it into a `Simulation` to connect flows to it; read its flash
+/// afterwards to verify a flash; save it to a file so it survives between runs.
+public struct SimulatedBoard: Sendable {
+    public let profile: BoardProfile
+    public internal(set) var device: DeviceState
+    var services: [any SimulatedService]
+
+    /// A board whose flash holds `image` (0xFF elsewhere), booted normally: in application
+    /// mode, or pairing mode when `mode` says so.
+    /// - Throws: `SimulatedBoardError.imageOutsideFlash` when the image does not fit the chip.
+    public init(profile: BoardProfile, image: MemoryImage = MemoryImage(), mode: BoardMode = .application) throws {
+        let layout = profile.layout
+        let flash = try FlashMemory(layout: layout, image: image)
+        let end = profile.runtimeEnd ?? MemoryMapScan.deriveRuntimeEnd(image: image, layout: layout)
+        self.init(profile: profile,
+                  device: DeviceState(flash: flash, storage: [:], mode: mode, runtimeEnd: end,
+                                      layout: layout, runtime: profile.runtime))
+    }
+
+    /// A board with the standard profile of `board`.
+    public init(_ board: Board, image: MemoryImage = MemoryImage(), mode: BoardMode = .application,
+                bluetoothInApplicationMode: Bool = false) throws {
+        try self.init(profile: BoardProfile(board: board, bluetoothInApplicationMode: bluetoothInApplicationMode),
+                      image: image, mode: mode)
+    }
+
+    init(profile: BoardProfile, device: DeviceState) {
+        self.profile = profile
+        self.device = device
+        services = profile.services.map { kind -> any SimulatedService in
+            switch kind {
+            case .partialFlashing: return PartialFlashingService(runtime: profile.runtime)
+            }
+        }
+    }
+
+    /// Adds a service beyond those of the profile (for services under development and tests).
+    /// It is not saved with the board: add it again after `load`.
+    public mutating func addService(_ service: any SimulatedService) {
+        services.append(service)
+    }
+
+    /// The board's flash.
+    public var flash: FlashMemory { device.flash }
+    /// The mode the board is in.
+    public var mode: BoardMode { device.mode }
+    /// True while an interrupted partial flash forces pairing mode on every boot.
+    public var flashIncomplete: Bool { device.flashIncomplete }
+    /// The REGION_INFO table the board answers with.
+    public var memoryMap: [RegionInfo] { device.memoryMap }
+
+    /// Forgets the flash's erase/write counters and logs (before a run whose writes are checked).
+    public mutating func resetFlashCounters() { device.flash.resetCounters() }
+
+    /// The bytes of `range` of flash (for verification).
+    public func readFlash(_ range: Range<UInt32>) throws -> [UInt8] { try device.flash.read(range) }
+
+    /// Whether a central can connect now: always in pairing mode; in application mode only
+    /// when the program keeps Bluetooth on.
+    public var isConnectable: Bool { device.mode == .pairing || profile.bluetoothInApplicationMode }
+
+    /// The services the board offers.
+    public var offeredServices: Set<BLEUUID> { Set(services.map(\.uuid)) }
+
+    /// What a central learns when it connects.
+    public func connectionInfo(centralMTU: Int) -> ConnectionInfo {
+        ConnectionInfo(services: offeredServices, mtu: min(centralMTU, profile.attMTU), name: profile.name)
+    }
+
+    /// The index of the service that owns `characteristic`.
+    func serviceIndex(of characteristic: GATTCharacteristic) -> Int? {
+        services.firstIndex { $0.characteristics.contains(characteristic) }
+    }
+
+    /// Resets and boots the board at once (no reboot time: for use outside a simulation).
+    /// `holdingButtons` is the user's gesture for pairing mode (A+B + reset, or triple reset).
+    public mutating func reset(holdingButtons: Bool = false) {
+        device.boot(userRequestsPairing: holdingButtons)
+        for i in services.indices { services[i].didBoot(device: device) }
+    }
+
+    /// Delivers a write to the service that owns `characteristic`.
+    mutating func write(_ bytes: [UInt8], to characteristic: GATTCharacteristic, kind: WriteKind,
+                        effects: inout ServiceEffects) -> Int? {
+        guard let i = serviceIndex(of: characteristic) else { return nil }
+        services[i].didWrite(bytes, to: characteristic, kind: kind, device: &device, effects: &effects)
+        return i
+    }
+
+    /// Tells service `index` that its work `tag` is done.
+    mutating func workDone(service index: Int, tag: Int, effects: inout ServiceEffects) {
+        guard services.indices.contains(index) else { return }
+        services[index].workDone(tag: tag, device: &device, effects: &effects)
+    }
+}

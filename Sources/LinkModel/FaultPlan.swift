@@ -1,0 +1,80 @@
+/// The faults a simulated run injects, deterministic from `seed`.
+///
+/// Probabilities are drawn per opportunity (per write, per notification, per erase,
+/// per connection attempt) from a `SplitMix64` seeded with `seed`. Schedules name
+/// exact opportunities: a write index counts the writes of one flow that went on air
+/// in this run, from 0 (CCCD writes are not counted); a connection attempt index counts `connect` actions of the
+/// flow, from 0 (the run's initial connection is never refused). Times are measured
+/// from the start of the run.
+public struct FaultPlan: Sendable, Equatable, Codable {
+    public var seed: UInt64
+    /// A client write is lost on air (the board never sees it).
+    public var dropWrite: Double = 0
+    /// A notification is lost on air.
+    public var dropNotification: Double = 0
+    /// A notification arrives twice (the copy in the next connection event).
+    public var duplicateNotification: Double = 0
+    /// A notification slips behind the next one (or into the next event).
+    public var delayNotification: Double = 0
+    /// The link drops when the client's write with one of these indices goes on air.
+    public var disconnectAtWrite: Set<Int> = []
+    /// The link drops at these times since the start of the run.
+    public var disconnectAt: [Duration] = []
+    /// The link drops on any write with this probability.
+    public var disconnectPerWrite: Double = 0
+    /// A `connect` attempt fails (BlueZ `le-connection-abort-by-local` / `InProgress`).
+    public var refuseConnection: Double = 0
+    /// These `connect` attempts fail.
+    public var refuseConnectionAttempts: Set<Int> = []
+    /// Every board resets at these times since the start of the run (the pairing-mode
+    /// timeouts of partial-flashing-protocol.md §3.7: 15 s after a new bond, ~270 s in pairing mode).
+    public var resetDeviceAt: [Duration] = []
+    /// A board resets when it has been in pairing mode this long (~270 s on real boards),
+    /// counted from the start of the run or from its boot into pairing mode, whichever is later.
+    public var pairingModeTimeout: Duration? = nil
+    /// A page erase takes `slowEraseFactor` times longer.
+    public var slowErase: Double = 0
+    public var slowEraseFactor: Int = 10
+
+    public init(seed: UInt64 = 0) { self.seed = seed }
+
+    /// No faults at all.
+    public static let none = FaultPlan()
+
+    /// Checks every probability is in 0…1.
+    public func validated() throws -> FaultPlan {
+        for (name, p) in [("dropWrite", dropWrite), ("dropNotification", dropNotification),
+                          ("duplicateNotification", duplicateNotification), ("delayNotification", delayNotification),
+                          ("disconnectPerWrite", disconnectPerWrite), ("refuseConnection", refuseConnection),
+                          ("slowErase", slowErase)] where !(0...1).contains(p) {
+            throw LinkModelError.badProbability(name: name, value: p)
+        }
+        return self
+    }
+}
+
+/// How often each fault fired in a run. Every fault of `FaultPlan` has a counter.
+public struct FaultCounters: Sendable, Equatable, Codable, CustomStringConvertible {
+    public var droppedWrites = 0
+    public var droppedNotifications = 0
+    public var duplicatedNotifications = 0
+    public var delayedNotifications = 0
+    public var disconnects = 0
+    public var refusedConnections = 0
+    public var deviceResets = 0
+    public var slowErases = 0
+
+    public init() {}
+
+    /// The total number of faults injected.
+    public var total: Int {
+        droppedWrites + droppedNotifications + duplicatedNotifications + delayedNotifications
+            + disconnects + refusedConnections + deviceResets + slowErases
+    }
+
+    public var description: String {
+        "dropped writes \(droppedWrites), dropped notifications \(droppedNotifications), "
+            + "duplicated \(duplicatedNotifications), delayed \(delayedNotifications), disconnects \(disconnects), "
+            + "refused connections \(refusedConnections), device resets \(deviceResets), slow erases \(slowErases)"
+    }
+}

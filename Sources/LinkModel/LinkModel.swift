@@ -1,1 +1,0 @@
-// The LinkModel module. See README.md for the architecture.

@@ -1,0 +1,100 @@
+import FirmwareImage
+
+/// The 64-byte blocks partial flashing writes, in order.
+///
+/// Rules (partial-flashing-protocol.md §3.3-§3.4): a board erases a page only when a
+/// block at the page's start arrives, so the first block of every page the program
+/// touches is always sent, and before any other block of that page. Nothing is planned
+/// outside the region the board declared (clipped to the scratch page). Blocks are
+/// padded with 0xFF. All-0xFF blocks inside an opened page may be left out: the erase
+/// already made them 0xFF.
+public struct BlockPlan: Sendable, Equatable {
+    /// One block: an absolute address and 64 bytes.
+    public struct Block: Sendable, Equatable {
+        public let address: UInt32
+        public let data: [UInt8]
+        /// True when the block starts a flash page: the board erases the page first.
+        public let opensPage: Bool
+    }
+
+    /// The number of bytes in a block.
+    public static let blockSize: UInt32 = 64
+
+    /// The blocks, sorted by address, unique.
+    public let blocks: [Block]
+    /// The flash page size the plan was made for.
+    public let pageSize: UInt32
+    /// All-0xFF blocks left out.
+    public let skippedBlocks: Int
+
+    public var blockCount: Int { blocks.count }
+    /// Pages erased and written.
+    public var pagesOpened: Int { blocks.reduce(0) { $0 + ($1.opensPage ? 1 : 0) } }
+    /// Bytes sent (64 per block).
+    public var byteCount: Int { blocks.count * Int(Self.blockSize) }
+
+    /// Plans the blocks of `program` from `image`.
+    ///
+    /// - Parameters:
+    ///   - image: the board image of the file.
+    ///   - program: the file's MakeCode program; its `region` is what is written.
+    ///   - boardRegion: region 2 as the board declared it.
+    ///   - family: gives the page size and the scratch page.
+    ///   - skipErasedBlocks: leave out all-0xFF blocks that do not open a page.
+    /// - Throws: `PartialFlashError.programNotPageAligned` when the program's first page
+    ///   cannot be opened, `.programDoesNotFit` when data lies outside the writable region,
+    ///   `.nothingToWrite` when the region is empty.
+    public init(image: MemoryImage, program: MakeCodeProgram, boardRegion: RegionInfo, family: ChipFamily,
+                skipErasedBlocks: Bool = true) throws(PartialFlashError) {
+        let page = family.pageSize
+        let writable = PartialFlashDecision.writableRange(of: boardRegion, family: family)
+        // Only whole blocks below the limit may be written.
+        let limit = writable.upperBound & ~(Self.blockSize - 1)
+        let region = program.region
+        guard !region.isEmpty else { throw .nothingToWrite }
+        guard region.lowerBound % page == 0 else {
+            throw .programNotPageAligned(start: region.lowerBound, pageSize: page)
+        }
+        guard region.lowerBound >= writable.lowerBound, region.lowerBound < limit else {
+            throw .programDoesNotFit(program: region, writable: writable)
+        }
+        let (paddedEnd, overflow) = region.upperBound.addingReportingOverflow(Self.blockSize - 1)
+        let wanted = overflow ? UInt32.max & ~(Self.blockSize - 1) : paddedEnd & ~(Self.blockSize - 1)
+        let end = min(wanted, limit)
+        if end < wanted, image.hasData(in: end..<region.upperBound) {
+            throw .programDoesNotFit(program: region, writable: writable)
+        }
+        var blocks: [Block] = []
+        var skipped = 0
+        var address = region.lowerBound
+        while address < end {
+            let data = image.read(address..<(address + Self.blockSize), fill: 0xFF)
+            let opens = address % page == 0
+            if skipErasedBlocks, !opens, data.allSatisfy({ $0 == 0xFF }) {
+                skipped += 1
+            } else {
+                blocks.append(Block(address: address, data: data, opensPage: opens))
+            }
+            address += Self.blockSize
+        }
+        self.blocks = blocks
+        self.pageSize = page
+        self.skippedBlocks = skipped
+    }
+
+    /// A plan from blocks made elsewhere (tests, tools); no rule is checked.
+    init(blocks: [Block], pageSize: UInt32, skippedBlocks: Int = 0) {
+        self.blocks = blocks
+        self.pageSize = pageSize
+        self.skippedBlocks = skippedBlocks
+    }
+
+    /// The index of the block that opens the page holding block `index`: where a write
+    /// resumes after the link was lost (see `PartialFlashWriter`).
+    public func pageOpenerIndex(of index: Int) -> Int {
+        guard index > 0, index < blocks.count else { return max(0, min(index, blocks.count)) }
+        var i = index
+        while i > 0, !blocks[i].opensPage { i -= 1 }
+        return i
+    }
+}

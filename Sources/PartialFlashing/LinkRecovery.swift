@@ -1,0 +1,47 @@
+import Transport
+
+/// The bounded reconnection policy the partial-flashing flows share.
+///
+/// A link loss the flow asked for (a reboot after `FF 00` or END_OF_TRANSMISSION)
+/// is expected and free; any other loss counts against `reconnectLimit`. Each loss
+/// gets `reconnectAttempts` connection attempts, `reconnectDelay` apart.
+struct LinkRecovery: Sendable, Equatable {
+    let settings: PartialFlashSettings
+    /// Unexpected link losses so far.
+    private(set) var losses = 0
+    /// Connection attempts made for the current loss.
+    private(set) var attempts = 0
+    private(set) var lastLoss: DisconnectReason?
+
+    init(settings: PartialFlashSettings) { self.settings = settings }
+
+    /// The board rebooted as asked: connect again.
+    mutating func expectedLoss() -> [FlowAction] {
+        attempts = 1
+        return [.connect(after: settings.reconnectDelay)]
+    }
+
+    /// The link dropped by surprise: connect again, unless that happened too often.
+    mutating func unexpectedLoss(_ reason: DisconnectReason) -> Result<[FlowAction], PartialFlashError> {
+        losses += 1
+        lastLoss = reason
+        guard losses <= settings.reconnectLimit else {
+            return .failure(.tooManyLinkLosses(count: losses, last: reason))
+        }
+        attempts = 1
+        return .success([.report(.retry("the link dropped (\(reason)); connecting again")),
+                         .connect(after: settings.reconnectDelay)])
+    }
+
+    /// A connection attempt failed: try again, or give up.
+    mutating func connectFailed(_ error: TransportError) -> Result<[FlowAction], PartialFlashError> {
+        guard attempts < settings.reconnectAttempts else {
+            return .failure(.reconnectFailed(attempts: attempts, lastError: error))
+        }
+        attempts += 1
+        return .success([.report(.retry("connecting failed (\(error)); attempt \(attempts) of \(settings.reconnectAttempts)")),
+                         .connect(after: settings.reconnectDelay)])
+    }
+
+    mutating func connected() { attempts = 0 }
+}

@@ -1,0 +1,227 @@
+import FirmwareImage
+import Transport
+
+/// Reads what a board reports about itself: STATUS (`EE`), then REGION_INFO 1 and 2.
+///
+/// Each request has a timeout and a bounded number of attempts. A board running its
+/// application is rebooted into pairing mode (`FF 00`) first: the reader waits for the
+/// disconnect, connects again, subscribes again and starts over from STATUS, at most
+/// `modeSwitchLimit` times. Answers are validated (malformed frames, unrequested
+/// regions, impossible regions); stray notifications (a late `01 FF`, a repeated
+/// answer) are traced and ignored. The last request is REGION_INFO 2, so when the
+/// reader finishes the board's packet counters are reset and writing may start at 0.
+public struct MemoryMapReader: FlowMachine {
+    public typealias Output = BoardMemoryMap
+
+    public private(set) var outcome: Result<BoardMemoryMap, any Error>?
+    /// Connections made again after a reboot or link loss.
+    public private(set) var reconnects = 0
+    /// `FF 00` reboots sent.
+    public private(set) var modeSwitches = 0
+    /// Link losses the reader did not ask for.
+    public var linkLosses: Int { recovery.losses }
+
+    private enum State: Sendable, Equatable {
+        case idle, awaitingStatus(attempt: Int), awaitingRegion(UInt8, attempt: Int)
+        case awaitingReboot, closingLink, reconnecting, finished
+    }
+
+    private let settings: PartialFlashSettings
+    private var family: ChipFamily?
+    private var state = State.idle
+    private var runningTimer: TimerID?
+    private var recovery: LinkRecovery
+    private var status: (version: UInt8, mode: BoardMode)?
+    private var runtime: RegionInfo?
+    private let characteristic = KnownGATT.partialFlashing
+
+    /// - Parameters:
+    ///   - family: the board's chip family, when known; regions outside its layout are refused.
+    ///     When nil, the family is inferred from the runtime region's start (0x18000 or 0x1C000).
+    ///   - settings: timeouts and limits (`answerTimeout`, `requestAttempts`, `switchToPairingMode`,
+    ///     `modeSwitchLimit`, `rebootTimeout`, `reconnectDelay`, `reconnectAttempts`, `reconnectLimit`).
+    public init(family: ChipFamily? = nil, settings: PartialFlashSettings = PartialFlashSettings()) {
+        self.family = family
+        self.settings = settings
+        self.recovery = LinkRecovery(settings: settings)
+    }
+
+    public mutating func handle(_ event: FlowEvent, now: Duration) -> [FlowAction] {
+        guard outcome == nil else { return [] }
+        switch event {
+        case let .start(info):
+            guard state == .idle else { return [] }
+            if let missing = checkService(info) { return missing }
+            return [.report(.phase(.readingMemoryMap)), .subscribe(characteristic)] + sendStatus(attempt: 1)
+        case let .notification(c, bytes):
+            guard c == characteristic else { return [.report(.trace("ignored notification from \(c)"))] }
+            return received(bytes)
+        case let .timerFired(id):
+            guard id == runningTimer else { return [] }
+            runningTimer = nil
+            return timerFired()
+        case let .disconnected(reason):
+            return linkLost(reason)
+        case let .connected(info):
+            guard state == .reconnecting else { return [] }
+            recovery.connected()
+            reconnects += 1
+            if let missing = checkService(info) { return missing }
+            status = nil
+            runtime = nil
+            return [.report(.trace("connected again")), .subscribe(characteristic)] + sendStatus(attempt: 1)
+        case let .connectFailed(error):
+            guard state == .reconnecting else { return [] }
+            return settle(recovery.connectFailed(error))
+        case let .writeFailed(_, error):
+            // The answer timer covers a lost request.
+            return [.report(.trace("write failed: \(error)"))]
+        }
+    }
+
+    // MARK: - Requests
+
+    private mutating func sendStatus(attempt: Int) -> [FlowAction] {
+        state = .awaitingStatus(attempt: attempt)
+        return send(.status) + [arm(PartialFlashTimer.answer, settings.answerTimeout)]
+    }
+
+    private mutating func sendRegion(_ id: UInt8, attempt: Int) -> [FlowAction] {
+        state = .awaitingRegion(id, attempt: attempt)
+        return send(.regionInfo(id)) + [arm(PartialFlashTimer.answer, settings.answerTimeout)]
+    }
+
+    private func send(_ request: PartialFlashingRequest) -> [FlowAction] {
+        let bytes = request.bytes
+        return [.report(.trace("→ \(bytes.spacedHex)")), .write(characteristic, bytes, .command)]
+    }
+
+    private mutating func arm(_ timer: TimerID, _ duration: Duration) -> FlowAction {
+        runningTimer = timer
+        return .startTimer(timer, duration)
+    }
+
+    private mutating func disarm() -> [FlowAction] {
+        guard let t = runningTimer else { return [] }
+        runningTimer = nil
+        return [.cancelTimer(t)]
+    }
+
+    // MARK: - Answers
+
+    private mutating func received(_ bytes: [UInt8]) -> [FlowAction] {
+        let trace = FlowAction.report(.trace("← \(bytes.spacedHex)"))
+        let waiting: Bool
+        switch state {
+        case .awaitingStatus, .awaitingRegion: waiting = true
+        default: waiting = false
+        }
+        let notification: PartialFlashingNotification
+        do {
+            notification = try PartialFlashingNotification(bytes: bytes)
+        } catch {
+            guard waiting else { return [trace, .report(.trace("ignored: not a partial-flashing answer"))] }
+            return [trace] + fail(.malformedNotification(bytes: bytes, problem: (error as? FrameError) ?? .badValue("\(error)")))
+        }
+        switch (notification, state) {
+        case let (.status(version, mode), .awaitingStatus):
+            return [trace] + disarm() + statusReceived(version: version, mode: mode)
+        case let (.regionInfo(region), .awaitingRegion(id, _)) where region.id == id:
+            return [trace] + disarm() + regionReceived(region)
+        case let (.regionInfo(region), .awaitingRegion(id, _)):
+            if region.id == 1 && id == 2 { return [trace, .report(.trace("ignored: repeated answer for region 1"))] }
+            return [trace] + fail(.unexpectedRegion(requested: id, got: region.id))
+        default:
+            return [trace, .report(.trace("ignored: stray notification"))]
+        }
+    }
+
+    private mutating func statusReceived(version: UInt8, mode: BoardMode) -> [FlowAction] {
+        status = (version, mode)
+        guard mode == .application, settings.switchToPairingMode else { return sendRegion(1, attempt: 1) }
+        guard modeSwitches < settings.modeSwitchLimit else { return fail(.staysInApplicationMode(switches: modeSwitches)) }
+        modeSwitches += 1
+        state = .awaitingReboot
+        return [.report(.phase(.switchingToPairingMode)),
+                .report(.note("the board runs its program; restarting it in Bluetooth pairing mode"))]
+            + send(.reset(.pairing)) + [arm(PartialFlashTimer.reboot, settings.rebootTimeout)]
+    }
+
+    private mutating func regionReceived(_ region: RegionInfo) -> [FlowAction] {
+        if family == nil, region.id == 1 { family = ChipFamily.withRuntimeStart(region.start) }
+        do {
+            try region.validate(against: family?.layout)
+        } catch {
+            return fail(error)
+        }
+        guard region.id == 2, let runtime, let status else {
+            runtime = region
+            return sendRegion(2, attempt: 1)
+        }
+        let map = BoardMemoryMap(protocolVersion: status.version, mode: status.mode, runtime: runtime, program: region)
+        outcome = .success(map)
+        state = .finished
+        return [.report(.trace("board: protocol \(status.version), \(status.mode) mode, runtime "
+                               + "\(runtime.hash.hexString), program \(region.hash.hexString) at \(hex32(region.start))")),
+                .finish]
+    }
+
+    // MARK: - Timers and the link
+
+    private mutating func timerFired() -> [FlowAction] {
+        switch state {
+        case let .awaitingStatus(attempt):
+            guard attempt < settings.requestAttempts else {
+                return fail(.noAnswer(request: "STATUS (EE)", attempts: attempt, timeout: settings.answerTimeout))
+            }
+            return [.report(.retry("no answer to STATUS; asking again"))] + sendStatus(attempt: attempt + 1)
+        case let .awaitingRegion(id, attempt):
+            guard attempt < settings.requestAttempts else {
+                return fail(.noAnswer(request: "REGION_INFO \(id) (00 0\(id))", attempts: attempt,
+                                      timeout: settings.answerTimeout))
+            }
+            return [.report(.retry("no answer to REGION_INFO \(id); asking again"))] + sendRegion(id, attempt: attempt + 1)
+        case .awaitingReboot:
+            // The board kept the link: close it ourselves, as the reboot would have.
+            state = .closingLink
+            return [.report(.trace("no disconnect after FF 00; closing the link")), .disconnect,
+                    arm(PartialFlashTimer.reboot, settings.rebootTimeout)]
+        case .closingLink:
+            return fail(.rebootNotObserved(after: "the switch to pairing mode (FF 00)", waited: settings.rebootTimeout))
+        default:
+            return []
+        }
+    }
+
+    private mutating func linkLost(_ reason: DisconnectReason) -> [FlowAction] {
+        switch state {
+        case .awaitingReboot, .closingLink:
+            state = .reconnecting
+            return disarm() + [.report(.trace("link closed: \(reason)"))] + recovery.expectedLoss()
+        case .awaitingStatus, .awaitingRegion:
+            state = .reconnecting
+            return disarm() + settle(recovery.unexpectedLoss(reason))
+        default:
+            return []
+        }
+    }
+
+    private mutating func checkService(_ info: ConnectionInfo) -> [FlowAction]? {
+        // An empty service list means the driver does not know; the answers will tell.
+        guard !info.services.isEmpty, !info.services.contains(KnownGATT.partialFlashingService) else { return nil }
+        return fail(.serviceMissing)
+    }
+
+    private mutating func settle(_ result: Result<[FlowAction], PartialFlashError>) -> [FlowAction] {
+        switch result {
+        case let .success(actions): return actions
+        case let .failure(error): return fail(error)
+        }
+    }
+
+    private mutating func fail(_ error: PartialFlashError) -> [FlowAction] {
+        outcome = .failure(error)
+        state = .finished
+        return disarm() + [.finish]
+    }
+}

@@ -1,0 +1,140 @@
+import FirmwareImage
+import Transport
+
+/// How a partial-flashing run ended.
+public enum PartialFlashResult: Sendable, Equatable {
+    /// The board already ran this program; it was restarted into it (`FF 01`).
+    case upToDate
+    /// The program was written; `stats.verified` tells whether the board reported it after its reboot.
+    case flashed(stats: PartialFlashStats)
+    /// Nothing was written: the board needs a full flash, for this reason.
+    case fullRequired(FullFlashReason)
+}
+
+/// A whole partial flash: read the board's memory map, decide, then write the program
+/// or restart an up-to-date board.
+///
+/// Runs `MemoryMapReader`, then `PartialFlashDecision`, then `BlockPlan` and
+/// `PartialFlashWriter`. Errors of the reader or the writer end the flow with that
+/// `PartialFlashError`; a board that cannot take the file ends it with
+/// `.fullRequired(reason)` before anything is written.
+public struct PartialFlashFlow: FlowMachine {
+    public typealias Output = PartialFlashResult
+
+    public private(set) var outcome: Result<PartialFlashResult, any Error>?
+    /// What the board reported, once read.
+    public private(set) var boardMap: BoardMemoryMap?
+    /// The decision, once made.
+    public private(set) var decision: PartialFlashDecision?
+    /// The plan, when the board takes a partial flash.
+    public private(set) var plan: BlockPlan?
+
+    private enum Stage: Sendable {
+        case reading(MemoryMapReader)
+        case writing(PartialFlashWriter)
+        case done
+    }
+
+    private var stage: Stage
+    private let image: MemoryImage
+    private let program: MakeCodeProgram?
+    private let family: ChipFamily
+    private let settings: PartialFlashSettings
+    /// Unexpected link losses while reading, added to the writer's reconnections.
+    private var readerLinkLosses = 0
+
+    /// - Parameters:
+    ///   - image: the board image of the firmware file (one chip family's section).
+    ///   - program: the file's MakeCode program, or nil when it has none.
+    ///   - family: the board's chip family (page size, memory layout).
+    ///   - settings: timeouts and limits for every step.
+    public init(image: MemoryImage, program: MakeCodeProgram?, family: ChipFamily,
+                settings: PartialFlashSettings = PartialFlashSettings()) {
+        self.image = image
+        self.program = program
+        self.family = family
+        self.settings = settings
+        self.stage = .reading(MemoryMapReader(family: family, settings: settings))
+    }
+
+    public mutating func handle(_ event: FlowEvent, now: Duration) -> [FlowAction] {
+        guard outcome == nil else { return [] }
+        switch stage {
+        case var .reading(reader):
+            if case .start = event, program == nil {
+                // Nothing on the board can make a file without a program partially flashable.
+                return finish(.success(.fullRequired(.fileHasNoProgram)))
+            }
+            let actions = reader.handle(event, now: now)
+            stage = .reading(reader)
+            guard let result = reader.outcome else { return actions }
+            return withoutFinish(actions) + readerFinished(result, reader: reader, now: now)
+        case var .writing(writer):
+            let actions = writer.handle(event, now: now)
+            stage = .writing(writer)
+            return withoutFinish(actions) + writerFinished(writer)
+        case .done:
+            return []
+        }
+    }
+
+    private mutating func readerFinished(_ result: Result<BoardMemoryMap, any Error>,
+                                         reader: MemoryMapReader, now: Duration) -> [FlowAction] {
+        let map: BoardMemoryMap
+        switch result {
+        case let .failure(error): return finish(.failure(error))
+        case let .success(m): map = m
+        }
+        boardMap = map
+        readerLinkLosses = reader.linkLosses
+        let decision = PartialFlashDecision(board: map, program: program, family: family)
+        self.decision = decision
+        switch decision {
+        case let .fullRequired(reason):
+            return [.report(.note(reason.description))] + finish(.success(.fullRequired(reason)))
+        case .upToDate:
+            let bytes = PartialFlashingRequest.reset(.application).bytes
+            return [.report(.note("the board already runs this program; restarting it")),
+                    .report(.trace("→ \(bytes.spacedHex)")), .write(KnownGATT.partialFlashing, bytes, .command)]
+                + finish(.success(.upToDate))
+        case .partial:
+            guard let program else { return finish(.success(.fullRequired(.fileHasNoProgram))) }
+            let plan: BlockPlan
+            do {
+                plan = try BlockPlan(image: image, program: program, boardRegion: map.program, family: family,
+                                     skipErasedBlocks: settings.skipErasedBlocks)
+            } catch {
+                let reason = FullFlashReason.regionDoesNotFit(
+                    program: program.region, board: PartialFlashDecision.writableRange(of: map.program, family: family))
+                self.decision = .fullRequired(reason)
+                return [.report(.note("\(reason) (\(error))"))] + finish(.success(.fullRequired(reason)))
+            }
+            self.plan = plan
+            var writer = PartialFlashWriter(plan: plan, program: program, settings: settings)
+            let actions = writer.beginAfterRegionInfo(now: now)
+            stage = .writing(writer)
+            return withoutFinish(actions) + writerFinished(writer)
+        }
+    }
+
+    private mutating func writerFinished(_ writer: PartialFlashWriter) -> [FlowAction] {
+        guard let result = writer.outcome else { return [] }
+        switch result {
+        case let .failure(error): return finish(.failure(error))
+        case var .success(stats):
+            stats.reconnects += readerLinkLosses
+            return finish(.success(.flashed(stats: stats)))
+        }
+    }
+
+    private mutating func finish(_ result: Result<PartialFlashResult, any Error>) -> [FlowAction] {
+        outcome = result
+        stage = .done
+        if case .success = result { return [.report(.phase(.done)), .finish] }
+        return [.finish]
+    }
+
+    private func withoutFinish(_ actions: [FlowAction]) -> [FlowAction] {
+        actions.filter { $0 != .finish }
+    }
+}

@@ -1,0 +1,119 @@
+import Transport
+
+/// Timeouts, link losses and the reboot at the end.
+extension PartialFlashWriter {
+    mutating func timerFired() -> [FlowAction] {
+        switch state {
+        case .awaitingAck:
+            // A write the driver could not hand to the link explains the silence better.
+            var problem = WriteProblem.noAcknowledgement(settings.blockTimeout)
+            if let error = writeFailure { problem = .writeFailed(error) }
+            if let error = countRetry(problem) { return fail(error) }
+            let address = hex32(plan.blocks[index].address)
+            if !resentSameNumbers {
+                // Recovers a lost packet (typically the 4th): the board ignores the packets
+                // it already holds, which are 1-3 behind its expected number, and takes the rest.
+                resentSameNumbers = true
+                return [.report(.retry("block \(index + 1) at \(address): \(problem); resending with the same "
+                                       + "packet numbers"))]
+                    + sendBlock(from: group, newGroup: false)
+            }
+            // The board ignored the same-number resend: it wrote the block and its `01 FF` was
+            // lost (it now expects 4 more), or it lost more than packets. Only REGION_INFO
+            // tells both sides where numbering stands.
+            return [.report(.retry("block \(index + 1) at \(address): \(problem) again; resynchronising"))]
+                + resync(attempt: 1)
+        case let .syncing(attempt):
+            guard attempt < settings.requestAttempts else {
+                lastProblem = .noResyncAnswer(settings.answerTimeout)
+                return fail(gaveUp(.resyncAttempts(settings.requestAttempts)))
+            }
+            if let error = countRetry(.noResyncAnswer(settings.answerTimeout)) { return fail(error) }
+            return [.report(.retry("no answer to REGION_INFO 2; asking again"))] + resync(attempt: attempt + 1)
+        case let .ending(sends):
+            guard sends < 2 else {
+                return fail(.rebootNotObserved(after: "END_OF_TRANSMISSION (02)", waited: settings.rebootTimeout))
+            }
+            // Harmless to repeat: the board burns its buffer (the last block) at the same address again.
+            return [.report(.retry("the board did not restart after 02; sending it again"))]
+                + sendEndOfTransmission(sends: sends + 1)
+        case let .verifying(attempt):
+            guard attempt < settings.requestAttempts else {
+                return fail(.noAnswer(request: "REGION_INFO 2 (00 02) after the reboot", attempts: attempt,
+                                      timeout: settings.answerTimeout))
+            }
+            return [.report(.retry("no answer to REGION_INFO 2 after the reboot; asking again"))]
+                + sendVerification(attempt: attempt + 1)
+        default:
+            return []
+        }
+    }
+
+    mutating func deadlinePassed() -> [FlowAction] {
+        switch state {
+        case .idle, .finished: return []
+        default: return fail(gaveUp(.deadline(settings.deadline(blocks: plan.blockCount))))
+        }
+    }
+
+    mutating func linkLost(_ reason: DisconnectReason) -> [FlowAction] {
+        switch state {
+        case .awaitingAck, .syncing:
+            let timer = disarm()
+            if let error = countRetry(.linkLost(reason)) { return timer + fail(error) }
+            state = .reconnecting(afterReboot: false)
+            return timer + settle(recovery.unexpectedLoss(reason))
+        case .ending:
+            let timer = disarm()
+            if unaccountedAnswers > 0 { return timer + fail(.unaccountedAnswers(count: unaccountedAnswers)) }
+            guard settings.verifyAfterFlash else {
+                outcome = .success(stats)
+                state = .finished
+                return timer + [.report(.trace("the board restarted: \(reason)")),
+                                .cancelTimer(PartialFlashTimer.deadline), .finish]
+            }
+            state = .reconnecting(afterReboot: true)
+            return timer + [.report(.trace("the board restarted: \(reason)"))] + recovery.expectedLoss()
+        case .verifying:
+            let timer = disarm()
+            state = .reconnecting(afterReboot: true)
+            return timer + settle(recovery.unexpectedLoss(reason))
+        default:
+            return []
+        }
+    }
+
+    /// All blocks were written and END_OF_TRANSMISSION made the board restart, but it cannot be
+    /// reached again: it runs the new program, which may not start Bluetooth. Not an error.
+    mutating func finishUnverified(_ error: TransportError) -> [FlowAction] {
+        if unaccountedAnswers > 0 { return fail(.unaccountedAnswers(count: unaccountedAnswers)) }
+        outcome = .success(stats)
+        state = .finished
+        return [.report(.note("the board restarted into its new program and does not accept connections "
+                              + "(\(error)), so the result was not read back")),
+                .cancelTimer(PartialFlashTimer.deadline), .finish]
+    }
+
+    mutating func connected(_ info: ConnectionInfo, afterReboot: Bool) -> [FlowAction] {
+        recovery.connected()
+        if afterReboot { return [.report(.phase(.verify)), .subscribe(characteristic)] + sendVerification(attempt: 1) }
+        stats.reconnects += 1
+        // Resume from the first block of the page that holds the first unacknowledged block,
+        // not from that block itself (partial-flashing-protocol.md §3.4):
+        // * the link may have dropped because the board reset, possibly in the middle of
+        //   erasing that page or burning that block; burning the same data again over a
+        //   half-written word cannot set bits back to 1, only an erase can;
+        // * a board erases a page only when the block at the page start arrives, so
+        //   resending the page's first block erases it again, and every later block of the
+        //   page is then resent in order after it. Pages before it stay as acknowledged,
+        //   and no page is erased after any of its other blocks was written in this pass.
+        // The same reasoning covers the bare resend of the block in flight: without a reset,
+        // burning identical data over identical data changes nothing.
+        let resume = plan.pageOpenerIndex(of: index)
+        let note = FlowAction.report(.trace(
+            "connected again; resuming at block \(resume + 1) (\(hex32(plan.blocks[resume].address))), the first "
+                + "block of the page holding block \(index + 1)"))
+        index = resume
+        return [note, .subscribe(characteristic)] + resync(attempt: 1)
+    }
+}

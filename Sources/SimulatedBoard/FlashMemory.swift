@@ -1,0 +1,120 @@
+import FirmwareImage
+
+/// A board's flash memory with the chip's real semantics.
+///
+/// Erasing a page sets it to 0xFF. Writing can only clear bits: the stored byte
+/// becomes `old & new`, so writing over data that was not erased corrupts it, as on
+/// nRF51/nRF52 NVMC. Every erase and word write is counted, and every written range
+/// is logged so that callers can check nothing was written outside a region.
+public struct FlashMemory: Sendable, Equatable {
+    public let size: UInt32
+    public let pageSize: UInt32
+    private var storage: [UInt8]
+    /// Pages erased since creation (or `resetCounters`).
+    public private(set) var eraseCount = 0
+    /// 32-bit words written since creation (or `resetCounters`).
+    public private(set) var wordWriteCount = 0
+    /// Written address ranges in order; a write that continues the previous range extends it.
+    public private(set) var writeLog: [Range<UInt32>] = []
+    /// Start addresses of erased pages, in order.
+    public private(set) var eraseLog: [UInt32] = []
+
+    /// A blank (all 0xFF) flash of the layout's size and page size.
+    public init(layout: MemoryLayout) {
+        size = layout.flashSize
+        pageSize = layout.pageSize
+        storage = [UInt8](repeating: 0xFF, count: Int(layout.flashSize))
+    }
+
+    /// A flash that holds `image` (programmed as by a debugger: not counted, not logged).
+    /// - Throws: `SimulatedBoardError.imageOutsideFlash` when the image does not fit.
+    public init(layout: MemoryLayout, image: MemoryImage) throws {
+        self.init(layout: layout)
+        for s in image.segments {
+            guard s.end <= size else { throw SimulatedBoardError.imageOutsideFlash(address: max(s.start, size)) }
+            storage.replaceSubrange(Int(s.start)..<Int(s.end), with: s.bytes)
+        }
+    }
+
+    /// The bytes of `range`.
+    /// - Throws: `SimulatedBoardError.addressOutOfRange` outside the flash.
+    public func read(_ range: Range<UInt32>) throws -> [UInt8] {
+        guard range.upperBound <= size else {
+            throw SimulatedBoardError.addressOutOfRange(address: range.lowerBound, count: range.count, flashSize: size)
+        }
+        return Array(storage[Int(range.lowerBound)..<Int(range.upperBound)])
+    }
+
+    /// The byte at `address`, or nil outside the flash.
+    public func byte(at address: UInt32) -> UInt8? {
+        address < size ? storage[Int(address)] : nil
+    }
+
+    /// The start of the page holding `address`.
+    public func pageStart(of address: UInt32) -> UInt32 { address & ~(pageSize - 1) }
+
+    /// True when the page holding `address` is all 0xFF (false outside the flash).
+    public func isBlank(pageAt address: UInt32) -> Bool {
+        let start = pageStart(of: address)
+        guard start < size else { return false }
+        return storage[Int(start)..<Int(start + pageSize)].allSatisfy { $0 == 0xFF }
+    }
+
+    /// Erases the page holding `address`.
+    public mutating func erasePage(at address: UInt32) throws {
+        let start = pageStart(of: address)
+        guard start < size else {
+            throw SimulatedBoardError.addressOutOfRange(address: address, count: Int(pageSize), flashSize: size)
+        }
+        storage.replaceSubrange(Int(start)..<Int(start + pageSize),
+                                with: repeatElement(0xFF, count: Int(pageSize)))
+        eraseCount += 1
+        eraseLog.append(start)
+    }
+
+    /// Writes whole 32-bit words: every stored byte becomes `old & new`.
+    /// - Throws: `unalignedWrite` unless `address` and the length are multiples of 4;
+    ///   `addressOutOfRange` outside the flash. Nothing is written when it throws.
+    public mutating func writeWords(_ bytes: [UInt8], at address: UInt32) throws {
+        guard address % 4 == 0, bytes.count % 4 == 0 else { throw SimulatedBoardError.unalignedWrite(address: address) }
+        guard UInt64(address) + UInt64(bytes.count) <= UInt64(size) else {
+            throw SimulatedBoardError.addressOutOfRange(address: address, count: bytes.count, flashSize: size)
+        }
+        let base = Int(address)
+        for (i, b) in bytes.enumerated() { storage[base + i] &= b }
+        wordWriteCount += bytes.count / 4
+        let range = address..<(address + UInt32(bytes.count))
+        if let last = writeLog.last, last.upperBound == range.lowerBound {
+            writeLog[writeLog.count - 1] = last.lowerBound..<range.upperBound
+        } else if !range.isEmpty {
+            writeLog.append(range)
+        }
+    }
+
+    /// Forgets the counters and logs (the contents stay).
+    public mutating func resetCounters() {
+        eraseCount = 0
+        wordWriteCount = 0
+        writeLog = []
+        eraseLog = []
+    }
+
+    /// Start addresses of the pages that hold anything but 0xFF.
+    public var nonBlankPages: [UInt32] {
+        stride(from: UInt32(0), to: size, by: Int(pageSize)).filter { !isBlank(pageAt: $0) }
+    }
+
+    /// The flash contents as an image of its non-blank pages.
+    public var image: MemoryImage {
+        var out = MemoryImage()
+        for p in nonBlankPages {
+            try? out.write(Array(storage[Int(p)..<Int(p + pageSize)]), at: p, overwrite: true)
+        }
+        return out
+    }
+
+    /// True when every written range lies inside `region`.
+    public func writesStay(inside region: Range<UInt32>) -> Bool {
+        writeLog.allSatisfy { $0.lowerBound >= region.lowerBound && $0.upperBound <= region.upperBound }
+    }
+}

@@ -1,0 +1,75 @@
+import LinkModel
+import Transport
+
+/// One GATT service of a simulated board.
+///
+/// The simulation calls a service when a client write reaches one of its characteristics
+/// and when device work it scheduled is done. The service changes the device state and
+/// asks for notifications, further work and reboots through `ServiceEffects`. Everything is
+/// synchronous and on virtual time: "work that takes 85 ms" is `effects.schedule(after:)`.
+public protocol SimulatedService: Sendable {
+    /// The service UUID.
+    var uuid: BLEUUID { get }
+    /// The characteristics clients may write and subscribe to.
+    var characteristics: Set<GATTCharacteristic> { get }
+    /// A client write arrived (the BLE handler context on a real board).
+    mutating func didWrite(_ bytes: [UInt8], to characteristic: GATTCharacteristic, kind: WriteKind,
+                           device: inout DeviceState, effects: inout ServiceEffects)
+    /// Work scheduled with `effects.schedule(after:tag:)` is done.
+    mutating func workDone(tag: Int, device: inout DeviceState, effects: inout ServiceEffects)
+    /// The board booted: RAM state starts afresh.
+    mutating func didBoot(device: DeviceState)
+}
+
+/// A notification a service asks to send.
+public struct ServiceNotification: Sendable, Equatable {
+    public var characteristic: GATTCharacteristic
+    public var bytes: [UInt8]
+}
+
+/// What a service call asks the board and the link to do, and what it may consult.
+public struct ServiceEffects: Sendable {
+    /// The virtual time of the call.
+    public let now: VirtualInstant
+    /// The board's work durations.
+    public let timing: DeviceTiming
+    public private(set) var notifications: [ServiceNotification] = []
+    public private(set) var work: [(delay: Duration, tag: Int)] = []
+    public private(set) var rebootRequested = false
+    public private(set) var notes: [String] = []
+    var rng: SplitMix64
+    let slowEraseProbability: Double
+    let slowEraseFactor: Int
+    public private(set) var slowErases = 0
+
+    init(now: VirtualInstant, timing: DeviceTiming, rng: SplitMix64, slowErase: Double, slowEraseFactor: Int) {
+        self.now = now
+        self.timing = timing
+        self.rng = rng
+        self.slowEraseProbability = slowErase
+        self.slowEraseFactor = slowEraseFactor
+    }
+
+    /// Sends a notification (dropped by the link unless the client subscribed).
+    public mutating func notify(_ characteristic: GATTCharacteristic, _ bytes: [UInt8]) {
+        notifications.append(ServiceNotification(characteristic: characteristic, bytes: bytes))
+    }
+
+    /// Calls `workDone(tag:)` after `delay` of device time.
+    public mutating func schedule(after delay: Duration, tag: Int) { work.append((delay, tag)) }
+
+    /// Resets the board once this call returns: the link drops, the board boots after its reboot time.
+    public mutating func requestReboot() { rebootRequested = true }
+
+    /// A line for the trace.
+    public mutating func note(_ text: String) { notes.append(text) }
+
+    /// How long this page erase takes, with the slow-erase fault applied.
+    public mutating func pageEraseDuration() -> Duration {
+        if rng.chance(slowEraseProbability) {
+            slowErases += 1
+            return timing.pageErase * max(slowEraseFactor, 1)
+        }
+        return timing.pageErase
+    }
+}

@@ -1,0 +1,87 @@
+import LinkModel
+import Transport
+
+/// Connection events: which packets go on air, when they arrive, how long the radio is busy.
+extension Simulation {
+    /// One connection event. Exchange by exchange, the central sends its next eligible packet
+    /// (handed over before the event started) or an empty one, and the board answers with
+    /// its next eligible packet or an empty one; at most `packetsPerEvent` exchanges, and no
+    /// more than fit before the connection's next event. Then the next event, if anything is left.
+    mutating func connectionEvent(_ c: Int) {
+        guard var conn = connections[c], conn.alive else { return }
+        let start = radio.start(plannedAt: now)
+        if start > now {
+            // Another connection holds the radio: this event is pushed back until it is free.
+            connections[c]?.pendingEvent = start
+            queue.schedule(.connectionEvent(conn: c), at: start)
+            return
+        }
+        conn.pendingEvent = nil
+        let ifs = AirTime.interFrameSpace
+        let limit = start.microseconds + max(conn.schedule.interval - ifs, AirTime.exchange(central: 0, peripheral: 0))
+        var cursor = start.microseconds
+        var exchanges = 0, upBytes = 0, downBytes = 0, upCount = 0, downCount = 0
+        var arrivals: [(time: Int64, event: SimEvent)] = []
+        while exchanges < link.packetsPerEvent {
+            holdBackNotificationIfFaulted(&conn, eventStart: start)
+            let up = conn.central.first.flatMap { $0.handedAt < start ? $0.fragments.first : nil }
+            let down = conn.peripheral.first.flatMap { $0.handedAt < start ? $0.fragments.first : nil }
+            if up == nil && down == nil { break }
+            let upAir = AirTime.packet(payload: up ?? 0)
+            let exchange = upAir + ifs + AirTime.packet(payload: down ?? 0) + ifs
+            if exchanges > 0 && cursor + exchange > limit { break }
+            if let size = up {
+                upCount += 1
+                upBytes += size
+                conn.central[0].fragments.removeFirst()
+                if conn.central[0].fragments.isEmpty {
+                    let pdu = conn.central.removeFirst()
+                    arrivals.append((cursor + upAir, .toBoard(conn: c, pdu.body)))
+                }
+            }
+            if let size = down {
+                downCount += 1
+                downBytes += size
+                conn.peripheral[0].fragments.removeFirst()
+                if conn.peripheral[0].fragments.isEmpty {
+                    let pdu = conn.peripheral.removeFirst()
+                    if case let .notification(ch, bytes, copy) = pdu.body {
+                        arrivals.append((cursor + exchange - ifs, .toClient(conn: c, ch, bytes, copy: copy)))
+                    }
+                }
+            }
+            cursor += exchange
+            exchanges += 1
+        }
+        if exchanges == 0 { cursor += AirTime.exchange(central: 0, peripheral: 0) }
+        radio.reserve(from: start, airTime: cursor - start.microseconds, connection: c)
+        stats.connectionEvents += 1
+        stats.centralPackets += upCount
+        stats.centralBytes += upBytes
+        stats.peripheralPackets += downCount
+        stats.peripheralBytes += downBytes
+        trace.record(t, board: conn.board, .event,
+                     "conn \(c): \(upCount) up, \(downCount) down, air \(cursor - start.microseconds) us")
+        connections[c] = conn
+        for a in arrivals { queue.schedule(a.event, at: VirtualInstant(microseconds: a.time)) }
+        if !conn.central.isEmpty || !conn.peripheral.isEmpty { ensureEvent(c) }
+    }
+
+    /// The delay fault: the board's next notification slips behind the one after it, or into
+    /// the next event when there is none. Each notification is delayed at most once.
+    private mutating func holdBackNotificationIfFaulted(_ conn: inout Connection, eventStart start: VirtualInstant) {
+        guard let first = conn.peripheral.first, first.handedAt < start, !first.delayed,
+              case .notification = first.body, first.fragments.count == 1,
+              rng.chance(faults.delayNotification) else { return }
+        stats.faults.delayedNotifications += 1
+        trace.record(t, board: conn.board, .fault, "notification delayed")
+        var held = conn.peripheral.removeFirst()
+        held.delayed = true
+        if conn.peripheral.first.map({ $0.handedAt < start }) == true {
+            conn.peripheral.insert(held, at: 1)
+        } else {
+            held.handedAt = start
+            conn.peripheral.insert(held, at: 0)
+        }
+    }
+}

@@ -1,0 +1,151 @@
+import LinkModel
+import Transport
+
+/// Driving the flows: the event loop, delivering events, performing actions.
+extension Simulation {
+    mutating func loop(until end: VirtualInstant) {
+        while let next = queue.first {
+            if jobs.allSatisfy(\.finished) { return }
+            if next.time > end {
+                now = end
+                return
+            }
+            guard let entry = queue.pop() else { return }
+            now = entry.time
+            process(entry.payload)
+        }
+    }
+
+    mutating func process(_ event: SimEvent) {
+        switch event {
+        case let .machine(job, e): deliver(e, to: job)
+        case let .connectionEvent(c): connectionEvent(c)
+        case let .toBoard(c, body): arriveAtBoard(c, body)
+        case let .toClient(c, ch, bytes, copy): arriveAtClient(c, ch, bytes, copy: copy)
+        case let .linkLoss(c): loseLink(c)
+        case let .localDisconnect(c): closeLocally(c)
+        case let .clientDisconnected(job, c, reason):
+            guard jobs.indices.contains(job), jobs[job].connection == c else { return }
+            jobs[job].connection = nil
+            trace.record(t, board: jobs[job].board, .disconnect, "the flow sees the link drop: \(reason)")
+            deliver(.disconnected(reason), to: job)
+        case let .connectAttempt(job, startedAt, initial): attemptConnection(job, startedAt: startedAt, initial: initial)
+        case let .connectEstablished(job, b, epoch, initial): establish(job, board: b, epoch: epoch, initial: initial)
+        case let .deviceWork(b, epoch, service, tag): deviceWork(b, epoch: epoch, service: service, tag: tag)
+        case let .boardBoot(b, epoch): boot(b, epoch: epoch)
+        case let .deviceReset(b):
+            guard boards[b].downUntil == nil else { return }
+            stats.faults.deviceResets += 1
+            trace.record(t, board: b, .fault, "device reset (scheduled)")
+            reboot(b)
+        case let .pairingTimeout(b, epoch):
+            guard boards[b].epoch == epoch, boards[b].downUntil == nil else { return }
+            stats.faults.deviceResets += 1
+            trace.record(t, board: b, .fault, "pairing-mode timeout: the board resets")
+            reboot(b)
+        case .linkLossAt:
+            for (id, c) in connections.sorted(by: { $0.key < $1.key }) where c.alive {
+                trace.record(t, board: c.board, .fault, "link lost (scheduled)")
+                loseLink(id)
+            }
+        case let .timer(job, id, generation):
+            guard jobs.indices.contains(job), jobs[job].timers[id] == generation else { return }
+            jobs[job].timers[id] = nil
+            trace.record(t, board: jobs[job].board, .timer, "\(id) fired")
+            deliver(.timerFired(id), to: job)
+        }
+    }
+
+    mutating func beginJob(_ j: Int) {
+        trace.record(t, board: jobs[j].board, .connect, "connecting (setup \(link.connectionSetup.secondsText))")
+        queue.schedule(.connectAttempt(job: j, startedAt: now, initial: true), at: now)
+    }
+
+    mutating func finishJob(_ j: Int, error: (any Error)? = nil) {
+        guard !jobs[j].finished else { return }
+        jobs[j].finished = true
+        jobs[j].finishedAt = now
+        jobs[j].error = error
+        let board = jobs[j].board
+        if let e = error {
+            trace.record(t, board: board, .error, "\(e)")
+        } else {
+            trace.record(t, board: board, .finish, "flow finished")
+        }
+        // The session ends: close its link without telling the flow.
+        if let c = jobs[j].connection, connections[c]?.alive == true {
+            dropConnection(c)
+        }
+        jobs[j].connection = nil
+    }
+
+    /// Feeds one event to a flow and performs its actions, in order.
+    mutating func deliver(_ event: FlowEvent, to j: Int) {
+        guard jobs.indices.contains(j), !jobs[j].finished else { return }
+        let elapsed = now - runStart
+        let actions = jobs[j].machine.handle(event, now: elapsed)
+        for action in actions {
+            guard !jobs[j].finished else { return }
+            perform(action, for: j)
+        }
+    }
+
+    mutating func perform(_ action: FlowAction, for j: Int) {
+        let b = jobs[j].board
+        switch action {
+        case let .write(ch, bytes, kind):
+            handOver(.write(ch, bytes, kind), for: j)
+        case let .subscribe(ch):
+            handOver(.subscribe(ch), for: j)
+        case let .startTimer(id, d):
+            jobs[j].timerGeneration += 1
+            jobs[j].timers[id] = jobs[j].timerGeneration
+            trace.record(t, board: b, .timer, "start \(id) \(d.secondsText)")
+            queue.schedule(.timer(job: j, id, generation: jobs[j].timerGeneration), at: now + d)
+        case let .cancelTimer(id):
+            jobs[j].timers[id] = nil
+        case .disconnect:
+            trace.record(t, board: b, .disconnect, "flow closes the link")
+            guard let c = jobs[j].connection, let conn = connections[c], conn.alive, !conn.closing else {
+                queue.schedule(.machine(job: j, .disconnected(.localTerminated)), at: now)
+                return
+            }
+            connections[c]?.closing = true
+            queue.schedule(.localDisconnect(conn: c), at: conn.schedule.firstEvent(after: now))
+        case let .connect(after):
+            trace.record(t, board: b, .connect, "connect after \(after.secondsText)")
+            queue.schedule(.connectAttempt(job: j, startedAt: now + after, initial: false), at: now + after)
+        case let .report(r):
+            trace.record(t, board: b, .report, Self.text(of: r))
+        case .finish:
+            finishJob(j)
+        }
+    }
+
+    /// Runs the boards' pending work after the flows ended; everything else is dropped.
+    mutating func settleBoards() {
+        queue.filter(\.isDeviceInternal)
+        while let entry = queue.pop() {
+            now = max(now, entry.time)
+            process(entry.payload)
+            queue.filter(\.isDeviceInternal)
+        }
+        for (id, c) in connections where c.alive { dropConnection(id) }
+        connections = [:]
+    }
+
+    static func text(of report: FlowReport) -> String {
+        switch report {
+        case let .phase(p): return "phase: \(p.rawValue)"
+        case let .progress(done, total, unit): return "progress: \(done)/\(total) \(unit.rawValue)"
+        case let .retry(s): return "retry: \(s)"
+        case let .trace(s): return "trace: \(s)"
+        case let .note(s): return "note: \(s)"
+        }
+    }
+
+    mutating func schedulePairingTimeout(_ b: Int) {
+        guard let timeout = faults.pairingModeTimeout else { return }
+        queue.schedule(.pairingTimeout(board: b, epoch: boards[b].epoch), at: now + timeout)
+    }
+}

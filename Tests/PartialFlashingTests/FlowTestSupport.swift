@@ -1,0 +1,96 @@
+import FirmwareImage
+import Transport
+@testable import PartialFlashing
+
+/// Shared vocabulary of the state-machine tests: events, fixtures and action filters.
+let pf = KnownGATT.partialFlashing
+let link = ConnectionInfo(services: [KnownGATT.partialFlashingService], mtu: 23, name: "BBC micro:bit [zotup]")
+
+/// The runtime hash of a real CODAL build (meet-the-microbit) and two program hashes
+/// in MakeCode's `h0 00 h1 00 …` shape.
+let runtimeHash: [UInt8] = [0x22, 0x20, 0x4A, 0xC8, 0x74, 0x97, 0x7E, 0x7F]
+let newProgramHash: [UInt8] = [0x1E, 0x00, 0x53, 0x00, 0x12, 0x00, 0xA2, 0x00]
+let oldProgramHash: [UInt8] = [0xC1, 0x00, 0x81, 0x00, 0xAB, 0x00, 0xDD, 0x00]
+
+func notify(_ bytes: [UInt8]) -> FlowEvent { .notification(pf, bytes) }
+let ack = notify([0x01, 0xFF])
+let outOfOrder = notify([0x01, 0xAA])
+
+func status(_ mode: BoardMode) -> FlowEvent { notify(PartialFlashingNotification.status(version: 1, mode: mode).bytes) }
+
+func region(_ id: UInt8, _ start: UInt32, _ end: UInt32, _ hash: [UInt8]) -> FlowEvent {
+    notify(PartialFlashingNotification.regionInfo(RegionInfo(id: id, start: start, end: end, hash: hash)).bytes)
+}
+
+/// What a CODAL micro:bit V2 with the old program answers.
+let v2Runtime = region(1, 0x1C000, 0x46B00, runtimeHash)
+let v2Program = region(2, 0x47000, 0x73000, oldProgramHash)
+
+/// The bytes of every write, in order.
+func writes(_ actions: [FlowAction]) -> [[UInt8]] {
+    actions.compactMap { if case let .write(c, bytes, .command) = $0, c == pf { return bytes } else { return nil } }
+}
+
+/// The actions that reach the link or the timers (reports left out).
+func effects(_ actions: [FlowAction]) -> [FlowAction] {
+    actions.filter { if case .report = $0 { return false } else { return true } }
+}
+
+func reports(_ actions: [FlowAction]) -> [FlowReport] {
+    actions.compactMap { if case let .report(r) = $0 { return r } else { return nil } }
+}
+
+/// The packet numbers of the FLASH_DATA writes.
+func packetNumbers(_ actions: [FlowAction]) -> [UInt8] {
+    writes(actions).filter { $0.first == 0x01 && $0.count == 20 }.map { $0[3] }
+}
+
+/// A deterministic generator (SplitMix64) for seeded property tests.
+struct SeededRandom: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// A MakeCode-shaped program image: magic, runtime hash, program hash, then `bodySize`
+/// pseudo-random bytes (no 0xFF, so no block is skipped), at `start`.
+func makeProgram(at start: UInt32 = 0x47000, bodySize: Int = 4000, seed: UInt64 = 1,
+                 programHash: [UInt8] = newProgramHash) -> (MemoryImage, MakeCodeProgram) {
+    var rng = SeededRandom(seed: seed)
+    let body = (0..<bodySize).map { _ in UInt8.random(in: 0...0xFE, using: &rng) }
+    let bytes = MakeCodeProgram.magic + runtimeHash + programHash + body
+    var image = MemoryImage()
+    try? image.write(bytes, at: start)
+    let end = start + UInt32(bytes.count)
+    let padded = (end + 63) & ~63
+    return (image, MakeCodeProgram(magicAddress: start, runtimeHash: runtimeHash, programHash: programHash,
+                                   region: start..<padded))
+}
+
+/// The plan of `makeProgram` for a V2 board whose region 2 is 0x47000-0x73000.
+func makePlan(bodySize: Int = 4000, skip: Bool = true) throws -> (BlockPlan, MakeCodeProgram) {
+    let (image, program) = makeProgram(bodySize: bodySize)
+    let plan = try BlockPlan(image: image, program: program,
+                             boardRegion: RegionInfo(id: 2, start: 0x47000, end: 0x73000, hash: oldProgramHash),
+                             family: .nrf52833, skipErasedBlocks: skip)
+    return (plan, program)
+}
+
+extension FlowMachine {
+    /// Feeds events in order and returns every action, as a driver would see them.
+    mutating func run(_ events: [FlowEvent], at now: Duration = .zero) -> [FlowAction] {
+        events.flatMap { handle($0, now: now) }
+    }
+
+    /// The error the flow finished with, if it failed with a `PartialFlashError`.
+    var partialFlashError: PartialFlashError? {
+        guard case let .failure(e)? = outcome else { return nil }
+        return e as? PartialFlashError
+    }
+}

@@ -1,0 +1,109 @@
+import FirmwareImage
+import Testing
+import Transport
+@testable import PartialFlashing
+
+@Suite struct PartialFlashFlowTests {
+    @Test func flashesProgramAndVerifiesItOnAModelBoard() throws {
+        let (image, program) = makeProgram(bodySize: 9000)
+        var driver = LoopbackDriver(flow: PartialFlashFlow(image: image, program: program, family: .nrf52833),
+                                    board: boardWithOldProgram(family: .nrf52833, at: 0x47000))
+        let finished = driver.run()
+        #expect(finished)
+        #expect(try driver.flow.outcome?.get() == .flashed(stats: PartialFlashStats(
+            blocks: 142, bytes: 142 * 64, pages: 3, verified: true)))
+        let holds = boardHolds(driver.board, image: image, program: program, pageSize: 4096)
+        #expect(holds)
+        let violations = driver.board.violations
+        #expect(violations.isEmpty)
+        #expect(driver.flow.decision == .partial)
+        // EE, 00 01, 00 02, 142 × 4 packets, 02, then 00 02 to verify.
+        #expect(driver.written.count == 3 + 142 * 4 + 1 + 1)
+        #expect(driver.written.prefix(3) == [[0xEE], [0x00, 0x01], [0x00, 0x02]])
+        #expect(driver.written.suffix(2) == [[0x02], [0x00, 0x02]])
+    }
+
+    @Test func restartsUpToDateBoardWithoutWriting() throws {
+        let (image, program) = makeProgram(bodySize: 2000)
+        var board = ModelBoard(family: .nrf52833)
+        board.load(image.read(program.region), at: 0x47000)
+        var flow = PartialFlashFlow(image: image, program: program, family: .nrf52833)
+        let actions = flow.run([.start(link), status(.pairing), v2Runtime, region(2, 0x47000, 0x73000, newProgramHash)])
+        #expect(writes(actions) == [[0xEE], [0x00, 0x01], [0x00, 0x02], [0xFF, 0x01]])
+        #expect(actions.last == .finish)
+        #expect(try flow.outcome?.get() == .upToDate)
+        // The same against the model board.
+        var driver = LoopbackDriver(flow: PartialFlashFlow(image: image, program: program, family: .nrf52833),
+                                    board: board)
+        let finished = driver.run()
+        #expect(finished)
+        #expect(try driver.flow.outcome?.get() == .upToDate)
+        let mode = driver.board.mode
+        #expect(mode == .application)
+    }
+
+    @Test func requiresFullFlashForOtherRuntimeWithoutWritingAnyBlock() throws {
+        let (image, program) = makeProgram()
+        var flow = PartialFlashFlow(image: image, program: program, family: .nrf52833)
+        let other: [UInt8] = [1, 2, 3, 4, 5, 6, 7, 8]
+        let actions = flow.run([.start(link), status(.pairing), region(1, 0x1C000, 0x46B00, other), v2Program])
+        #expect(writes(actions) == [[0xEE], [0x00, 0x01], [0x00, 0x02]])
+        #expect(try flow.outcome?.get() == .fullRequired(.runtimeDiffers(board: other, file: runtimeHash)))
+        #expect(reports(actions).contains(.note(FullFlashReason.runtimeDiffers(board: other, file: runtimeHash).description)))
+    }
+
+    @Test func requiresFullFlashForFileWithoutProgramBeforeAskingTheBoard() throws {
+        var flow = PartialFlashFlow(image: MemoryImage(), program: nil, family: .nrf51)
+        let actions = flow.handle(.start(link), now: .zero)
+        #expect(writes(actions).isEmpty)
+        #expect(try flow.outcome?.get() == .fullRequired(.fileHasNoProgram))
+    }
+
+    @Test func requiresFullFlashForBoardWithoutProgram() throws {
+        let (image, program) = makeProgram()
+        var driver = LoopbackDriver(flow: PartialFlashFlow(image: image, program: program, family: .nrf52833),
+                                    board: ModelBoard(family: .nrf52833))
+        let finished = driver.run()
+        #expect(finished)
+        guard case let .fullRequired(reason)? = try driver.flow.outcome?.get() else {
+            Issue.record("expected a full flash"); return
+        }
+        #expect(reason.code == "board-has-no-program")
+        #expect(!driver.written.contains { $0.first == 0x01 })
+    }
+
+    @Test func switchesApplicationModeBoardThenFlashes() throws {
+        let (image, program) = makeProgram(at: 0x35400, bodySize: 3000)
+        var driver = LoopbackDriver(flow: PartialFlashFlow(image: image, program: program, family: .nrf51),
+                                    board: boardWithOldProgram(family: .nrf51, at: 0x35400, mode: .application))
+        let finished = driver.run()
+        #expect(finished)
+        guard case let .flashed(stats)? = try driver.flow.outcome?.get() else {
+            Issue.record("expected flashed, got \(String(describing: driver.flow.outcome))"); return
+        }
+        #expect(stats.pages == 3 && stats.reconnects == 0 && stats.verified)
+        #expect(driver.written.prefix(3) == [[0xEE], [0xFF, 0x00], [0xEE]])
+        let holds = boardHolds(driver.board, image: image, program: program, pageSize: 1024)
+        #expect(holds)
+    }
+
+    @Test func reportsReaderErrorsAsTheFlowError() {
+        let (image, program) = makeProgram()
+        var flow = PartialFlashFlow(image: image, program: program, family: .nrf52833)
+        _ = flow.run([.start(link), status(.pairing), notify([0x00, 0x01, 0x00])])
+        #expect(flow.partialFlashError == .malformedNotification(
+            bytes: [0x00, 0x01, 0x00], problem: .badLength(type: 0, expected: 18, got: 3)))
+    }
+
+    @Test func reportsPhasesInOrder() {
+        let (image, program) = makeProgram(bodySize: 32)
+        var flow = PartialFlashFlow(image: image, program: program, family: .nrf52833)
+        let actions = flow.run([.start(link), status(.pairing), v2Runtime, v2Program, ack,
+                                .disconnected(.remoteTerminated), .connected(link),
+                                region(2, 0x47000, 0x73000, newProgramHash)])
+        let phases = reports(actions).compactMap { if case let .phase(p) = $0 { p } else { nil } }
+        #expect(phases == [.readingMemoryMap, .partial, .reset, .verify, .done])
+        #expect(actions.filter { $0 == .finish }.count == 1)
+        #expect(actions.last == .finish)
+    }
+}

@@ -1,0 +1,323 @@
+import FirmwareImage
+import Testing
+import Transport
+@testable import PartialFlashing
+
+@Suite struct WriterTests {
+    let block = PartialFlashTimer.block
+    let answer = PartialFlashTimer.answer
+
+    func startedWriter(bodySize: Int = 4000, settings: PartialFlashSettings = PartialFlashSettings())
+        throws -> (PartialFlashWriter, [FlowAction]) {
+        let (plan, program) = try makePlan(bodySize: bodySize)
+        var writer = PartialFlashWriter(plan: plan, program: program, settings: settings)
+        let actions = writer.beginAfterRegionInfo()
+        return (writer, actions)
+    }
+
+    @Test func sendsFirstBlockAsFourPacketsWithAddressSplitAcrossPacketsZeroAndOne() throws {
+        let (writer, actions) = try startedWriter()
+        let body = Array(writer.plan.blocks[0].data[32..<64])
+        #expect(writes(actions) == [
+            [0x01, 0x70, 0x00, 0x00] + MakeCodeProgram.magic,
+            [0x01, 0x00, 0x04, 0x01] + runtimeHash + newProgramHash,
+            [0x01, 0x00, 0x00, 0x02] + body[0..<16],
+            [0x01, 0x00, 0x00, 0x03] + body[16..<32],
+        ])
+        #expect(effects(actions).first == .startTimer(PartialFlashTimer.deadline, .seconds(30) + .milliseconds(250) * 63))
+        #expect(effects(actions).last == .startTimer(block, .seconds(1)))
+        #expect(reports(actions).first == .phase(.partial))
+        #expect(reports(actions).contains(.trace("→ 01 70 00 00 70 8E 3B 92 C6 15 A8 41 C4 98 66 C9 75 EE 51 97")))
+    }
+
+    @Test func continuesNumberingAfterEachAckAndReportsProgress() throws {
+        var (writer, _) = try startedWriter()
+        let second = writer.handle(ack, now: .milliseconds(60))
+        #expect(packetNumbers(second) == [4, 5, 6, 7])
+        #expect(writes(second).first?.prefix(3) == [0x01, 0x70, 0x40])
+        #expect(writes(second)[1].prefix(3) == [0x01, 0x00, 0x04])
+        #expect(effects(second).first == .cancelTimer(block))
+        #expect(reports(second).contains(.progress(done: 1, total: 63, unit: .blocks)))
+        #expect(packetNumbers(writer.handle(ack, now: .milliseconds(120))) == [8, 9, 10, 11])
+    }
+
+    @Test func sendsEndOfTransmissionOnlyAfterTheLastAckThenVerifiesTheNewProgram() throws {
+        var (writer, first) = try startedWriter(bodySize: 96)   // 2 blocks
+        #expect(writer.plan.blockCount == 2)
+        #expect(!writes(first).contains([0x02]))
+        let second = writer.handle(ack, now: .milliseconds(60))
+        #expect(!writes(second).contains([0x02]))
+        // A timeout on the last block resends it; it does not end the transmission.
+        #expect(!writes(writer.handle(.timerFired(block), now: .seconds(2))).contains([0x02]))
+        let end = writer.handle(ack, now: .seconds(2))
+        #expect(effects(end) == [.cancelTimer(block), .write(pf, [0x02], .command),
+                                 .startTimer(PartialFlashTimer.reboot, .seconds(10))])
+        #expect(reports(end).contains(.progress(done: 2, total: 2, unit: .blocks)))
+        #expect(effects(writer.handle(.disconnected(.remoteTerminated), now: .seconds(3)))
+                == [.cancelTimer(PartialFlashTimer.reboot), .connect(after: .seconds(1))])
+        let verify = writer.handle(.connected(link), now: .seconds(5))
+        #expect(reports(verify).contains(.phase(.verify)))
+        #expect(effects(verify) == [.subscribe(pf), .write(pf, [0x00, 0x02], .command), .startTimer(answer, .seconds(2))])
+        let done = writer.handle(region(2, 0x47000, 0x73000, newProgramHash), now: .seconds(5))
+        #expect(effects(done) == [.cancelTimer(answer), .cancelTimer(PartialFlashTimer.deadline), .finish])
+        #expect(try writer.outcome?.get() == PartialFlashStats(blocks: 2, bytes: 128, pages: 1, retries: 1,
+                                                                               verified: true))
+    }
+
+    @Test func resendsBlockNumberedFromStartPlusFourAfterOutOfOrder() throws {
+        var (writer, _) = try startedWriter()
+        _ = writer.handle(ack, now: .zero)                     // block 2 goes out as 4-7
+        let resend = writer.handle(outOfOrder, now: .zero)
+        #expect(packetNumbers(resend) == [8, 9, 10, 11])
+        #expect(writes(resend).first?.prefix(3) == [0x01, 0x70, 0x40], "the same block again")
+        #expect(reports(resend).contains(.retry("block 2 at 0x00047040: packet out of order; resending as packets 8-11")))
+        #expect(packetNumbers(writer.handle(ack, now: .zero)) == [12, 13, 14, 15])
+        #expect(writer.stats.retries == 1 && writer.stats.resyncs == 0)
+    }
+
+    @Test func resynchronisesWhenTheSameBlockIsOutOfOrderTwice() throws {
+        var (writer, _) = try startedWriter()
+        _ = writer.handle(outOfOrder, now: .zero)              // resent as 4-7
+        let second = writer.handle(outOfOrder, now: .zero)     // a second AA for the same block
+        #expect(effects(second) == [.cancelTimer(block), .write(pf, [0x00, 0x02], .command),
+                                    .startTimer(answer, .seconds(2))])
+        let again = writer.handle(region(2, 0x47000, 0x73000, oldProgramHash), now: .zero)
+        #expect(packetNumbers(again) == [0, 1, 2, 3])
+        #expect(writes(again).first?.prefix(3) == [0x01, 0x70, 0x00])
+        #expect(packetNumbers(writer.handle(ack, now: .zero)) == [4, 5, 6, 7])
+        #expect(writer.stats.resyncs == 1 && writer.stats.retries == 2)
+    }
+
+    @Test func recoversLostFourthPacketByResendingWithTheSameNumbers() throws {
+        var (writer, _) = try startedWriter()
+        _ = writer.handle(ack, now: .zero)                     // block 2 as 4-7, its 4th packet is lost
+        let resend = writer.handle(.timerFired(block), now: .seconds(1))
+        #expect(packetNumbers(resend) == [4, 5, 6, 7])
+        #expect(effects(resend).last == .startTimer(block, .seconds(1)))
+        #expect(packetNumbers(writer.handle(ack, now: .seconds(1))) == [8, 9, 10, 11])
+        #expect(writer.stats.retries == 1 && writer.stats.resyncs == 0)
+    }
+
+    @Test func resynchronisesAndNumbersFromZeroWhenTheAckWasLost() throws {
+        var (writer, _) = try startedWriter()
+        _ = writer.run([ack, ack])                              // block 3 as 8-11; the board writes it, its 01 FF is lost
+        #expect(packetNumbers(writer.handle(.timerFired(block), now: .seconds(1))) == [8, 9, 10, 11])
+        // The board expects 12 and ignores 8-11: nothing comes back.
+        let resync = writer.handle(.timerFired(block), now: .seconds(2))
+        #expect(effects(resync) == [.write(pf, [0x00, 0x02], .command), .startTimer(answer, .seconds(2))])
+        let again = writer.handle(region(2, 0x47000, 0x73000, oldProgramHash), now: .seconds(2))
+        #expect(packetNumbers(again) == [0, 1, 2, 3])
+        #expect(writes(again).first?.prefix(3) == [0x01, 0x70, 0x80], "block 3 again, at 0x47080")
+        #expect(packetNumbers(writer.handle(ack, now: .seconds(2))) == [4, 5, 6, 7])
+        #expect(writer.stats.retries == 2 && writer.stats.resyncs == 1)
+    }
+
+    @Test func lateAckAfterSameNumberResendConfirmsOnlyTheBlockInFlight() throws {
+        var (writer, _) = try startedWriter()
+        _ = writer.handle(.timerFired(block), now: .seconds(1))  // 0-3 again
+        let next = writer.handle(ack, now: .seconds(1))          // the late 01 FF of block 1
+        #expect(packetNumbers(next) == [4, 5, 6, 7])
+        #expect(reports(next).contains(.progress(done: 1, total: 63, unit: .blocks)))
+        // Block 2 is not confirmed by anything yet: its timeout resends it, it is never skipped.
+        let resend = writer.handle(.timerFired(block), now: .seconds(2))
+        #expect(packetNumbers(resend) == [4, 5, 6, 7])
+        #expect(writes(resend).first?.prefix(3) == [0x01, 0x70, 0x40])
+    }
+
+    @Test func answersTheRegionInfoBarrierWithTheSameBlockFromZero() throws {
+        var (writer, _) = try startedWriter()
+        _ = writer.run([ack, .timerFired(block), .timerFired(block)])   // waiting for REGION_INFO 2
+        // A status or a region answer for another region changes nothing.
+        #expect(effects(writer.run([status(.pairing), v2Runtime])).isEmpty)
+        let again = writer.handle(v2Program, now: .seconds(2))
+        #expect(packetNumbers(again) == [0, 1, 2, 3])
+        #expect(writes(again).first?.prefix(3) == [0x01, 0x70, 0x40])
+        #expect(reports(again).allSatisfy { if case .progress = $0 { false } else { true } })
+    }
+
+    @Test func treatsAWriteAnswerDuringResynchronisationAsADuplicate() throws {
+        var (writer, _) = try startedWriter()
+        _ = writer.run([.timerFired(block), .timerFired(block)])  // both answers lost: resynchronising
+        // Every answer of block 1 was consumed or lost, so this one is extra: an earlier answer was
+        // duplicated and a block may have been skipped. The write stops for a full flash.
+        let extra = writer.handle(ack, now: .seconds(2))
+        #expect(effects(extra) == [.cancelTimer(answer), .cancelTimer(PartialFlashTimer.deadline), .finish])
+        #expect(writer.partialFlashError == .unaccountedAnswers(count: 1))
+    }
+
+    @Test func ignoresAnAnswerArrivingAtTheInstantItsBlockWasSentWhenAsked() throws {
+        var (writer, _) = try startedWriter(settings: PartialFlashSettings(rejectSimultaneousAnswers: true))
+        let next = writer.handle(ack, now: .milliseconds(30))          // block 2 sent at 30 ms
+        #expect(packetNumbers(next) == [4, 5, 6, 7])
+        let copy = writer.handle(ack, now: .milliseconds(30))          // the copy of block 1's answer
+        #expect(effects(copy).isEmpty)
+        #expect(reports(copy).contains(.trace("ignored: arrived at the instant of the last write (a duplicate)")))
+        #expect(packetNumbers(writer.handle(ack, now: .milliseconds(60))) == [8, 9, 10, 11])
+    }
+
+    @Test func givesUpAfterTheBlockRetryLimitNamingTheBlock() throws {
+        var (writer, _) = try startedWriter(settings: PartialFlashSettings(blockRetryLimit: 2))
+        _ = writer.run([ack, outOfOrder, .timerFired(block)])     // block 2: two retries
+        #expect(writer.outcome == nil)
+        let last = writer.handle(.timerFired(block), now: .seconds(3))
+        #expect(effects(last) == [.cancelTimer(PartialFlashTimer.deadline), .finish])
+        let error = writer.partialFlashError
+        #expect(error == .gaveUp(block: 1, address: 0x47040, retries: 3, budget: .block(limit: 2),
+                                 lastProblem: .noAcknowledgement(.seconds(1))))
+        #expect(error?.description.contains("block 1 (address 0x00047040) after 3 retries") == true)
+        #expect(error?.description.contains("no acknowledgement within 1 s") == true)
+    }
+
+    @Test func givesUpWhenTheRunRetryBudgetIsSpent() throws {
+        var (writer, _) = try startedWriter(settings: PartialFlashSettings(runRetryLimit: 3))
+        _ = writer.run([outOfOrder, ack, outOfOrder, ack, outOfOrder, ack])
+        #expect(writer.outcome == nil)
+        _ = writer.handle(outOfOrder, now: .zero)
+        #expect(writer.partialFlashError == .gaveUp(block: 3, address: 0x470C0, retries: 1, budget: .run(limit: 3),
+                                                    lastProblem: .outOfOrder))
+    }
+
+    @Test func givesUpAtTheRunDeadline() throws {
+        var (writer, _) = try startedWriter()
+        _ = writer.run([ack, ack])
+        _ = writer.handle(.timerFired(PartialFlashTimer.deadline), now: .seconds(46))
+        guard case let .gaveUp(index, address, _, budget, _)? = writer.partialFlashError else {
+            Issue.record("expected gaveUp, got \(String(describing: writer.outcome))"); return
+        }
+        #expect(index == 2 && address == 0x47080)
+        #expect(budget == .deadline(.seconds(30) + .milliseconds(250) * 63))
+    }
+
+    @Test func refusesToStartWithoutBlocksAndNeverSendsEndOfTransmission() {
+        var writer = PartialFlashWriter(plan: BlockPlan(blocks: [], pageSize: 4096), expectedStart: 0x47000,
+                                        expectedHash: newProgramHash)
+        let actions = writer.beginAfterRegionInfo()
+        #expect(actions == [.finish])
+        #expect(writer.partialFlashError == .nothingToWrite)
+    }
+
+    @Test func failsWhenTheBoardReportsAnotherProgramAfterTheReboot() throws {
+        var (writer, _) = try startedWriter(bodySize: 32)        // 1 block
+        _ = writer.run([ack, .disconnected(.remoteTerminated), .connected(link)])
+        _ = writer.handle(region(2, 0x47000, 0x73000, oldProgramHash), now: .seconds(4))
+        let expected = PartialFlashError.verificationFailed(
+            expectedStart: 0x47000, expectedHash: newProgramHash,
+            reported: RegionInfo(id: 2, start: 0x47000, end: 0x73000, hash: oldProgramHash))
+        #expect(writer.partialFlashError == expected)
+        #expect(expected.description.contains("C1008100AB00DD00") && expected.description.contains("1E0053001200A200"))
+    }
+
+    @Test func finishesUnverifiedWhenTheRestartedBoardAcceptsNoConnection() throws {
+        var (writer, _) = try startedWriter(bodySize: 32, settings: PartialFlashSettings(reconnectAttempts: 2))
+        _ = writer.run([ack, .disconnected(.remoteTerminated)])
+        let error = TransportError.connectFailed("no advertisement from the board")
+        #expect(effects(writer.handle(.connectFailed(error), now: .seconds(2))) == [.connect(after: .seconds(1))])
+        let end = writer.handle(.connectFailed(error), now: .seconds(4))
+        #expect(effects(end) == [.cancelTimer(PartialFlashTimer.deadline), .finish])
+        #expect(try writer.outcome?.get() == PartialFlashStats(blocks: 1, bytes: 64, pages: 1, verified: false))
+        #expect(reports(end).contains { if case let .note(text) = $0 { text.contains("not read back") } else { false } })
+    }
+
+    @Test func resendsEndOfTransmissionOnceWhenTheBoardDoesNotRestart() throws {
+        var (writer, _) = try startedWriter(bodySize: 32)
+        _ = writer.handle(ack, now: .zero)
+        #expect(writes(writer.handle(.timerFired(PartialFlashTimer.reboot), now: .seconds(10))) == [[0x02]])
+        #expect(effects(writer.handle(.timerFired(PartialFlashTimer.reboot), now: .seconds(20)))
+                == [.cancelTimer(PartialFlashTimer.deadline), .finish])
+        #expect(writer.partialFlashError == .rebootNotObserved(after: "END_OF_TRANSMISSION (02)", waited: .seconds(10)))
+    }
+
+    @Test func reconnectsAfterLinkLossAndResumesAtTheFirstBlockOfThePage() throws {
+        var (writer, _) = try startedWriter(bodySize: 9000)      // 142 blocks over 3 pages
+        _ = writer.run(Array(repeating: ack, count: 70))          // blocks 1-70 written, block 71 in flight
+        let lost = writer.handle(.disconnected(.supervisionTimeout), now: .seconds(5))
+        #expect(effects(lost) == [.cancelTimer(block), .connect(after: .seconds(1))])
+        #expect(effects(writer.handle(.connectFailed(.connectFailed("In Progress")), now: .seconds(6)))
+                == [.connect(after: .seconds(1))])
+        let back = writer.handle(.connected(link), now: .seconds(7))
+        #expect(effects(back) == [.subscribe(pf), .write(pf, [0x00, 0x02], .command), .startTimer(answer, .seconds(2))])
+        let resumed = writer.handle(region(2, 0x47000, 0x73000, oldProgramHash), now: .seconds(7))
+        #expect(packetNumbers(resumed) == [0, 1, 2, 3])
+        #expect(writes(resumed).first?.prefix(3) == [0x01, 0x80, 0x00], "block 65 opens page 0x48000")
+        #expect(writes(resumed)[1].prefix(3) == [0x01, 0x00, 0x04])
+        // Progress does not go backwards while the page is rewritten.
+        #expect(reports(writer.handle(ack, now: .seconds(8))).contains(.progress(done: 70, total: 142, unit: .blocks)))
+        #expect(writer.stats.reconnects == 1 && writer.stats.resyncs == 1)
+    }
+
+    @Test func stopsAfterTooManyLinkLosses() throws {
+        var (writer, _) = try startedWriter(settings: PartialFlashSettings(reconnectLimit: 1))
+        _ = writer.run([.disconnected(.supervisionTimeout), .connected(link), region(2, 0x47000, 0x73000, oldProgramHash)])
+        _ = writer.handle(.disconnected(.remoteTerminated), now: .seconds(9))
+        #expect(writer.partialFlashError == .tooManyLinkLosses(count: 2, last: .remoteTerminated))
+    }
+
+    @Test func wrapsPacketNumbersFrom255ToZero() throws {
+        var (writer, _) = try startedWriter(bodySize: 9000)
+        let upTo63 = writer.run(Array(repeating: ack, count: 63))
+        #expect(packetNumbers(upTo63).suffix(4) == [252, 253, 254, 255])
+        let wrapped = writer.handle(ack, now: .zero)
+        #expect(packetNumbers(wrapped) == [0, 1, 2, 3])
+        #expect(writes(wrapped).first?.prefix(3) == [0x01, 0x80, 0x00])
+        #expect(packetNumbers(writer.handle(outOfOrder, now: .zero)) == [4, 5, 6, 7])
+        // Out of order across the wrap: 252-255 then 0-3.
+        var (other, _) = try startedWriter(bodySize: 9000)
+        _ = other.run(Array(repeating: ack, count: 63))
+        #expect(packetNumbers(other.handle(outOfOrder, now: .zero)) == [0, 1, 2, 3])
+    }
+
+    @Test func failsClearlyOnMalformedNotificationWhileWriting() throws {
+        var (writer, _) = try startedWriter()
+        _ = writer.handle(notify([0x01, 0x12]), now: .zero)
+        #expect(writer.partialFlashError == .malformedNotification(bytes: [0x01, 0x12],
+                                                                   problem: .badValue("write status 0x12")))
+    }
+
+    @Test func subscribesAndResynchronisesBeforeWritingOnAFreshConnection() throws {
+        let (plan, program) = try makePlan()
+        var writer = PartialFlashWriter(plan: plan, program: program)
+        let start = writer.handle(.start(link), now: .zero)
+        #expect(effects(start).dropFirst() == [.subscribe(pf), .write(pf, [0x00, 0x02], .command),
+                                               .startTimer(answer, .seconds(2))])
+        #expect(packetNumbers(writer.handle(v2Program, now: .zero)) == [0, 1, 2, 3])
+    }
+
+    @Test func toleratesStrayStatusAfterEndOfTransmission() throws {
+        var (writer, _) = try startedWriter(bodySize: 32)
+        _ = writer.handle(ack, now: .zero)
+        #expect(effects(writer.run([status(.pairing), region(1, 0x1C000, 0x46B00, runtimeHash)])).isEmpty)
+        _ = writer.run([.disconnected(.remoteTerminated), .connected(link), region(2, 0x47000, 0x73000, newProgramHash)])
+        #expect(try writer.outcome?.get().blocks == 1)
+    }
+
+    @Test func flagsAWriteAnswerAfterEndOfTransmissionAsAPossiblySkippedBlock() throws {
+        var (writer, _) = try startedWriter(bodySize: 96)        // 2 blocks
+        // Block 1's 01 FF arrives twice; the copy is taken for block 2's answer.
+        let end = writer.run([ack, ack])
+        #expect(writes(end).last == [0x02])
+        // Block 2's real answer then arrives after END_OF_TRANSMISSION.
+        #expect(effects(writer.handle(ack, now: .milliseconds(30))).isEmpty)
+        _ = writer.run([.disconnected(.remoteTerminated), .connected(link), region(2, 0x47000, 0x73000, newProgramHash)])
+        #expect(writer.partialFlashError == .unaccountedAnswers(count: 1))
+        #expect(writer.partialFlashError?.description.contains("full flash") == true)
+    }
+
+    @Test func finishesOnTheRebootWhenVerificationIsOff() throws {
+        var (writer, _) = try startedWriter(bodySize: 32, settings: PartialFlashSettings(verifyAfterFlash: false))
+        _ = writer.handle(ack, now: .zero)
+        let end = writer.handle(.disconnected(.remoteTerminated), now: .seconds(1))
+        #expect(effects(end) == [.cancelTimer(PartialFlashTimer.reboot), .cancelTimer(PartialFlashTimer.deadline), .finish])
+        #expect(try writer.outcome?.get() == PartialFlashStats(blocks: 1, bytes: 64, pages: 1, verified: false))
+    }
+
+    @Test func namesAFailedWriteAsTheLastProblemWhenGivingUp() throws {
+        var (writer, _) = try startedWriter(settings: PartialFlashSettings(blockRetryLimit: 0))
+        let failure = TransportError.failed(operation: "WriteValue", message: "Not connected")
+        let traced = writer.handle(.writeFailed(pf, failure), now: .zero)
+        #expect(effects(traced).isEmpty)
+        _ = writer.handle(.timerFired(block), now: .seconds(1))
+        #expect(writer.partialFlashError == .gaveUp(block: 0, address: 0x47000, retries: 1, budget: .block(limit: 0),
+                                                    lastProblem: .writeFailed(failure)))
+        #expect(writer.partialFlashError?.description.contains("a write failed: WriteValue failed: Not connected") == true)
+    }
+}

@@ -1,0 +1,83 @@
+import FirmwareImage
+import LinkModel
+import Testing
+
+@Suite struct LinkModelTests {
+    @Test func eventQueueOrdersByTimeThenInsertion() {
+        var q = EventQueue<String>()
+        q.schedule("c", at: VirtualInstant(microseconds: 30))
+        q.schedule("a1", at: VirtualInstant(microseconds: 10))
+        q.schedule("b", at: VirtualInstant(microseconds: 20))
+        q.schedule("a2", at: VirtualInstant(microseconds: 10))
+        q.schedule("a3", at: VirtualInstant(microseconds: 10))
+        var out: [String] = []
+        while let e = q.pop() { out.append(e.payload) }
+        #expect(out == ["a1", "a2", "a3", "b", "c"])
+    }
+
+    @Test func packetHandedAtAnEventTimeLeavesInTheNextEvent() {
+        let s = ConnectionSchedule(anchor: VirtualInstant(microseconds: 1_000_000), interval: 15_000)
+        #expect(s.firstEvent(after: VirtualInstant(microseconds: 1_000_000)).microseconds == 1_015_000)
+        #expect(s.firstEvent(after: VirtualInstant(microseconds: 1_000_001)).microseconds == 1_015_000)
+        #expect(s.firstEvent(after: VirtualInstant(microseconds: 1_014_999)).microseconds == 1_015_000)
+        #expect(s.firstEvent(after: VirtualInstant(microseconds: 1_015_000)).microseconds == 1_030_000)
+    }
+
+    @Test func airTimeFollowsTheOneMegabitPhy() {
+        // A 20-byte write: 27 bytes of LL payload, 37 bytes on air = 296 µs.
+        #expect(AirTime.packet(payload: AirTime.writePDU(value: 20)) == 296)
+        #expect(AirTime.exchange(central: 27, peripheral: 0) == 296 + 150 + 80 + 150)
+        #expect(AirTime.fragments(bytes: 27, dataLength: 27) == [27])
+        #expect(AirTime.fragments(bytes: 254, dataLength: 27) == [27, 27, 27, 27, 27, 27, 27, 27, 27, 11])
+        #expect(AirTime.fragments(bytes: 254, dataLength: 251) == [251, 3])
+    }
+
+    @Test func namedAndCustomProfiles() throws {
+        #expect(try LinkProfile(named: "linux-default").connectionIntervalMicroseconds == 30_000)
+        #expect(try LinkProfile(named: "device-requested").connectionIntervalMicroseconds == 15_000)
+        #expect(try LinkProfile(named: "fast").connectionIntervalMicroseconds == 7_500)
+        #expect(try LinkProfile(named: "11.25ms").connectionIntervalMicroseconds == 11_250)
+        #expect(try LinkProfile(named: "ci=50").name == "custom-50ms")
+        #expect(LinkProfile.fast.packetsPerEvent == 6 && LinkProfile.fast.supervisionTimeout == .seconds(4))
+        #expect(throws: LinkModelError.badConnectionInterval(microseconds: 5_000)) { try LinkProfile(named: "5") }
+        #expect(throws: LinkModelError.badConnectionInterval(microseconds: 8_000)) { try LinkProfile(named: "8ms") }
+        #expect(throws: LinkModelError.unknownProfile("turbo")) { try LinkProfile(named: "turbo") }
+    }
+
+    @Test func splitMixIsReproducibleAndSeedDependent() {
+        var a = SplitMix64(seed: 42), b = SplitMix64(seed: 42), c = SplitMix64(seed: 43)
+        let xs = (0..<8).map { _ in a.next() }
+        #expect(xs == (0..<8).map { _ in b.next() })
+        #expect(xs != (0..<8).map { _ in c.next() })
+        // Reference value of SplitMix64 for seed 0 (first output).
+        var z = SplitMix64(seed: 0)
+        #expect(z.next() == 0xE220_A839_7B1D_CDAF)
+        var d = SplitMix64(seed: 7)
+        #expect((0..<1000).allSatisfy { _ in (0..<1).contains(d.nextUnitDouble()) })
+    }
+
+    @Test func faultPlanRejectsProbabilitiesOutsideZeroToOne() {
+        var plan = FaultPlan(seed: 1)
+        plan.dropWrite = 1.5
+        #expect(throws: LinkModelError.badProbability(name: "dropWrite", value: 1.5)) { try plan.validated() }
+    }
+
+    @Test func partialLowerBoundCountsTwoEventsPerBlockAndErasesInWholeEvents() {
+        let p = LinkProfile.linuxDefault
+        let t = DeviceTiming.of(.nrf52833)
+        let none = LowerBound.partial(blocks: 0, pagesOpened: 0, family: .nrf52833, profile: p)
+        // Connection 1 s, STATUS + 2 REGION_INFO = 6 CI, EOT 1 CI + 16 words, reboot 300 ms.
+        #expect(none == .seconds(1) + .milliseconds(7 * 30) + .microseconds(656) + .milliseconds(300))
+        let plain = LowerBound.partial(blocks: 10, pagesOpened: 0, family: .nrf52833, profile: p)
+        #expect(plain - none == .milliseconds(10 * 60))
+        // A page-opening block: 85.656 ms of work is over at the third event after its writes,
+        // so the block costs 4 CI (2 CI + the erase rounded up to whole events).
+        let opened = LowerBound.partial(blocks: 10, pagesOpened: 1, family: .nrf52833, profile: p)
+        #expect(opened - plain == .milliseconds(60))
+        let v1 = LowerBound.partial(blocks: 1, pagesOpened: 1, family: .nrf51, profile: .fast, timing: nil)
+        let v1none = LowerBound.partial(blocks: 0, pagesOpened: 0, family: .nrf51, profile: .fast)
+        // nRF51: 22.3 ms + 16 × 46.3 µs = 23.04 ms of work: 3 events, then the next block's: 5 CI.
+        #expect(v1 - v1none == .microseconds(5 * 7_500))
+        #expect(t.blockWrite == .microseconds(656))
+    }
+}
