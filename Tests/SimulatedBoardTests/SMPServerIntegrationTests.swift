@@ -76,6 +76,32 @@ import Transport
         #expect(board.smpServer?.statistics.reverts == 0)
     }
 
+    @Test func pipelinesDeeperThanTheBuffersAllowCostRefusedWritesButStillVerify() throws {
+        let (old, new) = SMPFixture.images(magicAt: 0x24000, programLength: 0x2000)
+        var options = SMPFixture.options(fast: true)
+        options.pipelineDepth = 4
+        let outcome = try Self.upgrade(old: old, new: new, options: options, profile: .fast)
+        #expect(outcome.result.pipelineDepth == 4)
+        #expect((outcome.board.smpServer?.statistics.refusedWrites ?? 0) > 0)
+        #expect(outcome.result.retries > 0 && outcome.result.resentBytes > 0)
+        #expect(outcome.board.memoryMap.last?.hash == SMPFixture.newProgramHash)
+    }
+
+    @Test func sameSeedGivesTheSameTrace() throws {
+        let (old, new) = SMPFixture.images(magicAt: 0x20000, programLength: 0x1000)
+        var traces: [Trace] = []
+        for _ in 0..<2 {
+            var sim = Simulation(link: .deviceRequested, faults: SMPServerFaultCampaignTests.plan(seed: 7))
+            let id = sim.addBoard(try SimulatedBoard.mcuMgrBoard(.microbitV2, primary: old.bytes))
+            let run = sim.run(McuMgrUpgrade(image: SMPFixture.upgrade(new), options: SMPFixture.options(fast: true)),
+                              on: id, deadline: .seconds(600))
+            _ = try run.outcome.get()
+            traces.append(run.trace)
+        }
+        #expect(traces[0] == traces[1])
+        #expect(traces[0].entries.count > 100)
+    }
+
     /// The modelled time against the full-DFU lower bound, per link profile.
     @Test(arguments: LinkProfile.named)
     func staysCloseToTheLowerBoundWithPipeliningAndReassembly(profile: LinkProfile) throws {

@@ -144,3 +144,22 @@ import Transport
         #expect(config.primarySlot == 0x1B000..<0x73000 && config.headerSize == 0x1000)
     }
 }
+
+@Suite struct SMPServerLowerBoundTests {
+    @Test func fullDFUBoundIsTheLargerOfAirAndFlashPlusFixedCosts() {
+        let timing = DeviceTiming.of(.nrf52833)
+        func bound(dataLength: Int) -> Duration {
+            LowerBound.fullDFU(imageBytes: 24_000, frameSize: 2475, frameOverhead: 25, attMTU: 247, dataLength: dataLength,
+                               pageSize: 4096, swap: .seconds(1), resetDelay: .milliseconds(250),
+                               profile: .deviceRequested, timing: timing)
+        }
+        // Fixed: two connection setups, four round trips of 2 CI, reset delay, reboot, swap.
+        let fixed: Duration = .seconds(2) + .milliseconds(8 * 15) + .milliseconds(250) + .milliseconds(300) + .seconds(1)
+        // DLE 251: 9 frames of 11 packets and one of 9 = 108 packets, 18 events = 270 ms of air;
+        // the flash needs 6 erases (510 ms) and 6000 word writes (246 ms): the flash decides.
+        #expect(bound(dataLength: 251) == fixed + .milliseconds(756))
+        // Without DLE each 244-byte write takes 10 packets: 9 × 102 + (8 × 10 + 2) = 1000 packets,
+        // 167 events = 2.505 s of air: the link decides.
+        #expect(bound(dataLength: 27) == fixed + .microseconds(167 * 15_000))
+    }
+}
