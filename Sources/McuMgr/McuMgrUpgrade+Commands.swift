@@ -157,6 +157,7 @@ extension McuMgrUpgrade {
             return proceed(.reset)
         case .confirm where swapped:
             guard ours.contains(where: { $0.confirmed }) else {
+                if let again = resetAgain(ours) { return again }
                 return fail(.stateNotAccepted(command: command.name, expected: "confirmed"))
             }
             return begin(.verify)
@@ -171,7 +172,24 @@ extension McuMgrUpgrade {
         }
     }
 
+    /// The image still waits in slot 1 after the reconnect: the reset request was lost and the
+    /// device never swapped. Resets again (at most twice); nil when that does not apply.
+    private mutating func resetAgain(_ ours: [ImageSlotState]) -> [FlowAction]? {
+        guard options.mode != .uploadOnly, ours.contains(where: { $0.slot == 1 && ($0.pending || $0.permanent) }),
+              resetRepeats < 2 else { return nil }
+        resetRepeats += 1
+        guard let report = countRetry("the device still holds the image in slot 1: it did not reset; resetting again") else {
+            return fail(.tooManyRetries(result.retries - 1))
+        }
+        afterReset = .verify
+        return report + begin(.reset)
+    }
+
     private mutating func verified(_ slots: [ImageSlotState]) -> [FlowAction] {
+        if !ValidateDecision.verify(slots: slots, image: image, mode: options.mode),
+           let again = resetAgain(slots.filter { ($0.image ?? 0) == image.imageNumber && $0.hash == image.hash }) {
+            return again
+        }
         guard ValidateDecision.verify(slots: slots, image: image, mode: options.mode) else {
             return fail(.verificationFailed(expected: Self.shortHash(image.hash), slots: slots))
         }

@@ -71,6 +71,8 @@ public struct McuMgrUpgrade: FlowMachine {
     /// Request timeouts since the last answer.
     var consecutiveTimeouts = 0
     var uploadRestarts = 0
+    /// Resets sent again because the device had not reset (the reset request was lost).
+    var resetRepeats = 0
 
     public init(image: McuMgrUpgradeImage, options: McuMgrUpgradeOptions = McuMgrUpgradeOptions()) {
         self.image = image

@@ -43,6 +43,18 @@ import Transport
         #expect(run.actions.contains(.connect(after: .seconds(12))))
     }
 
+    @Test(arguments: McuMgrUpgradeMode.allCases.filter { $0 != .uploadOnly })
+    func resetsAgainWhenTheResetRequestWasLost(mode: McuMgrUpgradeMode) throws {
+        var run = UpgradeRun(image: image, options: Fixture.options(mode), device: Fixture.device(for: image))
+        run.loseFirstReset = true
+        let outcome = run.run()
+        let result = try #require(try outcome?.get())
+        #expect(run.device.resets == 1)
+        #expect(run.reports.contains { if case let .retry(r) = $0 { r.contains("did not reset") } else { false } })
+        #expect(result.finalSlots.first?.hash == image.hash)
+        #expect(run.device.primaryConfirmed == (mode != .testOnly))
+    }
+
     @Test func retriesRefusedConnectionsAfterTheReset() throws {
         var run = UpgradeRun(image: image, options: Fixture.options(), device: Fixture.device(for: image))
         run.refusedConnections = 3

@@ -18,6 +18,8 @@ struct UpgradeRun {
     var disconnectAfterUploadFrames: Int?
     /// Connection attempts refused before one succeeds.
     var refusedConnections = 0
+    /// The link drops as the first reset request goes out; the device never sees it.
+    var loseFirstReset = false
     /// The device also resets at the scripted disconnect (the upload session is lost).
     var resetAtDisconnect = false
     /// The device never answers (it is out of range but the link stays up).
@@ -84,6 +86,11 @@ struct UpgradeRun {
                 guard linkUp else { continue }
                 writes.append(bytes)
                 guard !silent else { continue }
+                if loseFirstReset, bytes.count == 9, bytes[4] == 0, bytes[5] == 0, bytes[7] == 5 {
+                    loseFirstReset = false
+                    dropLink(.supervisionTimeout)
+                    continue
+                }
                 let before = device.uploadFrames
                 let (answers, resets) = device.receive(write: bytes)
                 if let limit = disconnectAfterUploadFrames, !disconnectDone, device.uploadFrames >= limit, before < limit {
