@@ -12,13 +12,20 @@ enum SMPFixture {
     static var layout: MemoryLayout { family.layout }
     static let oldProgramHash: [UInt8] = Fixture.programHash
     static let newProgramHash: [UInt8] = [0x5A, 0x11, 0x0C, 0x3D, 0x42, 0x99, 0x01, 0xE7]
+    static let oldRuntimeHash: [UInt8] = Fixture.runtimeHash
+    static let newRuntimeHash: [UInt8] = [0xC0, 0xDA, 0x1F, 0x00, 0x2B, 0x7E, 0x33, 0x10]
 
-    /// The application payload of a test firmware whose program magic sits at `magicAt`.
-    static func payload(magicAt: UInt32, programLength: Int, seed: Int, programHash: [UInt8]) -> [UInt8] {
+    /// The application payload of a test firmware whose program magic sits at `magicAt`,
+    /// with the runtime and program hashes the MakeCode header carries.
+    static func payload(magicAt: UInt32, programLength: Int, seed: Int, programHash: [UInt8],
+                        runtimeHash: [UInt8] = Fixture.runtimeHash) -> [UInt8] {
         let image = Fixture.image(family: family, magicAt: magicAt, programLength: programLength, seed: seed,
                                   programHash: programHash)
         let end = image.span?.upperBound ?? layout.applicationStart
-        return image.read(layout.applicationStart..<end)
+        var bytes = image.read(layout.applicationStart..<end)
+        let at = Int(magicAt - layout.applicationStart) + 16
+        bytes.replaceSubrange(at..<(at + 8), with: runtimeHash)
+        return bytes
     }
 
     /// The running image and the update, both about `size` bytes (the program grows with it).
@@ -26,7 +33,8 @@ enum SMPFixture {
         let old = SimulatedMCUbootImage(payload: payload(magicAt: magicAt, programLength: programLength, seed: 3,
                                                          programHash: oldProgramHash), version: (1, 0, 0, 0))
         let new = SimulatedMCUbootImage(payload: payload(magicAt: magicAt, programLength: programLength + 0x321, seed: 9,
-                                                         programHash: newProgramHash), version: (2, 0, 0, 0))
+                                                         programHash: newProgramHash, runtimeHash: newRuntimeHash),
+                                        version: (2, 0, 0, 0))
         return (old, new)
     }
 

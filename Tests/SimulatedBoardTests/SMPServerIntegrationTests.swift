@@ -3,6 +3,7 @@ import LinkModel
 import McuMgr
 import SMP
 import Testing
+import PartialFlashing
 import Transport
 @testable import SimulatedBoard
 
@@ -47,6 +48,20 @@ import Transport
         #expect(outcome.result.largestFrame <= (fast ? 2475 : 244) && outcome.result.largestWrite <= 244)
         #expect(outcome.result.finalSlots.first?.hash == new.hash)
         #expect(server.statistics.refusedWrites == 0)
+    }
+
+    @Test func thePartialFlashingMemoryMapReportsTheNewFirmware() throws {
+        let (old, new) = SMPFixture.images(magicAt: 0x24000, programLength: 0x2000)
+        var sim = Simulation(link: .deviceRequested)
+        sim.recordsTrace = false
+        let id = sim.addBoard(try SimulatedBoard.mcuMgrBoard(.microbitV2, primary: old.bytes))
+        let before = try sim.run(MemoryMapReader(family: .nrf52833), on: id, deadline: .seconds(60)).outcome.get()
+        #expect(before.runtime.hash == SMPFixture.oldRuntimeHash && before.program.hash == SMPFixture.oldProgramHash)
+        _ = try sim.run(McuMgrUpgrade(image: SMPFixture.upgrade(new), options: SMPFixture.options(fast: true)),
+                        on: id, deadline: .seconds(300)).outcome.get()
+        let after = try sim.run(MemoryMapReader(family: .nrf52833), on: id, deadline: .seconds(60)).outcome.get()
+        #expect(after.runtime.hash == SMPFixture.newRuntimeHash && after.program.hash == SMPFixture.newProgramHash)
+        #expect(after.runtime.start == SMPFixture.layout.applicationStart)
     }
 
     @Test func aTestedImageRevertsOnTheNextReset() throws {
