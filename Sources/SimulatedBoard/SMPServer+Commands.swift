@@ -8,7 +8,9 @@ extension SMPServer {
     mutating func handle(_ frame: SMPFrame, device: inout DeviceState, effects: inout ServiceEffects,
                          work: inout Duration) -> (Answer, Bool) {
         let h = frame.header
-        guard h.operation == .read || h.operation == .write else { return (.error(.returnCode(.invalidValue)), false) }
+        guard h.operation == .read || h.operation == .write, frame.payload.mapValue != nil else {
+            return (.error(.returnCode(.invalidValue)), false)
+        }
         do throws(SMPError) {
             switch (h.group, h.command, h.operation) {
             case (.os, EchoRequest.command, _):

@@ -101,9 +101,15 @@ public struct SMPServer: SimulatedService {
         guard partial.count == expected else { return }
         let frameBytes = partial
         partial = []
-        guard let frame = try? SMPFrame(bytes: frameBytes) else {
+        let frame: SMPFrame
+        if let decoded = try? SMPFrame(bytes: frameBytes) {
+            frame = decoded
+        } else if let header = try? SMPHeader(bytes: frameBytes) {
+            // A valid header with a payload that is not CBOR: answered EINVAL, as Zephyr does.
+            frame = SMPFrame(header: header, payload: .null)
+        } else {
             statistics.refusedWrites += 1
-            effects.note("SMP: undecodable frame of \(frameBytes.count) bytes dropped")
+            effects.note("SMP: frame with a malformed header dropped")
             return
         }
         statistics.frames += 1

@@ -110,6 +110,15 @@ import Transport
         #expect(bench.server.statistics.secondaryPageErases == 1)
     }
 
+    @Test func answersAPayloadThatIsNotCBORWithEINVAL() throws {
+        var bench = try Bench()
+        // Read of mcumgr params, seq 9, with a 1-byte payload 0xFF (a stray CBOR break).
+        let answers = bench.write([0x08, 0x00, 0x00, 0x01, 0x00, 0x00, 0x09, 0x06, 0xFF])
+        let frame = try SMPFrame(bytes: try #require(answers.first))
+        #expect(frame.header.sequence == 9 && frame.header.operation == .readResponse)
+        #expect(try frame.errorResponse() == .returnCode(.invalidValue))
+    }
+
     @Test func refusesAWriteThatCarriesTheStartOfTheNextFrame() throws {
         var bench = try Bench()
         let a = try SMPFrame(request: EchoRequest(text: "a"), sequence: 1).encoded()
