@@ -43,6 +43,7 @@ let package = Package(
         // The simulated board: flash memory, partial-flashing service, SMP server.
         .target(name: "SimulatedBoard", dependencies: [
             "FirmwareImage", "PartialFlashing", "SMP", "CBOR", "LinkModel", "Transport",
+            .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // The flashing engine: decisions, fallback, sessions, drivers. The library API.
         .target(name: "Flashing", dependencies: [
@@ -66,7 +67,7 @@ let package = Package(
         .testTarget(name: "SMPTests", dependencies: ["SMP", "CBOR", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "PartialFlashingTests", dependencies: ["PartialFlashing", "FirmwareImage", "Transport", "TestSupport"]),
         .testTarget(name: "McuMgrTests", dependencies: ["McuMgr", "SMP", "Transport", "TestSupport"]),
-        .testTarget(name: "SimulatedBoardTests", dependencies: ["SimulatedBoard", "LinkModel", "PartialFlashing", "TestSupport"]),
+        .testTarget(name: "SimulatedBoardTests", dependencies: ["SimulatedBoard", "LinkModel", "PartialFlashing", "McuMgr", "SMP", "Transport", "TestSupport"]),
         .testTarget(name: "FlashingTests", dependencies: ["Flashing", "SimulatedBoard", "TestSupport"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport"]),

@@ -5,7 +5,8 @@ import Transport
 public enum SimulatedServiceKind: String, Sendable, Codable, CaseIterable {
     /// The micro:bit / Calliope partial-flashing service.
     case partialFlashing = "partial-flashing"
-    // The McuMgr SMP server joins here.
+    /// The McuMgr SMP server with MCUboot slots (`SMPServer`).
+    case smp = "mcumgr-smp"
 }
 
 /// Which runtime's partial-flashing behaviour the board follows where CODAL and DAL differ.

@@ -37,6 +37,7 @@ public struct SimulatedBoard: Sendable {
         services = profile.services.map { kind -> any SimulatedService in
             switch kind {
             case .partialFlashing: return PartialFlashingService(runtime: profile.runtime)
+            case .smp: return SMPServer(configuration: .standard(for: profile.layout, attMTU: profile.attMTU))
             }
         }
     }
@@ -82,8 +83,19 @@ public struct SimulatedBoard: Sendable {
     /// Resets and boots the board at once (no reboot time: for use outside a simulation).
     /// `holdingButtons` is the user's gesture for pairing mode (A+B + reset, or triple reset).
     public mutating func reset(holdingButtons: Bool = false) {
+        for i in services.indices { services[i].runBootloader(device: &device) }
         device.boot(userRequestsPairing: holdingButtons)
         for i in services.indices { services[i].didBoot(device: device) }
+    }
+
+    /// Tells the services that the central's link dropped.
+    mutating func linkDropped() {
+        for i in services.indices { services[i].didDisconnect() }
+    }
+
+    /// How long the bootloader would work before the board boots, if it reset now (an MCUboot swap).
+    public func bootloaderTime(timing: DeviceTiming) -> Duration {
+        services.reduce(.zero) { $0 + $1.bootloaderTime(device: device, timing: timing) }
     }
 
     /// Delivers a write to the service that owns `characteristic`.

@@ -19,6 +19,18 @@ public protocol SimulatedService: Sendable {
     mutating func workDone(tag: Int, device: inout DeviceState, effects: inout ServiceEffects)
     /// The board booted: RAM state starts afresh.
     mutating func didBoot(device: DeviceState)
+    /// The link to the central dropped (notifications are off again). Default: nothing.
+    mutating func didDisconnect()
+    /// The bootloader's work at a reset, before the board boots (an MCUboot swap). Default: none.
+    mutating func runBootloader(device: inout DeviceState)
+    /// How long `runBootloader` would take if the board reset now. Default: zero.
+    func bootloaderTime(device: DeviceState, timing: DeviceTiming) -> Duration
+}
+
+extension SimulatedService {
+    public mutating func didDisconnect() {}
+    public mutating func runBootloader(device: inout DeviceState) {}
+    public func bootloaderTime(device: DeviceState, timing: DeviceTiming) -> Duration { .zero }
 }
 
 /// A notification a service asks to send.

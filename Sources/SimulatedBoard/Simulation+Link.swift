@@ -129,6 +129,9 @@ extension Simulation {
         connections[c]?.alive = false
         connections[c]?.central = []
         connections[c]?.peripheral = []
-        if boards[conn.board].connection == c { boards[conn.board].connection = nil }
+        if boards[conn.board].connection == c {
+            boards[conn.board].connection = nil
+            boards[conn.board].board.linkDropped()
+        }
     }
 }

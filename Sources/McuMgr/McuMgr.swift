@@ -1,1 +1,0 @@
-// The McuMgr module. See README.md for the architecture.

@@ -1,0 +1,86 @@
+import SMP
+import Transport
+
+/// Timers, disconnects and reconnects.
+extension McuMgrUpgrade {
+    mutating func timerFired(_ id: TimerID, now: Duration) -> [FlowAction] {
+        switch id {
+        case Self.requestTimer:
+            guard !connecting else { return [] }
+            consecutiveTimeouts += 1
+            if options.reconnectAfterTimeouts > 0, consecutiveTimeouts >= options.reconnectAfterTimeouts, stage != .reset {
+                // A half-received frame may block the device's reassembly: start a fresh link.
+                consecutiveTimeouts = 0
+                return [.report(.retry("no answer \(options.reconnectAfterTimeouts) times in a row; reconnecting")), .disconnect]
+            }
+            if stage == .upload {
+                guard !session.inFlight.isEmpty else { return [] }
+                return uploadRetry("no answer", timedOut: true)
+            }
+            return retryPending("no answer within \(options.requestTimeout)")
+        case Self.busyTimer:
+            guard !connecting else { return [] }
+            if stage == .upload { return pumpUpload() }
+            guard let p = pending else { return [] }
+            return send(p.command, attempts: p.attempts)
+        case Self.resetTimer:
+            // The device answered the reset but kept the link: close it ourselves.
+            return [.report(.trace("the device did not drop the link after reset; disconnecting")), .disconnect]
+        default:
+            return []
+        }
+    }
+
+    mutating func disconnected(_ reason: DisconnectReason, now: Duration) -> [FlowAction] {
+        guard !connecting, stage != .idle else { return [] }
+        let stop: [FlowAction] = [.cancelTimer(Self.requestTimer), .cancelTimer(Self.busyTimer), .cancelTimer(Self.resetTimer)]
+        if stage == .reset, pending?.command == .reset || resetAnsweredAt != nil {
+            // The expected drop: the device resets and MCUboot swaps the slots.
+            pending = nil
+            let elapsed = resetAnsweredAt.map { now - $0 } ?? .zero
+            let wait = max(.zero, options.estimatedSwapTime - elapsed)
+            connecting = true
+            connectAttempts = 0
+            return stop + [.report(.note("the device is resetting; reconnecting in \(wait)")), .connect(after: wait)]
+        }
+        disconnects += 1
+        guard disconnects <= options.maximumDisconnects else { return stop + fail(.tooManyDisconnects(disconnects)) }
+        if stage == .upload { session.disconnected() }
+        connecting = true
+        connectAttempts = 0
+        return stop + [.report(.retry("link lost (\(reason)); reconnecting")), .connect(after: options.reconnectDelay)]
+    }
+
+    mutating func connected(_ info: ConnectionInfo) -> [FlowAction] {
+        guard connecting else { return [] }
+        connecting = false
+        guard info.services.contains(KnownGATT.smpService) else { return fail(.smpServiceMissing) }
+        channel.reconnected(mtu: info.mtu)
+        var actions: [FlowAction] = [.subscribe(KnownGATT.smp)]
+        if stage == .reset {
+            if afterReset != .validate { swapped = true }
+            return actions + begin(afterReset)
+        }
+        if stage == .upload {
+            result.resumes += 1
+            actions.append(.report(.note("resuming the upload at offset \(session.deviceOffset)")))
+            return actions + pumpUpload()
+        }
+        guard let p = pending else { return actions }
+        guard let report = countRetry("\(p.command.name) again on the new connection") else {
+            return fail(.tooManyRetries(result.retries - 1))
+        }
+        return actions + report + send(p.command, attempts: p.attempts)
+    }
+
+    mutating func connectFailed(_ error: TransportError) -> [FlowAction] {
+        guard connecting else { return [] }
+        connectAttempts += 1
+        guard connectAttempts < options.reconnectAttempts else {
+            connecting = false
+            return fail(.reconnectFailed(attempts: connectAttempts, last: error))
+        }
+        return [.report(.retry("connection attempt \(connectAttempts) failed (\(error)); trying again")),
+                .connect(after: options.reconnectDelay)]
+    }
+}

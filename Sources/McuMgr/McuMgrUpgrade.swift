@@ -1,0 +1,179 @@
+import SMP
+import Transport
+
+/// The McuMgr firmware upgrade of an MCUboot device over SMP, as a pure state
+/// machine: mcumgr parameters, validate (image state read), upload, then by
+/// mode test and/or confirm, reset, wait for the swap, reconnect, confirm and
+/// verify (mcumgr-smp.md §4).
+///
+/// The upload pipelines requests up to the device's buffer count, sends frames
+/// up to its `buf_size` cut into MTU − 3 writes, resends from the device's offset
+/// when it drops a chunk, and resumes on a new connection after a disconnect,
+/// re-sending at most the chunks that were in flight.
+///
+/// ```swift
+/// var flow = McuMgrUpgrade(image: McuMgrUpgradeImage(bytes: file, hash: tlvHash, fileSHA256: sha),
+///                          options: McuMgrUpgradeOptions(mode: .testAndConfirm))
+/// let actions = flow.handle(.start(connection), now: .zero)
+/// ```
+public struct McuMgrUpgrade: FlowMachine {
+    public typealias Output = McuMgrResult
+
+    /// Where the upgrade stands.
+    enum Stage: Equatable, Sendable {
+        case idle, params, validate, recoverConfirm, upload, test, confirm, reset, verify, finished
+    }
+
+    /// A request other than upload, waiting for its answer.
+    struct Pending: Sendable {
+        var command: Command
+        var sequence: UInt8
+        var attempts: Int
+    }
+
+    enum Command: Equatable, Sendable {
+        case params, stateRead, test, confirm(hash: [UInt8]?), reset
+        var name: String {
+            switch self {
+            case .params: return MCUmgrParametersRequest.name
+            case .stateRead: return ImageStateReadRequest.name
+            case .test: return "image test (state write)"
+            case .confirm: return "image confirm (state write)"
+            case .reset: return ResetRequest.name
+            }
+        }
+    }
+
+    static let requestTimer = TimerID("request")
+    static let busyTimer = TimerID("busy")
+    static let resetTimer = TimerID("reset")
+
+    public let image: McuMgrUpgradeImage
+    public let options: McuMgrUpgradeOptions
+    public private(set) var outcome: Result<McuMgrResult, any Error>?
+
+    var stage = Stage.idle
+    var channel = SMPChannel(mtu: 23, version: .v2, traceBytes: 0)
+    var session: UploadSession
+    var pending: Pending?
+    var result = McuMgrResult()
+    var depth = 1
+    /// True once the device swapped (a reset happened after test or confirm).
+    var swapped = false
+    /// The step after a reset (validate again, confirm, or verify).
+    var afterReset = Stage.verify
+    /// Set while the link is down and a `connect` is outstanding.
+    var connecting = false
+    var connectAttempts = 0
+    var disconnects = 0
+    var resetAnsweredAt: Duration?
+    var recoveries = 0
+    /// Request timeouts since the last answer.
+    var consecutiveTimeouts = 0
+    var uploadRestarts = 0
+
+    public init(image: McuMgrUpgradeImage, options: McuMgrUpgradeOptions = McuMgrUpgradeOptions()) {
+        self.image = image
+        self.options = options
+        self.session = UploadSession(image: image)
+    }
+
+    public mutating func handle(_ event: FlowEvent, now: Duration) -> [FlowAction] {
+        guard stage != .finished else { return [] }
+        switch event {
+        case let .start(info):
+            return start(info)
+        case let .notification(characteristic, bytes):
+            guard characteristic == KnownGATT.smp else { return [] }
+            return received(bytes, now: now)
+        case let .timerFired(id):
+            return timerFired(id, now: now)
+        case let .disconnected(reason):
+            return disconnected(reason, now: now)
+        case let .connected(info):
+            return connected(info)
+        case let .connectFailed(error):
+            return connectFailed(error)
+        case let .writeFailed(_, error):
+            // The request timer notices the missing answer and retries.
+            return [.report(.trace("write failed: \(error)"))]
+        }
+    }
+
+    private mutating func start(_ info: ConnectionInfo) -> [FlowAction] {
+        guard stage == .idle else { return [] }
+        if let problem = options.problem { return fail(.invalidInput(problem)) }
+        if image.bytes.count < 32 { return fail(.invalidInput("the image has \(image.bytes.count) bytes, fewer than an MCUboot header")) }
+        if image.bytes.count > Int(UInt32.max) { return fail(.invalidInput("the image is larger than 4 GiB")) }
+        if image.hash.count != 32 || image.fileSHA256.count != 32 {
+            return fail(.invalidInput("the image hash and the file SHA-256 must be 32 bytes each"))
+        }
+        guard info.services.contains(KnownGATT.smpService) else { return fail(.smpServiceMissing) }
+        channel = SMPChannel(mtu: info.mtu, version: options.smpVersion, traceBytes: options.traceBytes)
+        return [.subscribe(KnownGATT.smp)] + begin(.params)
+    }
+
+    /// Moves to `stage` and sends its request.
+    mutating func begin(_ next: Stage) -> [FlowAction] {
+        stage = next
+        switch next {
+        case .params: return send(.params, attempts: 0)
+        case .validate: return send(.stateRead, attempts: 0)
+        case .verify: return [.report(.phase(.verify))] + send(.stateRead, attempts: 0)
+        case .test: return [.report(.phase(.test))] + send(.test, attempts: 0)
+        case .confirm: return [.report(.phase(.confirm))] + send(.confirm(hash: image.hash), attempts: 0)
+        case .reset:
+            resetAnsweredAt = nil
+            return [.report(.phase(.reset))] + send(.reset, attempts: 0)
+        case .upload:
+            return [.report(.phase(.upload)), .report(.progress(done: session.deviceOffset, total: session.total, unit: .bytes))]
+                + pumpUpload()
+        case .idle, .recoverConfirm, .finished:
+            return []
+        }
+    }
+
+    /// Continues after validation or an upload by the decided step.
+    mutating func proceed(_ step: ValidateDecision.NextStep) -> [FlowAction] {
+        switch step {
+        case .test: return begin(.test)
+        case .confirm: return begin(.confirm)
+        case .reset:
+            afterReset = options.mode == .testAndConfirm ? .confirm : .verify
+            return begin(.reset)
+        case .confirmAfterSwap:
+            swapped = true
+            return begin(.confirm)
+        }
+    }
+
+    mutating func succeed(_ slots: [ImageSlotState]) -> [FlowAction] {
+        result.finalSlots = slots
+        result.bytesSent = session.bytesSent
+        result.chunks = session.chunksSent
+        result.resentBytes = session.resentBytes
+        result.writes = channel.writes
+        result.largestWrite = channel.largestWrite
+        result.largestFrame = channel.largestFrame
+        stage = .finished
+        outcome = .success(result)
+        return stopTimers() + [.report(.phase(.done)), .finish]
+    }
+
+    mutating func fail(_ error: McuMgrError) -> [FlowAction] {
+        stage = .finished
+        outcome = .failure(error)
+        return stopTimers() + [.finish]
+    }
+
+    private func stopTimers() -> [FlowAction] {
+        [.cancelTimer(Self.requestTimer), .cancelTimer(Self.busyTimer), .cancelTimer(Self.resetTimer)]
+    }
+
+    /// Counts one retry against the run's budget; nil when it is spent.
+    mutating func countRetry(_ why: String) -> [FlowAction]? {
+        result.retries += 1
+        guard result.retries <= options.maximumRetriesPerRun else { return nil }
+        return [.report(.retry(why))]
+    }
+}

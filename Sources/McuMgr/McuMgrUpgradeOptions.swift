@@ -1,0 +1,95 @@
+// The McuMgr module: the firmware upgrade of an MCUboot device over SMP, as a
+// pure `FlowMachine` (`McuMgrUpgrade`). It speaks the SMP module's frames and
+// leaves every byte of I/O and every clock to its driver.
+import SMP
+
+/// What to upload: one MCUboot image and the two hashes that identify it.
+public struct McuMgrUpgradeImage: Sendable, Equatable {
+    /// The whole MCUboot image file (header, body, TLVs).
+    public var bytes: [UInt8]
+    /// The image's SHA-256 TLV (32 bytes): what the device reports in its slot list
+    /// and what test and confirm name the image by. Not the hash of the file.
+    public var hash: [UInt8]
+    /// SHA-256 of the whole file (32 bytes), sent as `sha` in the first upload chunk:
+    /// the device's identity of the upload session (resume) and its final integrity check.
+    public var fileSHA256: [UInt8]
+    /// The image number (0 for single-image devices; 1 for a network core).
+    public var imageNumber: Int
+
+    public init(bytes: [UInt8], hash: [UInt8], fileSHA256: [UInt8], imageNumber: Int = 0) {
+        self.bytes = bytes
+        self.hash = hash
+        self.fileSHA256 = fileSHA256
+        self.imageNumber = imageNumber
+    }
+}
+
+/// Which steps follow the upload (mcumgr-smp.md §4.1).
+public enum McuMgrUpgradeMode: String, Sendable, Equatable, Codable, CaseIterable {
+    /// Test, reset (the device swaps and boots the image once), then confirm it and verify.
+    case testAndConfirm
+    /// Confirm the uploaded image for the next boot, reset, verify.
+    case confirmOnly
+    /// Test, reset, verify that the image runs (it reverts on the next reset unless confirmed).
+    case testOnly
+    /// Upload and reset only; the device decides what to boot.
+    case uploadOnly
+}
+
+/// How the upgrade behaves on the link. The defaults follow Nordic's reference clients
+/// (mcumgr-smp.md §4.4): 40 s for the first chunk (the device erases), 10 s otherwise.
+public struct McuMgrUpgradeOptions: Sendable, Equatable {
+    public var mode: McuMgrUpgradeMode = .testAndConfirm
+    /// Upload requests in flight at once; nil derives it from the device (`buf_count − 1`,
+    /// at least 1). 1 turns pipelining off. A device without the parameters command gets 1.
+    public var pipelineDepth: Int?
+    /// True: frames up to the device's `buf_size`, each cut into writes of MTU − 3 bytes
+    /// (SMP reassembly). False, or when the device does not report its buffers: every frame fits one write.
+    public var useReassembly = true
+    /// Upload chunk lengths are rounded down to a multiple of this (the last chunk excepted).
+    public var byteAlignment = 1
+    /// SMP version of the requests (v2 by default; the device may answer in v1).
+    public var smpVersion: SMPVersion = .v2
+    /// Time allowed for the answer to the first upload chunk (the device may erase its slot first).
+    public var firstChunkTimeout: Duration = .seconds(40)
+    /// Time allowed for any other answer.
+    public var requestTimeout: Duration = .seconds(10)
+    /// Pause before re-sending a request the device refused as busy (`EBUSY`).
+    public var busyRetryDelay: Duration = .milliseconds(100)
+    /// Re-sends allowed for one request (or one upload offset) before giving up.
+    public var maximumRetriesPerRequest = 3
+    /// Re-sends allowed over the whole run.
+    public var maximumRetriesPerRun = 25
+    /// Unanswered requests in a row after which the link is closed and opened again (which
+    /// also clears a half-received frame on the device); 0 never reconnects for timeouts.
+    public var reconnectAfterTimeouts = 2
+    /// Full re-uploads allowed when the device reports that the uploaded image does not match.
+    public var maximumUploadRestarts = 1
+    /// How long the device needs after `reset` to swap the slots and advertise again.
+    public var estimatedSwapTime: Duration = .seconds(10)
+    /// Connection attempts after each disconnect before giving up.
+    public var reconnectAttempts = 5
+    /// Pause before reconnecting after an unexpected disconnect, and between refused attempts.
+    public var reconnectDelay: Duration = .seconds(1)
+    /// Unexpected disconnects tolerated over the whole run.
+    public var maximumDisconnects = 5
+    /// Time allowed between the reset answer and the device dropping the link.
+    public var resetDisconnectTimeout: Duration = .seconds(5)
+    /// Bytes of each frame shown in hex in `.trace` reports (0 turns frame traces off).
+    public var traceBytes = 48
+
+    public init(mode: McuMgrUpgradeMode = .testAndConfirm, pipelineDepth: Int? = nil, useReassembly: Bool = true) {
+        self.mode = mode
+        self.pipelineDepth = pipelineDepth
+        self.useReassembly = useReassembly
+    }
+
+    /// Why these options cannot work, or nil.
+    var problem: String? {
+        if let depth = pipelineDepth, depth < 1 { return "pipeline depth must be at least 1, got \(depth)" }
+        if byteAlignment < 1 { return "byte alignment must be at least 1, got \(byteAlignment)" }
+        if maximumRetriesPerRequest < 0 || maximumRetriesPerRun < 0 { return "retry limits must not be negative" }
+        if reconnectAttempts < 1 { return "at least one reconnect attempt is needed, got \(reconnectAttempts)" }
+        return nil
+    }
+}

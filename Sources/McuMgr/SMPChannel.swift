@@ -1,0 +1,96 @@
+import SMP
+import Transport
+
+/// The SMP characteristic as the upgrade sees it: numbers requests, turns
+/// frames into writes and notifications back into frames, and keeps the
+/// write statistics. Pure: it returns actions and never performs them.
+struct SMPChannel: Sendable {
+    /// Negotiated ATT MTU; one write carries `mtu − 3` bytes.
+    var mtu: Int
+    /// The largest frame the device accepts (its `buf_size` with reassembly, else MTU − 3).
+    var frameLimit: Int
+    /// True when frames may span several writes (the device reassembles).
+    var reassembly: Bool
+    var version: SMPVersion
+    var traceBytes: Int
+    private var nextSequence: UInt8 = 0
+    private var reassembler = SMPReassembler(maximumPayloadLength: Int(UInt16.max))
+
+    private(set) var writes = 0
+    private(set) var largestWrite = 0
+    private(set) var largestFrame = 0
+
+    init(mtu: Int, version: SMPVersion, traceBytes: Int) {
+        self.mtu = mtu
+        self.frameLimit = mtu - 3
+        self.reassembly = false
+        self.version = version
+        self.traceBytes = traceBytes
+    }
+
+    /// Payload bytes of one write.
+    var writeSize: Int { max(1, mtu - 3) }
+
+    /// A new connection: a new MTU, and nothing half-received.
+    mutating func reconnected(mtu: Int) {
+        self.mtu = mtu
+        if !reassembly { frameLimit = mtu - 3 }
+        reassembler.reset()
+    }
+
+    /// Encodes `request` with the next sequence number. Returns that number and the
+    /// writes (one per `mtu − 3` bytes; a write never holds parts of two frames).
+    mutating func send<R: SMPRequest>(_ request: R) throws(McuMgrError) -> (sequence: UInt8, actions: [FlowAction]) {
+        let sequence = nextSequence
+        nextSequence &+= 1
+        let frame = SMPFrame(request: request, version: version, sequence: sequence)
+        let bytes: [UInt8]
+        do {
+            bytes = try frame.encoded()
+        } catch {
+            throw .malformedResponse(command: R.name, error)
+        }
+        guard bytes.count <= frameLimit, reassembly || bytes.count <= writeSize else {
+            throw .frameTooLarge(command: R.name, size: bytes.count, limit: reassembly ? frameLimit : writeSize)
+        }
+        var actions: [FlowAction] = []
+        if traceBytes > 0 { actions.append(.report(.trace("→ \(frame.header) " + Self.hex(bytes, limit: traceBytes)))) }
+        var start = 0
+        while start < bytes.count {
+            let end = min(bytes.count, start + writeSize)
+            actions.append(.write(KnownGATT.smp, Array(bytes[start..<end]), .command))
+            writes += 1
+            largestWrite = max(largestWrite, end - start)
+            start = end
+        }
+        largestFrame = max(largestFrame, bytes.count)
+        return (sequence, actions)
+    }
+
+    /// Feeds one notification; returns the frames it completed and any decoding failure.
+    mutating func receive(_ bytes: [UInt8]) -> (frames: [SMPFrame], failure: SMPError?, traces: [FlowAction]) {
+        reassembler.append(bytes)
+        var frames: [SMPFrame] = []
+        var traces: [FlowAction] = []
+        while true {
+            do {
+                guard let frame = try reassembler.next() else { return (frames, nil, traces) }
+                frames.append(frame)
+                if traceBytes > 0 {
+                    let raw = (try? frame.encoded()) ?? []
+                    traces.append(.report(.trace("← \(frame.header) " + Self.hex(raw, limit: traceBytes))))
+                }
+            } catch {
+                return (frames, error, traces)
+            }
+        }
+    }
+
+    static func hex(_ bytes: [UInt8], limit: Int) -> String {
+        let shown = bytes.prefix(limit).map { byte in
+            let s = String(byte, radix: 16, uppercase: true)
+            return s.count == 1 ? "0" + s : s
+        }.joined(separator: " ")
+        return bytes.count > limit ? shown + " … (\(bytes.count) bytes)" : shown
+    }
+}

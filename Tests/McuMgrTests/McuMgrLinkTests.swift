@@ -1,0 +1,85 @@
+import Testing
+import SMP
+import Transport
+@testable import McuMgr
+
+@Suite struct McuMgrLinkTests {
+    private let image = Fixture.image(size: 80_000, seed: 6)
+
+    @Test(arguments: [1, 3])
+    func resumesAfterADisconnectResendingAtMostTheChunksInFlight(depth: Int) throws {
+        var run = UpgradeRun(image: image, options: Fixture.options(depth: depth), device: Fixture.device(for: image))
+        run.disconnectAfterUploadFrames = 12
+        let outcomeRun = run.run()
+        let result = try #require(try outcomeRun?.get())
+        let inFlight = try #require(run.unconfirmedAtDisconnect)
+        #expect(result.resumes == 1)
+        #expect(result.resentBytes <= inFlight)
+        #expect(result.bytesSent == image.bytes.count + result.resentBytes)
+        // The first chunk on the new connection repeats the session fields at a non-zero offset.
+        let resumed = try #require(run.device.uploads.dropFirst(12).first)
+        #expect(resumed.offset > 0 && resumed.length == image.bytes.count && resumed.sha == image.fileSHA256)
+        #expect(run.device.primary.bytes == image.bytes)
+    }
+
+    @Test func restartsFromTheStartWhenTheDeviceLostTheSession() throws {
+        var run = UpgradeRun(image: image, options: Fixture.options(), device: Fixture.device(for: image))
+        run.disconnectAfterUploadFrames = 10
+        run.resetAtDisconnect = true
+        let outcomeRun = run.run()
+        let result = try #require(try outcomeRun?.get())
+        #expect(result.resumes == 1)
+        #expect(run.device.uploads.filter { $0.offset == 0 }.count == 2)
+        #expect(result.resentBytes >= 9 * 2400)
+        #expect(run.device.primary.bytes == image.bytes)
+    }
+
+    @Test func waitsForTheSwapBeforeReconnecting() throws {
+        var options = Fixture.options(.confirmOnly)
+        options.estimatedSwapTime = .seconds(12)
+        var run = UpgradeRun(image: image, options: options, device: Fixture.device(for: image))
+        let outcomeRun = run.run()
+        _ = try #require(try outcomeRun?.get())
+        #expect(run.actions.contains(.connect(after: .seconds(12))))
+    }
+
+    @Test func retriesRefusedConnectionsAfterTheReset() throws {
+        var run = UpgradeRun(image: image, options: Fixture.options(), device: Fixture.device(for: image))
+        run.refusedConnections = 3
+        let outcomeRun = run.run()
+        let result = try #require(try outcomeRun?.get())
+        #expect(run.reports.filter { if case let .retry(r) = $0 { r.contains("connection attempt") } else { false } }.count == 3)
+        #expect(result.finalSlots.first?.hash == image.hash)
+    }
+
+    @Test func givesUpAfterTheAllowedConnectionAttempts() throws {
+        var run = UpgradeRun(image: image, options: Fixture.options(), device: Fixture.device(for: image))
+        run.refusedConnections = 50
+        let raw = run.run()
+        let outcome = try #require(raw)
+        #expect(throws: McuMgrError.reconnectFailed(attempts: 5, last: .connectFailed("le-connection-abort-by-local"))) {
+            try outcome.get()
+        }
+    }
+
+    @Test func reportsAnImageThatDidNotBoot() throws {
+        var device = Fixture.device(for: image)
+        device.bootFails = true
+        var run = UpgradeRun(image: image, options: Fixture.options(.confirmOnly), device: device)
+        let raw = run.run()
+        let outcome = try #require(raw)
+        #expect {
+            try outcome.get()
+        } throws: { error in
+            guard case let .verificationFailed(_, slots)? = error as? McuMgrError else { return false }
+            return slots.first?.hash == Fixture.runningHash && "\(error)".contains("reverted")
+        }
+    }
+
+    @Test func refusesABoardWithoutTheSMPService() throws {
+        var flow = McuMgrUpgrade(image: image)
+        let actions = flow.handle(.start(ConnectionInfo(services: [KnownGATT.partialFlashingService], mtu: 247)), now: .zero)
+        #expect(actions.last == .finish)
+        #expect(throws: McuMgrError.smpServiceMissing) { try flow.outcome?.get() }
+    }
+}

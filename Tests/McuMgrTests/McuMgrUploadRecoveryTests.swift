@@ -1,0 +1,134 @@
+import Testing
+import SMP
+import Transport
+@testable import McuMgr
+
+@Suite struct McuMgrUploadRecoveryTests {
+    private let image = Fixture.image(size: 50_000, seed: 5)
+
+    @Test func resendsFromTheDeviceOffsetWhenAChunkIsLost() throws {
+        var device = Fixture.device(for: image)
+        device.lostUploadFrames = [5]
+        var run = UpgradeRun(image: image, options: Fixture.options(), device: device)
+        let outcomeRun = run.run()
+        let result = try #require(try outcomeRun?.get())
+        #expect(result.retries == 1)
+        // The lost chunk and the ones in flight behind it (depth 3) go again; nothing else.
+        let resent = run.device.uploads.count - Set(run.device.uploads.map(\.offset)).count
+        #expect(resent == 2)
+        #expect(result.resentBytes > 2 * 2400 && result.resentBytes <= 3 * 2475)
+        #expect(run.reports.contains { if case let .retry(r) = $0 { r.contains("device expects offset") } else { false } })
+        #expect(run.device.primary.bytes == image.bytes)
+    }
+
+    @Test func retriesALostAnswerWithoutPipelining() throws {
+        var run = UpgradeRun(image: image, options: Fixture.options(depth: 1), device: Fixture.device(for: image))
+        run.lostNotifications = [10]
+        let outcomeRun = run.run()
+        let result = try #require(try outcomeRun?.get())
+        // The timeout re-sends the chunk; the device, already past it, answers with the offset after it.
+        #expect(result.retries == 1)
+        #expect(result.resentBytes > 2400 && result.resentBytes <= 2475)
+        #expect(run.device.primary.bytes == image.bytes && run.device.primaryConfirmed)
+    }
+
+    @Test func aLaterAnswerCoversALostOneWhenPipelining() throws {
+        var run = UpgradeRun(image: image, options: Fixture.options(), device: Fixture.device(for: image))
+        run.lostNotifications = [10]
+        let outcomeRun = run.run()
+        let result = try #require(try outcomeRun?.get())
+        #expect(result.retries == 0 && result.resentBytes == 0)
+        #expect(run.device.primary.bytes == image.bytes)
+    }
+
+    @Test func givesUpWithAClearErrorWhenTheDeviceStaysSilent() throws {
+        var options = Fixture.options()
+        options.reconnectAfterTimeouts = 0
+        var run = UpgradeRun(image: image, options: options, device: Fixture.device(for: image))
+        run.silent = true
+        let raw = run.run()
+        let outcome = try #require(raw)
+        #expect(throws: McuMgrError.noResponse(command: "image state read", attempts: 4, timeout: .seconds(10))) { try outcome.get() }
+        let text = "\(McuMgrError.noResponse(command: "image state read", attempts: 4, timeout: .seconds(10)))"
+        #expect(text.contains("did not answer image state read") && text.contains("move closer"))
+        // Parameters: 1 + 3 retries, then tolerated; state read: 1 + 3 retries, then the error.
+        #expect(run.writes.count == 8)
+        #expect(run.reports.filter { if case .retry = $0 { true } else { false } }.count == 6)
+    }
+
+    @Test func reconnectsAfterTwoTimeoutsInARowThenGivesUp() throws {
+        var run = UpgradeRun(image: image, options: Fixture.options(), device: Fixture.device(for: image))
+        run.silent = true
+        let raw = run.run()
+        let outcome = try #require(raw)
+        #expect(throws: McuMgrError.tooManyDisconnects(6)) { try outcome.get() }
+        #expect(run.actions.filter { $0 == .disconnect }.count == 6)
+    }
+
+    @Test func reconnectingClearsADeviceStuckInAHalfFrame() throws {
+        var run = UpgradeRun(image: image, options: Fixture.options(), device: Fixture.device(for: image))
+        // A stray write leaves the device waiting for the rest of a 2000-byte frame.
+        _ = run.device.receive(write: [0x0A, 0x00, 0x07, 0xC8, 0x00, 0x01, 0x77, 0x01])
+        let raw = run.run()
+        let result = try #require(try raw?.get())
+        #expect(run.actions.contains(.disconnect))
+        #expect(result.retries >= 2)
+        #expect(run.device.primary.bytes == image.bytes)
+    }
+
+    @Test func reportsAV2GroupErrorWithItsNameAndAdvice() throws {
+        var device = Fixture.device(for: image)
+        device.refuse = { header, _ in header.command == 1 ? .group(.image(.noFreeSlot)) : nil }
+        var run = UpgradeRun(image: image, options: Fixture.options(), device: device)
+        let raw = run.run()
+        let outcome = try #require(raw)
+        let expected = McuMgrError.deviceRefused(command: "image upload", .group(.image(.noFreeSlot)))
+        #expect(throws: expected) { try outcome.get() }
+        #expect("\(expected)".contains("IMG_MGMT_ERR_NO_FREE_SLOT") && "\(expected)".contains("reset the board"))
+    }
+
+    @Test func reportsAV1ReturnCodeWithItsNameAndAdvice() throws {
+        var device = Fixture.device(for: image)
+        device.refuse = { header, _ in header.command == 1 ? .group(.image(.noFreeSlot)) : nil }
+        var options = Fixture.options()
+        options.smpVersion = .v1
+        var run = UpgradeRun(image: image, options: options, device: device)
+        let raw = run.run()
+        let outcome = try #require(raw)
+        let expected = McuMgrError.deviceRefused(command: "image upload", .returnCode(.badState))
+        #expect(throws: expected) { try outcome.get() }
+        #expect("\(expected)".contains("MGMT_ERR_EBADSTATE"))
+    }
+
+    @Test func retriesACommandTheDeviceIsTooBusyFor() throws {
+        var device = Fixture.device(for: image)
+        var busyOnce = true
+        device.refuse = { header, _ in
+            guard header.group == .image, header.command == 0, header.operation == .write, busyOnce else { return nil }
+            busyOnce = false
+            return .returnCode(.busy)
+        }
+        var run = UpgradeRun(image: image, options: Fixture.options(), device: device)
+        let outcomeRun = run.run()
+        let result = try #require(try outcomeRun?.get())
+        #expect(result.retries == 1)
+        #expect(run.actions.contains(.startTimer(McuMgrUpgrade.busyTimer, .milliseconds(100))))
+    }
+
+    @Test func failsWhenTheDeviceSaysTheUploadDoesNotMatch() throws {
+        var device = Fixture.device(for: image)
+        device.catalogue = [(image.bytes, image.hash, [UInt8](repeating: 0, count: 32))]
+        var run = UpgradeRun(image: image, options: Fixture.options(), device: device)
+        let raw = run.run()
+        let outcome = try #require(raw)
+        #expect(throws: McuMgrError.uploadMismatch) { try outcome.get() }
+    }
+
+    @Test func refusesAnMTUTooSmallForTheFirstChunk() throws {
+        var run = UpgradeRun(image: image, options: Fixture.options(reassembly: false), device: Fixture.device(for: image))
+        run.mtu = 23
+        let raw = run.run()
+        let outcome = try #require(raw)
+        #expect(throws: McuMgrError.uploadFrameTooSmall(limit: 20)) { try outcome.get() }
+    }
+}
