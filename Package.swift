@@ -60,7 +60,12 @@ let package = Package(
         ]),
 
         .target(name: "TestSupport", dependencies: ["FirmwareImage", "SampleFirmware"], path: "Tests/TestSupport"),
-        .testTarget(name: "FirmwareImageTests", dependencies: ["FirmwareImage", "TestSupport"]),
+        .testTarget(name: "FirmwareImageTests", dependencies: [
+            "FirmwareImage", "TestSupport", .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+        ]),
+        .testTarget(name: "SampleFirmwareTests", dependencies: [
+            "SampleFirmware", "FirmwareImage", "TestSupport", .product(name: "Crypto", package: "swift-crypto"),
+        ]),
         .testTarget(name: "CBORTests", dependencies: ["CBOR", "TestSupport"]),
         .testTarget(name: "SMPTests", dependencies: ["SMP", "CBOR", "TestSupport"]),
         .testTarget(name: "PartialFlashingTests", dependencies: ["PartialFlashing", "FirmwareImage", "Transport", "TestSupport"]),

@@ -141,12 +141,13 @@ private struct ZipFiles {
         }
         var out = Data()
         do {
-            _ = try archive.extract(entry) { chunk in
+            let checksum = try archive.extract(entry) { chunk in
                 guard out.count + chunk.count <= DFUPackage.maxEntrySize else {
                     throw FirmwareFormatError.dfuEntryTooLarge(name: path, size: out.count + chunk.count)
                 }
                 out.append(chunk)
             }
+            guard checksum == entry.checksum else { throw FirmwareFormatError.dfuUnreadableEntry(path) }
         } catch let error as FirmwareFormatError {
             throw error
         } catch {

@@ -97,11 +97,13 @@ public struct MCUbootImage: Sendable, Equatable {
         return computed == stored.value ? .valid : .mismatch(stored: stored.value, computed: computed)
     }
 
-    /// Builds an unsigned MCUboot image: a header (zero padded to `headerSize`), the
-    /// application, and an unprotected TLV area holding only the SHA-256 TLV, the way
-    /// `imgtool sign --header-size … --pad-header` does without a key.
+    /// Builds an unsigned MCUboot image: a header (padded to `headerSize` with `padding`,
+    /// the erased-flash value imgtool uses), the application, and an unprotected TLV area
+    /// holding only the SHA-256 TLV, the way `imgtool sign --header-size … --pad-header`
+    /// does without a key.
     public static func build(application: [UInt8], loadAddress: UInt32 = 0, version: MCUbootVersion,
-                             headerSize: UInt16 = 0x200, flags: MCUbootHeader.Flags = []) throws -> [UInt8] {
+                             headerSize: UInt16 = 0x200, flags: MCUbootHeader.Flags = [],
+                             padding: UInt8 = 0xFF) throws -> [UInt8] {
         guard Int(headerSize) >= MCUbootHeader.encodedSize else {
             throw FirmwareFormatError.mcubootCannotBuild("the header size \(headerSize) is below the 32-byte header")
         }
@@ -114,7 +116,7 @@ public struct MCUbootImage: Sendable, Equatable {
         let header = MCUbootHeader(loadAddress: loadAddress, headerSize: headerSize, protectedTLVSize: 0,
                                    imageSize: size, flags: flags, version: version)
         var out = header.encoded()
-        out += [UInt8](repeating: 0, count: Int(headerSize) - out.count)
+        out += [UInt8](repeating: padding, count: Int(headerSize) - out.count)
         out += application
         let hash = Array(SHA256.hash(data: out))
         out += MCUbootTLV.encodeArea(.unprotected, [MCUbootTLV(area: .unprotected, type: MCUbootTLV.Kind.sha256.rawValue, value: hash)])
