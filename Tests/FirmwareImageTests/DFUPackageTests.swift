@@ -9,6 +9,7 @@ func makeZip(_ files: [(String, [UInt8])], compress: Bool = false) throws -> [UI
     for (name, bytes) in files {
         let data = Data(bytes)
         try archive.addEntry(with: name, type: .file, uncompressedSize: Int64(data.count),
+                             modificationDate: Date(timeIntervalSince1970: 1_700_000_000),
                              compressionMethod: compress ? .deflate : .none) { position, size in
             data.subdata(in: Int(position)..<(Int(position) + size))
         }
