@@ -61,7 +61,12 @@ let package = Package(
         ]),
 
         .target(name: "TestSupport", dependencies: ["FirmwareImage", "SampleFirmware"], path: "Tests/TestSupport"),
-        .testTarget(name: "FirmwareImageTests", dependencies: ["FirmwareImage", "TestSupport"]),
+        .testTarget(name: "FirmwareImageTests", dependencies: [
+            "FirmwareImage", "TestSupport", .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+        ]),
+        .testTarget(name: "SampleFirmwareTests", dependencies: [
+            "SampleFirmware", "FirmwareImage", "TestSupport", .product(name: "Crypto", package: "swift-crypto"),
+        ]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),
         .testTarget(name: "CBORTests", dependencies: ["CBOR", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "SMPTests", dependencies: ["SMP", "CBOR", "TestSupport"], exclude: ["Fixtures"]),

@@ -36,3 +36,120 @@ extension Array where Element == UInt8 {
         return String(decoding: out, as: UTF8.self)
     }
 }
+
+extension MakeCodeProgram {
+    /// Size of the blocks partial flashing writes.
+    public static let blockSize: UInt32 = 64
+
+    /// The region's length in bytes.
+    public var size: Int { region.count }
+
+    /// 64-byte blocks in the region.
+    public var blockCount: Int { (region.count + Int(Self.blockSize) - 1) / Int(Self.blockSize) }
+
+    /// Flash pages the region touches.
+    public func pageCount(pageSize: UInt32) -> Int {
+        guard !region.isEmpty else { return 0 }
+        let first = region.lowerBound / pageSize, last = (region.upperBound - 1) / pageSize
+        return Int(last - first + 1)
+    }
+
+    /// Why `find` found nothing.
+    public enum Absence: Sendable, Hashable, CustomStringConvertible {
+        /// The 16 magic bytes occur nowhere in the image.
+        case noMagic
+        /// The magic occurs, but not at a page boundary, where the device looks (2016 PXT hexes;
+        /// a false hit inside runtime code). Partial flashing is impossible.
+        case notPageAligned(addresses: [UInt32], pageSize: UInt32)
+        /// The magic occurs at a page boundary, but outside the application region below the
+        /// scratch page, where the device does not look.
+        case outsideApplicationRegion(addresses: [UInt32], searched: Range<UInt32>)
+
+        public var description: String {
+            switch self {
+            case .noMagic:
+                return "the MakeCode magic does not occur in the image"
+            case .notPageAligned(let addresses, let pageSize):
+                return "the MakeCode magic occurs at \(addresses.map(hex8).joined(separator: ", ")), not at a \(pageSize)-byte page boundary where the device looks"
+            case .outsideApplicationRegion(let addresses, let searched):
+                return "the MakeCode magic occurs at \(addresses.map(hex8).joined(separator: ", ")), outside \(hex8(searched.lowerBound))-\(hex8(searched.upperBound)) where the device looks"
+            }
+        }
+    }
+
+    /// The addresses the device scans: every page boundary from the application start up to
+    /// (excluding) the scratch page.
+    public static func searchRange(for family: ChipFamily) -> Range<UInt32> {
+        let layout = family.layout
+        return layout.applicationStart..<layout.scratchPage
+    }
+
+    /// The program the device would find in `image`, or nil (see `locate` for the reason).
+    public static func find(in image: MemoryImage, family: ChipFamily) -> MakeCodeProgram? {
+        try? locate(in: image, family: family)
+    }
+
+    /// Finds the program the way the device does: the first page boundary inside the
+    /// application region, below the scratch page, that holds the 16-byte magic. The runtime hash
+    /// is at +16 and the program hash at +24. The region runs from the magic to the last data byte
+    /// below the scratch page, rounded up to a 64-byte block.
+    /// - Throws: `FirmwareImageError.noMakeCodeProgram` with the reason.
+    public static func locate(in image: MemoryImage, family: ChipFamily) throws -> MakeCodeProgram {
+        let searched = searchRange(for: family)
+        let page = family.pageSize
+        for segment in image.segments where segment.end > searched.lowerBound && segment.start < searched.upperBound {
+            let from = max(segment.start, searched.lowerBound)
+            var a = (from + page - 1) / page * page
+            while a < min(segment.end, searched.upperBound) {
+                if image.read(a..<(a + 16)) == magic {
+                    return program(at: a, in: image, below: searched.upperBound)
+                }
+                a += page
+            }
+        }
+        let hits = magicAddresses(in: image)
+        if hits.isEmpty { throw FirmwareImageError.noMakeCodeProgram(.noMagic, family: family) }
+        let unaligned = hits.filter { $0 % page != 0 }
+        if !unaligned.isEmpty {
+            throw FirmwareImageError.noMakeCodeProgram(.notPageAligned(addresses: unaligned, pageSize: page), family: family)
+        }
+        throw FirmwareImageError.noMakeCodeProgram(.outsideApplicationRegion(addresses: hits, searched: searched),
+                                                   family: family)
+    }
+
+    /// The program header at `address`, whatever its alignment, with its region ending at the
+    /// last data byte below `limit` (rounded up to 64 bytes).
+    public static func program(at address: UInt32, in image: MemoryImage, below limit: UInt32) -> MakeCodeProgram {
+        var last = address + 32
+        for s in image.segments where s.start < limit && s.end > address {
+            last = max(last, min(s.end, limit))
+        }
+        let end = UInt32(min((UInt64(last) + UInt64(blockSize) - 1) / UInt64(blockSize) * UInt64(blockSize), UInt64(UInt32.max)))
+        return MakeCodeProgram(magicAddress: address,
+                               runtimeHash: image.read((address + 16)..<(address + 24)),
+                               programHash: image.read((address + 24)..<(address + 32)),
+                               region: address..<end)
+    }
+
+    /// Every address where the 16 magic bytes occur, at any alignment, in address order
+    /// (what `inspect` shows; the device only looks at page boundaries).
+    public static func magicAddresses(in image: MemoryImage) -> [UInt32] {
+        var hits: [UInt32] = []
+        let m = magic
+        let first = m[0]
+        for s in image.segments where s.bytes.count >= m.count {
+            let bytes = s.bytes
+            var i = 0
+            let last = bytes.count - m.count
+            while i <= last {
+                if bytes[i] == first {
+                    var k = 1
+                    while k < m.count, bytes[i + k] == m[k] { k += 1 }
+                    if k == m.count { hits.append(s.start + UInt32(i)) }
+                }
+                i += 1
+            }
+        }
+        return hits
+    }
+}

@@ -1,3 +1,4 @@
+import FirmwareImage
 /// The faults a simulated run injects, deterministic from `seed`.
 ///
 /// Probabilities are drawn per opportunity (per write, per notification, per erase,

@@ -1,3 +1,4 @@
+import FirmwareImage
 import LinkModel
 import Transport
 

@@ -117,6 +117,7 @@ extension Simulation {
             queue.schedule(.connectAttempt(job: j, startedAt: now + after, initial: false), at: now + after)
         case let .report(r):
             trace.record(t, board: b, .report, Self.text(of: r))
+            onReport?(BoardID(index: b), r, now - runStart)
         case .finish:
             finishJob(j)
         }

@@ -23,6 +23,9 @@ public struct Simulation: Sendable {
     }
     /// Record the trace (on by default; turn off for long fault campaigns).
     public var recordsTrace = true
+    /// Called with every report a flow makes, and the modelled time since the run began
+    /// (progress bars and JSON events).
+    public var onReport: (@Sendable (BoardID, FlowReport, Duration) -> Void)?
 
     var queue = EventQueue<SimEvent>()
     var rng: SplitMix64

@@ -5,5 +5,5 @@ struct Bitflash: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bitflash",
         abstract: "Flash BBC micro:bit and Calliope mini boards over Bluetooth LE.",
-        subcommands: [])
+        subcommands: [InspectCommand.self, BenchCommand.self])
 }

@@ -70,8 +70,7 @@ func runCommand(_ body: () async throws -> BitflashExit) async throws {
 
 /// A readable description of any error: its own description where it has one.
 func describe(_ error: any Error) -> String {
-    if let e = error as? CustomStringConvertible { return e.description }
-    return error.localizedDescription
+    String(describing: error)
 }
 
 /// The exit code of an error that is not a `CLIError`, decided by the layer it comes from.

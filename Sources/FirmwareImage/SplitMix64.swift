@@ -1,6 +1,7 @@
 /// SplitMix64 (Steele, Lea and Flood, 2014): a small, fast, seedable generator.
 ///
-/// The fault plan draws every decision from one of these, so a seed fixes a run.
+/// Seeded shuffles of the hex writer, the sample images and the link model's fault plan all
+/// draw from one of these, so a seed fixes a run on every platform.
 /// It is not cryptographic and must not be used for anything but simulation.
 public struct SplitMix64: RandomNumberGenerator, Sendable, Equatable, Codable {
     public private(set) var state: UInt64

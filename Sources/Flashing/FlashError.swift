@@ -1,0 +1,35 @@
+import Transport
+
+/// The errors of a flashing session: each says what went wrong and what to do.
+public enum FlashError: Error, Sendable, CustomStringConvertible {
+    /// `--mode partial` was asked for, and partial flashing cannot be used.
+    case partialImpossible(String)
+    /// A full update is needed, but the file gives nothing to upload.
+    case noFullImage(reason: FlashReason)
+    /// A full update is needed, but the board offers no full-update service.
+    case noFullPath(reason: FlashReason)
+    /// The board could not be reached again for the full update.
+    case fullUpdateUnreachable(TransportError)
+    case fullUpdateFailed(reason: FlashReason, error: any Error)
+    /// The file has no image for this board.
+    case noImageForBoard(String)
+
+    public var description: String {
+        switch self {
+        case let .partialImpossible(why):
+            return "partial flashing is not possible: \(why)"
+        case let .noFullImage(reason):
+            return "\(reason.message); but the file has no application image to upload: give one with --dfu-image FILE"
+        case let .noFullPath(reason):
+            return "\(reason.message); but the board offers no McuMgr (SMP) service for a full update: "
+                + "flash it once over USB, or put it in its bootloader and try again"
+        case let .fullUpdateUnreachable(error):
+            return "could not reconnect for the full update (\(error)): bring the board closer, reset it, and run bitflash again"
+        case let .fullUpdateFailed(reason, error):
+            return "the full update (\(reason.code)) failed: \(describe(error)). Run the same command again: "
+                + "the board keeps its previous application until the new one is confirmed"
+        case let .noImageForBoard(message):
+            return message
+        }
+    }
+}

@@ -1,0 +1,195 @@
+import FirmwareImage
+import McuMgr
+import PartialFlashing
+import Transport
+
+/// How a whole session ended: the path, why, and what it cost.
+public struct SessionOutcome: Sendable, Equatable {
+    public var path: FlashPath
+    public var reason: FlashReason
+    /// True when partial flashing was tried, gave up, and the full update followed.
+    public var fallback: Bool
+    public var partial: PartialFlashStats?
+    public var full: McuMgrResult?
+
+    public var bytesSent: Int { (partial?.bytes ?? 0) + (full?.bytesSent ?? 0) }
+    public var retries: Int { (partial?.retries ?? 0) + (full?.retries ?? 0) }
+    public var verified: Bool {
+        switch path {
+        case .upToDate: return true
+        case .partial: return partial?.verified ?? false
+        case .full: return full.map { !$0.finalSlots.isEmpty } ?? false
+        }
+    }
+}
+
+/// One board's whole flash as a state machine: read the memory map, flash partially or
+/// restart an up-to-date board, and fall back to a full McuMgr update on the same
+/// connection (or a new one) when the runtime differs or partial flashing gives up.
+public struct SessionFlow: FlowMachine {
+    public typealias Output = SessionOutcome
+    public private(set) var outcome: Result<SessionOutcome, any Error>?
+
+    private enum Stage: Sendable {
+        case idle
+        case partial(ChildFlow<PartialFlashFlow>)
+        /// Waiting for a connection before the full update starts.
+        case reconnecting(reason: FlashReason, fallback: Bool, attempts: Int)
+        case full(ChildFlow<McuMgrUpgrade>, reason: FlashReason, fallback: Bool)
+        case done
+    }
+
+    private var stage: Stage = .idle
+    private let plan: FlashPlan
+    private let options: FlashOptions
+    private var connection: ConnectionInfo?
+    private var linkUp = false
+    private var partialStats: PartialFlashStats?
+
+    public init(plan: FlashPlan, options: FlashOptions = FlashOptions()) {
+        self.plan = plan
+        self.options = options
+    }
+
+    public mutating func handle(_ event: FlowEvent, now: Duration) -> [FlowAction] {
+        guard outcome == nil else { return [] }
+        switch event {
+        case let .start(info), let .connected(info): connection = info; linkUp = true
+        case .disconnected: linkUp = false
+        default: break
+        }
+        switch stage {
+        case .idle:
+            guard case let .start(info) = event else { return [] }
+            return begin(info, now: now)
+        case var .partial(child):
+            let (actions, result) = child.handle(event, now: now)
+            stage = .partial(child)
+            guard let result else { return actions }
+            return actions + partialFinished(result, flow: child.machine, now: now)
+        case let .reconnecting(reason, fallback, attempts):
+            switch event {
+            case let .connected(info): return startFull(info, reason: reason, fallback: fallback, now: now)
+            case let .connectFailed(error):
+                guard attempts < options.mcumgr.reconnectAttempts else {
+                    return fail(FlashError.fullUpdateUnreachable(error))
+                }
+                stage = .reconnecting(reason: reason, fallback: fallback, attempts: attempts + 1)
+                return [.connect(after: options.mcumgr.reconnectDelay)]
+            default: return []
+            }
+        case .full(var child, let reason, let fallback):
+            let (actions, result) = child.handle(event, now: now)
+            stage = .full(child, reason: reason, fallback: fallback)
+            guard let result else { return actions }
+            switch result {
+            case let .success(stats):
+                return actions + succeed(SessionOutcome(path: .full, reason: reason, fallback: fallback,
+                                                        partial: partialStats, full: stats))
+            case let .failure(error):
+                return actions + fail(FlashError.fullUpdateFailed(reason: reason, error: error))
+            }
+        case .done:
+            return []
+        }
+    }
+
+    private var hasPartialService: Bool { connection?.services.contains(KnownGATT.partialFlashingService) ?? false }
+    private var hasMcuMgr: Bool { connection?.services.contains(KnownGATT.smpService) ?? false }
+
+    private mutating func begin(_ info: ConnectionInfo, now: Duration) -> [FlowAction] {
+        switch options.mode {
+        case .full:
+            return goFull(FlashReason(code: "forced", message: "a full update was asked for (--mode full)"),
+                          fallback: false, now: now)
+        case .partial, .auto:
+            guard hasPartialService else {
+                let why = "the board does not offer the partial-flashing service"
+                if options.mode == .partial { return fail(FlashError.partialImpossible(why + "; remove --mode partial to allow a full update")) }
+                return goFull(FlashReason(code: "no-partial-service", message: why), fallback: false, now: now)
+            }
+            var child = ChildFlow(PartialFlashFlow(image: plan.image, program: plan.program, family: plan.family,
+                                                   settings: options.partial), scope: "partial.")
+            let (actions, result) = child.handle(.start(info), now: now)
+            stage = .partial(child)
+            guard let result else { return actions }
+            return actions + partialFinished(result, flow: child.machine, now: now)
+        }
+    }
+
+    private mutating func partialFinished(_ result: Result<PartialFlashResult, any Error>, flow: PartialFlashFlow,
+                                          now: Duration) -> [FlowAction] {
+        switch result {
+        case .success(.upToDate):
+            let hash = plan.program?.programHash.hexString ?? "?"
+            return succeed(SessionOutcome(path: .upToDate,
+                                          reason: FlashReason(code: "up-to-date", message: "the board already runs this program (program hash \(hash))"),
+                                          fallback: false))
+        case let .success(.flashed(stats)):
+            partialStats = stats
+            var message = "runtime matches"
+            if let p = plan.program { message += " (\(p.runtimeHash.hexString))" }
+            message += ", \(stats.bytes) bytes in \(stats.blocks) blocks"
+            return succeed(SessionOutcome(path: .partial, reason: FlashReason(code: "runtime-matches", message: message),
+                                          fallback: false, partial: stats))
+        case let .success(.fullRequired(why)):
+            let reason = FlashReason(code: why.code, message: why.description)
+            if options.mode == .partial { return fail(FlashError.partialImpossible(why.description)) }
+            return goFull(reason, fallback: false, now: now)
+        case let .failure(error):
+            guard options.mode == .auto, flowWroteNothingOrGaveUp(error) else { return fail(error) }
+            let reason = FlashReason(code: "partial-failed",
+                                     message: "partial flashing failed (\(describe(error))), so a full update follows")
+            return [.report(.note(reason.message))] + goFull(reason, fallback: true, now: now)
+        }
+    }
+
+    /// Partial-flashing errors after which a full update can still save the board.
+    private func flowWroteNothingOrGaveUp(_ error: any Error) -> Bool {
+        guard hasMcuMgr, plan.fullImage != nil else { return false }
+        return error is PartialFlashError
+    }
+
+    private mutating func goFull(_ reason: FlashReason, fallback: Bool, now: Duration) -> [FlowAction] {
+        guard plan.fullImage != nil else {
+            return fail(FlashError.noFullImage(reason: reason))
+        }
+        guard hasMcuMgr else { return fail(FlashError.noFullPath(reason: reason)) }
+        let note: FlowAction = .report(.note("full update over McuMgr: \(reason.message)"))
+        guard linkUp, let info = connection else {
+            stage = .reconnecting(reason: reason, fallback: fallback, attempts: 1)
+            return [note, .connect(after: options.mcumgr.reconnectDelay)]
+        }
+        return [note] + startFull(info, reason: reason, fallback: fallback, now: now)
+    }
+
+    private mutating func startFull(_ info: ConnectionInfo, reason: FlashReason, fallback: Bool, now: Duration) -> [FlowAction] {
+        guard let image = plan.fullImage else { return fail(FlashError.noFullImage(reason: reason)) }
+        var child = ChildFlow(McuMgrUpgrade(image: image, options: options.mcumgr), scope: "mcumgr.")
+        let (actions, result) = child.handle(.start(info), now: now)
+        stage = .full(child, reason: reason, fallback: fallback)
+        guard let result else { return actions }
+        switch result {
+        case let .success(stats):
+            return actions + succeed(SessionOutcome(path: .full, reason: reason, fallback: fallback, partial: partialStats, full: stats))
+        case let .failure(error):
+            return actions + fail(FlashError.fullUpdateFailed(reason: reason, error: error))
+        }
+    }
+
+    private mutating func succeed(_ o: SessionOutcome) -> [FlowAction] {
+        outcome = .success(o)
+        stage = .done
+        return [.finish]
+    }
+
+    private mutating func fail(_ error: any Error) -> [FlowAction] {
+        outcome = .failure(error)
+        stage = .done
+        return [.finish]
+    }
+}
+
+func describe(_ error: any Error) -> String {
+    String(describing: error)
+}

@@ -1,0 +1,62 @@
+import FirmwareImage
+import LinkModel
+import SimulatedBoard
+import Transport
+
+/// One session on a simulated board: the result users see, and what the simulation measured.
+public struct SimulatedFlashRun: Sendable {
+    public var result: FlashResult
+    public var outcome: Result<SessionOutcome, any Error>
+    public var statistics: RunStatistics
+    public var trace: Trace
+}
+
+/// Flashes simulated boards with the same `SessionFlow` a real board gets, on virtual time.
+public enum SimulatedFlash {
+    /// The modelled-time limit of one session: generous, so that only a hung flow reaches it.
+    public static let defaultDeadline: Duration = .seconds(900)
+
+    /// Flashes one board of `simulation`. `onEvent` receives every report with modelled time.
+    public static func run(plan: FlashPlan, options: FlashOptions = FlashOptions(), on board: BoardID,
+                           named name: String, in simulation: inout Simulation,
+                           deadline: Duration = defaultDeadline,
+                           onEvent: (@Sendable (FlashEvent) -> Void)? = nil) -> SimulatedFlashRun {
+        runAll([(plan, board, name)], options: options, in: &simulation, deadline: deadline, onEvent: onEvent)[0]
+    }
+
+    /// Flashes several boards at once; they share the adapter's radio.
+    public static func runAll(_ boards: [(plan: FlashPlan, board: BoardID, name: String)], options: FlashOptions = FlashOptions(),
+                              in simulation: inout Simulation, deadline: Duration = defaultDeadline,
+                              onEvent: (@Sendable (FlashEvent) -> Void)? = nil) -> [SimulatedFlashRun] {
+        let names = Dictionary(uniqueKeysWithValues: boards.map { ($0.board, $0.name) })
+        let previous = simulation.onReport
+        if let onEvent {
+            simulation.onReport = { id, report, t in onEvent(FlashEvent(board: names[id] ?? "\(id)", elapsed: t, report: report)) }
+        }
+        defer { simulation.onReport = previous }
+        let flows = boards.map { FlowOnBoard(SessionFlow(plan: $0.plan, options: options), on: $0.board) }
+        let runs = simulation.runAll(flows, deadline: deadline)
+        return zip(boards, runs).map { entry, run in
+            let outcome: Result<SessionOutcome, any Error> = run.outcome.flatMap { value in
+                if let o = value as? SessionOutcome { return .success(o) }
+                return .failure(SimulatedBoardError.noOutcome)
+            }
+            let result = FlashResult(board: entry.name, outcome: outcome, seconds: run.modelledTime.seconds)
+            return SimulatedFlashRun(result: result, outcome: outcome, statistics: run.statistics, trace: run.trace)
+        }
+    }
+}
+
+extension FlashResult {
+    /// The user-facing result of a session's outcome.
+    public init(board: String, outcome: Result<SessionOutcome, any Error>, seconds: Double) {
+        switch outcome {
+        case let .success(o):
+            self.init(board: board, path: o.path, reason: o.reason, fallback: o.fallback, bytesSent: o.bytesSent,
+                      seconds: seconds, verified: o.verified, retries: o.retries)
+        case let .failure(error):
+            self.init(board: board, path: nil, reason: FlashReason(code: "failed", message: "the flash failed"),
+                      seconds: seconds, error: describe(error))
+        }
+    }
+}

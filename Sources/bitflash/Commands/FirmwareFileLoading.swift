@@ -1,0 +1,50 @@
+import ArgumentParser
+import FirmwareImage
+import Foundation
+
+/// Exit codes from sysexits.h that the file-reading commands use.
+enum SysExit {
+    /// The input data was incorrect in some way (a bad firmware file).
+    static let dataError = ExitCode(65)
+    /// An input file did not exist or was not readable.
+    static let noInput = ExitCode(66)
+}
+
+/// Reading a firmware file for a command: errors go to stderr with the file name (and line and
+/// column for text formats) and become exit code 65 (bad data) or 66 (unreadable file).
+enum FirmwareFileLoading {
+    static func readBytes(_ path: String) throws -> [UInt8] {
+        do {
+            return [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        } catch {
+            let reason = (error as NSError).localizedFailureReason ?? (error as NSError).localizedDescription
+            printError("\(path): cannot read the file: \(reason)")
+            throw SysExit.noInput
+        }
+    }
+
+    static func load(_ path: String) throws -> (firmware: Firmware, size: Int) {
+        let bytes = try readBytes(path)
+        do {
+            return (try Firmware.parse(bytes, fileName: (path as NSString).lastPathComponent), bytes.count)
+        } catch let error as FirmwareImageError {
+            report(error, file: path)
+            throw SysExit.dataError
+        }
+    }
+
+    /// `bitflash: prog.hex:12:9: bad checksum: expected 0x3C, found 0x3D`.
+    static func report(_ error: FirmwareImageError, file: String) {
+        if let p = error.position {
+            printError("\(file):\(p.line):\(p.column): \(error.message)")
+        } else if error.message.hasPrefix((file as NSString).lastPathComponent) {
+            printError(error.message)  // the message names the file already
+        } else {
+            printError("\(file): \(error.message)")
+        }
+    }
+
+    static func printError(_ message: String) {
+        FileHandle.standardError.write(Data("bitflash: \(message)\n".utf8))
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import FirmwareImage
+
+/// The fuzz targets' seed inputs (made here, by the project's own writers) and the inputs
+/// that once crashed a parser. Seeds live in `Tests/Fuzz/Seeds/<target>/`, crash
+/// reproducers in `Tests/Fuzz/Regressions/<target>/`.
+enum FuzzInputs {
+    static let root = Corpus.repoRoot.appendingPathComponent("Tests/Fuzz")
+
+    /// Seed files per fuzz target, by file name.
+    static func seeds() throws -> [String: [String: [UInt8]]] {
+        var image = MemoryImage()
+        try image.write((0..<700).map { UInt8(truncatingIfNeeded: $0 &* 37) }, at: 0x47000)
+        try image.write([0x00, 0x70, 0x07, 0x00], at: 0x1000_1014)
+        var notFlash = UF2File.encode(image, familyID: UF2Family.nrf52833)
+        notFlash[8] |= 1                                                   // block 0: not main flash
+
+        let app = (0..<256).map { UInt8(truncatingIfNeeded: $0 &* 5 &+ 1) }
+        let plain = try MCUbootImage.build(application: app, loadAddress: 0x27000, version: MCUbootVersion(major: 1, minor: 2, revision: 3, build: 4))
+        var protectedHeader = MCUbootHeader(headerSize: 0x20, protectedTLVSize: 12, imageSize: 64, version: MCUbootVersion(major: 2))
+        protectedHeader.flags = [.ramLoad]
+        var withProtected = protectedHeader.encoded() + [UInt8](repeating: 0x42, count: 64)
+        withProtected += MCUbootTLV.encodeArea(.protected, [MCUbootTLV(area: .protected, type: 0x50, value: [7, 0, 0, 0])])
+        withProtected += MCUbootTLV.encodeArea(.unprotected, [MCUbootTLV(area: .unprotected, type: 0x10, value: [UInt8](repeating: 0, count: 32))])
+
+        let mcumgr = try makeZip([
+            ("manifest.json", Array(#"{"format-version":0,"files":[{"file":"app.bin","image_index":"0","type":"application","version_MCUBOOT":"1.2.3+4"}]}"#.utf8)),
+            ("app.bin", plain),
+        ])
+        let nordic = try makeZip([
+            ("manifest.json", Array(#"{"manifest":{"application":{"bin_file":"a.bin","dat_file":"a.dat"}}}"#.utf8)),
+            ("a.bin", app), ("a.dat", [0x01, 0x02, 0x03]),
+        ], compress: true)
+        return [
+            "uf2": ["small-nrf52833.uf2": UF2File.encode(image, familyID: UF2Family.nrf52833),
+                    "no-family.uf2": UF2File.encode(image, familyID: nil), "not-main-flash.uf2": notFlash],
+            "mcuboot": ["unsigned.bin": plain, "protected-tlvs.bin": withProtected],
+            "dfu-zip": ["mcumgr.zip": mcumgr, "nordic.zip": nordic],
+        ]
+    }
+
+    /// Runs the parser of `target` on `bytes`: success or a `FirmwareFormatError` is fine.
+    static func exercise(_ target: String, _ bytes: [UInt8]) throws {
+        do {
+            switch target {
+            case "uf2": _ = try UF2File.parse(bytes, expectedFamily: UF2Family.nrf52833)
+            case "mcuboot": _ = try MCUbootImage(bytes: bytes)
+            case "dfu-zip": _ = try DFUPackage(zipBytes: bytes)
+            default: Issue.record("unknown fuzz target folder \(target)")
+            }
+        } catch is FirmwareFormatError {}
+    }
+
+    /// Files under `folder/<target>/`.
+    static func files(in folder: String) -> [(target: String, name: String, bytes: [UInt8])] {
+        let fm = FileManager.default
+        let base = root.appendingPathComponent(folder)
+        var out: [(String, String, [UInt8])] = []
+        for target in ((try? fm.contentsOfDirectory(atPath: base.path)) ?? []).sorted() {
+            let dir = base.appendingPathComponent(target)
+            for name in ((try? fm.contentsOfDirectory(atPath: dir.path)) ?? []).sorted() where !name.hasPrefix(".") {
+                if let data = fm.contents(atPath: dir.appendingPathComponent(name).path) { out.append((target, name, [UInt8](data))) }
+            }
+        }
+        return out
+    }
+}
+
+@Suite struct FuzzInputTests {
+    /// The committed seeds are what the writers make today. To refresh them after a
+    /// deliberate format change, run the tests once with BITFLASH_WRITE_FUZZ_SEEDS=1.
+    @Test func committedSeedsMatchTheGenerators() throws {
+        let seeds = try FuzzInputs.seeds()
+        if ProcessInfo.processInfo.environment["BITFLASH_WRITE_FUZZ_SEEDS"] == "1" {
+            for (target, files) in seeds {
+                let dir = FuzzInputs.root.appendingPathComponent("Seeds/\(target)")
+                try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+                for (name, bytes) in files { try Data(bytes).write(to: dir.appendingPathComponent(name)) }
+            }
+        }
+        let committed = FuzzInputs.files(in: "Seeds")
+        #expect(committed.count == seeds.values.reduce(0) { $0 + $1.count })
+        for file in committed {
+            #expect(seeds[file.target]?[file.name] == file.bytes, "Seeds/\(file.target)/\(file.name) is stale")
+        }
+    }
+
+    @Test func seedsParseCleanly() throws {
+        for (target, files) in try FuzzInputs.seeds() {
+            for (name, bytes) in files {
+                switch target {
+                case "uf2": #expect(try UF2File.parse(bytes).image.isEmpty == false, "\(name)")
+                case "mcuboot": #expect(try MCUbootImage(bytes: bytes).header.imageSize > 0, "\(name)")
+                default: #expect(try DFUPackage(zipBytes: bytes).images.count == 1, "\(name)")
+                }
+            }
+        }
+    }
+
+    /// Every committed seed and crash reproducer goes through its parser without a crash
+    /// and without an error outside `FirmwareFormatError`.
+    @Test func fuzzInputsNeverCrashTheParsers() throws {
+        let inputs = FuzzInputs.files(in: "Seeds") + FuzzInputs.files(in: "Regressions")
+        #expect(!inputs.isEmpty)
+        for input in inputs { try FuzzInputs.exercise(input.target, input.bytes) }
+    }
+}
