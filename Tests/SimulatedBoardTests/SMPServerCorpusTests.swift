@@ -62,7 +62,7 @@ import TestSupport
 
     @Test(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.skipMessage)))
     func upgradesTheBoardWithRealImagesOrRefusesThemClearly() throws {
-        let (old, _) = SMPFixture.images(magicAt: 0x20000, programLength: 0x1000)
+        let (old, _) = try SMPFixture.images(magicAt: 0x20000, programLength: 0x1000)
         let slotSize = Int(SMPServerConfiguration.standard(for: SMPFixture.layout).slotSize)
         for entry in try Self.images() {
             var sim = Simulation(link: .fast)

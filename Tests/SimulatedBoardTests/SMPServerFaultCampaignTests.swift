@@ -47,7 +47,7 @@ import Transport
     }
 
     @Test func everyRunEndsVerifiedOrWithAClearError() throws {
-        let (old, new) = SMPFixture.images(magicAt: 0x20000, programLength: 0x1800)
+        let (old, new) = try SMPFixture.images(magicAt: 0x20000, programLength: 0x1800)
         var tally = Tally()
         for seed in 0..<UInt64(Self.runs) {
             var sim = Simulation(link: [.deviceRequested, .fast, .linuxDefault][Int(seed % 3)], faults: Self.plan(seed: seed))

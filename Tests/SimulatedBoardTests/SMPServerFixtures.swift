@@ -29,12 +29,12 @@ enum SMPFixture {
     }
 
     /// The running image and the update, both about `size` bytes (the program grows with it).
-    static func images(magicAt: UInt32 = 0x40000, programLength: Int = 0x5000) -> (old: SimulatedMCUbootImage, new: SimulatedMCUbootImage) {
-        let old = SimulatedMCUbootImage(payload: payload(magicAt: magicAt, programLength: programLength, seed: 3,
-                                                         programHash: oldProgramHash), version: (1, 0, 0, 0))
-        let new = SimulatedMCUbootImage(payload: payload(magicAt: magicAt, programLength: programLength + 0x321, seed: 9,
-                                                         programHash: newProgramHash, runtimeHash: newRuntimeHash),
-                                        version: (2, 0, 0, 0))
+    static func images(magicAt: UInt32 = 0x40000, programLength: Int = 0x5000) throws -> (old: SimulatedMCUbootImage, new: SimulatedMCUbootImage) {
+        let old = try SimulatedMCUbootImage(payload: payload(magicAt: magicAt, programLength: programLength, seed: 3,
+                                                             programHash: oldProgramHash), version: MCUbootVersion(major: 1))
+        let new = try SimulatedMCUbootImage(payload: payload(magicAt: magicAt, programLength: programLength + 0x321, seed: 9,
+                                                             programHash: newProgramHash, runtimeHash: newRuntimeHash),
+                                            version: MCUbootVersion(major: 2, minor: 1, revision: 3, build: 4))
         return (old, new)
     }
 

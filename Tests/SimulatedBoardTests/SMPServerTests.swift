@@ -15,7 +15,7 @@ import Transport
         var now = VirtualInstant.zero
 
         init() throws {
-            let (old, _) = SMPFixture.images(magicAt: 0x20000, programLength: 0x1000)
+            let (old, _) = try SMPFixture.images(magicAt: 0x20000, programLength: 0x1000)
             board = try SimulatedBoard.mcuMgrBoard(.microbitV2, primary: old.bytes)
             server = try #require(board.smpServer)
         }
@@ -72,7 +72,7 @@ import Transport
 
     @Test func answersTheSlotListFromFlash() throws {
         var bench = try Bench()
-        let (old, _) = SMPFixture.images(magicAt: 0x20000, programLength: 0x1000)
+        let (old, _) = try SMPFixture.images(magicAt: 0x20000, programLength: 0x1000)
         let state = try bench.send(ImageStateReadRequest()).response(as: ImageStateResponse.self)
         #expect(state.images.count == 1)
         #expect(state.images.first?.hash == old.hash && state.images.first?.active == true && state.images.first?.version == "1.0.0")
@@ -99,7 +99,7 @@ import Transport
 
     @Test func dropsTheDataOfAChunkAtTheWrongOffset() throws {
         var bench = try Bench()
-        let (_, new) = SMPFixture.images(magicAt: 0x20000, programLength: 0x1000)
+        let (_, new) = try SMPFixture.images(magicAt: 0x20000, programLength: 0x1000)
         let first = try bench.send(ImageUploadRequest.first(data: Array(new.bytes[0..<1000]), imageLength: new.bytes.count, sha: new.fileSHA256))
         #expect(try first.response(as: ImageUploadResponse.self).offset == 1000)
         let skipped = try bench.send(ImageUploadRequest(offset: 2000, data: Array(new.bytes[2000..<3000])))
