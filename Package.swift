@@ -48,6 +48,7 @@ let package = Package(
         // The flashing engine: decisions, fallback, sessions, drivers. The library API.
         .target(name: "Flashing", dependencies: [
             "FirmwareImage", "PartialFlashing", "McuMgr", "SMP", "LinkModel", "SimulatedBoard", "SampleFirmware", "Transport",
+            .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // libdbus, only imported by `DBus`.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),

@@ -57,6 +57,8 @@ public struct Firmware: Sendable, Equatable {
     public var warnings: [FirmwareWarning]
     /// For a Universal Hex: sections or blocks.
     public var universalHexLayout: UniversalHex.Layout?
+    /// For an MCUboot image (or a package holding one): the image, to upload as it is.
+    public var mcuboot: MCUbootImage?
 
     public init(fileName: String, format: Format, sections: [Section], warnings: [FirmwareWarning] = [],
                 universalHexLayout: UniversalHex.Layout? = nil) {
@@ -77,10 +79,26 @@ public struct Firmware: Sendable, Equatable {
         switch detectFormat(bytes) {
         case .intelHex, .universalHex:
             return try parseHex(bytes, fileName: fileName)
-        case .uf2, .mcuboot, .dfuPackage:
-            // LEAD: wire the readers of the other half here (UF2*.swift, MCUboot*.swift,
-            // DFUPackage*.swift); each returns a `Firmware`. Until then these are refused.
-            throw FirmwareImageError.unsupportedFormat(detectFormat(bytes)!)
+        case .uf2:
+            let uf2 = try UF2File.parse(bytes)
+            let family = ChipFamily.allCases.first { f in f.uf2FamilyID.map(uf2.familyIDs.contains) ?? false }
+            return Firmware(fileName: fileName, format: .uf2,
+                            sections: [Section(family: family ?? ChipFamily.guess(from: uf2.image), image: uf2.image,
+                                               warnings: uf2.warnings.map(FirmwareWarning.note))])
+        case .mcuboot:
+            return try mcubootFirmware(MCUbootImage(bytes: bytes), fileName: fileName, format: .mcuboot)
+        case .dfuPackage:
+            let package = try DFUPackage(zipBytes: bytes)
+            guard let app = package.images.first(where: { $0.role == .application }) ?? package.images.first else {
+                throw FirmwareFormatError.dfuNoImages
+            }
+            if let mcuboot = app.mcubootImage {
+                return try mcubootFirmware(mcuboot, fileName: fileName, format: .dfuPackage)
+            }
+            var image = MemoryImage()
+            try image.write(app.bytes, at: app.loadAddress ?? 0, overwrite: true)
+            return Firmware(fileName: fileName, format: .dfuPackage,
+                            sections: [Section(family: nil, image: image, warnings: [])])
         case nil:
             // A file named .hex gets the Intel HEX reader's exact complaint (line 1, column 1).
             if fileName.lowercased().hasSuffix(".hex") { return try parseHex(bytes, fileName: fileName) }
@@ -103,6 +121,17 @@ public struct Firmware: Sendable, Equatable {
         while i < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[i]) { i += 1 }
         if i < bytes.count, bytes[i] == UInt8(ascii: ":") { return .intelHex }
         return nil
+    }
+
+    /// An MCUboot image as firmware: its body at its load address (or at 0 for an
+    /// execute-in-place image, whose address the slot decides), and the image itself.
+    private static func mcubootFirmware(_ mcuboot: MCUbootImage, fileName: String, format: Format) throws -> Firmware {
+        var image = MemoryImage()
+        try image.write(Array(mcuboot.body), at: mcuboot.header.loadAddress, overwrite: true)
+        var firmware = Firmware(fileName: fileName, format: format,
+                                sections: [Section(family: nil, image: image, warnings: [])])
+        firmware.mcuboot = mcuboot
+        return firmware
     }
 
     private static func parseHex(_ bytes: [UInt8], fileName: String) throws -> Firmware {

@@ -63,7 +63,8 @@ public struct SessionFlow: FlowMachine {
             guard case let .start(info) = event else { return [] }
             return begin(info, now: now)
         case var .partial(child):
-            let (actions, result) = child.handle(event, now: now)
+            let (childActions, result) = child.handle(event, now: now)
+            let actions = Self.withoutDonePhase(childActions)
             stage = .partial(child)
             guard let result else { return actions }
             return actions + partialFinished(result, flow: child.machine, now: now)
@@ -79,7 +80,8 @@ public struct SessionFlow: FlowMachine {
             default: return []
             }
         case .full(var child, let reason, let fallback):
-            let (actions, result) = child.handle(event, now: now)
+            let (childActions, result) = child.handle(event, now: now)
+            let actions = Self.withoutDonePhase(childActions)
             stage = .full(child, reason: reason, fallback: fallback)
             guard let result else { return actions }
             switch result {
@@ -110,7 +112,8 @@ public struct SessionFlow: FlowMachine {
             }
             var child = ChildFlow(PartialFlashFlow(image: plan.image, program: plan.program, family: plan.family,
                                                    settings: options.partial), scope: "partial.")
-            let (actions, result) = child.handle(.start(info), now: now)
+            let (childActions, result) = child.handle(.start(info), now: now)
+            let actions = Self.withoutDonePhase(childActions)
             stage = .partial(child)
             guard let result else { return actions }
             return actions + partialFinished(result, flow: child.machine, now: now)
@@ -129,7 +132,7 @@ public struct SessionFlow: FlowMachine {
             partialStats = stats
             var message = "runtime matches"
             if let p = plan.program { message += " (\(p.runtimeHash.hexString))" }
-            message += ", \(stats.bytes) bytes in \(stats.blocks) blocks"
+            message += ": \(stats.blocks) blocks, \(stats.pages) page\(stats.pages == 1 ? "" : "s")"
             return succeed(SessionOutcome(path: .partial, reason: FlashReason(code: "runtime-matches", message: message),
                                           fallback: false, partial: stats))
         case let .success(.fullRequired(why)):
@@ -166,7 +169,8 @@ public struct SessionFlow: FlowMachine {
     private mutating func startFull(_ info: ConnectionInfo, reason: FlashReason, fallback: Bool, now: Duration) -> [FlowAction] {
         guard let image = plan.fullImage else { return fail(FlashError.noFullImage(reason: reason)) }
         var child = ChildFlow(McuMgrUpgrade(image: image, options: options.mcumgr), scope: "mcumgr.")
-        let (actions, result) = child.handle(.start(info), now: now)
+        let (childActions, result) = child.handle(.start(info), now: now)
+        let actions = Self.withoutDonePhase(childActions)
         stage = .full(child, reason: reason, fallback: fallback)
         guard let result else { return actions }
         switch result {
@@ -180,7 +184,12 @@ public struct SessionFlow: FlowMachine {
     private mutating func succeed(_ o: SessionOutcome) -> [FlowAction] {
         outcome = .success(o)
         stage = .done
-        return [.finish]
+        return [.report(.phase(.done)), .finish]
+    }
+
+    /// A step's own "done" is not the session's: only the session reports `done`, once.
+    private static func withoutDonePhase(_ actions: [FlowAction]) -> [FlowAction] {
+        actions.filter { $0 != .report(.phase(.done)) }
     }
 
     private mutating func fail(_ error: any Error) -> [FlowAction] {

@@ -14,10 +14,17 @@ public struct SimulatedBoard: Sendable {
 
     /// A board whose flash holds `image` (0xFF elsewhere), booted normally: in application
     /// mode, or pairing mode when `mode` says so.
+    /// The UICR words a hex may carry (bootloader address, NFC pins) are configuration
+    /// registers, not flash: they are left out.
     /// - Throws: `SimulatedBoardError.imageOutsideFlash` when the image does not fit the chip.
     public init(profile: BoardProfile, image: MemoryImage = MemoryImage(), mode: BoardMode = .application) throws {
         let layout = profile.layout
-        let flash = try FlashMemory(layout: layout, image: image)
+        let uicr: Range<UInt32> = 0x1000_1000..<0x1000_2000
+        var flashImage = image
+        if image.hasData(in: uicr) {
+            flashImage = MemoryImage(segments: image.segments.filter { !uicr.overlaps($0.range) })
+        }
+        let flash = try FlashMemory(layout: layout, image: flashImage)
         let end = profile.runtimeEnd ?? MemoryMapScan.deriveRuntimeEnd(image: image, layout: layout)
         self.init(profile: profile,
                   device: DeviceState(flash: flash, storage: [:], mode: mode, runtimeEnd: end,

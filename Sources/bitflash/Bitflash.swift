@@ -5,5 +5,19 @@ struct Bitflash: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bitflash",
         abstract: "Flash BBC micro:bit and Calliope mini boards over Bluetooth LE.",
-        subcommands: [InspectCommand.self, BenchCommand.self])
+        subcommands: [FlashCommand.self, DemoCommand.self, InspectCommand.self, ConvertCommand.self, SimCommand.self, BenchCommand.self])
+
+    /// Lets `--simulate` stand without a profile (`bitflash flash prog.hex --simulate`):
+    /// a missing or non-profile value gets the default profile.
+    static func main() async {
+        var args = Array(CommandLine.arguments.dropFirst())
+        var i = 0
+        while i < args.count {
+            if args[i] == "--simulate", i + 1 == args.count || SimProfile(argument: args[i + 1]) == nil {
+                args.insert(SimProfile.default.description, at: i + 1)
+            }
+            i += 1
+        }
+        await main(args)
+    }
 }

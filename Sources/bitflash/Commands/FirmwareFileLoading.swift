@@ -33,6 +33,25 @@ enum FirmwareFileLoading {
         }
     }
 
+    /// Reads a firmware file for `flash`: errors become `CLIError`s for the one error funnel.
+    static func loadForFlash(_ path: String) throws -> Firmware {
+        let bytes: [UInt8]
+        do {
+            bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        } catch {
+            let reason = (error as NSError).localizedFailureReason ?? (error as NSError).localizedDescription
+            throw CLIError(.cannotRead, "\(path): cannot read the file: \(reason)")
+        }
+        do {
+            return try Firmware.parse(bytes, fileName: (path as NSString).lastPathComponent)
+        } catch let error as FirmwareImageError {
+            if let p = error.position { throw CLIError(.badFirmware, "\(path):\(p.line):\(p.column): \(error.message)") }
+            throw CLIError(.badFirmware, "\(path): \(error.message)")
+        } catch {
+            throw CLIError(.badFirmware, "\(path): \(error)")
+        }
+    }
+
     /// `bitflash: prog.hex:12:9: bad checksum: expected 0x3C, found 0x3D`.
     static func report(_ error: FirmwareImageError, file: String) {
         if let p = error.position {

@@ -1,0 +1,48 @@
+import Crypto
+import FirmwareImage
+import McuMgr
+
+extension FlashPlan {
+    /// The plan for flashing `firmware` onto a `board`: the board family's image and
+    /// MakeCode program, and the MCUboot image a full update would upload.
+    ///
+    /// The full image is, in order of preference: `dfuImage` (the user's `--dfu-image`),
+    /// the file itself when it is an MCUboot image or package, or an unsigned MCUboot image
+    /// built from the board's application region (header of one flash page, SHA-256 TLV),
+    /// whose payload lands at the application start.
+    public static func make(firmware: Firmware, board: Board, dfuImage: MCUbootImage? = nil) throws -> FlashPlan {
+        let family = board.family
+        let image: MemoryImage
+        if firmware.mcuboot != nil, firmware.sections.count == 1, firmware.sections[0].family == nil {
+            image = firmware.sections[0].image // an MCUboot image: nothing for partial flashing
+        } else {
+            image = try firmware.image(for: board)
+        }
+        let program = MakeCodeProgram.find(in: image, family: family)
+        let full: MCUbootImage?
+        if let dfuImage {
+            full = dfuImage
+        } else if let own = firmware.mcuboot {
+            full = own
+        } else {
+            full = try applicationImage(of: image, family: family)
+        }
+        return FlashPlan(family: family, image: image, program: program, fullImage: full.map(upgradeImage))
+    }
+
+    /// The unsigned MCUboot image of the application region of `image` (nil when it holds no application).
+    public static func applicationImage(of image: MemoryImage, family: ChipFamily) throws -> MCUbootImage? {
+        let layout = family.layout
+        let app = image.slice(layout.applicationStart..<layout.scratchPage)
+        guard let end = app.span?.upperBound else { return nil }
+        let bytes = try MCUbootImage.build(application: image.read(layout.applicationStart..<end),
+                                           version: MCUbootVersion(major: 1), headerSize: UInt16(layout.pageSize))
+        return try MCUbootImage(bytes: bytes)
+    }
+
+    /// What the McuMgr upgrade needs of an MCUboot image.
+    public static func upgradeImage(_ image: MCUbootImage) -> McuMgrUpgradeImage {
+        McuMgrUpgradeImage(bytes: image.bytes, hash: image.reportedHash ?? [],
+                           fileSHA256: Array(SHA256.hash(data: image.bytes)))
+    }
+}

@@ -1,0 +1,84 @@
+import ArgumentParser
+import FirmwareImage
+import Flashing
+import Foundation
+
+/// `bitflash convert FILE --board B --to hex|bin|uf2|mcuboot -o OUT`.
+struct ConvertCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "convert",
+        abstract: "Write one board's image as Intel HEX, a raw binary, UF2 or an unsigned MCUboot image.",
+        discussion: """
+            hex: a plain Intel HEX of the board's whole image. bin: the bytes of --range START-END \
+            (default: the application region), gaps filled with 0xFF. uf2: the image with the board's \
+            UF2 family ID (nRF52833 0x621E937A; nRF51 boards have none). mcuboot: an unsigned MCUboot \
+            image (header of one flash page and a SHA-256 TLV) of the application region.
+            """)
+
+    enum Target: String, ExpressibleByArgument, CaseIterable { case hex, bin, uf2, mcuboot }
+
+    @Argument(help: "The firmware file.")
+    var file: String
+
+    @Option(help: ArgumentHelp("The board whose image to write.", valueName: "BOARD"))
+    var board: String
+
+    @Option(help: "The output format.")
+    var to: Target
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("The output file.", valueName: "OUT"))
+    var output: String
+
+    @Option(help: ArgumentHelp("For bin: the address range, e.g. 0x1C000-0x77000.", valueName: "START-END"))
+    var range: String?
+
+    func run() async throws {
+        try await runCommand {
+            guard let board = Board(userName: self.board) else {
+                throw CLIError(.usage, "unknown board '\(self.board)': expected one of \(Board.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            let firmware = try FirmwareFileLoading.loadForFlash(file)
+            let image: MemoryImage
+            do { image = try firmware.image(for: board) } catch let error as FirmwareImageError {
+                throw CLIError(.badFirmware, "\(file): \(error.message)")
+            }
+            let layout = board.family.layout
+            let bytes: [UInt8]
+            switch to {
+            case .hex:
+                bytes = IntelHexWriter.write(image)
+            case .bin:
+                let r = try range.map(Self.parseRange) ?? layout.application
+                bytes = image.read(r)
+            case .uf2:
+                guard let family = board.family.uf2FamilyID else {
+                    throw CLIError(.usage, "UF2 has no family ID for \(board.family.chipName) boards (\(board.displayName)): use --to hex")
+                }
+                bytes = UF2File.encode(image.slice(layout.flash), familyID: family)
+            case .mcuboot:
+                guard let app = try FlashPlan.applicationImage(of: image, family: board.family) else {
+                    throw CLIError(.badFirmware, "\(file): no data in the application region of \(board.displayName)")
+                }
+                bytes = app.bytes
+            }
+            do {
+                try Data(bytes).write(to: URL(fileURLWithPath: output))
+            } catch {
+                throw CLIError(.cannotWrite, "\(output): cannot write: \(error.localizedDescription)")
+            }
+            StdOut.write("wrote \(output): \(to.rawValue), \(Figures.grouped(bytes.count)) bytes for \(board.displayName)\n")
+            return .ok
+        }
+    }
+
+    static func parseRange(_ text: String) throws -> Range<UInt32> {
+        let parts = text.split(separator: "-").map { $0.trimmingCharacters(in: .whitespaces) }
+        func number(_ s: String) -> UInt32? {
+            s.lowercased().hasPrefix("0x") ? UInt32(s.dropFirst(2), radix: 16) : UInt32(s)
+        }
+        guard parts.count == 2, let a = number(parts[0]), let b = number(parts[1]), a < b else {
+            throw CLIError(.usage, "--range \(text): expected START-END with START below END, e.g. 0x1C000-0x77000")
+        }
+        return a..<b
+    }
+}

@@ -1,0 +1,165 @@
+import ArgumentParser
+import FirmwareImage
+import Flashing
+import Foundation
+import LinkModel
+import McuMgr
+import SimulatedBoard
+import Synchronization
+
+/// `bitflash flash FILE`: the main job.
+struct FlashCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "flash",
+        abstract: "Flash a firmware file: only the changed program when possible, a full update otherwise.",
+        discussion: """
+            With --simulate, a simulated board whose flash persists in a state folder is flashed on a \
+            modelled Bluetooth link; times are modelled seconds. The path taken and why is printed \
+            before and after. Exit codes: 0 flashed (or up to date), 3 flashed after falling back from \
+            partial flashing to a full update, 64 bad command line, 65 bad firmware file, 66 unreadable \
+            file, 69 board not found, 74 flashing failed.
+            """)
+
+    @Argument(help: "The firmware file: Intel HEX, Universal Hex, UF2, MCUboot image or DFU .zip.")
+    var file: String
+
+    @Option(name: .customLong("device"), help: ArgumentHelp("A real board's address or name (repeat for a class set).", valueName: "ADDR|NAME"))
+    var devices: [String] = []
+
+    @Option(help: ArgumentHelp("Flash a simulated board of this kind (default microbit-v2-mcuboot).", valueName: "PROFILE"))
+    var simulate: SimProfile?
+
+    @Option(help: "How many simulated boards to flash at once (a class set sharing one adapter).")
+    var boards: Int = 1
+
+    @Option(help: ArgumentHelp("Use the file's section for this board (default: the board's own).", valueName: "BOARD"))
+    var board: String?
+
+    @Option(help: "auto: partial when possible, full otherwise; partial or full: force a path.")
+    var mode: FlashMode = .auto
+
+    @Option(name: .customLong("dfu-image"), help: ArgumentHelp("The MCUboot image a full update uploads (default: built from the file).", valueName: "FILE"))
+    var dfuImage: String?
+
+    @Option(name: .customLong("upgrade-mode"), help: "What follows a full upload: test-and-confirm, confirm-only, test-only, upload-only.")
+    var upgradeMode: UpgradeModeArgument = .testAndConfirm
+
+    @OptionGroup var simulation: SimulationOptions
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        guard boards >= 1, boards <= 64 else { throw ValidationError("--boards must be between 1 and 64") }
+        if !devices.isEmpty, simulate != nil { throw ValidationError("use either --device or --simulate, not both") }
+        if boards > 1, simulate == nil, devices.isEmpty { throw ValidationError("--boards counts simulated boards: add --simulate") }
+    }
+
+    func run() async throws {
+        try await runCommand {
+            guard devices.isEmpty else {
+                throw CLIError(.boardNotFound, "real boards over BlueZ are not supported by this build yet; "
+                                   + "try the same command with --simulate")
+            }
+            let profile = simulate ?? .default
+            let firmware = try FirmwareFileLoading.loadForFlash(file)
+            let plan = try makePlan(firmware, profile: profile)
+            let store = SimStore(option: simulation.simState)
+            let names = SimStore.names(count: boards)
+            var sim = Simulation(link: try simulation.linkProfile())
+            var ids: [(plan: FlashPlan, board: BoardID, name: String)] = []
+            for (i, name) in names.enumerated() {
+                ids.append((plan, sim.addBoard(try store.loadOrCreate(name, profile: profile, index: i + 1)), name))
+            }
+            let out = SharedOutput(Output.make(output.mode, boards: names, verbosity: output.verbose))
+            let runs = SimulatedFlash.runAll(ids, options: options(), in: &sim, onEvent: { out.event($0) })
+            for (entry, _) in zip(ids, runs) { try store.save(sim.board(entry.board), as: entry.name) }
+            if let trace = output.trace, let first = runs.first {
+                try first.trace.write(to: URL(fileURLWithPath: trace))
+            }
+            let results = runs.map(\.result)
+            for r in results { out.result(r) }
+            out.finish(results)
+            if results.contains(where: { $0.error != nil }) { return .flashFailed }
+            return results.contains(where: \.fallback) ? .okAfterFallback : .ok
+        }
+    }
+
+    private func makePlan(_ firmware: Firmware, profile: SimProfile) throws -> FlashPlan {
+        var target = profile.board
+        if let name = board {
+            guard let b = Board(userName: name) else { throw CLIError(.usage, "unknown board '\(name)'") }
+            guard b.family == target.family else {
+                throw CLIError(.usage, "--board \(b.rawValue) (\(b.family.chipName)) does not match the simulated "
+                                   + "\(target.displayName) (\(target.family.chipName))")
+            }
+            target = b
+        }
+        let dfu = try dfuImage.map { path -> MCUbootImage in
+            do { return try MCUbootImage(bytes: FirmwareFileLoading.readBytes(path)) } catch let e as CLIError { throw e } catch {
+                throw CLIError(.badFirmware, "\(path): not an MCUboot image: \(error)")
+            }
+        }
+        do {
+            return try FlashPlan.make(firmware: firmware, board: target, dfuImage: dfu)
+        } catch let error as FirmwareImageError {
+            throw CLIError(.badFirmware, "\(file): \(error.message); the board is a \(target.displayName) (\(target.family.chipName))")
+        }
+    }
+
+    private func options() -> FlashOptions {
+        var o = FlashOptions(mode: mode)
+        o.mcumgr.mode = upgradeMode.mode
+        o.mcumgr.estimatedSwapTime = .seconds(2)
+        o.mcumgr.traceBytes = output.verbose > 1 ? 64 : (output.verbose > 0 ? 16 : 0)
+        return o
+    }
+}
+
+extension FlashMode: ExpressibleByArgument {}
+
+enum UpgradeModeArgument: String, ExpressibleByArgument, CaseIterable {
+    case testAndConfirm = "test-and-confirm", confirmOnly = "confirm-only", testOnly = "test-only", uploadOnly = "upload-only"
+    var mode: McuMgrUpgradeMode {
+        switch self {
+        case .testAndConfirm: return .testAndConfirm
+        case .confirmOnly: return .confirmOnly
+        case .testOnly: return .testOnly
+        case .uploadOnly: return .uploadOnly
+        }
+    }
+}
+
+/// Options shared by the commands that run simulated boards.
+struct SimulationOptions: ParsableArguments {
+    @Option(name: .customLong("sim-state"), help: ArgumentHelp("Folder of the simulated boards (default: the XDG state folder).", valueName: "DIR"))
+    var simState: String?
+
+    @Option(help: ArgumentHelp("Modelled link: linux-default (30 ms), device-requested (15 ms), fast (7.5 ms), or a connection interval such as 11.25ms.", valueName: "PROFILE"))
+    var link: String = "device-requested"
+
+    func linkProfile() throws -> LinkProfile {
+        do { return try LinkProfile(named: link) } catch { throw CLIError(.usage, "--link \(link): \(error)") }
+    }
+}
+
+/// Options shared by the commands that report flashes.
+struct OutputOptions: ParsableArguments {
+    @Flag(help: "Print one JSON object per line: events, then a result per board.")
+    var json = false
+
+    @Flag(name: .short, help: "Show protocol traces (-v), with more bytes (-vv).")
+    var verbose: Int
+
+    @Option(help: ArgumentHelp("Record every write, notification, connection event and decision as JSON lines.", valueName: "FILE"))
+    var trace: String?
+
+    var mode: OutputMode { OutputMode.choose(json: json) }
+}
+
+/// The output, reachable from the simulation's report callback (which runs on this thread).
+final class SharedOutput: Sendable {
+    private let output: Mutex<FlashOutput>
+    init(_ output: sending FlashOutput) { self.output = Mutex(output) }
+    func event(_ e: FlashEvent) { output.withLock { $0.event(e) } }
+    func result(_ r: FlashResult) { output.withLock { $0.result(r) } }
+    func finish(_ rs: [FlashResult]) { output.withLock { $0.finish(rs) } }
+}

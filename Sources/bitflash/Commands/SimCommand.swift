@@ -1,0 +1,112 @@
+import ArgumentParser
+import FirmwareImage
+import Foundation
+import PartialFlashing
+import SimulatedBoard
+
+/// `bitflash sim ...`: the simulated boards.
+struct SimCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sim",
+        abstract: "Set up and look at the simulated boards that --simulate flashes.",
+        subcommands: [SimResetCommand.self, SimShowCommand.self])
+}
+
+/// `bitflash sim reset [--profile P] [--from FILE]`: a board holding a given file (or the sample program).
+struct SimResetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reset",
+        abstract: "Put a firmware file (default: the sample runtime r1 with the heart program) on simulated boards.")
+
+    @Option(help: ArgumentHelp("The kind of board: \(SimProfile.allValueStrings.joined(separator: ", ")).", valueName: "PROFILE"))
+    var profile: SimProfile = .default
+
+    @Option(help: ArgumentHelp("The firmware the board holds afterwards.", valueName: "FILE"))
+    var from: String?
+
+    @Option(help: "How many boards (sim, or sim-1 … sim-N).")
+    var boards: Int = 1
+
+    @Option(name: .customLong("sim-state"), help: ArgumentHelp("Folder of the simulated boards.", valueName: "DIR"))
+    var simState: String?
+
+    func run() async throws {
+        try await runCommand {
+            guard (1...64).contains(boards) else { throw CLIError(.usage, "--boards must be between 1 and 64") }
+            var image = profile.factoryImage()
+            if let from {
+                let firmware = try FirmwareFileLoading.loadForFlash(from)
+                do { image = try firmware.image(for: profile.board) } catch let error as FirmwareImageError {
+                    throw CLIError(.badFirmware, "\(from): \(error.message)")
+                }
+            }
+            let store = SimStore(option: simState)
+            for name in store.savedNames() { try? FileManager.default.removeItem(at: store.url(of: name)) }
+            for (i, name) in SimStore.names(count: boards).enumerated() {
+                let board = try profile.makeBoard(holding: image, name: name, address: SimStore.address(i + 1))
+                try store.save(board, as: name)
+            }
+            let what = from.map { ($0 as NSString).lastPathComponent } ?? "the sample program (runtime r1, heart)"
+            StdOut.write("\(boards) simulated \(profile) board\(boards == 1 ? "" : "s") in \(store.directory.path) now hold\(boards == 1 ? "s" : "") \(what)\n")
+            return .ok
+        }
+    }
+}
+
+/// `bitflash sim show`: the mode, memory map and slots of each simulated board.
+struct SimShowCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "show", abstract: "Show the simulated boards' state.")
+
+    @Option(name: .customLong("sim-state"), help: ArgumentHelp("Folder of the simulated boards.", valueName: "DIR"))
+    var simState: String?
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    struct Shown: Codable {
+        struct Region: Codable { var id: Int; var start: String; var end: String; var hash: String }
+        var name: String
+        var board: String
+        var address: String
+        var services: [String]
+        var mode: String
+        var flashIncomplete: Bool
+        var regions: [Region]
+    }
+
+    func run() async throws {
+        try await runCommand {
+            let store = SimStore(option: simState)
+            let names = store.savedNames()
+            guard !names.isEmpty else {
+                throw CLIError(.boardNotFound, "no simulated board in \(store.directory.path): run `bitflash sim reset` or `bitflash flash FILE --simulate`")
+            }
+            var shown: [Shown] = []
+            for name in names {
+                guard let b = try store.load(name) else { continue }
+                shown.append(Shown(name: name, board: b.profile.board.rawValue, address: b.profile.address,
+                                   services: b.profile.services.map(\.rawValue), mode: b.mode == .pairing ? "pairing" : "application",
+                                   flashIncomplete: b.flashIncomplete,
+                                   regions: b.memoryMap.map { Shown.Region(id: Int($0.id), start: hex($0.start), end: hex($0.end), hash: $0.hash.hexString) }))
+            }
+            if json {
+                let e = JSONEncoder()
+                e.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+                StdOut.write(String(decoding: try e.encode(shown), as: UTF8.self) + "\n")
+                return .ok
+            }
+            for s in shown {
+                StdOut.write("\(s.name): \(s.board) at \(s.address), services \(s.services.joined(separator: " + ")), "
+                             + "\(s.mode) mode\(s.flashIncomplete ? ", flash incomplete" : "")\n")
+                for r in s.regions {
+                    let label = ["SoftDevice", "runtime", "program"][min(r.id, 2)]
+                    StdOut.write("  region \(r.id) (\(label)): \(r.start)-\(r.end) hash \(r.hash)\n")
+                }
+            }
+            return .ok
+        }
+    }
+
+    private func hex(_ v: UInt32) -> String { String(format: "0x%08X", v) }
+}
+
