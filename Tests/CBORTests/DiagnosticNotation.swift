@@ -1,3 +1,4 @@
+import TestSupport
 import CBOR
 
 /// A parser for the subset of CBOR diagnostic notation (RFC 8949 §8) used by

@@ -1,3 +1,4 @@
+import TestSupport
 import CBOR
 import Foundation
 
@@ -18,57 +19,10 @@ enum Fixture {
     }
 }
 
-/// Bytes from a hex string, or nil when it is not hex.
-func bytes(hex: String) -> [UInt8]? {
-    let digits = Array(hex.utf8)
-    guard digits.count % 2 == 0 else { return nil }
-    var out: [UInt8] = []
-    out.reserveCapacity(digits.count / 2)
-    var i = 0
-    while i < digits.count {
-        guard let byte = UInt8(String(decoding: digits[i..<i + 2], as: UTF8.self), radix: 16) else { return nil }
-        out.append(byte)
-        i += 2
-    }
-    return out
-}
-
-/// Lower-case hex of bytes.
-func hex(_ bytes: [UInt8]) -> String {
-    bytes.map { String(format: "%02x", $0) }.joined()
-}
-
-/// A deterministic pseudo-random generator (SplitMix64) so generated cases repeat.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// True when `python3 -c 'import <module>'` succeeds.
-func pythonHas(_ module: String) -> Bool {
-    (try? runPython(["-c", "import \(module)"], input: nil).status) == 0
-}
+func pythonHas(_ module: String) -> Bool { Python.has(module) }
 
 /// Runs python3 with `arguments`, feeding `input`; returns its exit status and standard output.
 func runPython(_ arguments: [String], input: String?) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3"] + arguments
-    let stdin = Pipe(), stdout = Pipe()
-    process.standardInput = stdin
-    process.standardOutput = stdout
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
-    try stdin.fileHandleForWriting.close()
-    let data = stdout.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    try Python.run(arguments, input: input)
 }

@@ -1,3 +1,4 @@
+import TestSupport
 import FirmwareImage
 import Transport
 @testable import PartialFlashing
@@ -45,18 +46,8 @@ func packetNumbers(_ actions: [FlowAction]) -> [UInt8] {
     writes(actions).filter { $0.first == 0x01 && $0.count == 20 }.map { $0[3] }
 }
 
-/// A deterministic generator (SplitMix64) for seeded property tests.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+/// A deterministic generator for seeded property tests.
+typealias SeededRandom = SeededGenerator
 
 /// A MakeCode-shaped program image: magic, runtime hash, program hash, then `bodySize`
 /// pseudo-random bytes (no 0xFF, so no block is skipped), at `start`.
