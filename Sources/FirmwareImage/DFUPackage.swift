@@ -96,11 +96,30 @@ public struct DFUPackage: Sendable, Equatable {
         bytes.count >= 4 && bytes[0..<4].elementsEqual([0x50, 0x4B, 0x03, 0x04])
     }
 
+    /// True when the last 64 KiB + 22 bytes hold an end-of-central-directory signature.
+    private static func hasEndOfCentralDirectory(_ bytes: [UInt8]) -> Bool {
+        guard bytes.count >= 22 else { return false }
+        let from = max(0, bytes.count - 22 - 0xFFFF)
+        return (from...(bytes.count - 22)).contains { i in
+            bytes[i] == 0x50 && bytes[i + 1] == 0x4B && bytes[i + 2] == 0x05 && bytes[i + 3] == 0x06
+        }
+    }
+
     /// Reads a package from the bytes of its `.zip` file.
     public init(zipBytes: [UInt8]) throws {
+        guard Self.looksLikeZip(zipBytes) || Self.hasEndOfCentralDirectory(zipBytes) else {
+            throw FirmwareFormatError.dfuNotAZip
+        }
+        // ZIPFoundation's in-memory archives trap on some corrupt offsets (a seek past the
+        // end of the data), found by fuzzing; its file-backed archives handle them, so the
+        // bytes are read through a private temporary file.
+        let url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("bitflash-dfu-\(UUID().uuidString).zip")
+        defer { try? FileManager.default.removeItem(at: url) }
         let archive: Archive
         do {
-            archive = try Archive(data: Data(zipBytes), accessMode: .read)
+            try Data(zipBytes).write(to: url)
+            archive = try Archive(url: url, accessMode: .read)
         } catch {
             throw FirmwareFormatError.dfuNotAZip
         }

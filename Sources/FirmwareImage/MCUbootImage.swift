@@ -71,6 +71,16 @@ public struct MCUbootImage: Sendable, Equatable {
         self.hashCheck = Self.checkHash(bytes: bytes, header: header, tlvs: unprotected.tlvs)
     }
 
+    /// Finds an MCUboot image in a memory image (e.g. an Intel HEX file of a signed
+    /// image): it must start at the lowest address holding data and be contiguous.
+    /// Returns the slot address and the image.
+    public static func locate(in memory: MemoryImage) throws -> (address: UInt32, image: MCUbootImage) {
+        guard let first = memory.segments.first else {
+            throw FirmwareFormatError.mcubootTruncated(size: 0, needed: MCUbootHeader.encodedSize, what: "header")
+        }
+        return (first.start, try MCUbootImage(bytes: first.bytes))
+    }
+
     /// True when `bytes` starts with the MCUboot magic.
     public static func looksLikeMCUboot(_ bytes: [UInt8]) -> Bool {
         bytes.count >= 4 && LEBytes.u32(bytes, 0) == MCUbootHeader.magic

@@ -83,7 +83,13 @@ enum FuzzInputs {
         let committed = FuzzInputs.files(in: "Seeds")
         #expect(committed.count == seeds.values.reduce(0) { $0 + $1.count })
         for file in committed {
-            #expect(seeds[file.target]?[file.name] == file.bytes, "Seeds/\(file.target)/\(file.name) is stale")
+            let generated = try #require(seeds[file.target]?[file.name], "Seeds/\(file.target)/\(file.name) has no generator")
+            if file.target == "dfu-zip" {
+                // Zip bytes depend on the ZIPFoundation and zlib versions: compare what they hold.
+                #expect(try DFUPackage(zipBytes: generated) == DFUPackage(zipBytes: file.bytes), "Seeds/dfu-zip/\(file.name) is stale")
+            } else {
+                #expect(generated == file.bytes, "Seeds/\(file.target)/\(file.name) is stale")
+            }
         }
     }
 

@@ -104,6 +104,18 @@ private let application: [UInt8] = (0..<3000).map { UInt8(truncatingIfNeeded: $0
         #expect(throws: FirmwareFormatError.mcubootProtectedSizeMismatch(header: 16, area: 12)) { try MCUbootImage(bytes: wrong) }
     }
 
+    @Test func locatesImageInsideAMemoryImage() throws {
+        let bytes = try MCUbootImage.build(application: application, version: MCUbootVersion(major: 1))
+        var memory = MemoryImage()
+        try memory.write(bytes, at: 0x27000)
+        let (address, image) = try MCUbootImage.locate(in: memory)
+        #expect(address == 0x27000)
+        #expect(image.hashCheck == .valid)
+        #expect(throws: FirmwareFormatError.mcubootTruncated(size: 0, needed: 32, what: "header")) {
+            try MCUbootImage.locate(in: MemoryImage())
+        }
+    }
+
     @Test func versionTextIsReadLikeImgtool() {
         #expect(MCUbootVersion("1.2.3+4") == MCUbootVersion(major: 1, minor: 2, revision: 3, build: 4))
         #expect(MCUbootVersion("2.0") == MCUbootVersion(major: 2))

@@ -61,6 +61,9 @@ inputs=("$out/corpus" "$here/Seeds/$target")
 
 # The Swift runtime's own crash handler gets in the way of AddressSanitizer's report.
 export SWIFT_BACKTRACE=enable=no
+# DFUPackage reads each zip through a temporary file: keep those in memory when possible
+# (on a disk-backed /tmp the dfu-zip target is about 50 times slower).
+if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then export TMPDIR=/dev/shm; fi
 echo "== running $product on ${inputs[*]} $*"
 start=$(date +%s)
 status=0
