@@ -1,4 +1,5 @@
 import DBus
+import Synchronization
 
 /// Takes the next `count` signals from `stream`, giving up after `limit` so a broken test
 /// fails instead of hanging. The limit is a safety net, not something the tests measure.
@@ -55,4 +56,11 @@ final class Gate: Sendable {
     func open() {
         continuation.finish()
     }
+}
+
+/// Collects values appended from handlers running on other tasks.
+final class Recorder<Value: Sendable>: Sendable {
+    private let storage = Mutex<[Value]>([])
+    func append(_ value: Value) { storage.withLock { $0.append(value) } }
+    var values: [Value] { storage.withLock { $0 } }
 }
