@@ -126,8 +126,12 @@ enum MessageCodec {
             return .variant(try decode(&sub))
         case CDBUS_TYPE_UNIX_FD:
             throw DBusError.typeMismatch(expected: "a type without file descriptors", actual: "h", context: "message body")
-        default:
+        case CDBUS_TYPE_BYTE, CDBUS_TYPE_BOOLEAN, CDBUS_TYPE_INT16, CDBUS_TYPE_UINT16, CDBUS_TYPE_INT32,
+             CDBUS_TYPE_UINT32, CDBUS_TYPE_INT64, CDBUS_TYPE_UINT64, CDBUS_TYPE_DOUBLE:
             break
+        default:
+            // Never hand libdbus a type it cannot read with get_basic: it would abort.
+            throw DBusError.typeMismatch(expected: "a known D-Bus type", actual: String(UnicodeScalar(UInt8(truncatingIfNeeded: type))), context: "message body")
         }
         dbus_message_iter_get_basic(&iter, &basic)
         switch type {
