@@ -1,4 +1,5 @@
 import DBus
+import Foundation
 import Testing
 
 /// Signal subscriptions: ordering, filtering, and the end of streams.
@@ -67,5 +68,40 @@ struct SignalTests {
         await #expect(throws: DBusError.self) {
             _ = try await pair.client.signals(matching: DBusMatchRule(path: "not/a/path"))
         }
+    }
+
+    /// The bus's count of match rules held by the client (dbus-daemon's Debug.Stats interface).
+    func matchRuleCount() async throws -> UInt32 {
+        let stats = try await pair.client.call(
+            destination: DBusStandard.bus, path: DBusStandard.busPath, interface: "org.freedesktop.DBus.Debug.Stats",
+            method: "GetConnectionStats", arguments: [.string(pair.client.uniqueName)])
+        return try stats.argument(0).properties()["MatchRules"]?.uint32() ?? 0
+    }
+
+    @Test func removesTheMatchRuleWhenTheStreamEnds() async throws {
+        do {
+            _ = try await matchRuleCount()
+        } catch let error as DBusError where error.hasName(.unknownInterface) || error.hasName(.unknownMethod) {
+            print("dbus-daemon built without Debug.Stats: match-rule removal not checked")
+            return
+        }
+        let stream = try await pair.client.signals(matching: DBusMatchRule(member: "Gone"))
+        #expect(try await matchRuleCount() == 1)
+        let consumer = Task { for await _ in stream {} }
+        consumer.cancel()
+        await consumer.value
+        var count = try await matchRuleCount()
+        for _ in 0..<200 where count != 0 {  // RemoveMatch is sent from a detached task
+            try await Task.sleep(for: .milliseconds(10))
+            count = try await matchRuleCount()
+        }
+        #expect(count == 0)
+    }
+
+    @Test func connectsToTheSystemBusNamedByTheEnvironment() async throws {
+        setenv("DBUS_SYSTEM_BUS_ADDRESS", pair.bus.address, 1)
+        let system = try DBusConnection(bus: .system)
+        #expect(system.uniqueName.hasPrefix(":"))
+        #expect(try await pair.client.nameOwner(system.uniqueName) == system.uniqueName)
     }
 }
