@@ -7,7 +7,7 @@ final class PrivateBus: @unchecked Sendable {
     static var isAvailable: Bool { daemonPath != nil }
     static let skipMessage = "dbus-daemon not found: D-Bus bus tests skipped (install the dbus-daemon package)"
 
-    /// The address to connect to, e.g. `unix:path=/tmp/.../dbus-abc,guid=...`.
+    /// The address to connect to, e.g. `unix:path=<temporary directory>/dbus-abc,guid=...`.
     let address: String
     let directory: URL
     private let process: Process
