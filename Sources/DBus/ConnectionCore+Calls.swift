@@ -1,0 +1,140 @@
+/// Everything the dispatch thread and the callers share, behind one lock.
+struct CoreState: Sendable {
+    var closed = false
+    /// Calls sent and waiting for a reply, by serial.
+    var pending: [UInt32: PendingCall] = [:]
+    /// Where each call of `call(...)` is, by ticket.
+    var tickets: [UInt64: TicketPhase] = [:]
+    var subscriptions: [UInt64: Subscription] = [:]
+    var handlers: [String: DBusMethodHandler] = [:]
+    var nextID: UInt64 = 1
+
+    mutating func makeID() -> UInt64 {
+        defer { nextID += 1 }
+        return nextID
+    }
+}
+
+/// A call sent and not yet answered.
+struct PendingCall: Sendable {
+    let ticket: UInt64
+    let continuation: CheckedContinuation<Message, any Error>
+    let deadline: ContinuousClock.Instant
+    let label: String
+    let timeout: Duration
+}
+
+/// The life of one `call(...)`: made, sent, or cancelled before it could be sent.
+enum TicketPhase: Sendable {
+    case new
+    case sent(serial: UInt32)
+    case cancelled
+}
+
+extension ConnectionCore {
+    /// Sends `message` and waits for its reply (a method return or an error message).
+    ///
+    /// Cancelling the calling task resumes it at once with `CancellationError` and forgets the
+    /// call; a reply arriving later is dropped. Timeouts are enforced by the dispatch thread.
+    func send(_ message: Message, label: String, timeout: Duration) async throws -> Message {
+        let ticket = state.withLock { state -> UInt64 in
+            let id = state.makeID()
+            state.tickets[id] = .new
+            return id
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                register(message, ticket: ticket, label: label, timeout: timeout, continuation: continuation)
+            }
+        } onCancel: {
+            cancel(ticket: ticket)
+        }
+    }
+
+    private func register(
+        _ message: Message, ticket: UInt64, label: String, timeout: Duration,
+        continuation: CheckedContinuation<Message, any Error>
+    ) {
+        let failure: (any Error)? = state.withLock { state in
+            guard let phase = state.tickets[ticket] else { return CancellationError() }
+            if case .cancelled = phase {
+                state.tickets[ticket] = nil
+                return CancellationError()
+            }
+            if state.closed {
+                state.tickets[ticket] = nil
+                return DBusError.disconnected
+            }
+            do {
+                let serial = try raw.send(message)
+                state.tickets[ticket] = .sent(serial: serial)
+                state.pending[serial] = PendingCall(
+                    ticket: ticket, continuation: continuation,
+                    deadline: .now + timeout, label: label, timeout: timeout)
+                return nil
+            } catch {
+                state.tickets[ticket] = nil
+                return error
+            }
+        }
+        if let failure {
+            continuation.resume(throwing: failure)
+        } else {
+            wake()  // the dispatch thread must learn the new deadline
+        }
+    }
+
+    private func cancel(ticket: UInt64) {
+        let waiting: PendingCall? = state.withLock { state in
+            switch state.tickets[ticket] {
+            case .new?:
+                state.tickets[ticket] = .cancelled
+                return nil
+            case .sent(let serial)?:
+                state.tickets[ticket] = nil
+                return state.pending.removeValue(forKey: serial)
+            case .cancelled?, nil:
+                return nil
+            }
+        }
+        waiting?.continuation.resume(throwing: CancellationError())
+    }
+
+    /// Resumes the call that `reply` answers, if it is still waiting.
+    func deliverReply(_ reply: Message) {
+        let waiting: PendingCall? = state.withLock { state in
+            guard let call = state.pending.removeValue(forKey: reply.replySerial) else { return nil }
+            state.tickets[call.ticket] = nil
+            return call
+        }
+        waiting?.continuation.resume(returning: reply)
+    }
+
+    /// Fails calls whose deadline has passed; returns how long the dispatch thread may sleep.
+    func expireTimeouts(now: ContinuousClock.Instant) -> Duration {
+        let (expired, next) = state.withLock { state -> ([PendingCall], ContinuousClock.Instant?) in
+            var expired: [PendingCall] = []
+            var next: ContinuousClock.Instant?
+            for (serial, call) in state.pending {
+                if call.deadline <= now {
+                    expired.append(call)
+                    state.pending[serial] = nil
+                    state.tickets[call.ticket] = nil
+                } else if next.map({ call.deadline < $0 }) ?? true {
+                    next = call.deadline
+                }
+            }
+            return (expired, next)
+        }
+        for call in expired {
+            call.continuation.resume(throwing: DBusError.timeout(method: call.label, after: call.timeout))
+        }
+        guard let next else { return ConnectionCore.idlePoll }
+        return min(ConnectionCore.idlePoll, next - now)
+    }
+
+    /// How many calls are waiting for a reply.
+    var pendingCount: Int {
+        state.withLock { max($0.pending.count, $0.tickets.count) }
+    }
+}

@@ -1,1 +1,0 @@
-// The DBus module. See README.md for the architecture.

@@ -1,0 +1,82 @@
+internal import CDBus
+import Synchronization
+
+/// Owns the libdbus connection pointer: closes and releases it exactly once.
+final class RawConnection: @unchecked Sendable {
+    // libdbus connections are thread-safe once `dbus_threads_init_default` has run.
+    let pointer: OpaquePointer
+    private let closed = Atomic<Bool>(false)
+
+    private static let threadsInitialised: Bool = {
+        dbus_threads_init_default() != 0
+    }()
+
+    /// Opens a private connection to `address` and registers with the bus (`Hello`).
+    init(address: String) throws {
+        guard RawConnection.threadsInitialised else { throw DBusError.outOfMemory }
+        var error = CDBus.DBusError()
+        dbus_error_init(&error)
+        defer { dbus_error_free(&error) }
+        guard let raw = dbus_connection_open_private(address, &error) else {
+            throw DBusError.connectionFailed(address: address, reason: RawConnection.describe(&error))
+        }
+        dbus_connection_set_exit_on_disconnect(raw, 0)
+        guard dbus_bus_register(raw, &error) != 0 else {
+            let reason = RawConnection.describe(&error)
+            dbus_connection_close(raw)
+            dbus_connection_unref(raw)
+            throw DBusError.connectionFailed(address: address, reason: reason)
+        }
+        pointer = raw
+    }
+
+    /// The unique name the bus gave this connection, e.g. `:1.42`.
+    var uniqueName: String {
+        dbus_bus_get_unique_name(pointer).map { String(cString: $0) } ?? ""
+    }
+
+    /// The socket, for polling.
+    var fileDescriptor: Int32 {
+        var fd: Int32 = -1
+        _ = dbus_connection_get_unix_fd(pointer, &fd)
+        return fd
+    }
+
+    var isConnected: Bool { dbus_connection_get_is_connected(pointer) != 0 }
+    var hasMessagesToSend: Bool { dbus_connection_has_messages_to_send(pointer) != 0 }
+
+    /// Queues `message` (and writes it at once if the socket allows); returns its serial.
+    func send(_ message: Message) throws -> UInt32 {
+        var serial: UInt32 = 0
+        guard dbus_connection_send(pointer, message.pointer, &serial) != 0 else { throw DBusError.outOfMemory }
+        return serial
+    }
+
+    /// Reads and writes whatever the socket allows without blocking; false once disconnected.
+    func readWrite() -> Bool {
+        dbus_connection_read_write(pointer, 0) != 0
+    }
+
+    /// The next received message, if any.
+    func popMessage() -> Message? {
+        dbus_connection_pop_message(pointer).map { Message(owning: $0) }
+    }
+
+    /// Closes the socket (once); the pointer stays valid until `deinit`.
+    func close() {
+        if closed.exchange(true, ordering: .acquiringAndReleasing) { return }
+        dbus_connection_close(pointer)
+    }
+
+    deinit {
+        close()
+        dbus_connection_unref(pointer)
+    }
+
+    private static func describe(_ error: inout CDBus.DBusError) -> String {
+        guard cdbus_error_is_set(&error) != 0 else { return "unknown error" }
+        let name = error.name.map { String(cString: $0) } ?? ""
+        let message = error.message.map { String(cString: $0) } ?? ""
+        return "\(name): \(message)"
+    }
+}
