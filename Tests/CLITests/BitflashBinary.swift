@@ -29,7 +29,7 @@ enum BitflashBinary {
         p.environment = env
         // Standard error goes to a file, so that neither stream can fill a pipe and block the child.
         let errURL = FileManager.default.temporaryDirectory.appendingPathComponent("bitflash-stderr-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: errURL) }
         let err = try FileHandle(forWritingTo: errURL)
         let out = Pipe()

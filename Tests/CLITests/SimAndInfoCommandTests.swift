@@ -114,3 +114,22 @@ struct SimAndInfoCommandTests {
         #expect(r.stderr.contains("use --to hex"))
     }
 }
+
+/// Exit codes that need an unusual situation.
+@Suite(.enabled(if: BitflashBinary.url != nil, "bitflash binary not built (.build/debug/bitflash): CLI tests skipped"))
+struct ExitCodeTests {
+    @Test func anOutputFileThatCannotBeWrittenExits73() throws {
+        let dir = try BitflashBinary.temporaryDirectory()
+        let out = dir.appendingPathComponent("missing-folder/out.hex").path
+        let r = try BitflashBinary.run(["convert", BitflashBinary.sample("sample-r1-heart.hex").path, "--board", "microbit-v2",
+                                        "--to", "hex", "-o", out])
+        #expect(r.status == 73)
+        #expect(r.stderr.contains("missing-folder/out.hex: cannot write"), "\(r.stderr)")
+    }
+
+    @Test func aRealBoardIsNotSupportedYetAndExits69WithTheSimulatedAlternative() throws {
+        let r = try BitflashBinary.run(["flash", BitflashBinary.sample("sample-r1-heart.hex").path, "--device", "AA:BB:CC:DD:EE:FF"])
+        #expect(r.status == 69)
+        #expect(r.stderr.contains("--simulate"))
+    }
+}

@@ -17,7 +17,7 @@ struct FlashCommand: AsyncParsableCommand {
             modelled Bluetooth link; times are modelled seconds. The path taken and why is printed \
             before and after. Exit codes: 0 flashed (or up to date), 3 flashed after falling back from \
             partial flashing to a full update, 64 bad command line, 65 bad firmware file, 66 unreadable \
-            file, 69 board not found, 74 flashing failed.
+            file, 69 board not found, 73 a file could not be written, 74 flashing failed.
             """)
 
     @Argument(help: "The firmware file: Intel HEX, Universal Hex, UF2, MCUboot image or DFU .zip.")
