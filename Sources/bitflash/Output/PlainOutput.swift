@@ -56,7 +56,8 @@ enum SummaryTable {
         }
         let widths = header.indices.map { i in ([header[i]] + rows.map { $0[i] }).map(\.count).max() ?? 0 }
         func fmt(_ cells: [String]) -> String {
-            zip(cells, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ") + "\n"
+            let line = zip(cells, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
+            return String(line.reversed().drop { $0 == " " }.reversed()) + "\n"
         }
         var out = fmt(header)
         out += fmt(widths.map { String(repeating: "-", count: $0) })
