@@ -61,6 +61,12 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
 
+        // Samples/: short programs that use the library API (built by CI, run with `swift run`).
+        .executableTarget(name: "sample-flash", dependencies: ["Flashing", "FirmwareImage", "SampleFirmware", "SimulatedBoard"],
+                          path: "Samples/FlashWithProgress"),
+        .executableTarget(name: "sample-memory-map", dependencies: ["PartialFlashing", "FirmwareImage", "SampleFirmware", "SimulatedBoard"],
+                          path: "Samples/MemoryMap"),
+
         .target(name: "TestSupport", dependencies: ["FirmwareImage", "SampleFirmware"], path: "Tests/TestSupport"),
         .testTarget(name: "FirmwareImageTests", dependencies: [
             "FirmwareImage", "TestSupport", .product(name: "ZIPFoundation", package: "ZIPFoundation"),

@@ -14,8 +14,11 @@ public enum FlashMode: String, Sendable, Equatable, Codable, CaseIterable {
 
 /// Everything a flash needs to know besides the board.
 public struct FlashOptions: Sendable, Equatable {
+    /// Which paths the flash may take.
     public var mode: FlashMode
+    /// Timeouts, retries and limits of partial flashing.
     public var partial: PartialFlashSettings
+    /// How a full McuMgr update runs (upgrade mode, chunking, swap time, trace bytes).
     public var mcumgr: McuMgrUpgradeOptions
 
     public init(mode: FlashMode = .auto, partial: PartialFlashSettings = PartialFlashSettings(),
@@ -28,10 +31,16 @@ public struct FlashOptions: Sendable, Equatable {
 
 /// What to write to one board: that board family's image, its MakeCode program (if it has
 /// one) and the MCUboot image a full update uploads (if one can be made).
+///
+/// Make one with `FlashPlan.make(firmware:board:dfuImage:)` from a parsed `Firmware`.
 public struct FlashPlan: Sendable, Equatable {
+    /// The chip family of the board this plan is for.
     public var family: ChipFamily
+    /// The board family's whole image from the file.
     public var image: MemoryImage
+    /// The MakeCode program partial flashing can send; nil when the file has none.
     public var program: MakeCodeProgram?
+    /// The MCUboot image a full update uploads; nil when none can be made.
     public var fullImage: McuMgrUpgradeImage?
 
     public init(family: ChipFamily, image: MemoryImage, program: MakeCodeProgram?, fullImage: McuMgrUpgradeImage?) {

@@ -5,9 +5,13 @@ import Transport
 
 /// One session on a simulated board: the result users see, and what the simulation measured.
 public struct SimulatedFlashRun: Sendable {
+    /// What the user sees: path, reason, bytes, modelled seconds, verified, error.
     public var result: FlashResult
+    /// The session's own outcome, or the error that ended it.
     public var outcome: Result<SessionOutcome, any Error>
+    /// What the whole run cost on the modelled link (shared by all boards of a `runAll`).
     public var statistics: RunStatistics
+    /// Every write, notification, connection event and decision of the run (all boards of a `runAll`).
     public var trace: Trace
 }
 

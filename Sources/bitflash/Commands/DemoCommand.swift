@@ -22,6 +22,7 @@ struct DemoCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runCommand {
+            Verbose.bootstrap(output.verbose)
             guard profile.mcuboot else {
                 throw CLIError(.usage, "the demo needs a board with a full-update path: use --profile \(profile.board.rawValue)-mcuboot")
             }
@@ -44,6 +45,8 @@ struct DemoCommand: AsyncParsableCommand {
                 let out = SharedOutput(Output.make(output.mode, boards: [name], verbosity: output.verbose))
                 let run = SimulatedFlash.run(plan: plan, options: options, on: id, named: name, in: &sim, onEvent: { out.event($0) })
                 out.result(run.result)
+                out.finish([run.result])
+                Verbose.dump(run.trace, names: [name])
                 return run.result
             }
 
@@ -81,7 +84,7 @@ struct DemoCommand: AsyncParsableCommand {
                 StdOut.write(String(format: "{\"type\":\"summary\",\"partialSeconds\":%.3f,\"fullSeconds\":%.3f,\"speedup\":%.2f}\n",
                                     partial.seconds, full.seconds, ratio))
             } else {
-                StdOut.write("\n== Summary\n" + SummaryTable.render(results))
+                StdOut.write("\n== Summary\n" + SummaryTable.render(results, labels: ["1 new runtime", "2 edit", "3 same file", "4 flaky link", "5 forced full"]))
                 StdOut.write(String(format: "An edit of the program: partial %@ (%@) against full %@ (%@): %.1f× faster.\n",
                                     Figures.seconds(partial.seconds), Figures.bytes(partial.bytesSent),
                                     Figures.seconds(full.seconds), Figures.bytes(full.bytesSent), full.seconds / max(partial.seconds, 0.001)))

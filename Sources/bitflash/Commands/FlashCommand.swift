@@ -17,7 +17,7 @@ struct FlashCommand: AsyncParsableCommand {
             modelled Bluetooth link; times are modelled seconds. The path taken and why is printed \
             before and after. Exit codes: 0 flashed (or up to date), 3 flashed after falling back from \
             partial flashing to a full update, 64 bad command line, 65 bad firmware file, 66 unreadable \
-            file, 69 board not found, 74 flashing failed.
+            file, 69 board not found, 73 a file could not be written, 74 flashing failed.
             """)
 
     @Argument(help: "The firmware file: Intel HEX, Universal Hex, UF2, MCUboot image or DFU .zip.")
@@ -59,12 +59,13 @@ struct FlashCommand: AsyncParsableCommand {
                 throw CLIError(.boardNotFound, "real boards over BlueZ are not supported by this build yet; "
                                    + "try the same command with --simulate")
             }
+            Verbose.bootstrap(output.verbose)
             let profile = simulate ?? .default
             let firmware = try FirmwareFileLoading.loadForFlash(file)
             let plan = try makePlan(firmware, profile: profile)
             let store = SimStore(option: simulation.simState)
             let names = SimStore.names(count: boards)
-            var sim = Simulation(link: try simulation.linkProfile())
+            var sim = Simulation(link: try simulation.linkProfile(), faults: simulation.faultPlan())
             var ids: [(plan: FlashPlan, board: BoardID, name: String)] = []
             for (i, name) in names.enumerated() {
                 ids.append((plan, sim.addBoard(try store.loadOrCreate(name, profile: profile, index: i + 1)), name))
@@ -72,8 +73,10 @@ struct FlashCommand: AsyncParsableCommand {
             let out = SharedOutput(Output.make(output.mode, boards: names, verbosity: output.verbose))
             let runs = SimulatedFlash.runAll(ids, options: options(), in: &sim, onEvent: { out.event($0) })
             for (entry, _) in zip(ids, runs) { try store.save(sim.board(entry.board), as: entry.name) }
-            if let trace = output.trace, let first = runs.first {
-                try first.trace.write(to: URL(fileURLWithPath: trace))
+            // The boards share one run, so one trace holds every board's lines, each with its name.
+            if let first = runs.first {
+                Verbose.dump(first.trace, names: names)
+                if let trace = output.trace { try TraceFile.write(first.trace, names: names, to: trace) }
             }
             let results = runs.map(\.result)
             for r in results { out.result(r) }
@@ -135,6 +138,17 @@ struct SimulationOptions: ParsableArguments {
 
     @Option(help: ArgumentHelp("Modelled link: linux-default (30 ms), device-requested (15 ms), fast (7.5 ms), or a connection interval such as 11.25ms.", valueName: "PROFILE"))
     var link: String = "device-requested"
+
+    @Option(name: .customLong("sim-drop-at-write"), parsing: .upToNextOption,
+            help: ArgumentHelp("Fault injection: the simulated link drops at these ATT write numbers (e.g. 60 120 180 240).", valueName: "N"))
+    var dropAtWrite: [Int] = []
+
+    /// The faults the simulated link suffers (none unless asked).
+    func faultPlan() -> FaultPlan {
+        var plan = FaultPlan(seed: 7)
+        plan.disconnectAtWrite = Set(dropAtWrite)
+        return plan
+    }
 
     func linkProfile() throws -> LinkProfile {
         do { return try LinkProfile(named: link) } catch { throw CLIError(.usage, "--link \(link): \(error)") }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Crypto
 import FirmwareImage
 import Foundation
 import PartialFlashing
@@ -9,7 +10,7 @@ struct SimCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sim",
         abstract: "Set up and look at the simulated boards that --simulate flashes.",
-        subcommands: [SimResetCommand.self, SimShowCommand.self])
+        subcommands: [SimResetCommand.self, SimShowCommand.self, SimSamplesCommand.self])
 }
 
 /// `bitflash sim reset [--profile P] [--from FILE]`: a board holding a given file (or the sample program).
@@ -72,6 +73,9 @@ struct SimShowCommand: AsyncParsableCommand {
         var mode: String
         var flashIncomplete: Bool
         var regions: [Region]
+        /// Simulator state: SHA-256 of the application region of the board's flash, to compare
+        /// with `bitflash convert FILE --to bin` (a real client cannot read this).
+        var applicationSHA256: String
     }
 
     func run() async throws {
@@ -87,7 +91,9 @@ struct SimShowCommand: AsyncParsableCommand {
                 shown.append(Shown(name: name, board: b.profile.board.rawValue, address: b.profile.address,
                                    services: b.profile.services.map(\.rawValue), mode: b.mode == .pairing ? "pairing" : "application",
                                    flashIncomplete: b.flashIncomplete,
-                                   regions: b.memoryMap.map { Shown.Region(id: Int($0.id), start: hex($0.start), end: hex($0.end), hash: $0.hash.hexString) }))
+                                   regions: b.memoryMap.map { Shown.Region(id: Int($0.id), start: hex($0.start), end: hex($0.end), hash: $0.hash.hexString) },
+                                   applicationSHA256: (try? b.readFlash(b.profile.board.family.layout.application))
+                                       .map { SHA256.hash(data: $0).map { String(format: "%02x", $0) }.joined() } ?? "unreadable"))
             }
             if json {
                 let e = JSONEncoder()
@@ -102,6 +108,7 @@ struct SimShowCommand: AsyncParsableCommand {
                     let label = ["SoftDevice", "runtime", "program"][min(r.id, 2)]
                     StdOut.write("  region \(r.id) (\(label)): \(r.start)-\(r.end) hash \(r.hash)\n")
                 }
+                StdOut.write("  simulator state: application region SHA-256 \(s.applicationSHA256)\n")
             }
             return .ok
         }

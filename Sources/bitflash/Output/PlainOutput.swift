@@ -27,7 +27,7 @@ final class PlainOutput: FlashOutput {
             }
         case .retry(let text): line(e.board, e.elapsed, "retry: \(text)")
         case .note(let text): line(e.board, e.elapsed, text)
-        case .trace(let text): if verbosity > 0 { line(e.board, e.elapsed, text) }
+        case .trace(let text): if verbosity > 0 { Verbose.log.debug("\(e.board): \(text)") }
         }
     }
 
@@ -43,15 +43,21 @@ final class PlainOutput: FlashOutput {
 
 /// The summary table printed after flashing several boards.
 enum SummaryTable {
-    static func render(_ results: [FlashResult]) -> String {
-        let header = ["board", "result", "path", "bytes", "time", "verified"]
-        let rows = results.map { r in
-            [r.board, r.error == nil ? "ok" : "FAILED", r.path?.rawValue ?? "-", Figures.grouped(r.bytesSent),
+    /// - Parameter labels: a first column naming each row (the demo's steps), when given.
+    static func render(_ results: [FlashResult], labels: [String]? = nil) -> String {
+        var header = ["board", "result", "path", "fallback", "bytes", "time", "verified"]
+        var rows = results.map { r in
+            [r.board, r.error == nil ? "ok" : "FAILED", r.path?.rawValue ?? "-", r.fallback ? "yes" : "no", Figures.grouped(r.bytesSent),
              Figures.seconds(r.seconds), r.verified ? "yes" : "no"]
+        }
+        if let labels, labels.count == rows.count {
+            header.insert("step", at: 0)
+            rows = zip(labels, rows).map { [$0] + $1 }
         }
         let widths = header.indices.map { i in ([header[i]] + rows.map { $0[i] }).map(\.count).max() ?? 0 }
         func fmt(_ cells: [String]) -> String {
-            zip(cells, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ") + "\n"
+            let line = zip(cells, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
+            return String(line.reversed().drop { $0 == " " }.reversed()) + "\n"
         }
         var out = fmt(header)
         out += fmt(widths.map { String(repeating: "-", count: $0) })

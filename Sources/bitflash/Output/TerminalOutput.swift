@@ -20,6 +20,9 @@ final class TerminalOutput: FlashOutput {
     private var lines: [String: Line] = [:]
     private var drawn = 0
     private var lastDraw: [String: String] = [:]
+    private var lastPercent: [String: Int] = [:]
+    private var lastDrawTime: Duration = .zero
+    private var cursorHidden = false
 
     init(boards: [String], verbosity: Int) {
         self.boards = boards
@@ -30,15 +33,23 @@ final class TerminalOutput: FlashOutput {
     func event(_ e: FlashEvent) {
         var l = lines[e.board] ?? Line()
         l.elapsed = e.elapsed
+        var force = false
         switch e.report {
-        case .phase(let p): l.phase = p.rawValue; l.phaseStart = e.elapsed; l.done = 0; l.total = 0
+        case .phase(let p): l.phase = p.rawValue; l.phaseStart = e.elapsed; l.done = 0; l.total = 0; force = true
         case let .progress(done, total, unit): l.done = done; l.total = total; l.unit = unit
-        case .retry(let m): printAbove("\(e.board): retry: \(m)")
-        case .note(let m): printAbove("\(e.board): \(m)")
-        case .trace(let m): if verbosity > 0 { printAbove("\(e.board): \(m)") }
+        case .retry(let m): lines[e.board] = l; printAbove("\(e.board): retry: \(m)"); return
+        case .note(let m): lines[e.board] = l; printAbove("\(e.board): \(m)"); return
+        case .trace(let m): if verbosity > 0 { Verbose.log.debug("\(e.board): \(m)") }; return
         }
         lines[e.board] = l
-        redraw()
+        // Redraw when the whole percent changes, the phase changes, or a tenth of a second passed:
+        // enough for a live bar, without a screenful of escape codes per block.
+        let percent = l.total > 0 ? l.done * 100 / l.total : -1
+        if force || percent != lastPercent[e.board] || (e.elapsed - lastDrawTime).seconds >= 0.1 || l.done == l.total {
+            lastPercent[e.board] = percent
+            lastDrawTime = e.elapsed
+            redraw(force: force)
+        }
     }
 
     func result(_ r: FlashResult) {
@@ -47,6 +58,7 @@ final class TerminalOutput: FlashOutput {
     }
 
     func finish(_ results: [FlashResult]) {
+        if cursorHidden { StdOut.write("\u{1B}[?25h"); cursorHidden = false }
         if results.count > 1 { StdOut.write(SummaryTable.render(results)) }
     }
 
@@ -59,10 +71,13 @@ final class TerminalOutput: FlashOutput {
         let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
         let percent = l.done * 100 / l.total
         let phaseTime = (l.elapsed - l.phaseStart).seconds
-        let amount = l.unit == .bytes ? "\(Figures.bytes(l.done))/\(Figures.bytes(l.total))" : "\(l.done)/\(l.total) \(l.unit.rawValue)"
+        // Partial flashing counts 64-byte blocks: the bar shows their bytes too.
+        let unitBytes = l.unit == .bytes ? 1 : 64
+        let amount = l.unit == .bytes ? "\(Figures.bytes(l.done))/\(Figures.bytes(l.total))"
+            : "\(l.done)/\(l.total) \(l.unit.rawValue) (\(Figures.bytes(l.done * unitBytes)))"
         var text = "\(name)  [\(bar)] \(String(format: "%3d", percent))%  \(amount)"
-        if l.unit == .bytes, phaseTime > 0, l.done > 0 {
-            text += "  " + Figures.rate(bytes: l.done, seconds: phaseTime)
+        if phaseTime > 0, l.done > 0 {
+            text += "  " + Figures.rate(bytes: l.done * unitBytes, seconds: phaseTime)
             let eta = phaseTime * Double(l.total - l.done) / Double(l.done)
             text += "  ETA " + Figures.seconds(eta)
         }
@@ -78,8 +93,12 @@ final class TerminalOutput: FlashOutput {
             rendered.append(text)
         }
         guard changed else { return }
-        var out = drawn > 0 ? "\u{1B}[\(drawn)F" : ""
-        for text in rendered { out += "\u{1B}[2K" + text + "\n" }
+        // Hide the cursor while bars are live; move up over the old bars and overwrite each
+        // line, clearing only what is left of it, so that nothing flickers or stays behind.
+        var out = cursorHidden ? "" : "\u{1B}[?25l"
+        cursorHidden = true
+        if drawn > 0 { out += "\u{1B}[\(drawn)F" }
+        for text in rendered { out += "\r" + text + "\u{1B}[K\n" }
         drawn = rendered.count
         StdOut.write(out)
     }
@@ -87,7 +106,7 @@ final class TerminalOutput: FlashOutput {
     /// Prints a message line above the bars and redraws them below it.
     private func printAbove(_ text: String) {
         var out = drawn > 0 ? "\u{1B}[\(drawn)F" : ""
-        out += "\u{1B}[2K" + text + "\n"
+        out += "\r" + text + "\u{1B}[K\n"
         StdOut.write(out)
         drawn = 0
         lastDraw.removeAll()

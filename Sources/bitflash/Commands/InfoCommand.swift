@@ -1,0 +1,138 @@
+import ArgumentParser
+import FirmwareImage
+import Foundation
+import PartialFlashing
+import SimulatedBoard
+import SMP
+import Transport
+
+/// `bitflash info --simulate`: what a client can learn about a board without changing it.
+struct InfoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "info",
+        abstract: "Show a board's mode, memory map and hashes, and (MCUboot boards) its image slots.",
+        discussion: """
+            The memory map is read with the partial-flashing protocol (STATUS, REGION_INFO 1 and 2) \
+            and the slots with an SMP image state read, exactly as on a real board; the board is not \
+            switched to pairing mode and nothing is written. Lines marked "simulator state" show what \
+            only the simulation knows.
+            """)
+
+    @Option(help: ArgumentHelp("Ask a simulated board of this kind (default microbit-v2-mcuboot).", valueName: "PROFILE"))
+    var simulate: SimProfile?
+
+    @Option(name: .customLong("name"), help: ArgumentHelp("Which saved simulated board (default: sim, or the first saved).", valueName: "NAME"))
+    var boardName: String?
+
+    @OptionGroup var simulation: SimulationOptions
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    @Flag(name: .short, help: "Show the protocol exchanges (-v), with more bytes (-vv).")
+    var verbose: Int
+
+    struct Shown: Codable {
+        struct Region: Codable { var id: Int; var name: String; var start: String; var end: String; var hash: String }
+        struct Slot: Codable {
+            var image: Int; var slot: Int; var version: String; var hash: String?
+            var bootable: Bool; var pending: Bool; var confirmed: Bool; var active: Bool; var permanent: Bool
+        }
+        struct SimulatorState: Codable { var flashIncomplete: Bool; var profile: String }
+        var name: String
+        var board: String
+        var address: String
+        var mode: String
+        var protocolVersion: Int
+        var regions: [Region]
+        var slots: [Slot]?
+        var simulatorState: SimulatorState
+    }
+
+    func run() async throws {
+        try await runCommand {
+            Verbose.bootstrap(verbose)
+            let store = SimStore(option: simulation.simState)
+            let profile = simulate ?? .default
+            let saved = store.savedNames()
+            let name = boardName ?? (saved.contains("sim") || saved.isEmpty ? "sim" : saved[0])
+            let board: SimulatedBoard
+            if let loaded = try store.load(name) {
+                board = loaded
+            } else if boardName == nil {
+                board = try profile.makeBoard(holding: profile.factoryImage(), name: name, address: SimStore.address(1))
+            } else {
+                throw CLIError(.boardNotFound, "no simulated board '\(name)' in \(store.directory.path): "
+                                   + "saved boards are \(saved.isEmpty ? "none" : saved.joined(separator: ", "))")
+            }
+            var sim = Simulation(link: try simulation.linkProfile())
+            sim.onReport = { _, report, _ in if case let .trace(text) = report { Verbose.log.debug("\(name): \(text)") } }
+            let id = sim.addBoard(board)
+            var settings = PartialFlashSettings()
+            settings.switchToPairingMode = false
+            let mapRun = sim.run(MemoryMapReader(family: board.profile.board.family, settings: settings), on: id, deadline: .seconds(60))
+            Verbose.dump(mapRun.trace, names: [name])
+            let map: BoardMemoryMap
+            do { map = try mapRun.outcome.get() } catch {
+                throw CLIError(.boardNotFound, "\(name): could not read the memory map: \(describe(error))")
+            }
+            var slots: [ImageSlotState]?
+            if board.offeredServices.contains(KnownGATT.smpService) {
+                let stateRun = sim.run(ImageStateReader(traceBytes: verbose > 1 ? 256 : (verbose > 0 ? 32 : 0)), on: id, deadline: .seconds(60))
+                Verbose.dump(stateRun.trace, names: [name])
+                do { slots = try stateRun.outcome.get() } catch {
+                    throw CLIError(.boardNotFound, "\(name): could not read the image slots: \(describe(error))")
+                }
+            }
+            let shown = Self.shown(name: name, board: board, map: map, slots: slots)
+            if json {
+                let e = JSONEncoder()
+                e.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+                StdOut.write(String(decoding: try e.encode(shown), as: UTF8.self) + "\n")
+            } else {
+                StdOut.write(Self.text(shown))
+            }
+            return .ok
+        }
+    }
+
+    static func shown(name: String, board: SimulatedBoard, map: BoardMemoryMap, slots: [ImageSlotState]?) -> Shown {
+        func region(_ r: RegionInfo, _ label: String) -> Shown.Region {
+            Shown.Region(id: Int(r.id), name: label, start: hex32(r.start), end: hex32(r.end), hash: r.hash.hexString)
+        }
+        let profile = SimProfile(board: board.profile.board, mcuboot: board.offeredServices.contains(KnownGATT.smpService))
+        return Shown(
+            name: name, board: board.profile.board.rawValue, address: board.profile.address,
+            mode: map.mode == .pairing ? "pairing" : "application", protocolVersion: Int(map.protocolVersion),
+            regions: [region(map.runtime, "runtime"), region(map.program, "program")],
+            slots: slots?.map { s in
+                Shown.Slot(image: s.image ?? 0, slot: s.slot, version: s.version, hash: s.hash?.hexString,
+                           bootable: s.bootable, pending: s.pending, confirmed: s.confirmed, active: s.active, permanent: s.permanent)
+            },
+            simulatorState: .init(flashIncomplete: board.flashIncomplete, profile: profile.description))
+    }
+
+    static func text(_ s: Shown) -> String {
+        var out = "\(s.name): \(Board(rawValue: s.board)?.displayName ?? s.board) at \(s.address)\n"
+        out += "  mode:           \(s.mode) (partial-flashing protocol version \(s.protocolVersion))\n"
+        for r in s.regions {
+            out += "  region \(r.id) \(r.name.padding(toLength: 8, withPad: " ", startingAt: 0)) \(r.start)-\(r.end)  hash \(r.hash)\n"
+        }
+        if let slots = s.slots {
+            out += "  MCUboot slots (SMP image state read):\n"
+            if slots.isEmpty { out += "    none reported\n" }
+            for slot in slots {
+                let flags = [("active", slot.active), ("confirmed", slot.confirmed), ("pending", slot.pending),
+                             ("bootable", slot.bootable), ("permanent", slot.permanent)].filter(\.1).map(\.0)
+                out += "    image \(slot.image) slot \(slot.slot): version \(slot.version)  hash \(slot.hash.map { String($0.prefix(16)) + "…" } ?? "-")"
+                out += flags.isEmpty ? "\n" : "  \(flags.joined(separator: " "))\n"
+            }
+        } else {
+            out += "  no McuMgr (SMP) service: full updates are not possible on this board\n"
+        }
+        out += "  simulator state: \(s.simulatorState.profile), flash \(s.simulatorState.flashIncomplete ? "incomplete" : "complete")\n"
+        return out
+    }
+
+    static func hex32(_ v: UInt32) -> String { String(format: "0x%08X", v) }
+}

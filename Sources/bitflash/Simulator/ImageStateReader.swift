@@ -1,0 +1,80 @@
+import Foundation
+import SMP
+import Transport
+
+/// Reads a board's MCUboot slots over SMP, as any McuMgr client would: one image state
+/// read request, answered by the list of slots. Used by `bitflash info`.
+struct ImageStateReader: FlowMachine {
+    typealias Output = [ImageSlotState]
+
+    /// What went wrong, and what to do.
+    enum Failure: Error, CustomStringConvertible {
+        case noSMPService
+        case noAnswer
+        case refused(String)
+        case malformed(String)
+        case linkLost
+
+        var description: String {
+            switch self {
+            case .noSMPService: return "the board offers no McuMgr (SMP) service: it has no MCUboot bootloader"
+            case .noAnswer: return "the board did not answer the image state read: try again closer to the board"
+            case let .refused(why): return "the board refused the image state read (\(why))"
+            case let .malformed(why): return "the board's image state answer is malformed: \(why)"
+            case .linkLost: return "the link dropped during the image state read: try again"
+            }
+        }
+    }
+
+    private(set) var outcome: Result<[ImageSlotState], any Error>?
+    private var reassembler = SMPReassembler()
+    private let timer = TimerID("image-state")
+    private let traceBytes: Int
+
+    /// - Parameter traceBytes: how many bytes of each frame a trace line shows in hex (0: none).
+    init(traceBytes: Int = 0) { self.traceBytes = traceBytes }
+
+    mutating func handle(_ event: FlowEvent, now: Duration) -> [FlowAction] {
+        guard outcome == nil else { return [] }
+        switch event {
+        case let .start(info):
+            guard info.services.contains(KnownGATT.smpService) else { return fail(.noSMPService) }
+            let frame = SMPFrame(request: ImageStateReadRequest(), sequence: 0)
+            guard let bytes = try? frame.encoded(), bytes.count <= info.mtu - 3 else {
+                return fail(.malformed("the request does not fit one write"))
+            }
+            return [.subscribe(KnownGATT.smp)] + trace("→", bytes)
+                + [.write(KnownGATT.smp, bytes, .command), .startTimer(timer, .seconds(5))]
+        case let .notification(c, bytes):
+            guard c == KnownGATT.smp else { return [] }
+            reassembler.append(bytes)
+            do {
+                guard let frame = try reassembler.next() else { return [] }
+                let raw = (try? frame.encoded()) ?? bytes
+                if let error = try frame.errorResponse() { return trace("←", raw) + fail(.refused("\(error)")) }
+                let state = try frame.response(as: ImageStateResponse.self)
+                outcome = .success(state.images.sorted { ($0.image ?? 0, $0.slot) < ($1.image ?? 0, $1.slot) })
+                return trace("←", raw) + [.cancelTimer(timer), .finish]
+            } catch {
+                return fail(.malformed("\(error)"))
+            }
+        case let .timerFired(id):
+            return id == timer ? fail(.noAnswer) : []
+        case .disconnected:
+            return fail(.linkLost)
+        case .connected, .connectFailed, .writeFailed:
+            return []
+        }
+    }
+
+    private func trace(_ arrow: String, _ bytes: [UInt8]) -> [FlowAction] {
+        guard traceBytes > 0 else { return [] }
+        let shown = bytes.prefix(traceBytes).map { String(format: "%02X", $0) }.joined(separator: " ")
+        return [.report(.trace("SMP \(arrow) \(shown)\(bytes.count > traceBytes ? " …" : "") (\(bytes.count) bytes)"))]
+    }
+
+    private mutating func fail(_ failure: Failure) -> [FlowAction] {
+        outcome = .failure(failure)
+        return [.cancelTimer(timer), .finish]
+    }
+}
