@@ -25,7 +25,6 @@ public enum McuMgrError: Error, Sendable, Equatable, CustomStringConvertible {
     /// An upload frame of `limit` bytes has no room for the image data the first chunk needs.
     case uploadFrameTooSmall(limit: Int)
     /// The state list is empty.
-    case noImagesReported
     /// The image is already confirmed in the secondary slot, so it cannot be tested.
     case alreadyConfirmedCannotTest
     /// Validation keeps finding another image to clear out of the way.
@@ -61,8 +60,6 @@ public enum McuMgrError: Error, Sendable, Equatable, CustomStringConvertible {
             return "the \(size)-byte \(command) request does not fit one \(limit)-byte write and the device does not reassemble frames; connect with a larger MTU"
         case let .uploadFrameTooSmall(limit):
             return "an upload frame of \(limit) bytes has no room for the first 32 bytes of the image; connect with a larger MTU or let the device reassemble frames"
-        case .noImagesReported:
-            return "the device lists no images at all; it may not be running MCUboot, so check its bootloader"
         case .alreadyConfirmedCannotTest:
             return "the image is already confirmed in the secondary slot and cannot be tested; reset the board to install it, or use confirm mode"
         case let .secondarySlotBusy(attempts):

@@ -20,7 +20,9 @@ enum ValidateDecision: Equatable, Sendable {
 
     /// Decides from the device's `slots` for `image` with the upgrade `mode`.
     static func decide(slots: [ImageSlotState], image: McuMgrUpgradeImage, mode: McuMgrUpgradeMode) -> ValidateDecision {
-        guard !slots.isEmpty else { return .fail(.noImagesReported) }
+        // No readable image at all (for example a primary slot whose TLVs a partial flash
+        // overwrote): the secondary slot is free, so the upload is the way out.
+        guard !slots.isEmpty else { return .upload }
         let ours = slots.filter { ($0.image ?? 0) == image.imageNumber }
         if let found = ours.first(where: { $0.hash == image.hash }) {
             if found.slot == 0, found.active {

@@ -91,6 +91,7 @@ extension SMPServer {
             try? device.flash.writeWords(externalPage, at: address)
             if internalPage.count == page { secondary.replaceSubrange((p * page)..<((p + 1) * page), with: internalPage) }
         }
+        device.applicationReplaced()
         if plan.swapping {
             statistics.swaps += 1
             primaryConfirmed = pendingPermanent

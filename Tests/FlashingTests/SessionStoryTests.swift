@@ -104,3 +104,32 @@ import SimulatedBoard
         #expect(error.contains("McuMgr"))
     }
 }
+
+/// Sequences that change what the bootloader and the memory map see.
+@Suite struct SessionSequenceTests {
+    @Test func fullUpdateWorksAfterAPartialFlashGrewTheProgramOverTheSlotTrailer() throws {
+        var sim = Simulation(link: .fast)
+        let id = sim.addBoard(try SessionStoryTests.mcuMgrBoard(.microbitV2, running: SessionStoryTests.firmware(.nrf52833, .r1, .heart)))
+        let grow = SimulatedFlash.run(plan: try .make(firmware: SessionStoryTests.firmware(.nrf52833, .r1, .large), board: .microbitV2),
+                                      options: SessionStoryTests.options(), on: id, named: "sim", in: &sim)
+        #expect(grow.result.path == .partial)
+        let target = SessionStoryTests.firmware(.nrf52833, .r2, .heart)
+        let full = SimulatedFlash.run(plan: try .make(firmware: target, board: .microbitV2),
+                                      options: SessionStoryTests.options(), on: id, named: "sim", in: &sim)
+        #expect(full.result.error == nil, "\(full.result.error ?? "")")
+        #expect(full.result.path == .full)
+        try SessionStoryTests.expectApplicationRegion(of: sim.board(id), equals: target.sections[0].image, family: .nrf52833)
+    }
+
+    @Test func memoryMapFollowsTheNewRuntimeAfterAFullUpdateBack() throws {
+        var sim = Simulation(link: .fast)
+        let id = sim.addBoard(try SessionStoryTests.mcuMgrBoard(.microbitV2, running: SessionStoryTests.firmware(.nrf52833, .r2, .heart)))
+        let back = SimulatedFlash.run(plan: try .make(firmware: SessionStoryTests.firmware(.nrf52833, .r1, .heart), board: .microbitV2),
+                                      options: SessionStoryTests.options(), on: id, named: "sim", in: &sim)
+        #expect(back.result.path == .full)
+        let edit = SimulatedFlash.run(plan: try .make(firmware: SessionStoryTests.firmware(.nrf52833, .r1, .counter), board: .microbitV2),
+                                      options: SessionStoryTests.options(), on: id, named: "sim", in: &sim)
+        #expect(edit.result.error == nil, "\(edit.result.error ?? "")")
+        #expect(edit.result.path == .partial)
+    }
+}

@@ -81,8 +81,8 @@ import Transport
         #expect(throws: McuMgrError.alreadyConfirmedCannotTest) { try outcome.get() }
     }
 
-    @Test func failsWhenTheDeviceListsNoImages() {
-        #expect(ValidateDecision.decide(slots: [], image: image, mode: .testAndConfirm) == .fail(.noImagesReported))
+    @Test func uploadsWhenTheDeviceListsNoReadableImage() {
+        #expect(ValidateDecision.decide(slots: [], image: image, mode: .testAndConfirm) == .upload)
     }
 
     @Test func ignoresSlotsOfOtherImageNumbers() {
