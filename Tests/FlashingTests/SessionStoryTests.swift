@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 import FirmwareImage
 import LinkModel
 import SampleFirmware
@@ -131,5 +132,47 @@ import SimulatedBoard
                                       options: SessionStoryTests.options(), on: id, named: "sim", in: &sim)
         #expect(edit.result.error == nil, "\(edit.result.error ?? "")")
         #expect(edit.result.path == .partial)
+    }
+}
+
+/// The McuMgr story on real MakeCode files, with the flash checked byte for byte at each step.
+@Suite(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.skipMessage)))
+struct CorpusSessionStoryTests {
+    static func firmware(_ name: String) throws -> Firmware {
+        try Firmware.parse(Corpus.bytes("real/\(name)"), fileName: name)
+    }
+
+    @Test(arguments: [Board.microbitV2, .microbitV1])
+    func realFilesGoFullThenPartialThenUpToDate(board: Board) throws {
+        var sim = Simulation(link: .deviceRequested)
+        let id = sim.addBoard(try SessionStoryTests.mcuMgrBoard(board, running: Self.firmware("makecode-universal-3.0.68-small-heart.hex")))
+        let steps: [(String, FlashPath)] = [("makecode-universal-8.0.18-small-heart.hex", .full),
+                                            ("makecode-universal-8.0.11-beating-heart.hex", .partial),
+                                            ("makecode-universal-8.0.11-beating-heart.hex", .upToDate)]
+        for (name, expected) in steps {
+            let firmware = try Self.firmware(name)
+            let plan = try FlashPlan.make(firmware: firmware, board: board)
+            let run = SimulatedFlash.run(plan: plan, options: SessionStoryTests.options(), on: id, named: "sim", in: &sim)
+            #expect(run.result.error == nil, "\(name): \(run.result.error ?? "")")
+            #expect(run.result.path == expected, "\(name)")
+            #expect(run.result.verified, "\(name)")
+            try SessionStoryTests.expectApplicationRegion(of: sim.board(id), equals: plan.image, family: board.family)
+        }
+    }
+
+    @Test func aBoardWithOnlyMcuMgrIsUpdatedFull() throws {
+        var sim = Simulation(link: .deviceRequested)
+        let start = try FlashPlan.make(firmware: Self.firmware("makecode-universal-8.0.18-small-heart.hex"), board: .microbitV2)
+        let app = try #require(start.fullImage)
+        var board = try SimulatedBoard.mcuMgrBoard(.microbitV2, primary: app.bytes)
+        board = try SimulatedBoard(profile: BoardProfile(board: .microbitV2, services: [.smp], bluetoothInApplicationMode: true,
+                                                         attMTU: 247, dataLength: 251), image: board.flash.image)
+        let id = sim.addBoard(board)
+        let plan = try FlashPlan.make(firmware: Self.firmware("makecode-universal-8.0.11-beating-heart.hex"), board: .microbitV2)
+        let run = SimulatedFlash.run(plan: plan, options: SessionStoryTests.options(), on: id, named: "sim", in: &sim)
+        #expect(run.result.error == nil, "\(run.result.error ?? "")")
+        #expect(run.result.path == .full)
+        #expect(run.result.reason.code == "no-partial-service")
+        try SessionStoryTests.expectApplicationRegion(of: sim.board(id), equals: plan.image, family: .nrf52833)
     }
 }
