@@ -6,7 +6,7 @@ enum BenchTable {
     /// Formats seconds with three decimals.
     static func seconds(_ s: Double) -> String { String(format: "%.3f", s) }
     static func ratio(_ r: Double) -> String { r > 0 ? String(format: "%.3f", r) : "-" }
-    static func times(_ x: Double?) -> String { x.map { String(format: "%.1f×", $0) } ?? "-" }
+    static func times(_ x: Double?) -> String { x.map { String(format: "%.2f×", $0) } ?? "-" }
 
     /// The rows of one profile as cells (header first), shared by the terminal and Markdown tables.
     static func cells(_ report: BenchReport, profile: String) -> [[String]] {
