@@ -3,8 +3,9 @@ import Transport
 /// The bounded reconnection policy the partial-flashing flows share.
 ///
 /// A link loss the flow asked for (a reboot after `FF 00` or END_OF_TRANSMISSION)
-/// is expected and free; any other loss counts against `reconnectLimit`. Each loss
-/// gets `reconnectAttempts` connection attempts, `reconnectDelay` apart.
+/// is expected and free, and is followed by a connection attempt after `rebootReconnectDelay`
+/// (none by default); any other loss counts against `reconnectLimit`. Each loss gets
+/// `reconnectAttempts` connection attempts, `reconnectDelay` apart.
 struct LinkRecovery: Sendable, Equatable {
     let settings: PartialFlashSettings
     /// Unexpected link losses so far.
@@ -15,10 +16,10 @@ struct LinkRecovery: Sendable, Equatable {
 
     init(settings: PartialFlashSettings) { self.settings = settings }
 
-    /// The board rebooted as asked: connect again.
+    /// The board rebooted as asked: connect again at once (the attempt waits for its advertising).
     mutating func expectedLoss() -> [FlowAction] {
         attempts = 1
-        return [.connect(after: settings.reconnectDelay)]
+        return [.connect(after: settings.rebootReconnectDelay)]
     }
 
     /// The link dropped by surprise: connect again, unless that happened too often.

@@ -32,6 +32,8 @@ public struct PartialFlashFlow: FlowMachine {
     private enum Stage: Sendable {
         case reading(MemoryMapReader)
         case writing(PartialFlashWriter)
+        /// `FF 01` sent to an up-to-date board: waiting for it to drop the link as it restarts.
+        case restarting
         case done
     }
 
@@ -73,6 +75,16 @@ public struct PartialFlashFlow: FlowMachine {
             let actions = writer.handle(event, now: now)
             stage = .writing(writer)
             return withoutFinish(actions) + writerFinished(writer)
+        case .restarting:
+            switch event {
+            case .disconnected:
+                return [.cancelTimer(PartialFlashTimer.reboot)] + finish(.success(.upToDate))
+            case .timerFired(PartialFlashTimer.reboot):
+                return [.report(.trace("the board did not drop the link after FF 01 within \(settings.rebootTimeout)"))]
+                    + finish(.success(.upToDate))
+            default:
+                return []
+            }
         case .done:
             return []
         }
@@ -93,10 +105,13 @@ public struct PartialFlashFlow: FlowMachine {
         case let .fullRequired(reason):
             return [.report(.note(reason.description))] + finish(.success(.fullRequired(reason)))
         case .upToDate:
+            // Wait for the restart's link drop: finishing at once could close the link before
+            // the write leaves, and leave the board in pairing mode.
             let bytes = PartialFlashingRequest.reset(.application).bytes
+            stage = .restarting
             return [.report(.note("the board already runs this program; restarting it")),
-                    .report(.trace("→ \(bytes.spacedHex)")), .write(KnownGATT.partialFlashing, bytes, .command)]
-                + finish(.success(.upToDate))
+                    .report(.trace("→ \(bytes.spacedHex)")), .write(KnownGATT.partialFlashing, bytes, .command),
+                    .startTimer(PartialFlashTimer.reboot, settings.rebootTimeout)]
         case .partial:
             guard let program else { return finish(.success(.fullRequired(.fileHasNoProgram))) }
             let plan: BlockPlan

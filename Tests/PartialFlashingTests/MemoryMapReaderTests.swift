@@ -52,7 +52,7 @@ import Transport
         #expect(effects(switching) == [.cancelTimer(answer), .write(pf, [0xFF, 0x00], .command),
                                        .startTimer(PartialFlashTimer.reboot, .seconds(10))])
         #expect(effects(reader.handle(.disconnected(.remoteTerminated), now: .seconds(1)))
-                == [.cancelTimer(PartialFlashTimer.reboot), .connect(after: .seconds(1))])
+                == [.cancelTimer(PartialFlashTimer.reboot), .connect(after: .zero)])  // the attempt waits for the board
         #expect(effects(reader.handle(.connected(link), now: .seconds(3)))
                 == [.subscribe(pf), .write(pf, [0xEE], .command), .startTimer(answer, .seconds(2))])
         _ = reader.run([status(.pairing), v2Runtime, v2Program])

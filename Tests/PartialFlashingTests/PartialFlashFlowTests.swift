@@ -30,7 +30,12 @@ import Transport
         var flow = PartialFlashFlow(image: image, program: program, family: .nrf52833)
         let actions = flow.run([.start(link), status(.pairing), v2Runtime, region(2, 0x47000, 0x73000, newProgramHash)])
         #expect(writes(actions) == [[0xEE], [0x00, 0x01], [0x00, 0x02], [0xFF, 0x01]])
-        #expect(actions.last == .finish)
+        // Done only when the board drops the link to restart, so that FF 01 surely left.
+        #expect(flow.outcome == nil)
+        #expect(actions.last == .startTimer(PartialFlashTimer.reboot, .seconds(10)))
+        let restarted = flow.handle(.disconnected(.remoteTerminated), now: .seconds(1))
+        #expect(restarted.first == .cancelTimer(PartialFlashTimer.reboot))
+        #expect(restarted.last == .finish)
         #expect(try flow.outcome?.get() == .upToDate)
         // The same against the model board.
         var driver = LoopbackDriver(flow: PartialFlashFlow(image: image, program: program, family: .nrf52833),

@@ -1,9 +1,10 @@
 import ArgumentParser
 
-/// `bitflash bench …`: measurements.
+/// `bitflash bench …`: measurements. `bitflash bench` alone runs the flash benchmark.
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure parts of bitflash.",
-        subcommands: [BenchParseCommand.self])
+        subcommands: [BenchFlashCommand.self, BenchHostCommand.self, BenchParseCommand.self],
+        defaultSubcommand: BenchFlashCommand.self)
 }

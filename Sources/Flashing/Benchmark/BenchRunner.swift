@@ -1,0 +1,153 @@
+import FirmwareImage
+import LinkModel
+import McuMgr
+import PartialFlashing
+import SMP
+import SimulatedBoard
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Runs the flash benchmark: each scenario on a fresh simulated McuMgr board (partial
+/// flashing kept beside SMP), over each link profile, with each strategy, and sets every
+/// result beside its lower bound.
+public enum BenchRunner {
+    /// The strategies a scenario is run with: an up-to-date board only with auto (a forced
+    /// full update of the same image is not what anyone would do).
+    public static func strategies(for kind: BenchScenario.Kind) -> [BenchStrategy] {
+        kind == .upToDate ? [.auto] : BenchStrategy.allCases
+    }
+
+    /// Runs every scenario over every profile with its strategies.
+    public static func runAll(_ scenarios: [BenchScenario], profiles: [LinkProfile],
+                              progress: ((BenchRun) -> Void)? = nil) -> BenchReport {
+        var runs: [BenchRun] = []
+        for scenario in scenarios {
+            for profile in profiles {
+                for strategy in strategies(for: scenario.kind) {
+                    let run = run(scenario, profile: profile, strategy: strategy)
+                    progress?(run)
+                    runs.append(run)
+                }
+            }
+        }
+        return BenchReport(runs: runs, notes: notes)
+    }
+
+    /// How the figures are made, for the report.
+    public static let notes: [String] = [
+        "Modelled time is RunStatistics.completionTime: from the start of the session until the board runs the new program (the partial-flashing board's reboot, the McuMgr confirm).",
+        "Each run starts on a fresh simulated board that runs the scenario's first program in application mode with Bluetooth on (the partial-flashing service beside McuMgr SMP), as a MakeCode program with Bluetooth does. Partial flashing restarts it in pairing mode first (FF 00); that switch is in every auto run and in its bound: FF 00 leaves one event after STATUS's answer (1 CI), the reboot (300 ms), a new connection setup and STATUS again (2 CI).",
+        "Partial bound: LowerBound.partial(blocks, pagesOpened) — connection setup, STATUS and two REGION_INFO round trips, 2 CI per block (plus the page erase rounded up to whole events for a block that opens a page the board erases: a CODAL board skips blank pages), END_OF_TRANSMISSION and the reboot — plus the switch to pairing mode, plus the verification after the reboot (a new connection setup and the REGION_INFO 2 round trip, 2 CI), which the full update's bound has too (reconnect and confirm).",
+        "Up-to-date bound: the switch to pairing mode, then connection setup, STATUS and two REGION_INFO round trips, the restart command's event and the reboot.",
+        "Full bound: SMPServerConfiguration.lowerBound with the frame size the upload used: max(air time of the upload's LL packets at packetsPerEvent per CI, progressive erase + word writes) + two connection setups + state read, test, reset and confirm round trips + reset delay + reboot + MCUboot swap of both slots. An auto run that had to go full adds what it did first: the switch to pairing mode and the STATUS and REGION_INFO round trips (6 CI).",
+        "Both full configurations reconnect as soon as the board advertises after the swap (estimatedSwapTime 0).",
+        "Host CPU is this thread's CPU time for the simulated session (CLOCK_THREAD_CPUTIME_ID).",
+    ]
+
+    /// One run.
+    public static func run(_ scenario: BenchScenario, profile: LinkProfile, strategy: BenchStrategy) -> BenchRun {
+        let family = scenario.board.family
+        var row = BenchRun(scenario: scenario.name, kind: scenario.kind, board: scenario.board.displayName,
+                           profile: profile.name, connectionIntervalMilliseconds: Double(profile.connectionIntervalMicroseconds) / 1000,
+                           strategy: strategy, path: nil, reason: "failed", reasonMessage: "", modelledSeconds: 0,
+                           boundSeconds: 0, boundNote: "", bytesOnAir: 0, payloadBytes: 0, transfers: 0,
+                           transferUnit: "", retries: 0, hostCPUMilliseconds: 0, error: nil)
+        let running: [UInt8]
+        let plan: FlashPlan
+        var sim = Simulation(link: profile)
+        sim.recordsTrace = false
+        let id: BoardID
+        do {
+            let start = try FlashPlan.make(firmware: scenario.running, board: scenario.board)
+            guard let app = start.fullImage else { throw FlashError.noFullImage(reason: FlashReason(code: "bench", message: "no application")) }
+            running = app.bytes
+            plan = try FlashPlan.make(firmware: scenario.update, board: scenario.board)
+            id = sim.addBoard(try SimulatedBoard.mcuMgrBoard(scenario.board, primary: running))
+        } catch {
+            row.error = describe(error)
+            return row
+        }
+        try? sim.updateBoard(id) { $0.resetFlashCounters() }
+        let cpuBefore = threadCPUNanoseconds()
+        let flash = SimulatedFlash.run(plan: plan, options: strategy.options, on: id, named: scenario.name, in: &sim)
+        row.hostCPUMilliseconds = Double(threadCPUNanoseconds() - cpuBefore) / 1e6
+        let stats = flash.statistics
+        row.modelledSeconds = stats.completionTime.seconds
+        row.bytesOnAir = stats.centralBytes + stats.peripheralBytes
+        row.reason = flash.result.reason.code
+        row.reasonMessage = flash.result.reason.message
+        row.error = flash.result.error
+        row.retries = flash.result.retries
+        row.payloadBytes = flash.result.bytesSent
+        guard case let .success(outcome) = flash.outcome else { return row }
+        row.path = outcome.path.rawValue
+        let ci = profile.connectionIntervalMicroseconds
+        let timing = DeviceTiming.of(family)
+        let setup = profile.connectionSetup.wholeMicroseconds
+        // The board runs its program: partial flashing restarts it in pairing mode first. FF 00
+        // leaves one event after STATUS's answer, the board reboots, a new connection is set
+        // up and STATUS is asked again (2 CI).
+        let modeSwitch = Duration.microseconds(3 * ci + timing.reboot.wholeMicroseconds + setup)
+        // Verification after the reboot: a new connection and the REGION_INFO 2 round trip.
+        let verification = Duration.microseconds(setup + 2 * ci)
+        switch outcome.path {
+        case .partial:
+            let p = outcome.partial ?? PartialFlashStats()
+            row.transfers = p.blocks
+            row.transferUnit = "blocks"
+            // A CODAL board (V2) erases a page only when it is not blank: count the erases it made.
+            let erased = min(p.pages, (try? sim.board(id).flash.eraseLog.count) ?? p.pages)
+            var bound = LowerBound.partial(blocks: p.blocks, pagesOpened: erased, family: family, profile: profile) + modeSwitch
+            if p.verified { bound += verification }
+            row.boundSeconds = bound.seconds
+            row.boundNote = "partial: \(p.blocks) blocks, \(p.pages) pages opened (\(erased) erased), + switch to pairing mode"
+                + (p.verified ? ", + verification" : "")
+        case .upToDate:
+            row.transferUnit = "blocks"
+            let bound = LowerBound.partial(blocks: 0, pagesOpened: 0, family: family, profile: profile) - timing.blockWrite + modeSwitch
+            row.boundSeconds = bound.seconds
+            row.boundNote = "up to date: switch to pairing mode, setup, 3 round trips, restart, reboot"
+        case .full:
+            let f = outcome.full ?? McuMgrResult()
+            row.transfers = f.chunks
+            row.transferUnit = "chunks"
+            let configuration = (try? sim.board(id).smpServer?.configuration) ?? nil
+            if let configuration, let image = plan.fullImage {
+                var bound = fullBound(configuration: configuration, frameLimit: f.frameLimit, oldBytes: running.count,
+                                      newBytes: image.bytes.count, profile: profile, timing: timing)
+                var note = "full: \(image.bytes.count) B image, frames of \(f.frameLimit) B"
+                if strategy == .auto {
+                    bound += modeSwitch + .microseconds(3 * 2 * ci)
+                    note += ", + switch to pairing mode and the memory-map read"
+                }
+                row.boundSeconds = bound.seconds
+                row.boundNote = note
+            }
+        }
+        row.ratio = row.boundSeconds > 0 ? row.modelledSeconds / row.boundSeconds : 0
+        return row
+    }
+
+    /// The full-DFU bound of an upload in frames of `frameLimit` bytes.
+    static func fullBound(configuration: SMPServerConfiguration, frameLimit: Int, oldBytes: Int, newBytes: Int,
+                          profile: LinkProfile, timing: DeviceTiming) -> Duration {
+        var c = configuration
+        if frameLimit > 0 { c.bufferSize = frameLimit }
+        let data = (try? UploadChunking.maximumDataLength(fitting: .reassemblyBuffer(c.bufferSize),
+                                                          template: ImageUploadRequest(offset: 100_000, data: []))) ?? 0
+        let page = Int(c.pageSize)
+        let pages = (max(oldBytes, newBytes) + page - 1) / max(page, 1)
+        return c.lowerBound(imageBytes: newBytes, frameOverhead: c.bufferSize - data, swapPages: pages,
+                            profile: profile, timing: timing)
+    }
+
+    /// CPU time of the calling thread.
+    static func threadCPUNanoseconds() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+    }
+}

@@ -1,0 +1,74 @@
+import Flashing
+import Foundation
+
+/// The flash benchmark as text tables: one per link profile, then the speedups.
+enum BenchTable {
+    /// Formats seconds with three decimals.
+    static func seconds(_ s: Double) -> String { String(format: "%.3f", s) }
+    static func ratio(_ r: Double) -> String { r > 0 ? String(format: "%.3f", r) : "-" }
+    static func times(_ x: Double?) -> String { x.map { String(format: "%.2f×", $0) } ?? "-" }
+
+    /// The rows of one profile as cells (header first), shared by the terminal and Markdown tables.
+    static func cells(_ report: BenchReport, profile: String) -> [[String]] {
+        var rows = [["scenario", "board", "strategy", "path", "reason", "modelled s", "bound s", "achieved/bound",
+                     "on air B", "blocks/chunks", "retries", "host CPU ms"]]
+        for run in report.runs where run.profile == profile {
+            let mark = BenchReport.goal(of: run).map { run.ratio > $0 ? " !" : "" } ?? ""
+            rows.append([run.scenario, run.board, run.strategy.title, run.path ?? "failed", run.reason,
+                         seconds(run.modelledSeconds), seconds(run.boundSeconds), ratio(run.ratio) + mark,
+                         String(run.bytesOnAir), "\(run.transfers) \(run.transferUnit)", String(run.retries),
+                         String(format: "%.1f", run.hostCPUMilliseconds)])
+        }
+        return rows
+    }
+
+    static func speedupCells(_ report: BenchReport, profile: String? = nil) -> [[String]] {
+        var rows = [["scenario", "profile", "auto path", "speedup vs full (reference)", "speedup vs full (bitflash)"]]
+        for s in report.speedups where profile == nil || s.profile == profile {
+            rows.append([s.scenario, s.profile, s.autoPath ?? "failed", times(s.overReference), times(s.overBest)])
+        }
+        return rows
+    }
+
+    /// Columns padded to their widest cell; numbers right-aligned.
+    static func aligned(_ rows: [[String]], rightAligned: Set<Int>) -> String {
+        guard let header = rows.first else { return "" }
+        var widths = header.map(\.count)
+        for row in rows { for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) } }
+        func line(_ row: [String]) -> String {
+            row.enumerated().map { i, cell in
+                let pad = String(repeating: " ", count: max(0, widths[i] - cell.count))
+                return rightAligned.contains(i) ? pad + cell : cell + pad
+            }.joined(separator: "  ")
+        }
+        var out = [line(header), widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")]
+        out += rows.dropFirst().map(line)
+        return out.joined(separator: "\n")
+    }
+
+    /// The whole report for a terminal.
+    static func render(_ report: BenchReport) -> String {
+        var out: [String] = []
+        for profile in report.profiles {
+            let ci = report.runs.first { $0.profile == profile }?.connectionIntervalMilliseconds ?? 0
+            out.append("link profile \(profile) (CI \(String(format: "%g", ci)) ms)")
+            out.append(aligned(cells(report, profile: profile), rightAligned: [5, 6, 7, 8, 9, 10, 11]))
+            out.append("")
+        }
+        out.append("speedup of auto over each full configuration (modelled time)")
+        out.append(aligned(speedupCells(report), rightAligned: [3, 4]))
+        out.append("")
+        out.append(goalSummary(report))
+        return out.joined(separator: "\n")
+    }
+
+    /// One line on the goals, and one per row that misses its goal.
+    static func goalSummary(_ report: BenchReport) -> String {
+        let missing = report.rowsMissingTheirGoal
+        let head = "goals: partial and up-to-date rows ≤ \(BenchReport.partialGoal) × bound, best-full rows ≤ \(BenchReport.fullGoal) × bound: "
+        guard !missing.isEmpty else { return head + "all \(report.runs.count) runs met" }
+        return head + "\(missing.count) missed (marked !)\n" + missing.map {
+            "  \($0.scenario) / \($0.profile) / \($0.strategy.title): \($0.error ?? String(format: "%.3f", $0.ratio))"
+        }.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,120 @@
+import ArgumentParser
+import Flashing
+import Foundation
+import LinkModel
+
+/// `bitflash bench [flash]`: partial flashing against full updates on simulated boards, beside the lower bounds.
+struct BenchFlashCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "flash",
+        abstract: "Compare partial flashing with full McuMgr updates on the link model, against the lower bounds.",
+        discussion: """
+            Scenarios: edit loops (the board runs program A, program B with the same runtime is flashed), \
+            a new runtime, and the same file again, on the real MakeCode files of the shared corpus \
+            (../shared/testdata or BITFLASH_TESTDATA) when present, else on the project's samples. \
+            Each runs with auto and with two forced full-update configurations: the reference mobile \
+            library's default (one request in flight, no reassembly) and bitflash's (pipelining and \
+            reassembly). Times are modelled seconds; two runs give the same modelled figures.
+            """)
+
+    enum ScenarioSet: String, ExpressibleByArgument, CaseIterable {
+        /// The corpus when present, else the samples.
+        case all
+        case corpus
+        case samples
+        /// The samples' edit loops and one real pair per family: quick.
+        case quick
+    }
+
+    @Option(help: "Scenarios: all (the corpus, else samples), corpus, samples, quick.")
+    var scenarios: ScenarioSet = .all
+
+    @Option(name: .customLong("profile"), help: ArgumentHelp("Link profiles (default linux-default, device-requested, fast).", valueName: "NAME"))
+    var profiles: [String] = []
+
+    @Option(name: .customLong("ci"), help: ArgumentHelp("Also a profile with this connection interval in ms (repeatable).", valueName: "MS"))
+    var intervals: [Double] = []
+
+    @Flag(help: "Print the report as JSON instead of tables.")
+    var json = false
+
+    @Option(help: ArgumentHelp("Write report.md, chart.svg and report.json into this folder.", valueName: "DIR"))
+    var report: String?
+
+    func validate() throws {
+        _ = try linkProfiles()
+    }
+
+    func run() throws {
+        let links = try linkProfiles()
+        let chosen = scenarioList()
+        guard !chosen.isEmpty else {
+            throw CLIError(.cannotRead, "no scenarios: the corpus was not found (set BITFLASH_TESTDATA) — try --scenarios samples")
+        }
+        if !json {
+            print("flash benchmark: \(chosen.count) scenarios × \(links.count) profiles (\(chosen.first?.source ?? "")); modelled time")
+        }
+        let result = BenchRunner.runAll(chosen, profiles: links)
+        if json {
+            print(try Self.encode(result))
+        } else {
+            print(BenchTable.render(result))
+        }
+        if let report {
+            try write(result, to: report)
+            if !json { print("\nreport written to \(report)/report.md, chart.svg, report.json") }
+        }
+    }
+
+    static func encode(_ report: BenchReport) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return String(decoding: try encoder.encode(report), as: UTF8.self)
+    }
+
+    private func linkProfiles() throws -> [LinkProfile] {
+        var out: [LinkProfile] = []
+        do {
+            out = try profiles.map { try LinkProfile(named: $0) }
+            if profiles.isEmpty { out = LinkProfile.named }
+            out += try intervals.map { try LinkProfile.custom(connectionIntervalMicroseconds: Int64(($0 * 1000).rounded())) }
+        } catch {
+            throw ValidationError(describe(error))
+        }
+        return out
+    }
+
+    private func scenarioList() -> [BenchScenario] {
+        let corpus = CorpusLocator.directory()
+        func real() -> [BenchScenario] {
+            guard let corpus else { return [] }
+            return BenchScenario.corpus { path in
+                (try? Data(contentsOf: corpus.appendingPathComponent(path))).map { [UInt8]($0) }
+            }
+        }
+        switch scenarios {
+        case .all:
+            let r = real()
+            return r.isEmpty ? BenchScenario.samples() : r
+        case .corpus: return real()
+        case .samples: return BenchScenario.samples()
+        case .quick:
+            return BenchScenario.samples().filter { $0.kind == .edit }
+                + real().filter { $0.name.hasSuffix("small-heart → serial-counter") }
+        }
+    }
+
+    private func write(_ result: BenchReport, to folder: String) throws {
+        let dir = URL(fileURLWithPath: folder)
+        let command = (["bitflash"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
+        do {
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            try Data(BenchMarkdown.render(result, chart: "chart.svg", command: command).utf8)
+                .write(to: dir.appendingPathComponent("report.md"))
+            try Data(BenchChart.render(result).utf8).write(to: dir.appendingPathComponent("chart.svg"))
+            try Data(Self.encode(result).utf8).write(to: dir.appendingPathComponent("report.json"))
+        } catch {
+            throw CLIError(.cannotWrite, "could not write the report into \(folder): \(error.localizedDescription); choose a writable folder")
+        }
+    }
+}

@@ -1,0 +1,115 @@
+import ArgumentParser
+import FirmwareImage
+import Flashing
+import Foundation
+import LinkModel
+import SampleFirmware
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `bitflash bench host`: the CPU hot paths, timed on this computer.
+struct BenchHostCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "host",
+        abstract: "Time bitflash's CPU hot paths: parsing (against Python intelhex), planning, SMP, simulated flashes.",
+        discussion: """
+            Build with `swift build -c release` first: a debug build is many times slower. Each \
+            operation runs in batches for about 0.2 s; the best batch gives the time per operation. \
+            The simulated flashes run once each, as the flash benchmark runs them, and report real \
+            (wall-clock) time next to the modelled time.
+            """)
+
+    @Option(help: "Timed parses of the parse benchmark; the best counts.")
+    var iterations = 10
+
+    @Flag(help: "Do not run Python intelhex.")
+    var skipPython = false
+
+    func run() throws {
+        #if DEBUG
+        print("note: this is a debug build; build with `swift build -c release` for meaningful figures\n")
+        #endif
+        let parse = try BenchParseCommand.parse(["--iterations", String(iterations)] + (skipPython ? ["--skip-python"] : []))
+        try parse.run()
+        print("")
+
+        let corpus = CorpusLocator.directory()
+        let real = corpus.map { dir in
+            BenchScenario.corpus { path in (try? Data(contentsOf: dir.appendingPathComponent(path))).map { [UInt8]($0) } }
+        } ?? []
+        let edit = real.first { $0.name == "V2 small-heart → serial-counter" }
+            ?? BenchScenario.samples(boards: [.microbitV2]).first { $0.name.hasSuffix("heart → large") }!
+        print("hot paths (best batch of about 0.2 s each):")
+        var operations: [HostBenchmark.Operation] = []
+        if let image = try? edit.update.image(for: edit.board),
+           let plan = HostBenchmark.blockPlanning(image: image, family: edit.board.family) {
+            operations.append(plan)
+        }
+        operations += [HostBenchmark.smpEncoding(), HostBenchmark.smpDecoding(), HostBenchmark.cborEncoding()]
+        for op in operations {
+            let perOp = Self.time(op.body)
+            print("  \(pad(op.name, 26)) \(pad(Self.format(perOp), 12)) per op (\(op.unit))")
+        }
+        print("")
+        print("simulated flashes (device-requested, one run each, trace off):")
+        let clock = ContinuousClock()
+        for (scenario, strategy) in [(edit, BenchStrategy.auto), (edit, .fullBest), (edit, .fullReference)] {
+            var run: BenchRun?
+            let wall = clock.measure { run = BenchRunner.run(scenario, profile: .deviceRequested, strategy: strategy) }
+            guard let run else { continue }
+            let size = (try? FlashPlan.make(firmware: scenario.update, board: scenario.board).fullImage?.bytes.count) ?? 0
+            let what = run.path == "partial" ? "\(run.payloadBytes) B program" : "\(size) B image"
+            let goal = run.path == "full" ? (wall < .seconds(1) ? ", under the 1 s goal" : ", OVER the 1 s goal") : ""
+            print("  \(pad(scenario.name + ", " + strategy.title, 52)) \(what): modelled \(BenchTable.seconds(run.modelledSeconds)) s, "
+                  + "real \(Self.format(wall.seconds)), CPU \(String(format: "%.1f", run.hostCPUMilliseconds)) ms\(goal)")
+        }
+        print("")
+        print("peak RSS: \(String(format: "%.1f", Double(Self.peakRSS()) / 1e6)) MB (getrusage ru_maxrss of this process)")
+    }
+
+    /// The best time per operation over batches of about 40 ms each, for about 0.2 s in all.
+    static func time(_ body: () -> Int) -> Double {
+        var sink = body()
+        let clock = ContinuousClock()
+        var count = 1
+        while true {
+            let d = clock.measure { for _ in 0..<count { sink &+= body() } }
+            if d >= .milliseconds(40) || count >= 1 << 24 { break }
+            count *= 2
+        }
+        var best = Double.infinity
+        for _ in 0..<5 {
+            let d = clock.measure { for _ in 0..<count { sink &+= body() } }
+            best = min(best, d.seconds / Double(count))
+        }
+        if sink == Int.min { print("") }
+        return best
+    }
+
+    static func format(_ seconds: Double) -> String {
+        switch seconds {
+        case ..<1e-6: return String(format: "%.0f ns", seconds * 1e9)
+        case ..<1e-3: return String(format: "%.2f µs", seconds * 1e6)
+        case ..<1: return String(format: "%.2f ms", seconds * 1e3)
+        default: return String(format: "%.3f s", seconds)
+        }
+    }
+
+    static func peakRSS() -> Int {
+        var usage = rusage()
+        #if os(Linux)
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Int(usage.ru_maxrss) * 1024
+        #else
+        getrusage(RUSAGE_SELF, &usage)
+        return Int(usage.ru_maxrss)
+        #endif
+    }
+}
+
+private func pad(_ s: String, _ width: Int) -> String {
+    s.count >= width ? s : s + String(repeating: " ", count: width - s.count)
+}

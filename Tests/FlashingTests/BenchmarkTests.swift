@@ -1,0 +1,75 @@
+import Testing
+import FirmwareImage
+import LinkModel
+import TestSupport
+@testable import Flashing
+
+/// The flash benchmark: partial against full on simulated boards, beside the lower bounds.
+@Suite struct BenchmarkTests {
+    /// A reduced set that stays quick: the samples' edit loops and, with the corpus, one real pair per family.
+    static func quickScenarios() -> [BenchScenario] {
+        var scenarios = BenchScenario.samples()
+        if Corpus.isAvailable {
+            let real = BenchScenario.corpus { try? Corpus.bytes($0) }
+            scenarios += real.filter { $0.name.hasSuffix("small-heart → serial-counter") }
+        }
+        return scenarios
+    }
+
+    @Test func everyEditLoopIsFasterPartialThanEitherFullConfiguration() throws {
+        if !Corpus.isAvailable { print(Corpus.skipMessage + " (corpus rows of the benchmark)") }
+        let report = BenchRunner.runAll(Self.quickScenarios().filter { $0.kind == .edit }, profiles: [.deviceRequested])
+        let edits = report.speedups
+        #expect(!edits.isEmpty)
+        for s in edits {
+            #expect(s.autoPath == "partial", "\(s.scenario)")
+            #expect((s.overReference ?? 0) > 1, "\(s.scenario): \(String(describing: s.overReference))")
+            #expect((s.overBest ?? 0) > 1, "\(s.scenario): \(String(describing: s.overBest))")
+        }
+        for run in report.runs {
+            #expect(run.error == nil, "\(run.scenario) \(run.strategy): \(run.error ?? "")")
+            #expect(run.ratio >= 1, "\(run.scenario) \(run.strategy) is below its bound: \(run.ratio)")
+            print(String(format: "%@ %@ %@: %.3f s, bound %.3f s, ratio %.4f, %d %@", run.scenario, run.profile,
+                         run.strategy.rawValue, run.modelledSeconds, run.boundSeconds, run.ratio, run.transfers, run.transferUnit))
+        }
+        #expect(report.rowsMissingTheirGoal.isEmpty, "\(report.rowsMissingTheirGoal.map { "\($0.scenario) \($0.strategy) \($0.ratio)" })")
+    }
+
+    @Test func twoRunsGiveIdenticalModelledFigures() {
+        let scenarios = BenchScenario.samples(boards: [.microbitV2])
+        let profiles = [LinkProfile.fast, .linuxDefault]
+        func modelled(_ r: BenchReport) -> [BenchRun] {
+            r.runs.map { var run = $0; run.hostCPUMilliseconds = 0; return run }
+        }
+        let first = BenchRunner.runAll(scenarios, profiles: profiles)
+        let second = BenchRunner.runAll(scenarios, profiles: profiles)
+        #expect(modelled(first) == modelled(second))
+        #expect(first.runs.count == scenarios.count * 2 * 3 - 2 * 2)
+    }
+
+    @Test func aNewRuntimeGoesFullAndSaysWhy() {
+        let scenario = BenchScenario.samples(boards: [.microbitV2]).first { $0.kind == .newRuntime }!
+        let run = BenchRunner.run(scenario, profile: .deviceRequested, strategy: .auto)
+        #expect(run.path == "full")
+        #expect(run.reason == "runtime-differs")
+        #expect(run.ratio >= 1 && run.ratio <= BenchReport.fullGoal, "\(run.ratio)")
+    }
+
+    @Test func theSameFileAgainWritesNothing() {
+        let scenario = BenchScenario.samples(boards: [.microbitV1]).first { $0.kind == .upToDate }!
+        let run = BenchRunner.run(scenario, profile: .linuxDefault, strategy: .auto)
+        #expect(run.path == "up-to-date")
+        #expect(run.payloadBytes == 0)
+        #expect(run.ratio >= 1 && run.ratio <= BenchReport.partialGoal, "\(run.ratio)")
+    }
+
+    @Test func anotherProgramKeepsTheRuntimeAndChangesTheProgramHash() throws {
+        let scenario = BenchScenario.samples(boards: [.microbitV2])[0]
+        let other = try #require(BenchScenario.otherProgram(scenario.update, board: .microbitV2))
+        let a = try #require(MakeCodeProgram.find(in: scenario.update.image(for: .microbitV2), family: .nrf52833))
+        let b = try #require(MakeCodeProgram.find(in: other.image(for: .microbitV2), family: .nrf52833))
+        #expect(a.runtimeHash == b.runtimeHash)
+        #expect(a.programHash != b.programHash)
+        #expect(a.magicAddress == b.magicAddress)
+    }
+}
