@@ -23,8 +23,11 @@ public enum UDPFlash {
 
     /// Flashes the board at `endpoint` with `plan`'s MCUboot image. `onEvent` receives every
     /// report with real elapsed time. Never throws: a failure is the result's `error`.
+    /// `connectTimeout` bounds the first probe (is anybody there?); `reconnectTimeout` bounds each
+    /// wait for the device after its reset (MCUboot's swap of a large image takes seconds).
     public static func run(plan: FlashPlan, options: FlashOptions = FlashOptions(), endpoint: UDPEndpoint,
-                           connectTimeout: Duration = .seconds(10), frameSize: Int = UDPSMPTransport.defaultFrameSize,
+                           connectTimeout: Duration = .seconds(10), reconnectTimeout: Duration = .seconds(60),
+                           frameSize: Int = UDPSMPTransport.defaultFrameSize,
                            onEvent: (@Sendable (FlashEvent) -> Void)? = nil) async -> FlashResult {
         let name = "udp:\(endpoint)"
         let clock = ContinuousClock()
@@ -35,14 +38,15 @@ public enum UDPFlash {
         } catch {
             return failed(name, error.description, since: started, clock: clock)
         }
-        let result = await run(plan: plan, options: options, transport: transport, name: name,
-                               connectTimeout: connectTimeout, started: started, clock: clock, onEvent: onEvent)
+        let result = await run(plan: plan, options: options, transport: transport, name: name, connectTimeout: connectTimeout,
+                               reconnectTimeout: reconnectTimeout, started: started, clock: clock, onEvent: onEvent)
         await transport.close()
         return result
     }
 
     private static func run(plan: FlashPlan, options: FlashOptions, transport: UDPSMPTransport, name: String,
-                            connectTimeout: Duration, started: ContinuousClock.Instant, clock: ContinuousClock,
+                            connectTimeout: Duration, reconnectTimeout: Duration,
+                            started: ContinuousClock.Instant, clock: ContinuousClock,
                             onEvent: (@Sendable (FlashEvent) -> Void)?) async -> FlashResult {
         onEvent?(FlashEvent(board: name, elapsed: .zero, report: .phase(.connecting)))
         let info: ConnectionInfo
@@ -51,7 +55,8 @@ public enum UDPFlash {
         } catch {
             return failed(name, "\(error)", since: started, clock: clock)
         }
-        let driver = AsyncFlowDriver(transport: transport, clock: clock, operationTimeout: connectTimeout)
+        // The driver's operation timeout bounds writes (immediate on UDP) and reconnects.
+        let driver = AsyncFlowDriver(transport: transport, clock: clock, operationTimeout: reconnectTimeout)
         let outcome: Result<SessionOutcome, any Error>
         do {
             let o = try await driver.run(SessionFlow(plan: plan, options: Self.options(from: options)), connection: info,
