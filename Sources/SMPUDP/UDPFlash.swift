@@ -16,8 +16,6 @@ public enum UDPFlash {
         o.mcumgr.resetDisconnectTimeout = .seconds(1)
         o.mcumgr.estimatedSwapTime = .zero
         o.mcumgr.reconnectDelay = .milliseconds(500)
-        o.mcumgr.requestTimeout = .seconds(3)
-        o.mcumgr.firstChunkTimeout = .seconds(10)
         return o
     }
 

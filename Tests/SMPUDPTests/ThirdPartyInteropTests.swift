@@ -33,7 +33,7 @@ struct ThirdPartyInteropTests {
         let process = try ExternalProcess(try #require(ExternalProcess.bitflash),
                                           ["sim", "serve", "--udp", "127.0.0.1:0", "--sim-state", folder.appendingPathComponent("state").path,
                                            "--for", "300", "--time-scale", "0.02"])
-        let started = await process.wait(upTo: .seconds(20)) { $0.stdout.contains("serving SMP over UDP on") || !$0.isRunning }
+        let started = await process.wait(upTo: .seconds(120)) { $0.stdout.contains("serving SMP over UDP on") || !$0.isRunning }
         let line = process.stdout
         guard started, let range = line.range(of: #"on 127\.0\.0\.1:(\d+)"#, options: .regularExpression),
               let port = Int(line[range].split(separator: ":").last ?? "") else {

@@ -19,7 +19,7 @@ struct UDPCommandLineTests {
         let bitflash = try #require(ExternalProcess.bitflash)
         let target = "127.0.0.1:\(served.port)"
 
-        let first = try await ExternalProcess.run(bitflash, ["flash", served.imageFile.path, "--udp", target, "--json"], timeout: .seconds(120))
+        let first = try await ExternalProcess.run(bitflash, ["flash", served.imageFile.path, "--udp", target, "--json"], timeout: .seconds(300))
         #expect(first.status == 0, "\(first.stdout) \(first.stderr)")
         let r1 = try Self.result(first.stdout)
         #expect(r1["path"] as? String == "full")
@@ -31,7 +31,7 @@ struct UDPCommandLineTests {
         #expect(slots.first { $0.slot == 0 }.map { $0.hash == served.newHash && $0.active && $0.confirmed } == true, "\(slots)")
 
         // The same image again: the device already runs it, confirmed; nothing is uploaded.
-        let second = try await ExternalProcess.run(bitflash, ["flash", served.imageFile.path, "--udp", target, "--json"], timeout: .seconds(60))
+        let second = try await ExternalProcess.run(bitflash, ["flash", served.imageFile.path, "--udp", target, "--json"], timeout: .seconds(300))
         #expect(second.status == 0, "\(second.stderr)")
         #expect(try Self.result(second.stdout)["bytesSent"] as? Int == 0)
         #expect(await served.process.stop(within: .seconds(10)) == 0)
@@ -44,7 +44,7 @@ struct UDPCommandLineTests {
         await served.process.stop(within: .seconds(10))
         let bitflash = try #require(ExternalProcess.bitflash)
         let r = try await ExternalProcess.run(bitflash, ["flash", served.imageFile.path, "--udp", "127.0.0.1:\(served.port)"],
-                                              timeout: .seconds(60))
+                                              timeout: .seconds(300))
         #expect(r.status == 69, "\(r.stdout) \(r.stderr)")
         #expect((r.stdout + r.stderr).contains("bitflash sim serve --udp 127.0.0.1:\(served.port)"))
     }

@@ -35,7 +35,7 @@ import Transport
         let (board, image) = try Self.board()
         let server = try await SimulatedUDPServer.start(board: board, on: UDPEndpoint(host: "127.0.0.1", port: 0), timeScale: 0)
         let transport = try await UDPSMPTransport.open(server.endpoint)
-        let info = try await transport.connect(timeout: .seconds(5))
+        let info = try await transport.connect(timeout: .seconds(60))
         #expect(info.services == [KnownGATT.smpService])
         #expect(info.mtu == UDPSMPTransport.defaultFrameSize + 3)
         var answers = transport.notifications(of: KnownGATT.smp).makeAsyncIterator()

@@ -26,14 +26,18 @@ import Testing
 
         var options = FlashOptions(mode: .full)
         options.mcumgr.mode = mode
-        let result = await UDPFlash.run(plan: plan, options: options, endpoint: server.endpoint)
+        // Generous limits: the whole test suite shares a small machine, and this runs on its real clock.
+        options.mcumgr.requestTimeout = .seconds(60)
+        options.mcumgr.firstChunkTimeout = .seconds(120)
+        let result = await UDPFlash.run(plan: plan, options: options, endpoint: server.endpoint, connectTimeout: .seconds(60))
         let after = await server.stop()
 
         #expect(result.error == nil, "\(result.error ?? "")")
         #expect(result.path == .full)
         #expect(result.verified)
         #expect(result.bytesSent >= new.bytes.count)
-        #expect(server.counters.resets == 1)
+        // One reset, or two when a slow machine made the flow ask again before the answer arrived.
+        #expect((1...2).contains(server.counters.resets))
         // The primary slot holds the new image byte for byte; the old one is in the secondary slot.
         let slot = try #require(after.smpServer?.configuration.primarySlot)
         let primary = try after.readFlash(slot.lowerBound..<(slot.lowerBound + UInt32(new.bytes.count)))

@@ -62,7 +62,8 @@ struct SimServeCommand: AsyncParsableCommand {
             let final = await server.stop()
             try store.save(final, as: name)
             let c = server.counters
-            StdOut.write("stopped: \(c.datagramsIn) datagrams in, \(c.datagramsOut) out, \(c.resets) reset\(c.resets == 1 ? "" : "s"); board saved\n")
+            StdOut.write("stopped: \(c.datagramsIn) datagrams in (\(c.dropped) dropped while resetting), \(c.datagramsOut) out, "
+                         + "\(c.resets) reset\(c.resets == 1 ? "" : "s"); board saved\n")
             return .ok
         }
     }

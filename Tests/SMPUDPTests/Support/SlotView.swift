@@ -36,7 +36,7 @@ struct SlotView: Codable, Hashable, CustomStringConvertible {
 struct NoAnswerInTime: Error {}
 
 /// Bitflash's own view: an image state read with the UDP client transport (bounded).
-func bitflashSlots(at endpoint: UDPEndpoint, within timeout: Duration = .seconds(20)) async throws -> [SlotView] {
+func bitflashSlots(at endpoint: UDPEndpoint, within timeout: Duration = .seconds(120)) async throws -> [SlotView] {
     let transport = try await UDPSMPTransport.open(endpoint, probeInterval: .milliseconds(100))
     do {
         let slots = try await withThrowingTaskGroup(of: [SlotView].self) { group in

@@ -92,12 +92,12 @@ enum ThirdPartyClients {
     /// smpmgr with `arguments` against 127.0.0.1:`port`.
     static func smpmgr(port: Int, _ arguments: [String]) async throws -> (status: Int32, stdout: String, stderr: String) {
         try await ExternalProcess.run(python!, ["-c", smpmgrScript, String(port), "--ip", "127.0.0.1", "--timeout", "5"] + arguments,
-                                      timeout: .seconds(90), environment: environment)
+                                      timeout: .seconds(300), environment: environment)
     }
 
     /// mcumgr-toolkit doing `action` against 127.0.0.1:`port`.
     static func toolkit(port: Int, _ action: [String]) async throws -> (status: Int32, stdout: String, stderr: String) {
         try await ExternalProcess.run(python!, ["-c", toolkitScript, "127.0.0.1", String(port)] + action,
-                                      timeout: .seconds(90), environment: environment)
+                                      timeout: .seconds(300), environment: environment)
     }
 }
