@@ -17,6 +17,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
         .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.19"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
     ],
     targets: [
         // Firmware files: Intel HEX, Universal Hex, UF2, MCUboot, DFU zip, the MakeCode region.
@@ -50,13 +51,20 @@ let package = Package(
             "FirmwareImage", "PartialFlashing", "McuMgr", "SMP", "LinkModel", "SimulatedBoard", "SampleFirmware", "Transport",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
+        // SMP over UDP (Zephyr's port 1337 transport): the client transport and the simulated
+        // board's real-time server. The only module that imports swift-nio.
+        .target(name: "SMPUDP", dependencies: [
+            "SMP", "Transport", "SimulatedBoard", "Flashing", "McuMgr",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+        ]),
         // libdbus, only imported by `DBus`.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .target(name: "DBus", dependencies: ["CDBus"]),
         // BlueZ backend of the transport.
         .target(name: "BlueZTransport", dependencies: ["DBus", "Transport"]),
         .executableTarget(name: "bitflash", dependencies: [
-            "Flashing", "FirmwareImage", "SampleFirmware", "SimulatedBoard", "BlueZTransport",
+            "Flashing", "FirmwareImage", "SampleFirmware", "SimulatedBoard", "BlueZTransport", "SMPUDP",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -83,5 +91,8 @@ let package = Package(
         .testTarget(name: "FlashingTests", dependencies: ["Flashing", "SimulatedBoard", "TestSupport"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport"]),
+        .testTarget(name: "SMPUDPTests", dependencies: [
+            "SMPUDP", "Flashing", "McuMgr", "SMP", "SimulatedBoard", "FirmwareImage", "SampleFirmware", "Transport", "TestSupport",
+        ]),
     ]
 )

@@ -44,10 +44,14 @@ struct FlashCommand: AsyncParsableCommand {
     @Option(name: .customLong("upgrade-mode"), help: "What follows a full upload: test-and-confirm, confirm-only, test-only, upload-only.")
     var upgradeMode: UpgradeModeArgument = .testAndConfirm
 
+    @Option(help: ArgumentHelp("Full McuMgr update over SMP/UDP to this server (Zephyr's UDP transport, or `bitflash sim serve --udp`).", valueName: "HOST:PORT"))
+    var udp: String?
+
     @OptionGroup var simulation: SimulationOptions
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
+        try validateUDP()
         guard boards >= 1, boards <= 64 else { throw ValidationError("--boards must be between 1 and 64") }
         if !devices.isEmpty, simulate != nil { throw ValidationError("use either --device or --simulate, not both") }
         if boards > 1, simulate == nil, devices.isEmpty { throw ValidationError("--boards counts simulated boards: add --simulate") }
@@ -55,6 +59,7 @@ struct FlashCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runCommand {
+            if let udp { return try await runOverUDP(udp) }
             guard devices.isEmpty else {
                 throw CLIError(.boardNotFound, "real boards over BlueZ are not supported by this build yet; "
                                    + "try the same command with --simulate")
@@ -86,7 +91,7 @@ struct FlashCommand: AsyncParsableCommand {
         }
     }
 
-    private func makePlan(_ firmware: Firmware, profile: SimProfile) throws -> FlashPlan {
+    func makePlan(_ firmware: Firmware, profile: SimProfile) throws -> FlashPlan {
         var target = profile.board
         if let name = board {
             guard let b = Board(userName: name) else { throw CLIError(.usage, "unknown board '\(name)'") }
@@ -108,7 +113,7 @@ struct FlashCommand: AsyncParsableCommand {
         }
     }
 
-    private func options() -> FlashOptions {
+    func options() -> FlashOptions {
         var o = FlashOptions(mode: mode)
         o.mcumgr.mode = upgradeMode.mode
         o.mcumgr.estimatedSwapTime = .seconds(2)

@@ -1,0 +1,37 @@
+import ArgumentParser
+import FirmwareImage
+import Flashing
+import Foundation
+import SMPUDP
+
+/// `bitflash flash FILE --udp HOST:PORT`: a full McuMgr update over SMP/UDP, reported like
+/// every other flash (the same progress lines, JSON events and result object).
+extension FlashCommand {
+    func validateUDP() throws {
+        guard let udp else { return }
+        if !devices.isEmpty || simulate != nil { throw ValidationError("--udp talks to one SMP server: leave out --device and --simulate") }
+        if boards != 1 { throw ValidationError("--udp flashes one board: leave out --boards") }
+        if mode == .partial { throw ValidationError("--udp only does full updates (McuMgr): leave out --mode partial") }
+        do { _ = try UDPEndpoint(parsing: udp) } catch { throw ValidationError("--udp \(error)") }
+    }
+
+    /// Runs the update; the board family is the default profile's unless `--board` names one.
+    func runOverUDP(_ text: String) async throws -> BitflashExit {
+        let endpoint: UDPEndpoint
+        do { endpoint = try UDPEndpoint(parsing: text) } catch { throw CLIError(.usage, "--udp \(error)") }
+        let firmware = try FirmwareFileLoading.loadForFlash(file)
+        let plan = try makePlan(firmware, profile: .default)
+        guard plan.fullImage != nil else {
+            throw CLIError(.badFirmware, "\(file): no MCUboot image can be made from it for a full update; pass one with --dfu-image")
+        }
+        let name = "udp:\(endpoint)"
+        let out = SharedOutput(Output.make(output.mode, boards: [name], verbosity: output.verbose))
+        var options = options()
+        options.mode = .full
+        let result = await UDPFlash.run(plan: plan, options: options, endpoint: endpoint, onEvent: { out.event($0) })
+        out.result(result)
+        out.finish([result])
+        if let error = result.error, error.contains("no SMP server answered") { return .boardNotFound }
+        return result.error == nil ? .ok : .flashFailed
+    }
+}

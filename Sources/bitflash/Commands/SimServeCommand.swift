@@ -1,0 +1,92 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import SMPUDP
+import SimulatedBoard
+
+/// `bitflash sim serve --udp HOST:PORT`: a simulated MCUboot board serving McuMgr SMP over UDP,
+/// so that any SMP client (bitflash itself, smpmgr, mcumgr-toolkit) can update it.
+struct SimServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve a simulated board's McuMgr (SMP) service over UDP.",
+        discussion: """
+            The board is loaded from the state folder (the same one `flash --simulate` uses) and saved \
+            back when the server stops (after --for, or on SIGINT/SIGTERM). It answers SMP requests \
+            over UDP as a Zephyr smp_svr build with MCUboot would: image state, upload, test, confirm, \
+            erase, echo, reset (with the MCUboot swap), mcumgr parameters. Device work takes its \
+            modelled time times --time-scale. Port 0 takes any free port; the port bound is printed.
+            """)
+
+    @Option(help: ArgumentHelp("Where to listen (use a loopback address unless you mean otherwise).", valueName: "HOST:PORT"))
+    var udp: String
+
+    @Option(help: ArgumentHelp("The kind of board, an -mcuboot profile (default microbit-v2-mcuboot).", valueName: "PROFILE"))
+    var profile: SimProfile = .default
+
+    @Option(name: .customLong("sim-state"), help: ArgumentHelp("Folder of the simulated boards.", valueName: "DIR"))
+    var simState: String?
+
+    @Option(name: .customLong("for"), help: ArgumentHelp("Stop after this many seconds (default: until killed).", valueName: "SECONDS"))
+    var duration: Double?
+
+    @Option(name: .customLong("time-scale"), help: "Real seconds per modelled second of device work (0: at once).")
+    var timeScale: Double = 1
+
+    @Flag(name: .short, help: "Print the board's trace lines.")
+    var verbose = false
+
+    func validate() throws {
+        guard profile.mcuboot else { throw ValidationError("--profile \(profile) has no SMP service: use \(profile)-mcuboot") }
+        if let duration, !(duration > 0) { throw ValidationError("--for must be a positive number of seconds") }
+        guard timeScale >= 0, timeScale <= 100 else { throw ValidationError("--time-scale must be between 0 and 100") }
+    }
+
+    func run() async throws {
+        try await runCommand {
+            let endpoint: UDPEndpoint
+            do { endpoint = try UDPEndpoint(parsing: udp) } catch { throw CLIError(.usage, "--udp \(error)") }
+            let store = SimStore(option: simState)
+            let name = SimStore.names(count: 1)[0]
+            let board = try store.loadOrCreate(name, profile: profile, index: 1)
+            let verbose = self.verbose
+            let server: SimulatedUDPServer
+            do {
+                server = try await SimulatedUDPServer.start(board: board, on: endpoint, timeScale: timeScale,
+                                                            onNote: { if verbose { StdOut.write("  \($0)\n") } })
+            } catch {
+                throw CLIError(.cannotWrite, "\(error)")
+            }
+            StdOut.write("serving SMP over UDP on \(server.endpoint) (board \(name), \(profile), state \(store.directory.path))\n")
+            await Self.waitForStop(seconds: duration)
+            let final = await server.stop()
+            try store.save(final, as: name)
+            let c = server.counters
+            StdOut.write("stopped: \(c.datagramsIn) datagrams in (\(c.dropped) dropped while resetting), \(c.datagramsOut) out, "
+                         + "\(c.resets) reset\(c.resets == 1 ? "" : "s"); board saved\n")
+            return .ok
+        }
+    }
+
+    /// Returns after `seconds`, or at SIGINT/SIGTERM.
+    private static func waitForStop(seconds: Double?) async {
+        let (stream, sink) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        var sources: [any DispatchSourceSignal] = []
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { sink.yield() }
+            source.resume()
+            sources.append(source)
+        }
+        let timer = seconds.map { s in
+            Task {
+                try? await Task.sleep(for: .seconds(s))
+                sink.yield()
+            }
+        }
+        for await _ in stream { break }
+        timer?.cancel()
+        for source in sources { source.cancel() }
+    }
+}
