@@ -96,51 +96,45 @@ public struct DFUPackage: Sendable, Equatable {
         bytes.count >= 4 && bytes[0..<4].elementsEqual([0x50, 0x4B, 0x03, 0x04])
     }
 
-    /// True when the last 64 KiB + 22 bytes hold an end-of-central-directory signature.
-    private static func hasEndOfCentralDirectory(_ bytes: [UInt8]) -> Bool {
-        guard bytes.count >= 22 else { return false }
-        let from = max(0, bytes.count - 22 - 0xFFFF)
-        return (from...(bytes.count - 22)).contains { i in
-            bytes[i] == 0x50 && bytes[i + 1] == 0x4B && bytes[i + 2] == 0x05 && bytes[i + 3] == 0x06
-        }
-    }
-
     /// Reads a package from the bytes of its `.zip` file.
+    ///
+    /// The bytes are read through a temporary file: ZIPFoundation's in-memory archive traps
+    /// (a negative read size) when an offset in the zip points past the end of the data, which
+    /// fuzzing found with a 361-byte input; a file-backed archive reads short there instead,
+    /// and that becomes an error.
     public init(zipBytes: [UInt8]) throws {
-        guard Self.looksLikeZip(zipBytes) || Self.hasEndOfCentralDirectory(zipBytes) else {
-            throw FirmwareFormatError.dfuNotAZip
+        guard !zipBytes.isEmpty else { throw FirmwareImageError.dfuNotAZip }
+        let copy = FileManager.default.temporaryDirectory.appendingPathComponent("bitflash-dfu-\(UUID().uuidString).zip")
+        do {
+            try Data(zipBytes).write(to: copy)
+        } catch {
+            throw FirmwareImageError.dfuCannotStage(error.localizedDescription)
         }
-        // ZIPFoundation's in-memory archives trap on some corrupt offsets (a seek past the
-        // end of the data), found by fuzzing; its file-backed archives handle them, so the
-        // bytes are read through a private temporary file.
-        let url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("bitflash-dfu-\(UUID().uuidString).zip")
-        defer { try? FileManager.default.removeItem(at: url) }
+        defer { try? FileManager.default.removeItem(at: copy) }
         let archive: Archive
         do {
-            try Data(zipBytes).write(to: url)
-            archive = try Archive(url: url, accessMode: .read)
+            archive = try Archive(url: copy, accessMode: .read)
         } catch {
-            throw FirmwareFormatError.dfuNotAZip
+            throw FirmwareImageError.dfuNotAZip
         }
         let files = ZipFiles(archive: archive)
         guard let manifestBytes = try files.bytes(of: "manifest.json") else {
-            throw FirmwareFormatError.dfuMissingManifest
+            throw FirmwareImageError.dfuMissingManifest
         }
         let manifest = try DFUManifest(json: manifestBytes)
         var images: [Image] = []
         for entry in manifest.entries {
-            guard let bytes = try files.bytes(of: entry.file) else { throw FirmwareFormatError.dfuMissingFile(entry.file) }
+            guard let bytes = try files.bytes(of: entry.file) else { throw FirmwareImageError.dfuMissingFile(entry.file) }
             var initPacket: [UInt8]?
             if let dat = entry.initPacketFile {
-                guard let packet = try files.bytes(of: dat) else { throw FirmwareFormatError.dfuMissingFile(dat) }
+                guard let packet = try files.bytes(of: dat) else { throw FirmwareImageError.dfuMissingFile(dat) }
                 initPacket = packet
             }
             images.append(Image(name: entry.file, bytes: bytes, role: entry.role, imageIndex: entry.imageIndex,
                                 slot: entry.slot, initPacket: initPacket, loadAddress: entry.loadAddress,
                                 version: entry.version))
         }
-        guard !images.isEmpty else { throw FirmwareFormatError.dfuNoImages }
+        guard !images.isEmpty else { throw FirmwareImageError.dfuNoImages }
         self.init(style: manifest.style, images: images)
     }
 }
@@ -156,21 +150,21 @@ private struct ZipFiles {
             return nil
         }
         guard entry.uncompressedSize <= Int64(DFUPackage.maxEntrySize) else {
-            throw FirmwareFormatError.dfuEntryTooLarge(name: path, size: Int(clamping: entry.uncompressedSize))
+            throw FirmwareImageError.dfuEntryTooLarge(name: path, size: Int(clamping: entry.uncompressedSize))
         }
         var out = Data()
         do {
             let checksum = try archive.extract(entry) { chunk in
                 guard out.count + chunk.count <= DFUPackage.maxEntrySize else {
-                    throw FirmwareFormatError.dfuEntryTooLarge(name: path, size: out.count + chunk.count)
+                    throw FirmwareImageError.dfuEntryTooLarge(name: path, size: out.count + chunk.count)
                 }
                 out.append(chunk)
             }
-            guard checksum == entry.checksum else { throw FirmwareFormatError.dfuUnreadableEntry(path) }
-        } catch let error as FirmwareFormatError {
+            guard checksum == entry.checksum else { throw FirmwareImageError.dfuUnreadableEntry(path) }
+        } catch let error as FirmwareImageError {
             throw error
         } catch {
-            throw FirmwareFormatError.dfuUnreadableEntry(path)
+            throw FirmwareImageError.dfuUnreadableEntry(path)
         }
         return [UInt8](out)
     }

@@ -30,17 +30,17 @@ struct DFUManifest {
         do {
             object = try JSONSerialization.jsonObject(with: Data(cleaned.utf8))
         } catch {
-            throw FirmwareFormatError.dfuBadManifest("not valid JSON")
+            throw FirmwareImageError.dfuBadManifest("not valid JSON")
         }
         guard let top = object as? [String: Any] else {
-            throw FirmwareFormatError.dfuBadManifest("the top level is not an object")
+            throw FirmwareImageError.dfuBadManifest("the top level is not an object")
         }
         if let files = top["files"] {
-            guard let list = files as? [Any] else { throw FirmwareFormatError.dfuBadManifest("'files' is not a list") }
+            guard let list = files as? [Any] else { throw FirmwareImageError.dfuBadManifest("'files' is not a list") }
             style = .mcuManager
             entries = try list.enumerated().map { index, item in
                 guard let dict = item as? [String: Any] else {
-                    throw FirmwareFormatError.dfuBadManifest("files[\(index)] is not an object")
+                    throw FirmwareImageError.dfuBadManifest("files[\(index)] is not an object")
                 }
                 var entry = try Self.mcuManagerEntry(dict, index: index)
                 if entry.loadAddress == nil, hexLoadAddresses.count == list.count { entry.loadAddress = hexLoadAddresses[index] }
@@ -48,29 +48,29 @@ struct DFUManifest {
             }
         } else if let manifest = top["manifest"] {
             guard let parts = manifest as? [String: Any] else {
-                throw FirmwareFormatError.dfuBadManifest("'manifest' is not an object")
+                throw FirmwareImageError.dfuBadManifest("'manifest' is not an object")
             }
             style = .nordicDFU
             entries = try Self.nordicParts.compactMap { key, role in
                 guard let part = parts[key] else { return nil }
                 guard let dict = part as? [String: Any], let bin = dict["bin_file"] as? String else {
-                    throw FirmwareFormatError.dfuBadManifest("manifest.\(key) has no 'bin_file'")
+                    throw FirmwareImageError.dfuBadManifest("manifest.\(key) has no 'bin_file'")
                 }
                 return Entry(file: bin, initPacketFile: dict["dat_file"] as? String, role: role, imageIndex: 0)
             }
         } else {
-            throw FirmwareFormatError.dfuBadManifest("it has neither 'files' (McuMgr) nor 'manifest' (Nordic DFU)")
+            throw FirmwareImageError.dfuBadManifest("it has neither 'files' (McuMgr) nor 'manifest' (Nordic DFU)")
         }
     }
 
     private static func mcuManagerEntry(_ dict: [String: Any], index: Int) throws -> Entry {
         guard let file = dict["file"] as? String, !file.isEmpty else {
-            throw FirmwareFormatError.dfuBadManifest("files[\(index)] has no 'file'")
+            throw FirmwareImageError.dfuBadManifest("files[\(index)] has no 'file'")
         }
         // Image number: `image` (int), `image_index` (string or int) or `partition`; default 0.
         let imageIndex = integer(dict["image"]) ?? integer(dict["image_index"]) ?? integer(dict["partition"]) ?? 0
         guard (0...255).contains(imageIndex) else {
-            throw FirmwareFormatError.dfuBadManifest("files[\(index)] has image number \(imageIndex)")
+            throw FirmwareImageError.dfuBadManifest("files[\(index)] has image number \(imageIndex)")
         }
         let slot = integer(dict["slot"]) ?? integer(dict["slot_index_primary"])
         let load = integer(dict["load_address"]).flatMap { UInt32(exactly: $0) }

@@ -59,6 +59,10 @@ public struct Firmware: Sendable, Equatable {
     public var universalHexLayout: UniversalHex.Layout?
     /// For an MCUboot image (or a package holding one): the image, to upload as it is.
     public var mcuboot: MCUbootImage?
+    /// For a UF2 file: the chip family IDs its blocks name (empty for other formats).
+    public var uf2FamilyIDs: [UInt32] = []
+    /// For a DFU zip: the package, with every image it holds.
+    public var dfuPackage: DFUPackage?
 
     public init(fileName: String, format: Format, sections: [Section], warnings: [FirmwareWarning] = [],
                 universalHexLayout: UniversalHex.Layout? = nil) {
@@ -82,23 +86,29 @@ public struct Firmware: Sendable, Equatable {
         case .uf2:
             let uf2 = try UF2File.parse(bytes)
             let family = ChipFamily.allCases.first { f in f.uf2FamilyID.map(uf2.familyIDs.contains) ?? false }
-            return Firmware(fileName: fileName, format: .uf2,
-                            sections: [Section(family: family ?? ChipFamily.guess(from: uf2.image), image: uf2.image,
-                                               warnings: uf2.warnings.map(FirmwareWarning.note))])
+            var firmware = Firmware(fileName: fileName, format: .uf2,
+                                    sections: [Section(family: family ?? ChipFamily.guess(from: uf2.image), image: uf2.image,
+                                                       warnings: uf2.warnings.map(FirmwareWarning.note))])
+            firmware.uf2FamilyIDs = uf2.familyIDs
+            return firmware
         case .mcuboot:
             return try mcubootFirmware(MCUbootImage(bytes: bytes), fileName: fileName, format: .mcuboot)
         case .dfuPackage:
             let package = try DFUPackage(zipBytes: bytes)
             guard let app = package.images.first(where: { $0.role == .application }) ?? package.images.first else {
-                throw FirmwareFormatError.dfuNoImages
+                throw FirmwareImageError.dfuNoImages
             }
+            var firmware: Firmware
             if let mcuboot = app.mcubootImage {
-                return try mcubootFirmware(mcuboot, fileName: fileName, format: .dfuPackage)
+                firmware = try mcubootFirmware(mcuboot, fileName: fileName, format: .dfuPackage)
+            } else {
+                var image = MemoryImage()
+                try image.write(app.bytes, at: app.loadAddress ?? 0, overwrite: true)
+                firmware = Firmware(fileName: fileName, format: .dfuPackage,
+                                    sections: [Section(family: nil, image: image, warnings: [])])
             }
-            var image = MemoryImage()
-            try image.write(app.bytes, at: app.loadAddress ?? 0, overwrite: true)
-            return Firmware(fileName: fileName, format: .dfuPackage,
-                            sections: [Section(family: nil, image: image, warnings: [])])
+            firmware.dfuPackage = package
+            return firmware
         case nil:
             // A file named .hex gets the Intel HEX reader's exact complaint (line 1, column 1).
             if fileName.lowercased().hasSuffix(".hex") { return try parseHex(bytes, fileName: fileName) }

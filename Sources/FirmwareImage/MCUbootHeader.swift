@@ -79,14 +79,14 @@ public struct MCUbootHeader: Sendable, Equatable {
     /// Decodes the header at the start of `bytes`.
     public init(decoding bytes: [UInt8]) throws {
         guard bytes.count >= Self.encodedSize else {
-            throw FirmwareFormatError.mcubootTruncated(size: bytes.count, needed: Self.encodedSize, what: "header")
+            throw FirmwareImageError.mcubootTruncated(size: bytes.count, needed: Self.encodedSize, what: "header")
         }
         let magic = LEBytes.u32(bytes, 0)
-        if magic == Self.legacyMagic { throw FirmwareFormatError.mcubootLegacyMagic }
-        guard magic == Self.magic else { throw FirmwareFormatError.mcubootBadMagic(found: magic) }
+        if magic == Self.legacyMagic { throw FirmwareImageError.mcubootLegacyMagic }
+        guard magic == Self.magic else { throw FirmwareImageError.mcubootBadMagic(found: magic) }
         loadAddress = LEBytes.u32(bytes, 4)
         headerSize = LEBytes.u16(bytes, 8)
-        guard Int(headerSize) >= Self.encodedSize else { throw FirmwareFormatError.mcubootHeaderTooSmall(headerSize) }
+        guard Int(headerSize) >= Self.encodedSize else { throw FirmwareImageError.mcubootHeaderTooSmall(headerSize) }
         protectedTLVSize = LEBytes.u16(bytes, 10)
         imageSize = LEBytes.u32(bytes, 12)
         flags = Flags(rawValue: LEBytes.u32(bytes, 16))

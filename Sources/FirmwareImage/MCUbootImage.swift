@@ -47,21 +47,21 @@ public struct MCUbootImage: Sendable, Equatable {
         let header = try MCUbootHeader(decoding: input)
         let hashedEnd = Int(header.headerSize) + Int(header.imageSize)
         guard input.count >= hashedEnd else {
-            throw FirmwareFormatError.mcubootTruncated(size: input.count, needed: hashedEnd, what: "header and body")
+            throw FirmwareImageError.mcubootTruncated(size: input.count, needed: hashedEnd, what: "header and body")
         }
         var at = hashedEnd
         var protected: [MCUbootTLV] = []
         if header.protectedTLVSize > 0 {
             let area = try MCUbootTLV.decodeArea(.protected, in: input, at: at)
             guard area.total == Int(header.protectedTLVSize) else {
-                throw FirmwareFormatError.mcubootProtectedSizeMismatch(header: header.protectedTLVSize, area: UInt16(area.total))
+                throw FirmwareImageError.mcubootProtectedSizeMismatch(header: header.protectedTLVSize, area: UInt16(area.total))
             }
             protected = area.tlvs
             at += area.total
         }
         let unprotected = try MCUbootTLV.decodeArea(.unprotected, in: input, at: at)
         let hashTLVs = unprotected.tlvs.filter { $0.type == MCUbootTLV.Kind.sha256.rawValue }
-        guard hashTLVs.count <= 1 else { throw FirmwareFormatError.mcubootSeveralHashes }
+        guard hashTLVs.count <= 1 else { throw FirmwareImageError.mcubootSeveralHashes }
 
         self.header = header
         self.protectedTLVs = protected
@@ -76,7 +76,7 @@ public struct MCUbootImage: Sendable, Equatable {
     /// Returns the slot address and the image.
     public static func locate(in memory: MemoryImage) throws -> (address: UInt32, image: MCUbootImage) {
         guard let first = memory.segments.first else {
-            throw FirmwareFormatError.mcubootTruncated(size: 0, needed: MCUbootHeader.encodedSize, what: "header")
+            throw FirmwareImageError.mcubootTruncated(size: 0, needed: MCUbootHeader.encodedSize, what: "header")
         }
         return (first.start, try MCUbootImage(bytes: first.bytes))
     }
@@ -115,13 +115,13 @@ public struct MCUbootImage: Sendable, Equatable {
                              headerSize: UInt16 = 0x200, flags: MCUbootHeader.Flags = [],
                              padding: UInt8 = 0xFF) throws -> [UInt8] {
         guard Int(headerSize) >= MCUbootHeader.encodedSize else {
-            throw FirmwareFormatError.mcubootCannotBuild("the header size \(headerSize) is below the 32-byte header")
+            throw FirmwareImageError.mcubootCannotBuild("the header size \(headerSize) is below the 32-byte header")
         }
         guard let size = UInt32(exactly: application.count) else {
-            throw FirmwareFormatError.mcubootCannotBuild("the application is larger than 4 GiB")
+            throw FirmwareImageError.mcubootCannotBuild("the application is larger than 4 GiB")
         }
         guard !flags.isEncrypted else {
-            throw FirmwareFormatError.mcubootCannotBuild("encrypted images need imgtool and a key")
+            throw FirmwareImageError.mcubootCannotBuild("encrypted images need imgtool and a key")
         }
         let header = MCUbootHeader(loadAddress: loadAddress, headerSize: headerSize, protectedTLVSize: 0,
                                    imageSize: size, flags: flags, version: version)

@@ -43,30 +43,30 @@ public struct MCUbootTLV: Sendable, Equatable {
     /// then TLVs up to `offset + total`. Returns the entries and the area's total length.
     static func decodeArea(_ area: Area, in bytes: [UInt8], at offset: Int) throws -> (tlvs: [MCUbootTLV], total: Int) {
         guard offset >= 0, bytes.count - offset >= 4 else {
-            throw FirmwareFormatError.mcubootTruncated(size: bytes.count, needed: offset + 4, what: "TLV area header")
+            throw FirmwareImageError.mcubootTruncated(size: bytes.count, needed: offset + 4, what: "TLV area header")
         }
         let magic = LEBytes.u16(bytes, offset)
         guard magic == area.rawValue else {
-            throw FirmwareFormatError.mcubootBadTLVArea(offset: offset, expected: area.rawValue, found: magic)
+            throw FirmwareImageError.mcubootBadTLVArea(offset: offset, expected: area.rawValue, found: magic)
         }
         let total = Int(LEBytes.u16(bytes, offset + 2))
         guard total >= 4 else {
-            throw FirmwareFormatError.mcubootTLVOverrun(offset: offset, type: magic, length: UInt16(total))
+            throw FirmwareImageError.mcubootTLVOverrun(offset: offset, type: magic, length: UInt16(total))
         }
         let end = offset + total
         guard end <= bytes.count else {
-            throw FirmwareFormatError.mcubootTruncated(size: bytes.count, needed: end, what: "TLV area")
+            throw FirmwareImageError.mcubootTruncated(size: bytes.count, needed: end, what: "TLV area")
         }
         var tlvs: [MCUbootTLV] = []
         var at = offset + 4
         while at < end {
             guard end - at >= 4 else {
-                throw FirmwareFormatError.mcubootTLVOverrun(offset: at, type: 0, length: UInt16(end - at))
+                throw FirmwareImageError.mcubootTLVOverrun(offset: at, type: 0, length: UInt16(end - at))
             }
             let type = LEBytes.u16(bytes, at), length = LEBytes.u16(bytes, at + 2)
             let valueStart = at + 4
             guard end - valueStart >= Int(length) else {
-                throw FirmwareFormatError.mcubootTLVOverrun(offset: at, type: type, length: length)
+                throw FirmwareImageError.mcubootTLVOverrun(offset: at, type: type, length: length)
             }
             tlvs.append(MCUbootTLV(area: area, type: type, value: Array(bytes[valueStart..<(valueStart + Int(length))])))
             at = valueStart + Int(length)

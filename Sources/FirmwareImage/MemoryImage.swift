@@ -38,20 +38,12 @@ public struct MemoryImage: Sendable, Equatable {
         return first.start..<last.end
     }
 
-    /// Why a write into the image was refused.
-    public enum WriteError: Error, Equatable, Sendable {
-        /// `address` already holds `existing`, and the write brought `new`.
-        case conflict(address: UInt32, existing: UInt8, new: UInt8)
-        /// The write would run past the end of the 32-bit address space.
-        case pastAddressSpace(address: UInt32, count: Int)
-    }
-
     /// Writes `bytes` at `address`. Without `overwrite`, writing a different byte over
-    /// existing data throws `WriteError.conflict` and leaves the image unchanged; the same byte is fine.
+    /// existing data throws `FirmwareImageError.imageConflict` and leaves the image unchanged; the same byte is fine.
     public mutating func write(_ bytes: [UInt8], at address: UInt32, overwrite: Bool = false) throws {
         guard !bytes.isEmpty else { return }
         guard UInt64(address) + UInt64(bytes.count) <= UInt64(UInt32.max) else {
-            throw WriteError.pastAddressSpace(address: address, count: bytes.count)
+            throw FirmwareImageError.imagePastAddressSpace(address: address, count: bytes.count)
         }
         let end = address &+ UInt32(bytes.count)
         // Index of the first segment that ends at or after `address` (touching counts).
@@ -64,7 +56,7 @@ public struct MemoryImage: Sendable, Equatable {
                 if from < to {
                     for a in from..<to {
                         let old = s.bytes[Int(a - s.start)], new = bytes[Int(a - address)]
-                        if old != new { throw WriteError.conflict(address: a, existing: old, new: new) }
+                        if old != new { throw FirmwareImageError.imageConflict(address: a, existing: old, new: new) }
                     }
                 }
                 i += 1

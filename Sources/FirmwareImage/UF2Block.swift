@@ -61,18 +61,18 @@ public struct UF2Block: Sendable, Equatable {
     /// Checks the three magics and the payload size.
     public init(decoding bytes: [UInt8], at offset: Int, index: Int) throws {
         guard offset >= 0, bytes.count - offset >= Self.size else {
-            throw FirmwareFormatError.uf2SizeNotBlockMultiple(size: bytes.count)
+            throw FirmwareImageError.uf2SizeNotBlockMultiple(size: bytes.count)
         }
         func word(_ at: Int) -> UInt32 {
             let o = offset + at
             return UInt32(bytes[o]) | UInt32(bytes[o + 1]) << 8 | UInt32(bytes[o + 2]) << 16 | UInt32(bytes[o + 3]) << 24
         }
         for (at, magic) in [(0, Self.magicStart0), (4, Self.magicStart1), (508, Self.magicEnd)] where word(at) != magic {
-            throw FirmwareFormatError.uf2BadMagic(block: index, offset: at, found: word(at))
+            throw FirmwareImageError.uf2BadMagic(block: index, offset: at, found: word(at))
         }
         let size = word(16)
         guard size <= UInt32(Self.maxPayloadSize) else {
-            throw FirmwareFormatError.uf2PayloadTooLarge(block: index, size: size)
+            throw FirmwareImageError.uf2PayloadTooLarge(block: index, size: size)
         }
         flags = Flags(rawValue: word(8))
         targetAddress = word(12)

@@ -24,9 +24,9 @@ public struct UF2File: Sendable, Equatable {
     /// Reads a UF2 file. With `expectedFamily` (e.g. `UF2Family.nrf52833`), only blocks for
     /// that family (or naming none) are used, and a file with none of them is refused.
     public static func parse(_ bytes: [UInt8], expectedFamily: UInt32? = nil) throws -> UF2File {
-        guard !bytes.isEmpty else { throw FirmwareFormatError.uf2Empty }
+        guard !bytes.isEmpty else { throw FirmwareImageError.uf2Empty }
         guard bytes.count % UF2Block.size == 0 else {
-            throw FirmwareFormatError.uf2SizeNotBlockMultiple(size: bytes.count)
+            throw FirmwareImageError.uf2SizeNotBlockMultiple(size: bytes.count)
         }
         let count = bytes.count / UF2Block.size
         var blocks: [UF2Block] = []
@@ -34,7 +34,7 @@ public struct UF2File: Sendable, Equatable {
         var familyIDs: [UInt32] = []
         for index in 0..<count {
             let block = try UF2Block(decoding: bytes, at: index * UF2Block.size, index: index)
-            if block.flags.contains(.fileContainer) { throw FirmwareFormatError.uf2FileContainer(block: index) }
+            if block.flags.contains(.fileContainer) { throw FirmwareImageError.uf2FileContainer(block: index) }
             if let f = block.familyID, !familyIDs.contains(f) { familyIDs.append(f) }
             blocks.append(block)
         }
@@ -55,20 +55,20 @@ public struct UF2File: Sendable, Equatable {
                 if block.familyID == nil { unnamed += 1 }
             }
             guard UInt64(block.targetAddress) + UInt64(block.payload.count) <= UInt64(UInt32.max) else {
-                throw FirmwareFormatError.uf2AddressOverflow(block: index, address: block.targetAddress)
+                throw FirmwareImageError.uf2AddressOverflow(block: index, address: block.targetAddress)
             }
             do {
                 try image.write(block.payload, at: block.targetAddress)
-            } catch let MemoryImage.WriteError.conflict(address, _, _) {
-                throw FirmwareFormatError.uf2Conflict(block: index, address: address)
+            } catch let FirmwareImageError.imageConflict(address, _, _) {
+                throw FirmwareImageError.uf2Conflict(block: index, address: address)
             }
             used += 1
         }
         if used == 0 {
             if let (index, family) = firstForeign, let expected = expectedFamily {
-                throw FirmwareFormatError.uf2FamilyMismatch(block: index, found: family, expected: expected)
+                throw FirmwareImageError.uf2FamilyMismatch(block: index, found: family, expected: expected)
             }
-            if skippedNotFlash > 0 { throw FirmwareFormatError.uf2NoFlashData }
+            if skippedNotFlash > 0 { throw FirmwareImageError.uf2NoFlashData }
         }
         if skippedNotFlash > 0 {
             warnings.append("skipped \(skippedNotFlash) block(s) marked 'not main flash'")
@@ -115,17 +115,17 @@ public struct UF2File: Sendable, Equatable {
             let key = block.familyID ?? 0
             if let known = totals[key] {
                 if block.blockCount != known.total {
-                    throw FirmwareFormatError.uf2TotalMismatch(block: index, found: block.blockCount, expected: known.total)
+                    throw FirmwareImageError.uf2TotalMismatch(block: index, found: block.blockCount, expected: known.total)
                 }
             } else {
                 totals[key] = (block.blockCount, index)
             }
             guard block.blockNumber < block.blockCount else {
-                throw FirmwareFormatError.uf2BlockNumberOutOfRange(block: index, number: block.blockNumber, total: block.blockCount)
+                throw FirmwareImageError.uf2BlockNumberOutOfRange(block: index, number: block.blockNumber, total: block.blockCount)
             }
             if !seen[key, default: []].insert(block.blockNumber).inserted { duplicates.append(block.blockNumber) }
         }
-        if !duplicates.isEmpty { throw FirmwareFormatError.uf2DuplicateBlocks(numbers: duplicates) }
+        if !duplicates.isEmpty { throw FirmwareImageError.uf2DuplicateBlocks(numbers: duplicates) }
         for (key, entry) in totals.sorted(by: { $0.value.first < $1.value.first }) {
             let have = seen[key] ?? []
             guard have.count < Int(entry.total) else { continue }
@@ -136,7 +136,7 @@ public struct UF2File: Sendable, Equatable {
                 if !have.contains(n) { missing.append(n) }
                 n += 1
             }
-            throw FirmwareFormatError.uf2MissingBlocks(numbers: missing, total: entry.total)
+            throw FirmwareImageError.uf2MissingBlocks(numbers: missing, total: entry.total)
         }
     }
 

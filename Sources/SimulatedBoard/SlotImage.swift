@@ -38,7 +38,7 @@ public struct SimulatedMCUbootImage: Sendable, Equatable {
     public let fileSHA256: [UInt8]
 
     /// Wraps `payload` (built to run at the primary slot + `headerSize`).
-    /// - Throws: `FirmwareFormatError` when the image cannot be built (payload over 4 GiB).
+    /// - Throws: `FirmwareImageError` when the image cannot be built (payload over 4 GiB).
     public init(payload: [UInt8], version: MCUbootVersion = MCUbootVersion(major: 1), headerSize: UInt16 = 0x1000) throws {
         bytes = try MCUbootImage.build(application: payload, version: version, headerSize: headerSize)
         hash = try MCUbootImage(bytes: bytes).reportedHash ?? []

@@ -82,40 +82,40 @@ private func json(_ text: String) -> [UInt8] { Array(text.utf8) }
 
     @Test func rejectsZipWithoutManifest() throws {
         let zip = try makeZip([("application.bin", [1, 2, 3])])
-        #expect(throws: FirmwareFormatError.dfuMissingManifest) { try DFUPackage(zipBytes: zip) }
+        #expect(throws: FirmwareImageError.dfuMissingManifest) { try DFUPackage(zipBytes: zip) }
     }
 
     @Test func rejectsManifestNamingAnAbsentFile() throws {
         let manifest = #"{"manifest": {"application": {"bin_file": "app.bin", "dat_file": "app.dat"}}}"#
         let zip = try makeZip([("manifest.json", json(manifest)), ("app.bin", [1])])
-        #expect(throws: FirmwareFormatError.dfuMissingFile("app.dat")) { try DFUPackage(zipBytes: zip) }
+        #expect(throws: FirmwareImageError.dfuMissingFile("app.dat")) { try DFUPackage(zipBytes: zip) }
     }
 
     @Test func rejectsManifestThatIsNotJSON() throws {
         let zip = try makeZip([("manifest.json", json("{\"files\": [ {\"file\": "))])
-        #expect(throws: FirmwareFormatError.dfuBadManifest("not valid JSON")) { try DFUPackage(zipBytes: zip) }
+        #expect(throws: FirmwareImageError.dfuBadManifest("not valid JSON")) { try DFUPackage(zipBytes: zip) }
     }
 
     @Test func rejectsManifestOfNeitherStyle() throws {
         let zip = try makeZip([("manifest.json", json(#"{"format-version": 1}"#))])
-        #expect(throws: FirmwareFormatError.dfuBadManifest("it has neither 'files' (McuMgr) nor 'manifest' (Nordic DFU)")) {
+        #expect(throws: FirmwareImageError.dfuBadManifest("it has neither 'files' (McuMgr) nor 'manifest' (Nordic DFU)")) {
             try DFUPackage(zipBytes: zip)
         }
     }
 
     @Test func rejectsEntryWithoutFileName() throws {
         let zip = try makeZip([("manifest.json", json(#"{"files": [{"image_index": "0"}]}"#))])
-        #expect(throws: FirmwareFormatError.dfuBadManifest("files[0] has no 'file'")) { try DFUPackage(zipBytes: zip) }
+        #expect(throws: FirmwareImageError.dfuBadManifest("files[0] has no 'file'")) { try DFUPackage(zipBytes: zip) }
     }
 
     @Test func rejectsEmptyFileList() throws {
         let zip = try makeZip([("manifest.json", json(#"{"files": []}"#))])
-        #expect(throws: FirmwareFormatError.dfuNoImages) { try DFUPackage(zipBytes: zip) }
+        #expect(throws: FirmwareImageError.dfuNoImages) { try DFUPackage(zipBytes: zip) }
     }
 
     @Test func rejectsBytesThatAreNotAZip() {
-        #expect(throws: FirmwareFormatError.dfuNotAZip) { try DFUPackage(zipBytes: Array("not a zip at all".utf8)) }
-        #expect(throws: FirmwareFormatError.dfuNotAZip) { try DFUPackage(zipBytes: []) }
+        #expect(throws: FirmwareImageError.dfuNotAZip) { try DFUPackage(zipBytes: Array("not a zip at all".utf8)) }
+        #expect(throws: FirmwareImageError.dfuNotAZip) { try DFUPackage(zipBytes: []) }
     }
 
     @Test func rejectsEntryWhoseDataWasCorrupted() throws {
@@ -124,6 +124,6 @@ private func json(_ text: String) -> [UInt8] { Array(text.utf8) }
         let marker = Array(app0[0x200..<0x210])
         let at = try #require((0..<(zip.count - marker.count)).first { Array(zip[$0..<($0 + marker.count)]) == marker })
         zip[at + 3] ^= 0xFF
-        #expect(throws: FirmwareFormatError.dfuUnreadableEntry("a.bin")) { try DFUPackage(zipBytes: zip) }
+        #expect(throws: FirmwareImageError.dfuUnreadableEntry("a.bin")) { try DFUPackage(zipBytes: zip) }
     }
 }

@@ -33,7 +33,20 @@ enum FuzzInputs {
             ("manifest.json", Array(#"{"manifest":{"application":{"bin_file":"a.bin","dat_file":"a.dat"}}}"#.utf8)),
             ("a.bin", app), ("a.dat", [0x01, 0x02, 0x03]),
         ], compress: true)
+        var v1 = MemoryImage()
+        try v1.write((0..<300).map { UInt8(truncatingIfNeeded: $0 &* 11 &+ 3) }, at: 0x18000)
+        try v1.write([0x00, 0xC0, 0x03, 0x00], at: 0x1000_1014)
+        let plainHex = IntelHexWriter.write(image)
+        let crlfHex = IntelHexWriter.write(v1, options: IntelHexWriter.Options(lineEnding: .crlf, uppercase: false))
+        let both = [UniversalHexWriter.Section(boardID: 0x9900, image: v1), UniversalHexWriter.Section(boardID: 0x9903, image: image)]
+        let sectionsHex = UniversalHexWriter.write(both)
+        let blocksHex = UniversalHexWriter.write(both, options: UniversalHexWriter.Options(layout: .blocks))
+        let uf2 = UF2File.encode(image, familyID: UF2Family.nrf52833)
         return [
+            "hex": ["plain-nrf52833.hex": plainHex, "plain-nrf51-crlf-lowercase.hex": crlfHex,
+                    "universal-sections.hex": sectionsHex, "universal-blocks.hex": blocksHex],
+            "firmware": ["intel.hex": plainHex, "universal-blocks.hex": blocksHex, "nrf52833.uf2": uf2,
+                         "unsigned-mcuboot.bin": plain, "mcumgr.zip": mcumgr],
             "uf2": ["small-nrf52833.uf2": UF2File.encode(image, familyID: UF2Family.nrf52833),
                     "no-family.uf2": UF2File.encode(image, familyID: nil), "not-main-flash.uf2": notFlash],
             "mcuboot": ["unsigned.bin": plain, "protected-tlvs.bin": withProtected],
@@ -41,16 +54,18 @@ enum FuzzInputs {
         ]
     }
 
-    /// Runs the parser of `target` on `bytes`: success or a `FirmwareFormatError` is fine.
+    /// Runs the parser of `target` on `bytes`: success or a `FirmwareImageError` is fine.
     static func exercise(_ target: String, _ bytes: [UInt8]) throws {
         do {
             switch target {
+            case "hex": _ = try IntelHexReader.parse(bytes)
+            case "firmware": _ = try Firmware.parse(bytes, fileName: "fuzz-input")
             case "uf2": _ = try UF2File.parse(bytes, expectedFamily: UF2Family.nrf52833)
             case "mcuboot": _ = try MCUbootImage(bytes: bytes)
             case "dfu-zip": _ = try DFUPackage(zipBytes: bytes)
             default: Issue.record("unknown fuzz target folder \(target)")
             }
-        } catch is FirmwareFormatError {}
+        } catch is FirmwareImageError {}
     }
 
     /// Files under `folder/<target>/`.
@@ -97,6 +112,8 @@ enum FuzzInputs {
         for (target, files) in try FuzzInputs.seeds() {
             for (name, bytes) in files {
                 switch target {
+                case "hex": #expect(try IntelHexReader.parse(bytes).sections.allSatisfy { !$0.image.isEmpty }, "\(name)")
+                case "firmware": #expect(try Firmware.parse(bytes, fileName: name).sections.count >= 1, "\(name)")
                 case "uf2": #expect(try UF2File.parse(bytes).image.isEmpty == false, "\(name)")
                 case "mcuboot": #expect(try MCUbootImage(bytes: bytes).header.imageSize > 0, "\(name)")
                 default: #expect(try DFUPackage(zipBytes: bytes).images.count == 1, "\(name)")
@@ -106,7 +123,7 @@ enum FuzzInputs {
     }
 
     /// Every committed seed and crash reproducer goes through its parser without a crash
-    /// and without an error outside `FirmwareFormatError`.
+    /// and without an error outside `FirmwareImageError`.
     @Test func fuzzInputsNeverCrashTheParsers() throws {
         let inputs = FuzzInputs.files(in: "Seeds") + FuzzInputs.files(in: "Regressions")
         #expect(!inputs.isEmpty)

@@ -58,7 +58,7 @@ private func number(_ any: Any?) -> UInt32? {
     @Test(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.skipMessage)))
     func unsignedZephyrBinaryIsNotAnMCUbootImage() throws {
         let bytes = try Corpus.bytes("real/mcuboot-zephyr-hello_world.bin")
-        #expect(throws: FirmwareFormatError.mcubootBadMagic(found: 0)) { try MCUbootImage(bytes: bytes) }
+        #expect(throws: FirmwareImageError.mcubootBadMagic(found: 0)) { try MCUbootImage(bytes: bytes) }
     }
 
     /// An MCUboot image inside an Intel HEX file: the bytes at the slot address parse the same.

@@ -45,7 +45,7 @@ private let application: [UInt8] = (0..<3000).map { UInt8(truncatingIfNeeded: $0
 
     @Test func rejectsImageTruncatedInsideBody() throws {
         let bytes = try MCUbootImage.build(application: application, version: MCUbootVersion(major: 1))
-        #expect(throws: FirmwareFormatError.mcubootTruncated(size: 2000, needed: 0x200 + 3000, what: "header and body")) {
+        #expect(throws: FirmwareImageError.mcubootTruncated(size: 2000, needed: 0x200 + 3000, what: "header and body")) {
             try MCUbootImage(bytes: Array(bytes.prefix(2000)))
         }
     }
@@ -53,7 +53,7 @@ private let application: [UInt8] = (0..<3000).map { UInt8(truncatingIfNeeded: $0
     @Test func rejectsImageTruncatedInsideTLVArea() throws {
         let bytes = try MCUbootImage.build(application: application, version: MCUbootVersion(major: 1))
         let cut = bytes.count - 10
-        #expect(throws: FirmwareFormatError.mcubootTruncated(size: cut, needed: bytes.count, what: "TLV area")) {
+        #expect(throws: FirmwareImageError.mcubootTruncated(size: cut, needed: bytes.count, what: "TLV area")) {
             try MCUbootImage(bytes: Array(bytes.prefix(cut)))
         }
     }
@@ -61,10 +61,10 @@ private let application: [UInt8] = (0..<3000).map { UInt8(truncatingIfNeeded: $0
     @Test func rejectsWrongMagicAndLegacyMagic() throws {
         var bytes = try MCUbootImage.build(application: application, version: MCUbootVersion(major: 1))
         bytes[0] = 0x3C
-        #expect(throws: FirmwareFormatError.mcubootLegacyMagic) { try MCUbootImage(bytes: bytes) }
+        #expect(throws: FirmwareImageError.mcubootLegacyMagic) { try MCUbootImage(bytes: bytes) }
         bytes[0] = 0x00
-        #expect(throws: FirmwareFormatError.mcubootBadMagic(found: 0x96F3_B800)) { try MCUbootImage(bytes: bytes) }
-        #expect(throws: FirmwareFormatError.mcubootTruncated(size: 3, needed: 32, what: "header")) {
+        #expect(throws: FirmwareImageError.mcubootBadMagic(found: 0x96F3_B800)) { try MCUbootImage(bytes: bytes) }
+        #expect(throws: FirmwareImageError.mcubootTruncated(size: 3, needed: 32, what: "header")) {
             try MCUbootImage(bytes: [0x3D, 0xB8, 0xF3])
         }
     }
@@ -72,7 +72,7 @@ private let application: [UInt8] = (0..<3000).map { UInt8(truncatingIfNeeded: $0
     @Test func rejectsMissingTLVAreaMagic() throws {
         var bytes = try MCUbootImage.build(application: application, version: MCUbootVersion(major: 1))
         bytes[0x200 + 3000] = 0x00
-        #expect(throws: FirmwareFormatError.mcubootBadTLVArea(offset: 0x200 + 3000, expected: 0x6907, found: 0x6900)) {
+        #expect(throws: FirmwareImageError.mcubootBadTLVArea(offset: 0x200 + 3000, expected: 0x6907, found: 0x6900)) {
             try MCUbootImage(bytes: bytes)
         }
     }
@@ -80,7 +80,7 @@ private let application: [UInt8] = (0..<3000).map { UInt8(truncatingIfNeeded: $0
     @Test func rejectsTLVRunningPastItsArea() throws {
         var bytes = try MCUbootImage.build(application: application, version: MCUbootVersion(major: 1))
         bytes[0x200 + 3000 + 6] = 33        // SHA-256 TLV length 32 → 33
-        #expect(throws: FirmwareFormatError.mcubootTLVOverrun(offset: 0x200 + 3000 + 4, type: 0x10, length: 33)) {
+        #expect(throws: FirmwareImageError.mcubootTLVOverrun(offset: 0x200 + 3000 + 4, type: 0x10, length: 33)) {
             try MCUbootImage(bytes: bytes)
         }
     }
@@ -101,7 +101,7 @@ private let application: [UInt8] = (0..<3000).map { UInt8(truncatingIfNeeded: $0
         header.protectedTLVSize = 16
         var wrong = bytes
         wrong.replaceSubrange(0..<32, with: header.encoded())
-        #expect(throws: FirmwareFormatError.mcubootProtectedSizeMismatch(header: 16, area: 12)) { try MCUbootImage(bytes: wrong) }
+        #expect(throws: FirmwareImageError.mcubootProtectedSizeMismatch(header: 16, area: 12)) { try MCUbootImage(bytes: wrong) }
     }
 
     @Test func locatesImageInsideAMemoryImage() throws {
@@ -111,7 +111,7 @@ private let application: [UInt8] = (0..<3000).map { UInt8(truncatingIfNeeded: $0
         let (address, image) = try MCUbootImage.locate(in: memory)
         #expect(address == 0x27000)
         #expect(image.hashCheck == .valid)
-        #expect(throws: FirmwareFormatError.mcubootTruncated(size: 0, needed: 32, what: "header")) {
+        #expect(throws: FirmwareImageError.mcubootTruncated(size: 0, needed: 32, what: "header")) {
             try MCUbootImage.locate(in: MemoryImage())
         }
     }
@@ -125,7 +125,7 @@ private let application: [UInt8] = (0..<3000).map { UInt8(truncatingIfNeeded: $0
     }
 
     @Test func builderRefusesHeaderSmallerThan32Bytes() {
-        #expect(throws: FirmwareFormatError.mcubootCannotBuild("the header size 16 is below the 32-byte header")) {
+        #expect(throws: FirmwareImageError.mcubootCannotBuild("the header size 16 is below the 32-byte header")) {
             try MCUbootImage.build(application: application, version: MCUbootVersion(major: 1), headerSize: 16)
         }
     }

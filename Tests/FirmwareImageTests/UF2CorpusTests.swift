@@ -62,7 +62,7 @@ private func analysisEntry(_ path: String) throws -> [String: Any] {
     @Test(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.skipMessage)))
     func nrf52840FileIsRefusedForAMicrobitV2() throws {
         let bytes = try Corpus.bytes("real/uf2-nrf52840-s140-softdevice-6.1.1.uf2")
-        #expect(throws: FirmwareFormatError.uf2FamilyMismatch(block: 0, found: 0xADA5_2840, expected: 0x621E_937A)) {
+        #expect(throws: FirmwareImageError.uf2FamilyMismatch(block: 0, found: 0xADA5_2840, expected: 0x621E_937A)) {
             try UF2File.parse(bytes, expectedFamily: ChipFamily.nrf52833.uf2FamilyID)
         }
     }

@@ -47,7 +47,7 @@ private func setWord(_ bytes: inout [UInt8], _ offset: Int, _ value: UInt32) {
         for offset in [0, 4, 508] {
             var bytes = UF2File.encode(try sampleImage(), familyID: nil)
             setWord(&bytes, 512 * 2 + offset, 0xDEAD_BEEF)
-            #expect(throws: FirmwareFormatError.uf2BadMagic(block: 2, offset: offset, found: 0xDEAD_BEEF)) {
+            #expect(throws: FirmwareImageError.uf2BadMagic(block: 2, offset: offset, found: 0xDEAD_BEEF)) {
                 try UF2File.parse(bytes)
             }
         }
@@ -56,42 +56,42 @@ private func setWord(_ bytes: inout [UInt8], _ offset: Int, _ value: UInt32) {
     @Test func rejectsPayloadLargerThan476Bytes() throws {
         var bytes = UF2File.encode(try sampleImage(), familyID: nil)
         setWord(&bytes, 512 + 16, 477)
-        #expect(throws: FirmwareFormatError.uf2PayloadTooLarge(block: 1, size: 477)) { try UF2File.parse(bytes) }
+        #expect(throws: FirmwareImageError.uf2PayloadTooLarge(block: 1, size: 477)) { try UF2File.parse(bytes) }
     }
 
     @Test func rejectsTruncatedFile() throws {
         let bytes = UF2File.encode(try sampleImage(), familyID: nil)
-        #expect(throws: FirmwareFormatError.uf2SizeNotBlockMultiple(size: 1000)) { try UF2File.parse(Array(bytes.prefix(1000))) }
-        #expect(throws: FirmwareFormatError.uf2Empty) { try UF2File.parse([]) }
+        #expect(throws: FirmwareImageError.uf2SizeNotBlockMultiple(size: 1000)) { try UF2File.parse(Array(bytes.prefix(1000))) }
+        #expect(throws: FirmwareImageError.uf2Empty) { try UF2File.parse([]) }
     }
 
     @Test func rejectsFileContainer() throws {
         var bytes = UF2File.encode(try sampleImage(), familyID: nil)
         setWord(&bytes, 8, 0x1000)
-        #expect(throws: FirmwareFormatError.uf2FileContainer(block: 0)) { try UF2File.parse(bytes) }
+        #expect(throws: FirmwareImageError.uf2FileContainer(block: 0)) { try UF2File.parse(bytes) }
     }
 
     @Test func reportsMissingBlockNumbers() throws {
         let all = blocks(UF2File.encode(try sampleImage(), familyID: UF2Family.nrf52833))
         let bytes = (all[0] + all[3])
-        #expect(throws: FirmwareFormatError.uf2MissingBlocks(numbers: [1, 2], total: 4)) { try UF2File.parse(bytes) }
+        #expect(throws: FirmwareImageError.uf2MissingBlocks(numbers: [1, 2], total: 4)) { try UF2File.parse(bytes) }
     }
 
     @Test func reportsDuplicatedBlockNumbers() throws {
         var all = blocks(UF2File.encode(try sampleImage(), familyID: UF2Family.nrf52833))
         all[2] = all[1]
-        #expect(throws: FirmwareFormatError.uf2DuplicateBlocks(numbers: [1])) { try UF2File.parse(all.flatMap { $0 }) }
+        #expect(throws: FirmwareImageError.uf2DuplicateBlocks(numbers: [1])) { try UF2File.parse(all.flatMap { $0 }) }
     }
 
     @Test func reportsTotalCountMismatch() throws {
         var bytes = UF2File.encode(try sampleImage(), familyID: nil)
         setWord(&bytes, 512 * 3 + 24, 5)
-        #expect(throws: FirmwareFormatError.uf2TotalMismatch(block: 3, found: 5, expected: 4)) { try UF2File.parse(bytes) }
+        #expect(throws: FirmwareImageError.uf2TotalMismatch(block: 3, found: 5, expected: 4)) { try UF2File.parse(bytes) }
     }
 
     @Test func rejectsFileForAnotherFamily() throws {
         let bytes = UF2File.encode(try sampleImage(), familyID: UF2Family.nrf52840)
-        #expect(throws: FirmwareFormatError.uf2FamilyMismatch(block: 0, found: UF2Family.nrf52840, expected: UF2Family.nrf52833)) {
+        #expect(throws: FirmwareImageError.uf2FamilyMismatch(block: 0, found: UF2Family.nrf52840, expected: UF2Family.nrf52833)) {
             try UF2File.parse(bytes, expectedFamily: UF2Family.nrf52833)
         }
         #expect(try UF2File.parse(bytes).familyIDs == [UF2Family.nrf52840])
@@ -118,11 +118,11 @@ private func setWord(_ bytes: inout [UInt8], _ offset: Int, _ value: UInt32) {
         var other = all[1]
         setWord(&other, 12, 0x47000)          // block 1 now also targets 0x47000, with other bytes
         all[1] = other
-        #expect(throws: FirmwareFormatError.uf2Conflict(block: 1, address: 0x47000)) { try UF2File.parse(all.flatMap { $0 }) }
+        #expect(throws: FirmwareImageError.uf2Conflict(block: 1, address: 0x47000)) { try UF2File.parse(all.flatMap { $0 }) }
     }
 
     @Test func errorMessagesSayWhatToDo() {
-        let message = FirmwareFormatError.uf2MissingBlocks(numbers: [3], total: 9).description
+        let message = FirmwareImageError.uf2MissingBlocks(numbers: [3], total: 9).description
         #expect(message.contains("block(s) 3 of 9") && message.contains("fetch the file again"))
     }
 }

@@ -12,5 +12,7 @@ let package = Package(
         .executableTarget(name: "FuzzUF2", dependencies: [.product(name: "FirmwareImage", package: "bitflash")]),
         .executableTarget(name: "FuzzMCUboot", dependencies: [.product(name: "FirmwareImage", package: "bitflash")]),
         .executableTarget(name: "FuzzDFUPackage", dependencies: [.product(name: "FirmwareImage", package: "bitflash")]),
+        .executableTarget(name: "FuzzIntelHex", dependencies: [.product(name: "FirmwareImage", package: "bitflash")]),
+        .executableTarget(name: "FuzzFirmware", dependencies: [.product(name: "FirmwareImage", package: "bitflash")]),
     ]
 )

@@ -1,18 +1,27 @@
 #!/usr/bin/env bash
-# Builds and runs a libFuzzer target over the firmware-format parsers.
+# Builds and runs the libFuzzer targets over the firmware-format parsers.
 #
-#   Tests/Fuzz/run.sh TARGET [libFuzzer options...]     e.g.  Tests/Fuzz/run.sh uf2 -runs=20000
-#   Tests/Fuzz/run.sh all [libFuzzer options...]        every target in turn
+#   Tests/Fuzz/run.sh TARGET [--short] [libFuzzer options...]   e.g.  Tests/Fuzz/run.sh hex -runs=1000000
+#   Tests/Fuzz/run.sh --all [--short] [libFuzzer options...]    every target in turn ("all" works too)
 #
-# TARGET is uf2, mcuboot or dfu-zip. The targets are built in release mode with
-# `--sanitize=fuzzer` into .build-fuzz/ (separate from the normal build). Swift traps
-# (bounds checks, overflow, force unwraps) are what a crash looks like here. AddressSanitizer
-# is off by default: with Swift 6.3 on Linux, `--sanitize=address` next to the fuzzer
-# leaves libFuzzer without coverage feedback from code that throws, which blinds it.
-# FUZZ_ASAN=1 turns it on anyway (separate build folder). Each run starts from the committed seeds (Seeds/TARGET) and the crash
-# reproducers (Regressions/TARGET); new interesting inputs go to fuzz-out/TARGET/corpus
-# and crashes to fuzz-out/TARGET/, at the repository root. The exit status is
-# libFuzzer's: non-zero when an input crashed a parser.
+# TARGET is hex (Intel HEX and Universal Hex reader), firmware (Firmware.parse, the front
+# door over every format), uf2, mcuboot or dfu-zip. --short is the CI run: every target for
+# a fixed number of executions from the committed seeds and crash reproducers only, with a
+# fixed random seed, so it is repeatable: 50,000 for hex, uf2 and mcuboot (about a second
+# each), 10,000 for firmware and 3,000 for dfu-zip, whose zips are read through a temporary
+# file (a few hundred executions a second). FUZZ_SHORT_RUNS sets one count for every target.
+# The first build compiles swift-crypto's BoringSSL in release mode (minutes); later builds
+# only what changed, so CI should keep .build-fuzz/ between runs.
+#
+# The targets are built once, in release mode with `--sanitize=fuzzer`, into .build-fuzz/
+# (separate from the normal build). Swift traps (bounds checks, overflow, force unwraps) are
+# what a crash looks like here. AddressSanitizer is off by default: with Swift 6.3 on Linux,
+# `--sanitize=address` next to the fuzzer leaves libFuzzer without coverage feedback from code
+# that throws, which blinds it. FUZZ_ASAN=1 turns it on anyway (separate build folder).
+# Long runs start from fuzz-out/TARGET/corpus (new interesting inputs go there), the committed
+# seeds (Seeds/TARGET) and the crash reproducers (Regressions/TARGET); crashes are written to
+# fuzz-out/TARGET/, at the repository root. The exit status is non-zero when an input crashed
+# a parser.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -23,13 +32,14 @@ if [ "${FUZZ_ASAN:-0}" = 1 ]; then
     scratch="$root/.build-fuzz-asan"
     sanitizers+=(--sanitize=address)
 fi
+all_targets=(hex firmware uf2 mcuboot dfu-zip)
 
-usage() { echo "usage: $0 {uf2|mcuboot|dfu-zip|all} [libFuzzer options...]" >&2; exit 2; }
-[ $# -ge 1 ] || usage
-target="$1"; shift
+usage() { echo "usage: $0 {hex|firmware|uf2|mcuboot|dfu-zip|--all} [--short] [libFuzzer options...]" >&2; exit 2; }
 
 product_for() {
     case "$1" in
+        hex) echo FuzzIntelHex ;;
+        firmware) echo FuzzFirmware ;;
         uf2) echo FuzzUF2 ;;
         mcuboot) echo FuzzMCUboot ;;
         dfu-zip) echo FuzzDFUPackage ;;
@@ -37,11 +47,26 @@ product_for() {
     esac
 }
 
-if [ "$target" = all ]; then
-    for t in uf2 mcuboot dfu-zip; do "$0" "$t" "$@"; done
-    exit 0
-fi
-product="$(product_for "$target")"
+short_runs_for() {
+    case "$1" in
+        firmware) echo 10000 ;;
+        dfu-zip) echo 3000 ;;
+        *) echo 50000 ;;
+    esac
+}
+
+targets=()
+short=0
+options=()
+for arg in "$@"; do
+    case "$arg" in
+        --all|all) targets=("${all_targets[@]}") ;;
+        --short) short=1 ;;
+        -*) options+=("$arg") ;;
+        *) product_for "$arg" >/dev/null; targets+=("$arg") ;;
+    esac
+done
+[ ${#targets[@]} -ge 1 ] || usage
 
 # Reuse the main build's dependency checkouts, so the fuzz build needs no network.
 if [ ! -d "$scratch/checkouts" ] && [ -d "$root/.build/checkouts" ]; then
@@ -50,23 +75,42 @@ if [ ! -d "$scratch/checkouts" ] && [ -d "$root/.build/checkouts" ]; then
     [ -d "$root/.build/repositories" ] && cp -R "$root/.build/repositories" "$scratch/"
 fi
 
-echo "== building $product (release, ${sanitizers[*]})"
+echo "== building the fuzz targets (release, ${sanitizers[*]})"
+build_start=$(date +%s)
 swift build --package-path "$here" --scratch-path "$scratch" -c release \
-    "${sanitizers[@]}" -Xswiftc -parse-as-library --product "$product"
-
-out="$root/fuzz-out/$target"
-mkdir -p "$out/corpus"
-inputs=("$out/corpus" "$here/Seeds/$target")
-[ -d "$here/Regressions/$target" ] && inputs+=("$here/Regressions/$target")
+    "${sanitizers[@]}" -Xswiftc -parse-as-library
+echo "== built in $(( $(date +%s) - build_start )) s"
 
 # The Swift runtime's own crash handler gets in the way of AddressSanitizer's report.
 export SWIFT_BACKTRACE=enable=no
-# DFUPackage reads each zip through a temporary file: keep those in memory when possible
-# (on a disk-backed /tmp the dfu-zip target is about 50 times slower).
-if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then export TMPDIR=/dev/shm; fi
-echo "== running $product on ${inputs[*]} $*"
-start=$(date +%s)
-status=0
-"$scratch/release/$product" -artifact_prefix="$out/" -max_len=65536 -print_final_stats=1 "$@" "${inputs[@]}" || status=$?
-echo "== $product finished in $(( $(date +%s) - start )) s with status $status"
-exit $status
+failed=()
+throwaway="$(mktemp -d)"
+trap 'rm -rf "$throwaway"' EXIT
+for target in "${targets[@]}"; do
+    product="$(product_for "$target")"
+    out="$root/fuzz-out/$target"
+    mkdir -p "$out/corpus"
+    inputs=()
+    if [ "$short" = 1 ]; then
+        # New inputs go to a throw-away folder: every CI run starts from the same files.
+        mkdir -p "$throwaway/$target"
+        inputs+=("$throwaway/$target")
+        run_options=(-runs="${FUZZ_SHORT_RUNS:-$(short_runs_for "$target")}" -seed=1)
+    else
+        inputs+=("$out/corpus")
+        run_options=()
+    fi
+    inputs+=("$here/Seeds/$target")
+    [ -d "$here/Regressions/$target" ] && inputs+=("$here/Regressions/$target")
+    echo "== running $product on ${inputs[*]} ${run_options[*]} ${options[*]:-}"
+    start=$(date +%s)
+    status=0
+    "$scratch/release/$product" -artifact_prefix="$out/" -max_len=65536 -print_final_stats=1 \
+        "${run_options[@]}" "${options[@]}" "${inputs[@]}" || status=$?
+    echo "== $product finished in $(( $(date +%s) - start )) s with status $status"
+    [ "$status" = 0 ] || failed+=("$target")
+done
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "== fuzz targets that crashed: ${failed[*]} (reproducers in fuzz-out/)" >&2
+    exit 1
+fi

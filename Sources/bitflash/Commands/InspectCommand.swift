@@ -10,11 +10,13 @@ struct InspectCommand: ParsableCommand {
         discussion: """
             For each board section: the format, the board ID and chip, the address runs, the \
             application region, and the MakeCode program the device would find (runtime hash, \
-            program hash, region, 64-byte blocks and flash pages). Exit code 65: the file is not \
+            program hash, region, 64-byte blocks and flash pages). For an MCUboot image also its \
+            version, header and image sizes, TLVs, image hash and whether the hash is valid; for a \
+            UF2 file its family IDs; for a DFU zip its images. Exit code 65: the file is not \
             valid (the message names the line and column); 66: the file cannot be read.
             """)
 
-    @Argument(help: "The firmware file (Intel HEX or Universal Hex).")
+    @Argument(help: "The firmware file (Intel HEX, Universal Hex, UF2, MCUboot image or DFU zip).")
     var file: String
 
     @Option(help: ArgumentHelp("Show only the section this board uses.",
@@ -106,6 +108,13 @@ struct InspectReport: Codable, Equatable {
     var size: Int
     var warnings: [String]
     var sections: [Section]
+    /// For an MCUboot image (or a DFU zip whose application is one).
+    var mcuboot: MCUboot?
+    /// For a UF2 file.
+    var uf2Families: [String]?
+    /// For a DFU zip.
+    var dfuStyle: String?
+    var dfuImages: [DFUImage]?
 
     init(_ firmware: Firmware, size: Int, sections selected: [Int]) {
         file = firmware.fileName
@@ -114,6 +123,10 @@ struct InspectReport: Codable, Equatable {
         universalHexLayout = firmware.universalHexLayout?.rawValue
         self.size = size
         warnings = firmware.warnings.map(\.description)
+        mcuboot = firmware.mcuboot.map(MCUboot.init)
+        uf2Families = firmware.format == .uf2 ? firmware.uf2FamilyIDs.map(Self.uf2FamilyName) : nil
+        dfuStyle = firmware.dfuPackage.map { $0.style == .mcuManager ? "McuMgr" : "Nordic DFU" }
+        dfuImages = firmware.dfuPackage.map { $0.images.map(DFUImage.init) }
         sections = selected.map { i in
             let s = firmware.sections[i]
             let boards = Board.allCases.filter { (try? firmware.section(for: $0)) == s }.map(\.displayName)
@@ -158,6 +171,7 @@ struct InspectReport: Codable, Equatable {
         var out = "\(file): \(formatName)"
         if let layout = universalHexLayout { out += " (\(layout) layout)" }
         out += ", \(size) bytes\n"
+        out += containerText
         for w in warnings { out += "  warning: \(w)\n" }
         for s in sections {
             out += "\nSection \(s.index): \(s.name)\n"

@@ -1,6 +1,6 @@
 import FirmwareImage
 
-/// libFuzzer entry point: any bytes must either read as an MCUboot image or throw a `FirmwareFormatError`.
+/// libFuzzer entry point: any bytes must either read as an MCUboot image or throw a `FirmwareImageError`.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzMCUboot(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let bytes = data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? []
@@ -14,9 +14,9 @@ public func fuzzMCUboot(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
             let check = try MCUbootImage(bytes: rebuilt).hashCheck
             precondition(check == .valid, "rebuilt image has hash check \(check)")
         }
-    } catch is FirmwareFormatError {
+    } catch is FirmwareImageError {
     } catch {
-        fatalError("MCUbootImage threw an error outside FirmwareFormatError: \(error)")
+        fatalError("MCUbootImage threw an error outside FirmwareImageError: \(error)")
     }
     return 0
 }

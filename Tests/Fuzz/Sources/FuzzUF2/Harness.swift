@@ -1,6 +1,6 @@
 import FirmwareImage
 
-/// libFuzzer entry point: any bytes must either read as UF2 or throw a `FirmwareFormatError`.
+/// libFuzzer entry point: any bytes must either read as UF2 or throw a `FirmwareImageError`.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzUF2(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let bytes = data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? []
@@ -13,9 +13,9 @@ public func fuzzUF2(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
                 precondition(again.image.read(segment.range) == segment.bytes, "round trip changed \(segment.range)")
             }
             _ = MicroPythonLayout.find(in: file.image, family: .nrf52833)
-        } catch is FirmwareFormatError {
+        } catch is FirmwareImageError {
         } catch {
-            fatalError("UF2File.parse threw an error outside FirmwareFormatError: \(error)")
+            fatalError("UF2File.parse threw an error outside FirmwareImageError: \(error)")
         }
     }
     return 0
