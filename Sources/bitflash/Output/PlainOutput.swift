@@ -32,7 +32,7 @@ final class PlainOutput: FlashOutput {
     }
 
     func result(_ r: FlashResult) {
-        line(r.board, .milliseconds(Int64(r.seconds * 1000)), Figures.summary(r))
+        line(r.board, .microseconds(Int64((r.seconds * 1_000_000).rounded())), Figures.summary(r))
     }
 
     func finish(_ results: [FlashResult]) {
