@@ -101,10 +101,13 @@ struct FlashCommand: AsyncParsableCommand {
             }
             target = b
         }
+        // An MCUboot image (binary or inside a hex) or a DFU zip holding one.
         let dfu = try dfuImage.map { path -> MCUbootImage in
-            do { return try MCUbootImage(bytes: FirmwareFileLoading.readBytes(path)) } catch let e as CLIError { throw e } catch {
-                throw CLIError(.badFirmware, "\(path): not an MCUboot image: \(error)")
-            }
+            let given = try FirmwareFileLoading.loadForFlash(path)
+            if let image = given.mcuboot { return image }
+            if let section = given.sections.first, let found = try? MCUbootImage.locate(in: section.image) { return found.image }
+            throw CLIError(.badFirmware, "\(path): holds no MCUboot image (a \(given.format.displayName)); "
+                               + "give an MCUboot image or a DFU .zip with one, or leave out --dfu-image to build one from the file")
         }
         do {
             return try FlashPlan.make(firmware: firmware, board: target, dfuImage: dfu)
