@@ -18,7 +18,9 @@ public struct FlashOptions: Sendable, Equatable {
     public var partial: PartialFlashSettings
     public var mcumgr: McuMgrUpgradeOptions
 
-    public init(mode: FlashMode = .auto, partial: PartialFlashSettings = PartialFlashSettings(),
+    /// The partial-flashing settings default to `PartialFlashSettings.overALink`: sessions run
+    /// over BlueZ or the link model, where an answer takes at least one connection event.
+    public init(mode: FlashMode = .auto, partial: PartialFlashSettings = .overALink,
                 mcumgr: McuMgrUpgradeOptions = McuMgrUpgradeOptions()) {
         self.mode = mode
         self.partial = partial

@@ -7,6 +7,9 @@ struct SlotImageInfo: Sendable, Equatable {
     var hash: [UInt8]
     /// Header + body + protected TLVs + unprotected TLVs.
     var totalSize: Int
+    /// The SHA-256 of header, body and protected TLVs matches the hash TLV (what MCUboot
+    /// checks before it swaps an image in).
+    var intact: Bool
 
     /// Reads the image at the start of `read(offset, count)`, within `limit` bytes.
     init?(limit: Int, read: (Int, Int) -> [UInt8]?) {
@@ -28,7 +31,8 @@ struct SlotImageInfo: Sendable, Equatable {
             }
             at += 4 + length
         }
-        guard let hash = found else { return nil }
+        guard let hash = found, let hashed = read(0, tlvStart), hashed.count == tlvStart else { return nil }
+        intact = Array(SHA256.hash(data: hashed)) == hash
         let build = Self.u32(h, 24)
         self.version = "\(h[20]).\(h[21]).\(Self.u16(h, 22))" + (build == 0 ? "" : ".\(build)")
         self.hash = hash

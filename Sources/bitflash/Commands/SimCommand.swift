@@ -9,7 +9,7 @@ struct SimCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sim",
         abstract: "Set up and look at the simulated boards that --simulate flashes.",
-        subcommands: [SimResetCommand.self, SimShowCommand.self])
+        subcommands: [SimResetCommand.self, SimShowCommand.self, SimCampaignCommand.self])
 }
 
 /// `bitflash sim reset [--profile P] [--from FILE]`: a board holding a given file (or the sample program).
