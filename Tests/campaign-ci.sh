@@ -18,7 +18,7 @@ fi
 echo "== fault campaign: $runs runs, seed $seed, all paths"
 "$BITFLASH" sim campaign --runs "$runs" --seed "$seed" --path all
 echo "== hostile boards: 60 runs each"
-for kind in moving-region phantom-acks wrong-sequence; do
+for kind in moving-region truncated-notifications wrong-sequence wrong-slot-hash; do
     "$BITFLASH" sim campaign --runs 60 --seed "$seed" --path auto --hostile "$kind" >/dev/null \
         || { echo "hostile board $kind: invariant violated"; "$BITFLASH" sim campaign --runs 60 --seed "$seed" --path auto --hostile "$kind"; exit 1; }
     echo "hostile $kind: 60 runs, no violation"

@@ -41,9 +41,10 @@ struct CorpusFlashTests {
         return found
     }()
 
-    /// Ordered pairs of different files with the same runtime hash on the same board.
-    static let pairs: [Pair] = sections.flatMap { a in
-        sections.filter { $0.file != a.file && $0.board == a.board && $0.runtimeHash == a.runtimeHash }.map { Pair(a: a, b: $0) }
+    /// Ordered pairs of different files with the same runtime hash on the same board, among the
+    /// sections whose magic the simulated board finds.
+    static let pairs: [Pair] = findable.flatMap { a in
+        findable.filter { $0.file != a.file && $0.board == a.board && $0.runtimeHash == a.runtimeHash }.map { Pair(a: a, b: $0) }
     }
 
     /// The board a section is for: from its Universal Hex board ID, else from the file's name.
@@ -81,6 +82,12 @@ struct CorpusFlashTests {
         return (program, board)
     }
 
+    /// True when the program's data lies inside the region 2 the board declares.
+    static func fits(_ program: MakeCodeProgram, _ board: SimulatedBoard) -> Bool {
+        let declared = CampaignInvariants.declaredProgramRegion(of: board)
+        return program.region.lowerBound >= declared.lowerBound && program.region.upperBound <= declared.upperBound
+    }
+
     static func flash(_ firmware: Firmware, onto id: BoardID, _ board: Board, in sim: inout Simulation) throws -> SimulatedFlashRun {
         SimulatedFlash.run(plan: try .make(firmware: firmware, board: board), options: FlashOptions(mode: .partial),
                            on: id, named: "sim", in: &sim)
@@ -97,6 +104,13 @@ struct CorpusFlashTests {
         var sim = Simulation(link: .deviceRequested)
         let id = sim.addBoard(board)
         let run = try Self.flash(Self.firmware(b, pair.b, name: pair.b.file), onto: id, pair.a.board, in: &sim)
+        guard Self.fits(programB, board) else {
+            // A program reaching past the region the board declared (the "full flash" files run
+            // to the end of the flash): partial flashing refuses and writes nothing.
+            #expect(run.result.error?.contains("full") == true, "\(run.result.error ?? "no error")")
+            #expect(try sim.board(id).flash.writeLog.isEmpty)
+            return
+        }
         #expect(run.result.error == nil, "\(run.result.error ?? "")")
         let programA = try #require(MakeCodeProgram.find(in: a, family: pair.a.board.family))
         #expect(run.result.path == (programA.programHash == programB.programHash ? .upToDate : .partial))
@@ -126,6 +140,11 @@ struct CorpusFlashTests {
         let id = sim.addBoard(board)
         let firmware = Self.firmware(edited, s, name: "edited-" + s.file)
         let first = try Self.flash(firmware, onto: id, s.board, in: &sim)
+        guard Self.fits(newProgram, board) else {
+            #expect(first.result.error?.contains("full") == true, "\(first.result.error ?? "no error")")
+            #expect(try sim.board(id).flash.writeLog.isEmpty)
+            return
+        }
         #expect(first.result.error == nil, "\(first.result.error ?? "")")
         #expect(first.result.path == .partial)
         let after = try sim.board(id)

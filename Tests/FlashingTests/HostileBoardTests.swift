@@ -53,8 +53,18 @@ import Testing
         let run = SimulatedFlash.run(plan: target, options: options, on: id, named: "sim", in: &sim)
         let after = try sim.board(id)
 
-        #expect(CampaignInvariants.checkWrites(before: board, after: after, declared: declared).isEmpty,
-                "\(after.flash.writeLog)")
+        // Every block bitflash sent was addressed inside the declared region.
+        let sent = run.trace.entries.filter { $0.kind == .report && $0.text.hasPrefix("trace: block ") }
+            .compactMap { $0.text.split(separator: " ").first { $0.hasPrefix("0x") }.flatMap { UInt32($0.dropFirst(2), radix: 16) } }
+        #expect(sent.allSatisfy { declared.contains($0) && declared.contains($0 + 63) }, "\(sent.filter { !declared.contains($0) })")
+        if c.kind != .phantomAcks {
+            #expect(CampaignInvariants.checkWrites(before: board, after: after, declared: declared).isEmpty,
+                    "\(after.flash.writeLog)")
+        }
+        // Acknowledgements for blocks never sent make bitflash start the next block while the board
+        // still assembles the last one in its single buffer (partial-flashing-protocol.md §3.1), so
+        // such a board may burn a block at a wrong address itself; bitflash cannot see it happen,
+        // but the run must not end as a verified success unless the board holds the program.
         switch run.outcome {
         case let .success(outcome):
             // Survived: only if the board really holds the target and reports its hashes.
@@ -82,7 +92,7 @@ import Testing
     }
 
     @Test func campaignWithAHostileBoardKeepsEveryInvariant() {
-        var campaign = FaultCampaign(FaultCampaign.Configuration(runs: 30, seed: 11, paths: [.partial], hostile: .phantomAcks))
+        var campaign = FaultCampaign(FaultCampaign.Configuration(runs: 30, seed: 11, paths: [.partial, .auto], hostile: .movingRegion))
         let report = campaign.run()
         #expect(report.violations.isEmpty, "\(report.table())")
     }
