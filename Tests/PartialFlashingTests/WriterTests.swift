@@ -54,7 +54,7 @@ import Transport
                                  .startTimer(PartialFlashTimer.reboot, .seconds(10))])
         #expect(reports(end).contains(.progress(done: 2, total: 2, unit: .blocks)))
         #expect(effects(writer.handle(.disconnected(.remoteTerminated), now: .seconds(3)))
-                == [.cancelTimer(PartialFlashTimer.reboot), .connect(after: .seconds(1))])
+                == [.cancelTimer(PartialFlashTimer.reboot), .cancelTimer(PartialFlashTimer.deadline), .connect(after: .seconds(1))])
         let verify = writer.handle(.connected(link), now: .seconds(5))
         #expect(reports(verify).contains(.phase(.verify)))
         #expect(effects(verify) == [.subscribe(pf), .write(pf, [0x00, 0x02], .command), .startTimer(answer, .seconds(2))])
