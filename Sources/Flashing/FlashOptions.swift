@@ -21,7 +21,9 @@ public struct FlashOptions: Sendable, Equatable {
     /// How a full McuMgr update runs (upgrade mode, chunking, swap time, trace bytes).
     public var mcumgr: McuMgrUpgradeOptions
 
-    public init(mode: FlashMode = .auto, partial: PartialFlashSettings = PartialFlashSettings(),
+    /// The partial-flashing settings default to `PartialFlashSettings.overALink`: sessions run
+    /// over BlueZ or the link model, where an answer takes at least one connection event.
+    public init(mode: FlashMode = .auto, partial: PartialFlashSettings = .overALink,
                 mcumgr: McuMgrUpgradeOptions = McuMgrUpgradeOptions()) {
         self.mode = mode
         self.partial = partial

@@ -38,7 +38,9 @@ enum ValidateDecision: Equatable, Sendable {
                     return mode == .testOnly ? .fail(.alreadyConfirmedCannotTest) : .skipUpload(then: .reset)
                 }
                 if found.pending { return .skipUpload(then: mode == .confirmOnly ? .confirm : .reset) }
-                return .skipUpload(then: afterUpload(mode))
+                // A leftover of an interrupted or failed upload: the device reports the hash
+                // from the image's TLV without checking the data, so it is sent again.
+                return .upload
             }
         }
         if let secondary = ours.first(where: { $0.slot == 1 }), !secondary.active {

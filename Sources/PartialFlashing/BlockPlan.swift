@@ -20,7 +20,7 @@ public struct BlockPlan: Sendable, Equatable {
     /// The number of bytes in a block.
     public static let blockSize: UInt32 = 64
 
-    /// The blocks, sorted by address, unique.
+    /// The blocks, sorted by address (with `sealProgramHash`, followed by the block that writes the program hash).
     public let blocks: [Block]
     /// The flash page size the plan was made for.
     public let pageSize: UInt32
@@ -41,11 +41,12 @@ public struct BlockPlan: Sendable, Equatable {
     ///   - boardRegion: region 2 as the board declared it.
     ///   - family: gives the page size and the scratch page.
     ///   - skipErasedBlocks: leave out all-0xFF blocks that do not open a page.
+    ///   - sealProgramHash: write the program hash in a last block (see `sealed`).
     /// - Throws: `PartialFlashError.programNotPageAligned` when the program's first page
     ///   cannot be opened, `.programDoesNotFit` when data lies outside the writable region,
     ///   `.nothingToWrite` when the region is empty.
     public init(image: MemoryImage, program: MakeCodeProgram, boardRegion: RegionInfo, family: ChipFamily,
-                skipErasedBlocks: Bool = true) throws(PartialFlashError) {
+                skipErasedBlocks: Bool = true, sealProgramHash: Bool = false) throws(PartialFlashError) {
         let page = family.pageSize
         let writable = PartialFlashDecision.writableRange(of: boardRegion, family: family)
         // Only whole blocks below the limit may be written.
@@ -77,9 +78,24 @@ public struct BlockPlan: Sendable, Equatable {
             }
             address += Self.blockSize
         }
-        self.blocks = blocks
+        self.blocks = sealProgramHash ? Self.sealed(blocks, magic: program.magicAddress, image: image) : blocks
         self.pageSize = page
         self.skippedBlocks = skipped
+    }
+
+    /// The blocks with the program hash written last: the first block carries 0xFF where the
+    /// hash goes (magic + 24, 8 bytes), and a final block at magic + 24 (not a page start, so
+    /// nothing is erased; its other bytes repeat what was written, and flash only clears bits)
+    /// writes it. A board whose flash was interrupted therefore never reports the new
+    /// program's hash, and the next run flashes again instead of calling it up to date.
+    static func sealed(_ blocks: [Block], magic: UInt32, image: MemoryImage) -> [Block] {
+        guard let first = blocks.first, first.address == magic, first.opensPage else { return blocks }
+        let hashAt = 24
+        var blank = first.data
+        blank.replaceSubrange(hashAt..<(hashAt + 8), with: repeatElement(0xFF, count: 8))
+        let sealAt = magic + UInt32(hashAt)
+        let seal = Block(address: sealAt, data: image.read(sealAt..<(sealAt + blockSize), fill: 0xFF), opensPage: false)
+        return [Block(address: first.address, data: blank, opensPage: true)] + blocks.dropFirst() + [seal]
     }
 
     /// A plan from blocks made elsewhere (tests, tools); no rule is checked.

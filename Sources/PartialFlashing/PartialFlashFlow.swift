@@ -44,6 +44,8 @@ public struct PartialFlashFlow: FlowMachine {
     private let settings: PartialFlashSettings
     /// Unexpected link losses while reading, added to the writer's reconnections.
     private var readerLinkLosses = 0
+    /// The link's connection interval, when the transport reported it.
+    private var connectionInterval: Duration?
 
     /// - Parameters:
     ///   - image: the board image of the firmware file (one chip family's section).
@@ -61,6 +63,10 @@ public struct PartialFlashFlow: FlowMachine {
 
     public mutating func handle(_ event: FlowEvent, now: Duration) -> [FlowAction] {
         guard outcome == nil else { return [] }
+        switch event {
+        case let .start(info), let .connected(info): connectionInterval = info.connectionInterval ?? connectionInterval
+        default: break
+        }
         switch stage {
         case var .reading(reader):
             if case .start = event, program == nil {
@@ -117,7 +123,7 @@ public struct PartialFlashFlow: FlowMachine {
             let plan: BlockPlan
             do {
                 plan = try BlockPlan(image: image, program: program, boardRegion: map.program, family: family,
-                                     skipErasedBlocks: settings.skipErasedBlocks)
+                                     skipErasedBlocks: settings.skipErasedBlocks, sealProgramHash: settings.sealProgramHash)
             } catch {
                 let reason = FullFlashReason.regionDoesNotFit(
                     program: program.region, board: PartialFlashDecision.writableRange(of: map.program, family: family))
@@ -125,7 +131,14 @@ public struct PartialFlashFlow: FlowMachine {
                 return [.report(.note("\(reason) (\(error))"))] + finish(.success(.fullRequired(reason)))
             }
             self.plan = plan
-            var writer = PartialFlashWriter(plan: plan, program: program, settings: settings)
+            var writerSettings = settings
+            if let ci = connectionInterval {
+                // A real answer comes at least two connection events after its block was sent
+                // (one carries the block, a later one the answer); a late answer to the previous
+                // block can come one event later. Between the two lies 1.5 intervals.
+                writerSettings.minimumAnswerDelay = max(settings.minimumAnswerDelay, ci * 3 / 2)
+            }
+            var writer = PartialFlashWriter(plan: plan, program: program, settings: writerSettings)
             let actions = writer.beginAfterRegionInfo(now: now)
             stage = .writing(writer)
             return withoutFinish(actions) + writerFinished(writer)

@@ -50,6 +50,17 @@ public struct PartialFlashSettings: Sendable, Equatable {
     /// model); leave it off with zero-latency drivers, where every answer arrives at the send instant.
     /// Default false.
     public var rejectSimultaneousAnswers: Bool
+    /// With `rejectSimultaneousAnswers`: an answer that arrives no later than this after its block
+    /// was sent is also ignored. A real answer needs the block's writes to go on air and the
+    /// board's flash work to finish, so it comes in a later connection event (BLE's shortest
+    /// interval is 7.5 ms); an earlier one is a late answer to the previous block. Taking it for
+    /// this block's answer would start the next block while the board still assembles this one
+    /// in its single buffer, and the board would then burn a block at a wrong address
+    /// (partial-flashing-protocol.md §3.1, §3.3). Default zero (only the very same instant).
+    public var minimumAnswerDelay: Duration
+    /// Write the program hash last (`BlockPlan` with `sealProgramHash`), so that an interrupted
+    /// flash never leaves the board reporting the new program's hash. Default false.
+    public var sealProgramHash: Bool
 
     public init(answerTimeout: Duration = .seconds(2), requestAttempts: Int = 3,
                 switchToPairingMode: Bool = true, modeSwitchLimit: Int = 2,
@@ -58,7 +69,8 @@ public struct PartialFlashSettings: Sendable, Equatable {
                 blockTimeout: Duration = .seconds(1), blockRetryLimit: Int = 5, runRetryLimit: Int = 50,
                 deadlineBase: Duration = .seconds(30), deadlinePerBlock: Duration = .milliseconds(250),
                 skipErasedBlocks: Bool = true, verifyAfterFlash: Bool = true,
-                rejectSimultaneousAnswers: Bool = false) {
+                rejectSimultaneousAnswers: Bool = false, minimumAnswerDelay: Duration = .zero,
+                sealProgramHash: Bool = false) {
         self.answerTimeout = answerTimeout
         self.requestAttempts = max(1, requestAttempts)
         self.switchToPairingMode = switchToPairingMode
@@ -75,6 +87,16 @@ public struct PartialFlashSettings: Sendable, Equatable {
         self.skipErasedBlocks = skipErasedBlocks
         self.verifyAfterFlash = verifyAfterFlash
         self.rejectSimultaneousAnswers = rejectSimultaneousAnswers
+        self.minimumAnswerDelay = max(.zero, minimumAnswerDelay)
+        self.sealProgramHash = sealProgramHash
+    }
+
+    /// The settings for drivers whose answers take link time (BlueZ, the link model): answers
+    /// sooner than 5 ms after their block are late answers to the previous block and ignored
+    /// (1.5 connection intervals when the transport reports the interval), and the program
+    /// hash is written last.
+    public static var overALink: PartialFlashSettings {
+        PartialFlashSettings(rejectSimultaneousAnswers: true, minimumAnswerDelay: .milliseconds(5), sealProgramHash: true)
     }
 
     /// The deadline of a run that writes `blocks` blocks.

@@ -60,6 +60,12 @@ extension PartialFlashWriter {
 
     // MARK: - Answers
 
+    /// True when an answer now cannot be the answer to the last write (see `PartialFlashSettings.minimumAnswerDelay`).
+    var answerIsTooEarly: Bool {
+        guard settings.rejectSimultaneousAnswers, let sentAt else { return false }
+        return clock - sentAt <= settings.minimumAnswerDelay
+    }
+
     mutating func received(_ bytes: [UInt8]) -> [FlowAction] {
         let trace = FlowAction.report(.trace("← \(bytes.spacedHex)"))
         let notification: PartialFlashingNotification
@@ -75,9 +81,12 @@ extension PartialFlashWriter {
             }
         }
         switch (notification, state) {
-        case (.writeSuccess, _) where settings.rejectSimultaneousAnswers && sentAt == clock,
-             (.writeFail, _) where settings.rejectSimultaneousAnswers && sentAt == clock:
-            return [trace, .report(.trace("ignored: arrived at the instant of the last write (a duplicate)"))]
+        case (.writeSuccess, _) where answerIsTooEarly, (.writeFail, _) where answerIsTooEarly:
+            guard clock != sentAt else {
+                return [trace, .report(.trace("ignored: arrived at the instant of the last write (a duplicate)"))]
+            }
+            if state == .awaitingAck, index > 0 { doubtPrevious = true }
+            return [trace, .report(.trace("ignored: arrived too soon after the last write to answer it (a late answer)"))]
         case (.writeSuccess, .awaitingAck):
             return [trace] + acknowledged()
         case (.writeFail, .awaitingAck):
@@ -104,6 +113,17 @@ extension PartialFlashWriter {
 
     private mutating func acknowledged() -> [FlowAction] {
         let timer = disarm()
+        if doubtPrevious, index > 0 {
+            // The answer that let the previous block pass may have been a late one (this block's
+            // wait saw an answer too early to be its own): write the previous block's page again.
+            doubtPrevious = false
+            stats.retries += 1
+            if stats.retries > settings.runRetryLimit { return timer + fail(gaveUp(.run(limit: settings.runRetryLimit))) }
+            index = plan.pageOpenerIndex(of: index - 1)
+            return timer + [.report(.retry("an answer came too early to be block \(index + 2)'s: writing the page "
+                                           + "from block \(index + 1) at \(hex32(plan.blocks[index].address)) again"))]
+                + sendBlock(from: group &+ 4, newGroup: true)
+        }
         index += 1
         progress = max(progress, index)
         blockRetries = 0

@@ -73,7 +73,11 @@ extension PartialFlashWriter {
                                 .cancelTimer(PartialFlashTimer.deadline), .finish]
             }
             state = .reconnecting(afterReboot: true)
-            return timer + [.report(.trace("the board restarted: \(reason)"))] + recovery.expectedLoss()
+            // Every block is written: the run deadline is over. Reading the result back is bounded
+            // by its own connection attempts (a board whose new program keeps Bluetooth off takes
+            // a connect timeout per attempt, which must not turn a finished write into a failure).
+            return timer + [.report(.trace("the board restarted: \(reason)")), .cancelTimer(PartialFlashTimer.deadline)]
+                + recovery.expectedLoss()
         case .verifying:
             let timer = disarm()
             state = .reconnecting(afterReboot: true)

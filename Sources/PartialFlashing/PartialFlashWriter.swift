@@ -117,6 +117,9 @@ public struct PartialFlashWriter: FlowMachine {
     var runningTimer: TimerID?
     /// `01 FF` / `01 AA` received after END_OF_TRANSMISSION: evidence of a duplicated answer.
     var unaccountedAnswers = 0
+    /// An answer came too soon to be the block's own while a block was awaited: the answer
+    /// taken for the previous block may have been a late one, so its page is written again.
+    var doubtPrevious = false
     /// A write of the transmission in flight that the driver could not hand to the link.
     var writeFailure: TransportError?
     /// The `now` of the event being handled.

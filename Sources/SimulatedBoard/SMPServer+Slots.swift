@@ -56,7 +56,7 @@ extension SMPServer {
 
     /// What MCUboot will do at the next reset, and over how many pages.
     func bootloaderPlan(device: DeviceState) -> (what: String, pages: Int, swapping: Bool) {
-        let swapping = pendingTest && secondaryImage != nil
+        let swapping = pendingTest && secondaryImage?.intact == true
         guard swapping || revertible else { return ("boots the primary image", 0, false) }
         let page = Int(configuration.pageSize)
         let size = max(primaryImage(device: device)?.totalSize ?? 0, secondaryImage?.totalSize ?? 0)
@@ -79,6 +79,11 @@ extension SMPServer {
         defer {
             pendingTest = false
             pendingPermanent = false
+        }
+        if pendingTest, let image = secondaryImage, !image.intact {
+            // MCUboot's validation of the upgrade image fails: it erases the slot and boots the old image.
+            secondary = [UInt8](repeating: 0xFF, count: secondary.count)
+            statistics.rejectedImages += 1
         }
         guard plan.pages > 0 else { return }
         let page = Int(configuration.pageSize)

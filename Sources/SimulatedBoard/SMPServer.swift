@@ -13,7 +13,7 @@ import Transport
 public struct SMPServer: SimulatedService {
     public let uuid = KnownGATT.smpService
     public let characteristics: Set<GATTCharacteristic> = [KnownGATT.smp]
-    public let configuration: SMPServerConfiguration
+    public internal(set) var configuration: SMPServerConfiguration
 
     // Flash and MCUboot trailer state (survives resets).
     /// The secondary slot: external flash, 0xFF when erased.
@@ -196,5 +196,7 @@ public struct SMPServerStatistics: Sendable, Equatable {
     public var injectedBusy = 0
     public var injectedFlashFailures = 0
     public var swaps = 0
+    /// Pending images MCUboot refused to swap in because their hash did not match their data.
+    public var rejectedImages = 0
     public var reverts = 0
 }

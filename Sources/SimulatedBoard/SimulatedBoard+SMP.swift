@@ -4,7 +4,7 @@ import LinkModel
 extension SimulatedBoard {
     /// The board's McuMgr SMP server, if its profile offers one.
     public var smpServer: SMPServer? {
-        services.lazy.compactMap { $0 as? SMPServer }.first
+        services.lazy.compactMap { ($0 as? SMPServer) ?? (($0 as? HostileService)?.inner as? SMPServer) }.first
     }
 
     /// A board running Zephyr-style firmware with the McuMgr SMP server: always connectable,

@@ -74,6 +74,12 @@ public struct ServiceEffects: Sendable {
     /// Resets the board once this call returns: the link drops, the board boots after its reboot time.
     public mutating func requestReboot() { rebootRequested = true }
 
+    /// Replaces each notification from index `start` on by what `change` makes of it (hostile boards).
+    mutating func rewriteNotifications(from start: Int, _ change: (ServiceNotification) -> [ServiceNotification]) {
+        guard start < notifications.count else { return }
+        notifications = Array(notifications[..<start]) + notifications[start...].flatMap(change)
+    }
+
     /// A line for the trace.
     public mutating func note(_ text: String) { notes.append(text) }
 

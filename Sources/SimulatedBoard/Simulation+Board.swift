@@ -71,7 +71,9 @@ extension Simulation {
 
     func connectionInfo(_ c: Int) -> ConnectionInfo? {
         guard let conn = connections[c] else { return nil }
-        return boards[conn.board].board.connectionInfo(centralMTU: conn.mtu)
+        var info = boards[conn.board].board.connectionInfo(centralMTU: conn.mtu)
+        info.connectionInterval = link.connectionInterval
+        return info
     }
 
     func makeEffects(_ b: Int) -> ServiceEffects {

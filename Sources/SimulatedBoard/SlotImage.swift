@@ -10,6 +10,9 @@ struct SlotImageInfo: Sendable, Equatable {
     var hash: [UInt8]
     /// Header + body + protected TLVs + unprotected TLVs.
     var totalSize: Int
+    /// The SHA-256 of header, body and protected TLVs matches the hash TLV (what MCUboot
+    /// checks before it swaps an image in).
+    var intact: Bool
 
     /// Reads the image at the start of a slot of `limit` bytes through `read(offset, count)`.
     init?(limit: Int, read: (Int, Int) -> [UInt8]?) {
@@ -21,6 +24,7 @@ struct SlotImageInfo: Sendable, Equatable {
               let image = try? MCUbootImage(bytes: bytes), let hash = image.reportedHash else { return nil }
         let v = image.version
         version = "\(v.major).\(v.minor).\(v.revision)" + (v.build == 0 ? "" : ".\(v.build)")
+        intact = image.hashCheck == .valid
         self.hash = hash
         totalSize = image.length
     }

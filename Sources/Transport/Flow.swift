@@ -21,10 +21,13 @@ public struct ConnectionInfo: Sendable, Equatable {
     public var mtu: Int
     /// The advertised name, when known.
     public var name: String?
-    public init(services: Set<BLEUUID>, mtu: Int, name: String? = nil) {
+    /// The connection interval, when the transport knows it (the link model does).
+    public var connectionInterval: Duration?
+    public init(services: Set<BLEUUID>, mtu: Int, name: String? = nil, connectionInterval: Duration? = nil) {
         self.services = services
         self.mtu = mtu
         self.name = name
+        self.connectionInterval = connectionInterval
     }
 }
 

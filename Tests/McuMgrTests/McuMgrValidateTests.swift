@@ -17,15 +17,16 @@ import Transport
         #expect(run.device.requests.map(\.command) == [6, 0] && run.device.resets == 0)
     }
 
-    @Test func skipsTheUploadWhenTheSecondarySlotHoldsTheImage() throws {
+    @Test func uploadsAgainWhenTheSecondarySlotHoldsALeftoverOfTheImage() throws {
+        // Neither pending nor permanent: a failed upload may have left it (its TLV hash says
+        // nothing about the data), so it is replaced rather than trusted.
         var device = Fixture.device(for: image)
         device.secondary = .init(bytes: image.bytes, hash: image.hash, version: "2.0.0")
         var run = UpgradeRun(image: image, options: Fixture.options(), device: device)
         let outcomeRun = run.run()
         let result = try #require(try outcomeRun?.get())
-        #expect(result.uploadSkipped && !result.alreadyInstalled && result.bytesSent == 0)
-        #expect(run.device.uploads.isEmpty)
-        #expect(run.phases == [.test, .reset, .confirm, .verify, .done])
+        #expect(!result.uploadSkipped && result.bytesSent >= image.bytes.count)
+        #expect(!run.device.uploads.isEmpty)
         #expect(run.device.primary.hash == image.hash && run.device.primaryConfirmed)
     }
 

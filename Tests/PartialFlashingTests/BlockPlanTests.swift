@@ -161,3 +161,17 @@ import Testing
         #expect(plan.pagesOpened == touched.count && plan.byteCount == plan.blockCount * 64)
     }
 }
+
+extension BlockPlanTests {
+    @Test func sealedPlanWritesTheProgramHashInALastBlockThatOpensNoPage() throws {
+        let (image, program) = makeProgram(bodySize: 4000)
+        let board = RegionInfo(id: 2, start: 0x47000, end: 0x73000, hash: oldProgramHash)
+        let plain = try BlockPlan(image: image, program: program, boardRegion: board, family: .nrf52833)
+        let sealed = try BlockPlan(image: image, program: program, boardRegion: board, family: .nrf52833, sealProgramHash: true)
+        #expect(sealed.blockCount == plain.blockCount + 1)
+        #expect(Array(sealed.blocks[0].data[24..<32]) == [UInt8](repeating: 0xFF, count: 8))
+        let seal = try #require(sealed.blocks.last)
+        #expect(seal.address == program.magicAddress + 24 && !seal.opensPage)
+        #expect(Array(seal.data[0..<8]) == program.programHash)
+    }
+}

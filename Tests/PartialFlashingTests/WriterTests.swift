@@ -54,7 +54,7 @@ import Transport
                                  .startTimer(PartialFlashTimer.reboot, .seconds(10))])
         #expect(reports(end).contains(.progress(done: 2, total: 2, unit: .blocks)))
         #expect(effects(writer.handle(.disconnected(.remoteTerminated), now: .seconds(3)))
-                == [.cancelTimer(PartialFlashTimer.reboot), .connect(after: .zero)])  // the attempt waits for the board
+                == [.cancelTimer(PartialFlashTimer.reboot), .cancelTimer(PartialFlashTimer.deadline), .connect(after: .zero)])  // the attempt waits for the board
         let verify = writer.handle(.connected(link), now: .seconds(5))
         #expect(reports(verify).contains(.phase(.verify)))
         #expect(effects(verify) == [.subscribe(pf), .write(pf, [0x00, 0x02], .command), .startTimer(answer, .seconds(2))])
@@ -153,6 +153,23 @@ import Transport
         #expect(effects(copy).isEmpty)
         #expect(reports(copy).contains(.trace("ignored: arrived at the instant of the last write (a duplicate)")))
         #expect(packetNumbers(writer.handle(ack, now: .milliseconds(60))) == [8, 9, 10, 11])
+    }
+
+    @Test func aTooEarlyAnswerMakesTheWriterWriteThePreviousPageAgain() throws {
+        // A late answer to block 1 let block 2 go (at 30 ms); block 1's real answer then arrives
+        // 5 ms after block 2 was sent, too early to be block 2's. Once block 2 is answered, the
+        // page holding block 1 is written again from its first block instead of going on.
+        let settings = PartialFlashSettings(rejectSimultaneousAnswers: true, minimumAnswerDelay: .milliseconds(10))
+        var (writer, _) = try startedWriter(settings: settings)
+        #expect(packetNumbers(writer.handle(ack, now: .milliseconds(30))) == [4, 5, 6, 7])
+        let early = writer.handle(ack, now: .milliseconds(35))
+        #expect(writes(early).isEmpty)
+        #expect(reports(early).contains(.trace("ignored: arrived too soon after the last write to answer it (a late answer)")))
+        let again = writer.handle(ack, now: .milliseconds(60))
+        let first = try #require(writes(again).first)
+        let opener = writer.plan.blocks[writer.plan.pageOpenerIndex(of: 0)].address
+        #expect(Array(first[1...2]) == [UInt8(opener >> 8 & 0xFF), UInt8(opener & 0xFF)])
+        #expect(packetNumbers(again) == [8, 9, 10, 11])
     }
 
     @Test func givesUpAfterTheBlockRetryLimitNamingTheBlock() throws {

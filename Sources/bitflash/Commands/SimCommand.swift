@@ -10,7 +10,8 @@ struct SimCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sim",
         abstract: "Set up and look at the simulated boards that --simulate flashes.",
-        subcommands: [SimResetCommand.self, SimShowCommand.self, SimSamplesCommand.self, SimServeCommand.self])
+        subcommands: [SimResetCommand.self, SimShowCommand.self, SimSamplesCommand.self, SimServeCommand.self,
+                      SimCampaignCommand.self])
 }
 
 /// `bitflash sim reset [--profile P] [--from FILE]`: a board holding a given file (or the sample program).

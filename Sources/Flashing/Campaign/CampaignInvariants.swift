@@ -1,0 +1,133 @@
+import FirmwareImage
+import SimulatedBoard
+
+/// One broken invariant of one campaign run.
+public struct CampaignViolation: Sendable, Equatable, Codable, CustomStringConvertible {
+    /// The run's index in the campaign.
+    public var run: Int
+    /// Which invariant: `flash-differs`, `not-verified`, `unclear-error`, `not-repaired`,
+    /// `deadline`, `retry-bound`, `write-outside-region`.
+    public var rule: String
+    /// What was seen, with addresses and values.
+    public var detail: String
+    /// The scenario, enough to run it again.
+    public var scenario: String
+
+    public var description: String { "\(rule): \(detail) [\(scenario)]" }
+}
+
+/// The invariants every campaign run must keep, checked on the board's memory after the run.
+///
+/// - success ⇒ the board's flash is byte-exact over the written region (the program region
+///   for partial flashing, the application region for a full update) and the new program's
+///   hashes are what the board reports (region 2, or the active primary slot);
+/// - failure ⇒ a clear error (a sentence, not a simulator error);
+/// - no run reaches its (modelled) deadline;
+/// - retries, reconnections and connection attempts stay within their configured bounds;
+/// - no write lands outside the region the board declared (region 2 for partial flashing,
+///   the primary slot when MCUboot swapped images).
+public enum CampaignInvariants {
+    /// Checks a successful session's effect on `board`.
+    public static func checkSuccess(_ outcome: SessionOutcome, plan: FlashPlan, board: SimulatedBoard) -> [(rule: String, detail: String)] {
+        var found: [(String, String)] = []
+        switch outcome.path {
+        case .partial, .upToDate:
+            guard let program = plan.program else { return [("flash-differs", "a \(outcome.path.rawValue) result without a MakeCode program")] }
+            if let at = firstDifference(board, plan.image, program.region) {
+                found.append(("flash-differs", "\(outcome.path.rawValue): flash differs from the image at \(hex(at)) in the program region \(hex(program.region.lowerBound))-\(hex(program.region.upperBound))"))
+            }
+            if let region = board.memoryMap.first(where: { $0.id == 2 }), region.hash != program.programHash {
+                found.append(("not-verified", "region 2 reports program hash \(region.hash.hexString), expected \(program.programHash.hexString)"))
+            }
+        case .full:
+            let layout = plan.family.layout
+            if let end = plan.image.slice(layout.applicationStart..<layout.scratchPage).span?.upperBound,
+               let at = firstDifference(board, plan.image, layout.applicationStart..<end) {
+                found.append(("flash-differs", "full: flash differs from the image at \(hex(at)) in the application region"))
+            }
+            if let expected = plan.fullImage?.hash {
+                let active = outcome.full?.finalSlots.first { $0.slot == 0 && $0.active }
+                if active?.hash != expected {
+                    found.append(("not-verified", "the active primary slot reports hash \(active?.hash?.hexString ?? "none"), expected \(expected.hexString)"))
+                }
+            }
+        }
+        // A session that could not read the board back after its reboot (no connection in the
+        // time allowed) still succeeds, unverified; the checks above read the board itself.
+        return found
+    }
+
+    /// Checks that a failed session says what went wrong in words, and is no simulator error
+    /// (a deadline, a stalled flow, a missing outcome).
+    public static func checkFailure(_ error: any Error, message: String?) -> [(rule: String, detail: String)] {
+        if let e = error as? SimulatedBoardError {
+            switch e {
+            case .deadlineExceeded, .flowStalled: return [("deadline", "the flow did not end by itself: \(e)")]
+            default: return [("unclear-error", "a simulator error instead of a flash error: \(e)")]
+            }
+        }
+        let text = message ?? ""
+        if text.filter({ !$0.isWhitespace }).count < 12 { return [("unclear-error", "the error message is empty or too short: '\(text)'")] }
+        return []
+    }
+
+    /// Checks the counters of a run against the limits of `options`.
+    public static func checkBounds(_ outcome: SessionOutcome?, connections: Int, options: FlashOptions) -> [(rule: String, detail: String)] {
+        var found: [(String, String)] = []
+        let p = options.partial, m = options.mcumgr
+        if let s = outcome?.partial {
+            if s.retries > p.runRetryLimit { found.append(("retry-bound", "partial retries \(s.retries) > limit \(p.runRetryLimit)")) }
+            // Reading the regions and writing each tolerate `reconnectLimit` link losses.
+            if s.reconnects > 2 * p.reconnectLimit {
+                found.append(("retry-bound", "partial reconnects \(s.reconnects) > 2 × limit \(p.reconnectLimit)"))
+            }
+        }
+        if let f = outcome?.full {
+            if f.retries > m.maximumRetriesPerRun { found.append(("retry-bound", "McuMgr retries \(f.retries) > limit \(m.maximumRetriesPerRun)")) }
+            if f.resumes > m.maximumDisconnects { found.append(("retry-bound", "McuMgr resumes \(f.resumes) > limit \(m.maximumDisconnects)")) }
+        }
+        // Every connection is the first one, a reboot the flow asked for, or a bounded reconnection.
+        let partialConnections = (p.modeSwitchLimit + p.reconnectLimit + 2) * (p.reconnectAttempts + 1)
+        let fullConnections = (m.maximumDisconnects + 3) * (m.reconnectAttempts + 1)
+        let limit = 1 + partialConnections + fullConnections
+        if connections > limit { found.append(("retry-bound", "\(connections) connections > bound \(limit)")) }
+        return found
+    }
+
+    /// Checks the flash write log of `after` (counters reset before the run): writes stay inside
+    /// `declared` (the program region the board declared), or inside the primary slot when the
+    /// SMP server swapped or reverted images during the run.
+    public static func checkWrites(before: SimulatedBoard, after: SimulatedBoard, declared: Range<UInt32>) -> [(rule: String, detail: String)] {
+        var allowed = declared
+        var what = "the declared program region"
+        if let server = after.smpServer {
+            let was = before.smpServer?.statistics
+            if server.statistics.swaps + server.statistics.reverts > (was?.swaps ?? 0) + (was?.reverts ?? 0) {
+                allowed = server.configuration.primarySlot
+                what = "the primary slot"
+            }
+        }
+        return after.flash.writeLog
+            .filter { $0.lowerBound < allowed.lowerBound || $0.upperBound > allowed.upperBound }
+            .prefix(3)
+            .map { ("write-outside-region", "a write to \(hex($0.lowerBound))-\(hex($0.upperBound)) outside \(what) \(hex(allowed.lowerBound))-\(hex(allowed.upperBound))") }
+    }
+
+    /// The region 2 a board declares (its program region), or an empty range when it declares none.
+    public static func declaredProgramRegion(of board: SimulatedBoard) -> Range<UInt32> {
+        guard let r = board.memoryMap.first(where: { $0.id == 2 }), r.end > r.start else { return 0..<0 }
+        return r.start..<r.end
+    }
+
+    /// The first address in `range` where the image has data and the flash differs from it
+    /// (bytes the image leaves blank are not compared: an MCUboot image's trailer may follow it).
+    static func firstDifference(_ board: SimulatedBoard, _ image: MemoryImage, _ range: Range<UInt32>) -> UInt32? {
+        for segment in image.slice(range).segments {
+            guard let flash = try? board.readFlash(segment.start..<segment.end) else { return segment.start }
+            for (i, pair) in zip(flash, segment.bytes).enumerated() where pair.0 != pair.1 { return segment.start + UInt32(i) }
+        }
+        return nil
+    }
+
+    static func hex(_ v: UInt32) -> String { "0x" + String(v, radix: 16, uppercase: true) }
+}

@@ -1,0 +1,197 @@
+import FirmwareImage
+import LinkModel
+import SampleFirmware
+import SimulatedBoard
+
+/// A seeded fault campaign: many flashes of simulated boards under injected faults, each
+/// checked against `CampaignInvariants`; a failed run is followed by a plain run (no faults)
+/// that must repair the board. The same configuration gives the same report.
+///
+/// ```swift
+/// var campaign = FaultCampaign(FaultCampaign.Configuration(runs: 200, seed: 1, paths: [.partial]))
+/// let report = campaign.run()
+/// print(report.table())   // report.violations is empty when every invariant held
+/// ```
+public struct FaultCampaign: Sendable {
+    /// What a campaign runs.
+    public struct Configuration: Sendable, Equatable {
+        public var runs: Int
+        public var seed: UInt64
+        /// Paths taken in turn, run by run.
+        public var paths: [CampaignPath]
+        public var boards: [Board]
+        /// Board kinds allowed on the partial path (the other paths need the McuMgr board). Nil: both.
+        public var kinds: [CampaignBoardKind]?
+        /// A fixed link profile; nil draws one of the named profiles per run.
+        public var link: LinkProfile?
+        /// The modelled-time limit of one session.
+        public var deadline: Duration
+        /// Every board lies this way (the plain run after a failure is on the honest board).
+        public var hostile: HostileKind?
+
+        public init(runs: Int, seed: UInt64, paths: [CampaignPath] = CampaignPath.allCases,
+                    boards: [Board] = [.microbitV2, .microbitV1, .calliopeMini3], kinds: [CampaignBoardKind]? = nil,
+                    link: LinkProfile? = nil, deadline: Duration = SimulatedFlash.defaultDeadline, hostile: HostileKind? = nil) {
+            self.runs = runs
+            self.seed = seed
+            self.paths = paths.isEmpty ? CampaignPath.allCases : paths
+            self.boards = boards.isEmpty ? [.microbitV2] : boards
+            self.kinds = kinds
+            self.link = link
+            self.deadline = deadline
+            self.hostile = hostile
+        }
+    }
+
+    public let configuration: Configuration
+    private var images: [String: MemoryImage] = [:]
+    private var plans: [String: FlashPlan] = [:]
+    private var shapes: [String: CampaignShape] = [:]
+
+    public init(_ configuration: Configuration) {
+        self.configuration = configuration
+    }
+
+    /// The options of every campaign session: the CLI's, with the modelled swap time of a simulated board.
+    public static func options(_ path: CampaignPath) -> FlashOptions {
+        var o = FlashOptions(mode: path.mode)
+        o.mcumgr.estimatedSwapTime = .seconds(2)
+        return o
+    }
+
+    /// Runs the whole campaign. `progress` is called after each run with the number done.
+    public mutating func run(progress: ((Int) -> Void)? = nil) -> CampaignReport {
+        var report = CampaignReport(configuration: configuration)
+        for i in 0..<configuration.runs {
+            let drawn = CampaignScenario.draw(seed: configuration.seed, index: i, paths: configuration.paths,
+                                              boards: configuration.boards, link: configuration.link, kinds: configuration.kinds)
+            let scenario = drawn.withFaults(shape: shape(of: drawn))
+            report.add(runOne(scenario))
+            progress?(i + 1)
+        }
+        return report
+    }
+
+    /// Runs one scenario: the flash under faults, the checks, and the repair run after a failure.
+    public mutating func runOne(_ scenario: CampaignScenario) -> CampaignRecord {
+        var record = CampaignRecord(scenario: scenario)
+        let plan: FlashPlan
+        var board: SimulatedBoard
+        do {
+            plan = try self.plan(scenario.board, scenario.target)
+            board = try makeBoard(scenario)
+            if let hostile = configuration.hostile { board.makeHostile(hostile) }
+        } catch {
+            record.violate("setup", "the scenario could not be built: \(error)")
+            return record
+        }
+        let declared = CampaignInvariants.declaredProgramRegion(of: board)
+        let options = Self.options(scenario.path)
+        board.resetFlashCounters()
+        var sim = Simulation(link: scenario.link, faults: scenario.faults)
+        sim.recordsTrace = false
+        let id = sim.addBoard(board)
+        let run = SimulatedFlash.run(plan: plan, options: options, on: id, named: "sim", in: &sim, deadline: configuration.deadline)
+        guard let after = try? sim.board(id) else { record.violate("setup", "the board vanished"); return record }
+        record.seconds = run.statistics.modelledTime.seconds
+        record.faults = run.statistics.faults
+        record.connections = run.statistics.connections
+        if let server = after.smpServer {
+            record.busyAnswers = server.statistics.injectedBusy
+            record.flashWriteFailures = server.statistics.injectedFlashFailures
+        }
+        if run.statistics.modelledTime > configuration.deadline {
+            record.violate("deadline", "the run took \(run.statistics.modelledTime.secondsText) of modelled time, more than \(configuration.deadline.secondsText)")
+        }
+        record.check(CampaignInvariants.checkWrites(before: board, after: after, declared: declared))
+        switch run.outcome {
+        case let .success(outcome):
+            record.outcome = CampaignOutcome(outcome)
+            record.retries = outcome.retries
+            record.resumes = (outcome.partial?.reconnects ?? 0) + (outcome.full?.resumes ?? 0)
+            record.check(CampaignInvariants.checkSuccess(outcome, plan: plan, board: after))
+            record.check(CampaignInvariants.checkBounds(outcome, connections: run.statistics.connections, options: options))
+        case let .failure(error):
+            record.outcome = .failedCleanly
+            record.error = run.result.error
+            record.check(CampaignInvariants.checkFailure(error, message: run.result.error))
+            record.check(CampaignInvariants.checkBounds(nil, connections: run.statistics.connections, options: options))
+            repair(after, declared: declared, plan: plan, scenario: scenario, record: &record)
+        }
+        return record
+    }
+
+    /// The plain run after a failure: no faults on the link or in the server; it must succeed
+    /// and leave the board as the target image says.
+    private func repair(_ failed: SimulatedBoard, declared: Range<UInt32>, plan: FlashPlan, scenario: CampaignScenario,
+                        record: inout CampaignRecord) {
+        var board = failed
+        board.makeHonest()
+        board.setServerFaults(busyAnswers: 0, flashWriteFailures: 0)
+        board.resetFlashCounters()
+        var sim = Simulation(link: scenario.link, faults: .none)
+        sim.recordsTrace = false
+        let id = sim.addBoard(board)
+        let options = Self.options(scenario.path)
+        let run = SimulatedFlash.run(plan: plan, options: options, on: id, named: "sim", in: &sim, deadline: configuration.deadline)
+        guard let after = try? sim.board(id) else { return }
+        record.check(CampaignInvariants.checkWrites(before: board, after: after, declared: declared))
+        switch run.outcome {
+        case let .success(outcome):
+            record.repaired = true
+            record.check(CampaignInvariants.checkSuccess(outcome, plan: plan, board: after).map { ($0.rule, "after the repair run: " + $0.detail) })
+        case .failure:
+            record.repaired = false
+            record.violate("not-repaired", "the plain run after the failure (\(record.error ?? "?")) failed too: \(run.result.error ?? "?")")
+        }
+    }
+
+    private mutating func shape(of scenario: CampaignScenario) -> CampaignShape {
+        if let s = shapes[scenario.shapeKey] { return s }
+        var shape = CampaignShape(writes: 100, modelledTime: .seconds(10))
+        if let plan = try? plan(scenario.board, scenario.target), let board = try? makeBoard(scenario) {
+            var sim = Simulation(link: scenario.link, faults: .none)
+            sim.recordsTrace = false
+            let id = sim.addBoard(board)
+            let run = SimulatedFlash.run(plan: plan, options: Self.options(scenario.path), on: id, named: "sim", in: &sim,
+                                         deadline: configuration.deadline)
+            shape = CampaignShape(writes: run.statistics.writes, modelledTime: run.statistics.modelledTime)
+        }
+        shapes[scenario.shapeKey] = shape
+        return shape
+    }
+
+    private mutating func image(_ family: ChipFamily, _ image: CampaignImage) -> MemoryImage {
+        let key = "\(family) \(image)"
+        if let cached = images[key] { return cached }
+        let made = SampleFirmware.image(family: family, runtime: image.runtime, program: image.program)
+        images[key] = made
+        return made
+    }
+
+    private mutating func plan(_ board: Board, _ target: CampaignImage) throws -> FlashPlan {
+        let key = "\(board.rawValue) \(target)"
+        if let cached = plans[key] { return cached }
+        let firmware = Firmware(fileName: "\(target.runtime)-\(target.program).hex", format: .intelHex,
+                                sections: [.init(family: board.family, image: image(board.family, target), warnings: [])])
+        let made = try FlashPlan.make(firmware: firmware, board: board)
+        plans[key] = made
+        return made
+    }
+
+    private mutating func makeBoard(_ s: CampaignScenario) throws -> SimulatedBoard {
+        switch s.kind {
+        case .stock:
+            return try SimulatedBoard(s.board, image: image(s.board.family, s.start),
+                                      mode: s.startsInPairingMode ? .pairing : .application, bluetoothInApplicationMode: true)
+        case .mcuboot:
+            guard let app = try plan(s.board, s.start).fullImage else { throw FlashError.noFullImage(reason: FlashReason(code: "campaign", message: "no application")) }
+            var board = try SimulatedBoard.mcuMgrBoard(s.board, primary: app.bytes) { config in
+                config.busyAnswerProbability = s.busyAnswers
+                config.flashWriteFailureProbability = s.flashWriteFailures
+            }
+            if s.startsInPairingMode { board.reset(holdingButtons: true) }
+            return board
+        }
+    }
+}

@@ -1,0 +1,99 @@
+import ArgumentParser
+import FirmwareImage
+import Flashing
+import Foundation
+import LinkModel
+import SimulatedBoard
+
+extension HostileKind: ExpressibleByArgument {}
+
+/// The path option of `sim campaign`: one path, or all three in turn.
+enum CampaignPathArgument: String, ExpressibleByArgument, CaseIterable {
+    case partial, full, auto, all
+
+    var paths: [CampaignPath] {
+        switch self {
+        case .partial: return [.partial]
+        case .full: return [.full]
+        case .auto: return [.auto]
+        case .all: return CampaignPath.allCases
+        }
+    }
+}
+
+/// `bitflash sim campaign --runs N --seed S`: a seeded fault campaign on simulated boards,
+/// every run checked against the flashing invariants.
+struct SimCampaignCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "campaign",
+        abstract: "Flash simulated boards many times under injected faults and check every run.",
+        discussion: """
+            Each run draws a board, the image it holds, the image flashed and the faults (lost, \
+            duplicated and delayed packets, disconnects at writes and times, device resets, \
+            pairing-mode timeouts, slow erases, refused connections, SMP busy answers and \
+            flash-write failures) from the seed. After each run: success means the flash is \
+            byte-exact and verified; failure needs a clear error and a plain run that repairs the \
+            board; no run may reach its deadline, exceed its retry bounds or write outside the \
+            region the board declared. Exit code 0 when every invariant held, 74 otherwise, \
+            64 for a bad command line. Times are modelled seconds.
+            """)
+
+    @Option(help: "How many runs.")
+    var runs: Int = 1000
+
+    @Option(help: "The campaign's seed: the same seed gives the same runs.")
+    var seed: UInt64 = 1
+
+    @Option(help: "partial, full, auto, or all (the three in turn).")
+    var path: CampaignPathArgument = .all
+
+    @Option(help: ArgumentHelp("Only boards of this kind (repeatable); a name without -mcuboot keeps partial runs on stock boards. Default: microbit-v2, microbit-v1, calliope-mini-3.", valueName: "PROFILE"))
+    var profile: [SimProfile] = []
+
+    @Option(help: ArgumentHelp("A fixed modelled link (linux-default, device-requested, fast, or an interval such as 11.25ms). Default: one of the three named profiles per run.", valueName: "PROFILE"))
+    var link: String?
+
+    @Option(help: ArgumentHelp("Every board lies: \(HostileKind.allCases.map(\.rawValue).joined(separator: ", ")). The plain run after a failure is on the honest board.", valueName: "KIND"))
+    var hostile: HostileKind?
+
+    @Flag(help: "Print the report as JSON.")
+    var json = false
+
+    func validate() throws {
+        guard (1...10_000_000).contains(runs) else { throw ValidationError("--runs must be between 1 and 10000000") }
+    }
+
+    func run() async throws {
+        try await runCommand {
+            var linkProfile: LinkProfile?
+            if let link {
+                do { linkProfile = try LinkProfile(named: link) } catch { throw CLIError(.usage, "--link \(link): \(error)") }
+            }
+            var boards: [Board] = []
+            for p in profile where !boards.contains(p.board) { boards.append(p.board) }
+            let kinds: [CampaignBoardKind]? = profile.isEmpty ? nil : profile.contains { $0.mcuboot } ? nil : [.stock]
+            var configuration = FaultCampaign.Configuration(runs: runs, seed: seed, paths: path.paths, link: linkProfile)
+            if !boards.isEmpty { configuration.boards = boards }
+            configuration.kinds = kinds
+            configuration.hostile = hostile
+            var campaign = FaultCampaign(configuration)
+            let clock = ContinuousClock()
+            let started = clock.now
+            let report = campaign.run()
+            let elapsed = clock.now - started
+            if json {
+                let e = JSONEncoder()
+                e.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+                StdOut.write(String(decoding: try e.encode(report), as: UTF8.self) + "\n")
+            } else {
+                StdOut.write(report.table())
+                StdOut.write("real time".padding(toLength: 34, withPad: " ", startingAt: 0)
+                             + String(format: "%.1f s (%.0f runs/s)\n", elapsed.seconds, Double(report.runs) / max(elapsed.seconds, 1e-9)))
+            }
+            guard report.passed else {
+                throw CLIError(.flashFailed, "\(report.violations.count) invariant violation\(report.violations.count == 1 ? "" : "s") in \(report.runs) runs (seed \(seed)): see the list above")
+            }
+            return .ok
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import FirmwareImage
+import LinkModel
+import PartialFlashing
+import SampleFirmware
+import SimulatedBoard
+import Testing
+@testable import Flashing
+
+/// Short fault campaigns on each path (the long ones run from `bitflash sim campaign` and the
+/// CI script), and proof that the invariant checker catches what it claims to catch.
+@Suite struct FaultCampaignTests {
+    @Test(arguments: CampaignPath.allCases)
+    func shortCampaignKeepsEveryInvariant(path: CampaignPath) {
+        var campaign = FaultCampaign(FaultCampaign.Configuration(runs: 150, seed: 2026, paths: [path]))
+        let report = campaign.run()
+        #expect(report.runs == 150)
+        #expect(report.violations.isEmpty, "\(report.table())")
+        // The campaign injected faults and some runs failed and were repaired, or it proves little.
+        #expect(report.faults.values.reduce(0, +) > 150)
+        let failed = report.outcomes[CampaignOutcome.failedCleanly.rawValue] ?? 0
+        #expect(report.repairedAfterFailure == failed)
+        switch path {
+        case .partial: #expect((report.outcomes["partial"] ?? 0) > 75)
+        case .full: #expect((report.outcomes["full"] ?? 0) > 75)
+        case .auto: #expect((report.outcomes["partial"] ?? 0) + (report.outcomes["full"] ?? 0) + (report.outcomes["fallback"] ?? 0) > 75)
+        }
+    }
+
+    @Test func theSameSeedGivesTheSameReport() throws {
+        let configuration = FaultCampaign.Configuration(runs: 30, seed: 7)
+        var first = FaultCampaign(configuration), second = FaultCampaign(configuration)
+        let a = first.run(), b = second.run()
+        #expect(a.outcomes == b.outcomes)
+        #expect(a.faults == b.faults)
+        #expect(a.percentile(1) == b.percentile(1))
+    }
+
+    static func plan(_ family: ChipFamily, _ program: SampleFirmware.ProgramID) throws -> FlashPlan {
+        let image = SampleFirmware.image(family: family, runtime: .r1, program: program)
+        return try FlashPlan.make(firmware: Firmware(fileName: "t.hex", format: .intelHex,
+                                                     sections: [.init(family: family, image: image, warnings: [])]),
+                                  board: family == .nrf51 ? .microbitV1 : .microbitV2)
+    }
+
+    @Test func checkerCatchesACorruptedByteInTheProgramRegion() throws {
+        let plan = try Self.plan(.nrf52833, .counter)
+        let program = try #require(plan.program)
+        let outcome = SessionOutcome(path: .partial, reason: FlashReason(code: "runtime-matches", message: "test"), fallback: false,
+                                     partial: PartialFlashStats(blocks: 10, bytes: 640, pages: 1, verified: true))
+        let good = try SimulatedBoard(.microbitV2, image: plan.image)
+        #expect(CampaignInvariants.checkSuccess(outcome, plan: plan, board: good).isEmpty)
+
+        var corrupted = plan.image
+        let at = program.region.lowerBound + 100
+        try corrupted.write([plan.image.read(at..<(at + 1))[0] ^ 0x10], at: at, overwrite: true)
+        let bad = try SimulatedBoard(.microbitV2, image: corrupted)
+        let found = CampaignInvariants.checkSuccess(outcome, plan: plan, board: bad)
+        #expect(found.map(\.rule) == ["flash-differs"])
+        #expect(found.first?.detail.contains(String(at, radix: 16, uppercase: true)) == true)
+    }
+
+    @Test func checkerCatchesAWriteOutsideTheDeclaredRegion() throws {
+        let start = try Self.plan(.nrf52833, .heart)
+        var sim = Simulation(link: .fast)
+        var board = try SimulatedBoard(.microbitV2, image: start.image, mode: .pairing)
+        let declared = CampaignInvariants.declaredProgramRegion(of: board)
+        #expect(!declared.isEmpty)
+        board.resetFlashCounters()
+        let id = sim.addBoard(board)
+        let run = SimulatedFlash.run(plan: try Self.plan(.nrf52833, .counter), options: FlashOptions(mode: .partial),
+                                     on: id, named: "sim", in: &sim)
+        #expect(run.result.path == .partial)
+        let after = try sim.board(id)
+        #expect(CampaignInvariants.checkWrites(before: board, after: after, declared: declared).isEmpty)
+        // Had the board declared only the program's first page, the same writes would break the rule.
+        let narrow = declared.lowerBound..<(declared.lowerBound + 0x1000)
+        let found = CampaignInvariants.checkWrites(before: board, after: after, declared: narrow)
+        #expect(found.first?.rule == "write-outside-region")
+    }
+
+    @Test func checkerCatchesADeadlineAndAnUnclearError() {
+        #expect(CampaignInvariants.checkFailure(SimulatedBoardError.deadlineExceeded(.seconds(900)), message: "x").map(\.rule) == ["deadline"])
+        #expect(CampaignInvariants.checkFailure(FlashError.partialImpossible("why"), message: "").map(\.rule) == ["unclear-error"])
+        #expect(CampaignInvariants.checkFailure(FlashError.partialImpossible("why"),
+                                                message: "partial flashing is impossible: the runtime differs").isEmpty)
+    }
+
+    @Test func checkerCatchesRetriesBeyondTheirBounds() {
+        let options = FaultCampaign.options(.partial)
+        let outcome = SessionOutcome(path: .partial, reason: FlashReason(code: "runtime-matches", message: "test"), fallback: false,
+                                     partial: PartialFlashStats(blocks: 10, bytes: 640, pages: 1,
+                                                                retries: options.partial.runRetryLimit + 1, verified: true))
+        #expect(CampaignInvariants.checkBounds(outcome, connections: 2, options: options).map(\.rule) == ["retry-bound"])
+        #expect(CampaignInvariants.checkBounds(nil, connections: 2, options: options).isEmpty)
+    }
+}

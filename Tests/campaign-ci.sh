@@ -1,0 +1,25 @@
+#!/bin/sh
+# The short CI form of the fault campaign: 2,100 seeded runs across the partial, full and
+# auto paths (700 each), every run checked against the flashing invariants, plus a short
+# campaign against a hostile board. Exits non-zero on any invariant violation.
+#
+#   Tests/campaign-ci.sh              # builds in release mode, then runs
+#   BITFLASH=path/to/bitflash Tests/campaign-ci.sh
+#   CAMPAIGN_RUNS=3000 CAMPAIGN_SEED=7 Tests/campaign-ci.sh
+set -eu
+cd "$(dirname "$0")/.."
+runs="${CAMPAIGN_RUNS:-2100}"
+seed="${CAMPAIGN_SEED:-20261122}"
+config="${CAMPAIGN_CONFIGURATION:-release}"
+if [ -z "${BITFLASH:-}" ]; then
+    swift build -c "$config" --product bitflash >/dev/null
+    BITFLASH="$(swift build -c "$config" --show-bin-path)/bitflash"
+fi
+echo "== fault campaign: $runs runs, seed $seed, all paths"
+"$BITFLASH" sim campaign --runs "$runs" --seed "$seed" --path all
+echo "== hostile boards: 60 runs each"
+for kind in moving-region truncated-notifications wrong-sequence wrong-slot-hash; do
+    "$BITFLASH" sim campaign --runs 60 --seed "$seed" --path auto --hostile "$kind" >/dev/null \
+        || { echo "hostile board $kind: invariant violated"; "$BITFLASH" sim campaign --runs 60 --seed "$seed" --path auto --hostile "$kind"; exit 1; }
+    echo "hostile $kind: 60 runs, no violation"
+done
