@@ -4,7 +4,7 @@
 #   Tests/Fuzz/run.sh TARGET [libFuzzer options...]     e.g.  Tests/Fuzz/run.sh uf2 -runs=20000
 #   Tests/Fuzz/run.sh all [libFuzzer options...]        every target in turn
 #
-# TARGET is uf2, mcuboot or dfu-zip. The targets are built in release mode with
+# TARGET is uf2, mcuboot, dfu-zip, cbor, smp, partial-flow or mcumgr-flow. The targets are built in release mode with
 # `--sanitize=fuzzer` into .build-fuzz/ (separate from the normal build). Swift traps
 # (bounds checks, overflow, force unwraps) are what a crash looks like here. AddressSanitizer
 # is off by default: with Swift 6.3 on Linux, `--sanitize=address` next to the fuzzer
@@ -24,7 +24,7 @@ if [ "${FUZZ_ASAN:-0}" = 1 ]; then
     sanitizers+=(--sanitize=address)
 fi
 
-usage() { echo "usage: $0 {uf2|mcuboot|dfu-zip|all} [libFuzzer options...]" >&2; exit 2; }
+usage() { echo "usage: $0 {uf2|mcuboot|dfu-zip|cbor|smp|partial-flow|mcumgr-flow|all} [libFuzzer options...]" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 target="$1"; shift
 
@@ -33,12 +33,16 @@ product_for() {
         uf2) echo FuzzUF2 ;;
         mcuboot) echo FuzzMCUboot ;;
         dfu-zip) echo FuzzDFUPackage ;;
+        cbor) echo FuzzCBOR ;;
+        smp) echo FuzzSMP ;;
+        partial-flow) echo FuzzPartialFlow ;;
+        mcumgr-flow) echo FuzzMcuMgrFlow ;;
         *) usage ;;
     esac
 }
 
 if [ "$target" = all ]; then
-    for t in uf2 mcuboot dfu-zip; do "$0" "$t" "$@"; done
+    for t in uf2 mcuboot dfu-zip cbor smp partial-flow mcumgr-flow; do "$0" "$t" "$@"; done
     exit 0
 fi
 product="$(product_for "$target")"
