@@ -5,7 +5,8 @@
 #   Tests/Fuzz/run.sh --all [--short] [libFuzzer options...]    every target in turn ("all" works too)
 #
 # TARGET is hex (Intel HEX and Universal Hex reader), firmware (Firmware.parse, the front
-# door over every format), uf2, mcuboot or dfu-zip. --short is the CI run: every target for
+# door over every format), uf2, mcuboot, dfu-zip, cbor, smp, partial-flow (the partial-flashing
+# client fed hostile event sequences) or mcumgr-flow (the McuMgr client, likewise). --short is the CI run: every target for
 # a fixed number of executions from the committed seeds and crash reproducers only, with a
 # fixed random seed, so it is repeatable: 50,000 for hex, uf2 and mcuboot (about a second
 # each), 10,000 for firmware and 3,000 for dfu-zip, whose zips are read through a temporary
@@ -32,9 +33,9 @@ if [ "${FUZZ_ASAN:-0}" = 1 ]; then
     scratch="$root/.build-fuzz-asan"
     sanitizers+=(--sanitize=address)
 fi
-all_targets=(hex firmware uf2 mcuboot dfu-zip)
+all_targets=(hex firmware uf2 mcuboot dfu-zip cbor smp partial-flow mcumgr-flow)
 
-usage() { echo "usage: $0 {hex|firmware|uf2|mcuboot|dfu-zip|--all} [--short] [libFuzzer options...]" >&2; exit 2; }
+usage() { echo "usage: $0 {hex|firmware|uf2|mcuboot|dfu-zip|cbor|smp|partial-flow|mcumgr-flow|--all} [--short] [libFuzzer options...]" >&2; exit 2; }
 
 product_for() {
     case "$1" in
@@ -43,6 +44,10 @@ product_for() {
         uf2) echo FuzzUF2 ;;
         mcuboot) echo FuzzMCUboot ;;
         dfu-zip) echo FuzzDFUPackage ;;
+        cbor) echo FuzzCBOR ;;
+        smp) echo FuzzSMP ;;
+        partial-flow) echo FuzzPartialFlow ;;
+        mcumgr-flow) echo FuzzMcuMgrFlow ;;
         *) usage ;;
     esac
 }
@@ -51,6 +56,7 @@ short_runs_for() {
     case "$1" in
         firmware) echo 10000 ;;
         dfu-zip) echo 3000 ;;
+        partial-flow|mcumgr-flow) echo 20000 ;;
         *) echo 50000 ;;
     esac
 }
