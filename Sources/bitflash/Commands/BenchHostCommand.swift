@@ -98,6 +98,7 @@ struct BenchHostCommand: ParsableCommand {
         }
     }
 
+    /// Peak resident set size of this process in bytes (`bench parse` reports it too).
     static func peakRSS() -> Int {
         var usage = rusage()
         #if os(Linux)

@@ -34,7 +34,7 @@ struct BenchParseCommand: ParsableCommand {
     }
 
     func run() throws {
-        let baselineRSS = peakRSS()
+        let baselineRSS = BenchHostCommand.peakRSS()
         let (name, path, bytes) = try input()
         let firmware: Firmware
         do {
@@ -52,7 +52,7 @@ struct BenchParseCommand: ParsableCommand {
             sink &+= parsed?.sections.count ?? 0
             times.append(seconds(d))
         }
-        let rss = peakRSS()
+        let rss = BenchHostCommand.peakRSS()
         times.sort()
         let best = times[0], median = times[times.count / 2]
         let mb = Double(bytes.count) / 1e6
@@ -212,18 +212,6 @@ print(json.dumps({"best": best, "mode": mode, "version": ver}))
     private func ms(_ s: Double) -> String { s < 1 ? "\(fmt(s * 1000)) ms" : "\(fmt(s)) s" }
 
     private func fmt(_ v: Double) -> String { String(format: v >= 100 ? "%.0f" : v >= 10 ? "%.1f" : "%.2f", v) }
-
-    /// Peak resident set size of this process in bytes.
-    private func peakRSS() -> Int {
-        var usage = rusage()
-        #if os(Linux)
-        getrusage(RUSAGE_SELF.rawValue, &usage)
-        return Int(usage.ru_maxrss) * 1024
-        #else
-        getrusage(RUSAGE_SELF, &usage)
-        return Int(usage.ru_maxrss)
-        #endif
-    }
 }
 
 /// Finds the shared firmware corpus from the command line: `BITFLASH_TESTDATA`, or `shared/testdata`
