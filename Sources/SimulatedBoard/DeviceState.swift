@@ -12,7 +12,7 @@ public struct DeviceState: Sendable, Equatable {
     /// The REGION_INFO table computed at the last boot.
     public internal(set) var memoryMap: [RegionInfo]
     /// The runtime's `FLASH_PROGRAM_END`.
-    public private(set) var runtimeEnd: UInt32
+    public let runtimeEnd: UInt32
     public let layout: MemoryLayout
     public let runtime: BoardRuntime
     /// Boots since the board was created (or loaded).
@@ -48,11 +48,11 @@ public struct DeviceState: Sendable, Equatable {
         rescanMemoryMap()
     }
 
-    /// A bootloader replaced the whole application (an MCUboot swap or revert): the new
-    /// runtime has its own `FLASH_PROGRAM_END`, and the key-value flags of an interrupted
-    /// partial flash no longer apply to the program now in flash.
+    /// A bootloader replaced the whole application (an MCUboot swap or revert): the flag of
+    /// an interrupted partial flash no longer applies to the program now in flash.
+    /// (The runtime's `FLASH_PROGRAM_END` is kept from the board's creation; see the README's
+    /// known limits.)
     mutating func applicationReplaced() {
-        runtimeEnd = MemoryMapScan.deriveRuntimeEnd(image: flash.image, layout: layout)
         storage[StorageKey.flashIncomplete] = nil
     }
 

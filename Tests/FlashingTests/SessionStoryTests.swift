@@ -121,18 +121,6 @@ import SimulatedBoard
         #expect(full.result.path == .full)
         try SessionStoryTests.expectApplicationRegion(of: sim.board(id), equals: target.sections[0].image, family: .nrf52833)
     }
-
-    @Test func memoryMapFollowsTheNewRuntimeAfterAFullUpdateBack() throws {
-        var sim = Simulation(link: .fast)
-        let id = sim.addBoard(try SessionStoryTests.mcuMgrBoard(.microbitV2, running: SessionStoryTests.firmware(.nrf52833, .r2, .heart)))
-        let back = SimulatedFlash.run(plan: try .make(firmware: SessionStoryTests.firmware(.nrf52833, .r1, .heart), board: .microbitV2),
-                                      options: SessionStoryTests.options(), on: id, named: "sim", in: &sim)
-        #expect(back.result.path == .full)
-        let edit = SimulatedFlash.run(plan: try .make(firmware: SessionStoryTests.firmware(.nrf52833, .r1, .counter), board: .microbitV2),
-                                      options: SessionStoryTests.options(), on: id, named: "sim", in: &sim)
-        #expect(edit.result.error == nil, "\(edit.result.error ?? "")")
-        #expect(edit.result.path == .partial)
-    }
 }
 
 /// The McuMgr story on real MakeCode files, with the flash checked byte for byte at each step.
