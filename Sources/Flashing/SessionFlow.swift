@@ -140,7 +140,7 @@ public struct SessionFlow: FlowMachine {
             if options.mode == .partial { return fail(FlashError.partialImpossible(why.description)) }
             return goFull(reason, fallback: false, now: now)
         case let .failure(error):
-            guard options.mode == .auto, flowWroteNothingOrGaveUp(error) else { return fail(error) }
+            guard options.mode == .auto, fullUpdateCanFollow(error) else { return fail(error) }
             let reason = FlashReason(code: "partial-failed",
                                      message: "partial flashing failed (\(describe(error))), so a full update follows")
             return [.report(.note(reason.message))] + goFull(reason, fallback: true, now: now)
@@ -148,7 +148,7 @@ public struct SessionFlow: FlowMachine {
     }
 
     /// Partial-flashing errors after which a full update can still save the board.
-    private func flowWroteNothingOrGaveUp(_ error: any Error) -> Bool {
+    private func fullUpdateCanFollow(_ error: any Error) -> Bool {
         guard hasMcuMgr, plan.fullImage != nil else { return false }
         return error is PartialFlashError
     }
