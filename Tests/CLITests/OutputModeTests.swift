@@ -20,9 +20,9 @@ struct OutputModeTests {
         let stamp = #/^\[ *\d+\.\d{3} s\] sim: /#
         #expect(r.lines.allSatisfy { $0.contains(stamp) }, "\(r.stdout)")
         #expect(r.lines.contains { $0.hasSuffix("sim: partial") })
-        #expect(r.lines.contains { $0.contains("100% (8208/8208 bytes)") || $0.contains("100% (129/129 blocks)") }, "\(r.stdout)")
+        #expect(r.lines.contains { $0.contains(#/100% \((\d+)\/\1 (bytes|blocks)\)/#) }, "\(r.stdout)")
         let last = try #require(r.lines.last)
-        #expect(last.contains("partial: ") && last.contains(#/8,2\d\d bytes/#) && last.contains("verified"), "\(last)")
+        #expect(last.contains("partial: ") && last.contains(#/8,\d\d\d bytes/#) && last.contains("verified"), "\(last)")
         // Times never go backwards.
         let times = r.lines.compactMap { line in line.firstMatch(of: #/\[ *(\d+\.\d+) s\]/#).flatMap { Double($0.1) } }
         #expect(times == times.sorted())
