@@ -1,5 +1,30 @@
+/// A group's error codes, numbered by their place in `table` (code n is `table[n]`),
+/// with every other number kept as `unrecognized`.
+protocol GroupErrorCodeTable: Hashable {
+    /// (code, name without the group prefix, meaning), in code order.
+    static var table: [(Self, String, String)] { get }
+    static func unrecognized(_ value: UInt16) -> Self
+    var unrecognizedValue: UInt16? { get }
+}
+
+extension GroupErrorCodeTable {
+    static func code(_ raw: UInt16) -> Self {
+        Int(raw) < table.count ? table[Int(raw)].0 : .unrecognized(raw)
+    }
+
+    var tableValue: UInt16 {
+        unrecognizedValue ?? UInt16(Self.table.firstIndex(where: { $0.0 == self }) ?? 0)
+    }
+
+    /// (name, meaning), or nil for an unrecognized code.
+    var entry: (String, String)? {
+        guard unrecognizedValue == nil else { return nil }
+        return Self.table.first(where: { $0.0 == self }).map { ($0.1, $0.2) }
+    }
+}
+
 /// OS group (0) error codes of SMP v2 `err` maps (OS_MGMT_ERR_*).
-public enum OSManagementErrorCode: Sendable, Hashable {
+public enum OSManagementErrorCode: Sendable, Hashable, GroupErrorCodeTable {
     case ok, unknown, invalidFormat, queryYieldsNoAnswer, rtcNotSet, rtcCommandFailed, queryResponseValueNotValid
     /// Any other value, kept as is.
     case unrecognized(UInt16)
@@ -14,23 +39,13 @@ public enum OSManagementErrorCode: Sendable, Hashable {
         (.queryResponseValueNotValid, "QUERY_RESPONSE_VALUE_NOT_VALID", "the query's answer is not valid"),
     ]
 
-    public init(rawValue: UInt16) {
-        self = Int(rawValue) < Self.table.count ? Self.table[Int(rawValue)].0 : .unrecognized(rawValue)
-    }
-
-    public var rawValue: UInt16 {
-        if case let .unrecognized(v) = self { return v }
-        return UInt16(Self.table.firstIndex(where: { $0.0 == self }) ?? 0)
-    }
-
-    var entry: (String, String)? {
-        if case .unrecognized = self { return nil }
-        return Self.table.first(where: { $0.0 == self }).map { ($0.1, $0.2) }
-    }
+    public init(rawValue: UInt16) { self = Self.code(rawValue) }
+    public var rawValue: UInt16 { tableValue }
+    var unrecognizedValue: UInt16? { if case let .unrecognized(v) = self { v } else { nil } }
 }
 
 /// Image group (1) error codes of SMP v2 `err` maps (IMG_MGMT_ERR_*).
-public enum ImageManagementErrorCode: Sendable, Hashable {
+public enum ImageManagementErrorCode: Sendable, Hashable, GroupErrorCodeTable {
     case ok, unknown, flashConfigQueryFail, noImage, noTLVs, invalidTLV, tlvMultipleHashesFound, tlvInvalidSize
     case hashNotFound, noFreeSlot, flashOpenFailed, flashReadFailed, flashWriteFailed, flashEraseFailed
     case invalidSlot, noFreeMemory, flashContextAlreadySet, flashContextNotSet, flashAreaDeviceNull
@@ -80,19 +95,9 @@ public enum ImageManagementErrorCode: Sendable, Hashable {
         (.activeSlotNotKnown, "ACTIVE_SLOT_NOT_KNOWN", "the device does not know its active slot"),
     ]
 
-    public init(rawValue: UInt16) {
-        self = Int(rawValue) < Self.table.count ? Self.table[Int(rawValue)].0 : .unrecognized(rawValue)
-    }
-
-    public var rawValue: UInt16 {
-        if case let .unrecognized(v) = self { return v }
-        return UInt16(Self.table.firstIndex(where: { $0.0 == self }) ?? 0)
-    }
-
-    var entry: (String, String)? {
-        if case .unrecognized = self { return nil }
-        return Self.table.first(where: { $0.0 == self }).map { ($0.1, $0.2) }
-    }
+    public init(rawValue: UInt16) { self = Self.code(rawValue) }
+    public var rawValue: UInt16 { tableValue }
+    var unrecognizedValue: UInt16? { if case let .unrecognized(v) = self { v } else { nil } }
 }
 
 /// A command-group error of SMP v2: `{"err": {"group": g, "rc": n}}`.
