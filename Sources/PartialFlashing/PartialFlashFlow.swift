@@ -46,14 +46,19 @@ public struct PartialFlashFlow: FlowMachine {
     private var readerLinkLosses = 0
     /// The link's connection interval, when the transport reported it.
     private var connectionInterval: Duration?
+    /// Where an earlier, interrupted write of this program to this board stopped.
+    private let resumePoint: ResumePoint?
 
     /// - Parameters:
     ///   - image: the board image of the firmware file (one chip family's section).
     ///   - program: the file's MakeCode program, or nil when it has none.
     ///   - family: the board's chip family (page size, memory layout).
     ///   - settings: timeouts and limits for every step.
+    ///   - resume: where an earlier run's write of this program to this board stopped; used only
+    ///     when the board still shows exactly what that unfinished write left (`ResumePoint.mismatch`).
     public init(image: MemoryImage, program: MakeCodeProgram?, family: ChipFamily,
-                settings: PartialFlashSettings = PartialFlashSettings()) {
+                settings: PartialFlashSettings = PartialFlashSettings(), resume: ResumePoint? = nil) {
+        self.resumePoint = resume
         self.image = image
         self.program = program
         self.family = family
@@ -105,17 +110,33 @@ public struct PartialFlashFlow: FlowMachine {
         }
         boardMap = map
         readerLinkLosses = reader.linkLosses
+        var resumeNotes: [FlowAction] = []
+        if let point = resumePoint, let program {
+            switch resumablePlan(point, map: map, program: program) {
+            case let .success(plan):
+                self.decision = .partial
+                resumeNotes = [.report(.decision(code: "runtime-matches", message: Self.partialMessage(program, plan: plan)
+                                                 + "; continuing the unfinished write at block \(point.block + 1)"))]
+                return resumeNotes + startWriting(plan: plan, program: program, map: map, from: point.block, now: now)
+            case let .failure(why):
+                resumeNotes = [.report(.note("not continuing the earlier unfinished write: \(why); starting over")),
+                               .report(.checkpoint(nil))]
+            }
+        }
         let decision = PartialFlashDecision(board: map, program: program, family: family)
         self.decision = decision
         switch decision {
         case let .fullRequired(reason):
-            return [.report(.note(reason.description))] + finish(.success(.fullRequired(reason)))
+            return resumeNotes + [.report(.note(reason.description)), .report(.decision(code: reason.code, message: reason.description))]
+                + finish(.success(.fullRequired(reason)))
         case .upToDate:
             // Wait for the restart's link drop: finishing at once could close the link before
             // the write leaves, and leave the board in pairing mode.
             let bytes = PartialFlashingRequest.reset(.application).bytes
             stage = .restarting
-            return [.report(.note("the board already runs this program; restarting it")),
+            let hash = program?.programHash.hexString ?? "?"
+            return resumeNotes + [.report(.decision(code: "up-to-date", message: "the board already runs this program (program hash \(hash))")),
+                    .report(.note("the board already runs this program; restarting it")),
                     .report(.trace("→ \(bytes.spacedHex)")), .write(KnownGATT.partialFlashing, bytes, .command),
                     .startTimer(PartialFlashTimer.reboot, settings.rebootTimeout)]
         case .partial:
@@ -128,21 +149,49 @@ public struct PartialFlashFlow: FlowMachine {
                 let reason = FullFlashReason.regionDoesNotFit(
                     program: program.region, board: PartialFlashDecision.writableRange(of: map.program, family: family))
                 self.decision = .fullRequired(reason)
-                return [.report(.note("\(reason) (\(error))"))] + finish(.success(.fullRequired(reason)))
+                return resumeNotes + [.report(.note("\(reason) (\(error))")), .report(.decision(code: reason.code, message: reason.description))]
+                    + finish(.success(.fullRequired(reason)))
             }
-            self.plan = plan
-            var writerSettings = settings
-            if let ci = connectionInterval {
-                // A real answer comes at least two connection events after its block was sent
-                // (one carries the block, a later one the answer); a late answer to the previous
-                // block can come one event later. Between the two lies 1.5 intervals.
-                writerSettings.minimumAnswerDelay = max(settings.minimumAnswerDelay, ci * 3 / 2)
-            }
-            var writer = PartialFlashWriter(plan: plan, program: program, settings: writerSettings)
-            let actions = writer.beginAfterRegionInfo(now: now)
-            stage = .writing(writer)
-            return withoutFinish(actions) + writerFinished(writer)
+            return resumeNotes + [.report(.decision(code: "runtime-matches", message: Self.partialMessage(program, plan: plan)))]
+                + startWriting(plan: plan, program: program, map: map, from: 0, now: now)
         }
+    }
+
+    /// The words of a partial decision: both hashes and the start match.
+    static func partialMessage(_ program: MakeCodeProgram, plan: BlockPlan) -> String {
+        "the board runs the same runtime (\(program.runtimeHash.hexString)) with the program at \(hex32(program.magicAddress)), "
+            + "so only the program is written: \(plan.blockCount) blocks, \(plan.pagesOpened) page\(plan.pagesOpened == 1 ? "" : "s")"
+    }
+
+    /// The plan for continuing at `point`, or why that is not possible.
+    private func resumablePlan(_ point: ResumePoint, map: BoardMemoryMap, program: MakeCodeProgram) -> Result<BlockPlan, ResumeRefusal> {
+        guard map.hasProgram, map.protocolVersion == 1 else { return .failure(ResumeRefusal("the board reports no program")) }
+        let plan: BlockPlan
+        do {
+            plan = try BlockPlan(image: image, program: program, boardRegion: map.program, family: family,
+                                 skipErasedBlocks: settings.skipErasedBlocks, sealProgramHash: settings.sealProgramHash)
+        } catch {
+            return .failure(ResumeRefusal("the file's program does not fit the board (\(error))"))
+        }
+        if let why = point.mismatch(board: map, plan: plan, program: program) { return .failure(ResumeRefusal(why)) }
+        return .success(plan)
+    }
+
+    private mutating func startWriting(plan: BlockPlan, program: MakeCodeProgram, map: BoardMemoryMap, from block: Int,
+                                       now: Duration) -> [FlowAction] {
+        self.plan = plan
+        var writerSettings = settings
+        if let ci = connectionInterval {
+            // A real answer comes at least two connection events after its block was sent
+            // (one carries the block, a later one the answer); a late answer to the previous
+            // block can come one event later. Between the two lies 1.5 intervals.
+            writerSettings.minimumAnswerDelay = max(settings.minimumAnswerDelay, ci * 3 / 2)
+        }
+        var writer = PartialFlashWriter(plan: plan, program: program, settings: writerSettings)
+        writer.checkpointBase = .base(program: program, board: map, plan: plan)
+        let actions = writer.beginAfterRegionInfo(now: now, from: block)
+        stage = .writing(writer)
+        return withoutFinish(actions) + writerFinished(writer)
     }
 
     private mutating func writerFinished(_ writer: PartialFlashWriter) -> [FlowAction] {
@@ -165,4 +214,10 @@ public struct PartialFlashFlow: FlowMachine {
     private func withoutFinish(_ actions: [FlowAction]) -> [FlowAction] {
         actions.filter { $0 != .finish }
     }
+}
+
+/// Why a saved resume point is not used, in words.
+struct ResumeRefusal: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }

@@ -120,7 +120,7 @@ extension PartialFlashWriter {
             stats.retries += 1
             if stats.retries > settings.runRetryLimit { return timer + fail(gaveUp(.run(limit: settings.runRetryLimit))) }
             index = plan.pageOpenerIndex(of: index - 1)
-            return timer + [.report(.retry("an answer came too early to be block \(index + 2)'s: writing the page "
+            return timer + checkpoint() + [.report(.retry("an answer came too early to be block \(index + 2)'s: writing the page "
                                            + "from block \(index + 1) at \(hex32(plan.blocks[index].address)) again"))]
                 + sendBlock(from: group &+ 4, newGroup: true)
         }
@@ -129,9 +129,9 @@ extension PartialFlashWriter {
         blockRetries = 0
         outOfOrderSeen = false
         lastProblem = nil
-        let report = FlowAction.report(.progress(done: progress, total: plan.blockCount, unit: .blocks))
-        if index == plan.blockCount { return timer + [report] + sendEndOfTransmission(sends: 1) }
-        return timer + [report] + sendBlock(from: group &+ 4, newGroup: true)
+        let report = [FlowAction.report(.progress(done: progress, total: plan.blockCount, unit: .blocks))] + checkpoint()
+        if index == plan.blockCount { return timer + report + sendEndOfTransmission(sends: 1) }
+        return timer + report + sendBlock(from: group &+ 4, newGroup: true)
     }
 
     private mutating func outOfOrder() -> [FlowAction] {

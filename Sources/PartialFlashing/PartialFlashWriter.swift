@@ -21,9 +21,13 @@ public struct PartialFlashStats: Sendable, Equatable, Codable {
     /// was turned off, or when the board restarted into a program that does not accept
     /// connections (MakeCode programs without the Bluetooth extension), so nothing could be read back.
     public var verified: Bool
+    /// Set when this run continued a write an earlier run left unfinished: the block (0-based)
+    /// it started from. Blocks before it were not sent again.
+    public var resumedAtBlock: Int?
 
     public init(blocks: Int = 0, bytes: Int = 0, pages: Int = 0, skippedBlocks: Int = 0, retries: Int = 0,
-                resyncs: Int = 0, reconnects: Int = 0, verified: Bool = false) {
+                resyncs: Int = 0, reconnects: Int = 0, verified: Bool = false, resumedAtBlock: Int? = nil) {
+        self.resumedAtBlock = resumedAtBlock
         self.blocks = blocks
         self.bytes = bytes
         self.pages = pages
@@ -127,6 +131,10 @@ public struct PartialFlashWriter: FlowMachine {
     /// The `now` of the last block, REGION_INFO or END_OF_TRANSMISSION handed to the driver.
     var sentAt: Duration?
     var recovery: LinkRecovery
+    /// What a checkpoint says besides the block (nil: report no checkpoints).
+    public var checkpointBase: ResumePoint?
+    /// The resume block of the last checkpoint reported.
+    var lastCheckpoint: Int?
 
     /// - Parameters:
     ///   - plan: the blocks to write.
@@ -155,11 +163,14 @@ public struct PartialFlashWriter: FlowMachine {
     /// was just answered (so the board expects packet 0): the first block goes out at once.
     /// `MemoryMapReader` leaves the board in that state. Use the `.start` event instead on a
     /// fresh connection: the writer then subscribes and resynchronises first.
-    public mutating func beginAfterRegionInfo(now: Duration = .zero) -> [FlowAction] {
+    ///
+    /// `block` continues an earlier, interrupted write (see `resume(from:)`); it must open a page.
+    public mutating func beginAfterRegionInfo(now: Duration = .zero, from block: Int = 0) -> [FlowAction] {
         guard state == .idle else { return [] }
         clock = now
         guard !plan.blocks.isEmpty else { return fail(.nothingToWrite) }
-        return opening() + sendBlock(from: 0, newGroup: true)
+        let notes = resume(from: block)
+        return opening() + notes + checkpoint() + sendBlock(from: 0, newGroup: true)
     }
 
     public mutating func handle(_ event: FlowEvent, now: Duration) -> [FlowAction] {
@@ -169,7 +180,7 @@ public struct PartialFlashWriter: FlowMachine {
         case .start:
             guard state == .idle else { return [] }
             guard !plan.blocks.isEmpty else { return fail(.nothingToWrite) }
-            return opening() + [.subscribe(characteristic)] + resync(attempt: 1)
+            return opening() + checkpoint() + [.subscribe(characteristic)] + resync(attempt: 1)
         case let .notification(c, bytes):
             guard c == characteristic else { return [.report(.trace("ignored notification from \(c)"))] }
             return received(bytes)

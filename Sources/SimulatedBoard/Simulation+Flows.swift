@@ -142,6 +142,10 @@ extension Simulation {
         case let .retry(s): return "retry: \(s)"
         case let .trace(s): return "trace: \(s)"
         case let .note(s): return "note: \(s)"
+        case let .decision(code, s): return "decision: \(code): \(s)"
+        case let .checkpoint(p):
+            guard let p else { return "checkpoint: nothing to resume" }
+            return "checkpoint: resume at block \(p.block + 1)/\(p.blockCount) (0x\(String(p.address, radix: 16, uppercase: true))), \(p.acknowledged) acknowledged"
         }
     }
 

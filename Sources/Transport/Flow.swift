@@ -85,6 +85,12 @@ public enum FlowReport: Sendable, Equatable {
     case trace(String)
     /// A plain note for the user, for example why a path was chosen.
     case note(String)
+    /// The path was chosen: a stable code (`FlashReason.code`) and the reason in words.
+    /// Reported before anything is written.
+    case decision(code: String, message: String)
+    /// An interrupted write could continue from here (nil: nothing to continue, forget any
+    /// saved point). Drivers that can resume keep the latest one.
+    case checkpoint(ResumePoint?)
 }
 
 public enum ProgressUnit: String, Sendable, Equatable, Codable { case bytes, blocks }

@@ -2,7 +2,7 @@ import Foundation
 import Flashing
 import Transport
 
-/// One JSON object per line. Events: `{"type":"phase"|"progress"|"retry"|"note"|"trace", "board", "t", ...}`;
+/// One JSON object per line. Events: `{"type":"phase"|"progress"|"retry"|"note"|"trace"|"decision", "board", "t", ...}`;
 /// then one `{"type":"result", ...FlashResult}` per board. The fields are documented in the README and stable.
 final class JSONLinesOutput: FlashOutput {
     private let encoder: JSONEncoder = {
@@ -20,6 +20,7 @@ final class JSONLinesOutput: FlashOutput {
         var total: Int?
         var unit: String?
         var message: String?
+        var code: String?
     }
 
     private struct Result: Encodable {
@@ -46,6 +47,8 @@ final class JSONLinesOutput: FlashOutput {
         case .retry(let m): ev.type = "retry"; ev.message = m
         case .note(let m): ev.type = "note"; ev.message = m
         case .trace(let m): ev.type = "trace"; ev.message = m
+        case let .decision(code, m): ev.type = "decision"; ev.code = code; ev.message = m
+        case .checkpoint: return
         }
         emit(ev)
     }

@@ -28,6 +28,8 @@ final class PlainOutput: FlashOutput {
         case .retry(let text): line(e.board, e.elapsed, "retry: \(text)")
         case .note(let text): line(e.board, e.elapsed, text)
         case .trace(let text): if verbosity > 0 { Verbose.log.debug("\(e.board): \(text)") }
+        case let .decision(code, text): line(e.board, e.elapsed, "decision: \(text) [\(code)]")
+        case .checkpoint: break
         }
     }
 

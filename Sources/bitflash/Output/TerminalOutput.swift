@@ -40,6 +40,8 @@ final class TerminalOutput: FlashOutput {
         case .retry(let m): lines[e.board] = l; printAbove("\(e.board): retry: \(m)"); return
         case .note(let m): lines[e.board] = l; printAbove("\(e.board): \(m)"); return
         case .trace(let m): if verbosity > 0 { Verbose.log.debug("\(e.board): \(m)") }; return
+        case let .decision(code, m): lines[e.board] = l; printAbove("\(e.board): decision: \(m) [\(code)]"); return
+        case .checkpoint: return
         }
         lines[e.board] = l
         // Redraw when the whole percent changes, the phase changes, or a tenth of a second passed:
