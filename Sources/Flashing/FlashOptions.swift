@@ -1,6 +1,7 @@
 import FirmwareImage
 import McuMgr
 import PartialFlashing
+import Transport
 
 /// Which path a flash may take.
 public enum FlashMode: String, Sendable, Equatable, Codable, CaseIterable {
@@ -44,6 +45,9 @@ public struct FlashPlan: Sendable, Equatable {
     public var program: MakeCodeProgram?
     /// The MCUboot image a full update uploads; nil when none can be made.
     public var fullImage: McuMgrUpgradeImage?
+    /// Where an earlier, interrupted partial flash of this program to this board stopped
+    /// (saved from its `FlowReport.checkpoint`s); nil to start from the beginning.
+    public var resume: ResumePoint?
 
     public init(family: ChipFamily, image: MemoryImage, program: MakeCodeProgram?, fullImage: McuMgrUpgradeImage?) {
         self.family = family

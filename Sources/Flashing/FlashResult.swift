@@ -17,13 +17,55 @@ public struct FlashReason: Codable, Sendable, Equatable, CustomStringConvertible
     public let code: String
     /// One sentence for people, with the values that mattered.
     public let message: String
+    /// The values behind the decision, for scripts (absent when there are none).
+    public var details: FlashReasonDetails?
 
-    public init(code: String, message: String) {
+    public init(code: String, message: String, details: FlashReasonDetails? = nil) {
         self.code = code
         self.message = message
+        self.details = details
     }
 
     public var description: String { message }
+}
+
+/// The values behind a `FlashReason`. Only the fields that apply to the reason are present
+/// (hashes as 16 hex digits, addresses as `0x` and 8 hex digits, blocks counted from 1).
+public struct FlashReasonDetails: Codable, Sendable, Equatable {
+    /// `runtime-differs`, `runtime-matches`: region 1's hash on the board and in the file.
+    public var boardRuntimeHash: String?
+    public var fileRuntimeHash: String?
+    /// `program-moved`, `runtime-matches`: where the program starts on the board and in the file.
+    public var boardProgramStart: String?
+    public var fileProgramStart: String?
+    /// `up-to-date`, `runtime-matches`: the file's program hash.
+    public var programHash: String?
+    /// `partial-failed`: the block (from 1) and address partial flashing gave up at, the retries
+    /// spent on it and the last thing that went wrong.
+    public var block: Int?
+    public var address: String?
+    public var retries: Int?
+    public var lastError: String?
+    /// `runtime-matches`: the block (from 1) an unfinished earlier write was continued at.
+    public var resumedAtBlock: Int?
+    /// `forced`: the option that forced the path.
+    public var option: String?
+
+    public init(boardRuntimeHash: String? = nil, fileRuntimeHash: String? = nil, boardProgramStart: String? = nil,
+                fileProgramStart: String? = nil, programHash: String? = nil, block: Int? = nil, address: String? = nil,
+                retries: Int? = nil, lastError: String? = nil, resumedAtBlock: Int? = nil, option: String? = nil) {
+        self.boardRuntimeHash = boardRuntimeHash
+        self.fileRuntimeHash = fileRuntimeHash
+        self.boardProgramStart = boardProgramStart
+        self.fileProgramStart = fileProgramStart
+        self.programHash = programHash
+        self.block = block
+        self.address = address
+        self.retries = retries
+        self.lastError = lastError
+        self.resumedAtBlock = resumedAtBlock
+        self.option = option
+    }
 }
 
 /// What happened to one board. This is the stable result object of `--json`.

@@ -102,16 +102,18 @@ public struct SessionFlow: FlowMachine {
     private mutating func begin(_ info: ConnectionInfo, now: Duration) -> [FlowAction] {
         switch options.mode {
         case .full:
-            return goFull(FlashReason(code: "forced", message: "a full update was asked for (--mode full)"),
-                          fallback: false, now: now)
+            let reason = FlashReason(code: "forced", message: "a full update was asked for (--mode full)",
+                                     details: FlashReasonDetails(option: "--mode full"))
+            return [reason.decision] + goFull(reason, fallback: false, now: now)
         case .partial, .auto:
             guard hasPartialService else {
                 let why = "the board does not offer the partial-flashing service"
                 if options.mode == .partial { return fail(FlashError.partialImpossible(why + "; remove --mode partial to allow a full update")) }
-                return goFull(FlashReason(code: "no-partial-service", message: why), fallback: false, now: now)
+                let reason = FlashReason(code: "no-partial-service", message: why)
+                return [reason.decision] + goFull(reason, fallback: false, now: now)
             }
             var child = ChildFlow(PartialFlashFlow(image: plan.image, program: plan.program, family: plan.family,
-                                                   settings: options.partial), scope: "partial.")
+                                                   settings: options.partial, resume: plan.resume), scope: "partial.")
             let (childActions, result) = child.handle(.start(info), now: now)
             let actions = Self.withoutDonePhase(childActions)
             stage = .partial(child)
@@ -126,24 +128,21 @@ public struct SessionFlow: FlowMachine {
         case .success(.upToDate):
             let hash = plan.program?.programHash.hexString ?? "?"
             return succeed(SessionOutcome(path: .upToDate,
-                                          reason: FlashReason(code: "up-to-date", message: "the board already runs this program (program hash \(hash))"),
+                                          reason: FlashReason(code: "up-to-date", message: "the board already runs this program (program hash \(hash))",
+                                                              details: FlashReasonDetails(programHash: plan.program?.programHash.hexString)),
                                           fallback: false))
         case let .success(.flashed(stats)):
             partialStats = stats
-            var message = "runtime matches"
-            if let p = plan.program { message += " (\(p.runtimeHash.hexString))" }
-            message += ": \(stats.blocks) blocks, \(stats.pages) page\(stats.pages == 1 ? "" : "s")"
-            return succeed(SessionOutcome(path: .partial, reason: FlashReason(code: "runtime-matches", message: message),
+            return succeed(SessionOutcome(path: .partial, reason: .runtimeMatches(plan.program, stats: stats),
                                           fallback: false, partial: stats))
         case let .success(.fullRequired(why)):
-            let reason = FlashReason(code: why.code, message: why.description)
+            let reason = FlashReason(why)
             if options.mode == .partial { return fail(FlashError.partialImpossible(why.description)) }
             return goFull(reason, fallback: false, now: now)
         case let .failure(error):
             guard options.mode == .auto, fullUpdateCanFollow(error) else { return fail(error) }
-            let reason = FlashReason(code: "partial-failed",
-                                     message: "partial flashing failed (\(describe(error))), so a full update follows")
-            return [.report(.note(reason.message))] + goFull(reason, fallback: true, now: now)
+            let reason = FlashReason.partialFailed(error)
+            return [.report(.note(reason.message)), reason.decision] + goFull(reason, fallback: true, now: now)
         }
     }
 

@@ -59,8 +59,7 @@ extension FlashResult {
             self.init(board: board, path: o.path, reason: o.reason, fallback: o.fallback, bytesSent: o.bytesSent,
                       seconds: seconds, verified: o.verified, retries: o.retries)
         case let .failure(error):
-            self.init(board: board, path: nil, reason: FlashReason(code: "failed", message: "the flash failed"),
-                      seconds: seconds, error: describe(error))
+            self.init(board: board, path: nil, reason: FlashReason.failure(error), seconds: seconds, error: describe(error))
         }
     }
 }

@@ -72,6 +72,15 @@ public struct FlashMemory: Sendable, Equatable {
         eraseLog.append(start)
     }
 
+    /// The state of a page whose erase is under way: its first half already reads 0xFF, the
+    /// rest still holds the old bytes. `erasePage` completes it; a reset before that leaves the
+    /// page torn, neither blank nor as it was (not counted or logged as an erase).
+    public mutating func beginErase(pageAt address: UInt32) {
+        let start = pageStart(of: address)
+        guard start < size else { return }
+        storage.replaceSubrange(Int(start)..<Int(start + pageSize / 2), with: repeatElement(0xFF, count: Int(pageSize / 2)))
+    }
+
     /// Writes whole 32-bit words: every stored byte becomes `old & new`.
     /// - Throws: `unalignedWrite` unless `address` and the length are multiples of 4;
     ///   `addressOutOfRange` outside the flash. Nothing is written when it throws.

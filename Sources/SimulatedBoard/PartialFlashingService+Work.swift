@@ -26,6 +26,8 @@ extension PartialFlashingService {
             let pageStart = offset % device.layout.pageSize == 0
             if pageStart && (runtime == .dal || !device.flash.isBlank(pageAt: offset)) {
                 pendingErase = offset
+                // A reset before the erase finishes leaves the page torn (see `FlashMemory.beginErase`).
+                device.flash.beginErase(pageAt: offset)
                 effects.schedule(after: effects.pageEraseDuration(), tag: Step.eraseDone.rawValue)
             } else {
                 burn(device: &device, effects: &effects)

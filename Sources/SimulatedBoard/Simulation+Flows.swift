@@ -83,6 +83,7 @@ extension Simulation {
     mutating func deliver(_ event: FlowEvent, to j: Int) {
         guard jobs.indices.contains(j), !jobs[j].finished else { return }
         let elapsed = now - runStart
+        trace.record(t, board: jobs[j].board, .input, RecordedEvent.encode(event))
         let actions = jobs[j].machine.handle(event, now: elapsed)
         for action in actions {
             guard !jobs[j].finished else { return }
@@ -105,7 +106,7 @@ extension Simulation {
         case let .cancelTimer(id):
             jobs[j].timers[id] = nil
         case .disconnect:
-            trace.record(t, board: b, .disconnect, "flow closes the link")
+            trace.record(t, board: b, .disconnect, Self.closeText)
             guard let c = jobs[j].connection, let conn = connections[c], conn.alive, !conn.closing else {
                 queue.schedule(.machine(job: j, .disconnected(.localTerminated)), at: now)
                 return
@@ -134,6 +135,9 @@ extension Simulation {
         for (id, c) in connections where c.alive { dropConnection(id) }
         connections = [:]
     }
+
+    /// The trace text of the flow's own `disconnect`.
+    static let closeText = "flow closes the link"
 
     static func text(of report: FlowReport) -> String {
         switch report {

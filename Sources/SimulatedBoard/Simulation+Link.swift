@@ -14,6 +14,12 @@ extension Simulation {
         case let .subscribe(c): ch = c; value = 2; operation = "subscribe"
         default: return
         }
+        // Every write the flow asks for is recorded, also one that fails (a replay compares them).
+        if case let .write(_, bytes, kind) = body {
+            trace.record(t, board: b, .write, "\(kind.rawValue) \(bytes.hexString)")
+        } else {
+            trace.record(t, board: b, .subscribe, "\(ch.characteristic)")
+        }
         func fail(_ e: TransportError) {
             trace.record(t, board: b, .writeFailed, "\(ch.characteristic): \(e)")
             queue.schedule(.machine(job: j, .writeFailed(ch, e)), at: now)
@@ -25,12 +31,7 @@ extension Simulation {
         guard value <= conn.mtu - 3 else {
             return fail(.failed(operation: operation, message: "\(value) bytes do not fit the ATT MTU of \(conn.mtu)"))
         }
-        if case let .write(_, bytes, kind) = body {
-            stats.writes += 1
-            trace.record(t, board: b, .write, "\(kind.rawValue) \(bytes.hexString)")
-        } else {
-            trace.record(t, board: b, .subscribe, "\(ch.characteristic)")
-        }
+        if case .write = body { stats.writes += 1 }
         guard conn.alive else {
             trace.record(t, board: b, .lost, "written into a link that is already gone")
             return

@@ -15,6 +15,8 @@ public struct TraceEntry: Sendable, Equatable, Codable {
 public enum TraceKind: String, Sendable, Equatable, Codable {
     case write, subscribe, writeFailed = "write-failed", lost, received, notify, notification
     case event, device, timer, report, connect, disconnect, reboot, boot, fault, finish, error
+    /// An event told to a flow, as `RecordedEvent` text: what `TraceReplay` tells it again.
+    case input
 }
 
 /// Every write, notification, connection event, timer and decision of a run, in time order.

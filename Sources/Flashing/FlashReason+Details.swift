@@ -1,0 +1,71 @@
+import FirmwareImage
+import PartialFlashing
+import Transport
+
+extension FlashReason {
+    /// The reason for a board that cannot take a partial flash, with the values that decided it.
+    init(_ why: FullFlashReason) {
+        self.init(code: why.code, message: why.description, details: Self.details(of: why))
+    }
+
+    static func details(of why: FullFlashReason) -> FlashReasonDetails? {
+        switch why {
+        case let .runtimeDiffers(board, file):
+            return FlashReasonDetails(boardRuntimeHash: board.hexString, fileRuntimeHash: file.hexString)
+        case let .programMoved(board, file):
+            return FlashReasonDetails(boardProgramStart: hexAddress(board), fileProgramStart: hexAddress(file))
+        case let .boardHasNoProgram(region):
+            return FlashReasonDetails(boardRuntimeHash: nil, boardProgramStart: hexAddress(region.start))
+        case let .regionDoesNotFit(program, _):
+            return FlashReasonDetails(fileProgramStart: hexAddress(program.lowerBound))
+        case .fileHasNoProgram, .unsupportedProtocol:
+            return nil
+        }
+    }
+
+    /// Partial flashing gave up (or failed otherwise) and a full update follows.
+    static func partialFailed(_ error: any Error, fullFollows: Bool = true) -> FlashReason {
+        var details = FlashReasonDetails(lastError: describe(error))
+        var words = "partial flashing failed (\(describe(error)))"
+        if let e = error as? PartialFlashError, case let .gaveUp(block, address, retries, _, last) = e {
+            details = FlashReasonDetails(block: block + 1, address: hexAddress(address), retries: retries,
+                                         lastError: last.map { "\($0)" } ?? describe(error))
+            words = "partial flashing failed at block \(block + 1) (\(hexAddress(address))) after \(retries) "
+                + "retr\(retries == 1 ? "y" : "ies")" + (last.map { " (last error: \($0))" } ?? "")
+        }
+        return FlashReason(code: "partial-failed", message: words + (fullFollows ? ", so a full update follows" : ""), details: details)
+    }
+
+    /// The reason of a failed flash: `partial-failed` with where and why when partial flashing
+    /// gave up (and no full update could follow), `failed` otherwise.
+    public static func failure(_ error: any Error) -> FlashReason {
+        if let e = error as? PartialFlashError, case .gaveUp = e {
+            return partialFailed(e, fullFollows: false)
+        }
+        return FlashReason(code: "failed", message: "the flash failed")
+    }
+
+    /// A partial flash of `program` that matched the board.
+    static func runtimeMatches(_ program: MakeCodeProgram?, stats: PartialFlashStats) -> FlashReason {
+        var message = "runtime matches"
+        if let p = program { message += " (\(p.runtimeHash.hexString))" }
+        message += ": \(stats.blocks) blocks, \(stats.pages) page\(stats.pages == 1 ? "" : "s")"
+        if let at = stats.resumedAtBlock { message += "; continued an unfinished write at block \(at + 1)" }
+        let details = FlashReasonDetails(boardRuntimeHash: program?.runtimeHash.hexString,
+                                         fileRuntimeHash: program?.runtimeHash.hexString,
+                                         boardProgramStart: program.map { hexAddress($0.magicAddress) },
+                                         fileProgramStart: program.map { hexAddress($0.magicAddress) },
+                                         programHash: program?.programHash.hexString,
+                                         resumedAtBlock: stats.resumedAtBlock.map { $0 + 1 })
+        return FlashReason(code: "runtime-matches", message: message, details: details)
+    }
+
+    /// The report that announces this reason before anything is written.
+    var decision: FlowAction { .report(.decision(code: code, message: message)) }
+}
+
+/// `0x00047000`.
+func hexAddress(_ v: UInt32) -> String {
+    let s = String(v, radix: 16, uppercase: true)
+    return "0x" + String(repeating: "0", count: max(0, 8 - s.count)) + s
+}
