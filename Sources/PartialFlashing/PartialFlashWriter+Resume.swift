@@ -42,6 +42,11 @@ extension PartialFlashWriter {
         index = start
         progress = start
         stats.resumedAtBlock = start
+        // What this run writes: the blocks from `start` on.
+        let rest = plan.blocks[start...]
+        stats.blocks = rest.count
+        stats.bytes = rest.count * Int(BlockPlan.blockSize)
+        stats.pages = rest.reduce(0) { $0 + ($1.opensPage ? 1 : 0) }
         return [.report(.note("continuing the unfinished write at block \(start + 1) of \(plan.blockCount) "
                               + "(\(hex32(plan.blocks[start].address))): \(start) blocks were written before"))]
     }

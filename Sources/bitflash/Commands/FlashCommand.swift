@@ -47,6 +47,9 @@ struct FlashCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Full McuMgr update over SMP/UDP to this server (Zephyr's UDP transport, or `bitflash sim serve --udp`).", valueName: "HOST:PORT"))
     var udp: String?
 
+    @Flag(name: .customLong("no-resume"), help: "Start a partial flash from the beginning even when an earlier run left it unfinished.")
+    var noResume = false
+
     @OptionGroup var simulation: SimulationOptions
     @OptionGroup var output: OutputOptions
 
@@ -55,6 +58,8 @@ struct FlashCommand: AsyncParsableCommand {
         guard boards >= 1, boards <= 64 else { throw ValidationError("--boards must be between 1 and 64") }
         if !devices.isEmpty, simulate != nil { throw ValidationError("use either --device or --simulate, not both") }
         if boards > 1, simulate == nil, devices.isEmpty { throw ValidationError("--boards counts simulated boards: add --simulate") }
+        if let k = simulation.killAt, !(k > 0) { throw ValidationError("--sim-kill-at must be a positive number of seconds") }
+        if simulation.resetAt.contains(where: { !($0 >= 0) }) { throw ValidationError("--sim-reset-at takes seconds from 0 on") }
     }
 
     func run() async throws {
@@ -71,19 +76,28 @@ struct FlashCommand: AsyncParsableCommand {
             let store = SimStore(option: simulation.simState)
             let names = SimStore.names(count: boards)
             var sim = Simulation(link: try simulation.linkProfile(), faults: simulation.faultPlan())
+            let resume = ResumeStore(simulated: store)
             var ids: [(plan: FlashPlan, board: BoardID, name: String)] = []
             for (i, name) in names.enumerated() {
-                ids.append((plan, sim.addBoard(try store.loadOrCreate(name, profile: profile, index: i + 1)), name))
+                ids.append((withResume(plan, board: name, store: resume),
+                            sim.addBoard(try store.loadOrCreate(name, profile: profile, index: i + 1)), name))
             }
             let out = SharedOutput(Output.make(output.mode, boards: names, verbosity: output.verbose))
-            let runs = SimulatedFlash.runAll(ids, options: options(), in: &sim, onEvent: { out.event($0) })
+            let kill = simulation.killAt.map { Duration.milliseconds(Int64(($0 * 1000).rounded())) }
+            let runs = SimulatedFlash.runAll(ids, options: options(), in: &sim, deadline: kill ?? SimulatedFlash.defaultDeadline,
+                                             onEvent: { Self.keep($0, in: resume); out.event($0) })
             for (entry, _) in zip(ids, runs) { try store.save(sim.board(entry.board), as: entry.name) }
+            var results = runs.map(\.result)
+            if let kill { results = results.map { $0.error == nil ? $0 : Self.killed($0, at: kill) } }
+            Self.forgetFinished(results, in: resume)
             // The boards share one run, so one trace holds every board's lines, each with its name.
             if let first = runs.first {
                 Verbose.dump(first.trace, names: names)
-                if let trace = output.trace { try TraceFile.write(first.trace, names: names, to: trace) }
+                if let trace = output.trace {
+                    try TraceFile.write(first.trace, names: names, to: trace, header: traceHeader(profile: profile),
+                                        results: results, full: output.verbose > 0)
+                }
             }
-            let results = runs.map(\.result)
             for r in results { out.result(r) }
             out.finish(results)
             if results.contains(where: { $0.error != nil }) { return .flashFailed }
@@ -151,10 +165,19 @@ struct SimulationOptions: ParsableArguments {
             help: ArgumentHelp("Fault injection: the simulated link drops at these ATT write numbers (e.g. 60 120 180 240).", valueName: "N"))
     var dropAtWrite: [Int] = []
 
+    @Option(name: .customLong("sim-reset-at"), parsing: .upToNextOption,
+            help: ArgumentHelp("Fault injection: the simulated board resets at these modelled times (seconds).", valueName: "SECONDS"))
+    var resetAt: [Double] = []
+
+    @Option(name: .customLong("sim-kill-at"),
+            help: ArgumentHelp("Fault injection: bitflash stops at this modelled time (seconds) as if killed; the board keeps what it got.", valueName: "SECONDS"))
+    var killAt: Double?
+
     /// The faults the simulated link suffers (none unless asked).
     func faultPlan() -> FaultPlan {
         var plan = FaultPlan(seed: 7)
         plan.disconnectAtWrite = Set(dropAtWrite)
+        plan.resetDeviceAt = resetAt.map { .milliseconds(Int64(($0 * 1000).rounded())) }
         return plan
     }
 

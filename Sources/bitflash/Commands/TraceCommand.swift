@@ -1,4 +1,5 @@
 import ArgumentParser
+import Flashing
 import Foundation
 import SimulatedBoard
 
@@ -57,14 +58,30 @@ enum TraceFile {
         var text: String
     }
 
-    static func write(_ trace: Trace, names: [String], to path: String) throws {
+    /// Writes `trace` as JSON lines: a `meta` line with `header` first (when given), then the
+    /// run's lines (without the board's internals, timers and protocol traces unless `full`),
+    /// then one `result` line per board (`TraceResult`).
+    static func write(_ trace: Trace, names: [String], to path: String, header: TraceHeader? = nil,
+                      results: [FlashResult] = [], full: Bool = true) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var out = Data()
-        for e in trace.entries {
-            let name = names.indices.contains(e.board) ? names[e.board] : (e.board < 0 ? "-" : "board-\(e.board)")
-            out += try encoder.encode(Line(t: e.t, board: e.board, name: name, kind: e.kind.rawValue, text: e.text))
+        func line(_ l: Line) throws {
+            out += try encoder.encode(l)
             out += Data("\n".utf8)
+        }
+        if let header {
+            try line(Line(t: 0, board: -1, name: "-", kind: "meta", text: String(decoding: try encoder.encode(header), as: UTF8.self)))
+        }
+        for e in trace.entries where full || TraceFilter.keepsCompact(kind: e.kind.rawValue, text: e.text) {
+            let name = names.indices.contains(e.board) ? names[e.board] : (e.board < 0 ? "-" : "board-\(e.board)")
+            try line(Line(t: e.t, board: e.board, name: name, kind: e.kind.rawValue, text: e.text))
+        }
+        let end = trace.entries.last?.t ?? 0
+        for r in results {
+            let board = names.firstIndex(of: r.board) ?? -1
+            let text = String(decoding: try encoder.encode(TraceResult(r)), as: UTF8.self)
+            try line(Line(t: end, board: board, name: r.board, kind: "result", text: text))
         }
         do { try out.write(to: URL(fileURLWithPath: path), options: .atomic) } catch {
             throw CLIError(.cannotWrite, "\(path): cannot write the trace: \(error.localizedDescription)")

@@ -1,0 +1,53 @@
+import Flashing
+import Foundation
+import SimulatedBoard
+import Transport
+
+/// Continuing interrupted partial flashes across runs, and the simulated interruption.
+extension FlashCommand {
+    /// `plan` for board `name` with the point an earlier run saved (none with --no-resume,
+    /// which also forgets it).
+    func withResume(_ plan: FlashPlan, board name: String, store: ResumeStore) -> FlashPlan {
+        var plan = plan
+        if noResume {
+            store.forget(board: name)
+            return plan
+        }
+        plan.resume = store.load(board: name) { StdErr.write("bitflash: \($0)\n") }
+        return plan
+    }
+
+    /// Keeps the latest checkpoint of each board; forgets it once the board's flash succeeded.
+    static func keep(_ event: FlashEvent, in store: ResumeStore) {
+        guard case let .checkpoint(point) = event.report else { return }
+        do { try store.save(point, board: event.board) } catch { StdErr.write("bitflash: warning: \(error)\n") }
+    }
+
+    static func forgetFinished(_ results: [FlashResult], in store: ResumeStore) {
+        for r in results where r.error == nil { store.forget(board: r.board) }
+    }
+
+    /// The result of a run stopped by `--sim-kill-at`: what a killed bitflash leaves behind.
+    static func killed(_ result: FlashResult, at: Duration) -> FlashResult {
+        var r = result
+        r.error = "bitflash was stopped at \(at.seconds) s (modelled, --sim-kill-at) as if killed; the board keeps "
+            + "what it received: run the same command again to continue"
+        return r
+    }
+}
+
+/// The flow inputs that `--trace` leaves out unless -v: what the board did inside, timers, protocol
+/// traces and progress. What remains (writes, the flow's inputs, connections, faults, resets,
+/// decisions, notes, retries) is what a replay and a bug report need.
+enum TraceFilter {
+    static func keepsCompact(kind: String, text: String) -> Bool {
+        switch kind {
+        case TraceKind.timer.rawValue, TraceKind.received.rawValue, TraceKind.device.rawValue, TraceKind.notification.rawValue:
+            return false
+        case TraceKind.report.rawValue:
+            return !(text.hasPrefix("trace: ") || text.hasPrefix("progress: ") || text.hasPrefix("checkpoint: "))
+        default:
+            return true
+        }
+    }
+}
