@@ -94,7 +94,7 @@ struct FlashCommand: AsyncParsableCommand {
             if let first = runs.first {
                 Verbose.dump(first.trace, names: names)
                 if let trace = output.trace {
-                    try TraceFile.write(first.trace, names: names, to: trace, header: traceHeader(profile: profile),
+                    try TraceFile.write(first.trace, names: names, to: trace, header: traceHeader(profile: profile, plans: ids.map { ($0.name, $0.plan.resume) }),
                                         results: results, full: output.verbose > 0)
                 }
             }
@@ -131,10 +131,15 @@ struct FlashCommand: AsyncParsableCommand {
     }
 
     func options() -> FlashOptions {
+        Self.options(mode: mode, upgradeMode: upgradeMode, verbosity: output.verbose)
+    }
+
+    /// The options of a flash (also what `sim replay` rebuilds from a trace's header).
+    static func options(mode: FlashMode, upgradeMode: UpgradeModeArgument, verbosity: Int) -> FlashOptions {
         var o = FlashOptions(mode: mode)
         o.mcumgr.mode = upgradeMode.mode
         o.mcumgr.estimatedSwapTime = .seconds(2)
-        o.mcumgr.traceBytes = output.verbose > 1 ? 64 : (output.verbose > 0 ? 16 : 0)
+        o.mcumgr.traceBytes = verbosity > 1 ? 64 : (verbosity > 0 ? 16 : 0)
         return o
     }
 }

@@ -11,7 +11,7 @@ struct SimCommand: AsyncParsableCommand {
         commandName: "sim",
         abstract: "Set up and look at the simulated boards that --simulate flashes.",
         subcommands: [SimResetCommand.self, SimShowCommand.self, SimSamplesCommand.self, SimServeCommand.self,
-                      SimCampaignCommand.self])
+                      SimCampaignCommand.self, SimReplayCommand.self])
 }
 
 /// `bitflash sim reset [--profile P] [--from FILE]`: a board holding a given file (or the sample program).

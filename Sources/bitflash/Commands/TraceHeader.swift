@@ -1,6 +1,7 @@
 import Crypto
 import Flashing
 import Foundation
+import Transport
 
 /// The first line of a trace file (`"kind": "meta"`): what was flashed and how, so that
 /// `bitflash sim replay` can run the same client flow again.
@@ -18,6 +19,8 @@ struct TraceHeader: Codable, Equatable {
     var verbosity: Int
     /// The name of the `--dfu-image` file, when one was given.
     var dfuImage: String?
+    /// The saved points the boards' flashes continued from, by board name.
+    var resume: [String: ResumePoint]?
 
     static func sha256(of path: String) -> String {
         guard let data = try? Data(contentsOf: URL(fileURLWithPath: path)) else { return "" }
@@ -43,10 +46,11 @@ struct TraceResult: Codable, Equatable {
 }
 
 extension FlashCommand {
-    func traceHeader(profile: SimProfile) -> TraceHeader {
-        TraceHeader(file: (file as NSString).lastPathComponent, sha256: TraceHeader.sha256(of: file),
+    func traceHeader(profile: SimProfile, plans: [(name: String, resume: ResumePoint?)]) -> TraceHeader {
+        let points = Dictionary(plans.compactMap { p in p.resume.map { (p.name, $0) } }, uniquingKeysWith: { a, _ in a })
+        return TraceHeader(file: (file as NSString).lastPathComponent, sha256: TraceHeader.sha256(of: file),
                     board: board ?? profile.board.rawValue, profile: "\(profile)", mode: mode.rawValue,
                     upgradeMode: upgradeMode.rawValue, verbosity: output.verbose,
-                    dfuImage: dfuImage.map { ($0 as NSString).lastPathComponent })
+                    dfuImage: dfuImage.map { ($0 as NSString).lastPathComponent }, resume: points.isEmpty ? nil : points)
     }
 }
