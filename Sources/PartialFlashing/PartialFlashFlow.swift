@@ -111,13 +111,17 @@ public struct PartialFlashFlow: FlowMachine {
         boardMap = map
         readerLinkLosses = reader.linkLosses
         var resumeNotes: [FlowAction] = []
-        if let point = resumePoint, let program {
+        if let point = resumePoint, let program, point.block > 0 || !map.hasProgram {
             switch resumablePlan(point, map: map, program: program) {
             case let .success(plan):
                 self.decision = .partial
-                resumeNotes = [.report(.decision(code: "runtime-matches", message: Self.partialMessage(program, plan: plan)
-                                                 + "; continuing the unfinished write at block \(point.block + 1)"))]
-                return resumeNotes + startWriting(plan: plan, program: program, map: map, from: point.block, now: now)
+                let words = map.hasProgram
+                    ? Self.partialMessage(program, plan: plan) + "; continuing the unfinished write at block \(point.block + 1)"
+                    : "the board shows no program since it restarted during this computer's earlier write of this program "
+                        + "(its first page was torn then); continuing that write at block \(point.block + 1) "
+                        + "in \(hex32(point.regionStart))-\(hex32(point.regionEnd))"
+                resumeNotes = [.report(.decision(code: map.hasProgram ? "runtime-matches" : "unfinished-write", message: words))]
+                return resumeNotes + startWriting(plan: plan, program: program, base: point, from: point.block, now: now)
             case let .failure(why):
                 resumeNotes = [.report(.note("not continuing the earlier unfinished write: \(why); starting over")),
                                .report(.checkpoint(nil))]
@@ -153,7 +157,7 @@ public struct PartialFlashFlow: FlowMachine {
                     + finish(.success(.fullRequired(reason)))
             }
             return resumeNotes + [.report(.decision(code: "runtime-matches", message: Self.partialMessage(program, plan: plan)))]
-                + startWriting(plan: plan, program: program, map: map, from: 0, now: now)
+                + startWriting(plan: plan, program: program, base: .base(program: program, board: map, plan: plan), from: nil, now: now)
         }
     }
 
@@ -165,19 +169,21 @@ public struct PartialFlashFlow: FlowMachine {
 
     /// The plan for continuing at `point`, or why that is not possible.
     private func resumablePlan(_ point: ResumePoint, map: BoardMemoryMap, program: MakeCodeProgram) -> Result<BlockPlan, ResumeRefusal> {
-        guard map.hasProgram, map.protocolVersion == 1 else { return .failure(ResumeRefusal("the board reports no program")) }
         let plan: BlockPlan
         do {
-            plan = try BlockPlan(image: image, program: program, boardRegion: map.program, family: family,
-                                 skipErasedBlocks: settings.skipErasedBlocks, sealProgramHash: settings.sealProgramHash)
+            plan = try BlockPlan(image: image, program: program, boardRegion: map.hasProgram ? map.program : point.region,
+                                 family: family, skipErasedBlocks: settings.skipErasedBlocks,
+                                 sealProgramHash: settings.sealProgramHash)
         } catch {
             return .failure(ResumeRefusal("the file's program does not fit the board (\(error))"))
         }
-        if let why = point.mismatch(board: map, plan: plan, program: program) { return .failure(ResumeRefusal(why)) }
+        let why = map.hasProgram ? point.mismatch(board: map, plan: plan, program: program)
+            : point.mismatch(emptyBoard: map, plan: plan, program: program)
+        if let why { return .failure(ResumeRefusal(why)) }
         return .success(plan)
     }
 
-    private mutating func startWriting(plan: BlockPlan, program: MakeCodeProgram, map: BoardMemoryMap, from block: Int,
+    private mutating func startWriting(plan: BlockPlan, program: MakeCodeProgram, base: ResumePoint, from block: Int?,
                                        now: Duration) -> [FlowAction] {
         self.plan = plan
         var writerSettings = settings
@@ -188,7 +194,7 @@ public struct PartialFlashFlow: FlowMachine {
             writerSettings.minimumAnswerDelay = max(settings.minimumAnswerDelay, ci * 3 / 2)
         }
         var writer = PartialFlashWriter(plan: plan, program: program, settings: writerSettings)
-        writer.checkpointBase = .base(program: program, board: map, plan: plan)
+        writer.checkpointBase = base
         let actions = writer.beginAfterRegionInfo(now: now, from: block)
         stage = .writing(writer)
         return withoutFinish(actions) + writerFinished(writer)

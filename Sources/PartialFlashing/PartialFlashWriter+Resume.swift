@@ -35,9 +35,9 @@ extension PartialFlashWriter {
         return plan.pageOpenerIndex(of: min(max(0, acknowledged), plan.blockCount - 1))
     }
 
-    /// Starts at `block` (clamped to a page-opening block) instead of 0.
+    /// Starts at `block` (clamped to a page-opening block) instead of 0, as the continuation of
+    /// an earlier write.
     mutating func resume(from block: Int) -> [FlowAction] {
-        guard block > 0 else { return [] }
         let start = Self.resumeBlock(acknowledged: block, plan: plan)
         index = start
         progress = start
@@ -52,12 +52,14 @@ extension PartialFlashWriter {
     }
 
     /// A checkpoint when the block a later run would continue from moved (nothing when it did not).
+    /// The first one (block 0) is reported before the first page is erased: a reset while that
+    /// page is erased or written can leave a board that shows no program at all, which only this
+    /// record explains (see `ResumePoint.mismatch(emptyBoard:plan:program:)`).
     mutating func checkpoint() -> [FlowAction] {
         guard let base = checkpointBase else { return [] }
         let block = Self.resumeBlock(acknowledged: index, plan: plan)
         guard block != lastCheckpoint else { return [] }
         lastCheckpoint = block
-        guard block > 0 else { return [.report(.checkpoint(nil))] }
         var point = base
         point.blockCount = plan.blockCount
         point.block = block

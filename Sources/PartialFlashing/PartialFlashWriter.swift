@@ -164,12 +164,12 @@ public struct PartialFlashWriter: FlowMachine {
     /// `MemoryMapReader` leaves the board in that state. Use the `.start` event instead on a
     /// fresh connection: the writer then subscribes and resynchronises first.
     ///
-    /// `block` continues an earlier, interrupted write (see `resume(from:)`); it must open a page.
-    public mutating func beginAfterRegionInfo(now: Duration = .zero, from block: Int = 0) -> [FlowAction] {
+    /// `block` continues an earlier, interrupted write (see `resume(from:)`); nil starts afresh.
+    public mutating func beginAfterRegionInfo(now: Duration = .zero, from block: Int? = nil) -> [FlowAction] {
         guard state == .idle else { return [] }
         clock = now
         guard !plan.blocks.isEmpty else { return fail(.nothingToWrite) }
-        let notes = resume(from: block)
+        let notes = block.map { resume(from: $0) } ?? []
         return opening() + notes + checkpoint() + sendBlock(from: 0, newGroup: true)
     }
 

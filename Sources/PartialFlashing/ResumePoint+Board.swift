@@ -37,12 +37,41 @@ extension ResumePoint {
         guard reported == hashWhileWriting || hashMayBeFinal else {
             return "the board reports program hash \(reported), an unfinished write leaves \(hashWhileWriting) there"
         }
-        guard blockCount == plan.blockCount, block > 0, block < plan.blockCount,
+        guard blockCount == plan.blockCount, block >= 0, block < plan.blockCount,
               plan.blocks[block].address == address, plan.blocks[block].opensPage,
               acknowledged >= block, acknowledged <= plan.blockCount
         else {
             return "it does not fit this file's plan of \(plan.blockCount) blocks (saved: block \(block + 1) of \(blockCount) "
                 + "at \(hex32(address)))"
+        }
+        return nil
+    }
+
+    /// The region 2 the unfinished write was for, as the board declared it then.
+    public var region: RegionInfo {
+        RegionInfo(id: 2, start: regionStart, end: regionEnd, hash: [UInt8](repeating: 0, count: 8))
+    }
+
+    /// Why this point cannot be continued on a board that reports no program at all; nil when it
+    /// can. That is what a board shows when it booted while the program's first page was torn: a
+    /// reset cut the erase of that page, or the burn of the block holding the magic, short. It
+    /// finds no magic, so CODAL reports empty regions and DAL zero hashes, and it keeps reporting
+    /// that until its next boot (the memory map is read once, at boot), even after the page was
+    /// written again. A point explains such a board:
+    /// * at `block` 0 the first page was being written when the reset came; the write starts again
+    ///   from block 0 (which erases the page) into the region saved with the point;
+    /// * past block 0 the writer wrote the whole first page again after that boot (a reconnection
+    ///   continues at the page being written, and the point only moves past the first page once
+    ///   all its blocks were acknowledged), so the write continues at `block` like any other.
+    /// The check after END_OF_TRANSMISSION reads the new memory map the board derives at its reboot.
+    public func mismatch(emptyBoard board: BoardMemoryMap, plan: BlockPlan, program: MakeCodeProgram) -> String? {
+        guard version == Self.currentVersion else { return "it was saved in format \(version), this tool reads \(Self.currentVersion)" }
+        guard programHash == program.programHash.hexString, runtimeHash == program.runtimeHash.hexString else {
+            return "it belongs to another program or runtime (\(programHash), runtime \(runtimeHash))"
+        }
+        guard blockCount == plan.blockCount, plan.blocks.indices.contains(block), plan.blocks[block].address == address,
+              plan.blocks[block].opensPage, board.protocolVersion == 1, regionStart == program.magicAddress else {
+            return "it does not fit this file's plan of \(plan.blockCount) blocks"
         }
         return nil
     }

@@ -23,6 +23,10 @@ public struct CampaignRecord: Sendable {
     public var seconds: Double = 0
     public var retries = 0
     public var resumes = 0
+    /// Runs of bitflash stopped mid-flash (`CampaignScenario.killAt`), and later runs that
+    /// continued an unfinished partial flash from its saved point instead of starting over.
+    public var kills = 0
+    public var resumedAcrossRuns = 0
     public var connections = 0
     public var faults = FaultCounters()
     public var busyAnswers = 0
@@ -51,6 +55,8 @@ public struct CampaignReport: Sendable, Codable {
     public var violations: [CampaignViolation] = []
     public var retries = 0
     public var resumes = 0
+    public var kills = 0
+    public var resumedAcrossRuns = 0
     public var connections = 0
     public var faults: [String: Int] = [:]
     /// Modelled seconds of each run (the run under faults, not the repair).
@@ -72,6 +78,8 @@ public struct CampaignReport: Sendable, Codable {
         violations += r.violations
         retries += r.retries
         resumes += r.resumes
+        kills += r.kills
+        resumedAcrossRuns += r.resumedAcrossRuns
         connections += r.connections
         let f = r.faults
         for (name, n) in [("lost writes", f.droppedWrites), ("lost notifications", f.droppedNotifications),
@@ -112,6 +120,8 @@ public struct CampaignReport: Sendable, Codable {
         row("invariant violations", "\(violations.count)")
         row("retries (successful runs)", "\(retries)")
         row("resumes / reconnects", "\(resumes)")
+        row("bitflash killed mid-flash", "\(kills)")
+        row("resumed by the next run", "\(resumedAcrossRuns)")
         row("connections", "\(connections)")
         row("faults injected", "\(faults.values.reduce(0, +))")
         for (name, n) in faults.sorted(by: { $0.key < $1.key }) { row("  \(name)", "\(n)") }
@@ -137,6 +147,7 @@ public struct CampaignReport: Sendable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case runs, seed, paths, outcomes, outcomesByPath, repairedAfterFailure, violations, retries, resumes
+        case kills, resumedAcrossRuns
         case connections, faults, errors, p50, p90, p99, max
     }
 
@@ -151,6 +162,8 @@ public struct CampaignReport: Sendable, Codable {
         try c.encode(violations, forKey: .violations)
         try c.encode(retries, forKey: .retries)
         try c.encode(resumes, forKey: .resumes)
+        try c.encode(kills, forKey: .kills)
+        try c.encode(resumedAcrossRuns, forKey: .resumedAcrossRuns)
         try c.encode(connections, forKey: .connections)
         try c.encode(faults, forKey: .faults)
         try c.encode(errors, forKey: .errors)
@@ -171,6 +184,8 @@ public struct CampaignReport: Sendable, Codable {
         violations = try c.decode([CampaignViolation].self, forKey: .violations)
         retries = try c.decode(Int.self, forKey: .retries)
         resumes = try c.decode(Int.self, forKey: .resumes)
+        kills = try c.decodeIfPresent(Int.self, forKey: .kills) ?? 0
+        resumedAcrossRuns = try c.decodeIfPresent(Int.self, forKey: .resumedAcrossRuns) ?? 0
         connections = try c.decode(Int.self, forKey: .connections)
         faults = try c.decode([String: Int].self, forKey: .faults)
         errors = try c.decode([String: Int].self, forKey: .errors)

@@ -54,6 +54,10 @@ public struct CampaignScenario: Sendable, Equatable {
     /// SMP server faults: a request answered "busy", an upload chunk that fails to write.
     public var busyAnswers: Double
     public var flashWriteFailures: Double
+    /// bitflash is stopped (killed) this long after the start of the run, sometimes right after
+    /// the board reset; the next run flashes the board as it was left, continuing an unfinished
+    /// partial flash from the last checkpoint. Nil: not stopped.
+    public var killAt: Duration?
 
     /// The scenario's key without its faults: runs with equal keys have equal fault-free runs.
     var shapeKey: String {
@@ -64,6 +68,7 @@ public struct CampaignScenario: Sendable, Equatable {
     public var summary: String {
         "run \(index): \(board.rawValue) \(kind.rawValue)\(startsInPairingMode ? " (pairing mode)" : ""), "
             + "\(start) → \(target), path \(path.rawValue), link \(link.name), fault seed \(faults.seed)"
+            + (killAt.map { ", killed at \($0.secondsText)" } ?? "")
     }
 }
 
@@ -102,7 +107,7 @@ extension CampaignScenario {
         let profile = link ?? LinkProfile.named[Int(rng.next() % UInt64(LinkProfile.named.count))]
         return CampaignScenario(index: index, board: board, kind: kind, startsInPairingMode: rng.chance(0.3),
                                 start: start, target: target, path: path, link: profile,
-                                faults: FaultPlan(seed: rng.next()), busyAnswers: 0, flashWriteFailures: 0)
+                                faults: FaultPlan(seed: rng.next()), busyAnswers: 0, flashWriteFailures: 0, killAt: nil)
     }
 
     /// The scenario with faults drawn from its fault seed, placed with the fault-free `shape`:
@@ -136,6 +141,22 @@ extension CampaignScenario {
             s.busyAnswers = pick([0, 0, 0.01, 0.05])
             s.flashWriteFailures = pick([0, 0, 0, 0.01])
         }
+        s.drawKill(time: time)
         return s
+    }
+
+    /// One run in four that may write partially is killed somewhere in its fault-free duration,
+    /// half of those just after a board reset (drawn from its own generator, so the other faults
+    /// of a seed stay as they were).
+    mutating func drawKill(time: Int64) {
+        guard path != .full else { return }
+        var rng = SplitMix64(seed: faults.seed ^ 0x5EED_0F_C1A5_5E5)
+        guard rng.chance(0.25) else { return }
+        let at = Duration.microseconds(Int64(rng.next() % UInt64(max(time, 1))) + 1)
+        killAt = at
+        if rng.chance(0.5) {
+            let before = Duration.microseconds(Int64(rng.next() % 200_000))
+            faults.resetDeviceAt.append(max(.zero, at - before))
+        }
     }
 }

@@ -2,6 +2,8 @@ import FirmwareImage
 import LinkModel
 import SampleFirmware
 import SimulatedBoard
+import Synchronization
+import Transport
 
 /// A seeded fault campaign: many flashes of simulated boards under injected faults, each
 /// checked against `CampaignInvariants`; a failed run is followed by a plain run (no faults)
@@ -75,7 +77,7 @@ public struct FaultCampaign: Sendable {
     /// Runs one scenario: the flash under faults, the checks, and the repair run after a failure.
     public mutating func runOne(_ scenario: CampaignScenario) -> CampaignRecord {
         var record = CampaignRecord(scenario: scenario)
-        let plan: FlashPlan
+        var plan: FlashPlan
         var board: SimulatedBoard
         do {
             plan = try self.plan(scenario.board, scenario.target)
@@ -87,11 +89,21 @@ public struct FaultCampaign: Sendable {
         }
         let declared = CampaignInvariants.declaredProgramRegion(of: board)
         let options = Self.options(scenario.path)
+        if let kill = scenario.killAt {
+            // bitflash is killed mid-run: the board keeps what it got, the next run starts from there
+            // with what the killed one saved.
+            guard let stopped = killedRun(board, plan: plan, options: options, scenario: scenario, at: kill,
+                                          declared: declared, record: &record) else { return record }
+            board = stopped.board
+            plan.resume = stopped.resume
+        }
         board.resetFlashCounters()
         var sim = Simulation(link: scenario.link, faults: scenario.faults)
         sim.recordsTrace = false
         let id = sim.addBoard(board)
-        let run = SimulatedFlash.run(plan: plan, options: options, on: id, named: "sim", in: &sim, deadline: configuration.deadline)
+        let saved = CheckpointKeeper()
+        let run = SimulatedFlash.run(plan: plan, options: options, on: id, named: "sim", in: &sim, deadline: configuration.deadline,
+                                     onEvent: { saved.keep($0) })
         guard let after = try? sim.board(id) else { record.violate("setup", "the board vanished"); return record }
         record.seconds = run.statistics.modelledTime.seconds
         record.faults = run.statistics.faults
@@ -109,6 +121,7 @@ public struct FaultCampaign: Sendable {
             record.outcome = CampaignOutcome(outcome)
             record.retries = outcome.retries
             record.resumes = (outcome.partial?.reconnects ?? 0) + (outcome.full?.resumes ?? 0)
+            if outcome.partial?.resumedAtBlock != nil { record.resumedAcrossRuns += 1 }
             record.check(CampaignInvariants.checkSuccess(outcome, plan: plan, board: after))
             record.check(CampaignInvariants.checkBounds(outcome, connections: run.statistics.connections, options: options))
         case let .failure(error):
@@ -116,7 +129,9 @@ public struct FaultCampaign: Sendable {
             record.error = run.result.error
             record.check(CampaignInvariants.checkFailure(error, message: run.result.error))
             record.check(CampaignInvariants.checkBounds(nil, connections: run.statistics.connections, options: options))
-            repair(after, declared: declared, plan: plan, scenario: scenario, record: &record)
+            var next = plan
+            next.resume = saved.point
+            repair(after, declared: declared, plan: next, scenario: scenario, record: &record)
         }
         return record
     }
@@ -139,11 +154,35 @@ public struct FaultCampaign: Sendable {
         switch run.outcome {
         case let .success(outcome):
             record.repaired = true
+            if outcome.partial?.resumedAtBlock != nil { record.resumedAcrossRuns += 1 }
             record.check(CampaignInvariants.checkSuccess(outcome, plan: plan, board: after).map { ($0.rule, "after the repair run: " + $0.detail) })
         case .failure:
             record.repaired = false
             record.violate("not-repaired", "the plain run after the failure (\(record.error ?? "?")) failed too: \(run.result.error ?? "?")")
         }
+    }
+
+    /// The run that bitflash does not finish: stopped at `at` of modelled time. Returns the board
+    /// as left and the last checkpoint, or nil (with a violation) when the setup broke.
+    private func killedRun(_ board: SimulatedBoard, plan: FlashPlan, options: FlashOptions, scenario: CampaignScenario,
+                           at: Duration, declared: Range<UInt32>, record: inout CampaignRecord)
+        -> (board: SimulatedBoard, resume: ResumePoint?)? {
+        var board = board
+        board.resetFlashCounters()
+        var sim = Simulation(link: scenario.link, faults: scenario.faults)
+        sim.recordsTrace = false
+        let id = sim.addBoard(board)
+        let saved = CheckpointKeeper()
+        let run = SimulatedFlash.run(plan: plan, options: options, on: id, named: "sim", in: &sim, deadline: at,
+                                     onEvent: { saved.keep($0) })
+        guard let after = try? sim.board(id) else { record.violate("setup", "the board vanished"); return nil }
+        record.kills += 1
+        record.check(CampaignInvariants.checkWrites(before: board, after: after, declared: declared))
+        if case let .success(outcome) = run.outcome {
+            // Finished before it was stopped: it must have done its job.
+            record.check(CampaignInvariants.checkSuccess(outcome, plan: plan, board: after).map { ($0.rule, "before the kill: " + $0.detail) })
+        }
+        return (after, saved.point)
     }
 
     private mutating func shape(of scenario: CampaignScenario) -> CampaignShape {
@@ -194,4 +233,13 @@ public struct FaultCampaign: Sendable {
             return board
         }
     }
+}
+
+/// Keeps the last `FlowReport.checkpoint` of a run, as bitflash keeps it in its state folder.
+final class CheckpointKeeper: Sendable {
+    private let saved = Mutex<ResumePoint?>(nil)
+    func keep(_ event: FlashEvent) {
+        if case let .checkpoint(point) = event.report { saved.withLock { $0 = point } }
+    }
+    var point: ResumePoint? { saved.withLock { $0 } }
 }
