@@ -82,7 +82,7 @@ public enum RecordedEvent {
             if rest.hasPrefix("name=") { name = String(rest.dropFirst(5)); break }
             let word = rest.prefix { $0 != " " }
             rest = rest.dropFirst(word.count).drop { $0 == " " }
-            let kv = word.split(separator: "=", maxSplits: 1).map(String.init)
+            let kv = word.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             guard kv.count == 2 else { return nil }
             switch kv[0] {
             case "mtu": mtu = Int(kv[1])
