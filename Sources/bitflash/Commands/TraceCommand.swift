@@ -22,7 +22,7 @@ struct TraceShowCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Only this board's lines.", valueName: "NAME"))
     var board: String?
 
-    @Option(parsing: .upToNextOption, help: ArgumentHelp("Only these kinds (write, notify, report, event, connect, fault, ...).", valueName: "KIND"))
+    @Option(parsing: .upToNextOption, help: ArgumentHelp("Only these kinds (write, input, notify, report, connect, fault, meta, result, ...).", valueName: "KIND"))
     var kind: [String] = []
 
     func run() async throws {
@@ -38,7 +38,7 @@ struct TraceShowCommand: AsyncParsableCommand {
                 out += e.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
                 out += e.kind.padding(toLength: 12, withPad: " ", startingAt: 0) + e.text + "\n"
             }
-            let boards = Set(entries.map(\.name)).sorted()
+            let boards = Set(entries.filter { $0.board >= 0 }.map(\.name)).sorted()
             out += "\(shown.count) of \(entries.count) lines; boards: \(boards.joined(separator: ", "))"
             if let last = entries.last { out += String(format: "; last at %.3f s modelled", Double(last.t) / 1e6) }
             StdOut.write(out + "\n")
