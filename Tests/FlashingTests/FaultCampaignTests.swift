@@ -20,7 +20,11 @@ import Testing
         let failed = report.outcomes[CampaignOutcome.failedCleanly.rawValue] ?? 0
         #expect(report.repairedAfterFailure == failed)
         switch path {
-        case .partial: #expect((report.outcomes["partial"] ?? 0) > 75)
+        case .partial:
+            #expect((report.outcomes["partial"] ?? 0) > 75)
+            // Some runs were killed mid-flash, and some next runs continued the unfinished write.
+            #expect(report.kills > 10)
+            #expect(report.resumedAcrossRuns > 0, "\(report.table())")
         case .full: #expect((report.outcomes["full"] ?? 0) > 75)
         case .auto: #expect((report.outcomes["partial"] ?? 0) + (report.outcomes["full"] ?? 0) + (report.outcomes["fallback"] ?? 0) > 75)
         }
