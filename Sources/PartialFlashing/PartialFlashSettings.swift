@@ -60,9 +60,9 @@ public struct PartialFlashSettings: Sendable, Equatable {
     public var minimumAnswerDelay: Duration
     /// With `rejectSimultaneousAnswers`: the answer to a block that opens a page comes after the
     /// board erased that page (22 ms on nRF51, 85 ms on nRF52), so an answer sooner than this
-    /// after such a block is a duplicated or late answer to the block before, and is ignored:
-    /// 20 ms when `rejectSimultaneousAnswers` is on, else zero.
-    public var pageOpenAnswerDelay: Duration { rejectSimultaneousAnswers ? .milliseconds(20) : .zero }
+    /// after such a block is a duplicated or late answer to the block before, and is ignored.
+    /// Default zero; `overALink` uses 20 ms.
+    public var pageOpenAnswerDelay: Duration = .zero
     /// Write the program hash last (`BlockPlan` with `sealProgramHash`), so that an interrupted
     /// flash never leaves the board reporting the new program's hash. Default false.
     public var sealProgramHash: Bool
@@ -101,7 +101,9 @@ public struct PartialFlashSettings: Sendable, Equatable {
     /// (1.5 connection intervals when the transport reports the interval), and the program
     /// hash is written last.
     public static var overALink: PartialFlashSettings {
-        PartialFlashSettings(rejectSimultaneousAnswers: true, minimumAnswerDelay: .milliseconds(5), sealProgramHash: true)
+        var s = PartialFlashSettings(rejectSimultaneousAnswers: true, minimumAnswerDelay: .milliseconds(5), sealProgramHash: true)
+        s.pageOpenAnswerDelay = .milliseconds(20)
+        return s
     }
 
     /// The deadline of a run that writes `blocks` blocks.
