@@ -58,11 +58,6 @@ public struct PartialFlashSettings: Sendable, Equatable {
     /// in its single buffer, and the board would then burn a block at a wrong address
     /// (partial-flashing-protocol.md §3.1, §3.3). Default zero (only the very same instant).
     public var minimumAnswerDelay: Duration
-    /// With `rejectSimultaneousAnswers`: the answer to a block that opens a page comes after the
-    /// board erased that page (22 ms on nRF51, 85 ms on nRF52), so an answer sooner than this
-    /// after such a block is a duplicated or late answer to the block before, and is ignored.
-    /// Default zero; `overALink` uses 20 ms.
-    public var pageOpenAnswerDelay: Duration = .zero
     /// Write the program hash last (`BlockPlan` with `sealProgramHash`), so that an interrupted
     /// flash never leaves the board reporting the new program's hash. Default false.
     public var sealProgramHash: Bool
@@ -101,9 +96,7 @@ public struct PartialFlashSettings: Sendable, Equatable {
     /// (1.5 connection intervals when the transport reports the interval), and the program
     /// hash is written last.
     public static var overALink: PartialFlashSettings {
-        var s = PartialFlashSettings(rejectSimultaneousAnswers: true, minimumAnswerDelay: .milliseconds(5), sealProgramHash: true)
-        s.pageOpenAnswerDelay = .milliseconds(20)
-        return s
+        PartialFlashSettings(rejectSimultaneousAnswers: true, minimumAnswerDelay: .milliseconds(5), sealProgramHash: true)
     }
 
     /// The deadline of a run that writes `blocks` blocks.

@@ -63,11 +63,7 @@ extension PartialFlashWriter {
     /// True when an answer now cannot be the answer to the last write (see `PartialFlashSettings.minimumAnswerDelay`).
     var answerIsTooEarly: Bool {
         guard settings.rejectSimultaneousAnswers, let sentAt else { return false }
-        var least = settings.minimumAnswerDelay
-        if state == .awaitingAck, plan.blocks.indices.contains(index), plan.blocks[index].opensPage {
-            least = max(least, settings.pageOpenAnswerDelay)
-        }
-        return clock - sentAt <= least
+        return clock - sentAt <= settings.minimumAnswerDelay
     }
 
     mutating func received(_ bytes: [UInt8]) -> [FlowAction] {
