@@ -93,7 +93,7 @@ let package = Package(
         .testTarget(name: "FlashingTests", dependencies: ["Flashing", "SimulatedBoard", "TestSupport"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
         .testTarget(name: "FakeBlueZTests", dependencies: [
-            "FakeBlueZ", "DBus", "SimulatedBoard", "PartialFlashing", "FirmwareImage", "SampleFirmware", "Transport", "TestSupport",
+            "FakeBlueZ", "DBus", "SimulatedBoard", "PartialFlashing", "SMP", "FirmwareImage", "SampleFirmware", "Transport", "TestSupport",
         ]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "FirmwareImage", "SampleFirmware"]),
         .testTarget(name: "SMPUDPTests", dependencies: [
