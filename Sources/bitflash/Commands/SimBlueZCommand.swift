@@ -27,7 +27,7 @@ struct SimBlueZCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("A JSON scenario with one or more boards (instead of the board options below).", valueName: "FILE"))
     var scenario: String?
 
-    @Option(help: ArgumentHelp("The kind of board (default microbit-v2-mcuboot).", valueName: "PROFILE"))
+    @Option(help: ArgumentHelp("The kind of board (default: the saved board's, else microbit-v2-mcuboot).", valueName: "PROFILE"))
     var profile: SimProfile?
 
     @Option(help: ArgumentHelp("The advertised name (default: the saved board's).", valueName: "NAME"))
@@ -152,7 +152,7 @@ struct SimBlueZCommand: AsyncParsableCommand {
         behaviour.connectFailures = try Self.list(connectFailures, "--connect-failures")
         behaviour.hostile = Set(try Self.list(hostile, "--hostile"))
         let state = SimStore.names(count: 1)[0]
-        let board = try Self.board(store: store, state: state, index: 1, profile: profile ?? .default, from: from)
+        let board = try Self.board(store: store, state: state, index: 1, profile: profile, from: from)
         return FakeBoard(board: board, name: name, address: address, behaviour: behaviour, stateFile: store.url(of: state))
     }
 
@@ -171,7 +171,7 @@ struct SimBlueZCommand: AsyncParsableCommand {
                                        + SimProfile.allValueStrings.joined(separator: ", "))
                 }
                 return p
-            } ?? .default
+            }
             let state = entry.state ?? names[i]
             let from = entry.from.map { $0.hasPrefix("/") ? $0 : base.appendingPathComponent($0).path }
             let board = try Self.board(store: store, state: state, index: i + 1, profile: profile, from: from)
@@ -181,10 +181,15 @@ struct SimBlueZCommand: AsyncParsableCommand {
         return (boards, scenario.timeScale, scenario.adapterAddress)
     }
 
-    /// The saved board `state` (or a fresh one), or a board holding `from`.
-    private static func board(store: SimStore, state: String, index: Int, profile: SimProfile, from: String?) throws -> SimulatedBoard {
-        guard let from else { return try store.loadOrCreate(state, profile: profile, index: index) }
-        return try profile.makeBoard(holding: try profile.image(fromFile: from), name: state, address: SimStore.address(index))
+    /// A board holding `from`; else the saved board `state` (which must be of `profile` when
+    /// one is given); else a fresh board of `profile` holding the sample program.
+    private static func board(store: SimStore, state: String, index: Int, profile: SimProfile?, from: String?) throws -> SimulatedBoard {
+        if let from {
+            let profile = profile ?? .default
+            return try profile.makeBoard(holding: try profile.image(fromFile: from), name: state, address: SimStore.address(index))
+        }
+        if profile == nil, let saved = try store.load(state) { return saved }
+        return try store.loadOrCreate(state, profile: profile ?? .default, index: index)
     }
 
     private static func list<T: RawRepresentable>(_ text: String?, _ option: String) throws -> [T] where T.RawValue == String {
