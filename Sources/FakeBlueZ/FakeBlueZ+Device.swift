@@ -22,7 +22,7 @@ extension FakeBlueZ {
             "Adapter": .objectPath(adapterPath), "AdvertisingFlags": .bytes([0x06]),
         ]
         if d.isAdvertising, !d.behaviour.absent { p["RSSI"] = .int16(d.behaviour.rssi) }
-        return d.hostile.properties(BlueZ.device, p)
+        return d.hostile(at: d.path).properties(BlueZ.device, p)
     }
 
     func exportDevice(_ i: Int, _ s: inout FakeState) {
@@ -41,7 +41,7 @@ extension FakeBlueZ {
     func setDevice(_ i: Int, _ changes: [String: DBusValue], _ s: FakeState) {
         let d = s.devices[i]
         guard d.exported else { return }
-        let distorted = d.hostile.properties(BlueZ.device, changes)
+        let distorted = d.hostile(at: d.path).properties(BlueZ.device, changes)
         guard !distorted.isEmpty else { return }
         emit("device properties") { try server.setProperties(path: d.path, interface: BlueZ.device, distorted) }
     }
@@ -180,17 +180,16 @@ extension FakeBlueZ {
         let table = FakeGATTTable(board: d.host.board, devicePath: d.path)
         let mtu = UInt16(min(Self.centralMTU, d.host.board.profile.attMTU))
         s.devices[i].mtu = mtu
-        let hostile = d.hostile
         emit("GATT objects") {
             for service in table.services {
                 try server.add(path: service.path, interfaces: [
-                    BlueZ.gattService: hostile.properties(BlueZ.gattService, table.serviceProperties(service, devicePath: d.path)),
+                    BlueZ.gattService: d.hostile(at: service.path).properties(BlueZ.gattService, table.serviceProperties(service, devicePath: d.path)),
                 ])
             }
             for c in table.characteristics {
                 let path = c.path
                 try server.add(path: path, interfaces: [
-                    BlueZ.gattCharacteristic: hostile.properties(BlueZ.gattCharacteristic, table.characteristicProperties(c, mtu: mtu)),
+                    BlueZ.gattCharacteristic: d.hostile(at: path).properties(BlueZ.gattCharacteristic, table.characteristicProperties(c, mtu: mtu)),
                 ], methods: { [weak self] call in try self?.characteristicCall(i, path: path, call) ?? [] })
                 try server.add(path: c.descriptorPath, interfaces: [BlueZ.gattDescriptor: table.descriptorProperties(c)],
                                methods: { [weak self] call in try self?.descriptorCall(i, path: path, call) ?? [] })

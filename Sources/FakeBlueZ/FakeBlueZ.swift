@@ -12,7 +12,7 @@
 //      --address AA:BB:CC:DD:EE:FF, --from FILE (put this firmware on the board first, like
 //      `bitflash sim reset --from`), --requires-pairing, --refuses-pairing,
 //      --connect-failures in-progress,le-connection-abort-by-local, --services-never-resolve,
-//      --disconnect-after-writes N, --absent, --stale-bond, --hostile MODE[,MODE],
+//      --disconnect-after-writes N, --absent, --stale-bond, --hostile MODE[,MODE] [--hostile-seed N],
 //      --time-scale S (real seconds per modelled second; 0: everything at once; default 1),
 //      --for SECONDS, -v (board trace lines on stdout).
 //      Or several boards: --scenario FILE.json (the one-board options are then refused):
@@ -23,6 +23,7 @@
 //                     "connectFailures": ["in-progress", "le-connection-abort-by-local"],
 //                     "servicesNeverResolve": false, "disconnectAfterWrites": 40, "absent": false,
 //                     "staleBond": false, "hostile": ["wrong-types", "oversized-values", "missing-properties"],
+//                     "hostileSeed": 7,
 //                     "advertisedUUIDs": ["e97dd91d-251d-470a-a062-fa1922dfa9a8"]}]}
 //      Every key but "boards" is optional; "state" names the board's file in the state folder
 //      (default `sim`, or `sim-N` for the Nth of several), "from" is relative to the scenario

@@ -22,6 +22,9 @@ public struct FakeBoardBehaviour: Sendable, Equatable, Codable {
     public var staleBond = false
     /// D-Bus level hostility, for fuzz-style tests of a client.
     public var hostile: Set<HostileDBusMode> = []
+    /// With `hostile`: each property and notification gets one of the modes, or none, as this
+    /// seed picks (a fuzz-style run per seed); nil distorts everything with every mode.
+    public var hostileSeed: UInt64?
     /// The RSSI reported when the board is seen advertising.
     public var rssi: Int16 = -60
     /// The service UUIDs in the advertisement; nil: the board's GATT services.
@@ -40,7 +43,7 @@ public struct FakeBoardBehaviour: Sendable, Equatable, Codable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case requiresPairing, refusesPairing, connectFailures, servicesNeverResolve, disconnectAfterWrites
-        case absent, staleBond, hostile, rssi, advertisedUUIDs
+        case absent, staleBond, hostile, hostileSeed, rssi, advertisedUUIDs
     }
 
     public init(from decoder: any Decoder) throws {
@@ -53,6 +56,7 @@ public struct FakeBoardBehaviour: Sendable, Equatable, Codable {
         absent = try c.decodeIfPresent(Bool.self, forKey: .absent) ?? false
         staleBond = try c.decodeIfPresent(Bool.self, forKey: .staleBond) ?? false
         hostile = try c.decodeIfPresent(Set<HostileDBusMode>.self, forKey: .hostile) ?? []
+        hostileSeed = try c.decodeIfPresent(UInt64.self, forKey: .hostileSeed)
         rssi = try c.decodeIfPresent(Int16.self, forKey: .rssi) ?? -60
         advertisedUUIDs = try c.decodeIfPresent([String].self, forKey: .advertisedUUIDs)
         if let n = disconnectAfterWrites, n < 1 {

@@ -34,6 +34,7 @@ struct FakeDevice: Sendable {
     /// Characteristic path → its last value (read or notified).
     var values: [String: [UInt8]] = [:]
     var writesDelivered = 0
+    var notificationsSent = 0
 
     init(spec: FakeBoard, adapterPath: String) {
         self.spec = spec
@@ -51,7 +52,10 @@ struct FakeDevice: Sendable {
 
     var name: String { spec.name ?? spec.board.profile.name }
     var behaviour: FakeBoardBehaviour { spec.behaviour }
-    var hostile: HostileDBus { HostileDBus(modes: spec.behaviour.hostile) }
+    /// The hostility of the object at `path` (the seed picks per object and property).
+    func hostile(at path: String) -> HostileDBus {
+        HostileDBus(modes: spec.behaviour.hostile, seed: spec.behaviour.hostileSeed, salt: path)
+    }
     var advertisedUUIDs: [String] {
         spec.behaviour.advertisedUUIDs ?? spec.board.offeredServices.sorted().map(\.uuidString)
     }

@@ -67,6 +67,10 @@ struct SimBlueZCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("D-Bus level hostility: wrong-types, oversized-values, missing-properties.", valueName: "MODE,MODE"))
     var hostile: String?
 
+    @Option(help: ArgumentHelp("With --hostile: distort each property and notification by one mode or none, as this seed picks.",
+                               valueName: "SEED"))
+    var hostileSeed: UInt64?
+
     @Option(name: .customLong("time-scale"), help: "Real seconds per modelled second (0: at once; default 1, or the scenario's).")
     var timeScale: Double?
 
@@ -79,7 +83,7 @@ struct SimBlueZCommand: AsyncParsableCommand {
     private var usesBoardOptions: Bool {
         profile != nil || name != nil || address != nil || from != nil || requiresPairing || refusesPairing
             || connectFailures != nil || servicesNeverResolve || disconnectAfterWrites != nil || absent || staleBond
-            || hostile != nil
+            || hostile != nil || hostileSeed != nil
     }
 
     func validate() throws {
@@ -151,6 +155,10 @@ struct SimBlueZCommand: AsyncParsableCommand {
         behaviour.staleBond = staleBond
         behaviour.connectFailures = try Self.list(connectFailures, "--connect-failures")
         behaviour.hostile = Set(try Self.list(hostile, "--hostile"))
+        behaviour.hostileSeed = hostileSeed
+        if hostileSeed != nil, behaviour.hostile.isEmpty {
+            throw CLIError(.usage, "--hostile-seed picks among the --hostile modes: give them too, e.g. --hostile wrong-types,missing-properties")
+        }
         let state = SimStore.names(count: 1)[0]
         let board = try Self.board(store: store, state: state, index: 1, profile: profile, from: from)
         return FakeBoard(board: board, name: name, address: address, behaviour: behaviour, stateFile: store.url(of: state))
@@ -210,7 +218,10 @@ struct SimBlueZCommand: AsyncParsableCommand {
         if !b.connectFailures.isEmpty { parts.append("connect fails: " + b.connectFailures.map(\.rawValue).joined(separator: ",")) }
         if b.servicesNeverResolve { parts.append("services never resolve") }
         if let n = b.disconnectAfterWrites { parts.append("link drops after \(n) writes") }
-        if !b.hostile.isEmpty { parts.append("hostile: " + b.hostile.map(\.rawValue).sorted().joined(separator: ",")) }
+        if !b.hostile.isEmpty {
+            parts.append("hostile: " + b.hostile.map(\.rawValue).sorted().joined(separator: ",")
+                         + (b.hostileSeed.map { ", seed \($0)" } ?? ""))
+        }
         return parts.isEmpty ? "" : " (" + parts.joined(separator: "; ") + ")"
     }
 }
