@@ -176,7 +176,14 @@ extension FakeBlueZ {
     /// GATT discovery is over: the GATT objects appear, then `ServicesResolved` goes true.
     func resolveServices(_ i: Int, epoch: Int, _ s: inout FakeState) {
         let d = s.devices[i]
-        guard d.connected, d.linkEpoch == epoch, d.gatt == nil else { return }
+        guard d.connected, d.linkEpoch == epoch, !d.resolved else { return }
+        if d.gatt != nil {
+            // BlueZ's GATT cache: the table of the last connection is kept and reused as is.
+            s.devices[i].resolved = true
+            note("[\(d.name)] services resolved from the cache")
+            setDevice(i, ["ServicesResolved": .bool(true)], s)
+            return
+        }
         let table = FakeGATTTable(board: d.host.board, devicePath: d.path)
         let mtu = UInt16(min(Self.centralMTU, d.host.board.profile.attMTU))
         s.devices[i].mtu = mtu
@@ -209,26 +216,34 @@ extension FakeBlueZ {
         s.devices[i].connecting = false
         if d.resolved { setDevice(i, ["ServicesResolved": .bool(false)], s) }
         if d.connected { setDevice(i, ["Connected": .bool(false)], s) }
-        if let table = d.gatt {
-            emit("GATT objects removed") {
-                for path in table.paths.reversed() { try server.remove(path: path) }
-            }
-        }
         s.devices[i].connected = false
         s.devices[i].resolved = false
-        s.devices[i].gatt = nil
-        s.devices[i].notifySessions = [:]
-        s.devices[i].values = [:]
         s.devices[i].linkEpoch += 1
+        // With the GATT cache the objects stay (calls on them fail "Not connected"; notification
+        // sessions are replayed at the next connection); without it they go.
+        if !d.behaviour.gattCache { removeGATT(i, &s) }
         if d.connected {
             s.devices[i].host.linkDropped()
             save(i, s)
         }
     }
 
-    /// `Adapter1.RemoveDevice`: the link drops, the object and its bond are gone.
+    /// Removes the GATT objects (InterfacesRemoved, children first) and their sessions.
+    func removeGATT(_ i: Int, _ s: inout FakeState) {
+        if let table = s.devices[i].gatt {
+            emit("GATT objects removed") {
+                for path in table.paths.reversed() { try server.remove(path: path) }
+            }
+        }
+        s.devices[i].gatt = nil
+        s.devices[i].notifySessions = [:]
+        s.devices[i].values = [:]
+    }
+
+    /// `Adapter1.RemoveDevice`: the link drops, the object, its GATT cache and its bond are gone.
     func removeDevice(_ i: Int, _ s: inout FakeState) {
         dropLink(i, &s)
+        removeGATT(i, &s)
         let path = s.devices[i].path
         emit("device removed") { try server.remove(path: path) }
         s.devices[i].exported = false

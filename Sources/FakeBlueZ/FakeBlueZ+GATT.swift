@@ -125,7 +125,8 @@ extension FakeBlueZ {
     }
 
     private func startNotify(_ i: Int, path: String, sender: String, _ s: inout FakeState) throws {
-        let c = try connected(i, path, s)
+        // On a cached table StartNotify succeeds while disconnected; BlueZ enables it at the next connection.
+        guard let c = s.devices[i].gatt?.characteristic(at: path) else { throw BlueZ.gattNotConnected }
         guard c.canNotify else { throw BlueZ.notSupported }
         if s.devices[i].behaviour.requiresPairing, !s.devices[i].paired { throw BlueZ.notPaired }
         var sessions = s.devices[i].notifySessions[path] ?? []

@@ -12,7 +12,7 @@
 //      --address AA:BB:CC:DD:EE:FF, --from FILE (put this firmware on the board first, like
 //      `bitflash sim reset --from`), --requires-pairing, --refuses-pairing,
 //      --connect-failures in-progress,le-connection-abort-by-local, --services-never-resolve,
-//      --disconnect-after-writes N, --absent, --stale-bond, --hostile MODE[,MODE] [--hostile-seed N],
+//      --disconnect-after-writes N, --absent, --stale-bond, --gatt-cache, --hostile MODE[,MODE] [--hostile-seed N],
 //      --time-scale S (real seconds per modelled second; 0: everything at once; default 1),
 //      --for SECONDS, -v (board trace lines on stdout).
 //      Or several boards: --scenario FILE.json (the one-board options are then refused):
@@ -21,7 +21,7 @@
 //                     "address": "F0:0D:00:00:00:01", "from": "app.hex", "rssi": -60,
 //                     "requiresPairing": false, "refusesPairing": false,
 //                     "connectFailures": ["in-progress", "le-connection-abort-by-local"],
-//                     "servicesNeverResolve": false, "disconnectAfterWrites": 40, "absent": false,
+//                     "servicesNeverResolve": false, "disconnectAfterWrites": 40, "absent": false, "gattCache": false,
 //                     "staleBond": false, "hostile": ["wrong-types", "oversized-values", "missing-properties"],
 //                     "hostileSeed": 7,
 //                     "advertisedUUIDs": ["e97dd91d-251d-470a-a062-fa1922dfa9a8"]}]}
@@ -52,7 +52,8 @@
 // into pairing mode or END_OF_TRANSMISSION, McuMgr reset) drops the link: ServicesResolved and
 // Connected go false, the GATT objects are removed, and the device is connectable again once
 // the board has booted (its modelled reboot and MCUboot swap time, times the time scale).
-// The GATT cache is off (as `[GATT] Cache = no`): the table is read afresh at every connect.
+// The GATT cache is off by default (as `[GATT] Cache = no`): the table is read afresh at every
+// connect; `--gatt-cache` keeps the objects across disconnects, as BlueZ's default does.
 
 import DBus
 import Foundation

@@ -61,6 +61,9 @@ struct SimBlueZCommand: AsyncParsableCommand {
     @Flag(help: "The board never advertises.")
     var absent = false
 
+    @Flag(help: "BlueZ's GATT cache: GATT objects stay across disconnects (default: removed, as with Cache = no).")
+    var gattCache = false
+
     @Flag(help: "BlueZ holds a bond the board has forgotten.")
     var staleBond = false
 
@@ -82,7 +85,7 @@ struct SimBlueZCommand: AsyncParsableCommand {
 
     private var usesBoardOptions: Bool {
         profile != nil || name != nil || address != nil || from != nil || requiresPairing || refusesPairing
-            || connectFailures != nil || servicesNeverResolve || disconnectAfterWrites != nil || absent || staleBond
+            || connectFailures != nil || servicesNeverResolve || disconnectAfterWrites != nil || absent || staleBond || gattCache
             || hostile != nil || hostileSeed != nil
     }
 
@@ -153,6 +156,7 @@ struct SimBlueZCommand: AsyncParsableCommand {
         behaviour.disconnectAfterWrites = disconnectAfterWrites
         behaviour.absent = absent
         behaviour.staleBond = staleBond
+        behaviour.gattCache = gattCache
         behaviour.connectFailures = try Self.list(connectFailures, "--connect-failures")
         behaviour.hostile = Set(try Self.list(hostile, "--hostile"))
         behaviour.hostileSeed = hostileSeed
@@ -215,6 +219,7 @@ struct SimBlueZCommand: AsyncParsableCommand {
         if b.requiresPairing { parts.append("requires pairing") }
         if b.refusesPairing { parts.append("refuses pairing") }
         if b.staleBond { parts.append("stale bond") }
+        if b.gattCache { parts.append("GATT cache") }
         if !b.connectFailures.isEmpty { parts.append("connect fails: " + b.connectFailures.map(\.rawValue).joined(separator: ",")) }
         if b.servicesNeverResolve { parts.append("services never resolve") }
         if let n = b.disconnectAfterWrites { parts.append("link drops after \(n) writes") }
