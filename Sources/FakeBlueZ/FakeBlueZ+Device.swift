@@ -21,7 +21,7 @@ extension FakeBlueZ {
             "Connected": .bool(d.connected), "ServicesResolved": .bool(d.resolved), "UUIDs": .strings(d.advertisedUUIDs),
             "Adapter": .objectPath(adapterPath), "AdvertisingFlags": .bytes([0x06]),
         ]
-        if d.isAdvertising, !d.behaviour.absent { p["RSSI"] = .int16(d.behaviour.rssi) }
+        if d.isAdvertising { p["RSSI"] = .int16(d.behaviour.rssi) }
         return d.hostile(at: d.path).properties(BlueZ.device, p)
     }
 
