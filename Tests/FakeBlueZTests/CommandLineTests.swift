@@ -115,5 +115,14 @@ struct CommandLineTests {
         let mixed = try await ExternalProcess.run(bitflash, ["sim", "bluez", "--scenario", scenario.path, "--absent"], timeout: .seconds(60))
         #expect(mixed.status == 64)
         #expect(mixed.stderr.contains("put the board options into the scenario file"), "\(mixed.stderr)")
+
+        // org.bluez already owned on the bus (a first fake, or a real bluetoothd): exit 69.
+        let bus = try PrivateBus()
+        let first = try await Self.start(["--sim-state", dir.path, "--time-scale", "0"], bus: bus)
+        let second = try await ExternalProcess.run(bitflash, ["sim", "bluez", "--sim-state", dir.path, "--bus", bus.address],
+                                                   timeout: .seconds(60))
+        #expect(second.status == 69)
+        #expect(second.stderr.contains("could not own the D-Bus name org.bluez"), "\(second.stderr)")
+        #expect(await first.stop(within: .seconds(30)) == 0)
     }
 }
