@@ -34,6 +34,14 @@ public struct BenchRun: Sendable, Codable, Equatable {
 
     /// `achieved / bound`: `modelledSeconds / boundSeconds` (0 when there is no bound).
     public var ratio: Double = 0
+    /// The session's estimate of the path it took, in seconds (nil when it made none).
+    public var estimatedSeconds: Double?
+    /// `(estimated − modelled) / modelled`.
+    public var estimateError: Double?
+    /// The estimates of every path the session could take, by path name.
+    public var estimates: [String: Double] = [:]
+    /// True when auto took a full update although partial flashing was possible.
+    public var fullOverPartial = false
 }
 
 /// The speedup of the automatic choice over each full configuration, for one scenario and profile.

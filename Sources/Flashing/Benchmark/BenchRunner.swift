@@ -84,6 +84,12 @@ public enum BenchRunner {
         row.payloadBytes = flash.result.bytesSent
         guard case let .success(outcome) = flash.outcome else { return row }
         row.path = outcome.path.rawValue
+        if let decision = outcome.decision, outcome.path != .upToDate, let chosen = decision.chosenEstimate {
+            row.estimatedSeconds = chosen.seconds
+            row.estimateError = row.modelledSeconds > 0 ? (chosen.seconds - row.modelledSeconds) / row.modelledSeconds : nil
+            row.estimates = Dictionary(decision.estimates.map { ($0.path.rawValue, $0.seconds) }, uniquingKeysWith: { a, _ in a })
+            row.fullOverPartial = outcome.path == .full && decision.estimates.contains { $0.path == .partial }
+        }
         let ci = profile.connectionIntervalMicroseconds
         let timing = DeviceTiming.of(family)
         let setup = profile.connectionSetup.wholeMicroseconds
