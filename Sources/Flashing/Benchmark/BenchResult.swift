@@ -53,6 +53,11 @@ public struct BenchSpeedup: Sendable, Codable, Equatable {
     public var overReference: Double?
     /// `fullBest / auto` modelled time.
     public var overBest: Double?
+    /// `forced partial / auto` modelled time (nil where partial flashing is impossible).
+    public var overPartial: Double?
+    /// True when auto's path took no longer than the other path forced (nil when auto failed or
+    /// only one path was possible).
+    public var autoWasFastest: Bool?
 }
 
 /// Everything one `bitflash bench flash` run measured.
@@ -76,9 +81,15 @@ public struct BenchReport: Sendable, Codable, Equatable {
                 runs.first { $0.scenario == run.scenario && $0.profile == run.profile && $0.strategy == s && $0.error == nil }?.modelledSeconds
             }
             let auto = run.error == nil && run.modelledSeconds > 0 ? run.modelledSeconds : nil
+            // The other path, forced: partial flashing against a full update, and a full update against
+            // partial flashing (the forced full run skips the memory-map read auto makes first, so
+            // it is the stricter comparison).
+            let other: Double? = run.path == "full" ? time(.partialOnly) : (run.path == "partial" ? time(.fullBest) : nil)
             speedups.append(BenchSpeedup(scenario: run.scenario, profile: run.profile, autoPath: run.path,
                                          overReference: auto.flatMap { a in time(.fullReference).map { $0 / a } },
-                                         overBest: auto.flatMap { a in time(.fullBest).map { $0 / a } }))
+                                         overBest: auto.flatMap { a in time(.fullBest).map { $0 / a } },
+                                         overPartial: auto.flatMap { a in time(.partialOnly).map { $0 / a } },
+                                         autoWasFastest: auto.flatMap { a in other.map { a <= $0 } }))
         }
         self.speedups = speedups
     }
@@ -91,10 +102,15 @@ public struct BenchReport: Sendable, Codable, Equatable {
     /// The goal of a run's `achieved / bound`, or nil when the run has none (the reference configuration).
     public static func goal(of run: BenchRun) -> Double? {
         switch (run.strategy, run.path) {
-        case (.auto, "partial"?), (.auto, "up-to-date"?): return partialGoal
+        case (.auto, "partial"?), (.auto, "up-to-date"?), (.partialOnly, _): return partialGoal
         case (.auto, "full"?), (.fullBest, _): return fullGoal
         default: return nil
         }
+    }
+
+    /// The largest `|estimate error|` over the runs that made an estimate.
+    public var largestEstimateError: Double? {
+        runs.compactMap { $0.estimateError.map(abs) }.max()
     }
 
     /// Runs whose ratio is above their goal, or that failed.

@@ -15,9 +15,14 @@ import Darwin
 /// result beside its lower bound.
 public enum BenchRunner {
     /// The strategies a scenario is run with: an up-to-date board only with auto (a forced
-    /// full update of the same image is not what anyone would do).
+    /// full update of the same image is not what anyone would do); forced partial flashing only
+    /// where it is possible (an edit).
     public static func strategies(for kind: BenchScenario.Kind) -> [BenchStrategy] {
-        kind == .upToDate ? [.auto] : BenchStrategy.allCases
+        switch kind {
+        case .upToDate: return [.auto]
+        case .newRuntime: return [.auto, .fullReference, .fullBest]
+        case .edit: return BenchStrategy.allCases
+        }
     }
 
     /// Runs every scenario over every profile with its strategies.

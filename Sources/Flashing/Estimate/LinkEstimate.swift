@@ -45,6 +45,28 @@ public struct LinkEstimate: Sendable, Equatable, Codable {
 
     /// The connection interval.
     public var interval: Duration { profile.connectionInterval }
+
+    private enum Key: String, CodingKey { case name, connectionIntervalMilliseconds, attMTU, packetsPerEvent, source }
+
+    /// JSON: `name`, `connectionIntervalMilliseconds`, `attMTU`, `packetsPerEvent`, `source`.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Key.self)
+        try c.encode(profile.name, forKey: .name)
+        try c.encode(Double(profile.connectionIntervalMicroseconds) / 1000, forKey: .connectionIntervalMilliseconds)
+        try c.encode(profile.attMTU, forKey: .attMTU)
+        try c.encode(profile.packetsPerEvent, forKey: .packetsPerEvent)
+        try c.encode(source, forKey: .source)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Key.self)
+        var p = LinkProfile.deviceRequested
+        p.name = try c.decode(String.self, forKey: .name)
+        p.connectionIntervalMicroseconds = Int64((try c.decode(Double.self, forKey: .connectionIntervalMilliseconds) * 1000).rounded())
+        p.attMTU = try c.decode(Int.self, forKey: .attMTU)
+        p.packetsPerEvent = try c.decode(Int.self, forKey: .packetsPerEvent)
+        self.init(profile: p, source: try c.decode(Source.self, forKey: .source))
+    }
 }
 
 /// Measures the connection interval from request/answer round trips.
