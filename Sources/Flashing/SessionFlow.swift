@@ -191,7 +191,7 @@ public struct SessionFlow: FlowMachine {
             return fail(FlashError.noFullImage(reason: reason))
         }
         guard hasMcuMgr else { return fail(FlashError.noFullPath(reason: reason)) }
-        if options.dryRun || decision == nil {
+        if decision == nil {
             decision = SessionDecision.decide(partial: nil, full: fullEstimators(), options: options, family: plan.family,
                                               connection: connection, meter: meter, now: now)
         }
@@ -236,9 +236,8 @@ public struct SessionFlow: FlowMachine {
                 return finishDryRun(path: .upToDate, reason: FlashReason(code: "up-to-date", message: "the board already runs this program (program hash \(hash))"))
             }
         } else if let blocks = flow.plan {
-            let full = options.mode == .auto ? fullEstimators() : []
             decision = SessionDecision.decide(partial: PartialEstimator(plan: blocks, verifies: options.partial.verifyAfterFlash),
-                                              full: full, options: options, family: plan.family,
+                                              full: fullEstimators(), options: options, family: plan.family,
                                               connection: connection, meter: meter, now: now)
             if let d = decision, d.chosen != .partial {
                 return [.report(.note("decision: \(d.summary)"))]
