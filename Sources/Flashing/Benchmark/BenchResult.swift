@@ -42,6 +42,8 @@ public struct BenchRun: Sendable, Codable, Equatable {
     public var estimates: [String: Double] = [:]
     /// True when auto took a full update although partial flashing was possible.
     public var fullOverPartial = false
+    /// Seconds spent before the session decided (connection, switch to pairing mode, memory map).
+    public var decidedAtSeconds: Double?
 }
 
 /// The speedup of the automatic choice over each full configuration, for one scenario and profile.
@@ -55,8 +57,9 @@ public struct BenchSpeedup: Sendable, Codable, Equatable {
     public var overBest: Double?
     /// `forced partial / auto` modelled time (nil where partial flashing is impossible).
     public var overPartial: Double?
-    /// True when auto's path took no longer than the other path forced (nil when auto failed or
-    /// only one path was possible).
+    /// True when auto's path took no longer than the other path would have from the same
+    /// decision point: forced partial flashing, or a forced full update plus what auto spent
+    /// before deciding (nil when auto failed or only one path was possible).
     public var autoWasFastest: Bool?
 }
 
@@ -81,10 +84,11 @@ public struct BenchReport: Sendable, Codable, Equatable {
                 runs.first { $0.scenario == run.scenario && $0.profile == run.profile && $0.strategy == s && $0.error == nil }?.modelledSeconds
             }
             let auto = run.error == nil && run.modelledSeconds > 0 ? run.modelledSeconds : nil
-            // The other path, forced: partial flashing against a full update, and a full update against
-            // partial flashing (the forced full run skips the memory-map read auto makes first, so
-            // it is the stricter comparison).
-            let other: Double? = run.path == "full" ? time(.partialOnly) : (run.path == "partial" ? time(.fullBest) : nil)
+            // The other path as auto would have taken it: partial flashing forced against a full
+            // update, and a full update forced (which skips the memory-map read) plus the time auto
+            // spent before deciding against partial flashing.
+            let other: Double? = run.path == "full" ? time(.partialOnly)
+                : (run.path == "partial" ? time(.fullBest).map { $0 + (run.decidedAtSeconds ?? 0) } : nil)
             speedups.append(BenchSpeedup(scenario: run.scenario, profile: run.profile, autoPath: run.path,
                                          overReference: auto.flatMap { a in time(.fullReference).map { $0 / a } },
                                          overBest: auto.flatMap { a in time(.fullBest).map { $0 / a } },

@@ -94,6 +94,7 @@ public enum BenchRunner {
             row.estimateError = row.modelledSeconds > 0 ? (chosen.seconds - row.modelledSeconds) / row.modelledSeconds : nil
             row.estimates = Dictionary(decision.estimates.map { ($0.path.rawValue, $0.seconds) }, uniquingKeysWith: { a, _ in a })
             row.fullOverPartial = outcome.path == .full && decision.estimates.contains { $0.path == .partial }
+            row.decidedAtSeconds = decision.decidedAfterSeconds
         }
         let ci = profile.connectionIntervalMicroseconds
         let timing = DeviceTiming.of(family)

@@ -31,6 +31,8 @@ public struct PathDecision: Sendable, Equatable, Codable {
     public var link: LinkEstimate
     /// The same paths over the standard link profiles (plan mode only; empty otherwise).
     public var byProfile: [ProfileEstimates] = []
+    /// Seconds the session had spent when it decided (connection, mode switch, memory map).
+    public var decidedAfterSeconds: Double = 0
 
     /// Chooses among `estimators` (the possible paths).
     /// - Parameters:
@@ -53,7 +55,8 @@ public struct PathDecision: Sendable, Equatable, Codable {
         }
         let others = estimates.filter { $0.path != chosen.path }
         let margin = others.first.map { $0.seconds - chosen.seconds }
-        return PathDecision(estimates: estimates, chosen: chosen.path, basis: basis, marginSeconds: margin, link: context.link)
+        return PathDecision(estimates: estimates, chosen: chosen.path, basis: basis, marginSeconds: margin, link: context.link,
+                            decidedAfterSeconds: context.elapsed.seconds)
     }
 
     /// The chosen path's estimate.
