@@ -157,10 +157,7 @@ public struct SessionFlow: FlowMachine {
                                           now: Duration) -> [FlowAction] {
         switch result {
         case .success(.upToDate):
-            let hash = plan.program?.programHash.hexString ?? "?"
-            return succeed(SessionOutcome(path: .upToDate,
-                                          reason: FlashReason(code: "up-to-date", message: "the board already runs this program (program hash \(hash))"),
-                                          fallback: false))
+            return succeed(SessionOutcome(path: .upToDate, reason: upToDateReason, fallback: false))
         case let .success(.flashed(stats)):
             partialStats = stats
             var message = "runtime matches"
@@ -178,6 +175,10 @@ public struct SessionFlow: FlowMachine {
                                      message: "partial flashing failed (\(describe(error))), so a full update follows")
             return [.report(.note(reason.message))] + goFull(reason, fallback: true, now: now)
         }
+    }
+
+    private var upToDateReason: FlashReason {
+        FlashReason(code: "up-to-date", message: "the board already runs this program (program hash \(plan.program?.programHash.hexString ?? "?"))")
     }
 
     /// Partial-flashing errors after which a full update can still save the board.
@@ -225,41 +226,30 @@ public struct SessionFlow: FlowMachine {
         return [McuMgrEstimator(imageBytes: image.bytes.count, options: options.mcumgr)]
     }
 
-    /// The partial flow stopped after its decision and plan: compare the possible paths and go on.
+    /// The partial flow stopped after its decision and plan: compare the possible paths, then
+    /// write, go full, or (dry run) finish with the plan.
     private mutating func decideAtPause(_ child: ChildFlow<PartialFlashFlow>, now: Duration) -> [FlowAction] {
         var child = child
-        let flow = child.machine
-        region = flow.plan.map { _ in plan.program?.region } ?? nil
-        if flow.decision == .upToDate {
-            if options.dryRun {
-                let hash = plan.program?.programHash.hexString ?? "?"
-                return finishDryRun(path: .upToDate, reason: FlashReason(code: "up-to-date", message: "the board already runs this program (program hash \(hash))"))
-            }
-        } else if let blocks = flow.plan {
+        var note: [FlowAction] = []
+        if let blocks = child.machine.plan, child.machine.decision == .partial {
+            region = plan.program?.region
             decision = SessionDecision.decide(partial: PartialEstimator(plan: blocks, verifies: options.partial.verifyAfterFlash),
                                               full: fullEstimators(), options: options, family: plan.family,
                                               connection: connection, meter: meter, now: now)
+            note = decision.map { [.report(.note("decision: \($0.summary)"))] } ?? []
             if let d = decision, d.chosen != .partial {
-                return [.report(.note("decision: \(d.summary)"))]
-                    + goFull(FlashReason(code: "full-is-faster", message: "a full update is estimated faster: \(d.summary)"),
-                             fallback: false, now: now)
+                return note + goFull(FlashReason(code: "full-is-faster", message: "a full update is estimated faster: \(d.summary)"),
+                                     fallback: false, now: now)
             }
-            let note: [FlowAction] = decision.map { [.report(.note("decision: \($0.summary)"))] } ?? []
             if options.dryRun {
-                let program = plan.program.map { " (\($0.runtimeHash.hexString))" } ?? ""
-                return note + finishDryRun(path: .partial, reason: FlashReason(
-                    code: "runtime-matches",
-                    message: "runtime matches\(program): \(blocks.blockCount) blocks, \(blocks.pagesOpened) pages"))
+                return note + finishDryRun(path: .partial, reason: SessionDecision.partialReason(plan.program, blocks: blocks))
             }
-            let (childActions, result) = child.perform { $0.resume(now: now) }
-            stage = .partial(child)
-            let actions = note + Self.withoutDonePhase(childActions)
-            guard let result else { return actions }
-            return actions + partialFinished(result, flow: child.machine, now: now)
+        } else if options.dryRun {
+            return finishDryRun(path: .upToDate, reason: upToDateReason)
         }
         let (childActions, result) = child.perform { $0.resume(now: now) }
         stage = .partial(child)
-        let actions = Self.withoutDonePhase(childActions)
+        let actions = note + Self.withoutDonePhase(childActions)
         guard let result else { return actions }
         return actions + partialFinished(result, flow: child.machine, now: now)
     }

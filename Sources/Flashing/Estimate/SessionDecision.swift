@@ -1,5 +1,6 @@
 import FirmwareImage
 import LinkModel
+import PartialFlashing
 import Transport
 
 /// The decision a session makes once the memory map is read, from what it measured.
@@ -21,5 +22,12 @@ enum SessionDecision {
         var decision = PathDecision.choose(estimators, context: context, forced: forced, prefer: prefer)
         if options.dryRun { decision?.byProfile = PlanEstimates.byProfile(estimators, board: context.board) }
         return decision
+    }
+
+    /// Why a dry run would flash partially: the runtime matches, and what would be sent.
+    static func partialReason(_ program: MakeCodeProgram?, blocks: BlockPlan) -> FlashReason {
+        let runtime = program.map { " (\($0.runtimeHash.hexString))" } ?? ""
+        return FlashReason(code: "runtime-matches",
+                           message: "runtime matches\(runtime): \(blocks.blockCount) blocks, \(blocks.pagesOpened) page\(blocks.pagesOpened == 1 ? "" : "s")")
     }
 }
