@@ -100,7 +100,7 @@ public struct EstimateContext: Sendable, Equatable {
 
     /// The fixed part before the decision: `elapsed`, or for a board not yet connected the
     /// connection setup and STATUS plus two REGION_INFO round trips.
-    var beforeDecision: PathEstimate.Part {
+    public var beforeDecision: PathEstimate.Part {
         if includesMemoryMapRead {
             let ci = link.profile.connectionIntervalMicroseconds
             return .init(name: "connect and read the memory map",
@@ -112,6 +112,11 @@ public struct EstimateContext: Sendable, Equatable {
 
 /// Estimates one path's time on a board. One type per path; a new path (Nordic DFU) is one
 /// more conforming type, which `PathDecision` then compares with the others.
+///
+/// Adding a path: its case in `EstimatedPath` (`nordicDFU` is there), a conforming type that
+/// turns the image size and the board's costs into `PathEstimate.Part`s (starting with
+/// `context.beforeDecision`), and the session's list of full paths the board offers
+/// (`SessionFlow.fullEstimators()`), which routes the chosen path by `PathDecision.chosen`.
 public protocol PathEstimator: Sendable {
     /// The path this estimator is for.
     var path: EstimatedPath { get }
