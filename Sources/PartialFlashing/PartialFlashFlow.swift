@@ -34,7 +34,26 @@ public struct PartialFlashFlow: FlowMachine {
         case writing(PartialFlashWriter)
         /// `FF 01` sent to an up-to-date board: waiting for it to drop the link as it restarts.
         case restarting
+        /// The decision is made and nothing is written yet: waiting for `resume(now:)`.
+        case paused(Paused)
         case done
+    }
+
+    /// What `resume(now:)` does.
+    private enum Paused: Sendable {
+        case restart
+        case write(PartialFlashWriter)
+    }
+
+    /// When true, the flow stops after the memory map is read and the decision made (and the
+    /// blocks planned), before its first write: `isPaused` turns true and nothing happens until
+    /// `resume(now:)`. A caller uses the pause to compare paths or to plan without writing.
+    public var pauseBeforeWriting = false
+
+    /// True while the flow waits for `resume(now:)` (see `pauseBeforeWriting`).
+    public var isPaused: Bool {
+        if case .paused = stage { return true }
+        return false
     }
 
     private var stage: Stage
@@ -91,9 +110,32 @@ public struct PartialFlashFlow: FlowMachine {
             default:
                 return []
             }
-        case .done:
+        case .paused, .done:
             return []
         }
+    }
+
+    /// Continues a paused flow: writes the planned blocks, or restarts an up-to-date board.
+    public mutating func resume(now: Duration) -> [FlowAction] {
+        guard case let .paused(next) = stage else { return [] }
+        switch next {
+        case .restart:
+            return restart()
+        case var .write(writer):
+            let actions = writer.beginAfterRegionInfo(now: now)
+            stage = .writing(writer)
+            return withoutFinish(actions) + writerFinished(writer)
+        }
+    }
+
+    private mutating func restart() -> [FlowAction] {
+        // Wait for the restart's link drop: finishing at once could close the link before
+        // the write leaves, and leave the board in pairing mode.
+        let bytes = PartialFlashingRequest.reset(.application).bytes
+        stage = .restarting
+        return [.report(.note("the board already runs this program; restarting it")),
+                .report(.trace("→ \(bytes.spacedHex)")), .write(KnownGATT.partialFlashing, bytes, .command),
+                .startTimer(PartialFlashTimer.reboot, settings.rebootTimeout)]
     }
 
     private mutating func readerFinished(_ result: Result<BoardMemoryMap, any Error>,
@@ -111,13 +153,11 @@ public struct PartialFlashFlow: FlowMachine {
         case let .fullRequired(reason):
             return [.report(.note(reason.description))] + finish(.success(.fullRequired(reason)))
         case .upToDate:
-            // Wait for the restart's link drop: finishing at once could close the link before
-            // the write leaves, and leave the board in pairing mode.
-            let bytes = PartialFlashingRequest.reset(.application).bytes
-            stage = .restarting
-            return [.report(.note("the board already runs this program; restarting it")),
-                    .report(.trace("→ \(bytes.spacedHex)")), .write(KnownGATT.partialFlashing, bytes, .command),
-                    .startTimer(PartialFlashTimer.reboot, settings.rebootTimeout)]
+            if pauseBeforeWriting {
+                stage = .paused(.restart)
+                return []
+            }
+            return restart()
         case .partial:
             guard let program else { return finish(.success(.fullRequired(.fileHasNoProgram))) }
             let plan: BlockPlan
@@ -139,6 +179,10 @@ public struct PartialFlashFlow: FlowMachine {
                 writerSettings.minimumAnswerDelay = max(settings.minimumAnswerDelay, ci * 3 / 2)
             }
             var writer = PartialFlashWriter(plan: plan, program: program, settings: writerSettings)
+            if pauseBeforeWriting {
+                stage = .paused(.write(writer))
+                return []
+            }
             let actions = writer.beginAfterRegionInfo(now: now)
             stage = .writing(writer)
             return withoutFinish(actions) + writerFinished(writer)

@@ -6,7 +6,7 @@ struct Bitflash: AsyncParsableCommand {
         commandName: "bitflash",
         abstract: "Flash BBC micro:bit and Calliope mini boards over Bluetooth LE.",
         subcommands: [FlashCommand.self, InfoCommand.self, DemoCommand.self, InspectCommand.self, ConvertCommand.self, SimCommand.self,
-                      TraceCommand.self, BenchCommand.self])
+                      TraceCommand.self, BenchCommand.self, PlanCommand.self])
 
     /// Lets `--simulate` stand without a profile (`bitflash flash prog.hex --simulate`):
     /// a missing or non-profile value gets the default profile.

@@ -38,6 +38,12 @@ struct FlashCommand: AsyncParsableCommand {
     @Option(help: "auto: partial when possible, full otherwise; partial or full: force a path.")
     var mode: FlashMode = .auto
 
+    @Option(help: ArgumentHelp("In auto mode, take this kind of path whenever it is possible instead of the fastest by estimate.", valueName: "partial|full"))
+    var prefer: PathPreference?
+
+    @Flag(name: .customLong("dry-run"), help: "Read the memory map, decide and print the plan with its estimates; write nothing.")
+    var dryRun = false
+
     @Option(name: .customLong("dfu-image"), help: ArgumentHelp("The MCUboot image a full update uploads (default: built from the file).", valueName: "FILE"))
     var dfuImage: String?
 
@@ -55,6 +61,10 @@ struct FlashCommand: AsyncParsableCommand {
         guard boards >= 1, boards <= 64 else { throw ValidationError("--boards must be between 1 and 64") }
         if !devices.isEmpty, simulate != nil { throw ValidationError("use either --device or --simulate, not both") }
         if boards > 1, simulate == nil, devices.isEmpty { throw ValidationError("--boards counts simulated boards: add --simulate") }
+        if let prefer, mode != .auto {
+            throw ValidationError("--prefer \(prefer.rawValue) chooses among paths in auto mode, but --mode \(mode.rawValue) already forces one: drop one of them")
+        }
+        if dryRun, udp != nil { throw ValidationError("--dry-run plans a Bluetooth flash; it does not work with --udp") }
     }
 
     func run() async throws {
@@ -74,6 +84,11 @@ struct FlashCommand: AsyncParsableCommand {
             var ids: [(plan: FlashPlan, board: BoardID, name: String)] = []
             for (i, name) in names.enumerated() {
                 ids.append((plan, sim.addBoard(try store.loadOrCreate(name, profile: profile, index: i + 1)), name))
+            }
+            if dryRun {
+                let runs = SimulatedFlash.runAll(ids, options: options(), in: &sim)
+                for (entry, _) in zip(ids, runs) { try store.save(sim.board(entry.board), as: entry.name) }
+                return try printPlans(zip(names, runs.map(\.outcome)).map { ($0, $1) })
             }
             let out = SharedOutput(Output.make(output.mode, boards: names, verbosity: output.verbose))
             let runs = SimulatedFlash.runAll(ids, options: options(), in: &sim, onEvent: { out.event($0) })
@@ -116,8 +131,21 @@ struct FlashCommand: AsyncParsableCommand {
         }
     }
 
+    /// Prints each board's dry-run plan; the same for a simulated and a real board.
+    func printPlans(_ outcomes: [(board: String, outcome: Result<SessionOutcome, any Error>)]) throws -> BitflashExit {
+        var failed = false
+        for (board, outcome) in outcomes {
+            let plan = DryRunPlan(board: board, outcome: outcome)
+            failed = failed || plan.error != nil
+            StdOut.write(output.json ? try PlanText.json(plan) + "\n" : PlanText.dryRun(plan, file: file))
+        }
+        return failed ? .flashFailed : .ok
+    }
+
     func options() -> FlashOptions {
         var o = FlashOptions(mode: mode)
+        o.prefer = prefer
+        o.dryRun = dryRun
         o.mcumgr.mode = upgradeMode.mode
         o.mcumgr.estimatedSwapTime = .seconds(2)
         o.mcumgr.traceBytes = output.verbose > 1 ? 64 : (output.verbose > 0 ? 16 : 0)
@@ -126,6 +154,7 @@ struct FlashCommand: AsyncParsableCommand {
 }
 
 extension FlashMode: ExpressibleByArgument {}
+extension PathPreference: ExpressibleByArgument {}
 
 enum UpgradeModeArgument: String, ExpressibleByArgument, CaseIterable {
     case testAndConfirm = "test-and-confirm", confirmOnly = "confirm-only", testOnly = "test-only", uploadOnly = "upload-only"
