@@ -4,7 +4,8 @@ import Transport
 extension BlueZDeviceTransport {
     /// Connects with the retries BlueZ needs, waits for the services, pairs when asked to, and
     /// reads the GATT table afresh.
-    func establish(timeout: Duration) async throws(BlueZError) -> ConnectionInfo {
+    /// `connect(timeout:)` with the richer `BlueZError` (the CLI maps its cases to exit codes).
+    public func establish(timeout: Duration) async throws(BlueZError) -> ConnectionInfo {
         do {
             try await ensureDeviceKnown()
             let path = state.withLock { $0.devicePath }
