@@ -90,6 +90,7 @@ let package = Package(
         .testTarget(name: "SimulatedBoardTests", dependencies: ["SimulatedBoard", "LinkModel", "PartialFlashing", "McuMgr", "SMP", "Transport", "TestSupport"]),
         .testTarget(name: "FlashingTests", dependencies: ["Flashing", "SimulatedBoard", "TestSupport"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
+        .testTarget(name: "BlueZTransportTests", dependencies: ["BlueZTransport", "DBus", "Transport"]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "FirmwareImage", "SampleFirmware"]),
         .testTarget(name: "SMPUDPTests", dependencies: [
             "SMPUDP", "Flashing", "McuMgr", "SMP", "SimulatedBoard", "FirmwareImage", "SampleFirmware", "Transport", "TestSupport",

@@ -62,7 +62,8 @@ extension BlueZError {
     static func needsPairing(_ error: DBusError) -> Bool {
         guard case let .remote(name, message) = error else { return false }
         let m = message.lowercased()
-        if name == "org.bluez.Error.NotAuthorized" || name == "org.bluez.Error.NotPermitted" && m.contains("auth") { return true }
+        if name == "org.bluez.Error.NotAuthorized" { return true }
+        if name == "org.bluez.Error.NotPermitted", m.contains("auth") || m.contains("paired") || m.contains("encrypt") { return true }
         return m.contains("insufficient authentication") || m.contains("insufficient encryption")
     }
 }

@@ -66,10 +66,10 @@ extension BlueZError: CustomStringConvertible {
             return "could not connect to \(device): \(message); move the board closer, reset it and try again"
         case let .servicesNeverResolved(device, after):
             return "\(device) connected but its services never resolved within \(after.seconds.formatted1)s; "
-                + "reset the board and try again; if it keeps happening, remove it with `bluetoothctl remove \(device)`"
+                + "reset the board and try again; if it keeps happening, remove it with `bluetoothctl remove \(Self.address(in: device))`"
         case let .pairingRefused(device, message):
             return "pairing refused by \(device) (\(message)); put the board in pairing mode (hold A+B, press reset), "
-                + "or remove the old bond on both sides (`bluetoothctl remove \(device)`) and try again"
+                + "or remove the old bond on both sides (`bluetoothctl remove \(Self.address(in: device))`) and try again"
         case let .disconnected(op, reason):
             return "\(op) failed: the board disconnected (\(reason))"
         case let .notConnected(op):
@@ -81,6 +81,14 @@ extension BlueZError: CustomStringConvertible {
         case let .unexpectedReply(op, detail):
             return "\(op): BlueZ sent an unexpected reply (\(detail)); check the BlueZ version (5.56 or later is needed)"
         }
+    }
+}
+
+extension BlueZError {
+    /// The address in a device label `Name (AA:BB:…)`, or the label itself.
+    static func address(in label: String) -> String {
+        guard label.hasSuffix(")"), let open = label.lastIndex(of: "(") else { return label }
+        return String(label[label.index(after: open)..<label.index(before: label.endIndex)])
     }
 }
 

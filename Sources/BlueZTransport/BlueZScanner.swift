@@ -16,10 +16,15 @@ public struct BlueZScanner: Sendable {
 
     /// The adapter to use: the one named, else the first powered one.
     public func adapter(in tree: BlueZObjectTree) throws(BlueZError) -> BlueZAdapter {
+        try Self.chooseAdapter(named: adapterName, in: tree)
+    }
+
+    /// The adapter called `name` (`hci0` or its path), else the first switched on.
+    public static func chooseAdapter(named name: String?, in tree: BlueZObjectTree) throws(BlueZError) -> BlueZAdapter {
         let names = tree.adapters.map(\.name)
-        if let adapterName {
-            guard let a = tree.adapters.first(where: { $0.name == adapterName || $0.path == adapterName }) else {
-                throw .noAdapter(requested: adapterName, available: names)
+        if let name {
+            guard let a = tree.adapters.first(where: { $0.name == name || $0.path == name }) else {
+                throw .noAdapter(requested: name, available: names)
             }
             guard a.powered else { throw .adapterOff(a.name) }
             return a
