@@ -63,8 +63,10 @@ let package = Package(
         .target(name: "DBus", dependencies: ["CDBus"]),
         // BlueZ backend of the transport.
         .target(name: "BlueZTransport", dependencies: ["DBus", "Transport"]),
+        // A fake BlueZ (org.bluez on a private bus) playing simulated boards, for tests.
+        .target(name: "FakeBlueZ", dependencies: ["DBus", "SimulatedBoard", "LinkModel", "Transport"]),
         .executableTarget(name: "bitflash", dependencies: [
-            "Flashing", "FirmwareImage", "SampleFirmware", "SimulatedBoard", "BlueZTransport", "SMPUDP",
+            "Flashing", "FirmwareImage", "SampleFirmware", "SimulatedBoard", "BlueZTransport", "SMPUDP", "FakeBlueZ",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -91,6 +93,9 @@ let package = Package(
         .testTarget(name: "FlashingTests", dependencies: ["Flashing", "SimulatedBoard", "TestSupport"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
         .testTarget(name: "BlueZTransportTests", dependencies: ["BlueZTransport", "DBus", "Transport"]),
+        .testTarget(name: "FakeBlueZTests", dependencies: [
+            "FakeBlueZ", "DBus", "SimulatedBoard", "PartialFlashing", "FirmwareImage", "SampleFirmware", "Transport", "TestSupport",
+        ]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "FirmwareImage", "SampleFirmware"]),
         .testTarget(name: "SMPUDPTests", dependencies: [
             "SMPUDP", "Flashing", "McuMgr", "SMP", "SimulatedBoard", "FirmwareImage", "SampleFirmware", "Transport", "TestSupport",

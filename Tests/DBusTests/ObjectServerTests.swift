@@ -1,5 +1,6 @@
 import DBus
 import Testing
+import TestSupport
 
 /// A BlueZ-shaped object tree served from Swift and read back by a client.
 @Suite(.enabled(if: PrivateBus.isAvailable, Comment(rawValue: PrivateBus.skipMessage)))
