@@ -61,11 +61,15 @@ struct RealBoard {
         }
     }
 
-    /// Runs a flow on the live connection, on the real clock.
-    func run<M: FlowMachine>(_ machine: M, name: String, onReport: @escaping @Sendable (FlowReport, Duration) -> Void = { _, _ in }) async throws -> M.Output {
+    /// Runs a flow on the live connection, on the real clock. Without `onReport`, its trace
+    /// lines go to the `-v` log.
+    func run<M: FlowMachine>(_ machine: M, name: String, onReport: (@Sendable (FlowReport, Duration) -> Void)? = nil) async throws -> M.Output {
         let driver = AsyncFlowDriver(transport: transport, clock: ContinuousClock(), operationTimeout: .seconds(30))
         return try await driver.run(machine, connection: connection) { report, t in
-            if case let .trace(text) = report { Verbose.log.debug("\(name): \(text)") }
+            guard let onReport else {
+                if case let .trace(text) = report { Verbose.log.debug("\(name): \(text)") }
+                return
+            }
             onReport(report, t)
         }
     }
