@@ -94,7 +94,7 @@ let package = Package(
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
         .testTarget(name: "BlueZTransportTests", dependencies: ["BlueZTransport", "DBus", "Transport"]),
         .testTarget(name: "FakeBlueZTests", dependencies: [
-            "FakeBlueZ", "DBus", "SimulatedBoard", "PartialFlashing", "FirmwareImage", "SampleFirmware", "Transport", "TestSupport",
+            "FakeBlueZ", "DBus", "SimulatedBoard", "PartialFlashing", "SMP", "FirmwareImage", "SampleFirmware", "Transport", "TestSupport",
         ]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "FirmwareImage", "SampleFirmware"]),
         .testTarget(name: "SMPUDPTests", dependencies: [

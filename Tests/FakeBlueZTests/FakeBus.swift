@@ -69,7 +69,11 @@ final class FakeBus: Sendable {
     func connectAndResolve(_ device: String) async throws -> [String: String] {
         let changes = try await signals(.propertiesChanged(sender: "org.bluez", path: device, interface: "org.bluez.Device1"))
         try await call(device, "org.bluez.Device1", "Connect")
-        _ = try await changes.next { try $0.changed["ServicesResolved"]?.bool() == true }
+        // Already resolved (a Pair connected first) or resolved later: as a client must, check both.
+        let resolved = try await call(device, DBusStandard.properties, "Get", [.string("org.bluez.Device1"), .string("ServicesResolved")])
+        if try resolved.argument(0).bool() == false {
+            _ = try await changes.next { try $0.changed["ServicesResolved"]?.bool() == true }
+        }
         return try await characteristics(of: device)
     }
 
