@@ -67,9 +67,9 @@ public struct BlueZScanner: Sendable {
     /// Finds the board a query names: at once if BlueZ already knows it, else by scanning.
     /// - Throws: `BlueZError.deviceNotFound` (with the boards seen) or `.ambiguousDevice`.
     public func find(_ query: DeviceQuery, timeout: Duration) async throws -> BlueZDevice {
-        // An address is final as soon as it shows; a name waits for the whole scan when
-        // nothing matches exactly, so that two boards with similar names are both seen.
-        let seen = try await scan(timeout: timeout, stopWhen: { query.rank($0).map { $0 <= 1 } ?? false })
+        // An address, a whole name or a bracketed friendly name is final as soon as it shows;
+        // a part of a name waits for the whole scan, so that every board it matches is seen.
+        let seen = try await scan(timeout: timeout, stopWhen: { query.rank($0).map { $0 <= 2 } ?? false })
         if let match = try query.best(in: seen) { return match }
         throw BlueZError.deviceNotFound(query: query.text, seen: seen.filter(\.looksFlashable).map(\.label))
     }
