@@ -67,6 +67,10 @@ struct SimBlueZCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("D-Bus level hostility: wrong-types, oversized-values, missing-properties.", valueName: "MODE,MODE"))
     var hostile: String?
 
+    @Option(name: .customLong("firmware-hostile"), help: ArgumentHelp("The board's firmware misbehaves (as `sim campaign --hostile`): "
+        + "\(HostileKind.allCases.map(\.rawValue).joined(separator: ", ")).", valueName: "KIND,KIND"))
+    var firmwareHostile: String?
+
     @Option(name: .customLong("time-scale"), help: "Real seconds per modelled second (0: at once; default 1, or the scenario's).")
     var timeScale: Double?
 
@@ -79,7 +83,7 @@ struct SimBlueZCommand: AsyncParsableCommand {
     private var usesBoardOptions: Bool {
         profile != nil || name != nil || address != nil || from != nil || requiresPairing || refusesPairing
             || connectFailures != nil || servicesNeverResolve || disconnectAfterWrites != nil || absent || staleBond
-            || hostile != nil
+            || hostile != nil || firmwareHostile != nil
     }
 
     func validate() throws {
@@ -152,7 +156,8 @@ struct SimBlueZCommand: AsyncParsableCommand {
         behaviour.connectFailures = try Self.list(connectFailures, "--connect-failures")
         behaviour.hostile = Set(try Self.list(hostile, "--hostile"))
         let state = SimStore.names(count: 1)[0]
-        let board = try Self.board(store: store, state: state, index: 1, profile: profile ?? .default, from: from)
+        var board = try Self.board(store: store, state: state, index: 1, profile: profile ?? .default, from: from)
+        for kind: HostileKind in try Self.list(firmwareHostile, "--firmware-hostile") { board.makeHostile(kind) }
         return FakeBoard(board: board, name: name, address: address, behaviour: behaviour, stateFile: store.url(of: state))
     }
 
