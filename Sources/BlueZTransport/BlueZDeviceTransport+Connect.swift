@@ -20,6 +20,7 @@ extension BlueZDeviceTransport {
             try await waitForServices(path: path)
             if settings.pairAlways, !(state.withLock { $0.device?.paired ?? false }) { try await pair() }
             let table = try await currentGATT(operation: "reading the services of \(label)")
+            try await pairIfAsked(table, timeout: timeout)
             let mtu = table.mtu ?? BlueZLimits.defaultMTU
             state.withLock { $0.mtu = mtu }
             return ConnectionInfo(services: table.services, mtu: mtu, name: name)
@@ -88,6 +89,22 @@ extension BlueZDeviceTransport {
         }
         guard state.withLock({ $0.linkUp }) else {
             throw BlueZError.connectFailed(device: label, message: "the board dropped the connection while its services were being resolved")
+        }
+    }
+
+    /// Finds out at connect time whether the board wants a bond: subscribing to its flashing
+    /// characteristic (which the flows do next anyway) is refused without one. Pairs then, so
+    /// that a refusal is reported as such instead of as a board that never answers.
+    func pairIfAsked(_ table: GATTTable, timeout: Duration) async throws {
+        guard settings.pairWhenRequired, !(state.withLock { $0.device?.paired ?? false }),
+              let probe = [KnownGATT.partialFlashing, KnownGATT.smp].first(where: { table.characteristics[$0] != nil }),
+              let path = table.characteristics[probe] else { return }
+        do {
+            try await bus.rawCall(path, BlueZNames.gattCharacteristic, "StartNotify", timeout: timeout)
+        } catch let error as DBusError where BlueZError.needsPairing(error) {
+            try await pair()
+        } catch {
+            // Anything else is for the flow to meet and report.
         }
     }
 

@@ -90,9 +90,14 @@ extension FlashCommand {
     /// flashing, else it is an MCUboot board (nRF52833).
     private func plan(_ firmware: Firmware, for board: RealBoard, name: String) async throws -> FlashPlan {
         var family = ChipFamily.nrf52833
+        let mcumgr = board.connection.services.contains(KnownGATT.smpService)
         if board.connection.services.contains(KnownGATT.partialFlashingService) {
-            family = RealBoard.family(of: try await board.memoryMap(name: name))
-        } else if !board.connection.services.contains(KnownGATT.smpService) {
+            do {
+                family = RealBoard.family(of: try await board.memoryMap(name: name))
+            } catch where mcumgr {
+                // MCUboot boards are nRF52833; the session meets the problem again and falls back.
+            }
+        } else if !mcumgr {
             throw CLIError(.flashFailed, "\(board.device.label) offers neither partial flashing nor McuMgr; "
                                + "reset it into pairing mode (hold A+B, press reset) and try again")
         }
