@@ -96,12 +96,15 @@ extension BlueZDeviceTransport {
     /// characteristic (which the flows do next anyway) is refused without one. Pairs then, so
     /// that a refusal is reported as such instead of as a board that never answers.
     func pairIfAsked(_ table: GATTTable, timeout: Duration) async throws {
-        guard settings.pairWhenRequired, !(state.withLock { $0.device?.paired ?? false }),
+        guard !(state.withLock { $0.device?.paired ?? false }),
               let probe = [KnownGATT.partialFlashing, KnownGATT.smp].first(where: { table.characteristics[$0] != nil }),
               let path = table.characteristics[probe] else { return }
         do {
             try await bus.rawCall(path, BlueZNames.gattCharacteristic, "StartNotify", timeout: timeout)
         } catch let error as DBusError where BlueZError.needsPairing(error) {
+            guard settings.pairWhenRequired else {
+                throw BlueZError.pairingRefused(device: label, message: "the board requires a bond, and pairing is turned off")
+            }
             try await pair()
         } catch {
             // Anything else is for the flow to meet and report.
