@@ -94,7 +94,9 @@ let package = Package(
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
         .testTarget(name: "BlueZTransportTests", dependencies: ["BlueZTransport", "DBus", "Transport"]),
         // Runs the built bitflash against the fake org.bluez (`bitflash sim bluez`) on a private bus.
-        .testTarget(name: "BlueZIntegrationTests", dependencies: ["TestSupport", "FirmwareImage", "SimulatedBoard"]),
+        .testTarget(name: "BlueZIntegrationTests", dependencies: [
+            "TestSupport", "FirmwareImage", "SimulatedBoard", "BlueZTransport", "DBus", "Transport",
+        ]),
         .testTarget(name: "FakeBlueZTests", dependencies: [
             "FakeBlueZ", "DBus", "SimulatedBoard", "PartialFlashing", "SMP", "FirmwareImage", "SampleFirmware", "Transport", "TestSupport",
         ]),
