@@ -165,6 +165,23 @@ struct BlueZCommandTests {
         #expect(r.stderr.contains("bluetoothctl remove F0:0D:00:00:00:01"))
     }
 
+    @Test("several --device flags flash the boards in parallel, a line each and a summary table")
+    func severalBoards() throws {
+        let fake = try FakeBlueZProcess(scenario: """
+            {"boards": [{"name": "BBC micro:bit [zotig]", "address": "F0:0D:00:00:00:01"},
+                        {"name": "BBC micro:bit [vavit]", "address": "F0:0D:00:00:00:02", "profile": "microbit-v2"}]}
+            """)
+        let r = try fake.bitflash(["flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig", "--device", "vavit"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.lines.contains { $0.hasPrefix("zotig  ok      partial") })
+        #expect(r.lines.contains { $0.hasPrefix("vavit  ok      partial") })
+        #expect(r.stdout.contains("2 of 2 boards flashed"))
+        fake.stop()
+        for state in ["sim-1", "sim-2"] {
+            try Self.expectBoardHolds("sample-r1-counter.hex", stateFile: fake.state.appendingPathComponent("\(state).json"))
+        }
+    }
+
     @Test("no bluetoothd on the bus exits 75 and says how to start it")
     func noBluetoothd() throws {
         let bus = try PrivateBus()

@@ -65,15 +65,23 @@ final class FakeBlueZProcess: @unchecked Sendable {
     private let output = Pipe()
 
     /// Starts the fake with the board options `options` and waits for its readiness line.
-    init(_ options: [String] = [], profile: String = "microbit-v2-mcuboot", from firmware: URL? = nil) throws {
+    convenience init(_ options: [String] = [], profile: String = "microbit-v2-mcuboot") throws {
+        try self.init(arguments: ["--name", Self.name, "--address", Self.address, "--profile", profile] + options)
+    }
+
+    /// Starts the fake with the boards of a scenario (JSON text).
+    convenience init(scenario: String) throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("bitflash-scenario-\(UUID().uuidString).json")
+        try scenario.write(to: file, atomically: true, encoding: .utf8)
+        try self.init(arguments: ["--scenario", file.path])
+    }
+
+    init(arguments options: [String]) throws {
         bus = try PrivateBus()
         state = bus.directory.appendingPathComponent("state")
         try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
         process.executableURL = Bitflash.url
-        var arguments = ["sim", "bluez", "--sim-state", state.path, "--name", Self.name, "--address", Self.address,
-                         "--profile", profile] + options
-        if let firmware { arguments += ["--from", firmware.path] }
-        process.arguments = arguments
+        process.arguments = ["sim", "bluez", "--sim-state", state.path] + options
         var env = ProcessInfo.processInfo.environment
         env["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
         process.environment = env
@@ -98,7 +106,7 @@ final class FakeBlueZProcess: @unchecked Sendable {
         try Bitflash.run(arguments, bus: bus.address)
     }
 
-    /// Stops the fake (it saves its board) and returns the board's state file.
+    /// Stops the fake (it saves its boards) and returns the first board's state file.
     @discardableResult
     func stop() -> URL {
         if process.isRunning {
