@@ -24,8 +24,8 @@ extension FakeBlueZ {
             "Connected": .bool(d.connected), "ServicesResolved": .bool(d.resolved), "UUIDs": .strings(d.advertisedUUIDs),
             "Adapter": .objectPath(adapterPath), "AdvertisingFlags": .bytes([0x06]),
         ]
-        if d.isAdvertising, !d.behaviour.absent { p["RSSI"] = .int16(d.behaviour.rssi) }
-        return d.hostile.properties(BlueZ.device, p)
+        if d.isAdvertising { p["RSSI"] = .int16(d.behaviour.rssi) }
+        return d.hostile(at: d.path).properties(BlueZ.device, p)
     }
 
     func exportDevice(_ i: Int, _ s: inout FakeState) {
@@ -44,7 +44,7 @@ extension FakeBlueZ {
     func setDevice(_ i: Int, _ changes: [String: DBusValue], _ s: FakeState) {
         let d = s.devices[i]
         guard d.exported else { return }
-        let distorted = d.hostile.properties(BlueZ.device, changes)
+        let distorted = d.hostile(at: d.path).properties(BlueZ.device, changes)
         guard !distorted.isEmpty else { return }
         emit("device properties") { try server.setProperties(path: d.path, interface: BlueZ.device, distorted) }
     }
@@ -179,21 +179,27 @@ extension FakeBlueZ {
     /// GATT discovery is over: the GATT objects appear, then `ServicesResolved` goes true.
     func resolveServices(_ i: Int, epoch: Int, _ s: inout FakeState) {
         let d = s.devices[i]
-        guard d.connected, d.linkEpoch == epoch, d.gatt == nil else { return }
+        guard d.connected, d.linkEpoch == epoch, !d.resolved else { return }
+        if d.gatt != nil {
+            // BlueZ's GATT cache: the table of the last connection is kept and reused as is.
+            s.devices[i].resolved = true
+            note("[\(d.name)] services resolved from the cache")
+            setDevice(i, ["ServicesResolved": .bool(true)], s)
+            return
+        }
         let table = FakeGATTTable(board: d.host.board, devicePath: d.path)
         let mtu = UInt16(min(Self.centralMTU, d.host.board.profile.attMTU))
         s.devices[i].mtu = mtu
-        let hostile = d.hostile
         emit("GATT objects") {
             for service in table.services {
                 try server.add(path: service.path, interfaces: [
-                    BlueZ.gattService: hostile.properties(BlueZ.gattService, table.serviceProperties(service, devicePath: d.path)),
+                    BlueZ.gattService: d.hostile(at: service.path).properties(BlueZ.gattService, table.serviceProperties(service, devicePath: d.path)),
                 ])
             }
             for c in table.characteristics {
                 let path = c.path
                 try server.add(path: path, interfaces: [
-                    BlueZ.gattCharacteristic: hostile.properties(BlueZ.gattCharacteristic, table.characteristicProperties(c, mtu: mtu)),
+                    BlueZ.gattCharacteristic: d.hostile(at: path).properties(BlueZ.gattCharacteristic, table.characteristicProperties(c, mtu: mtu)),
                 ], methods: { [weak self] call in try self?.characteristicCall(i, path: path, call) ?? [] })
                 try server.add(path: c.descriptorPath, interfaces: [BlueZ.gattDescriptor: table.descriptorProperties(c)],
                                methods: { [weak self] call in try self?.descriptorCall(i, path: path, call) ?? [] })
@@ -213,26 +219,34 @@ extension FakeBlueZ {
         s.devices[i].connecting = false
         if d.resolved { setDevice(i, ["ServicesResolved": .bool(false)], s) }
         if d.connected { setDevice(i, ["Connected": .bool(false)], s) }
-        if let table = d.gatt {
-            emit("GATT objects removed") {
-                for path in table.paths.reversed() { try server.remove(path: path) }
-            }
-        }
         s.devices[i].connected = false
         s.devices[i].resolved = false
-        s.devices[i].gatt = nil
-        s.devices[i].notifySessions = [:]
-        s.devices[i].values = [:]
         s.devices[i].linkEpoch += 1
+        // With the GATT cache the objects stay (calls on them fail "Not connected"; notification
+        // sessions are replayed at the next connection); without it they go.
+        if !d.behaviour.gattCache { removeGATT(i, &s) }
         if d.connected {
             s.devices[i].host.linkDropped()
             save(i, s)
         }
     }
 
-    /// `Adapter1.RemoveDevice`: the link drops, the object and its bond are gone.
+    /// Removes the GATT objects (InterfacesRemoved, children first) and their sessions.
+    func removeGATT(_ i: Int, _ s: inout FakeState) {
+        if let table = s.devices[i].gatt {
+            emit("GATT objects removed") {
+                for path in table.paths.reversed() { try server.remove(path: path) }
+            }
+        }
+        s.devices[i].gatt = nil
+        s.devices[i].notifySessions = [:]
+        s.devices[i].values = [:]
+    }
+
+    /// `Adapter1.RemoveDevice`: the link drops, the object, its GATT cache and its bond are gone.
     func removeDevice(_ i: Int, _ s: inout FakeState) {
         dropLink(i, &s)
+        removeGATT(i, &s)
         let path = s.devices[i].path
         emit("device removed") { try server.remove(path: path) }
         s.devices[i].exported = false

@@ -125,7 +125,8 @@ extension FakeBlueZ {
     }
 
     private func startNotify(_ i: Int, path: String, sender: String, _ s: inout FakeState) throws {
-        let c = try connected(i, path, s)
+        // On a cached table StartNotify succeeds while disconnected; BlueZ enables it at the next connection.
+        guard let c = s.devices[i].gatt?.characteristic(at: path) else { throw BlueZ.gattNotConnected }
         guard c.canNotify else { throw BlueZ.notSupported }
         if s.devices[i].behaviour.requiresPairing, !s.devices[i].paired { throw BlueZ.notPaired }
         var sessions = s.devices[i].notifySessions[path] ?? []
@@ -143,7 +144,7 @@ extension FakeBlueZ {
     }
 
     private func setCharacteristic(_ i: Int, path: String, _ changes: [String: DBusValue], _ s: FakeState) {
-        let changes = s.devices[i].hostile.properties(BlueZ.gattCharacteristic, changes)
+        let changes = s.devices[i].hostile(at: path).properties(BlueZ.gattCharacteristic, changes)
         guard !changes.isEmpty else { return }
         emit("characteristic properties") { try server.setProperties(path: path, interface: BlueZ.gattCharacteristic, changes) }
     }
@@ -151,7 +152,8 @@ extension FakeBlueZ {
     /// A new value of a characteristic, as BlueZ signals it (also after a read).
     private func notifyValue(_ i: Int, path: String, _ bytes: [UInt8], _ s: inout FakeState) {
         s.devices[i].values[path] = bytes
-        let (changes, invalidated) = s.devices[i].hostile.notification(bytes)
+        let (changes, invalidated) = s.devices[i].hostile(at: path).notification(bytes, index: s.devices[i].notificationsSent)
+        s.devices[i].notificationsSent += 1
         emit("notification") {
             try server.setProperties(path: path, interface: BlueZ.gattCharacteristic, changes, invalidated: invalidated)
         }

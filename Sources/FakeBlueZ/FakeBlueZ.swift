@@ -7,11 +7,12 @@
 //        dbus-daemon --config-file=bus.conf --print-address=1 --fork     # prints ADDRESS
 //   2. Start the fake on it; it takes the system-bus address, as a client does:
 //        DBUS_SYSTEM_BUS_ADDRESS=ADDRESS bitflash sim bluez --sim-state DIR [OPTIONS]
-//      Options for one board: --profile P (default microbit-v2-mcuboot), --name NAME,
+//      Options for one board: --profile P (default: the saved board's, else
+//      microbit-v2-mcuboot), --name NAME (default: the saved board's, `sim`),
 //      --address AA:BB:CC:DD:EE:FF, --from FILE (put this firmware on the board first, like
 //      `bitflash sim reset --from`), --requires-pairing, --refuses-pairing,
 //      --connect-failures in-progress,le-connection-abort-by-local, --services-never-resolve,
-//      --disconnect-after-writes N, --absent, --stale-bond, --hostile MODE[,MODE],
+//      --disconnect-after-writes N, --absent, --stale-bond, --gatt-cache, --hostile MODE[,MODE] [--hostile-seed N],
 //      --time-scale S (real seconds per modelled second; 0: everything at once; default 1),
 //      --for SECONDS, -v (board trace lines on stdout).
 //      Or several boards: --scenario FILE.json (the one-board options are then refused):
@@ -20,16 +21,25 @@
 //                     "address": "F0:0D:00:00:00:01", "from": "app.hex", "rssi": -60,
 //                     "requiresPairing": false, "refusesPairing": false,
 //                     "connectFailures": ["in-progress", "le-connection-abort-by-local"],
-//                     "servicesNeverResolve": false, "disconnectAfterWrites": 40, "absent": false,
+//                     "servicesNeverResolve": false, "disconnectAfterWrites": 40, "absent": false, "gattCache": false,
 //                     "staleBond": false, "hostile": ["wrong-types", "oversized-values", "missing-properties"],
+//                     "hostileSeed": 7,
 //                     "advertisedUUIDs": ["e97dd91d-251d-470a-a062-fa1922dfa9a8"]}]}
 //      Every key but "boards" is optional; "state" names the board's file in the state folder
 //      (default `sim`, or `sim-N` for the Nth of several), "from" is relative to the scenario
-//      file. A board already saved under that name is used as saved unless "from" is given.
-//   3. Wait for the readiness line on stdout, printed once `org.bluez` is owned:
-//        fake org.bluez ready on hci0 (00:AA:01:00:00:01): N board(s)
-//      followed by one line per board:  board sim: F0:0D:00:00:00:01 "NAME" microbit-v2-mcuboot ...
-//   4. Stop it with SIGTERM or SIGINT (or --for): it prints `stopped` after saving the boards.
+//      file. A board already saved under that name is used as saved unless "from" is given
+//      (with "profile", it must be of that profile); a new one holds the sample program.
+//      Unknown keys are refused (exit 65), so a typo cannot give a well-behaved board.
+//   3. Wait for the readiness line on stdout, printed last, once `org.bluez` is owned:
+//        fake org.bluez ready on hci0 (00:AA:01:00:00:01): N board(s), state DIR
+//      It follows one line per board:
+//        board sim: F0:0D:00:00:00:01 "NAME" microbit-v2-mcuboot at /org/bluez/hci0/dev_F0_0D_00_00_00_01 (faults)
+//      Errors go to stderr: exit 64 (bad options, no private bus), 65 (bad scenario or
+//      firmware file), 66 (unreadable file), 69 (cannot own org.bluez on the bus).
+//   4. Stop it with SIGTERM or SIGINT (or --for): it prints `stopped; boards saved` and exits 0.
+//
+//   In Swift tests, skip the process: `FakeBlueZ.start(bus: .address(ADDRESS), boards: [FakeBoard(...)])`
+//   and `await fake.stop()` (see Tests/FakeBlueZTests/FakeBus.swift).
 //      Each board is also saved to `DIR/<state>.json` whenever its link drops and whenever it
 //      boots, so `bitflash sim show --sim-state DIR` shows the flash while the fake runs.
 //
@@ -42,7 +52,8 @@
 // into pairing mode or END_OF_TRANSMISSION, McuMgr reset) drops the link: ServicesResolved and
 // Connected go false, the GATT objects are removed, and the device is connectable again once
 // the board has booted (its modelled reboot and MCUboot swap time, times the time scale).
-// The GATT cache is off (as `[GATT] Cache = no`): the table is read afresh at every connect.
+// The GATT cache is off by default (as `[GATT] Cache = no`): the table is read afresh at every
+// connect; `--gatt-cache` keeps the objects across disconnects, as BlueZ's default does.
 
 import DBus
 import Foundation

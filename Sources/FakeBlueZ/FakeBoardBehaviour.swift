@@ -20,8 +20,16 @@ public struct FakeBoardBehaviour: Sendable, Equatable, Codable {
     /// with `org.bluez.Error.AuthenticationFailed`, and `Pair` says "Already Exists" until the
     /// device is removed (`Adapter1.RemoveDevice`) and paired afresh.
     public var staleBond = false
+    /// BlueZ's GATT cache (`[GATT] Cache = always`, its default): the GATT objects stay
+    /// exported across disconnects, calls on them fail with `org.bluez.Error.Failed` "Not
+    /// connected" meanwhile, and the next connection resolves from the cache at once. Off, the
+    /// objects are removed at every disconnect and discovered afresh (`Cache = no`).
+    public var gattCache = false
     /// D-Bus level hostility, for fuzz-style tests of a client.
     public var hostile: Set<HostileDBusMode> = []
+    /// With `hostile`: each property and notification gets one of the modes, or none, as this
+    /// seed picks (a fuzz-style run per seed); nil distorts everything with every mode.
+    public var hostileSeed: UInt64?
     /// The RSSI reported when the board is seen advertising.
     public var rssi: Int16 = -60
     /// The service UUIDs in the advertisement; nil: the board's GATT services.
@@ -39,8 +47,8 @@ public struct FakeBoardBehaviour: Sendable, Equatable, Codable {
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case requiresPairing, refusesPairing, connectFailures, servicesNeverResolve, disconnectAfterWrites
-        case absent, staleBond, hostile, rssi, advertisedUUIDs
+        case requiresPairing, refusesPairing, connectFailures, servicesNeverResolve, disconnectAfterWrites, gattCache
+        case absent, staleBond, hostile, hostileSeed, rssi, advertisedUUIDs
     }
 
     public init(from decoder: any Decoder) throws {
@@ -51,8 +59,10 @@ public struct FakeBoardBehaviour: Sendable, Equatable, Codable {
         servicesNeverResolve = try c.decodeIfPresent(Bool.self, forKey: .servicesNeverResolve) ?? false
         disconnectAfterWrites = try c.decodeIfPresent(Int.self, forKey: .disconnectAfterWrites)
         absent = try c.decodeIfPresent(Bool.self, forKey: .absent) ?? false
+        gattCache = try c.decodeIfPresent(Bool.self, forKey: .gattCache) ?? false
         staleBond = try c.decodeIfPresent(Bool.self, forKey: .staleBond) ?? false
         hostile = try c.decodeIfPresent(Set<HostileDBusMode>.self, forKey: .hostile) ?? []
+        hostileSeed = try c.decodeIfPresent(UInt64.self, forKey: .hostileSeed)
         rssi = try c.decodeIfPresent(Int16.self, forKey: .rssi) ?? -60
         advertisedUUIDs = try c.decodeIfPresent([String].self, forKey: .advertisedUUIDs)
         if let n = disconnectAfterWrites, n < 1 {

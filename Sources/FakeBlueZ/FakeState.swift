@@ -37,6 +37,7 @@ struct FakeDevice: Sendable {
     var writesDelivered = 0
     /// Notifications on their way to the client: (link epoch, characteristic UUID, bytes), oldest first.
     var outbox: [(epoch: Int, characteristic: GATTCharacteristic, bytes: [UInt8])] = []
+    var notificationsSent = 0
 
     init(spec: FakeBoard, adapterPath: String) {
         self.spec = spec
@@ -54,7 +55,10 @@ struct FakeDevice: Sendable {
 
     var name: String { spec.name ?? spec.board.profile.name }
     var behaviour: FakeBoardBehaviour { spec.behaviour }
-    var hostile: HostileDBus { HostileDBus(modes: spec.behaviour.hostile) }
+    /// The hostility of the object at `path` (the seed picks per object and property).
+    func hostile(at path: String) -> HostileDBus {
+        HostileDBus(modes: spec.behaviour.hostile, seed: spec.behaviour.hostileSeed, salt: path)
+    }
     var advertisedUUIDs: [String] {
         spec.behaviour.advertisedUUIDs ?? spec.board.offeredServices.sorted().map(\.uuidString)
     }

@@ -128,6 +128,28 @@ struct FaultScenarioTests {
         _ = await fixture.stop()
     }
 
+    @Test("With the GATT cache the objects stay across a disconnect, calls fail 'Not connected', and notifications resume at the next connection")
+    func gattCacheKeepsTheObjects() async throws {
+        let fixture = try await FakeBus.start([try Self.board { $0.gattCache = true }])
+        let device = try #require(try await fixture.discover().keys.first)
+        let pf = try #require(try await fixture.connectAndResolve(device)[TestBoards.pfCharacteristic])
+        try await fixture.call(pf, Self.characteristic, "StartNotify")
+        let changes = try await fixture.signals(.propertiesChanged(sender: "org.bluez", path: device, interface: Self.device1))
+        try await fixture.call(device, Self.device1, "Disconnect")
+        #expect(try await changes.next { $0.changed["Connected"] != nil }.changed["Connected"]?.bool() == false)
+        #expect(try await fixture.characteristics(of: device)[TestBoards.pfCharacteristic] == pf)
+        let write = await Self.failure {
+            try await fixture.call(pf, Self.characteristic, "WriteValue", [.bytes([0xEE]), Self.command])
+        }
+        #expect(write == DBusError(name: "org.bluez.Error.Failed", message: "Not connected"))
+
+        #expect(try await fixture.connectAndResolve(device)[TestBoards.pfCharacteristic] == pf)
+        let values = try await fixture.signals(.propertiesChanged(sender: "org.bluez", path: pf, interface: Self.characteristic))
+        try await fixture.call(pf, Self.characteristic, "WriteValue", [.bytes([0xEE]), Self.command])
+        #expect(try await values.next { $0.changed["Value"] != nil }.changed["Value"]?.bytes() == [0xEE, 0x01, 0x01])
+        _ = await fixture.stop()
+    }
+
     @Test("An absent board is never discovered, while a present one is")
     func absentBoardIsNeverDiscovered() async throws {
         let fixture = try await FakeBus.start([

@@ -69,6 +69,32 @@ struct HostileAndSMPTests {
         _ = await fixture.stop()
     }
 
+    /// The Device1 properties of eight boards with all hostile modes under `seed`.
+    static func seededDevices(_ seed: UInt64) async throws -> [String: [String: DBusValue]] {
+        var behaviour = FakeBoardBehaviour()
+        behaviour.hostile = Set(HostileDBusMode.allCases)
+        behaviour.hostileSeed = seed
+        let boards = try (1...8).map { n in
+            FakeBoard(board: try TestBoards.microbit(), address: String(format: "F0:0D:00:00:00:%02X", n), behaviour: behaviour)
+        }
+        let fixture = try await FakeBus.start(boards)
+        let devices = try await fixture.discover(count: 8)
+        _ = await fixture.stop()
+        return devices
+    }
+
+    @Test("A hostile seed distorts some properties of some devices and leaves others, the same way for the same seed")
+    func seededHostility() async throws {
+        let first = try await Self.seededDevices(11)
+        let again = try await Self.seededDevices(11)
+        #expect(first == again)
+        let rssi = first.values.map { $0["RSSI"] }
+        #expect(rssi.contains { if case .int16? = $0 { true } else { false } })
+        #expect(rssi.contains { if case .int16? = $0 { false } else { true } })
+        let other = try await Self.seededDevices(12)
+        #expect(other != first)
+    }
+
     @Test("An McuMgr echo over the SMP characteristic is answered by notification; a reset answers, then drops the link")
     func smpEchoAndReset() async throws {
         let fixture = try await FakeBus.start([FakeBoard(board: try TestBoards.microbit(mcuboot: true))])

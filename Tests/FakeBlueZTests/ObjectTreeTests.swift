@@ -73,6 +73,27 @@ struct ObjectTreeTests {
         _ = await fixture.stop()
     }
 
+    @Test("A client that leaves the bus ends its discovery and notification sessions, as BlueZ does")
+    func leavingClientEndsItsSessions() async throws {
+        let fixture = try await FakeBus.start([FakeBoard(board: try TestBoards.microbit())])
+        let path = try #require(try await fixture.discover().keys.first)
+        let pf = try #require(try await fixture.connectAndResolve(path)[TestBoards.pfCharacteristic])
+        let other = try DBusConnection(bus: .address(fixture.bus.address))
+        let adapter = try await fixture.signals(.propertiesChanged(sender: "org.bluez", path: FakeBus.adapter))
+        let char = try await fixture.signals(.propertiesChanged(sender: "org.bluez", path: pf))
+        _ = try await other.call(destination: "org.bluez", path: pf, interface: "org.bluez.GattCharacteristic1", method: "StartNotify")
+        #expect(try await char.next().changed["Notifying"]?.bool() == true)
+        // The test's own client stops discovering; the other client's session keeps the adapter discovering.
+        _ = try await other.call(destination: "org.bluez", path: FakeBus.adapter, interface: "org.bluez.Adapter1", method: "StartDiscovery")
+        try await fixture.call(FakeBus.adapter, "org.bluez.Adapter1", "StopDiscovery")
+        let stopAgain = await FaultScenarioTests.failure { try await fixture.call(FakeBus.adapter, "org.bluez.Adapter1", "StopDiscovery") }
+        #expect(stopAgain == DBusError(name: "org.bluez.Error.Failed", message: "No discovery started"))
+        other.close()
+        #expect(try await adapter.next { $0.changed["Discovering"] != nil }.changed["Discovering"]?.bool() == false)
+        #expect(try await char.next().changed["Notifying"]?.bool() == false)
+        _ = await fixture.stop()
+    }
+
     @Test("StartNotify sets Notifying; a STATUS write comes back as PropertiesChanged(Value) on the characteristic")
     func writeCommandNotifies() async throws {
         let fixture = try await FakeBus.start([FakeBoard(board: try TestBoards.microbit())])

@@ -75,6 +75,20 @@ struct PartialFlashTests {
         _ = await fixture.stop()
     }
 
+    @Test("On the modelled clock a Connect made while the board reboots waits for it to advertise again, then succeeds")
+    func connectWaitsForTheReboot() async throws {
+        let fixture = try await FakeBus.start([FakeBoard(board: try TestBoards.microbit())], timeScale: 1)
+        let device = try #require(try await fixture.discover().keys.first)
+        let pf = try #require(try await fixture.connectAndResolve(device)[TestBoards.pfCharacteristic])
+        let link = try await fixture.signals(.propertiesChanged(sender: "org.bluez", path: device, interface: "org.bluez.Device1"))
+        try await Self.send(fixture, pf, .reset(.pairing))
+        #expect(try await link.next { $0.changed["Connected"] != nil }.changed["Connected"]?.bool() == false)
+        let again = try #require(try await fixture.connectAndResolve(device)[TestBoards.pfCharacteristic])
+        #expect(again.hasPrefix(device + "/service"))
+        #expect(fixture.fake.boards[0].mode == .pairing)
+        _ = await fixture.stop()
+    }
+
     @Test("FF 00 resets the board into pairing mode: the link drops and the board comes back in pairing mode")
     func resetIntoPairingMode() async throws {
         let fixture = try await FakeBus.start([FakeBoard(board: try TestBoards.microbit())])

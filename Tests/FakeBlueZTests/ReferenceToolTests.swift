@@ -73,22 +73,26 @@ struct ReferenceToolTests {
         service, char_uuid = sys.argv[2], sys.argv[3]
         loop = GLib.MainLoop()
         out = {}
+        waiting = ['device']
         def added(path, interfaces):
-            if 'org.bluez.Device1' in interfaces:
-                out['device'] = str(path); out['name'] = str(interfaces['org.bluez.Device1']['Name']); loop.quit()
+            if 'org.bluez.Device1' in interfaces and 'device' not in out:
+                out['device'] = str(path); out['name'] = str(interfaces['org.bluez.Device1']['Name'])
+                if waiting[0] == 'device': loop.quit()
         def changed(interface, props, invalidated, path=None):
-            if interface == 'org.bluez.Device1' and props.get('ServicesResolved'): loop.quit()
+            if interface == 'org.bluez.Device1' and props.get('ServicesResolved') and waiting[0] == 'resolved': loop.quit()
             if interface == 'org.bluez.GattCharacteristic1' and 'Value' in props:
-                out['value'] = bytes(props['Value']).hex(); loop.quit()
+                out['value'] = bytes(props['Value']).hex()
+                if waiting[0] == 'value': loop.quit()
         bus.add_signal_receiver(added, 'InterfacesAdded', 'org.freedesktop.DBus.ObjectManager', 'org.bluez')
         bus.add_signal_receiver(changed, 'PropertiesChanged', 'org.freedesktop.DBus.Properties', 'org.bluez', path_keyword='path')
         GLib.timeout_add(20000, loop.quit)
         adapter = dbus.Interface(bus.get_object('org.bluez', '/org/bluez/hci0'), 'org.bluez.Adapter1')
         adapter.SetDiscoveryFilter({'Transport': 'le', 'UUIDs': dbus.Array([service], signature='s')})
         adapter.StartDiscovery()
-        loop.run()
+        if 'device' not in out: loop.run()
         device = bus.get_object('org.bluez', out['device'])
         dbus.Interface(device, 'org.bluez.Device1').Connect()
+        waiting[0] = 'resolved'
         if not dbus.Interface(device, 'org.freedesktop.DBus.Properties').Get('org.bluez.Device1', 'ServicesResolved'):
             loop.run()
         objects = dbus.Interface(bus.get_object('org.bluez', '/'), 'org.freedesktop.DBus.ObjectManager').GetManagedObjects()
@@ -98,8 +102,9 @@ struct ReferenceToolTests {
         out['service'] = str(objects[char['Service']]['org.bluez.GattService1']['UUID'])
         c = dbus.Interface(bus.get_object('org.bluez', path), 'org.bluez.GattCharacteristic1')
         c.StartNotify()
+        waiting[0] = 'value'
         c.WriteValue(dbus.Array([0xEE], signature='y'), {'type': 'command'})
-        loop.run()
+        if 'value' not in out: loop.run()
         print(json.dumps(out))
         """
 

@@ -27,7 +27,7 @@ struct SimBlueZCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("A JSON scenario with one or more boards (instead of the board options below).", valueName: "FILE"))
     var scenario: String?
 
-    @Option(help: ArgumentHelp("The kind of board (default microbit-v2-mcuboot).", valueName: "PROFILE"))
+    @Option(help: ArgumentHelp("The kind of board (default: the saved board's, else microbit-v2-mcuboot).", valueName: "PROFILE"))
     var profile: SimProfile?
 
     @Option(help: ArgumentHelp("The advertised name (default: the saved board's).", valueName: "NAME"))
@@ -61,6 +61,9 @@ struct SimBlueZCommand: AsyncParsableCommand {
     @Flag(help: "The board never advertises.")
     var absent = false
 
+    @Flag(help: "BlueZ's GATT cache: GATT objects stay across disconnects (default: removed, as with Cache = no).")
+    var gattCache = false
+
     @Flag(help: "BlueZ holds a bond the board has forgotten.")
     var staleBond = false
 
@@ -70,6 +73,10 @@ struct SimBlueZCommand: AsyncParsableCommand {
     @Option(name: .customLong("firmware-hostile"), help: ArgumentHelp("The board's firmware misbehaves (as `sim campaign --hostile`): "
         + "\(HostileKind.allCases.map(\.rawValue).joined(separator: ", ")).", valueName: "KIND,KIND"))
     var firmwareHostile: String?
+
+    @Option(help: ArgumentHelp("With --hostile: distort each property and notification by one mode or none, as this seed picks.",
+                               valueName: "SEED"))
+    var hostileSeed: UInt64?
 
     @Option(name: .customLong("time-scale"), help: "Real seconds per modelled second (0: at once; default 1, or the scenario's).")
     var timeScale: Double?
@@ -82,8 +89,8 @@ struct SimBlueZCommand: AsyncParsableCommand {
 
     private var usesBoardOptions: Bool {
         profile != nil || name != nil || address != nil || from != nil || requiresPairing || refusesPairing
-            || connectFailures != nil || servicesNeverResolve || disconnectAfterWrites != nil || absent || staleBond
-            || hostile != nil || firmwareHostile != nil
+            || connectFailures != nil || servicesNeverResolve || disconnectAfterWrites != nil || absent || staleBond || gattCache
+            || hostile != nil || hostileSeed != nil || firmwareHostile != nil
     }
 
     func validate() throws {
@@ -153,10 +160,15 @@ struct SimBlueZCommand: AsyncParsableCommand {
         behaviour.disconnectAfterWrites = disconnectAfterWrites
         behaviour.absent = absent
         behaviour.staleBond = staleBond
+        behaviour.gattCache = gattCache
         behaviour.connectFailures = try Self.list(connectFailures, "--connect-failures")
         behaviour.hostile = Set(try Self.list(hostile, "--hostile"))
+        behaviour.hostileSeed = hostileSeed
+        if hostileSeed != nil, behaviour.hostile.isEmpty {
+            throw CLIError(.usage, "--hostile-seed picks among the --hostile modes: give them too, e.g. --hostile wrong-types,missing-properties")
+        }
         let state = SimStore.names(count: 1)[0]
-        var board = try Self.board(store: store, state: state, index: 1, profile: profile ?? .default, from: from)
+        var board = try Self.board(store: store, state: state, index: 1, profile: profile, from: from)
         for kind: HostileKind in try Self.list(firmwareHostile, "--firmware-hostile") { board.makeHostile(kind) }
         return FakeBoard(board: board, name: name, address: address, behaviour: behaviour, stateFile: store.url(of: state))
     }
@@ -176,7 +188,7 @@ struct SimBlueZCommand: AsyncParsableCommand {
                                        + SimProfile.allValueStrings.joined(separator: ", "))
                 }
                 return p
-            } ?? .default
+            }
             let state = entry.state ?? names[i]
             let from = entry.from.map { $0.hasPrefix("/") ? $0 : base.appendingPathComponent($0).path }
             let board = try Self.board(store: store, state: state, index: i + 1, profile: profile, from: from)
@@ -186,10 +198,15 @@ struct SimBlueZCommand: AsyncParsableCommand {
         return (boards, scenario.timeScale, scenario.adapterAddress)
     }
 
-    /// The saved board `state` (or a fresh one), or a board holding `from`.
-    private static func board(store: SimStore, state: String, index: Int, profile: SimProfile, from: String?) throws -> SimulatedBoard {
-        guard let from else { return try store.loadOrCreate(state, profile: profile, index: index) }
-        return try profile.makeBoard(holding: try profile.image(fromFile: from), name: state, address: SimStore.address(index))
+    /// A board holding `from`; else the saved board `state` (which must be of `profile` when
+    /// one is given); else a fresh board of `profile` holding the sample program.
+    private static func board(store: SimStore, state: String, index: Int, profile: SimProfile?, from: String?) throws -> SimulatedBoard {
+        if let from {
+            let profile = profile ?? .default
+            return try profile.makeBoard(holding: try profile.image(fromFile: from), name: state, address: SimStore.address(index))
+        }
+        if profile == nil, let saved = try store.load(state) { return saved }
+        return try store.loadOrCreate(state, profile: profile ?? .default, index: index)
     }
 
     private static func list<T: RawRepresentable>(_ text: String?, _ option: String) throws -> [T] where T.RawValue == String {
@@ -207,10 +224,14 @@ struct SimBlueZCommand: AsyncParsableCommand {
         if b.requiresPairing { parts.append("requires pairing") }
         if b.refusesPairing { parts.append("refuses pairing") }
         if b.staleBond { parts.append("stale bond") }
+        if b.gattCache { parts.append("GATT cache") }
         if !b.connectFailures.isEmpty { parts.append("connect fails: " + b.connectFailures.map(\.rawValue).joined(separator: ",")) }
         if b.servicesNeverResolve { parts.append("services never resolve") }
         if let n = b.disconnectAfterWrites { parts.append("link drops after \(n) writes") }
-        if !b.hostile.isEmpty { parts.append("hostile: " + b.hostile.map(\.rawValue).sorted().joined(separator: ",")) }
+        if !b.hostile.isEmpty {
+            parts.append("hostile: " + b.hostile.map(\.rawValue).sorted().joined(separator: ",")
+                         + (b.hostileSeed.map { ", seed \($0)" } ?? ""))
+        }
         return parts.isEmpty ? "" : " (" + parts.joined(separator: "; ") + ")"
     }
 }
