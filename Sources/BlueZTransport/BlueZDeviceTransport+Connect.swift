@@ -12,12 +12,14 @@ extension BlueZDeviceTransport {
             let already = state.withLock { ($0.device?.connected ?? false) && ($0.device?.servicesResolved ?? false) }
             if !already { try await connectWithRetries(path: path, timeout: timeout) }
             state.withLock {
-                $0.linkUp = true
+                $0.device?.connected = true
                 $0.closingLocally = false
                 $0.pendingReason = nil
                 $0.gattDirty = true
             }
             try await waitForServices(path: path)
+            // Only now is there a link for the flows: a drop before this is a failed connect.
+            state.withLock { $0.linkUp = true }
             if settings.pairAlways, !(state.withLock { $0.device?.paired ?? false }) { try await pair() }
             let table = try await currentGATT(operation: "reading the services of \(label)")
             try await pairIfAsked(table, timeout: timeout)
@@ -81,13 +83,13 @@ extension BlueZDeviceTransport {
         }
         do {
             try await waitUntil(timeout: settings.servicesResolvedTimeout, operation: "resolving services") {
-                !$0.linkUp || ($0.device?.servicesResolved ?? false)
+                !($0.device?.connected ?? false) || ($0.device?.servicesResolved ?? false)
             }
         } catch BlueZError.timeout {
             await disconnect()
             throw BlueZError.servicesNeverResolved(device: label, after: settings.servicesResolvedTimeout)
         }
-        guard state.withLock({ $0.linkUp }) else {
+        guard state.withLock({ $0.device?.connected ?? false }) else {
             throw BlueZError.connectFailed(device: label, message: "the board dropped the connection while its services were being resolved")
         }
     }
