@@ -12,7 +12,8 @@
 //      --address AA:BB:CC:DD:EE:FF, --from FILE (put this firmware on the board first, like
 //      `bitflash sim reset --from`), --requires-pairing, --refuses-pairing,
 //      --connect-failures in-progress,le-connection-abort-by-local, --services-never-resolve,
-//      --disconnect-after-writes N, --absent, --stale-bond, --gatt-cache, --hostile MODE[,MODE] [--hostile-seed N],
+//      --disconnect-after-writes N, --absent, --stale-bond, --gatt-cache, --pairing-mode-only,
+//      --hostile MODE[,MODE] [--hostile-seed N],
 //      --firmware-hostile KIND[,KIND] (the board's firmware misbehaves, as in `sim campaign --hostile`),
 //      --time-scale S (real seconds per modelled second; 0: everything at once; default 1),
 //      --for SECONDS, -v (board trace lines on stdout).
@@ -23,6 +24,7 @@
 //                     "requiresPairing": false, "refusesPairing": false,
 //                     "connectFailures": ["in-progress", "le-connection-abort-by-local"],
 //                     "servicesNeverResolve": false, "disconnectAfterWrites": 40, "absent": false, "gattCache": false,
+//                     "pairingModeOnly": false,
 //                     "staleBond": false, "hostile": ["wrong-types", "oversized-values", "missing-properties"],
 //                     "hostileSeed": 7,
 //                     "advertisedUUIDs": ["e97dd91d-251d-470a-a062-fa1922dfa9a8"]}]}

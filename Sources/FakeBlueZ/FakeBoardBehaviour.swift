@@ -25,6 +25,10 @@ public struct FakeBoardBehaviour: Sendable, Equatable, Codable {
     /// connected" meanwhile, and the next connection resolves from the cache at once. Off, the
     /// objects are removed at every disconnect and discovered afresh (`Cache = no`).
     public var gattCache = false
+    /// The board's program does not use Bluetooth: it advertises only in pairing mode, and
+    /// starts in pairing mode (as after the user's A+B + reset). After a flash it boots into
+    /// its program and is gone until the user resets it into pairing mode again.
+    public var pairingModeOnly = false
     /// D-Bus level hostility, for fuzz-style tests of a client.
     public var hostile: Set<HostileDBusMode> = []
     /// With `hostile`: each property and notification gets one of the modes, or none, as this
@@ -48,7 +52,7 @@ public struct FakeBoardBehaviour: Sendable, Equatable, Codable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case requiresPairing, refusesPairing, connectFailures, servicesNeverResolve, disconnectAfterWrites, gattCache
-        case absent, staleBond, hostile, hostileSeed, rssi, advertisedUUIDs
+        case absent, staleBond, pairingModeOnly, hostile, hostileSeed, rssi, advertisedUUIDs
     }
 
     public init(from decoder: any Decoder) throws {
@@ -60,6 +64,7 @@ public struct FakeBoardBehaviour: Sendable, Equatable, Codable {
         disconnectAfterWrites = try c.decodeIfPresent(Int.self, forKey: .disconnectAfterWrites)
         absent = try c.decodeIfPresent(Bool.self, forKey: .absent) ?? false
         gattCache = try c.decodeIfPresent(Bool.self, forKey: .gattCache) ?? false
+        pairingModeOnly = try c.decodeIfPresent(Bool.self, forKey: .pairingModeOnly) ?? false
         staleBond = try c.decodeIfPresent(Bool.self, forKey: .staleBond) ?? false
         hostile = try c.decodeIfPresent(Set<HostileDBusMode>.self, forKey: .hostile) ?? []
         hostileSeed = try c.decodeIfPresent(UInt64.self, forKey: .hostileSeed)

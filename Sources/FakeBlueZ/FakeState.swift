@@ -43,6 +43,7 @@ struct FakeDevice: Sendable {
         self.spec = spec
         path = BlueZ.devicePath(adapter: adapterPath, address: spec.address)
         host = GATTBoardHost(board: spec.board, timing: spec.timing)
+        if spec.behaviour.pairingModeOnly, host.board.mode != .pairing { host.resetByUser(holdingButtons: true) }
         staleBond = spec.behaviour.staleBond
         connectFailures = spec.behaviour.connectFailures
         writesUntilDisconnect = spec.behaviour.disconnectAfterWrites
@@ -63,7 +64,10 @@ struct FakeDevice: Sendable {
         spec.behaviour.advertisedUUIDs ?? spec.board.offeredServices.sorted().map(\.uuidString)
     }
     /// Whether the board advertises now.
-    var isAdvertising: Bool { !behaviour.absent && !host.isDown && host.board.isConnectable }
+    var isAdvertising: Bool {
+        !behaviour.absent && !host.isDown && host.board.isConnectable
+            && !(behaviour.pairingModeOnly && host.board.mode != .pairing)
+    }
 }
 
 /// A discovery filter set with `Adapter1.SetDiscoveryFilter`.

@@ -84,6 +84,14 @@ public struct GATTBoardHost: Sendable {
         return Step(notes: ["booted (boot \(board.device.bootCount))"])
     }
 
+    /// The user resets the board at once (no reboot time); `holdingButtons` is the gesture
+    /// for pairing mode (A+B + reset, or triple reset). Work still pending is abandoned.
+    public mutating func resetByUser(holdingButtons: Bool) {
+        epoch += 1
+        isDown = false
+        board.reset(holdingButtons: holdingButtons)
+    }
+
     /// The client's link dropped without a reset: the services forget their per-link state
     /// (work already scheduled still runs, as on a real board).
     public mutating func linkDropped() {

@@ -89,6 +89,23 @@ struct PartialFlashTests {
         _ = await fixture.stop()
     }
 
+    @Test("A board whose program has no Bluetooth starts in pairing mode, and after END_OF_TRANSMISSION it is gone: Connect fails")
+    func pairingModeOnlyBoardVanishesAfterAFlash() async throws {
+        var behaviour = FakeBoardBehaviour()
+        behaviour.pairingModeOnly = true
+        let fixture = try await FakeBus.start([FakeBoard(board: try TestBoards.microbit(), behaviour: behaviour)])
+        #expect(fixture.fake.boards[0].mode == .pairing)
+        let device = try #require(try await fixture.discover().keys.first)
+        let pf = try #require(try await fixture.connectAndResolve(device)[TestBoards.pfCharacteristic])
+        let link = try await fixture.signals(.propertiesChanged(sender: "org.bluez", path: device, interface: "org.bluez.Device1"))
+        try await Self.send(fixture, pf, .endOfTransmission)
+        #expect(try await link.next { $0.changed["Connected"] != nil }.changed["Connected"]?.bool() == false)
+        #expect(fixture.fake.boards[0].mode == .application)
+        let error = await FaultScenarioTests.failure { try await fixture.call(device, "org.bluez.Device1", "Connect") }
+        #expect(error == DBusError(name: "org.bluez.Error.Failed", message: "le-connection-abort-by-local"))
+        _ = await fixture.stop()
+    }
+
     @Test("FF 00 resets the board into pairing mode: the link drops and the board comes back in pairing mode")
     func resetIntoPairingMode() async throws {
         let fixture = try await FakeBus.start([FakeBoard(board: try TestBoards.microbit())])

@@ -26,7 +26,7 @@ struct ScenarioFileTests {
         let scenario = try Self.load("""
             {"timeScale": 0.5, "boards": [{}, {"state": "b", "profile": "calliope-mini-3", "name": "Calliope mini", "address": "F0:0D:00:00:00:09",
               "from": "x.hex", "requiresPairing": true, "refusesPairing": true, "connectFailures": ["le-connection-abort-by-local", "in-progress"],
-              "servicesNeverResolve": true, "disconnectAfterWrites": 12, "absent": true, "staleBond": true, "gattCache": true,
+              "servicesNeverResolve": true, "disconnectAfterWrites": 12, "absent": true, "staleBond": true, "gattCache": true, "pairingModeOnly": true,
               "hostile": ["missing-properties"], "hostileSeed": 3, "rssi": -80, "advertisedUUIDs": []}]}
             """)
         #expect(scenario.timeScale == 0.5)
@@ -44,6 +44,7 @@ struct ScenarioFileTests {
         expected.absent = true
         expected.staleBond = true
         expected.gattCache = true
+        expected.pairingModeOnly = true
         expected.hostile = [.missingProperties]
         expected.hostileSeed = 3
         expected.rssi = -80

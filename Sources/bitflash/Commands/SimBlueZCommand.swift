@@ -64,6 +64,9 @@ struct SimBlueZCommand: AsyncParsableCommand {
     @Flag(help: "BlueZ's GATT cache: GATT objects stay across disconnects (default: removed, as with Cache = no).")
     var gattCache = false
 
+    @Flag(help: "The board advertises only in pairing mode (its program has no Bluetooth); it starts in pairing mode.")
+    var pairingModeOnly = false
+
     @Flag(help: "BlueZ holds a bond the board has forgotten.")
     var staleBond = false
 
@@ -89,7 +92,7 @@ struct SimBlueZCommand: AsyncParsableCommand {
 
     private var usesBoardOptions: Bool {
         profile != nil || name != nil || address != nil || from != nil || requiresPairing || refusesPairing
-            || connectFailures != nil || servicesNeverResolve || disconnectAfterWrites != nil || absent || staleBond || gattCache
+            || connectFailures != nil || servicesNeverResolve || disconnectAfterWrites != nil || absent || staleBond || gattCache || pairingModeOnly
             || hostile != nil || hostileSeed != nil || firmwareHostile != nil
     }
 
@@ -161,6 +164,7 @@ struct SimBlueZCommand: AsyncParsableCommand {
         behaviour.absent = absent
         behaviour.staleBond = staleBond
         behaviour.gattCache = gattCache
+        behaviour.pairingModeOnly = pairingModeOnly
         behaviour.connectFailures = try Self.list(connectFailures, "--connect-failures")
         behaviour.hostile = Set(try Self.list(hostile, "--hostile"))
         behaviour.hostileSeed = hostileSeed
@@ -225,6 +229,7 @@ struct SimBlueZCommand: AsyncParsableCommand {
         if b.refusesPairing { parts.append("refuses pairing") }
         if b.staleBond { parts.append("stale bond") }
         if b.gattCache { parts.append("GATT cache") }
+        if b.pairingModeOnly { parts.append("pairing mode only") }
         if !b.connectFailures.isEmpty { parts.append("connect fails: " + b.connectFailures.map(\.rawValue).joined(separator: ",")) }
         if b.servicesNeverResolve { parts.append("services never resolve") }
         if let n = b.disconnectAfterWrites { parts.append("link drops after \(n) writes") }
