@@ -44,6 +44,8 @@ struct BlueZCommandTests {
         #expect(board["kind"] as? String == "micro:bit with MCUboot (full updates)")
         let text = try fake.bitflash(["scan", "--timeout", "1"])
         #expect(text.stdout.contains("BBC micro:bit [zotig]         F0:0D:00:00:00:01  -60"))
+        let all = try fake.bitflash(["scan", "--timeout", "1", "--all"])
+        #expect(all.status == 0 && all.stdout.contains("F0:0D:00:00:00:01"), "\(all.stderr)")
     }
 
     @Test("info reads the mode, memory map and image slots of the board, as info --simulate shows them")
@@ -176,6 +178,12 @@ struct BlueZCommandTests {
         #expect(r.lines.contains { $0.hasPrefix("zotig  ok      partial") })
         #expect(r.lines.contains { $0.hasPrefix("vavit  ok      partial") })
         #expect(r.stdout.contains("2 of 2 boards flashed"))
+        // Every board in range, found by the scan: both already run the file.
+        let again = try fake.bitflash(["flash", Self.sample("sample-r1-counter.hex").path, "--all-in-range", "--scan-timeout", "1", "--json"])
+        #expect(again.status == 0, "\(again.stderr)")
+        let results = try Self.json(again).filter { $0["type"] as? String == "result" }
+        #expect(Set(results.compactMap { $0["board"] as? String }) == ["F0:0D:00:00:00:01", "F0:0D:00:00:00:02"])
+        #expect(results.allSatisfy { $0["path"] as? String == "up-to-date" })
         fake.stop()
         for state in ["sim-1", "sim-2"] {
             try Self.expectBoardHolds("sample-r1-counter.hex", stateFile: fake.state.appendingPathComponent("\(state).json"))
