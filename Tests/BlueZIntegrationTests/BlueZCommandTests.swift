@@ -83,9 +83,10 @@ struct BlueZCommandTests {
         try Self.expectBoardHolds("sample-r1-counter.hex", stateFile: fake.stop())
     }
 
-    @Test("a new runtime on an MCUboot board is a full DFU over McuMgr, byte for byte")
-    func fullDFU() throws {
-        let fake = try FakeBlueZProcess(["--time-scale", "0.2"])
+    @Test("a new runtime on an MCUboot board is a full DFU over McuMgr, byte for byte (with and without BlueZ's GATT cache)",
+          arguments: [[], ["--gatt-cache"]])
+    func fullDFU(cache: [String]) throws {
+        let fake = try FakeBlueZProcess(["--time-scale", "0.2"] + cache)
         let r = try fake.bitflash(["flash", Self.sample("sample-r2-heart.hex").path, "--device", "zotig", "--json"])
         #expect(r.status == 0, "\(r.stderr)")
         let result = try Self.result(r)
