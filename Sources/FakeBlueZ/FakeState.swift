@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import SimulatedBoard
+import Transport
 
 /// One board as the fake BlueZ service sees it: BlueZ's view of the device (exported,
 /// connected, paired) and the board itself behind its real-time host.
@@ -34,6 +35,8 @@ struct FakeDevice: Sendable {
     /// Characteristic path → its last value (read or notified).
     var values: [String: [UInt8]] = [:]
     var writesDelivered = 0
+    /// Notifications on their way to the client, oldest first, and a reset that waits for them.
+    var outbox: [OutboxItem] = []
     var notificationsSent = 0
 
     init(spec: FakeBoard, adapterPath: String) {
@@ -109,6 +112,14 @@ struct FakeState: Sendable {
 }
 
 /// Something that happens later on the fake's clock.
+/// What leaves a board at its next connection event.
+enum OutboxItem: Sendable {
+    /// A notification sent on link `epoch`.
+    case notification(epoch: Int, GATTCharacteristic, [UInt8])
+    /// The board resets (after answering): the link drops, the board is down this long.
+    case reset(down: Duration)
+}
+
 enum FakeEvent: Sendable {
     /// The board's scheduled work is done.
     case work(device: Int, GATTBoardHost.Work)
@@ -118,4 +129,6 @@ enum FakeEvent: Sendable {
     case resolve(device: Int, epoch: Int)
     /// Advertisements reach the adapter.
     case advertise
+    /// A connection event: the oldest notification in the device's outbox goes on air.
+    case deliver(device: Int)
 }
