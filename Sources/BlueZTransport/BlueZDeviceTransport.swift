@@ -174,8 +174,9 @@ public final class BlueZDeviceTransport: BLETransport {
                 + "(wrong type or over 512 bytes); check the BlueZ version and other Bluetooth software on this computer"
         }
         if delivered == 0, paired {
-            return "no notification arrived from this bonded board; if it was reflashed, its bond is gone: "
-                + "`bluetoothctl remove \(address)`, then try again"
+            return "no notification arrived from this bonded board: the board forgot this computer "
+                + "(it was reflashed or reset to pairing mode): run `bitflash forget \(address)` "
+                + "and put the board in pairing mode (hold A+B, press reset)"
         }
         return nil
     }

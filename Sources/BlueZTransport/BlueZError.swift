@@ -68,10 +68,11 @@ extension BlueZError: CustomStringConvertible {
             return "could not connect to \(device): \(message); move the board closer, reset it and try again"
         case let .servicesNeverResolved(device, after):
             return "\(device) connected but its services never resolved within \(after.seconds.formatted1)s; "
-                + "reset the board and try again; if it keeps happening, remove it with `bluetoothctl remove \(Self.address(in: device))`"
+                + "reset the board and try again; if it keeps happening, the board may have forgotten this computer: "
+                + "run `bitflash forget \(Self.address(in: device))` and put the board in pairing mode (hold A+B, press reset)"
         case let .pairingRefused(device, message):
             return "pairing refused by \(device) (\(message)); put the board in pairing mode (hold A+B, press reset), "
-                + "or remove the old bond on both sides (`bluetoothctl remove \(Self.address(in: device))`) and try again"
+                + "or, if it was paired with this computer before, run `bitflash forget \(Self.address(in: device))` and try again"
         case let .disconnected(op, reason):
             return "\(op) failed: the board disconnected (\(reason))"
         case let .notConnected(op):

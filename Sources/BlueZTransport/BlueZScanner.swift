@@ -125,3 +125,21 @@ public struct BlueZScanner: Sendable {
         }
     }
 }
+
+extension BlueZScanner {
+    /// Removes the board a query names from BlueZ (`Adapter1.RemoveDevice`): its bond, its
+    /// cached GATT table and its object. Only boards BlueZ already knows are looked at; no scan.
+    /// - Returns: the device removed.
+    /// - Throws: `BlueZError.deviceNotFound` when BlueZ knows no such board, `.ambiguousDevice`.
+    public func forget(_ query: DeviceQuery) async throws -> BlueZDevice {
+        let tree = try await bus.objects()
+        let adapter = try adapter(in: tree)
+        let known = tree.devices.filter { $0.adapterPath == adapter.path }
+        guard let device = try query.best(in: known) else {
+            throw BlueZError.deviceNotFound(query: query.text, seen: known.map(\.label))
+        }
+        _ = try await bus.call(adapter.path, BlueZNames.adapter, "RemoveDevice", [.objectPath(device.path)],
+                           operation: "removing \(device.label) from \(adapter.name)")
+        return device
+    }
+}

@@ -123,7 +123,7 @@ struct BlueZCommandTests {
         let r = try fake.bitflash(["flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig"])
         #expect(r.status == 77)
         #expect(r.stderr.contains("pairing refused by BBC micro:bit [zotig] (F0:0D:00:00:00:01)"))
-        #expect(r.stderr.contains("bluetoothctl remove F0:0D:00:00:00:01"))
+        #expect(r.stderr.contains("bitflash forget F0:0D:00:00:00:01"))
         let info = try fake.bitflash(["info", "--device", "zotig"])
         #expect(info.status == 77, "\(info.stderr)")
         let unpaired = try fake.bitflash(["flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig", "--no-pair"])
@@ -165,7 +165,7 @@ struct BlueZCommandTests {
         let r = try fake.bitflash(["info", "--device", "zotig", "--connect-timeout", "1"])
         #expect(r.status == 76)
         #expect(r.stderr.contains("connected but its services never resolved within 1s"))
-        #expect(r.stderr.contains("bluetoothctl remove F0:0D:00:00:00:01"))
+        #expect(r.stderr.contains("bitflash forget F0:0D:00:00:00:01"))
     }
 
     @Test("several --device flags flash the boards in parallel, a line each and a summary table")
@@ -205,13 +205,42 @@ struct BlueZCommandTests {
         #expect(scan.lines.allSatisfy { $0.count < 400 }, "\(mode)")
     }
 
-    @Test("a bonded board that stays silent (a bond it forgot) gets the advice to remove the bond")
-    func staleBond() throws {
+    @Test("a board that forgot its bond is diagnosed, `bitflash forget` removes the bond, and the next flash pairs afresh")
+    func staleBondIsDiagnosedAndForgotten() throws {
         let fake = try FakeBlueZProcess(["--stale-bond"])
         let r = try fake.bitflash(["info", "--device", "zotig"])
         #expect(r.status == 74)
-        #expect(r.stderr.contains("no notification arrived from this bonded board"), "\(r.stderr)")
-        #expect(r.stderr.contains("bluetoothctl remove F0:0D:00:00:00:01"))
+        #expect(r.stderr.contains("the board forgot this computer"), "\(r.stderr)")
+        #expect(r.stderr.contains("run `bitflash forget F0:0D:00:00:00:01`"), "\(r.stderr)")
+        let forget = try fake.bitflash(["forget", "F0:0D:00:00:00:01"])
+        #expect(forget.status == 0, "\(forget.stderr)")
+        #expect(forget.stdout.contains("forgot") && forget.stdout.contains("F0:0D:00:00:00:01") && forget.stdout.contains("its bond"))
+        let flash = try fake.bitflash(["flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig", "--json"])
+        #expect(flash.status == 0, "\(flash.stderr)")
+        #expect(try Self.result(flash)["path"] as? String == "partial")
+        try Self.expectBoardHolds("sample-r1-counter.hex", stateFile: fake.stop())
+    }
+
+    @Test("forget on a board BlueZ does not know exits 69 and lists the boards it knows")
+    func forgetUnknownBoard() throws {
+        let fake = try FakeBlueZProcess()
+        _ = try fake.bitflash(["scan", "--timeout", "1"])
+        let r = try fake.bitflash(["forget", "AA:BB:CC:DD:EE:FF"])
+        #expect(r.status == 69, "\(r.stderr)")
+        #expect(r.stderr.contains("AA:BB:CC:DD:EE:FF") && r.stderr.contains("zotig"), "\(r.stderr)")
+    }
+
+    @Test("a dry run over BlueZ prints the plan with its estimates and writes nothing")
+    func dryRunWritesNothing() throws {
+        let fake = try FakeBlueZProcess()
+        let r = try fake.bitflash(["flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig", "--dry-run", "--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let plan = try #require(try Self.json(r).first { $0["type"] as? String == "plan" })
+        #expect(plan["path"] as? String == "partial")
+        #expect((plan["blocks"] as? Int ?? 0) > 0)
+        #expect(plan["decision"] != nil)
+        // The board still holds the sample it started with.
+        try Self.expectBoardHolds("sample-r1-heart.hex", stateFile: fake.stop())
     }
 
     @Test("no bluetoothd on the bus exits 75 and says how to start it")

@@ -75,7 +75,7 @@ import Transport
     func transportMapping() {
         let e = BlueZError.servicesNeverResolved(device: "BBC micro:bit [zotig] (F0:0D:00:00:00:01)", after: .seconds(20))
         #expect(e.description.contains("services never resolved within 20s"))
-        #expect(e.description.contains("bluetoothctl remove F0:0D:00:00:00:01"))
+        #expect(e.description.contains("bitflash forget F0:0D:00:00:00:01"))
         #expect(e.transportError == .connectFailed(e.description))
         #expect(BlueZError.disconnected(operation: "w", reason: .remoteTerminated).transportError
                 == .disconnected(operation: "w", reason: .remoteTerminated))

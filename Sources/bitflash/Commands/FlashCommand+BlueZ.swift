@@ -13,20 +13,26 @@ extension FlashCommand {
         Verbose.bootstrap(output.verbose)
         let firmware = try FirmwareFileLoading.loadForFlash(file)
         let queries = allInRange ? try await boardsInRange() : devices
-        let out = SharedOutput(Output.make(output.mode, boards: queries, verbosity: output.verbose))
-        let outcomes = await withTaskGroup(of: (Int, FlashResult, BitflashExit).self) { group in
+        // A dry run prints plans, not progress and results.
+        let out = SharedOutput(dryRun ? SilentOutput() : Output.make(output.mode, boards: queries, verbosity: output.verbose))
+        let outcomes = await withTaskGroup(of: (Int, FlashResult, BitflashExit, Result<SessionOutcome, any Error>?).self) { group in
             for (index, query) in queries.enumerated() {
                 group.addTask {
-                    let (result, exit) = await flashOne(query, firmware: firmware, out: out)
-                    return (index, result, exit)
+                    let (result, exit, outcome) = await flashOne(query, firmware: firmware, out: out)
+                    return (index, result, exit, outcome)
                 }
             }
-            var all: [(Int, FlashResult, BitflashExit)] = []
+            var all: [(Int, FlashResult, BitflashExit, Result<SessionOutcome, any Error>?)] = []
             for await outcome in group {
-                out.result(outcome.1)
+                if !dryRun { out.result(outcome.1) }
                 all.append(outcome)
             }
             return all.sorted { $0.0 < $1.0 }
+        }
+        if dryRun {
+            return try printPlans(outcomes.map { entry -> (board: String, outcome: Result<SessionOutcome, any Error>) in
+                (entry.1.board, entry.3 ?? .failure(CLIError(entry.2, entry.1.error ?? "the board could not be reached")))
+            })
         }
         let results = outcomes.map(\.1)
         out.finish(results)
@@ -53,12 +59,14 @@ extension FlashCommand {
     }
 
     /// Flashes one board; never throws: a failure is the result's `error` plus its exit code.
-    private func flashOne(_ query: String, firmware: Firmware, out: SharedOutput) async -> (FlashResult, BitflashExit) {
+    /// The session's outcome comes back too, when the session ran (a dry run prints it as a plan).
+    private func flashOne(_ query: String, firmware: Firmware,
+                          out: SharedOutput) async -> (FlashResult, BitflashExit, Result<SessionOutcome, any Error>?) {
         let clock = ContinuousClock()
         let started = clock.now
-        func failed(_ message: String, _ exit: BitflashExit) -> (FlashResult, BitflashExit) {
+        func failed(_ message: String, _ exit: BitflashExit) -> (FlashResult, BitflashExit, Result<SessionOutcome, any Error>?) {
             (FlashResult(board: query, path: nil, reason: FlashReason(code: "failed", message: "the flash failed"),
-                         seconds: started.duration(to: clock.now).seconds, error: message), exit)
+                         seconds: started.duration(to: clock.now).seconds, error: message), exit, nil)
         }
         out.event(FlashEvent(board: query, elapsed: .zero, report: .phase(.connecting)))
         let board: RealBoard
@@ -85,9 +93,9 @@ extension FlashCommand {
         var result = FlashResult(board: query, outcome: outcome, seconds: started.duration(to: clock.now).seconds)
         if let error = result.error {
             if let hint { result.error = "\(error); \(hint)" }
-            return (result, .flashFailed)
+            return (result, .flashFailed, outcome)
         }
-        return (result, result.fallback ? .okAfterFallback : .ok)
+        return (result, result.fallback ? .okAfterFallback : .ok, outcome)
     }
 
     /// The plan for this board: its family comes from its memory map when it offers partial
