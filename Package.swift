@@ -63,8 +63,10 @@ let package = Package(
         .target(name: "DBus", dependencies: ["CDBus"]),
         // BlueZ backend of the transport.
         .target(name: "BlueZTransport", dependencies: ["DBus", "Transport"]),
+        // A fake BlueZ (org.bluez on a private bus) playing simulated boards, for tests.
+        .target(name: "FakeBlueZ", dependencies: ["DBus", "SimulatedBoard", "LinkModel", "Transport"]),
         .executableTarget(name: "bitflash", dependencies: [
-            "Flashing", "FirmwareImage", "SampleFirmware", "SimulatedBoard", "BlueZTransport", "SMPUDP",
+            "Flashing", "FirmwareImage", "SampleFirmware", "SimulatedBoard", "BlueZTransport", "SMPUDP", "FakeBlueZ",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -90,6 +92,14 @@ let package = Package(
         .testTarget(name: "SimulatedBoardTests", dependencies: ["SimulatedBoard", "LinkModel", "PartialFlashing", "McuMgr", "SMP", "Transport", "TestSupport"]),
         .testTarget(name: "FlashingTests", dependencies: ["Flashing", "SimulatedBoard", "TestSupport"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
+        .testTarget(name: "BlueZTransportTests", dependencies: ["BlueZTransport", "DBus", "Transport"]),
+        // Runs the built bitflash against the fake org.bluez (`bitflash sim bluez`) on a private bus.
+        .testTarget(name: "BlueZIntegrationTests", dependencies: [
+            "TestSupport", "FirmwareImage", "SimulatedBoard", "BlueZTransport", "DBus", "Transport",
+        ]),
+        .testTarget(name: "FakeBlueZTests", dependencies: [
+            "FakeBlueZ", "DBus", "SimulatedBoard", "PartialFlashing", "SMP", "FirmwareImage", "SampleFirmware", "Transport", "TestSupport",
+        ]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "FirmwareImage", "SampleFirmware"]),
         .testTarget(name: "SMPUDPTests", dependencies: [
             "SMPUDP", "Flashing", "McuMgr", "SMP", "SimulatedBoard", "FirmwareImage", "SampleFirmware", "Transport", "TestSupport",

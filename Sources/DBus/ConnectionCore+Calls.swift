@@ -7,6 +7,21 @@ struct CoreState: Sendable {
     var tickets: [UInt64: TicketPhase] = [:]
     var subscriptions: [UInt64: Subscription] = [:]
     var handlers: [String: DBusMethodHandler] = [:]
+    /// Exported paths whose calls are answered concurrently instead of in arrival order.
+    var concurrentPaths: Set<String> = []
+    /// Exported paths whose handler also answers the paths below them that have no handler.
+    var subtreePaths: Set<String> = []
+
+    /// The handler for `path`: its own, else that of the nearest ancestor exported as a subtree.
+    func handler(for path: String) -> DBusMethodHandler? {
+        if let handler = handlers[path] { return handler }
+        var ancestor = path
+        while ancestor != "/" {
+            ancestor = ancestor.lastIndex(of: "/").map { $0 == ancestor.startIndex ? "/" : String(ancestor[..<$0]) } ?? "/"
+            if subtreePaths.contains(ancestor), let handler = handlers[ancestor] { return handler }
+        }
+        return nil
+    }
     var nextID: UInt64 = 1
 
     mutating func makeID() -> UInt64 {

@@ -36,9 +36,17 @@ final class ConnectionCore: Sendable {
         let thread = Thread { [self] in runLoop() }
         thread.name = "dbus-dispatch"
         thread.start()
-        // Incoming method calls are answered one at a time, in arrival order.
+        // Incoming method calls are answered one at a time, in arrival order, except on
+        // paths exported as concurrent (calls that may wait, such as a BLE connect).
         Task { [self] in
-            for await call in calls { await answer(call) }
+            for await call in calls {
+                let concurrent = state.withLock { $0.concurrentPaths.contains(call.path ?? "/") }
+                if concurrent {
+                    Task { await answer(call) }
+                } else {
+                    await answer(call)
+                }
+            }
         }
     }
 

@@ -41,16 +41,30 @@ extension DBusConnection {
     /// Answers method calls on `path` with `handler`, replacing any earlier handler.
     ///
     /// Calls are handled one at a time in arrival order (the order matters for BLE writes);
-    /// a handler that suspends delays the calls behind it. `org.freedesktop.DBus.Peer.Ping`
-    /// is answered for every path.
-    public func export(path: String, handler: @escaping DBusMethodHandler) throws {
+    /// a handler that suspends delays the calls behind it. With `concurrent`, calls on this
+    /// path are instead each answered in a task of their own, so a handler may wait (for a
+    /// device, a timer) without holding up other calls; their replies may then leave in any
+    /// order. With `subtree`, the handler also answers calls on the paths below `path` that
+    /// have no handler of their own (as libdbus's fallback objects do), e.g. `Introspect` on
+    /// the intermediate nodes of an object tree. `org.freedesktop.DBus.Peer.Ping` is answered
+    /// for every path.
+    public func export(path: String, concurrent: Bool = false, subtree: Bool = false,
+                       handler: @escaping DBusMethodHandler) throws {
         try Validation.path(path)
-        core.state.withLock { $0.handlers[path] = handler }
+        core.state.withLock { state in
+            state.handlers[path] = handler
+            if concurrent { state.concurrentPaths.insert(path) } else { state.concurrentPaths.remove(path) }
+            if subtree { state.subtreePaths.insert(path) } else { state.subtreePaths.remove(path) }
+        }
     }
 
     /// Stops answering calls on `path` (later calls get `UnknownObject`).
     public func unexport(path: String) {
-        _ = core.state.withLock { $0.handlers.removeValue(forKey: path) }
+        core.state.withLock { state in
+            state.handlers.removeValue(forKey: path)
+            state.concurrentPaths.remove(path)
+            state.subtreePaths.remove(path)
+        }
     }
 }
 

@@ -6,7 +6,7 @@ extension DBusObjectServer {
             return [.managedObjects(managedObjects)]
         case (DBusStandard.introspectable?, "Introspect"), (nil, "Introspect"):
             return [.string(introspection(of: call.path))]
-        case (DBusStandard.properties?, _):
+        case (DBusStandard.properties?, _) where objects.withLock({ $0[call.path] != nil }):
             return try await handleProperties(call)
         default:
             break
@@ -83,8 +83,10 @@ extension DBusObjectServer {
             xml += "<signal name=\"InterfacesAdded\"><arg type=\"o\"/><arg type=\"a{sa{sv}}\"/></signal>"
             xml += "<signal name=\"InterfacesRemoved\"><arg type=\"o\"/><arg type=\"as\"/></signal></interface>\n"
         }
+        let described = memberDescriptions.withLock { $0 }
         for name in interfaces.keys.sorted() {
             xml += "  <interface name=\"\(name)\">\n"
+            for member in described[name] ?? [] { xml += member.xml }
             for (property, value) in (interfaces[name] ?? [:]).sorted(by: { $0.key < $1.key }) {
                 xml += "    <property name=\"\(property)\" type=\"\(value.signature)\" access=\"read\"/>\n"
             }

@@ -17,6 +17,7 @@ public final class DBusObjectServer: Sendable {
     /// `Properties` and `Introspectable` interfaces with no properties.
     public let listsStandardInterfaces: Bool
     let objects = Mutex<[String: ExportedObject]>([:])
+    let memberDescriptions = Mutex<[String: [DBusMemberDescription]]>([:])
 
     struct ExportedObject: Sendable {
         var interfaces: [String: [String: DBusValue]]
@@ -30,10 +31,18 @@ public final class DBusObjectServer: Sendable {
         self.connection = connection
         self.rootPath = rootPath
         self.listsStandardInterfaces = listsStandardInterfaces
-        try connection.export(path: rootPath) { [weak self] call in
+        // The root also answers the intermediate nodes (`/org` of `/org/bluez`), so tools
+        // such as `busctl tree` can walk the tree.
+        try connection.export(path: rootPath, subtree: true) { [weak self] call in
             guard let self else { throw DBusError(name: DBusErrorName.unknownObject.rawValue, message: "object server is gone") }
             return try await self.handle(call)
         }
+    }
+
+    /// Describes the methods and signals of `interface` for introspection (tools such as
+    /// dbus-python and `busctl introspect` read the argument signatures from it).
+    public func describe(interface: String, _ members: [DBusMemberDescription]) {
+        memberDescriptions.withLock { $0[interface] = members }
     }
 
     /// Removes every handler this server registered.
@@ -48,9 +57,11 @@ public final class DBusObjectServer: Sendable {
     ///   - interfaces: interface name → property name → value.
     ///   - methods: answers calls other than Properties/Introspectable; nil answers `UnknownMethod`.
     ///   - setter: accepts `Properties.Set`; nil makes every property read-only.
+    ///   - concurrent: answer this object's calls concurrently (see `DBusConnection.export`),
+    ///     for methods that wait, such as a BLE connect.
     public func add(
         path: String, interfaces: [String: [String: DBusValue]],
-        methods: DBusMethodHandler? = nil, setter: DBusPropertySetter? = nil
+        methods: DBusMethodHandler? = nil, setter: DBusPropertySetter? = nil, concurrent: Bool = false
     ) throws {
         try Validation.path(path)
         guard path.hasPrefix(rootPath == "/" ? "/" : rootPath + "/") || path == rootPath else {
@@ -60,7 +71,7 @@ public final class DBusObjectServer: Sendable {
         for value in interfaces.values.flatMap(\.values) { try Validation.value(value) }
         objects.withLock { $0[path] = ExportedObject(interfaces: interfaces, methods: methods, setter: setter) }
         if path != rootPath {
-            try connection.export(path: path) { [weak self] call in
+            try connection.export(path: path, concurrent: concurrent) { [weak self] call in
                 guard let self else { throw DBusError(name: DBusErrorName.unknownObject.rawValue, message: "object server is gone") }
                 return try await self.handle(call)
             }
@@ -131,5 +142,32 @@ public final class DBusObjectServer: Sendable {
         all[DBusStandard.properties] = all[DBusStandard.properties] ?? [:]
         all[DBusStandard.introspectable] = all[DBusStandard.introspectable] ?? [:]
         return all
+    }
+}
+
+/// A method or signal of an interface, as introspection lists it.
+public struct DBusMemberDescription: Sendable, Hashable {
+    public enum Kind: String, Sendable, Hashable { case method, signal }
+    public var kind: Kind
+    public var name: String
+    /// Argument signatures in order (`in` for a method).
+    public var arguments: [String]
+    /// Reply signatures of a method.
+    public var results: [String]
+
+    public static func method(_ name: String, _ arguments: [String] = [], returns results: [String] = []) -> DBusMemberDescription {
+        DBusMemberDescription(kind: .method, name: name, arguments: arguments, results: results)
+    }
+
+    public static func signal(_ name: String, _ arguments: [String]) -> DBusMemberDescription {
+        DBusMemberDescription(kind: .signal, name: name, arguments: arguments, results: [])
+    }
+
+    var xml: String {
+        let direction = kind == .method ? " direction=\"in\"" : ""
+        var text = "    <\(kind.rawValue) name=\"\(name)\">"
+        for a in arguments { text += "<arg type=\"\(a)\"\(direction)/>" }
+        for r in results { text += "<arg type=\"\(r)\" direction=\"out\"/>" }
+        return text + "</\(kind.rawValue)>\n"
     }
 }

@@ -80,7 +80,7 @@ extension ConnectionCore {
         if message.interface == DBusStandard.peer, member == "Ping" {
             return try message.methodReturn()
         }
-        guard let handler = state.withLock({ $0.handlers[path] }) else {
+        guard let handler = state.withLock({ $0.handler(for: path) }) else {
             throw DBusError(name: DBusErrorName.unknownObject.rawValue, message: "No object at path \(path)")
         }
         let call = DBusMethodCall(

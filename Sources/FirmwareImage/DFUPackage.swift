@@ -1,5 +1,4 @@
 import Foundation
-import ZIPFoundation
 
 /// A DFU `.zip` package: `manifest.json` plus the firmware files it names.
 ///
@@ -98,26 +97,10 @@ public struct DFUPackage: Sendable, Equatable {
 
     /// Reads a package from the bytes of its `.zip` file.
     ///
-    /// The bytes are read through a temporary file: ZIPFoundation's in-memory archive traps
-    /// (a negative read size) when an offset in the zip points past the end of the data, which
-    /// fuzzing found with a 361-byte input; a file-backed archive reads short there instead,
-    /// and that becomes an error.
+    /// The zip's layout is parsed and bounds-checked by `ZipReader`, in memory.
     public init(zipBytes: [UInt8]) throws {
         guard !zipBytes.isEmpty else { throw FirmwareImageError.dfuNotAZip }
-        let copy = FileManager.default.temporaryDirectory.appendingPathComponent("bitflash-dfu-\(UUID().uuidString).zip")
-        do {
-            try Data(zipBytes).write(to: copy)
-        } catch {
-            throw FirmwareImageError.dfuCannotStage(error.localizedDescription)
-        }
-        defer { try? FileManager.default.removeItem(at: copy) }
-        let archive: Archive
-        do {
-            archive = try Archive(url: copy, accessMode: .read)
-        } catch {
-            throw FirmwareImageError.dfuNotAZip
-        }
-        let files = ZipFiles(archive: archive)
+        let files = ZipFiles(reader: try ZipReader(bytes: zipBytes))
         guard let manifestBytes = try files.bytes(of: "manifest.json") else {
             throw FirmwareImageError.dfuMissingManifest
         }
@@ -141,38 +124,11 @@ public struct DFUPackage: Sendable, Equatable {
 
 /// Reads named entries of an archive, with size limits and clear errors.
 private struct ZipFiles {
-    let archive: Archive
+    let reader: ZipReader
 
     /// The bytes of the file entry at `path` (leading "./" or "/" ignored), or nil when absent.
     func bytes(of path: String) throws -> [UInt8]? {
-        let wanted = Self.normalised(path)
-        guard let entry = archive.first(where: { $0.type == .file && Self.normalised($0.path) == wanted }) else {
-            return nil
-        }
-        guard entry.uncompressedSize <= Int64(DFUPackage.maxEntrySize) else {
-            throw FirmwareImageError.dfuEntryTooLarge(name: path, size: Int(clamping: entry.uncompressedSize))
-        }
-        var out = Data()
-        do {
-            let checksum = try archive.extract(entry) { chunk in
-                guard out.count + chunk.count <= DFUPackage.maxEntrySize else {
-                    throw FirmwareImageError.dfuEntryTooLarge(name: path, size: out.count + chunk.count)
-                }
-                out.append(chunk)
-            }
-            guard checksum == entry.checksum else { throw FirmwareImageError.dfuUnreadableEntry(path) }
-        } catch let error as FirmwareImageError {
-            throw error
-        } catch {
-            throw FirmwareImageError.dfuUnreadableEntry(path)
-        }
-        return [UInt8](out)
-    }
-
-    private static func normalised(_ path: String) -> String {
-        var p = Substring(path)
-        while p.hasPrefix("./") { p = p.dropFirst(2) }
-        while p.hasPrefix("/") { p = p.dropFirst() }
-        return String(p)
+        guard let entry = reader.entry(named: path) else { return nil }
+        return try reader.contents(of: entry, limit: DFUPackage.maxEntrySize)
     }
 }

@@ -117,8 +117,6 @@ public enum FirmwareImageError: Error, Sendable, Equatable {
     case dfuEntryTooLarge(name: String, size: Int)
     /// The manifest lists no firmware image.
     case dfuNoImages
-    /// The package could not be copied to the temporary folder it is read from.
-    case dfuCannotStage(String)
 
     // MARK: Memory images
 
@@ -241,8 +239,6 @@ extension FirmwareImageError: CustomStringConvertible, LocalizedError {
             return "the DFU package entry '\(name)' is \(size) bytes, larger than any supported board's flash"
         case .dfuNoImages:
             return "the DFU package's manifest lists no firmware image"
-        case let .dfuCannotStage(reason):
-            return "cannot read the DFU package: writing its temporary copy failed (\(reason)); check that the temporary folder (TMPDIR) is writable"
         case let .imageConflict(address, existing, new):
             return "address \(hex8(address)) already holds \(hex2(existing)), and a later write brings \(hex2(new)): the file puts two different bytes at one address"
         case let .imagePastAddressSpace(address, count):

@@ -21,6 +21,11 @@ public struct FlashOptions: Sendable, Equatable {
     public var partial: PartialFlashSettings
     /// How a full McuMgr update runs (upgrade mode, chunking, swap time, trace bytes).
     public var mcumgr: McuMgrUpgradeOptions
+    /// With `mode == .auto`: take this kind of path whenever it is possible, instead of the
+    /// one with the lowest estimate (`--prefer`).
+    public var prefer: PathPreference?
+    /// Read the memory map, decide and finish without writing anything (`--dry-run`).
+    public var dryRun = false
 
     /// The partial-flashing settings default to `PartialFlashSettings.overALink`: sessions run
     /// over BlueZ or the link model, where an answer takes at least one connection event.

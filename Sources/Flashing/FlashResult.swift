@@ -86,6 +86,8 @@ public struct FlashResult: Codable, Sendable, Equatable {
     public var retries: Int
     /// Set when the flash failed: what went wrong and what to do.
     public var error: String?
+    /// The estimate of each possible path and the choice among them (absent when none was made).
+    public var decision: PathDecision?
 
     public init(board: String, path: FlashPath?, reason: FlashReason, fallback: Bool = false,
                 bytesSent: Int = 0, seconds: Double = 0, verified: Bool = false, retries: Int = 0, error: String? = nil) {

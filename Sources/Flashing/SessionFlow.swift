@@ -11,10 +11,17 @@ public struct SessionOutcome: Sendable, Equatable {
     public var fallback: Bool
     public var partial: PartialFlashStats?
     public var full: McuMgrResult?
+    /// The estimates of the possible paths and the choice among them, once made.
+    public var decision: PathDecision?
+    /// True when the session only planned (`FlashOptions.dryRun`): nothing was written.
+    public var dryRun = false
+    /// The program region partial flashing writes (or would write), when the board's map was read.
+    public var region: Range<UInt32>?
 
     public var bytesSent: Int { (partial?.bytes ?? 0) + (full?.bytesSent ?? 0) }
     public var retries: Int { (partial?.retries ?? 0) + (full?.retries ?? 0) }
     public var verified: Bool {
+        if dryRun { return false }
         switch path {
         case .upToDate: return true
         case .partial: return partial?.verified ?? false
@@ -45,6 +52,10 @@ public struct SessionFlow: FlowMachine {
     private var connection: ConnectionInfo?
     private var linkUp = false
     private var partialStats: PartialFlashStats?
+    /// Round trips of the memory-map read, for the connection interval.
+    private var meter = IntervalMeter()
+    private var decision: PathDecision?
+    private var region: Range<UInt32>?
 
     public init(plan: FlashPlan, options: FlashOptions = FlashOptions()) {
         self.plan = plan
@@ -52,6 +63,25 @@ public struct SessionFlow: FlowMachine {
     }
 
     public mutating func handle(_ event: FlowEvent, now: Duration) -> [FlowAction] {
+        let measuring: Bool
+        switch stage {
+        case .idle, .partial: measuring = decision == nil
+        default: measuring = false
+        }
+        guard measuring else { return step(event, now: now) }
+        switch event {
+        case .notification(KnownGATT.partialFlashing, _): meter.answerReceived(at: now)
+        case .connected, .disconnected: meter.linkChanged()
+        default: break
+        }
+        let actions = step(event, now: now)
+        if actions.contains(where: { if case .write(KnownGATT.partialFlashing, _, _) = $0 { return true }; return false }) {
+            meter.requestSent(at: now)
+        }
+        return actions
+    }
+
+    private mutating func step(_ event: FlowEvent, now: Duration) -> [FlowAction] {
         guard outcome == nil else { return [] }
         switch event {
         case let .start(info), let .connected(info): connection = info; linkUp = true
@@ -66,6 +96,7 @@ public struct SessionFlow: FlowMachine {
             let (childActions, result) = child.handle(event, now: now)
             let actions = Self.withoutDonePhase(childActions)
             stage = .partial(child)
+            if child.machine.isPaused { return actions + decideAtPause(child, now: now) }
             guard let result else { return actions }
             return actions + partialFinished(result, flow: child.machine, now: now)
         case let .reconnecting(reason, fallback, attempts):
@@ -112,11 +143,14 @@ public struct SessionFlow: FlowMachine {
                 let reason = FlashReason(code: "no-partial-service", message: why)
                 return [reason.decision] + goFull(reason, fallback: false, now: now)
             }
-            var child = ChildFlow(PartialFlashFlow(image: plan.image, program: plan.program, family: plan.family,
-                                                   settings: options.partial, resume: plan.resume), scope: "partial.")
+            var flow = PartialFlashFlow(image: plan.image, program: plan.program, family: plan.family,
+                                        settings: options.partial, resume: plan.resume)
+            flow.pauseBeforeWriting = true
+            var child = ChildFlow(flow, scope: "partial.")
             let (childActions, result) = child.handle(.start(info), now: now)
             let actions = Self.withoutDonePhase(childActions)
             stage = .partial(child)
+            if child.machine.isPaused { return actions + decideAtPause(child, now: now) }
             guard let result else { return actions }
             return actions + partialFinished(result, flow: child.machine, now: now)
         }
@@ -126,11 +160,7 @@ public struct SessionFlow: FlowMachine {
                                           now: Duration) -> [FlowAction] {
         switch result {
         case .success(.upToDate):
-            let hash = plan.program?.programHash.hexString ?? "?"
-            return succeed(SessionOutcome(path: .upToDate,
-                                          reason: FlashReason(code: "up-to-date", message: "the board already runs this program (program hash \(hash))",
-                                                              details: FlashReasonDetails(programHash: plan.program?.programHash.hexString)),
-                                          fallback: false))
+            return succeed(SessionOutcome(path: .upToDate, reason: upToDateReason, fallback: false))
         case let .success(.flashed(stats)):
             partialStats = stats
             return succeed(SessionOutcome(path: .partial, reason: .runtimeMatches(plan.program, stats: stats),
@@ -146,6 +176,12 @@ public struct SessionFlow: FlowMachine {
         }
     }
 
+    private var upToDateReason: FlashReason {
+        let hash = plan.program?.programHash.hexString
+        return FlashReason(code: "up-to-date", message: "the board already runs this program (program hash \(hash ?? "?"))",
+                           details: FlashReasonDetails(programHash: hash))
+    }
+
     /// Partial-flashing errors after which a full update can still save the board.
     private func fullUpdateCanFollow(_ error: any Error) -> Bool {
         guard hasMcuMgr, plan.fullImage != nil else { return false }
@@ -157,6 +193,11 @@ public struct SessionFlow: FlowMachine {
             return fail(FlashError.noFullImage(reason: reason))
         }
         guard hasMcuMgr else { return fail(FlashError.noFullPath(reason: reason)) }
+        if decision == nil {
+            decision = SessionDecision.decide(partial: nil, full: fullEstimators(), options: options, family: plan.family,
+                                              connection: connection, meter: meter, now: now)
+        }
+        if options.dryRun { return finishDryRun(path: .full, reason: reason) }
         let note: FlowAction = .report(.note("full update over McuMgr: \(reason.message)"))
         guard linkUp, let info = connection else {
             stage = .reconnecting(reason: reason, fallback: fallback, attempts: 1)
@@ -180,7 +221,53 @@ public struct SessionFlow: FlowMachine {
         }
     }
 
+    /// The full-update paths possible on this board, as estimators.
+    private func fullEstimators() -> [any PathEstimator] {
+        guard hasMcuMgr, let image = plan.fullImage else { return [] }
+        return [McuMgrEstimator(imageBytes: image.bytes.count, options: options.mcumgr)]
+    }
+
+    /// The partial flow stopped after its decision and plan: compare the possible paths, then
+    /// write, go full, or (dry run) finish with the plan.
+    private mutating func decideAtPause(_ child: ChildFlow<PartialFlashFlow>, now: Duration) -> [FlowAction] {
+        var child = child
+        var note: [FlowAction] = []
+        if let blocks = child.machine.plan, child.machine.decision == .partial {
+            region = plan.program?.region
+            decision = SessionDecision.decide(partial: PartialEstimator(plan: blocks, verifies: options.partial.verifyAfterFlash),
+                                              full: fullEstimators(), options: options, family: plan.family,
+                                              connection: connection, meter: meter, now: now)
+            note = decision.map { [.report(.note("decision: \($0.summary)"))] } ?? []
+            if let d = decision, d.chosen != .partial {
+                let reason = FlashReason(code: "full-is-faster", message: "a full update is estimated faster: \(d.summary)")
+                return note + [reason.decision] + goFull(reason, fallback: false, now: now)
+            }
+            if options.dryRun {
+                return note + finishDryRun(path: .partial, reason: SessionDecision.partialReason(plan.program, blocks: blocks))
+            }
+        } else if options.dryRun {
+            return finishDryRun(path: .upToDate, reason: upToDateReason)
+        }
+        let (childActions, result) = child.perform { $0.resume(now: now) }
+        stage = .partial(child)
+        let actions = note + Self.withoutDonePhase(childActions)
+        guard let result else { return actions }
+        return actions + partialFinished(result, flow: child.machine, now: now)
+    }
+
+    /// Ends a dry run with the path it would take; nothing was written.
+    private mutating func finishDryRun(path: FlashPath, reason: FlashReason) -> [FlowAction] {
+        var o = SessionOutcome(path: path, reason: reason, fallback: false)
+        o.decision = decision
+        o.dryRun = true
+        o.region = region
+        return [.report(.note("dry run: nothing was written"))] + succeed(o)
+    }
+
     private mutating func succeed(_ o: SessionOutcome) -> [FlowAction] {
+        var o = o
+        if o.decision == nil { o.decision = decision }
+        if o.region == nil { o.region = region }
         outcome = .success(o)
         stage = .done
         return [.report(.phase(.done)), .finish]

@@ -34,7 +34,27 @@ public struct PartialFlashFlow: FlowMachine {
         case writing(PartialFlashWriter)
         /// `FF 01` sent to an up-to-date board: waiting for it to drop the link as it restarts.
         case restarting
+        /// The decision is made and nothing is written yet: waiting for `resume(now:)`.
+        case paused(Paused)
         case done
+    }
+
+    /// What `resume(now:)` does.
+    private enum Paused: Sendable {
+        case restart
+        /// Write with `writer` from `block` (nil: the first), after reporting `announce`.
+        case write(PartialFlashWriter, from: Int?, announce: [FlowAction])
+    }
+
+    /// When true, the flow stops after the memory map is read and the decision made (and the
+    /// blocks planned), before its first write: `isPaused` turns true and nothing happens until
+    /// `resume(now:)`. A caller uses the pause to compare paths or to plan without writing.
+    public var pauseBeforeWriting = false
+
+    /// True while the flow waits for `resume(now:)` (see `pauseBeforeWriting`).
+    public var isPaused: Bool {
+        if case .paused = stage { return true }
+        return false
     }
 
     private var stage: Stage
@@ -96,9 +116,30 @@ public struct PartialFlashFlow: FlowMachine {
             default:
                 return []
             }
-        case .done:
+        case .paused, .done:
             return []
         }
+    }
+
+    /// Continues a paused flow: writes the planned blocks, or restarts an up-to-date board.
+    public mutating func resume(now: Duration) -> [FlowAction] {
+        guard case let .paused(next) = stage else { return [] }
+        switch next {
+        case .restart:
+            return restart()
+        case let .write(writer, block, announce):
+            return announce + begin(writer, from: block, now: now)
+        }
+    }
+
+    private mutating func restart() -> [FlowAction] {
+        // Wait for the restart's link drop: finishing at once could close the link before
+        // the write leaves, and leave the board in pairing mode.
+        let bytes = PartialFlashingRequest.reset(.application).bytes
+        stage = .restarting
+        return [.report(.note("the board already runs this program; restarting it")),
+                .report(.trace("→ \(bytes.spacedHex)")), .write(KnownGATT.partialFlashing, bytes, .command),
+                .startTimer(PartialFlashTimer.reboot, settings.rebootTimeout)]
     }
 
     private mutating func readerFinished(_ result: Result<BoardMemoryMap, any Error>,
@@ -120,8 +161,9 @@ public struct PartialFlashFlow: FlowMachine {
                     : "the board shows no program since it restarted during this computer's earlier write of this program "
                         + "(its first page was torn then); continuing that write at block \(point.block + 1) "
                         + "in \(hex32(point.regionStart))-\(hex32(point.regionEnd))"
-                resumeNotes = [.report(.decision(code: map.hasProgram ? "runtime-matches" : "unfinished-write", message: words))]
-                return resumeNotes + startWriting(plan: plan, program: program, base: point, from: point.block, now: now)
+                return startWriting(plan: plan, program: program, base: point, from: point.block,
+                                    announce: [.report(.decision(code: map.hasProgram ? "runtime-matches" : "unfinished-write", message: words))],
+                                    now: now)
             case let .failure(why):
                 resumeNotes = [.report(.note("not continuing the earlier unfinished write: \(why); starting over")),
                                .report(.checkpoint(nil))]
@@ -134,15 +176,13 @@ public struct PartialFlashFlow: FlowMachine {
             return resumeNotes + [.report(.note(reason.description)), .report(.decision(code: reason.code, message: reason.description))]
                 + finish(.success(.fullRequired(reason)))
         case .upToDate:
-            // Wait for the restart's link drop: finishing at once could close the link before
-            // the write leaves, and leave the board in pairing mode.
-            let bytes = PartialFlashingRequest.reset(.application).bytes
-            stage = .restarting
             let hash = program?.programHash.hexString ?? "?"
-            return resumeNotes + [.report(.decision(code: "up-to-date", message: "the board already runs this program (program hash \(hash))")),
-                    .report(.note("the board already runs this program; restarting it")),
-                    .report(.trace("→ \(bytes.spacedHex)")), .write(KnownGATT.partialFlashing, bytes, .command),
-                    .startTimer(PartialFlashTimer.reboot, settings.rebootTimeout)]
+            let decided = resumeNotes + [.report(.decision(code: "up-to-date", message: "the board already runs this program (program hash \(hash))"))]
+            if pauseBeforeWriting {
+                stage = .paused(.restart)
+                return decided
+            }
+            return decided + restart()
         case .partial:
             guard let program else { return finish(.success(.fullRequired(.fileHasNoProgram))) }
             let plan: BlockPlan
@@ -156,8 +196,9 @@ public struct PartialFlashFlow: FlowMachine {
                 return resumeNotes + [.report(.note("\(reason) (\(error))")), .report(.decision(code: reason.code, message: reason.description))]
                     + finish(.success(.fullRequired(reason)))
             }
-            return resumeNotes + [.report(.decision(code: "runtime-matches", message: Self.partialMessage(program, plan: plan)))]
-                + startWriting(plan: plan, program: program, base: .base(program: program, board: map, plan: plan), from: nil, now: now)
+            return resumeNotes + startWriting(plan: plan, program: program, base: .base(program: program, board: map, plan: plan), from: nil,
+                                              announce: [.report(.decision(code: "runtime-matches", message: Self.partialMessage(program, plan: plan)))],
+                                              now: now)
         }
     }
 
@@ -183,8 +224,11 @@ public struct PartialFlashFlow: FlowMachine {
         return .success(plan)
     }
 
+    /// Makes the writer for `plan` and starts it, or, with `pauseBeforeWriting`, parks it until
+    /// `resume(now:)`. `announce` (the decision) is reported just before the first write, so a
+    /// caller that decides otherwise at the pause never sees a partial decision.
     private mutating func startWriting(plan: BlockPlan, program: MakeCodeProgram, base: ResumePoint, from block: Int?,
-                                       now: Duration) -> [FlowAction] {
+                                       announce: [FlowAction], now: Duration) -> [FlowAction] {
         self.plan = plan
         var writerSettings = settings
         if let ci = connectionInterval {
@@ -195,6 +239,15 @@ public struct PartialFlashFlow: FlowMachine {
         }
         var writer = PartialFlashWriter(plan: plan, program: program, settings: writerSettings)
         writer.checkpointBase = base
+        if pauseBeforeWriting {
+            stage = .paused(.write(writer, from: block, announce: announce))
+            return []
+        }
+        return announce + begin(writer, from: block, now: now)
+    }
+
+    private mutating func begin(_ writer: PartialFlashWriter, from block: Int?, now: Duration) -> [FlowAction] {
+        var writer = writer
         let actions = writer.beginAfterRegionInfo(now: now, from: block)
         stage = .writing(writer)
         return withoutFinish(actions) + writerFinished(writer)

@@ -27,6 +27,9 @@ public enum SampleFirmware {
         case counter
         /// About 40 KiB on nRF52833; 20 KiB on nRF51, whose program area is smaller.
         case large
+        /// About 128 KiB on nRF52833, where a full update can finish before partial flashing
+        /// on any link; on nRF51 it fills the program area (21 KiB).
+        case huge
 
         /// The "number of globals" field at magic+32.
         var globalCount: UInt16 {
@@ -34,6 +37,7 @@ public enum SampleFirmware {
             case .heart: return 2
             case .counter: return 5
             case .large: return 41
+            case .huge: return 97
             }
         }
     }
@@ -96,6 +100,7 @@ public enum SampleFirmware {
         case .heart: return 5152
         case .counter: return 8208
         case .large: return family == .nrf51 ? 20496 : 40976
+        case .huge: return family == .nrf51 ? 21520 : 131088
         }
     }
 

@@ -35,9 +35,20 @@ public struct ChildFlow<Machine: FlowMachine>: Sendable {
             guard runningTimers.remove(name) != nil else { return ([], nil) } // stale
             inner = .timerFired(TimerID(name))
         }
+        return scoped(machine.handle(inner, now: now))
+    }
+
+    /// Runs `body` on the child (a call besides events, such as resuming a paused flow) and
+    /// passes its actions on as `handle` does.
+    public mutating func perform(_ body: (inout Machine) -> [FlowAction]) -> (actions: [FlowAction], outcome: Result<Machine.Output, any Error>?) {
+        guard !isFinished else { return ([], nil) }
+        return scoped(body(&machine))
+    }
+
+    private mutating func scoped(_ actions: [FlowAction]) -> (actions: [FlowAction], outcome: Result<Machine.Output, any Error>?) {
         var out: [FlowAction] = []
         var finished = false
-        for action in machine.handle(inner, now: now) {
+        for action in actions {
             switch action {
             case let .startTimer(id, d):
                 runningTimers.insert(id.name)

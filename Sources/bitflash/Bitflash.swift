@@ -5,8 +5,8 @@ struct Bitflash: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bitflash",
         abstract: "Flash BBC micro:bit and Calliope mini boards over Bluetooth LE.",
-        subcommands: [FlashCommand.self, InfoCommand.self, DemoCommand.self, InspectCommand.self, ConvertCommand.self, SimCommand.self,
-                      TraceCommand.self, BenchCommand.self])
+        subcommands: [FlashCommand.self, ScanCommand.self, InfoCommand.self, ForgetCommand.self, PlanCommand.self, DemoCommand.self, InspectCommand.self,
+                      ConvertCommand.self, SimCommand.self, TraceCommand.self, BenchCommand.self])
 
     /// Lets `--simulate` stand without a profile (`bitflash flash prog.hex --simulate`):
     /// a missing or non-profile value gets the default profile.

@@ -1,5 +1,6 @@
 import DBus
 import Testing
+import TestSupport
 
 /// Method calls between two connections of one process, through a private bus.
 @Suite(.enabled(if: PrivateBus.isAvailable, Comment(rawValue: PrivateBus.skipMessage)))

@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import Testing
+import TestSupport
 
 /// The layer against a third-party service: python-dbusmock's BlueZ template on a private bus.
 @Suite(.enabled(if: DBusMock.isAvailable, Comment(rawValue: DBusMock.skipMessage)))

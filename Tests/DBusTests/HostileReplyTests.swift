@@ -1,5 +1,6 @@
 import DBus
 import Testing
+import TestSupport
 
 /// A service that answers with the wrong shapes: the client gets errors, never a crash.
 @Suite(.enabled(if: PrivateBus.isAvailable, Comment(rawValue: PrivateBus.skipMessage)))

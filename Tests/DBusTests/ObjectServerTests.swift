@@ -1,5 +1,6 @@
 import DBus
 import Testing
+import TestSupport
 
 /// A BlueZ-shaped object tree served from Swift and read back by a client.
 @Suite(.enabled(if: PrivateBus.isAvailable, Comment(rawValue: PrivateBus.skipMessage)))
@@ -155,6 +156,39 @@ struct ObjectServerTests {
         let root = try await call("/", DBusStandard.introspectable, "Introspect").argument(0).string()
         #expect(root.contains(DBusStandard.objectManager))
         #expect(root.contains("<node name=\"org\"/>"))
+    }
+
+    @Test func introspectsIntermediateNodesAndDescribedMembers() async throws {
+        server.describe(interface: "org.bluez.Device1", [.method("Connect"), .method("ConnectProfile", ["s"]),
+                                                         .signal("Disconnected", ["s", "s"])])
+        let org = try await call("/org", DBusStandard.introspectable, "Introspect").argument(0).string()
+        #expect(org.contains("<node name=\"bluez\"/>"))
+        let hci = try await call("/org/bluez", DBusStandard.introspectable, "Introspect").argument(0).string()
+        #expect(hci.contains("<node name=\"hci0\"/>"))
+        let device = try await call(Self.device, DBusStandard.introspectable, "Introspect").argument(0).string()
+        #expect(device.contains("<method name=\"ConnectProfile\"><arg type=\"s\" direction=\"in\"/></method>"))
+        #expect(device.contains("<signal name=\"Disconnected\"><arg type=\"s\"/><arg type=\"s\"/></signal>"))
+        // An intermediate node is not an object: other calls on it find none.
+        let error = await #expect(throws: DBusError.self) {
+            try await call("/org/bluez", DBusStandard.properties, "GetAll", [.string("org.bluez.Device1")])
+        }
+        #expect(error?.hasName(.unknownObject) == true)
+    }
+
+    @Test func answersAConcurrentObjectWhileAnotherCallOnItWaits() async throws {
+        let gate = Gate()
+        let path = "/org/bluez/hci0/dev_D4_E5_F6_01_02_04"
+        try server.add(path: path, interfaces: ["org.bluez.Device1": ["Connected": .bool(false)]], methods: { call in
+            if call.member == "Connect" { await gate.wait() }
+            return []
+        }, concurrent: true)
+        let pending = Task { try await call(path, "org.bluez.Device1", "Connect") }
+        // While Connect waits for the gate, other calls on the same object and elsewhere are answered.
+        _ = try await call(path, "org.bluez.Device1", "Disconnect")
+        let all = try await call(path, DBusStandard.properties, "GetAll", [.string("org.bluez.Device1")])
+        #expect(try all.argument(0).properties()["Connected"]?.bool() == false)
+        gate.open()
+        _ = try await pending.value
     }
 
     @Test func refusesObjectsOutsideTheRoot() throws {

@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import Testing
+import TestSupport
 
 /// Signal subscriptions: ordering, filtering, and the end of streams.
 @Suite(.enabled(if: PrivateBus.isAvailable, Comment(rawValue: PrivateBus.skipMessage)))

@@ -1,5 +1,6 @@
 import DBus
 import Testing
+import TestSupport
 
 /// Values and names libdbus would abort on are refused with an error before anything is sent.
 @Suite(.enabled(if: PrivateBus.isAvailable, Comment(rawValue: PrivateBus.skipMessage)))

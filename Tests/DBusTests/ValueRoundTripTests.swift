@@ -1,5 +1,6 @@
 import DBus
 import Testing
+import TestSupport
 
 /// Values sent through a real bus to an echo object and back.
 @Suite(.enabled(if: PrivateBus.isAvailable, Comment(rawValue: PrivateBus.skipMessage)))

@@ -9,8 +9,7 @@
 # client fed hostile event sequences) or mcumgr-flow (the McuMgr client, likewise). --short is the CI run: every target for
 # a fixed number of executions from the committed seeds and crash reproducers only, with a
 # fixed random seed, so it is repeatable: 50,000 for hex, uf2 and mcuboot (about a second
-# each), 10,000 for firmware and 3,000 for dfu-zip, whose zips are read through a temporary
-# file (a few hundred executions a second). FUZZ_SHORT_RUNS sets one count for every target.
+# each), 50,000 for firmware and dfu-zip too. FUZZ_SHORT_RUNS sets one count for every target.
 # The first build compiles swift-crypto's BoringSSL in release mode (minutes); later builds
 # only what changed, so CI should keep .build-fuzz/ between runs.
 #
@@ -54,8 +53,6 @@ product_for() {
 
 short_runs_for() {
     case "$1" in
-        firmware) echo 10000 ;;
-        dfu-zip) echo 3000 ;;
         partial-flow|mcumgr-flow) echo 20000 ;;
         *) echo 50000 ;;
     esac

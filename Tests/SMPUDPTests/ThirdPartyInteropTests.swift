@@ -4,6 +4,7 @@ import Foundation
 import SampleFirmware
 import SMPUDP
 import Testing
+import TestSupport
 
 /// `bitflash sim serve --udp` held to the real protocol by third-party SMP clients: smpmgr
 /// (smpclient) and mcumgr-toolkit read the image state, upload, test, reset and confirm,

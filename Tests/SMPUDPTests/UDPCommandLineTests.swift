@@ -3,6 +3,7 @@ import Flashing
 import Foundation
 import SampleFirmware
 import Testing
+import TestSupport
 
 /// `bitflash flash FILE --udp HOST:PORT` against `bitflash sim serve --udp`, both the built binary.
 @Suite(.enabled(if: ExternalProcess.bitflash != nil, "bitflash binary not built (.build/debug/bitflash): UDP command-line tests skipped"))

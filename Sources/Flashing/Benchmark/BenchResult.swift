@@ -34,6 +34,16 @@ public struct BenchRun: Sendable, Codable, Equatable {
 
     /// `achieved / bound`: `modelledSeconds / boundSeconds` (0 when there is no bound).
     public var ratio: Double = 0
+    /// The session's estimate of the path it took, in seconds (nil when it made none).
+    public var estimatedSeconds: Double?
+    /// `(estimated − modelled) / modelled`.
+    public var estimateError: Double?
+    /// The estimates of every path the session could take, by path name.
+    public var estimates: [String: Double] = [:]
+    /// True when auto took a full update although partial flashing was possible.
+    public var fullOverPartial = false
+    /// Seconds spent before the session decided (connection, switch to pairing mode, memory map).
+    public var decidedAtSeconds: Double?
 }
 
 /// The speedup of the automatic choice over each full configuration, for one scenario and profile.
@@ -45,6 +55,12 @@ public struct BenchSpeedup: Sendable, Codable, Equatable {
     public var overReference: Double?
     /// `fullBest / auto` modelled time.
     public var overBest: Double?
+    /// `forced partial / auto` modelled time (nil where partial flashing is impossible).
+    public var overPartial: Double?
+    /// True when auto's path took no longer than the other path would have from the same
+    /// decision point: forced partial flashing, or a forced full update plus what auto spent
+    /// before deciding (nil when auto failed or only one path was possible).
+    public var autoWasFastest: Bool?
 }
 
 /// Everything one `bitflash bench flash` run measured.
@@ -68,9 +84,16 @@ public struct BenchReport: Sendable, Codable, Equatable {
                 runs.first { $0.scenario == run.scenario && $0.profile == run.profile && $0.strategy == s && $0.error == nil }?.modelledSeconds
             }
             let auto = run.error == nil && run.modelledSeconds > 0 ? run.modelledSeconds : nil
+            // The other path as auto would have taken it: partial flashing forced against a full
+            // update, and a full update forced (which skips the memory-map read) plus the time auto
+            // spent before deciding against partial flashing.
+            let other: Double? = run.path == "full" ? time(.partialOnly)
+                : (run.path == "partial" ? time(.fullBest).map { $0 + (run.decidedAtSeconds ?? 0) } : nil)
             speedups.append(BenchSpeedup(scenario: run.scenario, profile: run.profile, autoPath: run.path,
                                          overReference: auto.flatMap { a in time(.fullReference).map { $0 / a } },
-                                         overBest: auto.flatMap { a in time(.fullBest).map { $0 / a } }))
+                                         overBest: auto.flatMap { a in time(.fullBest).map { $0 / a } },
+                                         overPartial: auto.flatMap { a in time(.partialOnly).map { $0 / a } },
+                                         autoWasFastest: auto.flatMap { a in other.map { a <= $0 } }))
         }
         self.speedups = speedups
     }
@@ -83,10 +106,15 @@ public struct BenchReport: Sendable, Codable, Equatable {
     /// The goal of a run's `achieved / bound`, or nil when the run has none (the reference configuration).
     public static func goal(of run: BenchRun) -> Double? {
         switch (run.strategy, run.path) {
-        case (.auto, "partial"?), (.auto, "up-to-date"?): return partialGoal
+        case (.auto, "partial"?), (.auto, "up-to-date"?), (.partialOnly, _): return partialGoal
         case (.auto, "full"?), (.fullBest, _): return fullGoal
         default: return nil
         }
+    }
+
+    /// The largest `|estimate error|` over the runs that made an estimate.
+    public var largestEstimateError: Double? {
+        runs.compactMap { $0.estimateError.map(abs) }.max()
     }
 
     /// Runs whose ratio is above their goal, or that failed.

@@ -15,9 +15,14 @@ import Darwin
 /// result beside its lower bound.
 public enum BenchRunner {
     /// The strategies a scenario is run with: an up-to-date board only with auto (a forced
-    /// full update of the same image is not what anyone would do).
+    /// full update of the same image is not what anyone would do); forced partial flashing only
+    /// where it is possible (an edit).
     public static func strategies(for kind: BenchScenario.Kind) -> [BenchStrategy] {
-        kind == .upToDate ? [.auto] : BenchStrategy.allCases
+        switch kind {
+        case .upToDate: return [.auto]
+        case .newRuntime: return [.auto, .fullReference, .fullBest]
+        case .edit: return BenchStrategy.allCases
+        }
     }
 
     /// Runs every scenario over every profile with its strategies.
@@ -84,6 +89,13 @@ public enum BenchRunner {
         row.payloadBytes = flash.result.bytesSent
         guard case let .success(outcome) = flash.outcome else { return row }
         row.path = outcome.path.rawValue
+        if let decision = outcome.decision, outcome.path != .upToDate, let chosen = decision.chosenEstimate {
+            row.estimatedSeconds = chosen.seconds
+            row.estimateError = row.modelledSeconds > 0 ? (chosen.seconds - row.modelledSeconds) / row.modelledSeconds : nil
+            row.estimates = Dictionary(decision.estimates.map { ($0.path.rawValue, $0.seconds) }, uniquingKeysWith: { a, _ in a })
+            row.fullOverPartial = outcome.path == .full && decision.estimates.contains { $0.path == .partial }
+            row.decidedAtSeconds = decision.decidedAfterSeconds
+        }
         let ci = profile.connectionIntervalMicroseconds
         let timing = DeviceTiming.of(family)
         let setup = profile.connectionSetup.wholeMicroseconds

@@ -91,6 +91,11 @@ extension BenchScenario {
                              running: firmware(board, .r1, .heart), update: firmware(board, .r1, .counter), source: "samples"))
             out.append(.init(name: "\(tag) heart → large", kind: .edit, board: board,
                              running: firmware(board, .r1, .heart), update: firmware(board, .r1, .large), source: "samples"))
+            if board.family == .nrf52833 {
+                // A large program on a McuMgr board: a full update can beat partial flashing.
+                out.append(.init(name: "\(tag) heart → huge", kind: .edit, board: board,
+                                 running: firmware(board, .r1, .heart), update: firmware(board, .r1, .huge), source: "samples"))
+            }
         }
         if let board = boards.first {
             let tag = "sample \(board.family == .nrf51 ? "V1" : "V2")"

@@ -10,6 +10,9 @@ public enum BenchStrategy: String, Sendable, Codable, CaseIterable {
     case fullReference = "full-reference"
     /// A forced full update as bitflash does it: pipelined uploads of reassembled frames.
     case fullBest = "full-best"
+    /// Forced partial flashing (`--mode partial`): what auto's choice is measured against when it
+    /// took a full update although partial flashing was possible.
+    case partialOnly = "partial"
 
     /// Column heading.
     public var title: String {
@@ -17,6 +20,7 @@ public enum BenchStrategy: String, Sendable, Codable, CaseIterable {
         case .auto: return "auto"
         case .fullReference: return "full (reference)"
         case .fullBest: return "full (bitflash)"
+        case .partialOnly: return "partial (forced)"
         }
     }
 
@@ -24,9 +28,9 @@ public enum BenchStrategy: String, Sendable, Codable, CaseIterable {
     /// board advertises again after the reset (`estimatedSwapTime = 0`: the simulated adapter's
     /// connection attempt waits for the board, as BlueZ does), so neither waits on a guess.
     public var options: FlashOptions {
-        var options = FlashOptions(mode: self == .auto ? .auto : .full)
+        var options = FlashOptions(mode: self == .auto ? .auto : (self == .partialOnly ? .partial : .full))
         switch self {
-        case .auto, .fullBest:
+        case .auto, .fullBest, .partialOnly:
             options.mcumgr.pipelineDepth = nil
             options.mcumgr.useReassembly = true
         case .fullReference:

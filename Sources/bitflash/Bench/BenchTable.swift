@@ -7,25 +7,28 @@ enum BenchTable {
     static func seconds(_ s: Double) -> String { String(format: "%.3f", s) }
     static func ratio(_ r: Double) -> String { r > 0 ? String(format: "%.3f", r) : "-" }
     static func times(_ x: Double?) -> String { x.map { String(format: "%.2f×", $0) } ?? "-" }
+    static func percent(_ x: Double?) -> String { x.map { String(format: "%+.1f%%", $0 * 100) } ?? "-" }
 
     /// The rows of one profile as cells (header first), shared by the terminal and Markdown tables.
     static func cells(_ report: BenchReport, profile: String) -> [[String]] {
         var rows = [["scenario", "board", "strategy", "path", "reason", "modelled s", "bound s", "achieved/bound",
-                     "on air B", "blocks/chunks", "retries", "host CPU ms"]]
+                     "estimate s", "estimate error", "on air B", "blocks/chunks", "retries", "host CPU ms"]]
         for run in report.runs where run.profile == profile {
             let mark = BenchReport.goal(of: run).map { run.ratio > $0 ? " !" : "" } ?? ""
             rows.append([run.scenario, run.board, run.strategy.title, run.path ?? "failed", run.reason,
                          seconds(run.modelledSeconds), seconds(run.boundSeconds), ratio(run.ratio) + mark,
-                         String(run.bytesOnAir), "\(run.transfers) \(run.transferUnit)", String(run.retries),
+                         run.estimatedSeconds.map(seconds) ?? "-", percent(run.estimateError), String(run.bytesOnAir), "\(run.transfers) \(run.transferUnit)", String(run.retries),
                          String(format: "%.1f", run.hostCPUMilliseconds)])
         }
         return rows
     }
 
     static func speedupCells(_ report: BenchReport, profile: String? = nil) -> [[String]] {
-        var rows = [["scenario", "profile", "auto path", "speedup vs full (reference)", "speedup vs full (bitflash)"]]
+        var rows = [["scenario", "profile", "auto path", "speedup vs full (reference)", "speedup vs full (bitflash)",
+                     "speedup vs partial", "auto took the faster path"]]
         for s in report.speedups where profile == nil || s.profile == profile {
-            rows.append([s.scenario, s.profile, s.autoPath ?? "failed", times(s.overReference), times(s.overBest)])
+            rows.append([s.scenario, s.profile, s.autoPath ?? "failed", times(s.overReference), times(s.overBest),
+                         times(s.overPartial), s.autoWasFastest.map { $0 ? "yes" : "NO" } ?? "-"])
         }
         return rows
     }
@@ -52,14 +55,24 @@ enum BenchTable {
         for profile in report.profiles {
             let ci = report.runs.first { $0.profile == profile }?.connectionIntervalMilliseconds ?? 0
             out.append("link profile \(profile) (CI \(String(format: "%g", ci)) ms)")
-            out.append(aligned(cells(report, profile: profile), rightAligned: [5, 6, 7, 8, 9, 10, 11]))
+            out.append(aligned(cells(report, profile: profile), rightAligned: [5, 6, 7, 8, 9, 10, 11, 12, 13]))
             out.append("")
         }
         out.append("speedup of auto over each full configuration (modelled time)")
-        out.append(aligned(speedupCells(report), rightAligned: [3, 4]))
+        out.append(aligned(speedupCells(report), rightAligned: [3, 4, 5]))
         out.append("")
         out.append(goalSummary(report))
+        out.append(estimateSummary(report))
         return out.joined(separator: "\n")
+    }
+
+    /// One line on the estimates: the largest error, and whether auto took the fastest path everywhere.
+    static func estimateSummary(_ report: BenchReport) -> String {
+        let slower = report.speedups.filter { $0.autoWasFastest == false }
+        let error = report.largestEstimateError.map { String(format: "%.1f%%", $0 * 100) } ?? "-"
+        let compared = report.speedups.filter { $0.autoWasFastest != nil }.count
+        return "estimates: largest error \(error) against the modelled time; auto took the faster path in "
+            + (slower.isEmpty ? "all \(compared) scenarios with two possible paths" : "all but \(slower.count): " + slower.map { "\($0.scenario) / \($0.profile)" }.joined(separator: ", "))
     }
 
     /// One line on the goals, and one per row that misses its goal.

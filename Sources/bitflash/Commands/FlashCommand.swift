@@ -13,11 +13,13 @@ struct FlashCommand: AsyncParsableCommand {
         commandName: "flash",
         abstract: "Flash a firmware file: only the changed program when possible, a full update otherwise.",
         discussion: """
-            With --simulate, a simulated board whose flash persists in a state folder is flashed on a \
-            modelled Bluetooth link; times are modelled seconds. The path taken and why is printed \
+            With --device (repeatable) or --all-in-range, real boards are flashed over BlueZ, in real \
+            seconds. With --simulate, a simulated board whose flash persists in a state folder is flashed \
+            on a modelled Bluetooth link; times are modelled seconds. The path taken and why is printed \
             before and after. Exit codes: 0 flashed (or up to date), 3 flashed after falling back from \
             partial flashing to a full update, 64 bad command line, 65 bad firmware file, 66 unreadable \
-            file, 69 board not found, 73 a file could not be written, 74 flashing failed.
+            file, 69 board not found, 73 a file could not be written, 74 flashing failed, 75 Bluetooth not \
+            available, 76 the board's services never resolved, 77 pairing refused.
             """)
 
     @Argument(help: "The firmware file: Intel HEX, Universal Hex, UF2, MCUboot image or DFU .zip.")
@@ -25,6 +27,11 @@ struct FlashCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("device"), help: ArgumentHelp("A real board's address or name (repeat for a class set).", valueName: "ADDR|NAME"))
     var devices: [String] = []
+
+    @Flag(name: .customLong("all-in-range"), help: "Flash every board in Bluetooth range (a class set), in parallel.")
+    var allInRange = false
+
+    @OptionGroup var bluetooth: BluetoothOptions
 
     @Option(help: ArgumentHelp("Flash a simulated board of this kind (default microbit-v2-mcuboot).", valueName: "PROFILE"))
     var simulate: SimProfile?
@@ -37,6 +44,12 @@ struct FlashCommand: AsyncParsableCommand {
 
     @Option(help: "auto: partial when possible, full otherwise; partial or full: force a path.")
     var mode: FlashMode = .auto
+
+    @Option(help: ArgumentHelp("In auto mode, take this kind of path whenever it is possible instead of the fastest by estimate.", valueName: "partial|full"))
+    var prefer: PathPreference?
+
+    @Flag(name: .customLong("dry-run"), help: "Read the memory map, decide and print the plan with its estimates; write nothing.")
+    var dryRun = false
 
     @Option(name: .customLong("dfu-image"), help: ArgumentHelp("The MCUboot image a full update uploads (default: built from the file).", valueName: "FILE"))
     var dfuImage: String?
@@ -56,19 +69,23 @@ struct FlashCommand: AsyncParsableCommand {
     func validate() throws {
         try validateUDP()
         guard boards >= 1, boards <= 64 else { throw ValidationError("--boards must be between 1 and 64") }
-        if !devices.isEmpty, simulate != nil { throw ValidationError("use either --device or --simulate, not both") }
+        if !devices.isEmpty || allInRange, simulate != nil { throw ValidationError("use either --device/--all-in-range or --simulate, not both") }
+        if allInRange, !devices.isEmpty { throw ValidationError("use either --device or --all-in-range, not both") }
+        if boards > 1, !devices.isEmpty || allInRange { throw ValidationError("--boards counts simulated boards: repeat --device instead") }
+        try bluetooth.validateTimes()
         if boards > 1, simulate == nil, devices.isEmpty { throw ValidationError("--boards counts simulated boards: add --simulate") }
         if let k = simulation.killAt, !(k > 0) { throw ValidationError("--sim-kill-at must be a positive number of seconds") }
         if simulation.resetAt.contains(where: { !($0 >= 0) }) { throw ValidationError("--sim-reset-at takes seconds from 0 on") }
+        if let prefer, mode != .auto {
+            throw ValidationError("--prefer \(prefer.rawValue) chooses among paths in auto mode, but --mode \(mode.rawValue) already forces one: drop one of them")
+        }
+        if dryRun, udp != nil { throw ValidationError("--dry-run plans a Bluetooth flash; it does not work with --udp") }
     }
 
     func run() async throws {
         try await runCommand {
             if let udp { return try await runOverUDP(udp) }
-            guard devices.isEmpty else {
-                throw CLIError(.boardNotFound, "real boards over BlueZ are not supported by this build yet; "
-                                   + "try the same command with --simulate")
-            }
+            if !devices.isEmpty || allInRange { return try await runOnDevices() }
             Verbose.bootstrap(output.verbose)
             let profile = simulate ?? .default
             let firmware = try FirmwareFileLoading.loadForFlash(file)
@@ -81,6 +98,11 @@ struct FlashCommand: AsyncParsableCommand {
             for (i, name) in names.enumerated() {
                 ids.append((withResume(plan, board: name, store: resume),
                             sim.addBoard(try store.loadOrCreate(name, profile: profile, index: i + 1)), name))
+            }
+            if dryRun {
+                let runs = SimulatedFlash.runAll(ids, options: options(), in: &sim)
+                for (entry, _) in zip(ids, runs) { try store.save(sim.board(entry.board), as: entry.name) }
+                return try printPlans(zip(names, runs.map(\.outcome)).map { ($0, $1) })
             }
             let out = SharedOutput(Output.make(output.mode, boards: names, verbosity: output.verbose))
             let kill = simulation.killAt.map { Duration.milliseconds(Int64(($0 * 1000).rounded())) }
@@ -106,12 +128,17 @@ struct FlashCommand: AsyncParsableCommand {
     }
 
     func makePlan(_ firmware: Firmware, profile: SimProfile) throws -> FlashPlan {
-        var target = profile.board
+        try makePlan(firmware, board: profile.board, described: "simulated \(profile.board.displayName)")
+    }
+
+    /// The plan for `firmware` on `detected` (or on `--board`, which must be of the same family).
+    func makePlan(_ firmware: Firmware, board detected: Board, described: String) throws -> FlashPlan {
+        var target = detected
         if let name = board {
             guard let b = Board(userName: name) else { throw CLIError(.usage, "unknown board '\(name)'") }
             guard b.family == target.family else {
-                throw CLIError(.usage, "--board \(b.rawValue) (\(b.family.chipName)) does not match the simulated "
-                                   + "\(target.displayName) (\(target.family.chipName))")
+                throw CLIError(.usage, "--board \(b.rawValue) (\(b.family.chipName)) does not match the "
+                                   + "\(described) (\(target.family.chipName))")
             }
             target = b
         }
@@ -130,8 +157,22 @@ struct FlashCommand: AsyncParsableCommand {
         }
     }
 
+    /// Prints each board's dry-run plan; the same for a simulated and a real board.
+    func printPlans(_ outcomes: [(board: String, outcome: Result<SessionOutcome, any Error>)]) throws -> BitflashExit {
+        var failed = false
+        for (board, outcome) in outcomes {
+            let plan = DryRunPlan(board: board, outcome: outcome)
+            failed = failed || plan.error != nil
+            StdOut.write(output.json ? try PlanText.json(plan) + "\n" : PlanText.dryRun(plan, file: file))
+        }
+        return failed ? .flashFailed : .ok
+    }
+
     func options() -> FlashOptions {
-        Self.options(mode: mode, upgradeMode: upgradeMode, verbosity: output.verbose)
+        var o = Self.options(mode: mode, upgradeMode: upgradeMode, verbosity: output.verbose)
+        o.prefer = prefer
+        o.dryRun = dryRun
+        return o
     }
 
     /// The options of a flash (also what `sim replay` rebuilds from a trace's header).
@@ -145,6 +186,7 @@ struct FlashCommand: AsyncParsableCommand {
 }
 
 extension FlashMode: ExpressibleByArgument {}
+extension PathPreference: ExpressibleByArgument {}
 
 enum UpgradeModeArgument: String, ExpressibleByArgument, CaseIterable {
     case testAndConfirm = "test-and-confirm", confirmOnly = "confirm-only", testOnly = "test-only", uploadOnly = "upload-only"

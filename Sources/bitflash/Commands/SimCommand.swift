@@ -11,7 +11,7 @@ struct SimCommand: AsyncParsableCommand {
         commandName: "sim",
         abstract: "Set up and look at the simulated boards that --simulate flashes.",
         subcommands: [SimResetCommand.self, SimShowCommand.self, SimSamplesCommand.self, SimServeCommand.self,
-                      SimCampaignCommand.self, SimReplayCommand.self])
+                      SimBlueZCommand.self, SimCampaignCommand.self, SimReplayCommand.self])
 }
 
 /// `bitflash sim reset [--profile P] [--from FILE]`: a board holding a given file (or the sample program).
@@ -35,13 +35,7 @@ struct SimResetCommand: AsyncParsableCommand {
     func run() async throws {
         try await runCommand {
             guard (1...64).contains(boards) else { throw CLIError(.usage, "--boards must be between 1 and 64") }
-            var image = profile.factoryImage()
-            if let from {
-                let firmware = try FirmwareFileLoading.loadForFlash(from)
-                do { image = try firmware.image(for: profile.board) } catch let error as FirmwareImageError {
-                    throw CLIError(.badFirmware, "\(from): \(error.message)")
-                }
-            }
+            let image = try from.map(profile.image(fromFile:)) ?? profile.factoryImage()
             let store = SimStore(option: simState)
             for name in store.savedNames() { try? FileManager.default.removeItem(at: store.url(of: name)) }
             for (i, name) in SimStore.names(count: boards).enumerated() {

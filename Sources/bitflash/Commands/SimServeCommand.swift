@@ -69,7 +69,7 @@ struct SimServeCommand: AsyncParsableCommand {
     }
 
     /// Returns after `seconds`, or at SIGINT/SIGTERM.
-    private static func waitForStop(seconds: Double?) async {
+    static func waitForStop(seconds: Double?) async {
         let (stream, sink) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         var sources: [any DispatchSourceSignal] = []
         for sig in [SIGINT, SIGTERM] {

@@ -26,6 +26,13 @@ protocol FlashOutput: AnyObject {
     func finish(_ results: [FlashResult])
 }
 
+/// Shows nothing: a dry run over BlueZ prints its plans instead of progress.
+final class SilentOutput: FlashOutput {
+    func event(_ event: FlashEvent) {}
+    func result(_ result: FlashResult) {}
+    func finish(_ results: [FlashResult]) {}
+}
+
 enum Output {
     static func make(_ mode: OutputMode, boards: [String], verbosity: Int) -> FlashOutput {
         switch mode {

@@ -59,4 +59,14 @@ struct SimProfile: Equatable, CustomStringConvertible, ExpressibleByArgument {
     func factoryImage() -> MemoryImage {
         SampleFirmware.image(family: board.family, runtime: .r1, program: .heart)
     }
+
+    /// The image of a firmware file for this profile's board (for `sim reset --from`).
+    func image(fromFile path: String) throws -> MemoryImage {
+        let firmware = try FirmwareFileLoading.loadForFlash(path)
+        do {
+            return try firmware.image(for: board)
+        } catch let error as FirmwareImageError {
+            throw CLIError(.badFirmware, "\(path): \(error.message)")
+        }
+    }
 }

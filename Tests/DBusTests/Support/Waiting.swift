@@ -1,5 +1,6 @@
 import DBus
 import Synchronization
+import TestSupport
 
 /// Takes the next `count` signals from `stream`, giving up after `limit` so a broken test
 /// fails instead of hanging. The limit is a safety net, not something the tests measure.

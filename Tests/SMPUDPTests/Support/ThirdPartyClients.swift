@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// The third-party SMP clients the interop tests drive, through small Python helpers that
 /// print the slot list they received as one `SLOTS <json>` line.

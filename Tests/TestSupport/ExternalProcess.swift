@@ -1,20 +1,19 @@
 import Foundation
 import Synchronization
-import TestSupport
 
 /// Output collected from a child's pipes.
-final class Collected: Sendable {
+public final class Collected: Sendable {
     private let data = Mutex((out: Data(), err: Data()))
-    func withLock<R: Sendable>(_ body: (inout (out: Data, err: Data)) -> R) -> R { data.withLock { body(&$0) } }
+    public func withLock<R: Sendable>(_ body: (inout (out: Data, err: Data)) -> R) -> R { data.withLock { body(&$0) } }
 }
 
 /// A child process with its output collected, and every wait bounded.
-final class ExternalProcess: Sendable {
+public final class ExternalProcess: Sendable {
     private let process: Process
     private let output = Collected()
 
     /// Starts `executable` with `arguments`.
-    init(_ executable: URL, _ arguments: [String], environment: [String: String] = [:]) throws {
+    public init(_ executable: URL, _ arguments: [String], environment: [String: String] = [:]) throws {
         let p = Process()
         p.executableURL = executable
         p.arguments = arguments
@@ -38,13 +37,13 @@ final class ExternalProcess: Sendable {
         try p.run()
     }
 
-    var stdout: String { output.withLock { String(decoding: $0.out, as: UTF8.self) } }
-    var stderr: String { output.withLock { String(decoding: $0.err, as: UTF8.self) } }
-    var isRunning: Bool { process.isRunning }
-    var status: Int32 { process.terminationStatus }
+    public var stdout: String { output.withLock { String(decoding: $0.out, as: UTF8.self) } }
+    public var stderr: String { output.withLock { String(decoding: $0.err, as: UTF8.self) } }
+    public var isRunning: Bool { process.isRunning }
+    public var status: Int32 { process.terminationStatus }
 
     /// Waits until `condition` holds or `timeout` passes; true when it held.
-    func wait(upTo timeout: Duration, until condition: (ExternalProcess) -> Bool) async -> Bool {
+    public func wait(upTo timeout: Duration, until condition: (ExternalProcess) -> Bool) async -> Bool {
         let clock = ContinuousClock()
         let end = clock.now.advanced(by: timeout)
         while clock.now < end {
@@ -56,7 +55,7 @@ final class ExternalProcess: Sendable {
 
     /// Waits for the process to end (killing it after `timeout`); returns its status.
     @discardableResult
-    func finish(within timeout: Duration) async -> Int32 {
+    public func finish(within timeout: Duration) async -> Int32 {
         if !(await wait(upTo: timeout) { !$0.isRunning }) {
             process.terminate()
             _ = await wait(upTo: .seconds(5)) { !$0.isRunning }
@@ -70,13 +69,13 @@ final class ExternalProcess: Sendable {
 
     /// Asks the process to stop (SIGTERM) and waits for it.
     @discardableResult
-    func stop(within timeout: Duration) async -> Int32 {
+    public func stop(within timeout: Duration) async -> Int32 {
         if process.isRunning { process.terminate() }
         return await finish(within: timeout)
     }
 
     /// Runs to the end and returns (status, stdout, stderr).
-    static func run(_ executable: URL, _ arguments: [String], timeout: Duration,
+    public static func run(_ executable: URL, _ arguments: [String], timeout: Duration,
                     environment: [String: String] = [:]) async throws -> (status: Int32, stdout: String, stderr: String) {
         let p = try ExternalProcess(executable, arguments, environment: environment)
         let status = await p.finish(within: timeout)
@@ -84,14 +83,14 @@ final class ExternalProcess: Sendable {
     }
 
     /// The first executable called `name` on PATH.
-    static func onPath(_ name: String) -> URL? {
+    public static func onPath(_ name: String) -> URL? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
         return path.split(separator: ":").map { URL(fileURLWithPath: String($0)).appendingPathComponent(name) }
             .first { FileManager.default.isExecutableFile(atPath: $0.path) }
     }
 
     /// The built `bitflash` binary (`BITFLASH_BIN`, else `.build/debug` or `.build/release`).
-    static let bitflash: URL? = {
+    public static let bitflash: URL? = {
         var candidates: [URL] = []
         if let env = ProcessInfo.processInfo.environment["BITFLASH_BIN"] { candidates.append(URL(fileURLWithPath: env)) }
         candidates += ["debug", "release"].map { Corpus.repoRoot.appendingPathComponent(".build/\($0)/bitflash") }

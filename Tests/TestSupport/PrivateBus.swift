@@ -1,18 +1,18 @@
 import Foundation
 
 /// A private `dbus-daemon` for one test, listening in a temporary directory; killed on deinit.
-final class PrivateBus: @unchecked Sendable {
-    static let daemonPath: String? = ["/usr/bin/dbus-daemon", "/bin/dbus-daemon", "/usr/local/bin/dbus-daemon"]
+public final class PrivateBus: @unchecked Sendable {
+    public static let daemonPath: String? = ["/usr/bin/dbus-daemon", "/bin/dbus-daemon", "/usr/local/bin/dbus-daemon"]
         .first { FileManager.default.isExecutableFile(atPath: $0) }
-    static var isAvailable: Bool { daemonPath != nil }
-    static let skipMessage = "dbus-daemon not found: D-Bus bus tests skipped (install the dbus-daemon package)"
+    public static var isAvailable: Bool { daemonPath != nil }
+    public static let skipMessage = "dbus-daemon not found: D-Bus bus tests skipped (install the dbus-daemon package)"
 
     /// The address to connect to, e.g. `unix:path=<temporary directory>/dbus-abc,guid=...`.
-    let address: String
-    let directory: URL
+    public let address: String
+    public let directory: URL
     private let process: Process
 
-    init() throws {
+    public init() throws {
         guard let daemon = PrivateBus.daemonPath else { throw BusFixtureError.noDaemon }
         directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("bitflash-dbus-\(UUID().uuidString.prefix(8))")
@@ -53,7 +53,7 @@ final class PrivateBus: @unchecked Sendable {
 
     /// A session-type bus that lets everyone own names and talk to everyone, with limits
     /// high enough for the stress test.
-    static func configuration(socketDirectory: String) -> String {
+    public static func configuration(socketDirectory: String) -> String {
         """
         <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
          "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
@@ -74,12 +74,12 @@ final class PrivateBus: @unchecked Sendable {
     }
 }
 
-enum BusFixtureError: Error, CustomStringConvertible {
+public enum BusFixtureError: Error, CustomStringConvertible {
     case noDaemon
     case daemonDidNotStart(String)
     case gaveUpWaiting(String)
 
-    var description: String {
+    public var description: String {
         switch self {
         case .noDaemon: return "dbus-daemon is not installed"
         case .daemonDidNotStart(let output): return "dbus-daemon did not print an address: '\(output)'"

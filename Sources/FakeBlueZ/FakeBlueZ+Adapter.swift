@@ -1,0 +1,144 @@
+import DBus
+
+/// `/org/bluez` (AgentManager1) and the adapter (Adapter1): power, discovery sessions and
+/// filters, device removal.
+extension FakeBlueZ {
+    /// How long after `StartDiscovery` the boards' advertisements arrive (modelled).
+    static let advertisingDelay: Duration = .milliseconds(100)
+
+    func exportAdapter() throws {
+        for (interface, members) in BlueZ.members { server.describe(interface: interface, members) }
+        try server.add(path: BlueZ.rootPath, interfaces: [BlueZ.agentManager: [:]]) { call in
+            switch call.member {
+            case "RegisterAgent": try call.expectSignature("os")
+            case "UnregisterAgent", "RequestDefaultAgent": try call.expectSignature("o")
+            default: throw DBusError(name: DBusErrorName.unknownMethod.rawValue, message: "Unknown method \(call.member)")
+            }
+            return []
+        }
+        try server.add(path: adapterPath, interfaces: [BlueZ.adapter: adapterProperties()],
+                       methods: { [weak self] call in try self?.adapterCall(call) ?? [] },
+                       setter: { [weak self] interface, name, value in try self?.setAdapterProperty(name, value) })
+        try locked { s in
+            for i in s.devices.indices where s.devices[i].staleBond { exportDevice(i, &s) }
+        }
+    }
+
+    private func adapterProperties() -> [String: DBusValue] {
+        ["Address": .string(options.adapterAddress), "AddressType": .string("public"), "Name": .string("bitflash-fake"),
+         "Alias": .string("bitflash-fake"), "Class": .uint32(0), "Powered": .bool(true), "Discoverable": .bool(false),
+         "DiscoverableTimeout": .uint32(180), "Pairable": .bool(true), "PairableTimeout": .uint32(0),
+         "Discovering": .bool(false), "UUIDs": .strings([]), "Modalias": .string("usb:v1D6Bp0246d0542"),
+         "Roles": .strings(["central", "peripheral"])]
+    }
+
+    private func adapterCall(_ call: DBusMethodCall) throws -> [DBusValue] {
+        switch call.member {
+        case "StartDiscovery":
+            try call.expectSignature("")
+            try locked { s in
+                guard s.powered else { throw BlueZ.notReady }
+                guard !s.sessions.contains(call.sender) else { throw BlueZ.inProgress }
+                let first = s.sessions.isEmpty
+                s.sessions.insert(call.sender)
+                if first { setAdapter(["Discovering": .bool(true)]) }
+                schedule(.advertise, after: Self.advertisingDelay, minimumReal: .milliseconds(2), &s)
+            }
+        case "StopDiscovery":
+            try call.expectSignature("")
+            try locked { s in
+                guard s.powered else { throw BlueZ.notReady }
+                guard s.sessions.remove(call.sender) != nil else { throw BlueZ.error("Failed", "No discovery started") }
+                if s.sessions.isEmpty { setAdapter(["Discovering": .bool(false)]) }
+            }
+        case "SetDiscoveryFilter":
+            try call.expectSignature("a{sv}")
+            let filter = try Self.discoveryFilter(try call.arguments[0].properties())
+            try locked { s in s.filters[call.sender] = filter }
+        case "GetDiscoveryFilters":
+            try call.expectSignature("")
+            return [.strings(["UUIDs", "RSSI", "Pathloss", "Transport", "DuplicateData", "Discoverable", "Pattern"])]
+        case "RemoveDevice":
+            try call.expectSignature("o")
+            let path = try call.arguments[0].objectPath()
+            try locked { s in
+                guard let i = s.index(ofDevice: path), s.devices[i].exported else { throw BlueZ.doesNotExist }
+                removeDevice(i, &s)
+            }
+        default:
+            throw DBusError(name: DBusErrorName.unknownMethod.rawValue, message: "Unknown method \(call.member) on \(BlueZ.adapter)")
+        }
+        return []
+    }
+
+    /// The filter of `SetDiscoveryFilter`, checked as `parse_discovery_filter_dict` does.
+    static func discoveryFilter(_ entries: [String: DBusValue]) throws -> DiscoveryFilter {
+        var filter = DiscoveryFilter()
+        for (key, value) in entries {
+            do {
+                switch key {
+                case "UUIDs": filter.uuids = Set(try value.strings().map { $0.lowercased() })
+                case "RSSI": filter.rssi = try value.int16()
+                case "Pathloss": _ = try value.uint16()
+                case "Transport":
+                    filter.transport = try value.string()
+                    guard ["auto", "le", "bredr"].contains(filter.transport) else { throw BlueZ.invalidArguments }
+                case "DuplicateData", "Discoverable", "AutoConnect": _ = try value.bool()
+                case "Pattern": filter.pattern = try value.string()
+                default: throw BlueZ.invalidArguments
+                }
+            } catch {
+                throw BlueZ.invalidArguments
+            }
+        }
+        return filter
+    }
+
+    private func setAdapterProperty(_ name: String, _ value: DBusValue) throws {
+        switch name {
+        case "Powered":
+            let on = try value.bool()
+            try locked { s in
+                s.powered = on
+                guard !on else { return }
+                for i in s.devices.indices { dropLink(i, &s) }
+                if !s.sessions.isEmpty {
+                    s.sessions.removeAll()
+                    setAdapter(["Discovering": .bool(false)])
+                }
+            }
+        case "Alias", "Discoverable", "DiscoverableTimeout", "Pairable", "PairableTimeout":
+            break
+        default:
+            throw DBusError(name: DBusErrorName.propertyReadOnly.rawValue, message: "Property \(name) is read-only")
+        }
+    }
+
+    func setAdapter(_ changes: [String: DBusValue]) {
+        emit("adapter properties") { try server.setProperties(path: adapterPath, interface: BlueZ.adapter, changes) }
+    }
+
+    /// The board's advertisement reaches the adapter: a new device appears (InterfacesAdded),
+    /// a known one gets a fresh RSSI.
+    func advertise(_ i: Int, _ s: inout FakeState) {
+        let d = s.devices[i]
+        guard !s.stopped, s.powered, d.isAdvertising, s.discovers(d) else { return }
+        if !d.exported {
+            exportDevice(i, &s)
+            note("[\(d.name)] discovered at \(d.spec.address)")
+        } else if !d.connected {
+            setDevice(i, ["RSSI": .int16(d.behaviour.rssi)], s)
+        }
+    }
+
+    /// A D-Bus client left the bus: its discovery session, filter and notification sessions end.
+    func clientLeft(_ name: String, _ s: inout FakeState) {
+        s.filters[name] = nil
+        if s.sessions.remove(name) != nil, s.sessions.isEmpty { setAdapter(["Discovering": .bool(false)]) }
+        for i in s.devices.indices {
+            for path in s.devices[i].notifySessions.keys where s.devices[i].notifySessions[path]?.contains(name) == true {
+                stopNotifySession(i, path: path, sender: name, &s)
+            }
+        }
+    }
+}

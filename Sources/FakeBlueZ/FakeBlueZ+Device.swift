@@ -1,0 +1,262 @@
+import DBus
+import Foundation
+
+/// Device1: connecting (with the scenario's failures), pairing, disconnecting, and the link
+/// events that follow (services resolved, link lost at a board reset).
+extension FakeBlueZ {
+    /// GATT discovery after the link is up (modelled; the reply to Connect leaves first).
+    static let serviceDiscovery: Duration = .milliseconds(150)
+    /// From a board's notification to the client: the next connection event. 7.5 ms is BLE's
+    /// shortest connection interval, so no real answer arrives sooner (not even at time scale 0).
+    static let notificationLatency: Duration = .microseconds(7500)
+    /// Just Works pairing (modelled).
+    static let pairingTime: Duration = .milliseconds(400)
+    /// The kernel's LE connection timeout.
+    static let connectTimeout: Duration = .seconds(20)
+    /// The ATT MTU BlueZ asks for in its exchange (`[GATT] ExchangeMTU`).
+    static let centralMTU = 517
+
+    func deviceProperties(_ d: FakeDevice) -> [String: DBusValue] {
+        var p: [String: DBusValue] = [
+            "Address": .string(d.spec.address), "AddressType": .string("random"), "Name": .string(d.name),
+            "Alias": .string(d.alias ?? d.name), "Paired": .bool(d.paired), "Bonded": .bool(d.bonded),
+            "Trusted": .bool(d.trusted), "Blocked": .bool(d.blocked), "LegacyPairing": .bool(false),
+            "Connected": .bool(d.connected), "ServicesResolved": .bool(d.resolved), "UUIDs": .strings(d.advertisedUUIDs),
+            "Adapter": .objectPath(adapterPath), "AdvertisingFlags": .bytes([0x06]),
+        ]
+        if d.isAdvertising { p["RSSI"] = .int16(d.behaviour.rssi) }
+        return d.hostile(at: d.path).properties(BlueZ.device, p)
+    }
+
+    func exportDevice(_ i: Int, _ s: inout FakeState) {
+        let path = s.devices[i].path
+        let properties = deviceProperties(s.devices[i])
+        emit("device \(path)") {
+            try server.add(path: path, interfaces: [BlueZ.device: properties],
+                           methods: { [weak self] call in try await self?.deviceCall(i, call) ?? [] },
+                           setter: { [weak self] _, name, value in try self?.setDeviceProperty(i, name, value) },
+                           concurrent: true)
+        }
+        s.devices[i].exported = true
+    }
+
+    /// Changes Device1 properties and emits `PropertiesChanged` (hostile boards distort them).
+    func setDevice(_ i: Int, _ changes: [String: DBusValue], _ s: FakeState) {
+        let d = s.devices[i]
+        guard d.exported else { return }
+        let distorted = d.hostile(at: d.path).properties(BlueZ.device, changes)
+        guard !distorted.isEmpty else { return }
+        emit("device properties") { try server.setProperties(path: d.path, interface: BlueZ.device, distorted) }
+    }
+
+    private func deviceCall(_ i: Int, _ call: DBusMethodCall) async throws -> [DBusValue] {
+        guard call.interface == nil || call.interface == BlueZ.device else {
+            throw DBusError(name: DBusErrorName.unknownMethod.rawValue, message: "Unknown method \(call.member)")
+        }
+        try call.expectSignature(call.member == "ConnectProfile" || call.member == "DisconnectProfile" ? "s" : "")
+        switch call.member {
+        case "Connect": try await connect(i, forPairing: false)
+        case "Disconnect":
+            try locked { s in
+                guard s.devices[i].connected || s.devices[i].connecting else { throw BlueZ.notConnected }
+                note("[\(s.devices[i].name)] disconnected by the client")
+                dropLink(i, &s)
+            }
+        case "Pair": try await pair(i)
+        case "CancelPairing":
+            try locked { s in
+                guard s.devices[i].pairing else { throw BlueZ.doesNotExist }
+                s.devices[i].pairingCancelled = true
+            }
+        case "ConnectProfile", "DisconnectProfile": throw BlueZ.notSupported
+        default:
+            throw DBusError(name: DBusErrorName.unknownMethod.rawValue, message: "Unknown method \(call.member) on \(BlueZ.device)")
+        }
+        return []
+    }
+
+    private enum ConnectStart { case alreadyConnected, wait }
+
+    /// `Device1.Connect`: the scenario's failures first, then the link once the board
+    /// advertises; the reply comes when the link is up, `ServicesResolved` later.
+    private func connect(_ i: Int, forPairing: Bool) async throws {
+        let start: ConnectStart = try locked { s in
+            guard s.powered else { throw BlueZ.notReady }
+            let d = s.devices[i]
+            if d.connected { return .alreadyConnected }
+            if d.connecting || (d.pairing && !forPairing) { throw BlueZ.inProgress }
+            if !d.connectFailures.isEmpty {
+                let failure = s.devices[i].connectFailures.removeFirst()
+                note("[\(d.name)] Connect fails: \(failure.rawValue)")
+                switch failure {
+                case .inProgress: throw BlueZ.inProgress
+                case .abortByLocal:
+                    setDevice(i, ["Connected": .bool(true)], s)
+                    setDevice(i, ["Connected": .bool(false)], s)
+                    throw BlueZ.abortByLocal
+                }
+            }
+            s.devices[i].connecting = true
+            return .wait
+        }
+        guard start == .wait else { return }
+        let deadline = ContinuousClock.now + max(Self.connectTimeout * max(0, options.timeScale), .seconds(1))
+        while true {
+            let done: Bool = try locked { s in
+                guard s.devices[i].connecting, !s.stopped else { throw BlueZ.abortByLocal }
+                guard s.devices[i].isAdvertising else {
+                    if ContinuousClock.now >= deadline {
+                        s.devices[i].connecting = false
+                        throw BlueZ.abortByLocal
+                    }
+                    return false
+                }
+                establishLink(i, &s)
+                return true
+            }
+            if done { return }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    private func establishLink(_ i: Int, _ s: inout FakeState) {
+        s.devices[i].connecting = false
+        s.devices[i].connected = true
+        s.devices[i].linkEpoch += 1
+        s.devices[i].mtu = 23
+        note("[\(s.devices[i].name)] connected")
+        setDevice(i, ["Connected": .bool(true)], s)
+        if !s.devices[i].behaviour.servicesNeverResolve {
+            schedule(.resolve(device: i, epoch: s.devices[i].linkEpoch), after: Self.serviceDiscovery,
+                     minimumReal: .milliseconds(2), &s)
+        }
+    }
+
+    /// `Device1.Pair` (Just Works): connects first when needed, as BlueZ does.
+    private func pair(_ i: Int) async throws {
+        try locked { s in
+            guard s.powered else { throw BlueZ.notReady }
+            let d = s.devices[i]
+            if d.paired { throw BlueZ.alreadyExists }
+            if d.pairing { throw BlueZ.inProgress }
+            if d.behaviour.refusesPairing {
+                note("[\(d.name)] refuses pairing")
+                throw BlueZ.authenticationFailed
+            }
+            s.devices[i].pairing = true
+            s.devices[i].pairingCancelled = false
+        }
+        do {
+            try await connect(i, forPairing: true)
+            try? await Task.sleep(for: Self.pairingTime * max(0, options.timeScale))
+            try locked { s in
+                s.devices[i].pairing = false
+                if s.devices[i].pairingCancelled { throw BlueZ.error("AuthenticationCanceled", "Authentication Canceled") }
+                guard s.devices[i].connected else { throw BlueZ.error("AuthenticationFailed", "Authentication Failed") }
+                s.devices[i].paired = true
+                s.devices[i].bonded = true
+                note("[\(s.devices[i].name)] paired (Just Works)")
+                setDevice(i, ["Paired": .bool(true), "Bonded": .bool(true)], s)
+            }
+        } catch {
+            _ = try? locked { s in s.devices[i].pairing = false }
+            throw error
+        }
+    }
+
+    private func setDeviceProperty(_ i: Int, _ name: String, _ value: DBusValue) throws {
+        try locked { s in
+            switch name {
+            case "Trusted": s.devices[i].trusted = try value.bool()
+            case "Blocked": s.devices[i].blocked = try value.bool()
+            case "Alias": s.devices[i].alias = try value.string()
+            case "WakeAllowed": break
+            default: throw DBusError(name: DBusErrorName.propertyReadOnly.rawValue, message: "Property \(name) is read-only")
+            }
+        }
+    }
+
+    /// GATT discovery is over: the GATT objects appear, then `ServicesResolved` goes true.
+    func resolveServices(_ i: Int, epoch: Int, _ s: inout FakeState) {
+        let d = s.devices[i]
+        guard d.connected, d.linkEpoch == epoch, !d.resolved else { return }
+        if d.gatt != nil {
+            // BlueZ's GATT cache: the table of the last connection is kept and reused as is.
+            // The MTU exchange still happens on every connection (the cached objects' MTU
+            // property already shows its result).
+            s.devices[i].mtu = UInt16(min(Self.centralMTU, d.host.board.profile.attMTU))
+            s.devices[i].resolved = true
+            note("[\(d.name)] services resolved from the cache")
+            setDevice(i, ["ServicesResolved": .bool(true)], s)
+            return
+        }
+        let table = FakeGATTTable(board: d.host.board, devicePath: d.path)
+        let mtu = UInt16(min(Self.centralMTU, d.host.board.profile.attMTU))
+        s.devices[i].mtu = mtu
+        emit("GATT objects") {
+            for service in table.services {
+                try server.add(path: service.path, interfaces: [
+                    BlueZ.gattService: d.hostile(at: service.path).properties(BlueZ.gattService, table.serviceProperties(service, devicePath: d.path)),
+                ])
+            }
+            for c in table.characteristics {
+                let path = c.path
+                try server.add(path: path, interfaces: [
+                    BlueZ.gattCharacteristic: d.hostile(at: path).properties(BlueZ.gattCharacteristic, table.characteristicProperties(c, mtu: mtu)),
+                ], methods: { [weak self] call in try self?.characteristicCall(i, path: path, call) ?? [] })
+                try server.add(path: c.descriptorPath, interfaces: [BlueZ.gattDescriptor: table.descriptorProperties(c)],
+                               methods: { [weak self] call in try self?.descriptorCall(i, path: path, call) ?? [] })
+            }
+        }
+        s.devices[i].gatt = table
+        s.devices[i].resolved = true
+        note("[\(d.name)] services resolved (\(table.services.count) services, MTU \(mtu))")
+        setDevice(i, ["ServicesResolved": .bool(true)], s)
+    }
+
+    /// The link is gone (client disconnect, board reset, RF loss): ServicesResolved and
+    /// Connected go false, the GATT objects disappear, notification sessions end.
+    func dropLink(_ i: Int, _ s: inout FakeState) {
+        let d = s.devices[i]
+        guard d.connected || d.connecting else { return }
+        s.devices[i].connecting = false
+        if d.resolved { setDevice(i, ["ServicesResolved": .bool(false)], s) }
+        if d.connected { setDevice(i, ["Connected": .bool(false)], s) }
+        s.devices[i].connected = false
+        s.devices[i].resolved = false
+        s.devices[i].linkEpoch += 1
+        // With the GATT cache the objects stay (calls on them fail "Not connected"; notification
+        // sessions are replayed at the next connection); without it they go.
+        if !d.behaviour.gattCache { removeGATT(i, &s) }
+        if d.connected {
+            s.devices[i].host.linkDropped()
+            save(i, s)
+        }
+    }
+
+    /// Removes the GATT objects (InterfacesRemoved, children first) and their sessions.
+    func removeGATT(_ i: Int, _ s: inout FakeState) {
+        if let table = s.devices[i].gatt {
+            emit("GATT objects removed") {
+                for path in table.paths.reversed() { try server.remove(path: path) }
+            }
+        }
+        s.devices[i].gatt = nil
+        s.devices[i].notifySessions = [:]
+        s.devices[i].values = [:]
+    }
+
+    /// `Adapter1.RemoveDevice`: the link drops, the object, its GATT cache and its bond are gone.
+    func removeDevice(_ i: Int, _ s: inout FakeState) {
+        dropLink(i, &s)
+        removeGATT(i, &s)
+        let path = s.devices[i].path
+        emit("device removed") { try server.remove(path: path) }
+        s.devices[i].exported = false
+        s.devices[i].paired = false
+        s.devices[i].bonded = false
+        s.devices[i].trusted = false
+        s.devices[i].staleBond = false
+        note("[\(s.devices[i].name)] removed")
+    }
+}

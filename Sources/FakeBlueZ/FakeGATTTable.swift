@@ -1,0 +1,102 @@
+import DBus
+import SimulatedBoard
+import Transport
+
+/// The GATT objects BlueZ exports for a connected board: one `GattService1` per service,
+/// one `GattCharacteristic1` per characteristic and its Client Characteristic Configuration
+/// descriptor (`GattDescriptor1`), at paths named after the attribute handles
+/// (`…/service000c/char000d/desc000f`), as `src/gatt-client.c` names them.
+///
+/// The board's own services follow BlueZ's Generic Attribute service (with its Service
+/// Changed characteristic, as on every real device), so a client has to pick its
+/// characteristics by UUID.
+struct FakeGATTTable: Sendable {
+    struct Service: Sendable {
+        var path: String
+        var uuid: BLEUUID
+        var handle: UInt16
+    }
+
+    struct Characteristic: Sendable {
+        var path: String
+        var servicePath: String
+        var descriptorPath: String
+        /// Nil for BlueZ's own Service Changed characteristic.
+        var characteristic: GATTCharacteristic?
+        var uuid: BLEUUID
+        var handle: UInt16
+        var flags: [String]
+
+        var canNotify: Bool { flags.contains("notify") || flags.contains("indicate") }
+    }
+
+    static let genericAttribute = BLEUUID("1801")
+    static let serviceChanged = BLEUUID("2a05")
+    static let clientConfiguration = BLEUUID("2902")
+
+    var services: [Service] = []
+    var characteristics: [Characteristic] = []
+
+    /// The table for `board`'s services, below `devicePath`.
+    init(board: SimulatedBoard, devicePath: String) {
+        var handle: UInt16 = 0x0008
+        func addService(_ uuid: BLEUUID, _ chars: [(GATTCharacteristic?, BLEUUID, [String])]) {
+            let path = devicePath + String(format: "/service%04x", handle)
+            services.append(Service(path: path, uuid: uuid, handle: handle))
+            handle += 1
+            for (characteristic, charUUID, flags) in chars {
+                let charPath = path + String(format: "/char%04x", handle)
+                characteristics.append(Characteristic(
+                    path: charPath, servicePath: path, descriptorPath: charPath + String(format: "/desc%04x", handle + 2),
+                    characteristic: characteristic, uuid: charUUID, handle: handle, flags: flags))
+                handle += 3
+            }
+            handle = (handle + 0x0F) & ~0x0F
+        }
+        addService(Self.genericAttribute, [(nil, Self.serviceChanged, ["indicate"])])
+        for (service, chars) in board.gattServices {
+            addService(service, chars.map { ($0, $0.characteristic, Self.flags(of: $0)) })
+        }
+    }
+
+    /// The characteristic properties the boards' firmware declares.
+    static func flags(of characteristic: GATTCharacteristic) -> [String] {
+        switch characteristic {
+        case KnownGATT.partialFlashing: return ["write-without-response", "write", "notify"]
+        case KnownGATT.smp: return ["write-without-response", "notify"]
+        default: return ["read", "write-without-response", "write", "notify"]
+        }
+    }
+
+    func characteristic(at path: String) -> Characteristic? {
+        characteristics.first { $0.path == path }
+    }
+
+    func characteristic(for c: GATTCharacteristic) -> Characteristic? {
+        characteristics.first { $0.characteristic == c }
+    }
+
+    /// Every object path, parents first.
+    var paths: [String] {
+        services.map(\.path) + characteristics.flatMap { [$0.path, $0.descriptorPath] }
+    }
+
+    func serviceProperties(_ s: Service, devicePath: String) -> [String: DBusValue] {
+        ["UUID": .string(s.uuid.uuidString), "Device": .objectPath(devicePath), "Primary": .bool(true),
+         "Includes": .objectPaths([]), "Handle": .uint16(s.handle)]
+    }
+
+    func characteristicProperties(_ c: Characteristic, mtu: UInt16) -> [String: DBusValue] {
+        var p: [String: DBusValue] = [
+            "UUID": .string(c.uuid.uuidString), "Service": .objectPath(c.servicePath), "Value": .bytes([]),
+            "Flags": .strings(c.flags), "MTU": .uint16(mtu), "Handle": .uint16(c.handle),
+        ]
+        if c.canNotify { p["Notifying"] = .bool(false) }
+        return p
+    }
+
+    func descriptorProperties(_ c: Characteristic) -> [String: DBusValue] {
+        ["UUID": .string(Self.clientConfiguration.uuidString), "Characteristic": .objectPath(c.path),
+         "Value": .bytes([]), "Flags": .strings(["read", "write"]), "Handle": .uint16(c.handle + 2)]
+    }
+}

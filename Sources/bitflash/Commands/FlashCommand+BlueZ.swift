@@ -1,0 +1,119 @@
+import BlueZTransport
+import FirmwareImage
+import Flashing
+import Foundation
+import Transport
+
+/// `bitflash flash FILE --device ADDR|NAME` (repeatable) and `--all-in-range`: real boards over
+/// BlueZ. Each board gets its own bus connection and runs `SessionFlow` through
+/// `AsyncFlowDriver` on the real clock, reported like a simulated flash (progress lines, JSON
+/// events, one result per board and, for several boards, the summary table).
+extension FlashCommand {
+    func runOnDevices() async throws -> BitflashExit {
+        Verbose.bootstrap(output.verbose)
+        let firmware = try FirmwareFileLoading.loadForFlash(file)
+        let queries = allInRange ? try await boardsInRange() : devices
+        // A dry run prints plans, not progress and results.
+        let out = SharedOutput(dryRun ? SilentOutput() : Output.make(output.mode, boards: queries, verbosity: output.verbose))
+        let outcomes = await withTaskGroup(of: (Int, FlashResult, BitflashExit, Result<SessionOutcome, any Error>?).self) { group in
+            for (index, query) in queries.enumerated() {
+                group.addTask {
+                    let (result, exit, outcome) = await flashOne(query, firmware: firmware, out: out)
+                    return (index, result, exit, outcome)
+                }
+            }
+            var all: [(Int, FlashResult, BitflashExit, Result<SessionOutcome, any Error>?)] = []
+            for await outcome in group {
+                if !dryRun { out.result(outcome.1) }
+                all.append(outcome)
+            }
+            return all.sorted { $0.0 < $1.0 }
+        }
+        if dryRun {
+            return try printPlans(outcomes.map { entry -> (board: String, outcome: Result<SessionOutcome, any Error>) in
+                (entry.1.board, entry.3 ?? .failure(CLIError(entry.2, entry.1.error ?? "the board could not be reached")))
+            })
+        }
+        let results = outcomes.map(\.1)
+        out.finish(results)
+        if queries.count == 1, let failure = outcomes.first(where: { $0.2 != .ok && $0.2 != .okAfterFallback }) {
+            // One board: its failure is the command's, with the message on stderr too.
+            if let message = failure.1.error { StdErr.write("bitflash: error: \(message)\n") }
+            return failure.2
+        }
+        if let failure = outcomes.first(where: { $0.2 != .ok && $0.2 != .okAfterFallback }) { return failure.2 }
+        return results.contains(where: \.fallback) ? .okAfterFallback : .ok
+    }
+
+    /// The addresses of every flashable board a scan finds.
+    private func boardsInRange() async throws -> [String] {
+        let bus = try await BlueZBus.open()
+        defer { bus.close() }
+        let found = try await BlueZScanner(bus: bus, adapter: bluetooth.adapter).scan(timeout: .seconds(bluetooth.scanTimeout), services: nil)
+            .filter(\.looksFlashable)
+        guard !found.isEmpty else {
+            throw CLIError(.boardNotFound, "no board in range after \(bluetooth.scanTimeout.formatted()) s; check they are "
+                               + "powered and advertising (pairing mode: hold A+B, press reset)")
+        }
+        return found.map(\.address)
+    }
+
+    /// Flashes one board; never throws: a failure is the result's `error` plus its exit code.
+    /// The session's outcome comes back too, when the session ran (a dry run prints it as a plan).
+    private func flashOne(_ query: String, firmware: Firmware,
+                          out: SharedOutput) async -> (FlashResult, BitflashExit, Result<SessionOutcome, any Error>?) {
+        let clock = ContinuousClock()
+        let started = clock.now
+        func failed(_ message: String, _ exit: BitflashExit) -> (FlashResult, BitflashExit, Result<SessionOutcome, any Error>?) {
+            (FlashResult(board: query, path: nil, reason: FlashReason(code: "failed", message: "the flash failed"),
+                         seconds: started.duration(to: clock.now).seconds, error: message), exit, nil)
+        }
+        out.event(FlashEvent(board: query, elapsed: .zero, report: .phase(.connecting)))
+        let board: RealBoard
+        do { board = try await RealBoard.connect(query, options: bluetooth) } catch {
+            return failed(describe(error), classify(error))
+        }
+        let plan: FlashPlan
+        do {
+            plan = try await self.plan(firmware, for: board, name: query)
+        } catch {
+            await board.close()
+            return failed(describe(error), (error as? CLIError)?.exit ?? classify(error))
+        }
+        let outcome: Result<SessionOutcome, any Error>
+        do {
+            outcome = .success(try await board.run(SessionFlow(plan: plan, options: options()), name: query) { report, t in
+                out.event(FlashEvent(board: query, elapsed: t, report: report))
+            })
+        } catch {
+            outcome = .failure(error)
+        }
+        let hint = board.transport.failureHint
+        await board.close()
+        var result = FlashResult(board: query, outcome: outcome, seconds: started.duration(to: clock.now).seconds)
+        if let error = result.error {
+            if let hint { result.error = "\(error); \(hint)" }
+            return (result, .flashFailed, outcome)
+        }
+        return (result, result.fallback ? .okAfterFallback : .ok, outcome)
+    }
+
+    /// The plan for this board: its family comes from its memory map when it offers partial
+    /// flashing, else it is an MCUboot board (nRF52833).
+    private func plan(_ firmware: Firmware, for board: RealBoard, name: String) async throws -> FlashPlan {
+        var family = ChipFamily.nrf52833
+        let mcumgr = board.connection.services.contains(KnownGATT.smpService)
+        if board.connection.services.contains(KnownGATT.partialFlashingService) {
+            do {
+                family = RealBoard.family(of: try await board.memoryMap(name: name))
+            } catch where mcumgr {
+                // MCUboot boards are nRF52833; the session meets the problem again and falls back.
+            }
+        } else if !mcumgr {
+            throw CLIError(.flashFailed, "\(board.device.label) offers neither partial flashing nor McuMgr; "
+                               + "reset it into pairing mode (hold A+B, press reset) and try again")
+        }
+        let detected = RealBoard.guessBoard(family: family, name: board.device.name)
+        return try makePlan(firmware, board: detected, described: "\(detected.displayName) \(board.device.label)")
+    }
+}

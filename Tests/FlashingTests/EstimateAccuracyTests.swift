@@ -1,0 +1,83 @@
+import Testing
+import TestSupport
+import FirmwareImage
+import LinkModel
+@testable import Flashing
+
+/// The estimators against the simulator's modelled time (deterministic virtual time: these
+/// are not timed assertions).
+@Suite struct EstimateAccuracyTests {
+    @Test(arguments: LinkProfile.named)
+    func everyBenchmarkRowIsEstimatedWithinTenPercent(profile: LinkProfile) {
+        let report = BenchRunner.runAll(BenchScenario.samples(), profiles: [profile])
+        var estimated = 0
+        for run in report.runs {
+            #expect(run.error == nil, "\(run.scenario) \(run.strategy): \(run.error ?? "")")
+            guard run.path != "up-to-date" else { continue }
+            guard let error = run.estimateError else {
+                Issue.record("\(run.scenario) \(run.strategy) has no estimate")
+                continue
+            }
+            estimated += 1
+            #expect(abs(error) <= 0.10, "\(run.scenario) \(run.profile) \(run.strategy): estimate \(run.estimatedSeconds ?? 0) s, modelled \(run.modelledSeconds) s")
+        }
+        #expect(estimated >= 20)
+    }
+
+    @Test(arguments: LinkProfile.named)
+    func autoTakesTheFasterPathInEveryScenarioWithTwoPaths(profile: LinkProfile) {
+        let report = BenchRunner.runAll(BenchScenario.samples().filter { $0.kind == .edit }, profiles: [profile])
+        #expect(!report.speedups.isEmpty)
+        for s in report.speedups {
+            #expect(s.autoWasFastest == true, "\(s.scenario) \(s.profile): auto took \(s.autoPath ?? "-")")
+        }
+        // The huge program goes full on every profile although partial flashing was possible.
+        #expect(report.runs.contains { $0.strategy == .auto && $0.fullOverPartial && $0.scenario.hasSuffix("huge") })
+    }
+
+    @Test func thePipelinedUploadIsStepOnTheLinkModel() {
+        // 20 frames of 11 packets, 6 packets per event, 20 ms of board work each, 3 in flight,
+        // over 7.5 ms events: the board is the bottleneck (400 ms of work in all; the air needs
+        // 37 events, 277.5 ms). Add the first frame's two events and the last answer's event.
+        let frames = Array(repeating: (packets: 11, work: Int64(20_000)), count: 20)
+        let t = McuMgrEstimator.stepUpload(frames, ci: 7_500, packetsPerEvent: 6, depth: 3)
+        #expect(t >= 400_000 && t <= 400_000 + 3 * 7_500, "\(t)")
+        // With no board work the air is the bottleneck: 37 events, plus the last answer's.
+        let air = McuMgrEstimator.stepUpload(Array(repeating: (packets: 11, work: Int64(0)), count: 20),
+                                             ci: 7_500, packetsPerEvent: 6, depth: 3)
+        #expect(air >= 37 * 7_500 && air <= 39 * 7_500, "\(air)")
+        // One in flight, no work: a frame leaves in one event, its answer in the next, and the
+        // next frame in the event after that: two events per frame.
+        let serial = McuMgrEstimator.stepUpload(Array(repeating: (packets: 1, work: Int64(0)), count: 10),
+                                                ci: 10_000, packetsPerEvent: 6, depth: 1)
+        #expect(serial == 10 * 2 * 10_000, "\(serial)")
+    }
+
+    @Test func assumedBuffersAreSaidAndKnownOnesAreNot() {
+        let context = EstimateContext(link: .profile(.deviceRequested), board: BoardCosts(family: .nrf52833))
+        let assumed = McuMgrEstimator(imageBytes: 100_000).estimate(context)
+        #expect(assumed.assumptions.count == 1)
+        let known = McuMgrEstimator(imageBytes: 100_000, bufferSize: 2475, bufferCount: 4).estimate(context)
+        #expect(known.assumptions.isEmpty)
+        #expect(known.seconds == assumed.seconds)
+        // Smaller buffers mean more frames and a slower upload.
+        let small = McuMgrEstimator(imageBytes: 100_000, bufferSize: 512, bufferCount: 2).estimate(context)
+        #expect((small.counts["frames"] ?? 0) > (known.counts["frames"] ?? 0))
+        #expect(small.seconds > known.seconds)
+    }
+
+    @Test func theIntervalMeterNeedsTwoRoundTripsOnOneConnection() {
+        var meter = IntervalMeter()
+        meter.requestSent(at: .milliseconds(1000))
+        meter.answerReceived(at: .milliseconds(1030))
+        #expect(meter.estimatedInterval == nil)
+        meter.requestSent(at: .milliseconds(1030))
+        meter.answerReceived(at: .microseconds(1_060_400))
+        #expect(meter.estimatedInterval == .milliseconds(15))
+        meter.linkChanged()
+        #expect(meter.estimatedInterval == nil && meter.roundTrips.isEmpty)
+        // An answer without a request is not a round trip.
+        meter.answerReceived(at: .seconds(3))
+        #expect(meter.roundTrips.isEmpty)
+    }
+}
