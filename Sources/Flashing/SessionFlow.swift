@@ -1,5 +1,6 @@
 import FirmwareImage
 import McuMgr
+import NordicDFU
 import PartialFlashing
 import Transport
 
@@ -11,14 +12,18 @@ public struct SessionOutcome: Sendable, Equatable {
     public var fallback: Bool
     public var partial: PartialFlashStats?
     public var full: McuMgrResult?
+    /// Set when the full update was a Nordic DFU.
+    public var nordic: NordicDFUResult? = nil
 
-    public var bytesSent: Int { (partial?.bytes ?? 0) + (full?.bytesSent ?? 0) }
-    public var retries: Int { (partial?.retries ?? 0) + (full?.retries ?? 0) }
+    /// Which full-update path ran, if any.
+    public var fullPath: FullUpdatePath? { nordic != nil ? .nordic : (full != nil ? .mcumgr : nil) }
+    public var bytesSent: Int { (partial?.bytes ?? 0) + (full?.bytesSent ?? 0) + (nordic?.bytesSent ?? 0) }
+    public var retries: Int { (partial?.retries ?? 0) + (full?.retries ?? 0) + (nordic?.retries ?? 0) }
     public var verified: Bool {
         switch path {
         case .upToDate: return true
         case .partial: return partial?.verified ?? false
-        case .full: return full.map { !$0.finalSlots.isEmpty } ?? false
+        case .full: return full.map { !$0.finalSlots.isEmpty } ?? nordic?.verified ?? false
         }
     }
 }
@@ -30,21 +35,24 @@ public struct SessionFlow: FlowMachine {
     public typealias Output = SessionOutcome
     public private(set) var outcome: Result<SessionOutcome, any Error>?
 
-    private enum Stage: Sendable {
+    enum Stage: Sendable {
         case idle
         case partial(ChildFlow<PartialFlashFlow>)
         /// Waiting for a connection before the full update starts.
         case reconnecting(reason: FlashReason, fallback: Bool, attempts: Int)
         case full(ChildFlow<McuMgrUpgrade>, reason: FlashReason, fallback: Bool)
+        /// Waiting for a connection before the Nordic DFU starts (SessionFlow+Nordic.swift).
+        case nordicReconnecting(reason: FlashReason, fallback: Bool, attempts: Int)
+        case nordic(ChildFlow<NordicDFUFlow>, reason: FlashReason, fallback: Bool)
         case done
     }
 
     private var stage: Stage = .idle
-    private let plan: FlashPlan
-    private let options: FlashOptions
-    private var connection: ConnectionInfo?
-    private var linkUp = false
-    private var partialStats: PartialFlashStats?
+    let plan: FlashPlan
+    let options: FlashOptions
+    private(set) var connection: ConnectionInfo?
+    private(set) var linkUp = false
+    private(set) var partialStats: PartialFlashStats?
 
     public init(plan: FlashPlan, options: FlashOptions = FlashOptions()) {
         self.plan = plan
@@ -91,6 +99,12 @@ public struct SessionFlow: FlowMachine {
             case let .failure(error):
                 return actions + fail(FlashError.fullUpdateFailed(reason: reason, error: error))
             }
+        case let .nordicReconnecting(reason, fallback, attempts):
+            return nordicReconnecting(event, reason: reason, fallback: fallback, attempts: attempts, now: now)
+        case .nordic(var child, let reason, let fallback):
+            let (actions, result) = child.handle(event, now: now)
+            stage = .nordic(child, reason: reason, fallback: fallback)
+            return Self.withoutDonePhase(actions) + (result.map { nordicFinished($0, reason: reason, fallback: fallback) } ?? [])
         case .done:
             return []
         }
@@ -100,6 +114,7 @@ public struct SessionFlow: FlowMachine {
     private var hasMcuMgr: Bool { connection?.services.contains(KnownGATT.smpService) ?? false }
 
     private mutating func begin(_ info: ConnectionInfo, now: Duration) -> [FlowAction] {
+        if let recovery = recoverFromBootloader(info, now: now) { return recovery }
         switch options.mode {
         case .full:
             return goFull(FlashReason(code: "forced", message: "a full update was asked for (--mode full)"),
@@ -149,11 +164,16 @@ public struct SessionFlow: FlowMachine {
 
     /// Partial-flashing errors after which a full update can still save the board.
     private func fullUpdateCanFollow(_ error: any Error) -> Bool {
-        guard hasMcuMgr, plan.fullImage != nil else { return false }
+        guard (hasMcuMgr && plan.fullImage != nil) || hasNordicDFU else { return false }
         return error is PartialFlashError
     }
 
     private mutating func goFull(_ reason: FlashReason, fallback: Bool, now: Duration) -> [FlowAction] {
+        switch chooseFullPath() {
+        case let .failure(error): return fail(error)
+        case .success(.nordic): return goNordic(reason, fallback: fallback, now: now)
+        case .success(.mcumgr): break
+        }
         guard plan.fullImage != nil else {
             return fail(FlashError.noFullImage(reason: reason))
         }
@@ -181,18 +201,21 @@ public struct SessionFlow: FlowMachine {
         }
     }
 
-    private mutating func succeed(_ o: SessionOutcome) -> [FlowAction] {
+    /// Enters a new stage (for the steps in extensions).
+    mutating func enter(_ next: Stage) { stage = next }
+
+    mutating func succeed(_ o: SessionOutcome) -> [FlowAction] {
         outcome = .success(o)
         stage = .done
         return [.report(.phase(.done)), .finish]
     }
 
     /// A step's own "done" is not the session's: only the session reports `done`, once.
-    private static func withoutDonePhase(_ actions: [FlowAction]) -> [FlowAction] {
+    static func withoutDonePhase(_ actions: [FlowAction]) -> [FlowAction] {
         actions.filter { $0 != .report(.phase(.done)) }
     }
 
-    private mutating func fail(_ error: any Error) -> [FlowAction] {
+    mutating func fail(_ error: any Error) -> [FlowAction] {
         outcome = .failure(error)
         stage = .done
         return [.finish]

@@ -1,0 +1,375 @@
+import Transport
+
+/// Secure DFU (micro:bit V2, Calliope mini 3) as a pure state machine (nordic-dfu.md §2.5, §2.6):
+/// buttonless entry from the application (or straight on when the board is already in
+/// "DfuTarg"), reconnection, the init command, then the firmware in data objects with packet
+/// receipts and CRC-32 checks, resuming what the bootloader still holds after a link loss.
+public struct SecureDFUFlow: FlowMachine {
+    public typealias Output = NordicDFUResult
+    public private(set) var outcome: Result<NordicDFUResult, any Error>?
+
+    enum Step: Equatable {
+        case idle, buttonless, waitingForReset, reconnecting
+        case selectCommand, createCommand, commandPRNOff, commandChecksum, executeCommand
+        case setPRN(thenSend: Bool), selectData, createData, objectDelay, awaitingReceipt, dataChecksum
+        case executeData(final: Bool, resume: Bool), done
+    }
+
+    let image: [UInt8]
+    let initPacket: [UInt8]
+    let options: NordicDFUOptions
+    var step: Step = .idle
+    var result: NordicDFUResult
+    var buttonless = NordicGATT.buttonlessBonded
+    var entryRequested = false
+    var finalExecuteSent = false
+    var packetSize = 20
+    var maxObject = 4096
+    /// Image bytes sent so far in the current pass (the position in the image).
+    var sent = 0
+    var objectStart = 0
+    var objectEnd = 0
+    var objectAttempts = 0
+    var commandAttempts = 0
+    var timeouts = 0
+    var linkLosses = 0
+    var connectFailures = 0
+    var prefixCRC: [Int: UInt32] = [:]
+
+    static let responseTimer = TimerID("response")
+    static let receiptTimer = TimerID("receipt")
+    static let delayTimer = TimerID("object-delay")
+    static let resetTimer = TimerID("reset")
+
+    public init(application: DFUApplication, options: NordicDFUOptions = NordicDFUOptions()) {
+        image = application.bytes
+        initPacket = application.secureInitPacket.bytes
+        self.options = options
+        result = NordicDFUResult(dfuProtocol: .secure, applicationBytes: application.bytes.count)
+    }
+
+    public mutating func handle(_ event: FlowEvent, now: Duration) -> [FlowAction] {
+        guard outcome == nil else { return [] }
+        switch event {
+        case let .start(info): return connected(info, first: true)
+        case let .connected(info): return connected(info, first: false)
+        case let .connectFailed(error):
+            connectFailures += 1
+            guard connectFailures < options.reconnectAttempts else { return fail(.bootloaderNotFound(attempts: connectFailures)) }
+            return [.report(.retry("reconnecting: \(error)")), .connect(after: options.reconnectDelay)]
+        case let .disconnected(reason): return disconnected(reason)
+        case let .writeFailed(ch, error):
+            if step == .buttonless, ch == NordicGATT.buttonlessBonded, case .characteristicNotFound = error {
+                // An application built without bonds offers the other buttonless characteristic.
+                buttonless = NordicGATT.buttonlessUnbonded
+                return [.subscribe(buttonless), .write(buttonless, ButtonlessMessage.enterBootloader.bytes, .request)]
+            }
+            if case .characteristicNotFound = error, ch != NordicGATT.buttonlessBonded { return fail(.noDFUService) }
+            return [] // the link is going down: the disconnect (or a timeout) follows
+        case let .notification(ch, bytes):
+            if ch == buttonless { return buttonlessAnswer(bytes) }
+            guard ch == NordicGATT.secureControlPoint else { return [] }
+            guard let response = try? SecureDFUResponse(bytes: bytes) else {
+                return fail(.unexpectedAnswer(step: stepName, bytes: bytes))
+            }
+            return answer(response)
+        case let .timerFired(id): return timerFired(id)
+        }
+    }
+
+    // MARK: connection
+
+    private mutating func connected(_ info: ConnectionInfo, first: Bool) -> [FlowAction] {
+        connectFailures = 0
+        guard let target = NordicDFUTarget(info), target.isSecure else { return fail(.noDFUService) }
+        if target == .secureApplication {
+            if finalExecuteSent {
+                // Only a validated image leaves the bootloader: the board runs the new application.
+                result.verified = true
+                return finish()
+            }
+            if entryRequested && result.bootloaderConnections > 0 {
+                return fail(.unexpectedAnswer(step: "reconnecting to the bootloader (the board restarted its old application)", bytes: []))
+            }
+            step = .buttonless
+            entryRequested = true
+            return [.report(.phase(.reset)),
+                    .report(.note("entering the Nordic secure bootloader (buttonless DFU)")),
+                    .subscribe(buttonless), .write(buttonless, ButtonlessMessage.enterBootloader.bytes, .request),
+                    .startTimer(Self.responseTimer, options.entryTimeout)]
+        }
+        if first {
+            result.recoveredFromBootloader = true
+        }
+        result.bootloaderConnections += 1
+        packetSize = max(20, min(244, (info.mtu - 3) & ~3))
+        var actions: [FlowAction] = [.report(.phase(.upload))]
+        if first { actions.append(.report(.note("the board is in its bootloader (\"DfuTarg\"): recovering it with a full update"))) }
+        actions += [.subscribe(NordicGATT.secureControlPoint)]
+        return actions + request(.select(.command), step: .selectCommand)
+    }
+
+    private mutating func disconnected(_ reason: DisconnectReason) -> [FlowAction] {
+        switch step {
+        case .idle, .done: return []
+        case .reconnecting: return []
+        case .buttonless, .waitingForReset:
+            step = .reconnecting
+            return [.cancelTimer(Self.responseTimer), .cancelTimer(Self.resetTimer), .report(.phase(.connecting)),
+                    .connect(after: options.reconnectDelay)]
+        default:
+            linkLosses += 1
+            result.retries += 1
+            guard linkLosses <= options.linkLossLimit else { return fail(.linkLost(step: stepName, attempts: linkLosses)) }
+            step = .reconnecting
+            return [.cancelTimer(Self.responseTimer), .cancelTimer(Self.receiptTimer), .cancelTimer(Self.delayTimer),
+                    .report(.retry("link lost during \(stepName) (\(reason)): reconnecting to the bootloader")),
+                    .connect(after: options.reconnectDelay)]
+        }
+    }
+
+    private mutating func buttonlessAnswer(_ bytes: [UInt8]) -> [FlowAction] {
+        guard step == .buttonless else { return [] }
+        guard case let .response(op, code)? = try? ButtonlessMessage(bytes: bytes), op == 0x01 else {
+            return fail(.unexpectedAnswer(step: "the buttonless entry", bytes: bytes))
+        }
+        switch code {
+        case ButtonlessMessage.success:
+            step = .waitingForReset
+            return [.cancelTimer(Self.responseTimer), .startTimer(Self.resetTimer, options.entryTimeout)]
+        case ButtonlessMessage.notBonded: return fail(.notBonded)
+        default: return fail(.buttonlessRefused(result: code))
+        }
+    }
+
+    private mutating func timerFired(_ id: TimerID) -> [FlowAction] {
+        switch id {
+        case Self.resetTimer:
+            return step == .waitingForReset ? [.disconnect] : []
+        case Self.delayTimer:
+            guard step == .objectDelay else { return [] }
+            return sendBatch()
+        case Self.receiptTimer:
+            guard step == .awaitingReceipt else { return [] }
+            result.retries += 1
+            return [.report(.retry("no packet receipt at \(sent) bytes: asking for the checksum"))]
+                + request(.calculateChecksum, step: .dataChecksum)
+        case Self.responseTimer:
+            if step == .buttonless { return fail(.timedOut(step: "the buttonless entry", attempts: 1)) }
+            timeouts += 1
+            result.retries += 1
+            guard timeouts <= options.timeoutLimit else { return fail(.timedOut(step: stepName, attempts: timeouts)) }
+            let again: [FlowAction] = [.report(.retry("no answer to \(stepName): asking where the bootloader is"))]
+            switch step {
+            case .selectCommand, .createCommand, .commandPRNOff, .commandChecksum, .executeCommand:
+                return again + request(.select(.command), step: .selectCommand)
+            default:
+                return again + request(.setPRN(options.securePacketReceipts), step: .setPRN(thenSend: false))
+            }
+        default: return []
+        }
+    }
+
+    // MARK: requests and answers
+
+    private mutating func request(_ r: SecureDFURequest, step next: Step) -> [FlowAction] {
+        step = next
+        if case .executeData(true, _) = next { finalExecuteSent = true }
+        return [.write(NordicGATT.secureControlPoint, r.bytes, .request), .startTimer(Self.responseTimer, options.responseTimeout)]
+    }
+
+    private mutating func answer(_ r: SecureDFUResponse) -> [FlowAction] {
+        let cancel: [FlowAction] = [.cancelTimer(Self.responseTimer)]
+        switch (step, r) {
+        case let (.selectCommand, .selected(_, off, crc)):
+            let o = Int(off)
+            if o == initPacket.count, crc == CRC32.checksum(initPacket) {
+                return cancel + [.report(.trace("init packet already stored: executing it"))] + request(.execute, step: .executeCommand)
+            }
+            if o > 0, o < initPacket.count, crc == CRC32.checksum(initPacket[0..<o]) {
+                sent = o
+                return cancel + request(.setPRN(0), step: .commandPRNOff)
+            }
+            sent = 0
+            return cancel + request(.create(.command, size: UInt32(initPacket.count)), step: .createCommand)
+        case (.createCommand, .success(0x01)):
+            sent = 0
+            return cancel + request(.setPRN(0), step: .commandPRNOff)
+        case (.commandPRNOff, .success(0x02)):
+            var actions = cancel
+            var at = sent
+            while at < initPacket.count {
+                let chunk = Array(initPacket[at..<min(initPacket.count, at + packetSize)])
+                actions.append(.write(NordicGATT.securePacket, chunk, .command))
+                result.bytesSent += chunk.count
+                at += chunk.count
+            }
+            return actions + request(.calculateChecksum, step: .commandChecksum)
+        case let (.commandChecksum, .checksum(off, crc)):
+            if Int(off) == initPacket.count, crc == CRC32.checksum(initPacket) {
+                return cancel + request(.execute, step: .executeCommand)
+            }
+            commandAttempts += 1
+            result.retries += 1
+            guard commandAttempts < options.objectAttempts else {
+                return fail(.checksumMismatch(step: "the init packet", attempts: commandAttempts))
+            }
+            return cancel + [.report(.retry("init packet checksum mismatch: sending it again"))]
+                + request(.create(.command, size: UInt32(initPacket.count)), step: .createCommand)
+        case (.executeCommand, .success(0x04)):
+            return cancel + [.report(.trace("init packet accepted: \(image.count) bytes follow"))]
+                + request(.setPRN(options.securePacketReceipts), step: .setPRN(thenSend: false))
+        case let (.setPRN(thenSend), .success(0x02)):
+            if thenSend { return cancel + sendBatch() }
+            return cancel + request(.select(.data), step: .selectData)
+        case let (.selectData, .selected(max, off, crc)):
+            guard max >= 4, max % 4 == 0 else { return fail(.unexpectedAnswer(step: stepName, bytes: r.bytes)) }
+            maxObject = Int(max)
+            return cancel + resume(offset: Int(off), crc: crc)
+        case (.createData, .success(0x01)):
+            sent = objectStart
+            step = .objectDelay
+            return cancel + [.startTimer(Self.delayTimer, options.objectDelay)]
+        case let (.awaitingReceipt, .checksum(off, crc)):
+            let o = Int(off)
+            if o == sent, crc == prefix(o) { return [.cancelTimer(Self.receiptTimer)] + progress() + sendBatch() }
+            if o < sent, o >= objectStart, crc == prefix(o) { return [] } // an early receipt: the data so far is right
+            result.retries += 1
+            return [.cancelTimer(Self.receiptTimer), .report(.retry("packet receipt at \(o) bytes, \(sent) sent: checking"))]
+                + request(.calculateChecksum, step: .dataChecksum)
+        case let (.dataChecksum, .checksum(off, crc)):
+            let o = Int(off)
+            if o == objectEnd, crc == prefix(o) {
+                return cancel + progress() + request(.execute, step: .executeData(final: objectEnd == image.count, resume: false))
+            }
+            if o >= objectStart, o < objectEnd, o % 4 == 0, crc == prefix(o) {
+                sent = o
+                return cancel + request(.setPRN(options.securePacketReceipts), step: .setPRN(thenSend: true))
+            }
+            return cancel + recreateObject(why: "checksum mismatch at \(o) bytes")
+        case let (.executeData(final, _), .success(0x04)):
+            objectAttempts = 0
+            if final {
+                result.verified = true
+                return cancel + [.report(.progress(done: image.count, total: image.count, unit: .bytes))] + finish()
+            }
+            objectStart = objectEnd
+            return cancel + progress() + createObject()
+        case (.executeData(false, true), .failure(0x04, 0x08, _)):
+            // SDK 15-17 answer 08 to an object executed before the link dropped.
+            objectAttempts = 0
+            objectStart = objectEnd
+            return cancel + createObject()
+        case (_, .failure):
+            guard r.opcode == expectedOpcode else { return [] }
+            return fail(.secureRejected(step: stepName, response: r))
+        default:
+            return [] // a late answer to an earlier request
+        }
+    }
+
+    /// Where to go on after Select data (nordic-dfu.md §2.6).
+    private mutating func resume(offset o: Int, crc: UInt32) -> [FlowAction] {
+        if o > 0, o <= image.count, crc == prefix(o) {
+            if o == image.count || o % maxObject == 0 {
+                objectStart = o - (o % maxObject == 0 ? min(maxObject, o) : o % maxObject)
+                objectEnd = o
+                sent = o
+                return [.report(.trace("bootloader holds \(o) bytes: executing the last object"))]
+                    + request(.execute, step: .executeData(final: o == image.count, resume: true))
+            }
+            objectStart = o - o % maxObject
+            objectEnd = min(objectStart + maxObject, image.count)
+            sent = o
+            return [.report(.trace("resuming at \(o) bytes"))] + sendBatch()
+        }
+        // Not what this image would give: back to the start of the object the offset falls in.
+        let at = min(max(o - 1, 0), image.count - 1)
+        objectStart = at - at % maxObject
+        if o != 0 { result.retries += 1 }
+        return createObject()
+    }
+
+    private mutating func createObject() -> [FlowAction] {
+        objectEnd = min(objectStart + maxObject, image.count)
+        sent = objectStart
+        return request(.create(.data, size: UInt32(objectEnd - objectStart)), step: .createData)
+    }
+
+    private mutating func recreateObject(why: String) -> [FlowAction] {
+        objectAttempts += 1
+        result.retries += 1
+        guard objectAttempts < options.objectAttempts else {
+            return fail(.checksumMismatch(step: "the object at offset \(objectStart)", attempts: objectAttempts))
+        }
+        return [.report(.retry("\(why): sending the object at \(objectStart) again"))] + createObject()
+    }
+
+    /// Sends the next packets of the current object: up to one receipt interval, then waits.
+    private mutating func sendBatch() -> [FlowAction] {
+        var actions: [FlowAction] = []
+        let n = options.securePacketReceipts == 0 ? Int.max : Int(options.securePacketReceipts)
+        var count = 0
+        while sent < objectEnd, count < n {
+            let chunk = Array(image[sent..<min(objectEnd, sent + packetSize)])
+            actions.append(.write(NordicGATT.securePacket, chunk, .command))
+            result.bytesSent += chunk.count
+            sent += chunk.count
+            count += 1
+        }
+        if sent == objectEnd && count < n {
+            return actions + request(.calculateChecksum, step: .dataChecksum)
+        }
+        step = .awaitingReceipt
+        return actions + [.startTimer(Self.receiptTimer, options.receiptTimeout)]
+    }
+
+    private mutating func prefix(_ n: Int) -> UInt32 {
+        if let c = prefixCRC[n] { return c }
+        let c = CRC32.checksum(image[0..<n])
+        prefixCRC[n] = c
+        return c
+    }
+
+    private func progress() -> [FlowAction] {
+        [.report(.progress(done: sent, total: image.count, unit: .bytes))]
+    }
+
+    private var expectedOpcode: UInt8 {
+        switch step {
+        case .selectCommand, .selectData: return 0x06
+        case .createCommand, .createData: return 0x01
+        case .commandPRNOff, .setPRN: return 0x02
+        case .commandChecksum, .dataChecksum, .awaitingReceipt: return 0x03
+        case .executeCommand, .executeData: return 0x04
+        default: return 0xFF
+        }
+    }
+
+    var stepName: String {
+        switch step {
+        case .idle, .buttonless, .waitingForReset: return "the buttonless entry"
+        case .reconnecting: return "the reconnection"
+        case .selectCommand, .createCommand, .commandPRNOff, .commandChecksum: return "the init packet"
+        case .executeCommand: return "the init packet's execution"
+        case .setPRN: return "the packet receipt setting"
+        case .selectData: return "the firmware selection"
+        case .createData, .objectDelay, .awaitingReceipt, .dataChecksum: return "the object at offset \(objectStart)"
+        case .executeData(true, _): return "the final validation of the image"
+        case .executeData: return "the execution of the object at offset \(objectStart)"
+        case .done: return "the end"
+        }
+    }
+
+    private mutating func finish() -> [FlowAction] {
+        step = .done
+        outcome = .success(result)
+        return [.cancelTimer(Self.responseTimer), .cancelTimer(Self.receiptTimer), .report(.phase(.done)), .finish]
+    }
+
+    private mutating func fail(_ error: NordicDFUError) -> [FlowAction] {
+        step = .done
+        outcome = .failure(error)
+        return [.finish]
+    }
+}
