@@ -44,6 +44,8 @@ public struct FlashResult: Codable, Sendable, Equatable {
     public var retries: Int
     /// Set when the flash failed: what went wrong and what to do.
     public var error: String?
+    /// The protocol of a full update (`mcumgr` or `nordic`); nil for other paths.
+    public var fullPath: FullUpdatePath? = nil
 
     public init(board: String, path: FlashPath?, reason: FlashReason, fallback: Bool = false,
                 bytesSent: Int = 0, seconds: Double = 0, verified: Bool = false, retries: Int = 0, error: String? = nil) {

@@ -58,6 +58,7 @@ extension FlashResult {
         case let .success(o):
             self.init(board: board, path: o.path, reason: o.reason, fallback: o.fallback, bytesSent: o.bytesSent,
                       seconds: seconds, verified: o.verified, retries: o.retries)
+            fullPath = o.fullPath
         case let .failure(error):
             self.init(board: board, path: nil, reason: FlashReason(code: "failed", message: "the flash failed"),
                       seconds: seconds, error: describe(error))

@@ -120,9 +120,10 @@ public struct LegacyDFUFlow: FlowMachine {
             }
             restarts += 1
             result.retries += 1
-            guard restarts <= options.linkLossLimit else { return fail(.linkLost(step: stepName, attempts: restarts)) }
+            let during = stepName
+            guard restarts <= options.linkLossLimit else { return fail(.linkLost(step: during, attempts: restarts)) }
             step = .reconnecting
-            return cancel + [.report(.retry("link lost during \(stepName) (\(reason)): starting the transfer again")),
+            return cancel + [.report(.retry("link lost during \(during) (\(reason)): starting the transfer again")),
                              .connect(after: options.reconnectDelay)]
         }
     }

@@ -120,10 +120,11 @@ public struct SecureDFUFlow: FlowMachine {
         default:
             linkLosses += 1
             result.retries += 1
-            guard linkLosses <= options.linkLossLimit else { return fail(.linkLost(step: stepName, attempts: linkLosses)) }
+            let during = stepName
+            guard linkLosses <= options.linkLossLimit else { return fail(.linkLost(step: during, attempts: linkLosses)) }
             step = .reconnecting
             return [.cancelTimer(Self.responseTimer), .cancelTimer(Self.receiptTimer), .cancelTimer(Self.delayTimer),
-                    .report(.retry("link lost during \(stepName) (\(reason)): reconnecting to the bootloader")),
+                    .report(.retry("link lost during \(during) (\(reason)): reconnecting to the bootloader")),
                     .connect(after: options.reconnectDelay)]
         }
     }

@@ -177,9 +177,9 @@ public struct LegacyDFUBootloader: SimulatedService {
             device.nordicApplicationReplaced(start: start, bytes: image)
             statistics.completedUpdates += 1
             effects.note("legacy bootloader: image of \(applicationSize) bytes activated")
-            effects.schedule(after: .milliseconds(5), tag: Self.resetTag)
+            effects.schedule(after: .milliseconds(100), tag: Self.resetTag)
         case .reset:
-            effects.schedule(after: .milliseconds(5), tag: Self.resetTag)
+            effects.schedule(after: .milliseconds(100), tag: Self.resetTag)
         case .reportSize:
             effects.notify(NordicGATT.legacyControlPoint, LegacyDFUNotification.imageSize(UInt32(received)).bytes)
         case let .other(op, _):

@@ -29,6 +29,8 @@ public struct SecureDFUBootloader: SimulatedService {
     static let flashQueueSlots = 16
     static let inactivity: Duration = .seconds(120)
     static let enterTag = 1, resetTag = 2, inactivityTag = 3
+    /// From the last answer to the reset: the answer goes out first (the settings write takes this long too).
+    static let resetDelay: Duration = .milliseconds(100)
 
     // RAM state (nrf_dfu_req_handler / nrf_dfu_validation), reloaded from the settings.
     var storedInit: [UInt8]?
@@ -205,7 +207,7 @@ public struct SecureDFUBootloader: SimulatedService {
             else { fail(.invalidObject) }
         case .abort:
             respond(.success(opcode: op), effects: &effects)
-            effects.schedule(after: .milliseconds(5), tag: Self.resetTag)
+            effects.schedule(after: Self.resetDelay, tag: Self.resetTag)
         case .other:
             // NRF_DFU_PROTOCOL_REDUCED: everything else is "opcode not supported".
             fail(.opcodeNotSupported)
@@ -306,7 +308,7 @@ public struct SecureDFUBootloader: SimulatedService {
         if let expected = hash, Array(SHA256.hash(data: written)) != expected {
             statistics.hashFailures += 1
             effects.note("Nordic bootloader: the image's SHA-256 does not match the init packet")
-            effects.schedule(after: .milliseconds(5), tag: Self.resetTag)
+            effects.schedule(after: Self.resetDelay, tag: Self.resetTag)
             return fail(.extendedError, 0x0C)
         }
         device.nordic.applicationValid = true
@@ -315,7 +317,7 @@ public struct SecureDFUBootloader: SimulatedService {
         device.nordicApplicationReplaced(start: start, bytes: written)
         statistics.completedUpdates += 1
         effects.note("Nordic bootloader: image of \(firmwareSize) bytes valid, starting it")
-        effects.schedule(after: .milliseconds(5), tag: Self.resetTag)
+        effects.schedule(after: Self.resetDelay, tag: Self.resetTag)
         return .success(opcode: 0x04)
     }
 

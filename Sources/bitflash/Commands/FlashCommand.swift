@@ -38,6 +38,9 @@ struct FlashCommand: AsyncParsableCommand {
     @Option(help: "auto: partial when possible, full otherwise; partial or full: force a path.")
     var mode: FlashMode = .auto
 
+    @Option(name: .customLong("full-path"), help: ArgumentHelp("The full-update path: mcumgr (SMP, MCUboot boards) or nordic (the stock Nordic bootloader). Default: the one the board has.", valueName: "PATH"))
+    var fullPath: FullUpdatePath?
+
     @Option(name: .customLong("dfu-image"), help: ArgumentHelp("The MCUboot image a full update uploads (default: built from the file).", valueName: "FILE"))
     var dfuImage: String?
 
@@ -118,6 +121,7 @@ struct FlashCommand: AsyncParsableCommand {
 
     func options() -> FlashOptions {
         var o = FlashOptions(mode: mode)
+        o.fullPath = fullPath
         o.mcumgr.mode = upgradeMode.mode
         o.mcumgr.estimatedSwapTime = .seconds(2)
         o.mcumgr.traceBytes = output.verbose > 1 ? 64 : (output.verbose > 0 ? 16 : 0)
@@ -126,6 +130,7 @@ struct FlashCommand: AsyncParsableCommand {
 }
 
 extension FlashMode: ExpressibleByArgument {}
+extension FullUpdatePath: ExpressibleByArgument {}
 
 enum UpgradeModeArgument: String, ExpressibleByArgument, CaseIterable {
     case testAndConfirm = "test-and-confirm", confirmOnly = "confirm-only", testOnly = "test-only", uploadOnly = "upload-only"

@@ -46,6 +46,8 @@ struct InfoCommand: AsyncParsableCommand {
         var protocolVersion: Int
         var regions: [Region]
         var slots: [Slot]?
+        /// The board's full-update path: mcumgr, nordic-secure-dfu, nordic-legacy-dfu, or none.
+        var fullUpdatePath: String?
         var simulatorState: SimulatorState
     }
 
@@ -64,6 +66,10 @@ struct InfoCommand: AsyncParsableCommand {
             } else {
                 throw CLIError(.boardNotFound, "no simulated board '\(name)' in \(store.directory.path): "
                                    + "saved boards are \(saved.isEmpty ? "none" : saved.joined(separator: ", "))")
+            }
+            if board.inNordicBootloader {
+                throw CLIError(.boardNotFound, "\(name): the board is in its Nordic bootloader (\"DfuTarg\"), left there by an "
+                                   + "interrupted update; it offers only DFU. Recover it: bitflash flash FILE --simulate \(SimProfile(board: board.profile.board, mcuboot: false))")
             }
             var sim = Simulation(link: try simulation.linkProfile())
             sim.onReport = { _, report, _ in if case let .trace(text) = report { Verbose.log.debug("\(name): \(text)") } }
@@ -109,6 +115,9 @@ struct InfoCommand: AsyncParsableCommand {
                 Shown.Slot(image: s.image ?? 0, slot: s.slot, version: s.version, hash: s.hash?.hexString,
                            bootable: s.bootable, pending: s.pending, confirmed: s.confirmed, active: s.active, permanent: s.permanent)
             },
+            fullUpdatePath: board.profile.services.contains(.smp) ? "mcumgr"
+                : board.profile.services.contains(.secureDFU) ? "nordic-secure-dfu"
+                : board.profile.services.contains(.legacyDFU) ? "nordic-legacy-dfu" : nil,
             simulatorState: .init(flashIncomplete: board.flashIncomplete, profile: profile.description))
     }
 
@@ -127,6 +136,9 @@ struct InfoCommand: AsyncParsableCommand {
                 out += "    image \(slot.image) slot \(slot.slot): version \(slot.version)  hash \(slot.hash.map { String($0.prefix(16)) + "…" } ?? "-")"
                 out += flags.isEmpty ? "\n" : "  \(flags.joined(separator: " "))\n"
             }
+        } else if let path = s.fullUpdatePath, path.hasPrefix("nordic") {
+            let kind = path == "nordic-secure-dfu" ? "Secure DFU" : "legacy DFU"
+            out += "  no McuMgr (SMP) service: full updates go through the board's Nordic bootloader (\(kind))\n"
         } else {
             out += "  no McuMgr (SMP) service: full updates are not possible on this board\n"
         }
