@@ -41,6 +41,15 @@ public struct LegacyDFUFlow: FlowMachine {
 
     public mutating func handle(_ event: FlowEvent, now: Duration) -> [FlowAction] {
         guard outcome == nil else { return [] }
+        let actions = advance(event)
+        if outcome == nil, result.retries > options.retryLimit {
+            return actions.filter { if case .write = $0 { return false } else { return true } }
+                + fail(.tooManyRetries(step: stepName, retries: result.retries))
+        }
+        return actions
+    }
+
+    private mutating func advance(_ event: FlowEvent) -> [FlowAction] {
         switch event {
         case let .start(info): return connected(info, first: true)
         case let .connected(info): return connected(info, first: false)

@@ -28,6 +28,8 @@ public enum NordicDFUError: Error, Sendable, Equatable, CustomStringConvertible 
     case linkLost(step: String, attempts: Int)
     /// The legacy bootloader dropped every connection before its first answer: the bonding trap.
     case bondingTrap(attempts: Int)
+    /// The run needed more retries than allowed.
+    case tooManyRetries(step: String, retries: Int)
     /// The board answered something the protocol does not allow here.
     case unexpectedAnswer(step: String, bytes: [UInt8])
 
@@ -71,6 +73,9 @@ public enum NordicDFUError: Error, Sendable, Equatable, CustomStringConvertible 
             return "the bootloader dropped all \(attempts) connections before answering. This is the bonding trap: this computer "
                 + "keeps a bond with the board and encrypts the link, but the board's bootloader does not have that key. Remove the "
                 + "bond (bluetoothctl remove ADDRESS) and run the same command again; pair again afterwards if the program needs it"
+        case let .tooManyRetries(step, retries):
+            return "the update needed \(retries) retries (the last during \(step)): the link loses too much; move the board "
+                + "closer, away from other radios, and run the same command again"
         case let .unexpectedAnswer(step, bytes):
             return "unexpected answer \(bytes.hexText) during \(step): run the same command again; if it repeats, the board's "
                 + "bootloader is not one bitflash knows"

@@ -29,12 +29,15 @@ public struct NordicDFUOptions: Sendable, Equatable {
     public var timeoutLimit: Int
     /// Link losses in one run before giving up.
     public var linkLossLimit: Int
+    /// Retries of all kinds in one run (objects sent again, requests repeated, restarts) before giving up.
+    public var retryLimit: Int
 
     public init(securePacketReceipts: UInt16 = 12, legacyPacketReceipts: UInt16 = 8,
                 objectDelay: Duration = .milliseconds(300), responseTimeout: Duration = .seconds(5),
                 receiptTimeout: Duration = .seconds(2), startTimeout: Duration = .seconds(30),
                 entryTimeout: Duration = .seconds(10), reconnectDelay: Duration = .seconds(1),
-                reconnectAttempts: Int = 6, objectAttempts: Int = 3, timeoutLimit: Int = 12, linkLossLimit: Int = 8) {
+                reconnectAttempts: Int = 6, objectAttempts: Int = 3, timeoutLimit: Int = 12, linkLossLimit: Int = 8,
+                retryLimit: Int = 48) {
         self.securePacketReceipts = securePacketReceipts
         self.legacyPacketReceipts = legacyPacketReceipts
         self.objectDelay = objectDelay
@@ -47,6 +50,7 @@ public struct NordicDFUOptions: Sendable, Equatable {
         self.objectAttempts = objectAttempts
         self.timeoutLimit = timeoutLimit
         self.linkLossLimit = linkLossLimit
+        self.retryLimit = retryLimit
     }
 }
 

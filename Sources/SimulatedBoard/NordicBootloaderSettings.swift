@@ -44,6 +44,11 @@ extension SimulatedBoard {
     /// True while the board runs its Nordic bootloader ("DfuTarg").
     public var inNordicBootloader: Bool { device.nordic.bootloaderActive }
 
+    /// The counters of the board's Nordic bootloader, if it has one.
+    public var nordicStatistics: NordicBootloaderStatistics? {
+        services.lazy.compactMap { ($0 as? SecureDFUBootloader)?.statistics ?? ($0 as? LegacyDFUBootloader)?.statistics }.first
+    }
+
     /// The Nordic bootloader's persistent settings.
     public var nordicSettings: NordicBootloaderSettings { device.nordic }
 

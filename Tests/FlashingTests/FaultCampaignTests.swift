@@ -22,7 +22,7 @@ import Testing
         switch path {
         case .partial: #expect((report.outcomes["partial"] ?? 0) > 75)
         case .full: #expect((report.outcomes["full"] ?? 0) > 75)
-        case .auto: #expect((report.outcomes["partial"] ?? 0) + (report.outcomes["full"] ?? 0) + (report.outcomes["fallback"] ?? 0) > 75)
+        case .auto, .nordic: #expect((report.outcomes["partial"] ?? 0) + (report.outcomes["full"] ?? 0) + (report.outcomes["fallback"] ?? 0) > 75)
         }
     }
 

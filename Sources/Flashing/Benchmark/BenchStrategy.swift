@@ -10,6 +10,9 @@ public enum BenchStrategy: String, Sendable, Codable, CaseIterable {
     case fullReference = "full-reference"
     /// A forced full update as bitflash does it: pipelined uploads of reassembled frames.
     case fullBest = "full-best"
+    /// A forced full update of a stock board through its Nordic bootloader (Secure DFU on
+    /// nRF52833, legacy DFU on nRF51), with the default receipts and post-Create delay.
+    case nordic = "full-nordic"
 
     /// Column heading.
     public var title: String {
@@ -17,6 +20,7 @@ public enum BenchStrategy: String, Sendable, Codable, CaseIterable {
         case .auto: return "auto"
         case .fullReference: return "full (reference)"
         case .fullBest: return "full (bitflash)"
+        case .nordic: return "full (Nordic DFU)"
         }
     }
 
@@ -32,6 +36,8 @@ public enum BenchStrategy: String, Sendable, Codable, CaseIterable {
         case .fullReference:
             options.mcumgr.pipelineDepth = 1
             options.mcumgr.useReassembly = false
+        case .nordic:
+            options.fullPath = .nordic
         }
         options.mcumgr.estimatedSwapTime = .zero
         options.mcumgr.traceBytes = 0
