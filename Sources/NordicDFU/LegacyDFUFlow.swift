@@ -26,7 +26,9 @@ public struct LegacyDFUFlow: FlowMachine {
     /// Connections to the bootloader in a row that dropped before its first answer.
     var silentDrops = 0
     var answeredOnThisLink = false
-    var applicationSeen = false
+    /// Entries into the bootloader from the application (a reset before Start brings the
+    /// application back, and the entry is made again).
+    var entries = 0
 
     static let responseTimer = TimerID("response")
     static let receiptTimer = TimerID("receipt")
@@ -89,8 +91,9 @@ public struct LegacyDFUFlow: FlowMachine {
             if step == .activating || step == .reconnecting && result.verified {
                 return finish()
             }
-            if applicationSeen { return fail(.unexpectedAnswer(step: "reconnecting to the bootloader (the board restarted its application)", bytes: [])) }
-            applicationSeen = true
+            guard entries < 3 else { return fail(.bootloaderNotFound(attempts: entries)) }
+            if entries > 0 { result.retries += 1 }
+            entries += 1
             step = .entering
             return [.report(.phase(.reset)), .report(.note("entering the Nordic legacy bootloader (micro:bit DFU control)")),
                     .write(NordicGATT.dfuControl, [0x01], .request), .startTimer(Self.resetTimer, options.entryTimeout)]

@@ -21,7 +21,9 @@ public struct SecureDFUFlow: FlowMachine {
     var step: Step = .idle
     var result: NordicDFUResult
     var buttonless = NordicGATT.buttonlessBonded
-    var entryRequested = false
+    /// Entries into the bootloader from the application (a reset before the init was executed
+    /// brings the old application back, and the entry is made again).
+    var entries = 0
     var finalExecuteSent = false
     var packetSize = 20
     var maxObject = 4096
@@ -97,11 +99,10 @@ public struct SecureDFUFlow: FlowMachine {
                 result.verified = true
                 return finish()
             }
-            if entryRequested && result.bootloaderConnections > 0 {
-                return fail(.unexpectedAnswer(step: "reconnecting to the bootloader (the board restarted its old application)", bytes: []))
-            }
+            guard entries < 3 else { return fail(.bootloaderNotFound(attempts: entries)) }
+            if entries > 0 { result.retries += 1 }
+            entries += 1
             step = .buttonless
-            entryRequested = true
             return [.report(.phase(.reset)),
                     .report(.note("entering the Nordic secure bootloader (buttonless DFU)")),
                     .subscribe(buttonless), .write(buttonless, ButtonlessMessage.enterBootloader.bytes, .request),
