@@ -13,14 +13,13 @@ extension SessionFlow {
 
     /// McuMgr when the board offers SMP, otherwise Nordic DFU when it offers that; `--full-path` forces one.
     /// Without either the McuMgr step reports that the board has no full-update path.
-    func chooseFullPath() -> Result<FullUpdatePath, FlashError> {
+    func chooseFullPath(_ reason: FlashReason) -> Result<FullUpdatePath, FlashError> {
         let hasSMP = connection?.services.contains(KnownGATT.smpService) ?? false
         switch options.fullPath {
         case .nordic?:
-            return hasNordicDFU ? .success(.nordic)
-                : .failure(.fullPathUnavailable(.nordic, reason: FlashReason(code: "forced", message: "a Nordic DFU was asked for")))
+            return hasNordicDFU ? .success(.nordic) : .failure(.fullPathUnavailable(.nordic, reason: reason))
         case .mcumgr?:
-            return .success(.mcumgr)
+            return hasSMP ? .success(.mcumgr) : .failure(.fullPathUnavailable(.mcumgr, reason: reason))
         case nil:
             return !hasSMP && hasNordicDFU ? .success(.nordic) : .success(.mcumgr)
         }

@@ -29,8 +29,10 @@ public struct SessionOutcome: Sendable, Equatable {
 }
 
 /// One board's whole flash as a state machine: read the memory map, flash partially or
-/// restart an up-to-date board, and fall back to a full McuMgr update on the same
-/// connection (or a new one) when the runtime differs or partial flashing gives up.
+/// restart an up-to-date board, and fall back to a full update on the same connection (or a
+/// new one) when the runtime differs or partial flashing gives up: McuMgr when the board
+/// offers SMP, Nordic DFU otherwise (SessionFlow+Nordic.swift), which also recovers a board
+/// found in its bootloader ("DfuTarg").
 public struct SessionFlow: FlowMachine {
     public typealias Output = SessionOutcome
     public private(set) var outcome: Result<SessionOutcome, any Error>?
@@ -169,7 +171,7 @@ public struct SessionFlow: FlowMachine {
     }
 
     private mutating func goFull(_ reason: FlashReason, fallback: Bool, now: Duration) -> [FlowAction] {
-        switch chooseFullPath() {
+        switch chooseFullPath(reason) {
         case let .failure(error): return fail(error)
         case .success(.nordic): return goNordic(reason, fallback: fallback, now: now)
         case .success(.mcumgr): break

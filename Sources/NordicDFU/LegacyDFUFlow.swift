@@ -10,7 +10,7 @@ public struct LegacyDFUFlow: FlowMachine {
     public private(set) var outcome: Result<NordicDFUResult, any Error>?
 
     enum Step: Equatable {
-        case idle, entering, reconnecting, start, initParameters, receiving, validate, activating, resetting, done
+        case idle, entering, reconnecting, start, initParameters, receiving, validate, activating, verifying, resetting, done
     }
 
     let image: [UInt8]
@@ -26,6 +26,8 @@ public struct LegacyDFUFlow: FlowMachine {
     /// Connections to the bootloader in a row that dropped before its first answer.
     var silentDrops = 0
     var answeredOnThisLink = false
+    /// Activate requests sent for the validated image.
+    var activations = 0
     /// Entries into the bootloader from the application (a reset before Start brings the
     /// application back, and the entry is made again).
     var entries = 0
@@ -55,6 +57,12 @@ public struct LegacyDFUFlow: FlowMachine {
         switch event {
         case let .start(info): return connected(info, first: true)
         case let .connected(info): return connected(info, first: false)
+        case .connectFailed where step == .verifying:
+            // The bootloader advertises all the time: a board that no longer does runs its application
+            // (one whose program keeps Bluetooth off does not advertise at all).
+            connectFailures += 1
+            guard connectFailures < 2 * options.reconnectAttempts else { return finish() }
+            return [.connect(after: options.reconnectDelay)]
         case let .connectFailed(error):
             connectFailures += 1
             guard connectFailures < options.reconnectAttempts else { return fail(.bootloaderNotFound(attempts: connectFailures)) }
@@ -88,9 +96,7 @@ public struct LegacyDFUFlow: FlowMachine {
         answeredOnThisLink = false
         guard let target = NordicDFUTarget(info), !target.isSecure else { return fail(.noDFUService) }
         if target == .legacyApplication {
-            if step == .activating || step == .reconnecting && result.verified {
-                return finish()
-            }
+            if result.verified { return finish() }
             guard entries < 3 else { return fail(.bootloaderNotFound(attempts: entries)) }
             if entries > 0 { result.retries += 1 }
             entries += 1
@@ -100,6 +106,15 @@ public struct LegacyDFUFlow: FlowMachine {
         }
         if first { result.recoveredFromBootloader = true }
         result.bootloaderConnections += 1
+        if step == .verifying {
+            // The validated image was not started: activate it again, or start over when the bootloader lost it.
+            activations += 1
+            guard activations <= 2 else { return restart(why: "the bootloader did not start the validated image") }
+            step = .activating
+            return [.subscribe(NordicGATT.legacyControlPoint),
+                    .write(NordicGATT.legacyControlPoint, LegacyDFURequest.activateAndReset.bytes, .request),
+                    .startTimer(Self.resetTimer, options.entryTimeout)]
+        }
         packetSize = max(4, min(20, (info.mtu - 3) & ~3))
         var actions: [FlowAction] = [.report(.phase(.upload))]
         if first { actions.append(.report(.note("the board is in its bootloader (\"DfuTarg\"): recovering it with a full update"))) }
@@ -108,6 +123,7 @@ public struct LegacyDFUFlow: FlowMachine {
 
     private mutating func startTransfer() -> [FlowAction] {
         sent = 0
+        result.verified = false
         step = .start
         return [.subscribe(NordicGATT.legacyControlPoint),
                 .write(NordicGATT.legacyControlPoint, LegacyDFURequest.start(mode: LegacyDFURequest.applicationMode).bytes, .request),
@@ -120,8 +136,11 @@ public struct LegacyDFUFlow: FlowMachine {
         switch step {
         case .idle, .done, .reconnecting: return []
         case .activating:
-            // The bootloader starts the validated application.
-            return cancel + finish()
+            // The bootloader resets into the validated application; a new connection shows whether it runs.
+            step = .verifying
+            return cancel + [.report(.trace("checking that the board left its bootloader")), .connect(after: options.reconnectDelay)]
+        case .verifying:
+            return []
         case .entering, .resetting:
             step = .reconnecting
             return cancel + [.report(.phase(.connecting)), .connect(after: options.reconnectDelay)]
@@ -143,10 +162,11 @@ public struct LegacyDFUFlow: FlowMachine {
     private mutating func timerFired(_ id: TimerID) -> [FlowAction] {
         switch (id, step) {
         case (Self.resetTimer, .entering), (Self.resetTimer, .resetting), (Self.resetTimer, .activating):
+            // Nothing came back: close the link ourselves (the disconnect moves the flow on).
             return [.disconnect]
         case (Self.receiptTimer, .receiving):
             return restart(why: "no packet receipt at \(sent) bytes")
-        case (Self.responseTimer, _) where step != .done && step != .reconnecting:
+        case (Self.responseTimer, _) where step != .done && step != .reconnecting && step != .verifying:
             timeouts += 1
             guard timeouts <= options.timeoutLimit else { return fail(.timedOut(step: stepName, attempts: timeouts)) }
             return restart(why: "no answer to \(stepName)")
@@ -201,8 +221,11 @@ public struct LegacyDFUFlow: FlowMachine {
         case (.receiving, .response(0x03, LegacyDFUStatus.operationFailed.rawValue)),
              (.validate, .response(0x04, LegacyDFUStatus.crcError.rawValue)):
             return [.cancelTimer(Self.receiptTimer)] + cancel + restart(why: "the bootloader reported \(n.bytes.hexText)")
+        case (.activating, .response(0x05, _)):
+            return restart(why: "the bootloader no longer holds the validated image")
         case (.validate, .response(0x04, 0x01)):
             step = .activating
+            activations = 1
             result.verified = true
             return cancel + [.write(NordicGATT.legacyControlPoint, LegacyDFURequest.activateAndReset.bytes, .request),
                              .startTimer(Self.resetTimer, options.entryTimeout)]
@@ -249,7 +272,7 @@ public struct LegacyDFUFlow: FlowMachine {
         case .initParameters: return "the init packet"
         case .receiving: return "the firmware transfer"
         case .validate: return "the validation of the image"
-        case .activating: return "the activation"
+        case .activating, .verifying: return "the activation"
         case .resetting: return "the bootloader reset"
         case .done: return "the end"
         }

@@ -32,6 +32,8 @@ enum Boards {
     static let secureApp = ConnectionInfo(services: [KnownGATT.partialFlashingService, NordicGATT.secureService], mtu: 23,
                                           name: "BBC micro:bit")
     static let secureBootloader = ConnectionInfo(services: [NordicGATT.secureService], mtu: 247, name: "DfuTarg")
+    static let legacyApp = ConnectionInfo(services: [KnownGATT.partialFlashingService, KnownGATT.microbitDFUControlService],
+                                          mtu: 23, name: "BBC micro:bit")
     static let legacyBootloader = ConnectionInfo(services: [NordicGATT.legacyService], mtu: 23, name: "DfuTarg")
 
     static func application(_ count: Int, family: ChipFamilyName = .nrf52) -> DFUApplication {

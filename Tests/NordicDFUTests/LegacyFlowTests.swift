@@ -24,8 +24,30 @@ import Transport
         #expect(H.writes(validate, to: cp) == [[0x04]])
         let activate = h.feed(.notification(cp, [0x10, 0x04, 0x01]))
         #expect(H.writes(activate, to: cp) == [[0x05]])
-        h.feed(.disconnected(.remoteTerminated))
+        let check = h.feed(.disconnected(.remoteTerminated))
+        #expect(check.contains(.connect(after: NordicDFUOptions().reconnectDelay)))
+        #expect(h.flow.outcome == nil)
+        h.feed(.connected(Boards.legacyApp))
         #expect(try h.flow.outcome?.get().verified == true)
+    }
+
+    @Test("An activation that did not take: the bootloader seen again gets Activate once more, then a fresh transfer")
+    func activationLost() {
+        var h = H(LegacyDFUFlow(application: Boards.application(100, family: .nrf51)))
+        h.feed(.start(Boards.legacyBootloader))
+        h.feed(.notification(cp, [0x10, 0x01, 0x01]))
+        h.feed(.notification(cp, [0x10, 0x02, 0x01]))
+        h.feed(.notification(cp, [0x10, 0x03, 0x01]))
+        h.feed(.notification(cp, [0x10, 0x04, 0x01]))
+        h.feed(.disconnected(.supervisionTimeout))
+        let again = h.feed(.connected(Boards.legacyBootloader))
+        #expect(H.writes(again, to: cp) == [[0x05]])
+        let reset = h.feed(.notification(cp, [0x10, 0x05, 0x02]))
+        #expect(H.writes(reset, to: cp) == [[0x06]])
+        h.feed(.disconnected(.remoteTerminated))
+        let fresh = h.feed(.connected(Boards.legacyBootloader))
+        #expect(H.writes(fresh, to: cp) == [[0x01, 0x04]])
+        #expect(h.flow.outcome == nil)
     }
 
     @Test("The bonding trap: a bootloader that drops every connection before answering is explained")
