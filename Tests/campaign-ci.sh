@@ -18,11 +18,11 @@ if [ -z "${BITFLASH:-}" ]; then
 fi
 echo "== fault campaign: $runs runs, seed $seed, all paths"
 "$BITFLASH" sim campaign --runs "$runs" --seed "$seed" --path all
-echo "== Nordic DFU on stock boards: 150 runs per board"
+echo "== Nordic DFU on stock boards: 60 runs per board"
 for profile in microbit-v2 microbit-v1 calliope-mini-3; do
-    "$BITFLASH" sim campaign --runs 150 --seed "$seed" --path nordic --profile "$profile" >/dev/null \
-        || { echo "Nordic DFU on $profile: invariant violated"; "$BITFLASH" sim campaign --runs 150 --seed "$seed" --path nordic --profile "$profile"; exit 1; }
-    echo "nordic $profile: 150 runs, no violation"
+    "$BITFLASH" sim campaign --runs 60 --seed "$seed" --path nordic --profile "$profile" >/dev/null \
+        || { echo "Nordic DFU on $profile: invariant violated"; "$BITFLASH" sim campaign --runs 60 --seed "$seed" --path nordic --profile "$profile"; exit 1; }
+    echo "nordic $profile: 60 runs, no violation"
 done
 echo "== hostile boards: 60 runs each"
 for kind in moving-region truncated-notifications wrong-sequence wrong-slot-hash; do
