@@ -22,8 +22,11 @@ public enum NordicGATT {
     static func legacy(_ short: String) -> GATTCharacteristic {
         GATTCharacteristic(service: legacyService, characteristic: BLEUUID("0000\(short)-1212-efde-1523-785feabcd123"))
     }
+    /// Legacy DFU control point (Write Request + Notify).
     public static let legacyControlPoint = legacy("1531")
+    /// Legacy DFU packet (Write Without Response, at most 20 bytes).
     public static let legacyPacket = legacy("1532")
+    /// Legacy DFU revision (Read: `04 00` on micro:bit V1).
     public static let legacyRevision = legacy("1534")
 
     /// micro:bit DFU control: writing 0x01 reboots an nRF51 board into its bootloader.
@@ -59,6 +62,8 @@ public enum NordicDFUTarget: Sendable, Equatable {
         }
     }
 
+    /// The board runs its bootloader ("DfuTarg").
     public var isBootloader: Bool { self == .secureBootloader || self == .legacyBootloader }
+    /// The board speaks Secure DFU (else legacy DFU).
     public var isSecure: Bool { self == .secureApplication || self == .secureBootloader }
 }
