@@ -39,16 +39,20 @@ let package = Package(
         .target(name: "PartialFlashing", dependencies: ["FirmwareImage", "Transport"]),
         // McuMgr firmware-upgrade state machine.
         .target(name: "McuMgr", dependencies: ["SMP", "FirmwareImage", "Transport"]),
+        // Nordic DFU (Secure DFU and legacy DFU) frames, init packets and client state machines.
+        .target(name: "NordicDFU", dependencies: [
+            "FirmwareImage", "Transport", .product(name: "Crypto", package: "swift-crypto"),
+        ]),
         // Deterministic virtual time and the BLE link model.
         .target(name: "LinkModel", dependencies: ["Transport", "FirmwareImage"]),
         // The simulated board: flash memory, partial-flashing service, SMP server.
         .target(name: "SimulatedBoard", dependencies: [
-            "FirmwareImage", "PartialFlashing", "SMP", "CBOR", "LinkModel", "Transport",
+            "FirmwareImage", "PartialFlashing", "SMP", "CBOR", "LinkModel", "Transport", "NordicDFU",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // The flashing engine: decisions, fallback, sessions, drivers. The library API.
         .target(name: "Flashing", dependencies: [
-            "FirmwareImage", "PartialFlashing", "McuMgr", "SMP", "LinkModel", "SimulatedBoard", "SampleFirmware", "Transport",
+            "FirmwareImage", "PartialFlashing", "McuMgr", "NordicDFU", "SMP", "LinkModel", "SimulatedBoard", "SampleFirmware", "Transport",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // SMP over UDP (Zephyr's port 1337 transport): the client transport and the simulated
@@ -88,9 +92,13 @@ let package = Package(
         .testTarget(name: "CBORTests", dependencies: ["CBOR", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "SMPTests", dependencies: ["SMP", "CBOR", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "PartialFlashingTests", dependencies: ["PartialFlashing", "FirmwareImage", "Transport", "TestSupport"]),
+        .testTarget(name: "NordicDFUTests", dependencies: [
+            "NordicDFU", "FirmwareImage", "SampleFirmware", "Transport", "TestSupport",
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
         .testTarget(name: "McuMgrTests", dependencies: ["McuMgr", "SMP", "Transport", "TestSupport"]),
-        .testTarget(name: "SimulatedBoardTests", dependencies: ["SimulatedBoard", "LinkModel", "PartialFlashing", "McuMgr", "SMP", "Transport", "TestSupport"]),
-        .testTarget(name: "FlashingTests", dependencies: ["Flashing", "SimulatedBoard", "TestSupport"]),
+        .testTarget(name: "SimulatedBoardTests", dependencies: ["SimulatedBoard", "LinkModel", "PartialFlashing", "McuMgr", "NordicDFU", "SMP", "Transport", "TestSupport"]),
+        .testTarget(name: "FlashingTests", dependencies: ["Flashing", "SimulatedBoard", "NordicDFU", "SampleFirmware", "TestSupport"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
         .testTarget(name: "BlueZTransportTests", dependencies: ["BlueZTransport", "DBus", "Transport"]),
         // Runs the built bitflash against the fake org.bluez (`bitflash sim bluez`) on a private bus.

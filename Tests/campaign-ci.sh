@@ -1,7 +1,8 @@
 #!/bin/sh
-# The short CI form of the fault campaign: 2,100 seeded runs across the partial, full and
-# auto paths (700 each), every run checked against the flashing invariants, plus a short
-# campaign against a hostile board. Exits non-zero on any invariant violation.
+# The short CI form of the fault campaign: 2,100 seeded runs across the partial, full, auto
+# and nordic paths (525 each), every run checked against the flashing invariants, a short
+# Nordic DFU campaign on stock boards of each family, and short campaigns against hostile
+# boards. Exits non-zero on any invariant violation.
 #
 #   Tests/campaign-ci.sh              # builds in release mode, then runs
 #   BITFLASH=path/to/bitflash Tests/campaign-ci.sh
@@ -17,6 +18,12 @@ if [ -z "${BITFLASH:-}" ]; then
 fi
 echo "== fault campaign: $runs runs, seed $seed, all paths"
 "$BITFLASH" sim campaign --runs "$runs" --seed "$seed" --path all
+echo "== Nordic DFU on stock boards: 60 runs per board"
+for profile in microbit-v2 microbit-v1 calliope-mini-3; do
+    "$BITFLASH" sim campaign --runs 60 --seed "$seed" --path nordic --profile "$profile" >/dev/null \
+        || { echo "Nordic DFU on $profile: invariant violated"; "$BITFLASH" sim campaign --runs 60 --seed "$seed" --path nordic --profile "$profile"; exit 1; }
+    echo "nordic $profile: 60 runs, no violation"
+done
 echo "== hostile boards: 60 runs each"
 for kind in moving-region truncated-notifications wrong-sequence wrong-slot-hash; do
     "$BITFLASH" sim campaign --runs 60 --seed "$seed" --path auto --hostile "$kind" >/dev/null \

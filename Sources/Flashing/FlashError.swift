@@ -11,6 +11,10 @@ public enum FlashError: Error, Sendable, CustomStringConvertible {
     /// The board could not be reached again for the full update.
     case fullUpdateUnreachable(TransportError)
     case fullUpdateFailed(reason: FlashReason, error: any Error)
+    /// `--full-path` named a path the board does not offer.
+    case fullPathUnavailable(FullUpdatePath, reason: FlashReason)
+    /// The Nordic DFU failed (the error says why and what to do).
+    case nordicDFUFailed(reason: FlashReason, error: any Error)
     /// The file has no image for this board.
     case noImageForBoard(String)
 
@@ -21,13 +25,20 @@ public enum FlashError: Error, Sendable, CustomStringConvertible {
         case let .noFullImage(reason):
             return "\(reason.message); but the file has no application image to upload: give one with --dfu-image FILE"
         case let .noFullPath(reason):
-            return "\(reason.message); but the board offers no McuMgr (SMP) service for a full update: "
+            return "\(reason.message); but the board offers no full-update service (neither McuMgr/SMP nor Nordic DFU): "
                 + "flash it once over USB, or put it in its bootloader and try again"
         case let .fullUpdateUnreachable(error):
             return "could not reconnect for the full update (\(error)): bring the board closer, reset it, and run bitflash again"
         case let .fullUpdateFailed(reason, error):
             return "the full update (\(reason.code)) failed: \(describe(error)). Run the same command again: "
                 + "the board keeps its previous application until the new one is confirmed"
+        case let .fullPathUnavailable(path, reason):
+            let what = path == .nordic ? "no Nordic DFU (neither the buttonless service FE59 nor the micro:bit DFU control service)"
+                : "no McuMgr (SMP) service"
+            return "\(reason.message); --full-path \(path.rawValue) was asked for, but the board offers \(what): "
+                + "leave out --full-path to use the path the board has"
+        case let .nordicDFUFailed(reason, error):
+            return "the full update by Nordic DFU (\(reason.code)) failed: \(describe(error))"
         case let .noImageForBoard(message):
             return message
         }

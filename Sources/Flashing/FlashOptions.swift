@@ -1,5 +1,6 @@
 import FirmwareImage
 import McuMgr
+import NordicDFU
 import PartialFlashing
 import Transport
 
@@ -9,8 +10,16 @@ public enum FlashMode: String, Sendable, Equatable, Codable, CaseIterable {
     case auto
     /// Partial flashing only; fail rather than replace the whole application.
     case partial
-    /// A full update only (McuMgr), even when partial flashing would do.
+    /// A full update only (McuMgr or Nordic DFU, whichever the board has), even when partial flashing would do.
     case full
+}
+
+/// The protocols of a full update.
+public enum FullUpdatePath: String, Sendable, Equatable, Codable, CaseIterable {
+    /// McuMgr (SMP) image upload to an MCUboot bootloader.
+    case mcumgr
+    /// Nordic DFU: Secure DFU (micro:bit V2, Calliope mini 3) or legacy DFU (micro:bit V1, Calliope mini 1/2).
+    case nordic
 }
 
 /// Everything a flash needs to know besides the board.
@@ -26,6 +35,10 @@ public struct FlashOptions: Sendable, Equatable {
     public var prefer: PathPreference?
     /// Read the memory map, decide and finish without writing anything (`--dry-run`).
     public var dryRun = false
+    /// The full-update path to use; nil: McuMgr when the board offers SMP, otherwise Nordic DFU.
+    public var fullPath: FullUpdatePath? = nil
+    /// How a Nordic DFU runs (receipts, waits, retries).
+    public var nordic = NordicDFUOptions()
 
     /// The partial-flashing settings default to `PartialFlashSettings.overALink`: sessions run
     /// over BlueZ or the link model, where an answer takes at least one connection event.

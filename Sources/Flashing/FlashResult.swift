@@ -88,6 +88,8 @@ public struct FlashResult: Codable, Sendable, Equatable {
     public var error: String?
     /// The estimate of each possible path and the choice among them (absent when none was made).
     public var decision: PathDecision?
+    /// The protocol of a full update (`mcumgr` or `nordic`); nil for other paths.
+    public var fullPath: FullUpdatePath? = nil
 
     public init(board: String, path: FlashPath?, reason: FlashReason, fallback: Bool = false,
                 bytesSent: Int = 0, seconds: Double = 0, verified: Bool = false, retries: Int = 0, error: String? = nil) {

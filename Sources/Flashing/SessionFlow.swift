@@ -1,5 +1,6 @@
 import FirmwareImage
 import McuMgr
+import NordicDFU
 import PartialFlashing
 import Transport
 
@@ -17,41 +18,50 @@ public struct SessionOutcome: Sendable, Equatable {
     public var dryRun = false
     /// The program region partial flashing writes (or would write), when the board's map was read.
     public var region: Range<UInt32>?
+    /// Set when the full update was a Nordic DFU.
+    public var nordic: NordicDFUResult? = nil
 
-    public var bytesSent: Int { (partial?.bytes ?? 0) + (full?.bytesSent ?? 0) }
-    public var retries: Int { (partial?.retries ?? 0) + (full?.retries ?? 0) }
+    /// Which full-update path ran, if any.
+    public var fullPath: FullUpdatePath? { nordic != nil ? .nordic : (full != nil ? .mcumgr : nil) }
+    public var bytesSent: Int { (partial?.bytes ?? 0) + (full?.bytesSent ?? 0) + (nordic?.bytesSent ?? 0) }
+    public var retries: Int { (partial?.retries ?? 0) + (full?.retries ?? 0) + (nordic?.retries ?? 0) }
     public var verified: Bool {
         if dryRun { return false }
         switch path {
         case .upToDate: return true
         case .partial: return partial?.verified ?? false
-        case .full: return full.map { !$0.finalSlots.isEmpty } ?? false
+        case .full: return full.map { !$0.finalSlots.isEmpty } ?? nordic?.verified ?? false
         }
     }
 }
 
 /// One board's whole flash as a state machine: read the memory map, flash partially or
-/// restart an up-to-date board, and fall back to a full McuMgr update on the same
-/// connection (or a new one) when the runtime differs or partial flashing gives up.
+/// restart an up-to-date board, and fall back to a full update on the same connection (or a
+/// new one) when the runtime differs or partial flashing gives up: McuMgr when the board
+/// offers SMP, Nordic DFU otherwise (SessionFlow+Nordic.swift), which also recovers a board
+/// found in its bootloader ("DfuTarg").
 public struct SessionFlow: FlowMachine {
     public typealias Output = SessionOutcome
     public private(set) var outcome: Result<SessionOutcome, any Error>?
 
-    private enum Stage: Sendable {
+    enum Stage: Sendable {
         case idle
         case partial(ChildFlow<PartialFlashFlow>)
         /// Waiting for a connection before the full update starts.
         case reconnecting(reason: FlashReason, fallback: Bool, attempts: Int)
         case full(ChildFlow<McuMgrUpgrade>, reason: FlashReason, fallback: Bool)
+        /// Waiting for a connection before the Nordic DFU starts (SessionFlow+Nordic.swift).
+        case nordicReconnecting(reason: FlashReason, fallback: Bool, attempts: Int)
+        case nordic(ChildFlow<NordicDFUFlow>, reason: FlashReason, fallback: Bool)
         case done
     }
 
     private var stage: Stage = .idle
-    private let plan: FlashPlan
-    private let options: FlashOptions
-    private var connection: ConnectionInfo?
-    private var linkUp = false
-    private var partialStats: PartialFlashStats?
+    let plan: FlashPlan
+    let options: FlashOptions
+    private(set) var connection: ConnectionInfo?
+    private(set) var linkUp = false
+    private(set) var partialStats: PartialFlashStats?
     /// Round trips of the memory-map read, for the connection interval.
     private var meter = IntervalMeter()
     private var decision: PathDecision?
@@ -122,6 +132,12 @@ public struct SessionFlow: FlowMachine {
             case let .failure(error):
                 return actions + fail(FlashError.fullUpdateFailed(reason: reason, error: error))
             }
+        case let .nordicReconnecting(reason, fallback, attempts):
+            return nordicReconnecting(event, reason: reason, fallback: fallback, attempts: attempts, now: now)
+        case .nordic(var child, let reason, let fallback):
+            let (actions, result) = child.handle(event, now: now)
+            stage = .nordic(child, reason: reason, fallback: fallback)
+            return Self.withoutDonePhase(actions) + (result.map { nordicFinished($0, reason: reason, fallback: fallback) } ?? [])
         case .done:
             return []
         }
@@ -131,6 +147,7 @@ public struct SessionFlow: FlowMachine {
     private var hasMcuMgr: Bool { connection?.services.contains(KnownGATT.smpService) ?? false }
 
     private mutating func begin(_ info: ConnectionInfo, now: Duration) -> [FlowAction] {
+        if let recovery = recoverFromBootloader(info, now: now) { return recovery }
         switch options.mode {
         case .full:
             let reason = FlashReason(code: "forced", message: "a full update was asked for (--mode full)",
@@ -184,20 +201,29 @@ public struct SessionFlow: FlowMachine {
 
     /// Partial-flashing errors after which a full update can still save the board.
     private func fullUpdateCanFollow(_ error: any Error) -> Bool {
-        guard hasMcuMgr, plan.fullImage != nil else { return false }
+        guard (hasMcuMgr && plan.fullImage != nil) || hasNordicDFU else { return false }
         return error is PartialFlashError
     }
 
     private mutating func goFull(_ reason: FlashReason, fallback: Bool, now: Duration) -> [FlowAction] {
-        guard plan.fullImage != nil else {
-            return fail(FlashError.noFullImage(reason: reason))
+        let path: FullUpdatePath
+        switch chooseFullPath(reason) {
+        case let .failure(error): return fail(error)
+        case let .success(chosen): path = chosen
         }
-        guard hasMcuMgr else { return fail(FlashError.noFullPath(reason: reason)) }
+        if path == .mcumgr {
+            guard plan.fullImage != nil else {
+                return fail(FlashError.noFullImage(reason: reason))
+            }
+            guard hasMcuMgr else { return fail(FlashError.noFullPath(reason: reason)) }
+        }
         if decision == nil {
             decision = SessionDecision.decide(partial: nil, full: fullEstimators(), options: options, family: plan.family,
                                               connection: connection, meter: meter, now: now)
         }
+        // A dry run stops here, whichever full path it would take.
         if options.dryRun { return finishDryRun(path: .full, reason: reason) }
+        if path == .nordic { return goNordic(reason, fallback: fallback, now: now) }
         let note: FlowAction = .report(.note("full update over McuMgr: \(reason.message)"))
         guard linkUp, let info = connection else {
             stage = .reconnecting(reason: reason, fallback: fallback, attempts: 1)
@@ -256,7 +282,7 @@ public struct SessionFlow: FlowMachine {
     }
 
     /// Ends a dry run with the path it would take; nothing was written.
-    private mutating func finishDryRun(path: FlashPath, reason: FlashReason) -> [FlowAction] {
+    mutating func finishDryRun(path: FlashPath, reason: FlashReason) -> [FlowAction] {
         var o = SessionOutcome(path: path, reason: reason, fallback: false)
         o.decision = decision
         o.dryRun = true
@@ -264,7 +290,10 @@ public struct SessionFlow: FlowMachine {
         return [.report(.note("dry run: nothing was written"))] + succeed(o)
     }
 
-    private mutating func succeed(_ o: SessionOutcome) -> [FlowAction] {
+    /// Enters a new stage (for the steps in extensions).
+    mutating func enter(_ next: Stage) { stage = next }
+
+    mutating func succeed(_ o: SessionOutcome) -> [FlowAction] {
         var o = o
         if o.decision == nil { o.decision = decision }
         if o.region == nil { o.region = region }
@@ -274,11 +303,11 @@ public struct SessionFlow: FlowMachine {
     }
 
     /// A step's own "done" is not the session's: only the session reports `done`, once.
-    private static func withoutDonePhase(_ actions: [FlowAction]) -> [FlowAction] {
+    static func withoutDonePhase(_ actions: [FlowAction]) -> [FlowAction] {
         actions.filter { $0 != .report(.phase(.done)) }
     }
 
-    private mutating func fail(_ error: any Error) -> [FlowAction] {
+    mutating func fail(_ error: any Error) -> [FlowAction] {
         outcome = .failure(error)
         stage = .done
         return [.finish]

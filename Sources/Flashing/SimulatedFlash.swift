@@ -59,6 +59,7 @@ extension FlashResult {
             self.init(board: board, path: o.path, reason: o.reason, fallback: o.fallback, bytesSent: o.bytesSent,
                       seconds: seconds, verified: o.verified, retries: o.retries)
             decision = o.decision
+            fullPath = o.fullPath
         case let .failure(error):
             self.init(board: board, path: nil, reason: FlashReason.failure(error), seconds: seconds, error: describe(error))
         }

@@ -17,6 +17,8 @@ extension SimulatedBoard {
         var storage: [String: Data]
         var runtimeEnd: UInt32
         var pages: [SavedPage]
+        /// The Nordic bootloader's settings (absent in files of boards without one).
+        var nordic: NordicBootloaderSettings?
     }
 
     struct SavedPage: Codable {
@@ -32,7 +34,8 @@ extension SimulatedBoard {
             return SavedPage(address: p, data: Data(bytes))
         }
         let saved = SavedBoard(format: SavedBoard.formatName, version: 1, profile: profile, mode: device.mode.rawValue,
-                               storage: device.storage.mapValues { Data($0) }, runtimeEnd: device.runtimeEnd, pages: pages)
+                               storage: device.storage.mapValues { Data($0) }, runtimeEnd: device.runtimeEnd, pages: pages,
+                               nordic: device.nordic == NordicBootloaderSettings() ? nil : device.nordic)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(saved)
@@ -63,8 +66,9 @@ extension SimulatedBoard {
             try? image.write([UInt8](page.data), at: page.address, overwrite: true)
         }
         let flash = try FlashMemory(layout: layout, image: image)
-        let device = DeviceState(flash: flash, storage: saved.storage.mapValues { [UInt8]($0) }, mode: mode,
+        var device = DeviceState(flash: flash, storage: saved.storage.mapValues { [UInt8]($0) }, mode: mode,
                                  runtimeEnd: saved.runtimeEnd, layout: layout, runtime: saved.profile.runtime)
+        device.nordic = saved.nordic ?? NordicBootloaderSettings()
         self.init(profile: saved.profile, device: device)
     }
 

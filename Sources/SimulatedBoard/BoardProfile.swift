@@ -7,6 +7,12 @@ public enum SimulatedServiceKind: String, Sendable, Codable, CaseIterable {
     case partialFlashing = "partial-flashing"
     /// The McuMgr SMP server with MCUboot slots (`SMPServer`).
     case smp = "mcumgr-smp"
+    /// Nordic Secure DFU: the buttonless entry (FE59) and the micro:bit V2 / Calliope mini 3
+    /// secure bootloader behind it (`SecureDFUBootloader`).
+    case secureDFU = "nordic-secure-dfu"
+    /// Nordic legacy DFU: the micro:bit DFU control service and the nRF51 legacy bootloader
+    /// behind it (`LegacyDFUBootloader`).
+    case legacyDFU = "nordic-legacy-dfu"
 }
 
 /// Which runtime's partial-flashing behaviour the board follows where CODAL and DAL differ.

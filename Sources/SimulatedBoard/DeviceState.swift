@@ -12,7 +12,9 @@ public struct DeviceState: Sendable, Equatable {
     /// The REGION_INFO table computed at the last boot.
     public internal(set) var memoryMap: [RegionInfo]
     /// The runtime's `FLASH_PROGRAM_END`.
-    public let runtimeEnd: UInt32
+    public internal(set) var runtimeEnd: UInt32
+    /// The Nordic bootloader's settings page and GPREGRET (unused on MCUboot boards).
+    public internal(set) var nordic = NordicBootloaderSettings()
     public let layout: MemoryLayout
     public let runtime: BoardRuntime
     /// Boots since the board was created (or loaded).
@@ -37,6 +39,10 @@ public struct DeviceState: Sendable, Equatable {
     /// select pairing mode, otherwise application mode; then the memory map is scanned again
     /// (partial-flashing-protocol.md §3.7).
     mutating func boot(userRequestsPairing: Bool) {
+        if nordic.bootloaderActive {
+            bootCount += 1
+            return
+        }
         if storage.removeValue(forKey: StorageKey.rebootMode) != nil {
             mode = .pairing
         } else if flashIncomplete || userRequestsPairing {

@@ -79,6 +79,11 @@ public struct HostileService: SimulatedService {
         inner.bootloaderTime(device: device, timing: timing)
     }
 
+    public func isOffered(device: DeviceState) -> Bool { inner.isOffered(device: device) }
+    public func offers(_ characteristic: GATTCharacteristic, device: DeviceState) -> Bool {
+        inner.offers(characteristic, device: device)
+    }
+
     private mutating func lie(effects: inout ServiceEffects, from first: Int) {
         effects.rewriteNotifications(from: first) { n in
             var out = n

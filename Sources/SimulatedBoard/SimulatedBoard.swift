@@ -1,5 +1,6 @@
 import FirmwareImage
 import LinkModel
+import NordicDFU
 import PartialFlashing
 import Transport
 
@@ -41,10 +42,12 @@ public struct SimulatedBoard: Sendable {
     init(profile: BoardProfile, device: DeviceState) {
         self.profile = profile
         self.device = device
-        services = profile.services.map { kind -> any SimulatedService in
+        services = profile.services.flatMap { kind -> [any SimulatedService] in
             switch kind {
-            case .partialFlashing: return PartialFlashingService(runtime: profile.runtime)
-            case .smp: return SMPServer(configuration: .standard(for: profile.layout, attMTU: profile.attMTU))
+            case .partialFlashing: return [PartialFlashingService(runtime: profile.runtime)]
+            case .smp: return [SMPServer(configuration: .standard(for: profile.layout, attMTU: profile.attMTU))]
+            case .secureDFU: return [SecureDFUBootloader(family: profile.family)]
+            case .legacyDFU: return [DFUControlService(), LegacyDFUBootloader(family: profile.family)]
             }
         }
     }
@@ -72,24 +75,44 @@ public struct SimulatedBoard: Sendable {
 
     /// Whether a central can connect now: always in pairing mode; in application mode only
     /// when the program keeps Bluetooth on.
-    public var isConnectable: Bool { device.mode == .pairing || profile.bluetoothInApplicationMode }
+    /// A Nordic bootloader ("DfuTarg") advertises all the time.
+    public var isConnectable: Bool {
+        device.nordic.bootloaderActive || device.mode == .pairing || profile.bluetoothInApplicationMode
+    }
 
-    /// The services the board offers.
-    public var offeredServices: Set<BLEUUID> { Set(services.map(\.uuid)) }
+    /// The services the board offers now (in "DfuTarg": only the bootloader's).
+    public var offeredServices: Set<BLEUUID> { Set(services.filter { $0.isOffered(device: device) }.map(\.uuid)) }
 
     /// What a central learns when it connects.
     public func connectionInfo(centralMTU: Int) -> ConnectionInfo {
-        ConnectionInfo(services: offeredServices, mtu: min(centralMTU, profile.attMTU), name: profile.name)
+        ConnectionInfo(services: offeredServices, mtu: min(centralMTU, attMTU), name: advertisedName)
     }
 
-    /// The index of the service that owns `characteristic`.
+    /// The advertised name: the profile's, or "DfuTarg" while a Nordic bootloader runs.
+    public var advertisedName: String { device.nordic.bootloaderActive ? NordicGATT.bootloaderName : profile.name }
+
+    /// The ATT MTU the running firmware supports: the secure bootloader's 247, the legacy
+    /// bootloader's 23, otherwise the profile's.
+    public var attMTU: Int {
+        guard device.nordic.bootloaderActive else { return profile.attMTU }
+        return profile.services.contains(.secureDFU) ? 247 : 23
+    }
+
+    /// The LL data length the running firmware supports (the secure bootloader answers "auto": 251).
+    public var dataLength: Int {
+        guard device.nordic.bootloaderActive else { return profile.dataLength }
+        return profile.services.contains(.secureDFU) ? 251 : 27
+    }
+
+    /// The index of the service that owns `characteristic`, if the board offers it now.
     func serviceIndex(of characteristic: GATTCharacteristic) -> Int? {
-        services.firstIndex { $0.characteristics.contains(characteristic) }
+        services.firstIndex { $0.offers(characteristic, device: device) }
     }
 
     /// Resets and boots the board at once (no reboot time: for use outside a simulation).
     /// `holdingButtons` is the user's gesture for pairing mode (A+B + reset, or triple reset).
     public mutating func reset(holdingButtons: Bool = false) {
+        if hasNordicBootloader { device.nordic.reset() }
         for i in services.indices { services[i].runBootloader(device: &device) }
         device.boot(userRequestsPairing: holdingButtons)
         for i in services.indices { services[i].didBoot(device: device) }

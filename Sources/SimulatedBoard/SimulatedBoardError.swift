@@ -23,9 +23,14 @@ public enum SimulatedBoardError: Error, Sendable, Equatable, CustomStringConvert
     case noOutcome
     /// The flow waits for something that cannot happen (no timer, no link activity).
     case flowStalled
+    /// A Nordic bootloader operation on a board whose profile has none.
+    case noNordicBootloader(String)
 
     public var description: String {
         switch self {
+        case let .noNordicBootloader(board):
+            return "this simulated \(board) has no Nordic bootloader (an MCUboot profile): use a stock profile such as microbit-v2"
+
         case let .addressOutOfRange(a, n, size):
             return "flash access of \(n) bytes at 0x\(String(a, radix: 16)) is outside the board's 0x\(String(size, radix: 16)) bytes of flash"
         case let .unalignedWrite(a):

@@ -26,12 +26,22 @@ public protocol SimulatedService: Sendable {
     mutating func runBootloader(device: inout DeviceState)
     /// How long `runBootloader` would take if the board reset now. Default: zero.
     func bootloaderTime(device: DeviceState, timing: DeviceTiming) -> Duration
+    /// Whether the board offers this service now. Default: while the application runs,
+    /// not while a Nordic bootloader ("DfuTarg") does.
+    func isOffered(device: DeviceState) -> Bool
+    /// Whether the board offers `characteristic` of this service now. Default: the
+    /// service's characteristics while it is offered.
+    func offers(_ characteristic: GATTCharacteristic, device: DeviceState) -> Bool
 }
 
 extension SimulatedService {
     public mutating func didDisconnect() {}
     public mutating func runBootloader(device: inout DeviceState) {}
     public func bootloaderTime(device: DeviceState, timing: DeviceTiming) -> Duration { .zero }
+    public func isOffered(device: DeviceState) -> Bool { !device.nordic.bootloaderActive }
+    public func offers(_ characteristic: GATTCharacteristic, device: DeviceState) -> Bool {
+        isOffered(device: device) && characteristics.contains(characteristic)
+    }
 }
 
 /// A notification a service asks to send.

@@ -57,10 +57,10 @@ extension Simulation {
         }
         let id = nextConnectionID
         nextConnectionID += 1
-        let profile = boards[b].board.profile
+        let board = boards[b].board
         connections[id] = Connection(id: id, board: b, job: j,
                                      schedule: ConnectionSchedule(anchor: now, interval: link.connectionIntervalMicroseconds),
-                                     mtu: min(link.attMTU, profile.attMTU), dataLength: min(link.dataLength, profile.dataLength))
+                                     mtu: min(link.attMTU, board.attMTU), dataLength: min(link.dataLength, board.dataLength))
         boards[b].connection = id
         jobs[j].connection = id
         stats.connections += 1
@@ -131,6 +131,10 @@ extension Simulation {
         boards[b].downUntil = nil
         boards[b].board.reset()
         let board = boards[b].board
+        if board.device.nordic.bootloaderActive {
+            trace.record(t, board: b, .boot, "booted into the Nordic bootloader (\"DfuTarg\")")
+            return
+        }
         trace.record(t, board: b, .boot, "booted in \(board.mode) mode\(board.flashIncomplete ? " (flashIncomplete set)" : "")")
         if board.mode == .pairing { schedulePairingTimeout(b) }
     }

@@ -125,12 +125,22 @@ extension Simulation {
     }
 
     /// Runs the boards' pending work after the flows ended; everything else is dropped.
+    /// Work of an earlier epoch (before a reset) is void and does not move the clock.
     mutating func settleBoards() {
-        queue.filter(\.isDeviceInternal)
+        func keepCurrent() {
+            let epochs = boards.map(\.epoch)
+            queue.filter { event in
+                switch event {
+                case let .deviceWork(b, epoch, _, _), let .boardBoot(b, epoch): return epochs.indices.contains(b) && epochs[b] == epoch
+                default: return false
+                }
+            }
+        }
+        keepCurrent()
         while let entry = queue.pop() {
             now = max(now, entry.time)
             process(entry.payload)
-            queue.filter(\.isDeviceInternal)
+            keepCurrent()
         }
         for (id, c) in connections where c.alive { dropConnection(id) }
         connections = [:]

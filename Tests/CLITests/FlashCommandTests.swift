@@ -79,12 +79,12 @@ struct FlashCommandTests {
         #expect(r.stdout.contains("verified"))
     }
 
-    @Test func aNewRuntimeOnABoardWithoutMCUbootFailsWithExit74AndSaysWhatToDo() throws {
-        let r = try flash("sample-r2-heart.hex", ["--simulate", "microbit-v2", "--json"])
+    @Test func aNewRuntimeOverMcuMgrOnABoardWithoutMCUbootFailsWithExit74AndSaysWhatToDo() throws {
+        let r = try flash("sample-r2-heart.hex", ["--simulate", "microbit-v2", "--full-path", "mcumgr", "--json"])
         #expect(r.status == 74, "\(r.stdout)\n\(r.stderr)")
         let result = try #require(try results(r).first)
         #expect(result["path"] is NSNull || result["path"] == nil)
-        #expect((result["error"] as? String)?.isEmpty == false)
+        #expect((result["error"] as? String)?.contains("leave out --full-path") == true)
     }
 
     @Test func aMissingFileExits66() throws {

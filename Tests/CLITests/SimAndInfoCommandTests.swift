@@ -26,7 +26,7 @@ struct SimAndInfoCommandTests {
         for board in boards {
             let regions = try #require(board["regions"] as? [[String: Any]])
             #expect(regions.first { $0["id"] as? Int == 2 }?["hash"] as? String == programHash)
-            #expect(board["services"] as? [String] == ["partial-flashing"])
+            #expect(board["services"] as? [String] == ["partial-flashing", "nordic-secure-dfu"])
         }
         let text = try BitflashBinary.run(["sim", "show", "--sim-state", state.path])
         #expect(text.stdout.contains("sim-1: microbit-v2 at F0:0D:00:00:00:01"), "\(text.stdout)")

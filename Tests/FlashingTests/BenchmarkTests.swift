@@ -49,6 +49,26 @@ import TestSupport
         #expect(first.runs.count == scenarios.map { BenchRunner.strategies(for: $0.kind).count }.reduce(0, +) * profiles.count)
     }
 
+    @Test("Nordic DFU rows: a verified full update on a stock board, at or above its lower bound, slower than partial")
+    func nordicRowsStandBesideTheOthers() {
+        for board in [Board.microbitV2, .microbitV1] {
+            let scenarios = BenchScenario.samples(boards: [board]).filter { $0.kind != .upToDate }
+            for scenario in scenarios {
+                let nordic = BenchRunner.run(scenario, profile: .deviceRequested, strategy: .nordic)
+                #expect(nordic.error == nil, "\(scenario.name): \(nordic.error ?? "")")
+                #expect(nordic.path == "full")
+                #expect(nordic.ratio >= 1, "\(scenario.name) Nordic DFU below its bound: \(nordic.ratio)")
+                #expect(nordic.transferUnit == (board == .microbitV2 ? "objects" : "packets"))
+                if scenario.kind == .edit {
+                    let auto = BenchRunner.run(scenario, profile: .deviceRequested, strategy: .auto)
+                    #expect(auto.modelledSeconds < nordic.modelledSeconds, "\(scenario.name)")
+                }
+                print(String(format: "%@ Nordic DFU: %.3f s, bound %.3f s, ratio %.3f", scenario.name, nordic.modelledSeconds,
+                             nordic.boundSeconds, nordic.ratio))
+            }
+        }
+    }
+
     @Test func aNewRuntimeGoesFullAndSaysWhy() {
         let scenario = BenchScenario.samples(boards: [.microbitV2]).first { $0.kind == .newRuntime }!
         let run = BenchRunner.run(scenario, profile: .deviceRequested, strategy: .auto)

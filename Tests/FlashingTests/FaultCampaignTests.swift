@@ -26,7 +26,7 @@ import Testing
             #expect(report.kills > 10)
             #expect(report.resumedAcrossRuns > 0, "\(report.table())")
         case .full: #expect((report.outcomes["full"] ?? 0) > 75)
-        case .auto: #expect((report.outcomes["partial"] ?? 0) + (report.outcomes["full"] ?? 0) + (report.outcomes["fallback"] ?? 0) > 75)
+        case .auto, .nordic: #expect((report.outcomes["partial"] ?? 0) + (report.outcomes["full"] ?? 0) + (report.outcomes["fallback"] ?? 0) > 75)
         }
     }
 

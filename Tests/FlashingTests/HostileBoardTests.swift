@@ -41,6 +41,7 @@ import Testing
         var board: SimulatedBoard
         switch c.boardKind {
         case .stock: board = try SimulatedBoard(c.board, image: start.image, mode: .pairing, bluetoothInApplicationMode: true)
+        case .nordic: board = try SimulatedBoard(profile: SimulatedBoard.stockProfile(c.board), image: start.image, mode: .pairing)
         case .mcuboot: board = try SimulatedBoard.mcuMgrBoard(c.board, primary: try #require(start.fullImage).bytes)
         }
         let declared = CampaignInvariants.declaredProgramRegion(of: board)

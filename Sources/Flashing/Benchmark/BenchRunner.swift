@@ -1,6 +1,7 @@
 import FirmwareImage
 import LinkModel
 import McuMgr
+import NordicDFU
 import PartialFlashing
 import SMP
 import SimulatedBoard
@@ -49,6 +50,7 @@ public enum BenchRunner {
         "Up-to-date bound: the switch to pairing mode, then connection setup, STATUS and two REGION_INFO round trips, the restart command's event and the reboot.",
         "Full bound: SMPServerConfiguration.lowerBound with the frame size the upload used: max(air time of the upload's LL packets at packetsPerEvent per CI, progressive erase + word writes) + two connection setups + state read, test, reset and confirm round trips + reset delay + reboot + MCUboot swap of both slots. An auto run that had to go full adds what it did first: the switch to pairing mode and the STATUS and REGION_INFO round trips (6 CI).",
         "Both full configurations reconnect as soon as the board advertises after the swap (estimatedSwapTime 0).",
+        "Full (Nordic DFU) runs on a stock board (partial flashing and its Nordic bootloader, no SMP) with --mode full. Bound: LowerBound.nordicDFU — entry (setup, buttonless or DFU-control write, reboot, setup), the init command's round trips, per 4 KiB object a Create, its page erase, its packets at packetsPerEvent per CI, the checksum and Execute (Secure DFU), or one Start with the erase of the whole image, the init, the packets, Validate and Activate (legacy DFU); then the reset. The client's 0.3 s wait after each Create and its packet-receipt round trips are not in the bound.",
         "Host CPU is this thread's CPU time for the simulated session (CLOCK_THREAD_CPUTIME_ID).",
     ]
 
@@ -70,7 +72,12 @@ public enum BenchRunner {
             guard let app = start.fullImage else { throw FlashError.noFullImage(reason: FlashReason(code: "bench", message: "no application")) }
             running = app.bytes
             plan = try FlashPlan.make(firmware: scenario.update, board: scenario.board)
-            id = sim.addBoard(try SimulatedBoard.mcuMgrBoard(scenario.board, primary: running))
+            if strategy == .nordic {
+                let profile = SimulatedBoard.stockProfile(scenario.board)
+                id = sim.addBoard(try SimulatedBoard(profile: profile, image: scenario.running.image(for: scenario.board)))
+            } else {
+                id = sim.addBoard(try SimulatedBoard.mcuMgrBoard(scenario.board, primary: running))
+            }
         } catch {
             row.error = describe(error)
             return row
@@ -122,6 +129,17 @@ public enum BenchRunner {
             let bound = LowerBound.partial(blocks: 0, pagesOpened: 0, family: family, profile: profile) - timing.blockWrite + modeSwitch
             row.boundSeconds = bound.seconds
             row.boundNote = "up to date: switch to pairing mode, setup, 3 round trips, restart, reboot"
+        case .full where outcome.nordic != nil:
+            let n = outcome.nordic ?? NordicDFUResult(dfuProtocol: .secure, applicationBytes: 0)
+            let secure = n.dfuProtocol == .secure
+            row.transfers = secure ? (n.applicationBytes + 4095) / 4096 : (n.applicationBytes + 19) / 20
+            row.transferUnit = secure ? "objects" : "packets"
+            let bound = LowerBound.nordicDFU(imageBytes: n.applicationBytes, initBytes: secure ? 56 : 14,
+                                             protocol: secure ? .secure(objectSize: 4096) : .legacy,
+                                             attMTU: secure ? min(profile.attMTU, 247) : 23, dataLength: secure ? min(profile.dataLength, 251) : 27,
+                                             pageSize: Int(family.pageSize), resetDelay: .milliseconds(100), profile: profile, timing: timing)
+            row.boundSeconds = bound.seconds
+            row.boundNote = "Nordic \(secure ? "Secure" : "legacy") DFU: \(n.applicationBytes) B application"
         case .full:
             let f = outcome.full ?? McuMgrResult()
             row.transfers = f.chunks

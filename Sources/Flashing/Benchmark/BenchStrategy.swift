@@ -13,6 +13,9 @@ public enum BenchStrategy: String, Sendable, Codable, CaseIterable {
     /// Forced partial flashing (`--mode partial`): what auto's choice is measured against when it
     /// took a full update although partial flashing was possible.
     case partialOnly = "partial"
+    /// A forced full update of a stock board through its Nordic bootloader (Secure DFU on
+    /// nRF52833, legacy DFU on nRF51), with the default receipts and post-Create delay.
+    case nordic = "full-nordic"
 
     /// Column heading.
     public var title: String {
@@ -21,6 +24,7 @@ public enum BenchStrategy: String, Sendable, Codable, CaseIterable {
         case .fullReference: return "full (reference)"
         case .fullBest: return "full (bitflash)"
         case .partialOnly: return "partial (forced)"
+        case .nordic: return "full (Nordic DFU)"
         }
     }
 
@@ -36,6 +40,8 @@ public enum BenchStrategy: String, Sendable, Codable, CaseIterable {
         case .fullReference:
             options.mcumgr.pipelineDepth = 1
             options.mcumgr.useReassembly = false
+        case .nordic:
+            options.fullPath = .nordic
         }
         options.mcumgr.estimatedSwapTime = .zero
         options.mcumgr.traceBytes = 0

@@ -1,4 +1,5 @@
 import FirmwareImage
+import NordicDFU
 import SimulatedBoard
 
 /// One broken invariant of one campaign run.
@@ -45,7 +46,14 @@ public enum CampaignInvariants {
                let at = firstDifference(board, plan.image, layout.applicationStart..<end) {
                 found.append(("flash-differs", "full: flash differs from the image at \(hex(at)) in the application region"))
             }
-            if let expected = plan.fullImage?.hash {
+            if let nordic = outcome.nordic {
+                if board.inNordicBootloader || !board.nordicSettings.applicationValid {
+                    found.append(("not-verified", "a Nordic DFU reported success (verified \(nordic.verified)), but the board is still in its bootloader"))
+                }
+                if let program = plan.program, let region = board.memoryMap.first(where: { $0.id == 2 }), region.hash != program.programHash {
+                    found.append(("not-verified", "after the Nordic DFU region 2 reports program hash \(region.hash.hexString), expected \(program.programHash.hexString)"))
+                }
+            } else if let expected = plan.fullImage?.hash {
                 let active = outcome.full?.finalSlots.first { $0.slot == 0 && $0.active }
                 if active?.hash != expected {
                     found.append(("not-verified", "the active primary slot reports hash \(active?.hash?.hexString ?? "none"), expected \(expected.hexString)"))
@@ -86,10 +94,15 @@ public enum CampaignInvariants {
             if f.retries > m.maximumRetriesPerRun { found.append(("retry-bound", "McuMgr retries \(f.retries) > limit \(m.maximumRetriesPerRun)")) }
             if f.resumes > m.maximumDisconnects { found.append(("retry-bound", "McuMgr resumes \(f.resumes) > limit \(m.maximumDisconnects)")) }
         }
+        let n = options.nordic
+        if let d = outcome?.nordic, d.retries > n.retryLimit {
+            found.append(("retry-bound", "Nordic DFU retries \(d.retries) > limit \(n.retryLimit)"))
+        }
         // Every connection is the first one, a reboot the flow asked for, or a bounded reconnection.
         let partialConnections = (p.modeSwitchLimit + p.reconnectLimit + 2) * (p.reconnectAttempts + 1)
         let fullConnections = (m.maximumDisconnects + 3) * (m.reconnectAttempts + 1)
-        let limit = 1 + partialConnections + fullConnections
+        let nordicConnections = (n.linkLossLimit + n.timeoutLimit + 3) * (n.reconnectAttempts + 1)
+        let limit = 1 + partialConnections + fullConnections + nordicConnections
         if connections > limit { found.append(("retry-bound", "\(connections) connections > bound \(limit)")) }
         return found
     }
@@ -106,6 +119,13 @@ public enum CampaignInvariants {
                 allowed = server.configuration.primarySlot
                 what = "the primary slot"
             }
+        }
+        if let erased = after.nordicStatistics?.pageErases, erased > (before.nordicStatistics?.pageErases ?? 0) {
+            // A Nordic DFU ran: the bootloader takes the whole application up to its size limit.
+            let family = after.profile.family
+            let start = DFUApplication.range(for: family).lowerBound
+            allowed = start..<(start + UInt32(DFUApplication.maximumSize(for: family)))
+            what = "the application area the Nordic bootloader accepts"
         }
         return after.flash.writeLog
             .filter { $0.lowerBound < allowed.lowerBound || $0.upperBound > allowed.upperBound }

@@ -6,13 +6,16 @@ import SimulatedBoard
 /// The path a campaign run asks for: `--mode partial`, `--mode full` or `--mode auto`.
 public enum CampaignPath: String, Sendable, Equatable, Codable, CaseIterable {
     case partial, full, auto
+    /// `--mode auto` on stock boards, whose full-update path is their Nordic bootloader;
+    /// some start stuck in it ("DfuTarg").
+    case nordic
 
     /// The flash mode a run on this path uses.
     public var mode: FlashMode {
         switch self {
         case .partial: return .partial
         case .full: return .full
-        case .auto: return .auto
+        case .auto, .nordic: return .auto
         }
     }
 }
@@ -23,6 +26,8 @@ public enum CampaignBoardKind: String, Sendable, Equatable, Codable {
     case stock
     /// Partial flashing and the McuMgr SMP server of an MCUboot bootloader.
     case mcuboot
+    /// Stock firmware with its Nordic bootloader: partial flashing, and Nordic DFU for a full update.
+    case nordic
 }
 
 /// One sample firmware: a runtime and a program of `SampleFirmware`.
@@ -58,15 +63,17 @@ public struct CampaignScenario: Sendable, Equatable {
     /// the board reset; the next run flashes the board as it was left, continuing an unfinished
     /// partial flash from the last checkpoint. Nil: not stopped.
     public var killAt: Duration?
+    /// The board starts in its Nordic bootloader, left there by an interrupted update.
+    public var startsInBootloader = false
 
     /// The scenario's key without its faults: runs with equal keys have equal fault-free runs.
     var shapeKey: String {
-        "\(board.rawValue) \(kind.rawValue) \(startsInPairingMode) \(start) \(target) \(path.rawValue) \(link.name)"
+        "\(board.rawValue) \(kind.rawValue) \(startsInPairingMode) \(startsInBootloader) \(start) \(target) \(path.rawValue) \(link.name)"
     }
 
     /// One line for violation reports: enough to run the scenario again.
     public var summary: String {
-        "run \(index): \(board.rawValue) \(kind.rawValue)\(startsInPairingMode ? " (pairing mode)" : ""), "
+        "run \(index): \(board.rawValue) \(kind.rawValue)\(startsInPairingMode ? " (pairing mode)" : "")\(startsInBootloader ? " (in DfuTarg)" : ""), "
             + "\(start) → \(target), path \(path.rawValue), link \(link.name), fault seed \(faults.seed)"
             + (killAt.map { ", killed at \($0.secondsText)" } ?? "")
     }
@@ -90,7 +97,8 @@ extension CampaignScenario {
         let board = boards[Int(rng.next() % UInt64(boards.count))]
         var kind: CampaignBoardKind = path == .partial && rng.chance(0.5) ? .stock : .mcuboot
         if let kinds, !kinds.contains(kind) { kind = kinds[0] }
-        if path != .partial { kind = .mcuboot }
+        if path == .full || path == .auto { kind = .mcuboot }
+        if path == .nordic { kind = .nordic }
         let programs: [SampleFirmware.ProgramID] = [.heart, .counter, .heart, .counter, .large]
         func program() -> SampleFirmware.ProgramID { programs[Int(rng.next() % UInt64(programs.count))] }
         func runtime() -> SampleFirmware.RuntimeID { rng.chance(0.5) ? .r1 : .r2 }
@@ -101,13 +109,15 @@ extension CampaignScenario {
             // Mostly an edit of the program; sometimes the same program again (up to date).
             target = CampaignImage(start.runtime, program())
             if target == start, rng.chance(0.7) { target.program = start.program == .heart ? .counter : .heart }
-        case .full, .auto:
+        case .full, .auto, .nordic:
             target = CampaignImage(runtime(), program())
         }
         let profile = link ?? LinkProfile.named[Int(rng.next() % UInt64(LinkProfile.named.count))]
-        return CampaignScenario(index: index, board: board, kind: kind, startsInPairingMode: rng.chance(0.3),
-                                start: start, target: target, path: path, link: profile,
-                                faults: FaultPlan(seed: rng.next()), busyAnswers: 0, flashWriteFailures: 0, killAt: nil)
+        var drawn = CampaignScenario(index: index, board: board, kind: kind, startsInPairingMode: rng.chance(0.3),
+                                     start: start, target: target, path: path, link: profile,
+                                     faults: FaultPlan(seed: rng.next()), busyAnswers: 0, flashWriteFailures: 0, killAt: nil)
+        if path == .nordic { drawn.startsInBootloader = rng.chance(0.2) }
+        return drawn
     }
 
     /// The scenario with faults drawn from its fault seed, placed with the fault-free `shape`:

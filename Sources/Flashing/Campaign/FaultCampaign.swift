@@ -121,6 +121,7 @@ public struct FaultCampaign: Sendable {
             record.outcome = CampaignOutcome(outcome)
             record.retries = outcome.retries
             record.resumes = (outcome.partial?.reconnects ?? 0) + (outcome.full?.resumes ?? 0)
+                + max(0, (outcome.nordic?.bootloaderConnections ?? 1) - 1)
             if outcome.partial?.resumedAtBlock != nil { record.resumedAcrossRuns += 1 }
             record.check(CampaignInvariants.checkSuccess(outcome, plan: plan, board: after))
             record.check(CampaignInvariants.checkBounds(outcome, connections: run.statistics.connections, options: options))
@@ -223,6 +224,11 @@ public struct FaultCampaign: Sendable {
         case .stock:
             return try SimulatedBoard(s.board, image: image(s.board.family, s.start),
                                       mode: s.startsInPairingMode ? .pairing : .application, bluetoothInApplicationMode: true)
+        case .nordic:
+            var board = try SimulatedBoard(profile: SimulatedBoard.stockProfile(s.board), image: image(s.board.family, s.start),
+                                           mode: s.startsInPairingMode ? .pairing : .application)
+            if s.startsInBootloader { try board.strandInBootloader() }
+            return board
         case .mcuboot:
             guard let app = try plan(s.board, s.start).fullImage else { throw FlashError.noFullImage(reason: FlashReason(code: "campaign", message: "no application")) }
             var board = try SimulatedBoard.mcuMgrBoard(s.board, primary: app.bytes) { config in

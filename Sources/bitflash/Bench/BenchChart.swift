@@ -11,7 +11,8 @@ enum BenchChart {
     static let barHeight = 11.0
     static let groupGap = 9.0
     static let panelHeader = 34.0
-    static let colors: [BenchStrategy: String] = [.auto: "#2a9d8f", .fullReference: "#e76f51", .fullBest: "#f4a261", .partialOnly: "#8ab17d"]
+    static let colors: [BenchStrategy: String] = [.auto: "#2a9d8f", .fullReference: "#e76f51", .fullBest: "#f4a261",
+                                                   .partialOnly: "#8ab17d", .nordic: "#6a4c93"]
 
     static func escape(_ s: String) -> String {
         s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")

@@ -9,13 +9,14 @@ extension HostileKind: ExpressibleByArgument {}
 
 /// The path option of `sim campaign`: one path, or all three in turn.
 enum CampaignPathArgument: String, ExpressibleByArgument, CaseIterable {
-    case partial, full, auto, all
+    case partial, full, auto, nordic, all
 
     var paths: [CampaignPath] {
         switch self {
         case .partial: return [.partial]
         case .full: return [.full]
         case .auto: return [.auto]
+        case .nordic: return [.nordic]
         case .all: return CampaignPath.allCases
         }
     }
@@ -44,7 +45,7 @@ struct SimCampaignCommand: AsyncParsableCommand {
     @Option(help: "The campaign's seed: the same seed gives the same runs.")
     var seed: UInt64 = 1
 
-    @Option(help: "partial, full, auto, or all (the three in turn).")
+    @Option(help: "partial, full, auto, nordic (stock boards: Nordic DFU, some starting in DfuTarg), or all (the four in turn).")
     var path: CampaignPathArgument = .all
 
     @Option(help: ArgumentHelp("Only boards of this kind (repeatable); a name without -mcuboot keeps partial runs on stock boards. Default: microbit-v2, microbit-v1, calliope-mini-3.", valueName: "PROFILE"))

@@ -50,6 +50,8 @@ struct FlashCommand: AsyncParsableCommand {
 
     @Flag(name: .customLong("dry-run"), help: "Read the memory map, decide and print the plan with its estimates; write nothing.")
     var dryRun = false
+    @Option(name: .customLong("full-path"), help: ArgumentHelp("The full-update path: mcumgr (SMP, MCUboot boards) or nordic (the stock Nordic bootloader). Default: the one the board has.", valueName: "PATH"))
+    var fullPath: FullUpdatePath?
 
     @Option(name: .customLong("dfu-image"), help: ArgumentHelp("The MCUboot image a full update uploads (default: built from the file).", valueName: "FILE"))
     var dfuImage: String?
@@ -172,6 +174,7 @@ struct FlashCommand: AsyncParsableCommand {
         var o = Self.options(mode: mode, upgradeMode: upgradeMode, verbosity: output.verbose)
         o.prefer = prefer
         o.dryRun = dryRun
+        o.fullPath = fullPath
         return o
     }
 
@@ -187,6 +190,7 @@ struct FlashCommand: AsyncParsableCommand {
 
 extension FlashMode: ExpressibleByArgument {}
 extension PathPreference: ExpressibleByArgument {}
+extension FullUpdatePath: ExpressibleByArgument {}
 
 enum UpgradeModeArgument: String, ExpressibleByArgument, CaseIterable {
     case testAndConfirm = "test-and-confirm", confirmOnly = "confirm-only", testOnly = "test-only", uploadOnly = "upload-only"

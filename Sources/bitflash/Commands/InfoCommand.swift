@@ -51,6 +51,8 @@ struct InfoCommand: AsyncParsableCommand {
         var protocolVersion: Int
         var regions: [Region]
         var slots: [Slot]?
+        /// The board's full-update path: mcumgr, nordic-secure-dfu, nordic-legacy-dfu, or none.
+        var fullUpdatePath: String?
         /// Only for simulated boards.
         var simulatorState: SimulatorState?
     }
@@ -78,6 +80,10 @@ struct InfoCommand: AsyncParsableCommand {
             } else {
                 throw CLIError(.boardNotFound, "no simulated board '\(name)' in \(store.directory.path): "
                                    + "saved boards are \(saved.isEmpty ? "none" : saved.joined(separator: ", "))")
+            }
+            if board.inNordicBootloader {
+                throw CLIError(.boardNotFound, "\(name): the board is in its Nordic bootloader (\"DfuTarg\"), left there by an "
+                                   + "interrupted update; it offers only DFU. Recover it: bitflash flash FILE --simulate \(SimProfile(board: board.profile.board, mcuboot: false))")
             }
             var sim = Simulation(link: try simulation.linkProfile())
             sim.onReport = { _, report, _ in if case let .trace(text) = report { Verbose.log.debug("\(name): \(text)") } }
@@ -112,12 +118,15 @@ struct InfoCommand: AsyncParsableCommand {
 
     static func shown(name: String, board: SimulatedBoard, map: BoardMemoryMap, slots: [ImageSlotState]?) -> Shown {
         let profile = SimProfile(board: board.profile.board, mcuboot: board.offeredServices.contains(KnownGATT.smpService))
+        let services = board.profile.services
+        let path = services.contains(.smp) ? "mcumgr" : services.contains(.secureDFU) ? "nordic-secure-dfu"
+            : services.contains(.legacyDFU) ? "nordic-legacy-dfu" : nil
         return shown(name: name, board: board.profile.board, address: board.profile.address, map: map, slots: slots,
-                     simulatorState: .init(flashIncomplete: board.flashIncomplete, profile: profile.description))
+                     fullUpdatePath: path, simulatorState: .init(flashIncomplete: board.flashIncomplete, profile: profile.description))
     }
 
     static func shown(name: String, board: Board, address: String, map: BoardMemoryMap, slots: [ImageSlotState]?,
-                      simulatorState: Shown.SimulatorState?) -> Shown {
+                      fullUpdatePath: String? = nil, simulatorState: Shown.SimulatorState?) -> Shown {
         func region(_ r: RegionInfo, _ label: String) -> Shown.Region {
             Shown.Region(id: Int(r.id), name: label, start: hex32(r.start), end: hex32(r.end), hash: r.hash.hexString)
         }
@@ -129,6 +138,7 @@ struct InfoCommand: AsyncParsableCommand {
                 Shown.Slot(image: s.image ?? 0, slot: s.slot, version: s.version, hash: s.hash?.hexString,
                            bootable: s.bootable, pending: s.pending, confirmed: s.confirmed, active: s.active, permanent: s.permanent)
             },
+            fullUpdatePath: fullUpdatePath,
             simulatorState: simulatorState)
     }
 
@@ -147,6 +157,9 @@ struct InfoCommand: AsyncParsableCommand {
                 out += "    image \(slot.image) slot \(slot.slot): version \(slot.version)  hash \(slot.hash.map { String($0.prefix(16)) + "…" } ?? "-")"
                 out += flags.isEmpty ? "\n" : "  \(flags.joined(separator: " "))\n"
             }
+        } else if let path = s.fullUpdatePath, path.hasPrefix("nordic") {
+            let kind = path == "nordic-secure-dfu" ? "Secure DFU" : "legacy DFU"
+            out += "  no McuMgr (SMP) service: full updates go through the board's Nordic bootloader (\(kind))\n"
         } else {
             out += "  no McuMgr (SMP) service: full updates are not possible on this board\n"
         }

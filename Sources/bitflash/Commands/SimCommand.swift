@@ -29,6 +29,10 @@ struct SimResetCommand: AsyncParsableCommand {
     @Option(help: "How many boards (sim, or sim-1 … sim-N).")
     var boards: Int = 1
 
+    @Flag(name: .customLong("stuck-in-bootloader"),
+          help: "Leave the boards as an interrupted Nordic DFU does: old application invalid, in the bootloader (\"DfuTarg\"). Stock profiles only.")
+    var stuckInBootloader = false
+
     @Option(name: .customLong("sim-state"), help: ArgumentHelp("Folder of the simulated boards.", valueName: "DIR"))
     var simState: String?
 
@@ -39,10 +43,18 @@ struct SimResetCommand: AsyncParsableCommand {
             let store = SimStore(option: simState)
             for name in store.savedNames() { try? FileManager.default.removeItem(at: store.url(of: name)) }
             for (i, name) in SimStore.names(count: boards).enumerated() {
-                let board = try profile.makeBoard(holding: image, name: name, address: SimStore.address(i + 1))
+                var board = try profile.makeBoard(holding: image, name: name, address: SimStore.address(i + 1))
+                if stuckInBootloader {
+                    guard !profile.mcuboot else {
+                        throw CLIError(.usage, "--stuck-in-bootloader needs a stock profile with a Nordic bootloader "
+                                           + "(such as \(SimProfile(board: profile.board, mcuboot: false))), not \(profile)")
+                    }
+                    try board.strandInBootloader()
+                }
                 try store.save(board, as: name)
             }
             let what = from.map { ($0 as NSString).lastPathComponent } ?? "the sample program (runtime r1, heart)"
+            if stuckInBootloader { StdOut.write("the boards are in their Nordic bootloader (\"DfuTarg\"): flash a file to recover them\n") }
             StdOut.write("\(boards) simulated \(profile) board\(boards == 1 ? "" : "s") in \(store.directory.path) now hold\(boards == 1 ? "s" : "") \(what)\n")
             return .ok
         }
@@ -84,7 +96,7 @@ struct SimShowCommand: AsyncParsableCommand {
             for name in names {
                 guard let b = try store.load(name) else { continue }
                 shown.append(Shown(name: name, board: b.profile.board.rawValue, address: b.profile.address,
-                                   services: b.profile.services.map(\.rawValue), mode: b.mode == .pairing ? "pairing" : "application",
+                                   services: b.profile.services.map(\.rawValue), mode: b.inNordicBootloader ? "bootloader (DfuTarg)" : b.mode == .pairing ? "pairing" : "application",
                                    flashIncomplete: b.flashIncomplete,
                                    regions: b.memoryMap.map { Shown.Region(id: Int($0.id), start: hex($0.start), end: hex($0.end), hash: $0.hash.hexString) },
                                    applicationSHA256: (try? b.readFlash(b.profile.board.family.layout.application))

@@ -7,9 +7,10 @@ import SimulatedBoard
 /// A simulated board kind, as users name it on the command line.
 ///
 /// `microbit-v2` and the other plain board names are stock boards: the partial-flashing
-/// service only (their Nordic bootloader is not simulated yet, so a new runtime cannot be
-/// written to them). `microbit-v2-mcuboot` and the like add the McuMgr (SMP) service of an
-/// MCUboot bootloader, so that a full update is possible.
+/// service and the board's Nordic bootloader (Secure DFU on micro:bit V2 and Calliope mini 3,
+/// legacy DFU on micro:bit V1 and Calliope mini 1/2), which takes a full update.
+/// `microbit-v2-mcuboot` and the like have an MCUboot bootloader instead, updated over the
+/// McuMgr (SMP) service.
 struct SimProfile: Equatable, CustomStringConvertible, ExpressibleByArgument {
     var board: Board
     var mcuboot: Bool
@@ -41,7 +42,7 @@ struct SimProfile: Equatable, CustomStringConvertible, ExpressibleByArgument {
     /// confirmed image in the primary slot), connectable in application mode.
     func makeBoard(holding image: MemoryImage, name: String, address: String) throws -> SimulatedBoard {
         var memory = image
-        var profile = BoardProfile(board: board, name: name, address: address, bluetoothInApplicationMode: true)
+        var profile = SimulatedBoard.stockProfile(board, name: name, address: address)
         if mcuboot {
             let standard = SimulatedBoard.mcuMgrProfile(board)
             profile = BoardProfile(board: board, name: name, address: address, services: standard.services,

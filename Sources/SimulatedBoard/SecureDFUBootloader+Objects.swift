@@ -1,0 +1,171 @@
+import Crypto
+import FirmwareImage
+import LinkModel
+import NordicDFU
+import Transport
+
+/// The secure bootloader's objects: Create, Execute and packet writes (nordic-dfu.md §2.4).
+extension SecureDFUBootloader {
+    mutating func createCommand(_ size: Int, effects: inout ServiceEffects) -> SecureDFUResponse {
+        let fail = Self.failure(0x01)
+        currentType = 1
+        guard size > 0 else { return fail(.invalidParameter, nil) }
+        guard size <= Self.commandMax else { return fail(.insufficientResources, nil) }
+        // All progress is wiped; the settings keep the stored init until the next Execute.
+        command = []
+        commandSize = size
+        initValid = false
+        firmwareSize = 0
+        offset = 0
+        crc = CRC32()
+        lastOffset = 0
+        lastCRC = CRC32()
+        objectSize = 0
+        objectReceived = 0
+        prnCounter = prnTarget
+        touch(effects: &effects)
+        return .success(opcode: 0x01)
+    }
+
+    mutating func createData(_ size: Int, device: inout DeviceState, effects: inout ServiceEffects) -> SecureDFUResponse {
+        let fail = Self.failure(0x01)
+        currentType = 2
+        guard initValid else { return fail(.operationNotPermitted, nil) }
+        guard size > 0 else { return fail(.invalidParameter, nil) }
+        guard size <= Self.dataMax else { return fail(.insufficientResources, nil) }
+        guard lastOffset + size <= firmwareSize else { return fail(.operationNotPermitted, nil) }
+        guard size % Self.dataMax == 0 || lastOffset + size == firmwareSize else { return fail(.invalidParameter, nil) }
+        offset = lastOffset
+        crc = lastCRC
+        objectSize = size
+        objectReceived = 0
+        prnCounter = prnTarget
+        // The page erase runs while the response goes out and data may arrive.
+        let start = layout.applicationStart + UInt32(offset)
+        var page = start & ~(layout.pageSize - 1)
+        var pages = 0
+        var eraseTime: Duration = .zero
+        while page < start + UInt32(size) {
+            try? device.flash.erasePage(at: page)
+            eraseTime += effects.pageEraseDuration()
+            page += layout.pageSize
+            pages += 1
+        }
+        eraseUntil = effects.now + eraseTime
+        packetsDuringErase = 0
+        statistics.pageErases += pages
+        return .success(opcode: 0x01)
+    }
+
+    mutating func executeCommand(device: inout DeviceState, effects: inout ServiceEffects) -> SecureDFUResponse {
+        let fail = Self.failure(0x04)
+        if initValid && storedInit == command { return .success(opcode: 0x04) }
+        guard command.count == commandSize, commandSize > 0 else { return fail(.operationNotPermitted, nil) }
+        guard command.count == MicrobitAppInitPacket.size, let packet = try? MicrobitAppInitPacket(bytes: command) else {
+            return fail(.extendedError, 0x02) // wrong command format (no protobuf init in this simulation)
+        }
+        guard packet.version == 1 else { return fail(.invalidObject, nil) }
+        guard packet.applicationSize > 0 else { return fail(.extendedError, 0x04) }
+        guard Int(packet.applicationSize) <= DFUApplication.maximumSize(for: family) else {
+            return fail(.insufficientResources, nil)
+        }
+        initValid = true
+        firmwareSize = Int(packet.applicationSize)
+        hash = packet.hashSize == 0 ? nil : packet.sha256
+        offset = 0
+        crc = CRC32()
+        lastOffset = 0
+        lastCRC = CRC32()
+        storedInit = command
+        // Settings written: from now on the old application is invalid (single bank).
+        device.nordic.initCommand = command
+        device.nordic.applicationValid = false
+        effects.note("Nordic bootloader: init accepted (\(firmwareSize) bytes); the old application is invalid")
+        return .success(opcode: 0x04)
+    }
+
+    mutating func executeData(device: inout DeviceState, effects: inout ServiceEffects) -> SecureDFUResponse {
+        let fail = Self.failure(0x04)
+        guard initValid, objectReceived == objectSize, objectSize > 0 || offset == firmwareSize else {
+            return fail(.operationNotPermitted, nil)
+        }
+        lastOffset = offset
+        lastCRC = crc
+        objectSize = 0
+        objectReceived = 0
+        touch(effects: &effects)
+        guard offset == firmwareSize else { return .success(opcode: 0x04) }
+        let start = layout.applicationStart
+        let written = (try? device.flash.read(start..<(start + UInt32(firmwareSize)))) ?? []
+        if let expected = hash, Array(SHA256.hash(data: written)) != expected {
+            statistics.hashFailures += 1
+            effects.note("Nordic bootloader: the image's SHA-256 does not match the init packet")
+            effects.schedule(after: Self.resetDelay, tag: Self.resetTag)
+            return fail(.extendedError, 0x0C)
+        }
+        device.nordic.applicationValid = true
+        device.nordic.initCommand = nil
+        storedInit = nil
+        device.nordicApplicationReplaced(start: start, bytes: written)
+        statistics.completedUpdates += 1
+        effects.note("Nordic bootloader: image of \(firmwareSize) bytes valid, starting it")
+        effects.schedule(after: Self.resetDelay, tag: Self.resetTag)
+        return .success(opcode: 0x04)
+    }
+
+    mutating func packet(_ bytes: [UInt8], device: inout DeviceState, effects: inout ServiceEffects) {
+        statistics.packets += 1
+        var dropped = false
+        if currentType == 1 {
+            if command.count + bytes.count <= commandSize { command += bytes } else { statistics.silentErrors += 1 }
+        } else if currentType == 2 {
+            if let until = eraseUntil, effects.now < until {
+                packetsDuringErase += 1
+                // The erase holds a flash-queue slot; packets beyond the free slots are dropped.
+                dropped = packetsDuringErase >= Self.flashQueueSlots
+            }
+            if dropped {
+                statistics.droppedPackets += 1
+                effects.note("Nordic bootloader: packet dropped (flash queue full during the page erase)")
+            } else if !initValid || objectReceived + bytes.count > objectSize {
+                statistics.silentErrors += 1
+            } else {
+                let address = layout.applicationStart + UInt32(offset)
+                var words = bytes
+                while words.count % 4 != 0 { words.append(0xFF) }
+                do {
+                    try device.flash.writeWords(words, at: address)
+                } catch {
+                    statistics.silentErrors += 1
+                }
+                crc.update(bytes)
+                offset += bytes.count
+                objectReceived += bytes.count
+            }
+        }
+        guard prnTarget > 0 else { return }
+        prnCounter = prnCounter > 0 ? prnCounter - 1 : 0
+        if prnCounter == 0 {
+            prnCounter = prnTarget
+            let r: SecureDFUResponse = dropped ? .checksum(offset: 0, crc: 0)
+                : currentType == 1 ? .checksum(offset: UInt32(command.count), crc: CRC32.checksum(command))
+                : .checksum(offset: UInt32(offset), crc: crc.value)
+            effects.notify(NordicGATT.secureControlPoint, r.bytes)
+        }
+    }
+}
+
+/// Counters of a simulated Nordic bootloader.
+public struct NordicBootloaderStatistics: Sendable, Equatable {
+    public var requests = 0
+    public var packets = 0
+    public var errorsSent = 0
+    /// Packet writes that failed without an answer (overflow, no init, unaligned).
+    public var silentErrors = 0
+    /// Packets dropped because the flash queue was full during a page erase.
+    public var droppedPackets = 0
+    public var pageErases = 0
+    public var hashFailures = 0
+    public var completedUpdates = 0
+    public var inactivityResets = 0
+}

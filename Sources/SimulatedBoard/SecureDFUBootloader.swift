@@ -1,0 +1,216 @@
+import Crypto
+import FirmwareImage
+import LinkModel
+import NordicDFU
+import Transport
+
+/// Nordic Secure DFU on a micro:bit V2 / Calliope mini 3 (nordic-dfu.md §2, §8).
+///
+/// In the application: service FE59 with the bonded buttonless characteristic; `01` is
+/// answered `20 01 01` and the board resets into the bootloader. In the bootloader
+/// ("DfuTarg", same address): the control point and packet characteristics with the V2
+/// bootloader's reduced opcode set and object semantics: Create command wipes all progress;
+/// the init Execute validates the 56-byte `microbit_app` struct, stores it and invalidates the
+/// old application; data Create rolls back to the last executed object and erases its pages
+/// (packets beyond the 15 free flash-queue slots while the erase runs are dropped silently);
+/// packet writes are never answered except by PRN; the final Execute checks the SHA-256 and
+/// resets. A disconnect reloads the state from the settings (data offset 0, the stored init);
+/// 120 s without progress reset the board.
+public struct SecureDFUBootloader: SimulatedService {
+    public let uuid = NordicGATT.secureService
+    public let characteristics: Set<GATTCharacteristic> = [
+        NordicGATT.buttonlessBonded, NordicGATT.secureControlPoint, NordicGATT.securePacket,
+    ]
+    let family: ChipFamily
+    var layout: MemoryLayout { family.layout }
+
+    static let commandMax = 512
+    static let dataMax = 4096
+    static let flashQueueSlots = 16
+    static let inactivity: Duration = .seconds(120)
+    static let enterTag = 1, resetTag = 2, inactivityTag = 3
+    /// From the last answer to the reset: the answer goes out first (the settings write takes this long too).
+    static let resetDelay: Duration = .milliseconds(100)
+
+    // RAM state (nrf_dfu_req_handler / nrf_dfu_validation), reloaded from the settings.
+    var storedInit: [UInt8]?
+    var currentType: UInt8 = 1
+    var command: [UInt8] = []
+    var commandSize = 0
+    var initValid = false
+    var firmwareSize = 0
+    var hash: [UInt8]?
+    var offset = 0
+    var crc = CRC32()
+    var lastOffset = 0
+    var lastCRC = CRC32()
+    var objectSize = 0
+    var objectReceived = 0
+    var prnTarget: UInt16 = 0
+    var prnCounter: UInt16 = 0
+    var eraseUntil: VirtualInstant?
+    var packetsDuringErase = 0
+    var lastProgress: VirtualInstant?
+    var inactivityScheduled = false
+
+    /// What the bootloader saw (not reset by reboots).
+    public internal(set) var statistics = NordicBootloaderStatistics()
+
+    public init(family: ChipFamily) { self.family = family }
+
+    public func isOffered(device: DeviceState) -> Bool { true }
+
+    public func offers(_ characteristic: GATTCharacteristic, device: DeviceState) -> Bool {
+        guard characteristics.contains(characteristic) else { return false }
+        return (characteristic == NordicGATT.buttonlessBonded) != device.nordic.bootloaderActive
+    }
+
+    public mutating func didBoot(device: DeviceState) {
+        storedInit = device.nordic.initCommand
+        reload()
+        lastProgress = nil
+        inactivityScheduled = false
+        prnTarget = 0
+        prnCounter = 0
+    }
+
+    public mutating func didDisconnect() { reload() }
+
+    /// The RAM state from the settings page (`TRANSPORT_DEACTIVATED` → settings re-init).
+    mutating func reload() {
+        currentType = 1
+        command = storedInit ?? []
+        commandSize = command.count
+        initValid = false
+        firmwareSize = 0
+        hash = nil
+        if let stored = storedInit, let packet = try? MicrobitAppInitPacket(bytes: stored) {
+            initValid = true
+            firmwareSize = Int(packet.applicationSize)
+            hash = packet.hashSize == 0 ? nil : packet.sha256
+        }
+        offset = 0
+        crc = CRC32()
+        lastOffset = 0
+        lastCRC = CRC32()
+        objectSize = 0
+        objectReceived = 0
+        eraseUntil = nil
+    }
+
+    public mutating func didWrite(_ bytes: [UInt8], to characteristic: GATTCharacteristic, kind: WriteKind,
+                                  device: inout DeviceState, effects: inout ServiceEffects) {
+        switch characteristic {
+        case NordicGATT.buttonlessBonded:
+            guard kind == .request else { return }
+            if bytes == ButtonlessMessage.enterBootloader.bytes {
+                effects.notify(characteristic, ButtonlessMessage.response(opcode: 0x01, result: ButtonlessMessage.success).bytes)
+                device.nordic.enterOnReset = true
+                effects.note("buttonless DFU: entering the bootloader after the indication")
+                effects.schedule(after: .milliseconds(20), tag: Self.enterTag)
+            } else {
+                effects.notify(characteristic, ButtonlessMessage.response(opcode: bytes.first ?? 0, result: ButtonlessMessage.notSupported).bytes)
+            }
+        case NordicGATT.secureControlPoint:
+            // Write Requests only; a Write Command to the control point is ignored.
+            guard kind == .request else { return }
+            statistics.requests += 1
+            if !inactivityScheduled { touch(effects: &effects) }
+            controlPoint(bytes, device: &device, effects: &effects)
+        case NordicGATT.securePacket:
+            packet(bytes, device: &device, effects: &effects)
+        default:
+            return
+        }
+    }
+
+    public mutating func workDone(tag: Int, device: inout DeviceState, effects: inout ServiceEffects) {
+        switch tag {
+        case Self.enterTag, Self.resetTag:
+            effects.requestReboot()
+        case Self.inactivityTag:
+            inactivityScheduled = false
+            guard let last = lastProgress else { return }
+            let due = last + Self.inactivity
+            if effects.now >= due {
+                effects.note("Nordic bootloader: 120 s without progress, reset")
+                statistics.inactivityResets += 1
+                effects.requestReboot()
+            } else {
+                inactivityScheduled = true
+                effects.schedule(after: due - effects.now, tag: Self.inactivityTag)
+            }
+        default:
+            return
+        }
+    }
+
+    /// Restarts the inactivity timer (DFU started, object received).
+    mutating func touch(effects: inout ServiceEffects) {
+        lastProgress = effects.now
+        guard !inactivityScheduled else { return }
+        inactivityScheduled = true
+        effects.schedule(after: Self.inactivity, tag: Self.inactivityTag)
+    }
+
+    static func failure(_ op: UInt8) -> (SecureDFUResult, UInt8?) -> SecureDFUResponse {
+        { result, ext in .failure(opcode: op, result: result.rawValue, extended: ext) }
+    }
+
+    mutating func respond(_ r: SecureDFUResponse, effects: inout ServiceEffects) {
+        if case .failure = r { statistics.errorsSent += 1 }
+        effects.notify(NordicGATT.secureControlPoint, r.bytes)
+    }
+
+    private mutating func controlPoint(_ bytes: [UInt8], device: inout DeviceState, effects: inout ServiceEffects) {
+        guard let request = try? SecureDFURequest(bytes: bytes) else {
+            return respond(.failure(opcode: bytes.first ?? 0, result: SecureDFUResult.invalidParameter.rawValue, extended: nil), effects: &effects)
+        }
+        let op = request.opcode
+        func fail(_ result: SecureDFUResult, _ ext: UInt8? = nil) {
+            respond(.failure(opcode: op, result: result.rawValue, extended: ext), effects: &effects)
+        }
+        switch request {
+        case let .select(type):
+            switch type {
+            case 1:
+                currentType = 1
+                respond(.selected(maxSize: UInt32(Self.commandMax), offset: UInt32(command.count), crc: CRC32.checksum(command)), effects: &effects)
+            case 2:
+                currentType = 2
+                respond(.selected(maxSize: UInt32(Self.dataMax), offset: UInt32(offset), crc: crc.value), effects: &effects)
+            default:
+                currentType = 0
+                fail(.invalidObject)
+            }
+        case let .create(type, size):
+            switch type {
+            case 1: respond(createCommand(Int(size), effects: &effects), effects: &effects)
+            case 2: respond(createData(Int(size), device: &device, effects: &effects), effects: &effects)
+            default:
+                currentType = 0
+                fail(.invalidObject)
+            }
+        case let .setPRN(n):
+            prnTarget = n
+            prnCounter = n
+            respond(.success(opcode: op), effects: &effects)
+        case .calculateChecksum:
+            if currentType == 1 {
+                respond(.checksum(offset: UInt32(command.count), crc: CRC32.checksum(command)), effects: &effects)
+            } else {
+                respond(.checksum(offset: UInt32(offset), crc: crc.value), effects: &effects)
+            }
+        case .execute:
+            if currentType == 1 { respond(executeCommand(device: &device, effects: &effects), effects: &effects) }
+            else if currentType == 2 { respond(executeData(device: &device, effects: &effects), effects: &effects) }
+            else { fail(.invalidObject) }
+        case .abort:
+            respond(.success(opcode: op), effects: &effects)
+            effects.schedule(after: Self.resetDelay, tag: Self.resetTag)
+        case .other:
+            // NRF_DFU_PROTOCOL_REDUCED: everything else is "opcode not supported".
+            fail(.opcodeNotSupported)
+        }
+    }
+}

@@ -1,0 +1,158 @@
+import Crypto
+import FirmwareImage
+import LinkModel
+import NordicDFU
+import Testing
+import Transport
+@testable import SimulatedBoard
+
+/// The simulated Nordic bootloaders, request by request (nordic-dfu.md §2.4, §3.3, §8).
+@Suite struct NordicBootloaderTests {
+    /// A stock board driven write by write, with the notifications each write produced.
+    struct Bench {
+        var board: SimulatedBoard
+        var now = VirtualInstant.zero
+        var scheduled: [Int] = []
+
+        init(_ board: Board) throws {
+            var b = try SimulatedBoard(profile: SimulatedBoard.stockProfile(board), image: MemoryImage())
+            try b.strandInBootloader()
+            self.board = b
+        }
+
+        @discardableResult
+        mutating func write(_ bytes: [UInt8], to ch: GATTCharacteristic, kind: WriteKind = .request) -> [[UInt8]] {
+            var effects = ServiceEffects(now: now, timing: DeviceTiming.of(board.profile.family), rng: SplitMix64(seed: 1),
+                                         slowErase: 0, slowEraseFactor: 1)
+            _ = board.write(bytes, to: ch, kind: kind, effects: &effects)
+            scheduled += effects.work.map(\.tag)
+            return effects.notifications.map(\.bytes)
+        }
+
+        mutating func request(_ r: SecureDFURequest) -> [UInt8]? {
+            write(r.bytes, to: NordicGATT.secureControlPoint).last
+        }
+
+        /// Sends an init command (56 bytes) and executes it.
+        mutating func sendInit(_ packet: [UInt8]) -> [UInt8]? {
+            _ = request(.create(.command, size: UInt32(packet.count)))
+            write(packet, to: NordicGATT.securePacket, kind: .command)
+            return request(.execute)
+        }
+    }
+
+    static let image = (0..<6000).map { UInt8(truncatingIfNeeded: $0 &* 29 &+ 11) }
+
+    @Test("DfuTarg offers only the bootloader's characteristics, with the secure bootloader's MTU")
+    func advertisesAsDfuTarg() throws {
+        let bench = try Bench(.microbitV2)
+        let info = bench.board.connectionInfo(centralMTU: 247)
+        #expect(info.name == "DfuTarg")
+        #expect(info.services == [NordicGATT.secureService])
+        #expect(info.mtu == 247)
+        #expect(bench.board.serviceIndex(of: NordicGATT.buttonlessBonded) == nil)
+        #expect(bench.board.serviceIndex(of: KnownGATT.partialFlashing) == nil)
+    }
+
+    @Test("Data objects need an executed init; the init is validated and then invalidates the old application")
+    func initValidation() throws {
+        var b = try Bench(.microbitV2)
+        #expect(b.request(.create(.data, size: 4096)) == [0x60, 0x01, 0x08])
+        var badVersion = MicrobitAppInitPacket(application: Self.image)
+        badVersion.version = 2
+        #expect(b.sendInit(badVersion.bytes) == [0x60, 0x04, 0x05])
+        #expect(b.sendInit(MicrobitAppInitPacket(applicationSize: 0, hashSize: 0, storedHash: []).bytes) == [0x60, 0x04, 0x0B, 0x04])
+        #expect(b.sendInit(MicrobitAppInitPacket(applicationSize: 0x58004, hashSize: 0, storedHash: []).bytes) == [0x60, 0x04, 0x04])
+        #expect(b.sendInit(Array(repeating: 0x41, count: 56)) == [0x60, 0x04, 0x0B, 0x02])
+        let good = MicrobitAppInitPacket(application: Self.image).bytes
+        #expect(b.sendInit(good) == [0x60, 0x04, 0x01])
+        #expect(b.board.nordicSettings.initCommand == good)
+        #expect(!b.board.nordicSettings.applicationValid)
+        #expect(b.request(.create(.data, size: 100)) == [0x60, 0x01, 0x03]) // not the last object, not a whole page
+        #expect(b.request(.create(.data, size: 8192)) == [0x60, 0x01, 0x04])
+        #expect(b.request(.other(opcode: 0x09, parameters: [])) == [0x60, 0x09, 0x02]) // reduced opcode set
+    }
+
+    @Test("A disconnect reloads the settings: the stored init stays, the data offset goes back to 0")
+    func disconnectReloads() throws {
+        var b = try Bench(.microbitV2)
+        let good = MicrobitAppInitPacket(application: Self.image).bytes
+        _ = b.sendInit(good)
+        _ = b.request(.create(.data, size: 4096))
+        b.now = b.now + .seconds(1)
+        b.write(Array(Self.image[0..<244]), to: NordicGATT.securePacket, kind: .command)
+        #expect(b.request(.calculateChecksum) == SecureDFUResponse.checksum(offset: 244, crc: CRC32.checksum(Self.image[0..<244])).bytes)
+        b.board.linkDropped()
+        #expect(b.request(.select(.command)) == SecureDFUResponse.selected(maxSize: 512, offset: 56, crc: CRC32.checksum(good)).bytes)
+        #expect(b.request(.select(.data)) == SecureDFUResponse.selected(maxSize: 4096, offset: 0, crc: 0).bytes)
+    }
+
+    @Test("A wrong hash fails the final Execute and the board stays in its bootloader; the right one starts the application")
+    func finalExecute() throws {
+        for correct in [false, true] {
+            var b = try Bench(.microbitV2)
+            var packet = MicrobitAppInitPacket(application: Self.image)
+            if !correct { packet.storedHash[0] ^= 0xFF }
+            _ = b.sendInit(packet.bytes)
+            var offset = 0
+            while offset < Self.image.count {
+                let size = min(4096, Self.image.count - offset)
+                #expect(b.request(.create(.data, size: UInt32(size))) == [0x60, 0x01, 0x01])
+                b.now = b.now + .seconds(1)
+                var at = offset
+                while at < offset + size {
+                    b.write(Array(Self.image[at..<min(offset + size, at + 244)]), to: NordicGATT.securePacket, kind: .command)
+                    at += 244
+                }
+                offset += size
+                let answer = b.request(.execute)
+                #expect(answer == (offset < Self.image.count || correct ? [0x60, 0x04, 0x01] : [0x60, 0x04, 0x0B, 0x0C]))
+            }
+            b.board.reset()
+            #expect(b.board.inNordicBootloader == !correct)
+            #expect(try b.board.readFlash(0x1C000..<(0x1C000 + UInt32(Self.image.count))) == Self.image)
+        }
+    }
+
+    @Test("Packets that outrun the page erase beyond the free flash-queue slots are dropped; the PRN shows offset 0")
+    func packetsDuringTheErase() throws {
+        var b = try Bench(.microbitV2)
+        _ = b.sendInit(MicrobitAppInitPacket(application: Self.image).bytes)
+        _ = b.request(.setPRN(16))
+        _ = b.request(.create(.data, size: 4096))
+        var receipts: [[UInt8]] = []
+        for i in 0..<16 {
+            receipts += b.write(Array(Self.image[(i * 244)..<((i + 1) * 244)]), to: NordicGATT.securePacket, kind: .command)
+        }
+        #expect(receipts == [SecureDFUResponse.checksum(offset: 0, crc: 0).bytes])
+        #expect(b.board.nordicStatistics?.droppedPackets == 1)
+    }
+
+    @Test("Legacy: Start erases and invalidates, data before the init is refused, Validate checks the CRC-16")
+    func legacyBootloader() throws {
+        var b = try Bench(.microbitV1)
+        #expect(b.board.connectionInfo(centralMTU: 247).mtu == 23)
+        let cp = NordicGATT.legacyControlPoint, packet = NordicGATT.legacyPacket
+        let app = Array(Self.image[0..<400])
+        b.write([0x01, 0x04], to: cp)
+        #expect(b.write(LegacyImageSizes(application: 400).bytes, to: packet, kind: .command).isEmpty) // answered after the erase
+        #expect(b.scheduled.contains(LegacyDFUBootloader.eraseTag))
+        var effects = ServiceEffects(now: .zero, timing: .of(.nrf51), rng: SplitMix64(seed: 1), slowErase: 0, slowEraseFactor: 1)
+        let index = try #require(b.board.serviceIndex(of: cp))
+        b.board.workDone(service: index, tag: LegacyDFUBootloader.eraseTag, effects: &effects)
+        #expect(effects.notifications.map(\.bytes) == [[0x10, 0x01, 0x01]])
+        #expect(!b.board.nordicSettings.applicationValid)
+        #expect(b.write([0x03], to: cp) == [[0x10, 0x03, 0x02]])
+        var wrong = LegacyInitPacket(application: app)
+        wrong.crc16 ^= 1
+        b.write([0x02, 0x00], to: cp)
+        b.write(wrong.bytes, to: packet, kind: .command)
+        #expect(b.write([0x02, 0x01], to: cp) == [[0x10, 0x02, 0x01]])
+        b.write([0x03], to: cp)
+        var last: [[UInt8]] = []
+        for at in stride(from: 0, to: app.count, by: 20) { last = b.write(Array(app[at..<(at + 20)]), to: packet, kind: .command) }
+        #expect(last == [[0x10, 0x03, 0x01]])
+        #expect(b.write([0x04], to: cp) == [[0x10, 0x04, 0x05]])
+        #expect(b.write([0x01, 0x04], to: cp) == [[0x10, 0x01, 0x02]]) // no second Start in this session
+    }
+}
