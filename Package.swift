@@ -92,6 +92,11 @@ let package = Package(
         .testTarget(name: "SimulatedBoardTests", dependencies: ["SimulatedBoard", "LinkModel", "PartialFlashing", "McuMgr", "SMP", "Transport", "TestSupport"]),
         .testTarget(name: "FlashingTests", dependencies: ["Flashing", "SimulatedBoard", "TestSupport"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
+        .testTarget(name: "BlueZTransportTests", dependencies: ["BlueZTransport", "DBus", "Transport"]),
+        // Runs the built bitflash against the fake org.bluez (`bitflash sim bluez`) on a private bus.
+        .testTarget(name: "BlueZIntegrationTests", dependencies: [
+            "TestSupport", "FirmwareImage", "SimulatedBoard", "BlueZTransport", "DBus", "Transport",
+        ]),
         .testTarget(name: "FakeBlueZTests", dependencies: [
             "FakeBlueZ", "DBus", "SimulatedBoard", "PartialFlashing", "SMP", "FirmwareImage", "SampleFirmware", "Transport", "TestSupport",
         ]),

@@ -6,6 +6,9 @@ import Foundation
 extension FakeBlueZ {
     /// GATT discovery after the link is up (modelled; the reply to Connect leaves first).
     static let serviceDiscovery: Duration = .milliseconds(150)
+    /// From a board's notification to the client: the next connection event. 7.5 ms is BLE's
+    /// shortest connection interval, so no real answer arrives sooner (not even at time scale 0).
+    static let notificationLatency: Duration = .microseconds(7500)
     /// Just Works pairing (modelled).
     static let pairingTime: Duration = .milliseconds(400)
     /// The kernel's LE connection timeout.

@@ -159,16 +159,26 @@ extension FakeBlueZ {
         }
     }
 
+    /// Sends the oldest waiting notification, if its link is still up and subscribed.
+    func deliverNotification(_ i: Int, _ s: inout FakeState) {
+        guard !s.devices[i].outbox.isEmpty else { return }
+        let n = s.devices[i].outbox.removeFirst()
+        let d = s.devices[i]
+        guard d.connected, n.epoch == d.linkEpoch, !d.staleBond, let c = d.gatt?.characteristic(for: n.characteristic),
+              d.notifySessions[c.path]?.isEmpty == false else { return }
+        notifyValue(i, path: c.path, n.bytes, &s)
+    }
+
     /// Carries out what the board asked for: notifications to subscribed clients, later work,
     /// a reset (the link drops; the board boots after its reset time).
     func apply(_ step: GATTBoardHost.Step, device i: Int, _ s: inout FakeState) {
         let name = s.devices[i].name
         for line in step.notes { note("[\(name)] \(line)") }
+        // A notification goes on air at a later connection event, never in the one that carried
+        // the write it answers: each is delivered one notification latency later, in order.
         for n in step.notifications {
-            let d = s.devices[i]
-            guard d.connected, !d.staleBond, let c = d.gatt?.characteristic(for: n.characteristic),
-                  d.notifySessions[c.path]?.isEmpty == false else { continue }
-            notifyValue(i, path: c.path, n.bytes, &s)
+            s.devices[i].outbox.append((s.devices[i].linkEpoch, n.characteristic, n.bytes))
+            schedule(.deliver(device: i), after: Self.notificationLatency, minimumReal: Self.notificationLatency, &s)
         }
         for work in step.work { schedule(.work(device: i, work), after: work.delay, &s) }
         if let down = step.downFor {

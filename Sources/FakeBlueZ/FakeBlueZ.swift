@@ -233,6 +233,8 @@ public final class FakeBlueZ: Sendable {
         case let .work(i, work):
             let step = s.devices[i].host.perform(work)
             apply(step, device: i, &s)
+        case let .deliver(i):
+            deliverNotification(i, &s)
         case let .boot(i):
             let step = s.devices[i].host.boot()
             apply(step, device: i, &s)

@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import SimulatedBoard
+import Transport
 
 /// One board as the fake BlueZ service sees it: BlueZ's view of the device (exported,
 /// connected, paired) and the board itself behind its real-time host.
@@ -35,6 +36,8 @@ struct FakeDevice: Sendable {
     var values: [String: [UInt8]] = [:]
     var writesDelivered = 0
     var notificationsSent = 0
+    /// Notifications on their way to the client: (link epoch, characteristic UUID, bytes), oldest first.
+    var outbox: [(epoch: Int, characteristic: GATTCharacteristic, bytes: [UInt8])] = []
 
     init(spec: FakeBoard, adapterPath: String) {
         self.spec = spec
@@ -118,4 +121,6 @@ enum FakeEvent: Sendable {
     case resolve(device: Int, epoch: Int)
     /// Advertisements reach the adapter.
     case advertise
+    /// A connection event: the oldest notification in the device's outbox goes on air.
+    case deliver(device: Int)
 }

@@ -5,7 +5,7 @@ struct Bitflash: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bitflash",
         abstract: "Flash BBC micro:bit and Calliope mini boards over Bluetooth LE.",
-        subcommands: [FlashCommand.self, InfoCommand.self, DemoCommand.self, InspectCommand.self, ConvertCommand.self, SimCommand.self,
+        subcommands: [FlashCommand.self, ScanCommand.self, InfoCommand.self, DemoCommand.self, InspectCommand.self, ConvertCommand.self, SimCommand.self,
                       TraceCommand.self, BenchCommand.self])
 
     /// Lets `--simulate` stand without a profile (`bitflash flash prog.hex --simulate`):

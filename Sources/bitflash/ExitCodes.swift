@@ -1,4 +1,5 @@
 import ArgumentParser
+import BlueZTransport
 import Foundation
 
 /// bitflash's exit codes. They are documented in the README and stable for scripts.
@@ -21,6 +22,12 @@ enum BitflashExit: Int32, CaseIterable {
     case cannotWrite = 73
     /// Flashing failed; the message says what to do (EX_IOERR).
     case flashFailed = 74
+    /// Bluetooth is not usable: bluetoothd not running, no adapter, or the adapter is off (EX_TEMPFAIL).
+    case bluetoothUnavailable = 75
+    /// The board connected but BlueZ never resolved its services (EX_PROTOCOL).
+    case servicesNotResolved = 76
+    /// The board refused to pair (EX_NOPERM).
+    case pairingRefused = 77
 
     var meaning: String {
         switch self {
@@ -33,6 +40,9 @@ enum BitflashExit: Int32, CaseIterable {
         case .internalError: return "internal error (please report it)"
         case .cannotWrite: return "an output file could not be written"
         case .flashFailed: return "flashing failed"
+        case .bluetoothUnavailable: return "Bluetooth not available (bluetoothd not running, no adapter, or adapter off)"
+        case .servicesNotResolved: return "the board connected but its services never resolved"
+        case .pairingRefused: return "the board refused to pair"
         }
     }
 }
@@ -76,6 +86,7 @@ func describe(_ error: any Error) -> String {
 /// The exit code of an error that is not a `CLIError`, decided by the layer it comes from.
 func classify(_ error: any Error) -> BitflashExit {
     let type = String(reflecting: Swift.type(of: error))
+    if let bluez = error as? BlueZError { return bluez.exit }
     if type.hasPrefix("FirmwareImage.") { return .badFirmware }
     if error is CocoaError || error is POSIXError { return .cannotRead }
     if type.hasPrefix("Transport.") || type.hasPrefix("BlueZTransport.") { return .boardNotFound }

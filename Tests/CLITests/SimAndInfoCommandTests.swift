@@ -127,9 +127,20 @@ struct ExitCodeTests {
         #expect(r.stderr.contains("missing-folder/out.hex: cannot write"), "\(r.stderr)")
     }
 
-    @Test func aRealBoardIsNotSupportedYetAndExits69WithTheSimulatedAlternative() throws {
-        let r = try BitflashBinary.run(["flash", BitflashBinary.sample("sample-r1-heart.hex").path, "--device", "AA:BB:CC:DD:EE:FF"])
-        #expect(r.status == 69)
-        #expect(r.stderr.contains("--simulate"))
+    @Test func aRealBoardWithoutAReachableSystemBusExits75SayingHowToStartBluetooth() throws {
+        let env = ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/bitflash-test-bus"]
+        let r = try BitflashBinary.run(["flash", BitflashBinary.sample("sample-r1-heart.hex").path, "--device", "AA:BB:CC:DD:EE:FF"],
+                                       environment: env)
+        #expect(r.status == 75)
+        #expect(r.stderr.contains("Bluetooth is not available: cannot reach the system bus"), "\(r.stderr)")
+        #expect(r.stderr.contains("systemctl start bluetooth"))
+        let scan = try BitflashBinary.run(["scan", "--timeout", "1"], environment: env)
+        #expect(scan.status == 75)
+    }
+
+    @Test func deviceAndSimulateTogetherAreABadCommandLine() throws {
+        let r = try BitflashBinary.run(["flash", BitflashBinary.sample("sample-r1-heart.hex").path, "--device", "zotig", "--simulate"])
+        #expect(r.status == 64)
+        #expect(r.stderr.contains("use either --device/--all-in-range or --simulate"))
     }
 }

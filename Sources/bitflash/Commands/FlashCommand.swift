@@ -13,11 +13,13 @@ struct FlashCommand: AsyncParsableCommand {
         commandName: "flash",
         abstract: "Flash a firmware file: only the changed program when possible, a full update otherwise.",
         discussion: """
-            With --simulate, a simulated board whose flash persists in a state folder is flashed on a \
-            modelled Bluetooth link; times are modelled seconds. The path taken and why is printed \
+            With --device (repeatable) or --all-in-range, real boards are flashed over BlueZ, in real \
+            seconds. With --simulate, a simulated board whose flash persists in a state folder is flashed \
+            on a modelled Bluetooth link; times are modelled seconds. The path taken and why is printed \
             before and after. Exit codes: 0 flashed (or up to date), 3 flashed after falling back from \
             partial flashing to a full update, 64 bad command line, 65 bad firmware file, 66 unreadable \
-            file, 69 board not found, 73 a file could not be written, 74 flashing failed.
+            file, 69 board not found, 73 a file could not be written, 74 flashing failed, 75 Bluetooth not \
+            available, 76 the board's services never resolved, 77 pairing refused.
             """)
 
     @Argument(help: "The firmware file: Intel HEX, Universal Hex, UF2, MCUboot image or DFU .zip.")
@@ -25,6 +27,11 @@ struct FlashCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("device"), help: ArgumentHelp("A real board's address or name (repeat for a class set).", valueName: "ADDR|NAME"))
     var devices: [String] = []
+
+    @Flag(name: .customLong("all-in-range"), help: "Flash every board in Bluetooth range (a class set), in parallel.")
+    var allInRange = false
+
+    @OptionGroup var bluetooth: BluetoothOptions
 
     @Option(help: ArgumentHelp("Flash a simulated board of this kind (default microbit-v2-mcuboot).", valueName: "PROFILE"))
     var simulate: SimProfile?
@@ -53,17 +60,17 @@ struct FlashCommand: AsyncParsableCommand {
     func validate() throws {
         try validateUDP()
         guard boards >= 1, boards <= 64 else { throw ValidationError("--boards must be between 1 and 64") }
-        if !devices.isEmpty, simulate != nil { throw ValidationError("use either --device or --simulate, not both") }
+        if !devices.isEmpty || allInRange, simulate != nil { throw ValidationError("use either --device/--all-in-range or --simulate, not both") }
+        if allInRange, !devices.isEmpty { throw ValidationError("use either --device or --all-in-range, not both") }
+        if boards > 1, !devices.isEmpty || allInRange { throw ValidationError("--boards counts simulated boards: repeat --device instead") }
+        try bluetooth.validateTimes()
         if boards > 1, simulate == nil, devices.isEmpty { throw ValidationError("--boards counts simulated boards: add --simulate") }
     }
 
     func run() async throws {
         try await runCommand {
             if let udp { return try await runOverUDP(udp) }
-            guard devices.isEmpty else {
-                throw CLIError(.boardNotFound, "real boards over BlueZ are not supported by this build yet; "
-                                   + "try the same command with --simulate")
-            }
+            if !devices.isEmpty || allInRange { return try await runOnDevices() }
             Verbose.bootstrap(output.verbose)
             let profile = simulate ?? .default
             let firmware = try FirmwareFileLoading.loadForFlash(file)
@@ -92,12 +99,17 @@ struct FlashCommand: AsyncParsableCommand {
     }
 
     func makePlan(_ firmware: Firmware, profile: SimProfile) throws -> FlashPlan {
-        var target = profile.board
+        try makePlan(firmware, board: profile.board, described: "simulated \(profile.board.displayName)")
+    }
+
+    /// The plan for `firmware` on `detected` (or on `--board`, which must be of the same family).
+    func makePlan(_ firmware: Firmware, board detected: Board, described: String) throws -> FlashPlan {
+        var target = detected
         if let name = board {
             guard let b = Board(userName: name) else { throw CLIError(.usage, "unknown board '\(name)'") }
             guard b.family == target.family else {
-                throw CLIError(.usage, "--board \(b.rawValue) (\(b.family.chipName)) does not match the simulated "
-                                   + "\(target.displayName) (\(target.family.chipName))")
+                throw CLIError(.usage, "--board \(b.rawValue) (\(b.family.chipName)) does not match the "
+                                   + "\(described) (\(target.family.chipName))")
             }
             target = b
         }

@@ -21,6 +21,11 @@ struct InfoCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Ask a simulated board of this kind (default microbit-v2-mcuboot).", valueName: "PROFILE"))
     var simulate: SimProfile?
 
+    @Option(help: ArgumentHelp("Ask a real board, by address or name, over Bluetooth.", valueName: "ADDR|NAME"))
+    var device: String?
+
+    @OptionGroup var bluetooth: BluetoothOptions
+
     @Option(name: .customLong("name"), help: ArgumentHelp("Which saved simulated board (default: sim, or the first saved).", valueName: "NAME"))
     var boardName: String?
 
@@ -46,12 +51,21 @@ struct InfoCommand: AsyncParsableCommand {
         var protocolVersion: Int
         var regions: [Region]
         var slots: [Slot]?
-        var simulatorState: SimulatorState
+        /// Only for simulated boards.
+        var simulatorState: SimulatorState?
+    }
+
+    func validate() throws {
+        if device != nil, simulate != nil || boardName != nil {
+            throw ValidationError("use either --device or --simulate/--name, not both")
+        }
+        try bluetooth.validateTimes()
     }
 
     func run() async throws {
         try await runCommand {
             Verbose.bootstrap(verbose)
+            if let device { return try await runOnDevice(device) }
             let store = SimStore(option: simulation.simState)
             let profile = simulate ?? .default
             let saved = store.savedNames()
@@ -97,19 +111,25 @@ struct InfoCommand: AsyncParsableCommand {
     }
 
     static func shown(name: String, board: SimulatedBoard, map: BoardMemoryMap, slots: [ImageSlotState]?) -> Shown {
+        let profile = SimProfile(board: board.profile.board, mcuboot: board.offeredServices.contains(KnownGATT.smpService))
+        return shown(name: name, board: board.profile.board, address: board.profile.address, map: map, slots: slots,
+                     simulatorState: .init(flashIncomplete: board.flashIncomplete, profile: profile.description))
+    }
+
+    static func shown(name: String, board: Board, address: String, map: BoardMemoryMap, slots: [ImageSlotState]?,
+                      simulatorState: Shown.SimulatorState?) -> Shown {
         func region(_ r: RegionInfo, _ label: String) -> Shown.Region {
             Shown.Region(id: Int(r.id), name: label, start: hex32(r.start), end: hex32(r.end), hash: r.hash.hexString)
         }
-        let profile = SimProfile(board: board.profile.board, mcuboot: board.offeredServices.contains(KnownGATT.smpService))
         return Shown(
-            name: name, board: board.profile.board.rawValue, address: board.profile.address,
+            name: name, board: board.rawValue, address: address,
             mode: map.mode == .pairing ? "pairing" : "application", protocolVersion: Int(map.protocolVersion),
             regions: [region(map.runtime, "runtime"), region(map.program, "program")],
             slots: slots?.map { s in
                 Shown.Slot(image: s.image ?? 0, slot: s.slot, version: s.version, hash: s.hash?.hexString,
                            bootable: s.bootable, pending: s.pending, confirmed: s.confirmed, active: s.active, permanent: s.permanent)
             },
-            simulatorState: .init(flashIncomplete: board.flashIncomplete, profile: profile.description))
+            simulatorState: simulatorState)
     }
 
     static func text(_ s: Shown) -> String {
@@ -130,7 +150,9 @@ struct InfoCommand: AsyncParsableCommand {
         } else {
             out += "  no McuMgr (SMP) service: full updates are not possible on this board\n"
         }
-        out += "  simulator state: \(s.simulatorState.profile), flash \(s.simulatorState.flashIncomplete ? "incomplete" : "complete")\n"
+        if let state = s.simulatorState {
+            out += "  simulator state: \(state.profile), flash \(state.flashIncomplete ? "incomplete" : "complete")\n"
+        }
         return out
     }
 

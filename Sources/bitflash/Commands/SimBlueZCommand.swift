@@ -77,6 +77,10 @@ struct SimBlueZCommand: AsyncParsableCommand {
                                valueName: "SEED"))
     var hostileSeed: UInt64?
 
+    @Option(name: .customLong("firmware-hostile"), help: ArgumentHelp("The board's firmware misbehaves (as `sim campaign --hostile`): "
+        + "\(HostileKind.allCases.map(\.rawValue).joined(separator: ", ")).", valueName: "KIND,KIND"))
+    var firmwareHostile: String?
+
     @Option(name: .customLong("time-scale"), help: "Real seconds per modelled second (0: at once; default 1, or the scenario's).")
     var timeScale: Double?
 
@@ -89,7 +93,7 @@ struct SimBlueZCommand: AsyncParsableCommand {
     private var usesBoardOptions: Bool {
         profile != nil || name != nil || address != nil || from != nil || requiresPairing || refusesPairing
             || connectFailures != nil || servicesNeverResolve || disconnectAfterWrites != nil || absent || staleBond || gattCache || pairingModeOnly
-            || hostile != nil || hostileSeed != nil
+            || hostile != nil || hostileSeed != nil || firmwareHostile != nil
     }
 
     func validate() throws {
@@ -168,7 +172,8 @@ struct SimBlueZCommand: AsyncParsableCommand {
             throw CLIError(.usage, "--hostile-seed picks among the --hostile modes: give them too, e.g. --hostile wrong-types,missing-properties")
         }
         let state = SimStore.names(count: 1)[0]
-        let board = try Self.board(store: store, state: state, index: 1, profile: profile, from: from)
+        var board = try Self.board(store: store, state: state, index: 1, profile: profile, from: from)
+        for kind: HostileKind in try Self.list(firmwareHostile, "--firmware-hostile") { board.makeHostile(kind) }
         return FakeBoard(board: board, name: name, address: address, behaviour: behaviour, stateFile: store.url(of: state))
     }
 

@@ -1,0 +1,166 @@
+import DBus
+import Transport
+
+extension BlueZDeviceTransport {
+    /// Connects with the retries BlueZ needs, waits for the services, pairs when asked to, and
+    /// reads the GATT table afresh.
+    /// `connect(timeout:)` with the richer `BlueZError` (the CLI maps its cases to exit codes).
+    public func establish(timeout: Duration) async throws(BlueZError) -> ConnectionInfo {
+        do {
+            try await ensureDeviceKnown()
+            let path = state.withLock { $0.devicePath }
+            let already = state.withLock { ($0.device?.connected ?? false) && ($0.device?.servicesResolved ?? false) }
+            if !already { try await connectWithRetries(path: path, timeout: timeout) }
+            state.withLock {
+                $0.linkUp = true
+                $0.closingLocally = false
+                $0.pendingReason = nil
+                $0.gattDirty = true
+            }
+            try await waitForServices(path: path)
+            if settings.pairAlways, !(state.withLock { $0.device?.paired ?? false }) { try await pair() }
+            let table = try await currentGATT(operation: "reading the services of \(label)")
+            try await pairIfAsked(table, timeout: timeout)
+            let mtu = table.mtu ?? BlueZLimits.defaultMTU
+            state.withLock { $0.mtu = mtu }
+            return ConnectionInfo(services: table.services, mtu: mtu, name: name)
+        } catch let error as BlueZError {
+            throw error
+        } catch {
+            throw BlueZError.failed(operation: "connecting to \(label)", message: "\(error)")
+        }
+    }
+
+    /// After a reset BlueZ may have dropped the device object: scan until the board is back.
+    func ensureDeviceKnown() async throws {
+        let tree = try await bus.objects()
+        let path = state.withLock { $0.devicePath }
+        if let d = tree.devices.first(where: { $0.path == path }) {
+            state.withLock { $0.device = d }
+            return
+        }
+        let scanner = BlueZScanner(bus: bus, adapter: adapterPath)
+        let found = try await scanner.find(DeviceQuery(address), timeout: settings.rediscoverTimeout)
+        state.withLock {
+            $0.devicePath = found.path
+            $0.device = found
+        }
+    }
+
+    func connectWithRetries(path: String, timeout: Duration) async throws {
+        var delay = settings.connectRetryDelay
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                try await bus.rawCall(path, BlueZNames.device, "Connect", timeout: timeout)
+                return
+            } catch let error as DBusError {
+                if error.name == "org.bluez.Error.AlreadyConnected" { return }
+                guard BlueZError.isRetryableConnect(error), attempt < settings.connectAttempts else {
+                    if case .remote(_, let message) = error, error.name?.hasPrefix(BlueZNames.errorPrefix) == true,
+                       !["org.bluez.Error.NotReady"].contains(error.name ?? "") {
+                        throw BlueZError.connectFailed(device: label, message: message.isEmpty ? (error.name ?? "") : message)
+                    }
+                    throw BlueZError.from(error, operation: "connecting to \(label)")
+                }
+                // An aborted connect leaves BlueZ half-connected: let it settle first.
+                try? await waitUntil(timeout: .seconds(2), operation: "connect retry") { !($0.device?.connected ?? false) }
+                try await Task.sleep(for: delay)
+                delay *= 2
+            }
+        }
+    }
+
+    /// Waits for `ServicesResolved`, failing early when the link drops.
+    func waitForServices(path: String) async throws {
+        // The signal may have come before the wait: read the property once.
+        if let v = try? await bus.get(path, BlueZNames.device, "ServicesResolved", operation: "reading ServicesResolved"),
+           case .bool(let resolved) = v {
+            state.withLock { $0.device?.servicesResolved = resolved }
+        }
+        do {
+            try await waitUntil(timeout: settings.servicesResolvedTimeout, operation: "resolving services") {
+                !$0.linkUp || ($0.device?.servicesResolved ?? false)
+            }
+        } catch BlueZError.timeout {
+            await disconnect()
+            throw BlueZError.servicesNeverResolved(device: label, after: settings.servicesResolvedTimeout)
+        }
+        guard state.withLock({ $0.linkUp }) else {
+            throw BlueZError.connectFailed(device: label, message: "the board dropped the connection while its services were being resolved")
+        }
+    }
+
+    /// Finds out at connect time whether the board wants a bond: subscribing to its flashing
+    /// characteristic (which the flows do next anyway) is refused without one. Pairs then, so
+    /// that a refusal is reported as such instead of as a board that never answers.
+    func pairIfAsked(_ table: GATTTable, timeout: Duration) async throws {
+        guard !(state.withLock { $0.device?.paired ?? false }),
+              let probe = [KnownGATT.partialFlashing, KnownGATT.smp].first(where: { table.characteristics[$0] != nil }),
+              let path = table.characteristics[probe] else { return }
+        do {
+            try await bus.rawCall(path, BlueZNames.gattCharacteristic, "StartNotify", timeout: timeout)
+        } catch let error as DBusError where BlueZError.needsPairing(error) {
+            guard settings.pairWhenRequired else {
+                throw BlueZError.pairingRefused(device: label, message: "the board requires a bond, and pairing is turned off")
+            }
+            try await pair()
+        } catch {
+            // Anything else is for the flow to meet and report.
+        }
+    }
+
+    /// Pairs (Just Works, through a NoInputNoOutput agent) and marks the board trusted.
+    func pair() async throws {
+        let path = state.withLock { $0.devicePath }
+        let agent = try await BlueZAgent.register(on: bus)
+        defer { Task { [bus] in await agent.unregister(on: bus) } }
+        do {
+            try await bus.rawCall(path, BlueZNames.device, "Pair", timeout: .seconds(60))
+        } catch let error as DBusError where error.name == "org.bluez.Error.AlreadyExists" {
+            // Already bonded.
+        } catch let error as DBusError {
+            switch BlueZError.from(error, operation: label) {
+            case .pairingRefused(_, let message): throw BlueZError.pairingRefused(device: label, message: message)
+            case .failed(_, let message): throw BlueZError.pairingRefused(device: label, message: message)
+            case let other: throw other
+            }
+        }
+        try await bus.set(path, BlueZNames.device, "Trusted", .bool(true), operation: "trusting \(label)")
+        state.withLock { $0.device?.paired = true }
+    }
+
+    /// The GATT table, read again when BlueZ announced changes below the device.
+    func currentGATT(operation: String) async throws -> GATTTable {
+        if let table = state.withLock({ $0.gattDirty ? nil : $0.gatt }) { return table }
+        let tree = try await bus.objects()
+        return state.withLock { s in
+            s.gatt = tree.gatt(under: s.devicePath)
+            s.gattDirty = false
+            return s.gatt
+        }
+    }
+
+    /// Waits until `condition` holds on the state, or throws `BlueZError.timeout`.
+    func waitUntil(timeout: Duration, operation: String, _ condition: @escaping @Sendable (BlueZLinkState) -> Bool) async throws {
+        let ticks = sinks.ticks()
+        if state.withLock({ condition($0) }) { return }
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for await _ in ticks where self.state.withLock({ condition($0) }) { return true }
+                return false
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return false
+            }
+            let met = try await group.next() ?? false
+            group.cancelAll()
+            if !met {
+                try Task.checkCancellation()
+                throw BlueZError.timeout(operation: operation, after: timeout)
+            }
+        }
+    }
+}

@@ -1,0 +1,167 @@
+import DBus
+import Synchronization
+import Transport
+
+/// One board over BlueZ: the `BLETransport` that the flows run on.
+///
+/// It owns a private bus connection. The BlueZ signals are subscribed when it opens, so the
+/// `PropertiesChanged` match for every characteristic is on the bus before any `StartNotify`,
+/// and no early notification is lost. Each connect re-reads the GATT table, because a board
+/// that reset into pairing mode or into a new image may come back with other objects.
+public final class BlueZDeviceTransport: BLETransport {
+    /// Tuning for the quirks of BlueZ and of boards.
+    public struct Settings: Sendable {
+        /// Connect attempts for the errors BlueZ wants retried (InProgress, connection aborts).
+        public var connectAttempts = 4
+        /// Pause before the second attempt; doubled each time.
+        public var connectRetryDelay: Duration = .milliseconds(500)
+        /// How long BlueZ may take to resolve the GATT services after connecting.
+        public var servicesResolvedTimeout: Duration = .seconds(20)
+        /// How long to scan for the board when BlueZ has forgotten it (after a reset).
+        public var rediscoverTimeout: Duration = .seconds(15)
+        /// Pair (and trust) when the board asks for it. When false, such boards fail.
+        public var pairWhenRequired = true
+        /// Pair right after the first connect, before the board asks.
+        public var pairAlways = false
+        public init() {}
+    }
+
+    public let bus: BlueZBus
+    public let settings: Settings
+    /// The board's address, `AA:BB:CC:DD:EE:FF`.
+    public let address: String
+    public let adapterPath: String
+    /// The name it advertised, when known.
+    public let name: String?
+
+    let state: Mutex<BlueZLinkState>
+    let sinks = Sinks()
+    private let pump: Mutex<Task<Void, Never>?> = Mutex(nil)
+
+    init(bus: BlueZBus, device: BlueZDevice, settings: Settings) {
+        self.bus = bus
+        self.settings = settings
+        self.address = device.address
+        self.adapterPath = device.adapterPath
+        self.name = device.name
+        state = Mutex(BlueZLinkState(devicePath: device.path, device: device))
+    }
+
+    /// Opens a transport for `device` on its own bus connection, subscribed to BlueZ's signals.
+    /// Nothing is connected yet: call `connect(timeout:)`.
+    public static func open(device: BlueZDevice, settings: Settings = Settings(), bus address: DBusBusAddress = .system) async throws -> BlueZDeviceTransport {
+        let bus = try await BlueZBus.open(bus: address)
+        do {
+            return try await open(device: device, settings: settings, on: bus)
+        } catch {
+            bus.close()
+            throw error
+        }
+    }
+
+    /// Opens a transport on an existing bus connection (which it then owns).
+    public static func open(device: BlueZDevice, settings: Settings = Settings(), on bus: BlueZBus) async throws -> BlueZDeviceTransport {
+        let transport = BlueZDeviceTransport(bus: bus, device: device, settings: settings)
+        let events = try await bus.events()
+        let task = Task { [weak transport] in
+            for await event in events {
+                guard let transport else { return }
+                transport.handle(event)
+            }
+        }
+        transport.pump.withLock { $0 = task }
+        return transport
+    }
+
+    /// Stops listening and closes the bus connection (BlueZ then drops this client's
+    /// notification sessions). The link itself is left as it is: call `disconnect()` first.
+    public func close() {
+        pump.withLock { $0?.cancel() }
+        sinks.finishAll()
+        bus.close()
+    }
+
+    deinit { close() }
+
+    func handle(_ event: BlueZEvent) {
+        let effects = state.withLock { $0.apply(event) }
+        for effect in effects {
+            switch effect {
+            case .linkLost(let reason): sinks.linkLost(reason)
+            case let .notification(c, bytes): sinks.notify(c, bytes)
+            }
+        }
+        sinks.tick()
+    }
+
+    /// The label used in messages: name and address.
+    var label: String { name.map { "\($0) (\(address))" } ?? address }
+
+    // MARK: BLETransport
+
+    public func connect(timeout: Duration) async throws -> ConnectionInfo {
+        do { return try await establish(timeout: timeout) } catch { throw error.transportError }
+    }
+
+    public func disconnect() async {
+        let (path, up) = state.withLock { s -> (String, Bool) in
+            s.closingLocally = true
+            return (s.devicePath, s.linkUp)
+        }
+        _ = try? await bus.rawCall(path, BlueZNames.device, "Disconnect", timeout: .seconds(10))
+        if up { try? await waitUntil(timeout: .seconds(5), operation: "disconnect") { !$0.linkUp } }
+        state.withLock {
+            $0.linkUp = false
+            $0.closingLocally = false
+        }
+    }
+
+    public func characteristics(of service: BLEUUID, timeout: Duration) async throws -> [BLEUUID] {
+        do {
+            let table = try await currentGATT(operation: "listing characteristics")
+            guard table.services.contains(service) else { throw TransportError.serviceNotFound(service) }
+            return table.characteristics.keys.filter { $0.service == service }.map(\.characteristic).sorted()
+        } catch let error as BlueZError { throw error.transportError }
+    }
+
+    public func write(_ bytes: [UInt8], to characteristic: GATTCharacteristic, kind: WriteKind, timeout: Duration) async throws {
+        let operation = "write to \(characteristic.characteristic)"
+        guard bytes.count <= BlueZLimits.maximumValueLength else {
+            throw TransportError.failed(operation: operation, message: "\(bytes.count) bytes is more than an attribute holds (512)")
+        }
+        try await gattCall(operation, characteristic, "WriteValue",
+                           [.bytes(bytes), .propertyMap(["type": .string(kind.rawValue)])], timeout: timeout)
+    }
+
+    public func read(_ characteristic: GATTCharacteristic, timeout: Duration) async throws -> [UInt8] {
+        let operation = "read of \(characteristic.characteristic)"
+        let reply = try await gattCall(operation, characteristic, "ReadValue", [.propertyMap([:])], timeout: timeout)
+        guard let value = try? reply.argument(0).bytes() else {
+            throw TransportError.failed(operation: operation, message: "BlueZ sent '\(reply.signature)' instead of the bytes 'ay'")
+        }
+        guard value.count <= BlueZLimits.maximumValueLength else {
+            throw TransportError.failed(operation: operation, message: "BlueZ sent \(value.count) bytes, more than an attribute holds (512)")
+        }
+        return value
+    }
+
+    public func notifications(of characteristic: GATTCharacteristic) -> AsyncStream<[UInt8]> {
+        sinks.notifications(of: characteristic)
+    }
+
+    public func enableNotifications(_ characteristic: GATTCharacteristic, timeout: Duration) async throws {
+        do {
+            try await gattCall("enabling notifications of \(characteristic.characteristic)", characteristic, "StartNotify", [],
+                               timeout: timeout)
+        } catch TransportError.failed(_, let message) where message.contains("still in progress") {
+            // A subscription of this client is already pending: it will be on shortly.
+        }
+    }
+
+    public func disconnects() -> AsyncStream<DisconnectReason> { sinks.disconnects() }
+
+    public var mtu: Int { get async { state.withLock { $0.mtu } } }
+
+    /// Notification values dropped as impossible (wrong type or longer than 512 bytes).
+    public var droppedNotifications: Int { state.withLock { $0.droppedNotifications } }
+}

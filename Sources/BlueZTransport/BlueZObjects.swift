@@ -1,0 +1,155 @@
+import Foundation
+import DBus
+import Transport
+
+/// A Bluetooth adapter, from its `org.bluez.Adapter1` properties.
+public struct BlueZAdapter: Sendable, Equatable {
+    public var path: String
+    /// The short name, e.g. `hci0`.
+    public var name: String { String(path.split(separator: "/").last ?? Substring(path)) }
+    public var address: String?
+    public var powered: Bool
+}
+
+/// A device BlueZ knows, from its `org.bluez.Device1` properties.
+public struct BlueZDevice: Sendable, Equatable, Codable {
+    public var path: String
+    public var adapterPath: String
+    /// `AA:BB:CC:DD:EE:FF`, upper case.
+    public var address: String
+    public var name: String?
+    /// Signal strength of the last advertisement, when one was seen in this scan.
+    public var rssi: Int?
+    /// The service UUIDs the device advertised (or, once connected, offers).
+    public var services: [BLEUUID]
+    public var connected: Bool
+    public var servicesResolved: Bool
+    public var paired: Bool
+    public var trusted: Bool
+
+    /// Reads a device from its properties; nil when a property it cannot do without
+    /// (`Address`) is missing or has the wrong type. Optional properties of the wrong type
+    /// count as absent: one odd property must not hide a board.
+    public init?(path: String, properties p: [String: DBusValue]) {
+        guard let address = try? p["Address"]?.string("Address"), BlueZDevice.isAddress(address) else { return nil }
+        self.path = path
+        let parent = path.split(separator: "/").dropLast().joined(separator: "/")
+        adapterPath = "/" + parent
+        self.address = address.uppercased()
+        let name = (try? p["Name"]?.string("Name")) ?? (try? p["Alias"]?.string("Alias"))
+        // BlueZ sets Alias to the address (with dashes) when there is no name.
+        let upper = address.uppercased()
+        self.name = name.flatMap { $0.isEmpty || $0.replacingOccurrences(of: "-", with: ":").uppercased() == upper ? nil : $0 }
+        rssi = (try? p["RSSI"]?.int16("RSSI")).map(Int.init)
+        services = ((try? p["UUIDs"]?.strings("UUIDs")) ?? []).compactMap { BLEUUID(validating: $0) }
+        connected = (try? p["Connected"]?.bool("Connected")) ?? false
+        servicesResolved = (try? p["ServicesResolved"]?.bool("ServicesResolved")) ?? false
+        paired = (try? p["Paired"]?.bool("Paired")) ?? false
+        trusted = (try? p["Trusted"]?.bool("Trusted")) ?? false
+    }
+
+    /// Applies a `PropertiesChanged` of `org.bluez.Device1`, ignoring values of the wrong type.
+    public mutating func apply(changed p: [String: DBusValue], invalidated: [String] = []) {
+        if let v = try? p["Name"]?.string("Name") { name = v.isEmpty ? nil : v }
+        if let v = try? p["RSSI"]?.int16("RSSI") { rssi = Int(v) }
+        if let v = try? p["UUIDs"]?.strings("UUIDs") { services = v.compactMap { BLEUUID(validating: $0) } }
+        if let v = try? p["Connected"]?.bool("Connected") { connected = v }
+        if let v = try? p["ServicesResolved"]?.bool("ServicesResolved") { servicesResolved = v }
+        if let v = try? p["Paired"]?.bool("Paired") { paired = v }
+        if let v = try? p["Trusted"]?.bool("Trusted") { trusted = v }
+        if invalidated.contains("RSSI") { rssi = nil }
+    }
+
+    /// True for `AA:BB:CC:DD:EE:FF` (either case).
+    public static func isAddress(_ text: String) -> Bool {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        return parts.count == 6 && parts.allSatisfy { $0.count == 2 && $0.allSatisfy(\.isHexDigit) }
+    }
+
+    /// The path BlueZ gives a device: `/org/bluez/hci0/dev_AA_BB_CC_DD_EE_FF`.
+    public static func path(adapter: String, address: String) -> String {
+        "\(adapter)/dev_\(address.uppercased().replacingOccurrences(of: ":", with: "_"))"
+    }
+}
+
+/// The adapters, devices and GATT attributes of one `GetManagedObjects` reply.
+public struct BlueZObjectTree: Sendable {
+    public var adapters: [BlueZAdapter] = []
+    public var devices: [BlueZDevice] = []
+    /// Path → interface → properties, as received (variants removed).
+    public var objects: [String: [String: [String: DBusValue]]] = [:]
+
+    public init() {}
+
+    /// Reads the reply of `GetManagedObjects` (`a{oa{sa{sv}}}`).
+    /// - Throws: `BlueZError.unexpectedReply` when the reply does not have that shape.
+    public init(reply: [DBusValue]) throws {
+        do {
+            try self.init(objects: reply.argument(0, "GetManagedObjects").managedObjects())
+        } catch let error as DBusError {
+            throw BlueZError.unexpectedReply(operation: "reading the BlueZ object tree", detail: error.description)
+        }
+    }
+
+    public init(objects: [String: [String: [String: DBusValue]]]) {
+        self.objects = objects
+        for path in objects.keys.sorted() {
+            let interfaces = objects[path] ?? [:]
+            if let a = interfaces[BlueZNames.adapter] {
+                adapters.append(BlueZAdapter(path: path, address: try? a["Address"]?.string(),
+                                             powered: (try? a["Powered"]?.bool()) ?? false))
+            }
+            if let d = interfaces[BlueZNames.device], let device = BlueZDevice(path: path, properties: d) {
+                devices.append(device)
+            }
+        }
+    }
+
+    /// The GATT table below `devicePath`.
+    public func gatt(under devicePath: String) -> GATTTable {
+        GATTTable(objects: objects, devicePath: devicePath)
+    }
+}
+
+/// The services and characteristics BlueZ resolved for one device, by UUID.
+public struct GATTTable: Sendable, Equatable {
+    /// Service UUIDs offered.
+    public var services: Set<BLEUUID> = []
+    /// Characteristic object paths by (service, characteristic) UUID.
+    public var characteristics: [GATTCharacteristic: String] = [:]
+    /// The `MTU` property of the characteristics, where one was valid.
+    public var mtu: Int?
+
+    /// Walks the tree the way BlueZ links it: a service's `Device` is the device path, a
+    /// characteristic's `Service` is one of those services. Entries of the wrong shape are
+    /// skipped; when two characteristics share a UUID the first path (in order) wins.
+    public init(objects: [String: [String: [String: DBusValue]]], devicePath: String) {
+        var servicePaths: [String: BLEUUID] = [:]
+        for (path, interfaces) in objects where path.hasPrefix(devicePath + "/") {
+            guard let s = interfaces[BlueZNames.gattService],
+                  let uuid = (try? s["UUID"]?.string()).flatMap({ BLEUUID(validating: $0) }) else { continue }
+            let device = try? s["Device"]?.objectPath()
+            guard device == nil || device == devicePath else { continue }
+            servicePaths[path] = uuid
+            services.insert(uuid)
+        }
+        for path in objects.keys.sorted() where path.hasPrefix(devicePath + "/") {
+            guard let c = objects[path]?[BlueZNames.gattCharacteristic],
+                  let uuid = (try? c["UUID"]?.string()).flatMap({ BLEUUID(validating: $0) }) else { continue }
+            let servicePath = (try? c["Service"]?.objectPath())
+                ?? String(path.split(separator: "/").dropLast().joined(separator: "/")).withLeadingSlash
+            guard let service = servicePaths[servicePath] else { continue }
+            let key = GATTCharacteristic(service: service, characteristic: uuid)
+            if characteristics[key] == nil { characteristics[key] = path }
+            if let m = try? c["MTU"]?.uint16(), Int(m) >= BlueZLimits.defaultMTU, Int(m) <= BlueZLimits.maximumMTU {
+                mtu = max(mtu ?? 0, Int(m))
+            }
+        }
+    }
+
+    public init() {}
+}
+
+extension String {
+    var withLeadingSlash: String { hasPrefix("/") ? self : "/" + self }
+}

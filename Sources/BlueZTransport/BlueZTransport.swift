@@ -1,1 +1,0 @@
-// The BlueZTransport module. See README.md for the architecture.

@@ -1,0 +1,71 @@
+import Foundation
+import Transport
+
+/// How a user names a board on the command line: its address or its name.
+///
+/// An address matches exactly (either case, `:` `-` or `_` between the bytes). A name matches
+/// exactly (ignoring case), or as the micro:bit's friendly name in brackets
+/// (`zotig` for `BBC micro:bit [zotig]`), or as a unique part of a name.
+public struct DeviceQuery: Sendable, Equatable, CustomStringConvertible {
+    public let text: String
+
+    public init(_ text: String) { self.text = text.trimmingCharacters(in: .whitespaces) }
+
+    /// The address this query names, or nil when it is a name.
+    public var address: String? {
+        let normal = text.uppercased().replacingOccurrences(of: "-", with: ":").replacingOccurrences(of: "_", with: ":")
+        return BlueZDevice.isAddress(normal) ? normal : nil
+    }
+
+    public var description: String { text }
+
+    /// How well `device` matches: nil for no match, lower is better.
+    public func rank(_ device: BlueZDevice) -> Int? {
+        if let address { return device.address == address ? 0 : nil }
+        guard let name = device.name?.lowercased(), !text.isEmpty else { return nil }
+        let q = text.lowercased()
+        if name == q { return 1 }
+        if let open = name.lastIndex(of: "["), let close = name.lastIndex(of: "]"), open < close,
+           name[name.index(after: open)..<close] == Substring(q) { return 2 }
+        return name.contains(q) ? 3 : nil
+    }
+
+    /// The one device that matches best.
+    /// - Throws: `BlueZError.ambiguousDevice` when several match equally well; nil when none does.
+    public func best(in devices: [BlueZDevice]) throws -> BlueZDevice? {
+        let ranked = devices.compactMap { d in rank(d).map { (d, $0) } }
+        guard let top = ranked.map(\.1).min() else { return nil }
+        let winners = ranked.filter { $0.1 == top }.map(\.0)
+        // The same board seen on two adapters is still one board.
+        let addresses = Set(winners.map(\.address))
+        guard addresses.count == 1 else {
+            throw BlueZError.ambiguousDevice(query: text, matches: winners.map(\.label).sorted())
+        }
+        return winners[0]
+    }
+}
+
+extension BlueZDevice {
+    /// `Name (AA:BB:…)`, or the address alone.
+    public var label: String { name.map { "\($0) (\(address))" } ?? address }
+
+    /// A guess of the kind of board from what it advertises (before connecting).
+    public var boardKindGuess: String {
+        let n = (name ?? "").lowercased()
+        let kind: String
+        if n.contains("calliope") { kind = "Calliope mini" }
+        else if n.contains("micro:bit") || n.contains("microbit") { kind = "micro:bit" }
+        else { kind = "unknown" }
+        let offersSMP = services.contains(KnownGATT.smpService)
+        if kind == "unknown" && !offersSMP && !services.contains(KnownGATT.partialFlashingService) { return kind }
+        return offersSMP ? "\(kind == "unknown" ? "board" : kind) with MCUboot (full updates)" : kind
+    }
+
+    /// True when the device advertises a service bitflash can flash with, or a board's name.
+    /// (Filters of several BlueZ clients are merged, so every client checks its own.)
+    public var looksFlashable: Bool {
+        let n = (name ?? "").lowercased()
+        return services.contains(where: KnownGATT.flashingServices.contains)
+            || n.contains("micro:bit") || n.contains("calliope")
+    }
+}

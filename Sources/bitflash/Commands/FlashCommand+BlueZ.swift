@@ -1,0 +1,107 @@
+import BlueZTransport
+import FirmwareImage
+import Flashing
+import Foundation
+import Transport
+
+/// `bitflash flash FILE --device ADDR|NAME` (repeatable) and `--all-in-range`: real boards over
+/// BlueZ. Each board gets its own bus connection and runs `SessionFlow` through
+/// `AsyncFlowDriver` on the real clock, reported like a simulated flash (progress lines, JSON
+/// events, one result per board and, for several boards, the summary table).
+extension FlashCommand {
+    func runOnDevices() async throws -> BitflashExit {
+        Verbose.bootstrap(output.verbose)
+        let firmware = try FirmwareFileLoading.loadForFlash(file)
+        let queries = allInRange ? try await boardsInRange() : devices
+        let out = SharedOutput(Output.make(output.mode, boards: queries, verbosity: output.verbose))
+        let outcomes = await withTaskGroup(of: (Int, FlashResult, BitflashExit).self) { group in
+            for (index, query) in queries.enumerated() {
+                group.addTask {
+                    let (result, exit) = await flashOne(query, firmware: firmware, out: out)
+                    return (index, result, exit)
+                }
+            }
+            var all: [(Int, FlashResult, BitflashExit)] = []
+            for await outcome in group {
+                out.result(outcome.1)
+                all.append(outcome)
+            }
+            return all.sorted { $0.0 < $1.0 }
+        }
+        let results = outcomes.map(\.1)
+        out.finish(results)
+        if queries.count == 1, let failure = outcomes.first(where: { $0.2 != .ok && $0.2 != .okAfterFallback }) {
+            // One board: its failure is the command's, with the message on stderr too.
+            if let message = failure.1.error { StdErr.write("bitflash: error: \(message)\n") }
+            return failure.2
+        }
+        if let failure = outcomes.first(where: { $0.2 != .ok && $0.2 != .okAfterFallback }) { return failure.2 }
+        return results.contains(where: \.fallback) ? .okAfterFallback : .ok
+    }
+
+    /// The addresses of every flashable board a scan finds.
+    private func boardsInRange() async throws -> [String] {
+        let bus = try await BlueZBus.open()
+        defer { bus.close() }
+        let found = try await BlueZScanner(bus: bus, adapter: bluetooth.adapter).scan(timeout: .seconds(bluetooth.scanTimeout))
+            .filter(\.looksFlashable)
+        guard !found.isEmpty else {
+            throw CLIError(.boardNotFound, "no board in range after \(bluetooth.scanTimeout.formatted()) s; check they are "
+                               + "powered and advertising (pairing mode: hold A+B, press reset)")
+        }
+        return found.map(\.address)
+    }
+
+    /// Flashes one board; never throws: a failure is the result's `error` plus its exit code.
+    private func flashOne(_ query: String, firmware: Firmware, out: SharedOutput) async -> (FlashResult, BitflashExit) {
+        let clock = ContinuousClock()
+        let started = clock.now
+        func failed(_ message: String, _ exit: BitflashExit) -> (FlashResult, BitflashExit) {
+            (FlashResult(board: query, path: nil, reason: FlashReason(code: "failed", message: "the flash failed"),
+                         seconds: started.duration(to: clock.now).seconds, error: message), exit)
+        }
+        out.event(FlashEvent(board: query, elapsed: .zero, report: .phase(.connecting)))
+        let board: RealBoard
+        do { board = try await RealBoard.connect(query, options: bluetooth) } catch {
+            return failed(describe(error), classify(error))
+        }
+        let plan: FlashPlan
+        do {
+            plan = try await self.plan(firmware, for: board, name: query)
+        } catch {
+            await board.close()
+            return failed(describe(error), (error as? CLIError)?.exit ?? classify(error))
+        }
+        let outcome: Result<SessionOutcome, any Error>
+        do {
+            outcome = .success(try await board.run(SessionFlow(plan: plan, options: options()), name: query) { report, t in
+                out.event(FlashEvent(board: query, elapsed: t, report: report))
+            })
+        } catch {
+            outcome = .failure(error)
+        }
+        await board.close()
+        let result = FlashResult(board: query, outcome: outcome, seconds: started.duration(to: clock.now).seconds)
+        if result.error != nil { return (result, .flashFailed) }
+        return (result, result.fallback ? .okAfterFallback : .ok)
+    }
+
+    /// The plan for this board: its family comes from its memory map when it offers partial
+    /// flashing, else it is an MCUboot board (nRF52833).
+    private func plan(_ firmware: Firmware, for board: RealBoard, name: String) async throws -> FlashPlan {
+        var family = ChipFamily.nrf52833
+        let mcumgr = board.connection.services.contains(KnownGATT.smpService)
+        if board.connection.services.contains(KnownGATT.partialFlashingService) {
+            do {
+                family = RealBoard.family(of: try await board.memoryMap(name: name))
+            } catch where mcumgr {
+                // MCUboot boards are nRF52833; the session meets the problem again and falls back.
+            }
+        } else if !mcumgr {
+            throw CLIError(.flashFailed, "\(board.device.label) offers neither partial flashing nor McuMgr; "
+                               + "reset it into pairing mode (hold A+B, press reset) and try again")
+        }
+        let detected = RealBoard.guessBoard(family: family, name: board.device.name)
+        return try makePlan(firmware, board: detected, described: "\(detected.displayName) \(board.device.label)")
+    }
+}

@@ -1,0 +1,52 @@
+import BlueZTransport
+import FirmwareImage
+import Foundation
+import PartialFlashing
+import SMP
+import Transport
+
+/// `bitflash info --device ADDR|NAME`: the same report as `info --simulate`, read from a real
+/// board over BlueZ. Nothing is written and the board's mode is left as it is.
+extension InfoCommand {
+    func runOnDevice(_ query: String) async throws -> BitflashExit {
+        let board = try await RealBoard.connect(query, options: bluetooth)
+        do {
+            let shown = try await read(board)
+            await board.close()
+            if json {
+                let e = JSONEncoder()
+                e.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+                StdOut.write(String(decoding: try e.encode(shown), as: UTF8.self) + "\n")
+            } else {
+                StdOut.write(Self.text(shown))
+            }
+            return .ok
+        } catch {
+            await board.close()
+            throw error
+        }
+    }
+
+    private func read(_ board: RealBoard) async throws -> Shown {
+        let name = board.device.name ?? board.device.address
+        guard board.connection.services.contains(KnownGATT.partialFlashingService) else {
+            throw CLIError(.flashFailed, "\(board.device.label) offers no partial-flashing service, so its memory map "
+                               + "cannot be read; is it running a MakeCode program (or in pairing mode)?")
+        }
+        let map: BoardMemoryMap
+        do { map = try await board.memoryMap(name: name) } catch {
+            throw CLIError(.flashFailed, "\(name): could not read the memory map: \(describe(error))")
+        }
+        let family = RealBoard.family(of: map)
+        var slots: [ImageSlotState]?
+        if board.connection.services.contains(KnownGATT.smpService) {
+            do {
+                slots = try await board.run(ImageStateReader(traceBytes: verbose > 1 ? 256 : (verbose > 0 ? 32 : 0)), name: name)
+            } catch {
+                throw CLIError(.flashFailed, "\(name): could not read the image slots: \(describe(error))")
+            }
+        }
+        return Self.shown(name: name, board: RealBoard.guessBoard(family: family, name: board.device.name),
+                          address: board.device.address, map: map, slots: slots, simulatorState: nil)
+    }
+}

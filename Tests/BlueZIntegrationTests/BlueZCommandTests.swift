@@ -1,0 +1,193 @@
+import FirmwareImage
+import Foundation
+import SimulatedBoard
+import Testing
+import TestSupport
+
+/// `bitflash scan`, `info --device` and `flash --device`, run as the built binary against the
+/// fake org.bluez (`bitflash sim bluez`) on a private dbus-daemon.
+@Suite(.serialized, .enabled(if: Bitflash.available, "dbus-daemon or the bitflash binary missing: BlueZ integration tests skipped"))
+struct BlueZCommandTests {
+    static func sample(_ name: String) -> URL { Bitflash.samples.appendingPathComponent(name) }
+
+    static func json(_ r: Bitflash.Result) throws -> [[String: Any]] {
+        try r.lines.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+    }
+
+    static func result(_ r: Bitflash.Result) throws -> [String: Any] {
+        try #require(try json(r).last { $0["type"] as? String == "result" })
+    }
+
+    /// The saved board's application region holds `file`'s image, byte for byte.
+    static func expectBoardHolds(_ file: String, stateFile: URL) throws {
+        let board = try SimulatedBoard.load(from: stateFile)
+        let firmware = try Firmware.parse(Array(try Data(contentsOf: sample(file))), fileName: file)
+        let image = try firmware.image(for: board.profile.board)
+        let layout = board.profile.board.family.layout
+        let end = try #require(image.slice(layout.applicationStart..<layout.scratchPage).span?.upperBound)
+        #expect(try board.readFlash(layout.applicationStart..<end) == image.read(layout.applicationStart..<end))
+        #expect(!board.flashIncomplete)
+    }
+
+    @Test("scan lists the board with its address, name, RSSI, services and kind")
+    func scan() throws {
+        let fake = try FakeBlueZProcess()
+        let r = try fake.bitflash(["scan", "--timeout", "1", "--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let boards = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]])
+        let board = try #require(boards.first)
+        #expect(boards.count == 1)
+        #expect(board["address"] as? String == FakeBlueZProcess.address)
+        #expect(board["name"] as? String == FakeBlueZProcess.name)
+        #expect(board["rssi"] as? Int == -60)
+        #expect(Set(board["services"] as? [String] ?? []) == ["partial-flashing", "mcumgr"])
+        #expect(board["kind"] as? String == "micro:bit with MCUboot (full updates)")
+        let text = try fake.bitflash(["scan", "--timeout", "1"])
+        #expect(text.stdout.contains("BBC micro:bit [zotig]         F0:0D:00:00:00:01  -60"))
+    }
+
+    @Test("info reads the mode, memory map and image slots of the board, as info --simulate shows them")
+    func info() throws {
+        let fake = try FakeBlueZProcess()
+        let r = try fake.bitflash(["info", "--device", "zotig", "--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let shown = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        #expect(shown["address"] as? String == FakeBlueZProcess.address)
+        #expect(shown["board"] as? String == "microbit-v2")
+        #expect(shown["mode"] as? String == "application")
+        #expect(shown["simulatorState"] == nil)
+        let regions = try #require(shown["regions"] as? [[String: Any]])
+        #expect(regions.map { $0["start"] as? String } == ["0x0001C000", "0x00047000"])
+        let slots = try #require(shown["slots"] as? [[String: Any]])
+        #expect(slots.first?["active"] as? Bool == true)
+        // The same board read by the simulator gives the same regions.
+        let state = fake.stop()
+        let sim = try Bitflash.run(["info", "--simulate", "--sim-state", state.deletingLastPathComponent().path, "--json"], bus: fake.bus.address)
+        let simShown = try #require(try JSONSerialization.jsonObject(with: Data(sim.stdout.utf8)) as? [String: Any])
+        #expect((simShown["regions"] as? [[String: Any]])?.map { $0["hash"] as? String } == regions.map { $0["hash"] as? String })
+    }
+
+    @Test("an edited program is flashed partially, and the board holds the file byte for byte")
+    func partialFlash() throws {
+        let fake = try FakeBlueZProcess()
+        let r = try fake.bitflash(["flash", Self.sample("sample-r1-counter.hex").path, "--device", FakeBlueZProcess.address, "--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let result = try Self.result(r)
+        #expect(result["path"] as? String == "partial")
+        #expect(result["verified"] as? Bool == true)
+        #expect(result["board"] as? String == FakeBlueZProcess.address)
+        let phases = try Self.json(r).compactMap { $0["phase"] as? String }
+        #expect(phases.contains("switching to pairing mode") && phases.contains("partial") && phases.last == "done")
+        try Self.expectBoardHolds("sample-r1-counter.hex", stateFile: fake.stop())
+    }
+
+    @Test("a new runtime on an MCUboot board is a full DFU over McuMgr, byte for byte")
+    func fullDFU() throws {
+        let fake = try FakeBlueZProcess(["--time-scale", "0.2"])
+        let r = try fake.bitflash(["flash", Self.sample("sample-r2-heart.hex").path, "--device", "zotig", "--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let result = try Self.result(r)
+        #expect(result["path"] as? String == "full")
+        #expect(result["fallback"] as? Bool == false)
+        #expect((result["reason"] as? [String: Any])?["code"] as? String == "runtime-differs")
+        try Self.expectBoardHolds("sample-r2-heart.hex", stateFile: fake.stop())
+    }
+
+    @Test("when partial flashing fails, auto mode falls back to a full update and exits 3")
+    func autoFallback() throws {
+        let fake = try FakeBlueZProcess(["--firmware-hostile", "truncated-notifications", "--time-scale", "0.2"])
+        let r = try fake.bitflash(["flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig", "--json"])
+        #expect(r.status == 3, "\(r.stderr)")
+        let result = try Self.result(r)
+        #expect(result["path"] as? String == "full")
+        #expect(result["fallback"] as? Bool == true)
+        #expect((result["reason"] as? [String: Any])?["code"] as? String == "partial-failed")
+        try Self.expectBoardHolds("sample-r1-counter.hex", stateFile: fake.stop())
+    }
+
+    @Test("a board that needs a bond is paired (Just Works) and flashed")
+    func pairing() throws {
+        let fake = try FakeBlueZProcess(["--requires-pairing"])
+        let r = try fake.bitflash(["flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("partial: runtime matches"))
+        try Self.expectBoardHolds("sample-r1-counter.hex", stateFile: fake.stop())
+    }
+
+    @Test("a refused pairing says so and exits 77; with --no-pair, so does a board that needs a bond")
+    func pairingRefused() throws {
+        let fake = try FakeBlueZProcess(["--requires-pairing", "--refuses-pairing"])
+        let r = try fake.bitflash(["flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig"])
+        #expect(r.status == 77)
+        #expect(r.stderr.contains("pairing refused by BBC micro:bit [zotig] (F0:0D:00:00:00:01)"))
+        #expect(r.stderr.contains("bluetoothctl remove F0:0D:00:00:00:01"))
+        let info = try fake.bitflash(["info", "--device", "zotig"])
+        #expect(info.status == 77, "\(info.stderr)")
+        let unpaired = try fake.bitflash(["flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig", "--no-pair"])
+        #expect(unpaired.status == 77)
+        #expect(unpaired.stderr.contains("the board requires a bond, and pairing is turned off"))
+    }
+
+    @Test("a link lost in the middle of partial flashing is recovered, and the board is complete")
+    func disconnectMidFlash() throws {
+        let fake = try FakeBlueZProcess(["--disconnect-after-writes", "60"])
+        let r = try fake.bitflash(["flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig", "--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let result = try Self.result(r)
+        #expect(result["path"] as? String == "partial")
+        #expect(try Self.json(r).contains { $0["type"] as? String == "retry" })
+        try Self.expectBoardHolds("sample-r1-counter.hex", stateFile: fake.stop())
+    }
+
+    @Test("connect failures BlueZ asks to retry (InProgress, abort-by-local) are retried")
+    func connectRetries() throws {
+        let fake = try FakeBlueZProcess(["--connect-failures", "in-progress,le-connection-abort-by-local"])
+        let r = try fake.bitflash(["info", "--device", "zotig"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("mode:           application"))
+    }
+
+    @Test("an absent board exits 69 and says what to check")
+    func absent() throws {
+        let fake = try FakeBlueZProcess(["--absent"])
+        let r = try fake.bitflash(["flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig", "--scan-timeout", "1"])
+        #expect(r.status == 69)
+        #expect(r.stderr.contains("no board 'zotig' in range"))
+        #expect(r.stderr.contains("pairing mode"))
+    }
+
+    @Test("services that never resolve exit 76 with advice")
+    func servicesNeverResolve() throws {
+        let fake = try FakeBlueZProcess(["--services-never-resolve"])
+        let r = try fake.bitflash(["info", "--device", "zotig", "--connect-timeout", "1"])
+        #expect(r.status == 76)
+        #expect(r.stderr.contains("connected but its services never resolved within 1s"))
+        #expect(r.stderr.contains("bluetoothctl remove F0:0D:00:00:00:01"))
+    }
+
+    @Test("several --device flags flash the boards in parallel, a line each and a summary table")
+    func severalBoards() throws {
+        let fake = try FakeBlueZProcess(scenario: """
+            {"boards": [{"name": "BBC micro:bit [zotig]", "address": "F0:0D:00:00:00:01"},
+                        {"name": "BBC micro:bit [vavit]", "address": "F0:0D:00:00:00:02", "profile": "microbit-v2"}]}
+            """)
+        let r = try fake.bitflash(["flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig", "--device", "vavit"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.lines.contains { $0.hasPrefix("zotig  ok      partial") })
+        #expect(r.lines.contains { $0.hasPrefix("vavit  ok      partial") })
+        #expect(r.stdout.contains("2 of 2 boards flashed"))
+        fake.stop()
+        for state in ["sim-1", "sim-2"] {
+            try Self.expectBoardHolds("sample-r1-counter.hex", stateFile: fake.state.appendingPathComponent("\(state).json"))
+        }
+    }
+
+    @Test("no bluetoothd on the bus exits 75 and says how to start it")
+    func noBluetoothd() throws {
+        let bus = try PrivateBus()
+        let r = try Bitflash.run(["scan", "--timeout", "1"], bus: bus.address)
+        #expect(r.status == 75)
+        #expect(r.stderr.contains("bluetoothd is not running"))
+        #expect(r.stderr.contains("systemctl start bluetooth"))
+    }
+}

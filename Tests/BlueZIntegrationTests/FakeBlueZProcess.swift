@@ -1,0 +1,121 @@
+import Foundation
+import TestSupport
+
+/// The built `bitflash` (`BITFLASH_BIN`, else `.build/debug` or `.build/release`).
+enum Bitflash {
+    static let url: URL? = {
+        var candidates: [URL] = []
+        if let env = ProcessInfo.processInfo.environment["BITFLASH_BIN"] { candidates.append(URL(fileURLWithPath: env)) }
+        candidates += ["debug", "release"].map { Corpus.repoRoot.appendingPathComponent(".build/\($0)/bitflash") }
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    }()
+
+    /// Whether these tests can run, and if not, why (shown as the skip reason).
+    static var available: Bool { url != nil && PrivateBus.isAvailable }
+
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        var lines: [String] { stdout.split(separator: "\n").map(String.init) }
+    }
+
+    /// Runs bitflash to completion with the system bus pointed at `bus`.
+    static func run(_ arguments: [String], bus: String) throws -> Result {
+        let p = Process()
+        p.executableURL = url
+        p.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env["BITFLASH_FORCE_TTY"] = nil
+        env["DBUS_SYSTEM_BUS_ADDRESS"] = bus
+        p.environment = env
+        let errURL = FileManager.default.temporaryDirectory.appendingPathComponent("bitflash-stderr-\(UUID().uuidString)")
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: errURL) }
+        let err = try FileHandle(forWritingTo: errURL)
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        try err.close()
+        return Result(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
+                      stderr: String(decoding: (try? Data(contentsOf: errURL)) ?? Data(), as: UTF8.self))
+    }
+
+    /// Writes the sample firmware files (`bitflash sim samples`) once per test run.
+    static let samples: URL = {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("bitflash-bluez-samples-\(UUID().uuidString)")
+        _ = try? run(["sim", "samples", dir.path], bus: "unix:path=/nonexistent")
+        return dir
+    }()
+}
+
+/// `bitflash sim bluez` on a private bus: a fake org.bluez with one simulated board, stopped
+/// (and its board saved) by `stop()` or on deinit.
+final class FakeBlueZProcess: @unchecked Sendable {
+    static let address = "F0:0D:00:00:00:01"
+    static let name = "BBC micro:bit [zotig]"
+
+    let bus: PrivateBus
+    let state: URL
+    private let process = Process()
+    private let output = Pipe()
+
+    /// Starts the fake with the board options `options` and waits for its readiness line.
+    convenience init(_ options: [String] = [], profile: String = "microbit-v2-mcuboot") throws {
+        try self.init(arguments: ["--name", Self.name, "--address", Self.address, "--profile", profile] + options)
+    }
+
+    /// Starts the fake with the boards of a scenario (JSON text).
+    convenience init(scenario: String) throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("bitflash-scenario-\(UUID().uuidString).json")
+        try scenario.write(to: file, atomically: true, encoding: .utf8)
+        try self.init(arguments: ["--scenario", file.path])
+    }
+
+    init(arguments options: [String]) throws {
+        bus = try PrivateBus()
+        state = bus.directory.appendingPathComponent("state")
+        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+        process.executableURL = Bitflash.url
+        process.arguments = ["sim", "bluez", "--sim-state", state.path] + options
+        var env = ProcessInfo.processInfo.environment
+        env["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
+        process.environment = env
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        var seen = Data()
+        while !String(decoding: seen, as: UTF8.self).contains("fake org.bluez ready") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty {
+                throw BusFixtureError.gaveUpWaiting("the fake org.bluez exited: \(String(decoding: seen, as: UTF8.self))")
+            }
+            seen.append(chunk)
+        }
+        // Keep draining its output so that it never blocks on a full pipe.
+        output.fileHandleForReading.readabilityHandler = { handle in _ = handle.availableData }
+    }
+
+    /// Runs bitflash against this fake.
+    func bitflash(_ arguments: [String]) throws -> Bitflash.Result {
+        try Bitflash.run(arguments, bus: bus.address)
+    }
+
+    /// Stops the fake (it saves its boards) and returns the first board's state file.
+    @discardableResult
+    func stop() -> URL {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        output.fileHandleForReading.readabilityHandler = nil
+        return state.appendingPathComponent("sim.json")
+    }
+
+    deinit { stop() }
+}
