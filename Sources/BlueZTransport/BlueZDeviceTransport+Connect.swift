@@ -12,12 +12,14 @@ extension BlueZDeviceTransport {
             let already = state.withLock { ($0.device?.connected ?? false) && ($0.device?.servicesResolved ?? false) }
             if !already { try await connectWithRetries(path: path, timeout: timeout) }
             state.withLock {
-                $0.linkUp = true
+                $0.device?.connected = true
                 $0.closingLocally = false
                 $0.pendingReason = nil
                 $0.gattDirty = true
             }
             try await waitForServices(path: path)
+            // Only now is there a link for the flows: a drop before this is a failed connect.
+            state.withLock { $0.linkUp = true }
             if settings.pairAlways, !(state.withLock { $0.device?.paired ?? false }) { try await pair() }
             let table = try await currentGATT(operation: "reading the services of \(label)")
             try await pairIfAsked(table, timeout: timeout)
@@ -47,17 +49,29 @@ extension BlueZDeviceTransport {
         }
     }
 
+    /// Calls `Connect` until it succeeds, a failure is not one to retry, the attempts are used
+    /// up, or `timeout` (for all attempts together) has passed.
     func connectWithRetries(path: String, timeout: Duration) async throws {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
         var delay = settings.connectRetryDelay
         var attempt = 0
         while true {
             attempt += 1
             do {
-                try await bus.rawCall(path, BlueZNames.device, "Connect", timeout: timeout)
+                let left = clock.now.duration(to: deadline)
+                guard left > .zero else { throw BlueZError.timeout(operation: "connecting to \(label)", after: timeout) }
+                try await bus.rawCall(path, BlueZNames.device, "Connect", timeout: left)
                 return
             } catch let error as DBusError {
                 if error.name == "org.bluez.Error.AlreadyConnected" { return }
-                guard BlueZError.isRetryableConnect(error), attempt < settings.connectAttempts else {
+                if case .timeout = error {
+                    // BlueZ keeps trying; Disconnect cancels its pending connect.
+                    _ = try? await bus.rawCall(path, BlueZNames.device, "Disconnect", timeout: .seconds(5))
+                    throw BlueZError.connectFailed(device: label, message: "the board did not answer within \(timeout.seconds.formatted1)s")
+                }
+                let timeLeft = clock.now.advanced(by: delay) < deadline
+                guard BlueZError.isRetryableConnect(error), attempt < settings.connectAttempts, timeLeft else {
                     if case .remote(_, let message) = error, error.name?.hasPrefix(BlueZNames.errorPrefix) == true,
                        !["org.bluez.Error.NotReady"].contains(error.name ?? "") {
                         throw BlueZError.connectFailed(device: label, message: message.isEmpty ? (error.name ?? "") : message)
@@ -81,13 +95,13 @@ extension BlueZDeviceTransport {
         }
         do {
             try await waitUntil(timeout: settings.servicesResolvedTimeout, operation: "resolving services") {
-                !$0.linkUp || ($0.device?.servicesResolved ?? false)
+                !($0.device?.connected ?? false) || ($0.device?.servicesResolved ?? false)
             }
         } catch BlueZError.timeout {
             await disconnect()
             throw BlueZError.servicesNeverResolved(device: label, after: settings.servicesResolvedTimeout)
         }
-        guard state.withLock({ $0.linkUp }) else {
+        guard state.withLock({ $0.device?.connected ?? false }) else {
             throw BlueZError.connectFailed(device: label, message: "the board dropped the connection while its services were being resolved")
         }
     }

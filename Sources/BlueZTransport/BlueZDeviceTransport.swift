@@ -164,4 +164,19 @@ public final class BlueZDeviceTransport: BLETransport {
 
     /// Notification values dropped as impossible (wrong type or longer than 512 bytes).
     public var droppedNotifications: Int { state.withLock { $0.droppedNotifications } }
+
+    /// Advice for a flow that failed on this board, from what the transport saw: notifications
+    /// BlueZ passed on that cannot be real, or none at all from a bonded board (a stale bond).
+    public var failureHint: String? {
+        let (dropped, delivered, paired) = state.withLock { ($0.droppedNotifications, $0.deliveredNotifications, $0.device?.paired ?? false) }
+        if dropped > 0 {
+            return "BlueZ passed on \(dropped) notification\(dropped == 1 ? "" : "s") that cannot come from a board "
+                + "(wrong type or over 512 bytes); check the BlueZ version and other Bluetooth software on this computer"
+        }
+        if delivered == 0, paired {
+            return "no notification arrived from this bonded board; if it was reflashed, its bond is gone: "
+                + "`bluetoothctl remove \(address)`, then try again"
+        }
+        return nil
+    }
 }

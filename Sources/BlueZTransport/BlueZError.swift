@@ -57,11 +57,13 @@ extension BlueZError: CustomStringConvertible {
         case .adapterOff(let name):
             return "Bluetooth adapter \(name) is switched off; switch it on with `bluetoothctl power on`"
         case let .deviceNotFound(query, seen):
-            let list = seen.isEmpty ? "no board was seen" : "seen: \(seen.joined(separator: ", "))"
+            let shown = seen.prefix(8).joined(separator: ", ") + (seen.count > 8 ? " and \(seen.count - 8) more" : "")
+            let list = seen.isEmpty ? "no board was seen" : "seen: \(shown)"
             return "no board '\(query)' in range (\(list)); check it is powered, close to this computer and "
                 + "not connected elsewhere, or put it in pairing mode (hold A+B, press reset)"
         case let .ambiguousDevice(query, matches):
-            return "'\(query)' matches several boards (\(matches.joined(separator: ", "))); give the address instead"
+            let shown = matches.prefix(8).joined(separator: ", ") + (matches.count > 8 ? " and \(matches.count - 8) more" : "")
+            return "'\(query)' matches several boards (\(shown)); give the address instead"
         case let .connectFailed(device, message):
             return "could not connect to \(device): \(message); move the board closer, reset it and try again"
         case let .servicesNeverResolved(device, after):

@@ -19,6 +19,8 @@ struct BlueZLinkState: Sendable {
     var pendingReason: DisconnectReason?
     /// Notification values dropped because they could not be a real ATT value.
     var droppedNotifications = 0
+    /// Notification values passed on.
+    var deliveredNotifications = 0
 
     /// What an event means for the transport.
     enum Effect: Equatable {
@@ -40,6 +42,7 @@ struct BlueZLinkState: Sendable {
                 droppedNotifications += 1
                 return []
             }
+            deliveredNotifications += 1
             return [.notification(key, bytes)]
         case let .interfacesAdded(path, interfaces):
             if path == devicePath, let p = interfaces[BlueZNames.device] {

@@ -46,8 +46,11 @@ public struct DeviceQuery: Sendable, Equatable, CustomStringConvertible {
 }
 
 extension BlueZDevice {
-    /// `Name (AA:BB:…)`, or the address alone.
-    public var label: String { name.map { "\($0) (\(address))" } ?? address }
+    /// `Name (AA:BB:…)`, or the address alone; a name longer than 48 characters is cut.
+    public var label: String { shortName.map { "\($0) (\(address))" } ?? address }
+
+    /// The name for messages: cut to 48 characters.
+    public var shortName: String? { name.map { $0.count > 48 ? $0.prefix(47) + "…" : $0 } }
 
     /// A guess of the kind of board from what it advertises (before connecting).
     public var boardKindGuess: String {

@@ -159,14 +159,19 @@ extension FakeBlueZ {
         }
     }
 
-    /// Sends the oldest waiting notification, if its link is still up and subscribed.
+    /// Sends the oldest waiting notification, if its link is still up and subscribed, or
+    /// carries out the reset that waited for the notifications before it.
     func deliverNotification(_ i: Int, _ s: inout FakeState) {
         guard !s.devices[i].outbox.isEmpty else { return }
-        let n = s.devices[i].outbox.removeFirst()
-        let d = s.devices[i]
-        guard d.connected, n.epoch == d.linkEpoch, !d.staleBond, let c = d.gatt?.characteristic(for: n.characteristic),
-              d.notifySessions[c.path]?.isEmpty == false else { return }
-        notifyValue(i, path: c.path, n.bytes, &s)
+        switch s.devices[i].outbox.removeFirst() {
+        case let .notification(epoch, characteristic, bytes):
+            let d = s.devices[i]
+            guard d.connected, epoch == d.linkEpoch, !d.staleBond, let c = d.gatt?.characteristic(for: characteristic),
+                  d.notifySessions[c.path]?.isEmpty == false else { return }
+            notifyValue(i, path: c.path, bytes, &s)
+        case .reset(let down):
+            reset(i, down: down, &s)
+        }
     }
 
     /// Carries out what the board asked for: notifications to subscribed clients, later work,
@@ -177,15 +182,25 @@ extension FakeBlueZ {
         // A notification goes on air at a later connection event, never in the one that carried
         // the write it answers: each is delivered one notification latency later, in order.
         for n in step.notifications {
-            s.devices[i].outbox.append((s.devices[i].linkEpoch, n.characteristic, n.bytes))
+            s.devices[i].outbox.append(.notification(epoch: s.devices[i].linkEpoch, n.characteristic, n.bytes))
             schedule(.deliver(device: i), after: Self.notificationLatency, minimumReal: Self.notificationLatency, &s)
         }
         for work in step.work { schedule(.work(device: i, work), after: work.delay, &s) }
         if let down = step.downFor {
-            note("[\(name)] resets: link lost, back in \(down) (modelled)")
-            dropLink(i, &s)
-            schedule(.boot(device: i), after: down, &s)
+            if s.devices[i].outbox.isEmpty {
+                reset(i, down: down, &s)
+            } else {
+                // The board answers (an SMP reset response) before it goes down.
+                s.devices[i].outbox.append(.reset(down: down))
+                schedule(.deliver(device: i), after: Self.notificationLatency, minimumReal: Self.notificationLatency, &s)
+            }
         }
+    }
+
+    private func reset(_ i: Int, down: Duration, _ s: inout FakeState) {
+        note("[\(s.devices[i].name)] resets: link lost, back in \(down) (modelled)")
+        dropLink(i, &s)
+        schedule(.boot(device: i), after: down, &s)
     }
 
     func descriptorCall(_ i: Int, path characteristicPath: String, _ call: DBusMethodCall) throws -> [DBusValue] {

@@ -14,6 +14,7 @@
 //      --connect-failures in-progress,le-connection-abort-by-local, --services-never-resolve,
 //      --disconnect-after-writes N, --absent, --stale-bond, --gatt-cache, --pairing-mode-only,
 //      --hostile MODE[,MODE] [--hostile-seed N],
+//      --firmware-hostile KIND[,KIND] (the board's firmware misbehaves, as in `sim campaign --hostile`),
 //      --time-scale S (real seconds per modelled second; 0: everything at once; default 1),
 //      --for SECONDS, -v (board trace lines on stdout).
 //      Or several boards: --scenario FILE.json (the one-board options are then refused):

@@ -35,9 +35,9 @@ struct FakeDevice: Sendable {
     /// Characteristic path → its last value (read or notified).
     var values: [String: [UInt8]] = [:]
     var writesDelivered = 0
+    /// Notifications on their way to the client, oldest first, and a reset that waits for them.
+    var outbox: [OutboxItem] = []
     var notificationsSent = 0
-    /// Notifications on their way to the client: (link epoch, characteristic UUID, bytes), oldest first.
-    var outbox: [(epoch: Int, characteristic: GATTCharacteristic, bytes: [UInt8])] = []
 
     init(spec: FakeBoard, adapterPath: String) {
         self.spec = spec
@@ -112,6 +112,14 @@ struct FakeState: Sendable {
 }
 
 /// Something that happens later on the fake's clock.
+/// What leaves a board at its next connection event.
+enum OutboxItem: Sendable {
+    /// A notification sent on link `epoch`.
+    case notification(epoch: Int, GATTCharacteristic, [UInt8])
+    /// The board resets (after answering): the link drops, the board is down this long.
+    case reset(down: Duration)
+}
+
 enum FakeEvent: Sendable {
     /// The board's scheduled work is done.
     case work(device: Int, GATTBoardHost.Work)

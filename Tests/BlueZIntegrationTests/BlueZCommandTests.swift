@@ -182,6 +182,29 @@ struct BlueZCommandTests {
         }
     }
 
+    @Test("hostile D-Bus replies give a short, clear error and a failure exit code, never a crash",
+          arguments: ["wrong-types", "oversized-values", "missing-properties"])
+    func hostileBlueZ(mode: String) throws {
+        let fake = try FakeBlueZProcess(["--hostile", mode])
+        let r = try fake.bitflash(["info", "--device", FakeBlueZProcess.address, "--scan-timeout", "1", "--connect-timeout", "2"])
+        #expect([69, 74, 76].contains(r.status), "\(mode): exit \(r.status) \(r.stderr.prefix(300))")
+        #expect(r.stderr.hasPrefix("bitflash: error: "), "\(mode)")
+        #expect(r.stderr.count < 1000, "\(mode): \(r.stderr.count) characters of error")
+        if mode == "oversized-values" { #expect(r.stderr.contains("cannot come from a board"), "\(r.stderr)") }
+        let scan = try fake.bitflash(["scan", "--timeout", "1"])
+        #expect(scan.status == 0, "\(mode): \(scan.stderr)")
+        #expect(scan.lines.allSatisfy { $0.count < 400 }, "\(mode)")
+    }
+
+    @Test("a bonded board that stays silent (a bond it forgot) gets the advice to remove the bond")
+    func staleBond() throws {
+        let fake = try FakeBlueZProcess(["--stale-bond"])
+        let r = try fake.bitflash(["info", "--device", "zotig"])
+        #expect(r.status == 74)
+        #expect(r.stderr.contains("no notification arrived from this bonded board"), "\(r.stderr)")
+        #expect(r.stderr.contains("bluetoothctl remove F0:0D:00:00:00:01"))
+    }
+
     @Test("no bluetoothd on the bus exits 75 and says how to start it")
     func noBluetoothd() throws {
         let bus = try PrivateBus()

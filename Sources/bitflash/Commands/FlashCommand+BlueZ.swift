@@ -80,9 +80,13 @@ extension FlashCommand {
         } catch {
             outcome = .failure(error)
         }
+        let hint = board.transport.failureHint
         await board.close()
-        let result = FlashResult(board: query, outcome: outcome, seconds: started.duration(to: clock.now).seconds)
-        if result.error != nil { return (result, .flashFailed) }
+        var result = FlashResult(board: query, outcome: outcome, seconds: started.duration(to: clock.now).seconds)
+        if let error = result.error {
+            if let hint { result.error = "\(error); \(hint)" }
+            return (result, .flashFailed)
+        }
         return (result, result.fallback ? .okAfterFallback : .ok)
     }
 

@@ -21,6 +21,10 @@ extension InfoCommand {
                 StdOut.write(Self.text(shown))
             }
             return .ok
+        } catch let error as CLIError {
+            let hint = board.transport.failureHint
+            await board.close()
+            throw hint.map { CLIError(error.exit, "\(error.message); \($0)") } ?? error
         } catch {
             await board.close()
             throw error
@@ -28,7 +32,7 @@ extension InfoCommand {
     }
 
     private func read(_ board: RealBoard) async throws -> Shown {
-        let name = board.device.name ?? board.device.address
+        let name = board.device.shortName ?? board.device.address
         guard board.connection.services.contains(KnownGATT.partialFlashingService) else {
             throw CLIError(.flashFailed, "\(board.device.label) offers no partial-flashing service, so its memory map "
                                + "cannot be read; is it running a MakeCode program (or in pairing mode)?")

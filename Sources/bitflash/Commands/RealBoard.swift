@@ -64,7 +64,7 @@ struct RealBoard {
     /// Runs a flow on the live connection, on the real clock. Without `onReport`, its trace
     /// lines go to the `-v` log.
     func run<M: FlowMachine>(_ machine: M, name: String, onReport: (@Sendable (FlowReport, Duration) -> Void)? = nil) async throws -> M.Output {
-        let driver = AsyncFlowDriver(transport: transport, clock: ContinuousClock(), operationTimeout: .seconds(30))
+        let driver = AsyncFlowDriver(transport: transport, clock: ContinuousClock(), operationTimeout: .seconds(20))
         return try await driver.run(machine, connection: connection) { report, t in
             guard let onReport else {
                 if case let .trace(text) = report { Verbose.log.debug("\(name): \(text)") }

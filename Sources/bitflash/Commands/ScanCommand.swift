@@ -74,13 +74,18 @@ struct ScanCommand: AsyncParsableCommand {
         }
         var out = "NAME                          ADDRESS            RSSI  KIND\n"
         for b in boards {
-            let name = (b.name ?? "(no name)").padding(toLength: 29, withPad: " ", startingAt: 0)
+            var name = b.name ?? "(no name)"
+            if name.count > 29 { name = name.prefix(28) + "…" }
+            name = name.padding(toLength: 29, withPad: " ", startingAt: 0)
             let rssi = (b.rssi.map(String.init) ?? "-").padding(toLength: 5, withPad: " ", startingAt: 0)
             var kind = b.kind
             if b.connected { kind += ", connected" }
             if b.paired { kind += ", paired" }
             out += "\(name) \(b.address)  \(rssi) \(kind)\n"
-            if !b.services.isEmpty { out += "    services: \(b.services.joined(separator: ", "))\n" }
+            if !b.services.isEmpty {
+                let more = b.services.count > 6 ? " and \(b.services.count - 6) more" : ""
+                out += "    services: \(b.services.prefix(6).joined(separator: ", "))\(more)\n"
+            }
         }
         return out
     }

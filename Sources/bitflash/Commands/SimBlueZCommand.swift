@@ -73,13 +73,13 @@ struct SimBlueZCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("D-Bus level hostility: wrong-types, oversized-values, missing-properties.", valueName: "MODE,MODE"))
     var hostile: String?
 
-    @Option(help: ArgumentHelp("With --hostile: distort each property and notification by one mode or none, as this seed picks.",
-                               valueName: "SEED"))
-    var hostileSeed: UInt64?
-
     @Option(name: .customLong("firmware-hostile"), help: ArgumentHelp("The board's firmware misbehaves (as `sim campaign --hostile`): "
         + "\(HostileKind.allCases.map(\.rawValue).joined(separator: ", ")).", valueName: "KIND,KIND"))
     var firmwareHostile: String?
+
+    @Option(help: ArgumentHelp("With --hostile: distort each property and notification by one mode or none, as this seed picks.",
+                               valueName: "SEED"))
+    var hostileSeed: UInt64?
 
     @Option(name: .customLong("time-scale"), help: "Real seconds per modelled second (0: at once; default 1, or the scenario's).")
     var timeScale: Double?

@@ -1,0 +1,118 @@
+import BlueZTransport
+import DBus
+import Foundation
+import Synchronization
+import Testing
+import TestSupport
+import Transport
+
+/// A board that resets: BlueZ drops the link, forgets the device until a scan sees it again,
+/// and the board comes back with its GATT objects at other paths. The transport must report the
+/// loss, fail writes while down, find the board again and write to the new objects, with the
+/// same notification stream.
+@Suite(.serialized, .enabled(if: PrivateBus.isAvailable, "dbus-daemon not found: BlueZ reconnect tests skipped (install the dbus-daemon package)"))
+struct ReconnectTests {
+    static let adapter = "/org/bluez/hci0"
+    static let device = "/org/bluez/hci0/dev_F0_0D_00_00_00_01"
+    static let deviceProperties: [String: DBusValue] = [
+        "Address": .string("F0:0D:00:00:00:01"), "Name": .string("BBC micro:bit [zotig]"),
+        "Connected": .bool(false), "ServicesResolved": .bool(false)]
+
+    final class Server: Sendable {
+        let connection: DBusConnection
+        let server: DBusObjectServer
+        /// How many links so far; link n exports its service at `service00<n>0`.
+        let state = Mutex((links: 0, writes: [(path: String, bytes: [UInt8])](), discovering: false))
+
+        init(bus: PrivateBus) async throws {
+            connection = try DBusConnection(bus: .address(bus.address))
+            try await connection.requestName("org.bluez")
+            server = try DBusObjectServer(connection: connection)
+            try server.add(path: "/org/bluez", interfaces: ["org.bluez.AgentManager1": [:]])
+            try server.add(path: ReconnectTests.adapter, interfaces: ["org.bluez.Adapter1": [
+                "Address": .string("00:AA:01:00:00:01"), "Powered": .bool(true)]]) { [weak self] call in
+                    if call.member == "StartDiscovery", let self {
+                        let known = self.server.properties(path: ReconnectTests.device, interface: "org.bluez.Device1") != nil
+                        if !known { try self.addDevice() }
+                    }
+                    return []
+                }
+            try addDevice()
+        }
+
+        func addDevice() throws {
+            try server.add(path: ReconnectTests.device, interfaces: ["org.bluez.Device1": ReconnectTests.deviceProperties],
+                           methods: { [weak self] call in try self?.device(call) ?? [] })
+        }
+
+        func paths(_ link: Int) -> (service: String, characteristic: String) {
+            let service = ReconnectTests.device + "/service00\(link)0"
+            return (service, service + "/char00\(link)1")
+        }
+
+        func device(_ call: DBusMethodCall) throws -> [DBusValue] {
+            guard call.member == "Connect" else { return [] }
+            let link = state.withLock { s -> Int in s.links += 1; return s.links }
+            let (service, characteristic) = paths(link)
+            try server.setProperties(path: ReconnectTests.device, interface: "org.bluez.Device1", ["Connected": .bool(true)])
+            try server.add(path: service, interfaces: ["org.bluez.GattService1": [
+                "UUID": .string(KnownGATT.partialFlashingService.uuidString), "Device": .objectPath(ReconnectTests.device)]])
+            try server.add(path: characteristic, interfaces: ["org.bluez.GattCharacteristic1": [
+                "UUID": .string(KnownGATT.partialFlashing.characteristic.uuidString), "Service": .objectPath(service),
+                "MTU": .uint16(23)]]) { [weak self] call in
+                    if call.member == "WriteValue", let bytes = try? call.arguments.argument(0).bytes() {
+                        self?.state.withLock { $0.writes.append((characteristic, bytes)) }
+                        try self?.server.setProperties(path: characteristic, interface: "org.bluez.GattCharacteristic1",
+                                                       ["Value": .bytes([0x01, 0xFF] + bytes)])
+                    }
+                    return []
+                }
+            try server.setProperties(path: ReconnectTests.device, interface: "org.bluez.Device1", ["ServicesResolved": .bool(true)])
+            return []
+        }
+
+        /// The board resets: the link drops, the GATT objects and then the device object go away.
+        func boardResets() throws {
+            let (service, characteristic) = paths(state.withLock { $0.links })
+            try server.setProperties(path: ReconnectTests.device, interface: "org.bluez.Device1",
+                                     ["ServicesResolved": .bool(false), "Connected": .bool(false)])
+            try server.remove(path: characteristic)
+            try server.remove(path: service)
+            try server.remove(path: ReconnectTests.device)
+        }
+    }
+
+    @Test("after a reset the board is found again, its new GATT paths are used, and the one stream carries on")
+    func reconnectAfterReset() async throws {
+        let bus = try PrivateBus()
+        let server = try await Server(bus: bus)
+        defer { server.connection.close() }
+        let bz = try await BlueZBus.open(bus: .address(bus.address), callTimeout: .seconds(5))
+        let found = try await BlueZScanner(bus: bz).find(DeviceQuery("F0:0D:00:00:00:01"), timeout: .seconds(2))
+        let transport = try await BlueZDeviceTransport.open(device: found, on: bz)
+        defer { transport.close() }
+        let pf = KnownGATT.partialFlashing
+        let values = transport.notifications(of: pf)
+        var received = values.makeAsyncIterator()
+        let losses = transport.disconnects()
+        var lost = losses.makeAsyncIterator()
+
+        _ = try await transport.connect(timeout: .seconds(5))
+        try await transport.write([1], to: pf, kind: .command, timeout: .seconds(5))
+        #expect(await received.next() == [0x01, 0xFF, 1])
+
+        try server.boardResets()
+        #expect(await lost.next() == .remoteTerminated)
+        await #expect(throws: TransportError.notConnected(operation: "write to \(pf.characteristic)")) {
+            try await transport.write([2], to: pf, kind: .command, timeout: .seconds(5))
+        }
+
+        let info = try await transport.connect(timeout: .seconds(5))
+        #expect(info.services == [KnownGATT.partialFlashingService])
+        try await transport.write([3], to: pf, kind: .command, timeout: .seconds(5))
+        #expect(await received.next() == [0x01, 0xFF, 3])
+        let writes = server.state.withLock { $0.writes }
+        #expect(writes.map(\.path) == [server.paths(1).characteristic, server.paths(2).characteristic])
+        #expect(writes.map(\.bytes) == [[1], [3]])
+    }
+}
