@@ -103,7 +103,7 @@ let package = Package(
             "FakeBlueZ", "DBus", "SimulatedBoard", "PartialFlashing", "SMP", "FirmwareImage", "SampleFirmware", "Transport", "TestSupport",
         ]),
         .testTarget(name: "BlueZPeripheralTests", dependencies: [
-            "BlueZPeripheral", "DBus", "SimulatedBoard", "SampleFirmware", "FirmwareImage", "Transport", "TestSupport",
+            "BlueZPeripheral", "DBus", "SimulatedBoard", "SMP", "SampleFirmware", "FirmwareImage", "Transport", "TestSupport",
         ]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "FirmwareImage", "SampleFirmware"]),
         .testTarget(name: "SMPUDPTests", dependencies: [

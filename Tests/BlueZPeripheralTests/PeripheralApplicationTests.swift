@@ -3,6 +3,7 @@ import DBus
 import FirmwareImage
 import Foundation
 import SampleFirmware
+import SMP
 import SimulatedBoard
 import Synchronization
 import Testing
@@ -148,6 +149,34 @@ struct PeripheralApplicationTests {
         let final = await peripheral.stop()
         #expect(final.device.bootCount == board.device.bootCount + 1)
         #expect(peripheral.counters.resets == 1)
+    }
+
+    @Test("an SMP frame written in pieces of 512 bytes (BlueZ's largest write) is reassembled and answered in notifications")
+    func smpFrameInPieces() async throws {
+        let bluez = try await BlueZSide()
+        let peripheral = try await Self.start(bluez, board: try Self.board())
+        let me = peripheral.connection.uniqueName
+        let smp = try #require(peripheral.application.characteristic(for: KnownGATT.smp)).path
+        let values = try await bluez.connection.signals(matching: .propertiesChanged(sender: me, path: smp, interface: "org.bluez.GattCharacteristic1"))
+        _ = try await bluez.call(me, smp, "org.bluez.GattCharacteristic1", "StartNotify")
+        let text = String(repeating: "0123456789", count: 200)
+        let frame = try SMPFrame(request: EchoRequest(text: text), sequence: 3).encoded()
+        #expect(frame.count > 1024)
+        let options: DBusValue = .propertyMap(["type": .string("command"), "mtu": .uint16(517)])
+        for start in stride(from: 0, to: frame.count, by: 512) {
+            let piece = Array(frame[start..<min(frame.count, start + 512)])
+            _ = try await bluez.call(me, smp, "org.bluez.GattCharacteristic1", "WriteValue", [.bytes(piece), options])
+        }
+        var answer: [UInt8] = []
+        for await signal in values {
+            guard case .bytes(let bytes)? = try signal.arguments.argument(1).properties()["Value"] else { continue }
+            answer += bytes
+            if answer.count >= SMPHeader.size, answer.count >= SMPHeader.size + (Int(answer[2]) << 8 | Int(answer[3])) { break }
+        }
+        let response = try SMPFrame(bytes: answer)
+        #expect(response.header.sequence == 3)
+        #expect(try response.response(as: EchoResponse.self).text == text)
+        _ = await peripheral.stop()
     }
 
     @Test("an adapter BlueZ does not have is refused with the adapters it has")

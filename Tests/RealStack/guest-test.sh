@@ -30,7 +30,7 @@ for _ in 1 2 3 4 5 6 7 8 9 10; do [ -e /sys/class/bluetooth/hci1 ] && break; sle
 [ -e /sys/class/bluetooth/hci1 ] || { say "btvirt made no hci1"; finish 11; }
 btmon -w "$out/hci.snoop" > /dev/null 2>&1 &
 monitor=$!
-/usr/libexec/bluetooth/bluetoothd -n -E > "$out/bluetoothd.log" 2>&1 &
+/usr/libexec/bluetooth/bluetoothd -n -E -f "$repo/Tests/RealStack/main.conf" > "$out/bluetoothd.log" 2>&1 &
 for _ in $(seq 1 20); do busctl --system status org.bluez > /dev/null 2>&1 && break; sleep 1; done
 btmgmt --index 0 power on > /dev/null
 say "controllers up"
