@@ -31,7 +31,11 @@ command -v apt-get > /dev/null || skip "apt-get not found: the VM's kernel comes
 
 out="${1:-$(mktemp -d -t bitflash-realstack.XXXXXX)}"
 mkdir -p "$out"
-rm -rf "${out:?}"/*
+if [ -n "$(ls -A "$out")" ]; then
+    # Only a folder a previous run left is emptied.
+    [ -f "$out/binary" ] || { echo "realstack-ci: $out is not empty and not a previous run's folder: give an empty one" >&2; exit 64; }
+    rm -rf "${out:?}"/*
+fi
 
 build_start=$(date +%s)
 swift build -c release --product bitflash
@@ -63,7 +67,7 @@ reference="$out/reference"
 "$bin" sim show --json --sim-state "$out/board" > "$out/board-show.json"
 "$bin" sim show --json --sim-state "$model" > "$out/model-show.json"
 # btmon can fail at the end of a trace cut short by the power-off; what it decoded is kept.
-(btmon -r "$out/hci.snoop" > "$out/hci.txt" 2> /dev/null) 2> /dev/null || true
+(btmon -r "$out/hci.snoop" > "$out/hci.txt"; true) 2> /dev/null
 
 python3 "$repo/Tests/RealStack/check-results.py" "$out"
 echo "== real-stack test passed: release build $build_seconds s, VM $vm_seconds s; files in $out"
