@@ -2,9 +2,11 @@ import DBus
 import Transport
 
 extension BlueZDeviceTransport {
-    /// Connects with the retries BlueZ needs, waits for the services, pairs when asked to, and
-    /// reads the GATT table afresh.
     /// `connect(timeout:)` with the richer `BlueZError` (the CLI maps its cases to exit codes).
+    ///
+    /// Finds the board again if BlueZ forgot it, connects with the retries BlueZ needs (all
+    /// within `timeout`), waits for the services, pairs when the board asks for a bond, and
+    /// reads the GATT table afresh.
     public func establish(timeout: Duration) async throws(BlueZError) -> ConnectionInfo {
         do {
             try await ensureDeviceKnown()

@@ -34,9 +34,11 @@ public struct BlueZScanner: Sendable {
         return a
     }
 
-    /// Scans for `timeout` and returns the boards seen (or known and connected), strongest first.
-    /// With `stopWhen`, returns as soon as a device satisfies it.
-    public func scan(timeout: Duration, stopWhen: (@Sendable (BlueZDevice) -> Bool)? = nil) async throws -> [BlueZDevice] {
+    /// Scans for `timeout` and returns the devices seen (or already known), strongest first.
+    /// `services` goes into BlueZ's discovery filter (nil: LE devices of any service); with
+    /// `stopWhen`, returns as soon as a device satisfies it.
+    public func scan(timeout: Duration, services: [BLEUUID]? = KnownGATT.flashingServices,
+                     stopWhen: (@Sendable (BlueZDevice) -> Bool)? = nil) async throws -> [BlueZDevice] {
         let events = try await bus.events()
         let tree = try await bus.objects()
         let adapter = try adapter(in: tree)
@@ -45,11 +47,8 @@ public struct BlueZScanner: Sendable {
         func done() -> Bool { stopWhen.map { stop in devices.values.contains(where: stop) } ?? false }
         if done() { return Self.sorted(devices) }
 
-        let filter: [String: DBusValue] = [
-            "Transport": .string("le"),
-            "UUIDs": .strings(KnownGATT.flashingServices.map(\.uuidString)),
-            "DuplicateData": .bool(false),
-        ]
+        var filter: [String: DBusValue] = ["Transport": .string("le"), "DuplicateData": .bool(false)]
+        if let services { filter["UUIDs"] = .strings(services.map(\.uuidString)) }
         try await bus.call(adapter.path, BlueZNames.adapter, "SetDiscoveryFilter", [.propertyMap(filter)],
                            operation: "setting the scan filter on \(adapter.name)")
         do {
@@ -69,7 +68,8 @@ public struct BlueZScanner: Sendable {
     public func find(_ query: DeviceQuery, timeout: Duration) async throws -> BlueZDevice {
         // An address, a whole name or a bracketed friendly name is final as soon as it shows;
         // a part of a name waits for the whole scan, so that every board it matches is seen.
-        let seen = try await scan(timeout: timeout, stopWhen: { query.rank($0).map { $0 <= 2 } ?? false })
+        // No service filter: a board in pairing mode may advertise only its name.
+        let seen = try await scan(timeout: timeout, services: nil, stopWhen: { query.rank($0).map { $0 <= 2 } ?? false })
         if let match = try query.best(in: seen) { return match }
         throw BlueZError.deviceNotFound(query: query.text, seen: seen.filter(\.looksFlashable).map(\.label))
     }

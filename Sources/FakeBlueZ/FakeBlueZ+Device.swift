@@ -182,6 +182,9 @@ extension FakeBlueZ {
         guard d.connected, d.linkEpoch == epoch, !d.resolved else { return }
         if d.gatt != nil {
             // BlueZ's GATT cache: the table of the last connection is kept and reused as is.
+            // The MTU exchange still happens on every connection (the cached objects' MTU
+            // property already shows its result).
+            s.devices[i].mtu = UInt16(min(Self.centralMTU, d.host.board.profile.attMTU))
             s.devices[i].resolved = true
             note("[\(d.name)] services resolved from the cache")
             setDevice(i, ["ServicesResolved": .bool(true)], s)

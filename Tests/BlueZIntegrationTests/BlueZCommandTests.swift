@@ -44,6 +44,8 @@ struct BlueZCommandTests {
         #expect(board["kind"] as? String == "micro:bit with MCUboot (full updates)")
         let text = try fake.bitflash(["scan", "--timeout", "1"])
         #expect(text.stdout.contains("BBC micro:bit [zotig]         F0:0D:00:00:00:01  -60"))
+        let all = try fake.bitflash(["scan", "--timeout", "1", "--all"])
+        #expect(all.status == 0 && all.stdout.contains("F0:0D:00:00:00:01"), "\(all.stderr)")
     }
 
     @Test("info reads the mode, memory map and image slots of the board, as info --simulate shows them")
@@ -81,9 +83,10 @@ struct BlueZCommandTests {
         try Self.expectBoardHolds("sample-r1-counter.hex", stateFile: fake.stop())
     }
 
-    @Test("a new runtime on an MCUboot board is a full DFU over McuMgr, byte for byte")
-    func fullDFU() throws {
-        let fake = try FakeBlueZProcess(["--time-scale", "0.2"])
+    @Test("a new runtime on an MCUboot board is a full DFU over McuMgr, byte for byte (with and without BlueZ's GATT cache)",
+          arguments: [[], ["--gatt-cache"]])
+    func fullDFU(cache: [String]) throws {
+        let fake = try FakeBlueZProcess(["--time-scale", "0.2"] + cache)
         let r = try fake.bitflash(["flash", Self.sample("sample-r2-heart.hex").path, "--device", "zotig", "--json"])
         #expect(r.status == 0, "\(r.stderr)")
         let result = try Self.result(r)
@@ -176,6 +179,12 @@ struct BlueZCommandTests {
         #expect(r.lines.contains { $0.hasPrefix("zotig  ok      partial") })
         #expect(r.lines.contains { $0.hasPrefix("vavit  ok      partial") })
         #expect(r.stdout.contains("2 of 2 boards flashed"))
+        // Every board in range, found by the scan: both already run the file.
+        let again = try fake.bitflash(["flash", Self.sample("sample-r1-counter.hex").path, "--all-in-range", "--scan-timeout", "1", "--json"])
+        #expect(again.status == 0, "\(again.stderr)")
+        let results = try Self.json(again).filter { $0["type"] as? String == "result" }
+        #expect(Set(results.compactMap { $0["board"] as? String }) == ["F0:0D:00:00:00:01", "F0:0D:00:00:00:02"])
+        #expect(results.allSatisfy { $0["path"] as? String == "up-to-date" })
         fake.stop()
         for state in ["sim-1", "sim-2"] {
             try Self.expectBoardHolds("sample-r1-counter.hex", stateFile: fake.state.appendingPathComponent("\(state).json"))

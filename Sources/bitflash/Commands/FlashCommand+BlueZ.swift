@@ -43,7 +43,7 @@ extension FlashCommand {
     private func boardsInRange() async throws -> [String] {
         let bus = try await BlueZBus.open()
         defer { bus.close() }
-        let found = try await BlueZScanner(bus: bus, adapter: bluetooth.adapter).scan(timeout: .seconds(bluetooth.scanTimeout))
+        let found = try await BlueZScanner(bus: bus, adapter: bluetooth.adapter).scan(timeout: .seconds(bluetooth.scanTimeout), services: nil)
             .filter(\.looksFlashable)
         guard !found.isEmpty else {
             throw CLIError(.boardNotFound, "no board in range after \(bluetooth.scanTimeout.formatted()) s; check they are "

@@ -10,8 +10,8 @@ struct ScanCommand: AsyncParsableCommand {
         abstract: "List the micro:bit and Calliope mini boards in Bluetooth range.",
         discussion: """
             Scans with BlueZ for boards advertising the partial-flashing or McuMgr service (and boards \
-            BlueZ already knows and has connected). Exit codes: 0 done (even when nothing was found), \
-            75 Bluetooth not available.
+            BlueZ already knows); --all lists every LE device. Exit codes: 0 done (even when nothing \
+            was found), 75 Bluetooth not available.
             """)
 
     @Option(help: ArgumentHelp("How long to scan, in seconds.", valueName: "S"))
@@ -22,6 +22,9 @@ struct ScanCommand: AsyncParsableCommand {
 
     @Flag(help: "Print JSON.")
     var json = false
+
+    @Flag(help: "List every Bluetooth LE device seen, not only boards (no service filter).")
+    var all = false
 
     struct Shown: Codable, Equatable {
         var name: String?
@@ -41,8 +44,9 @@ struct ScanCommand: AsyncParsableCommand {
         try await runCommand {
             let bus = try await BlueZBus.open()
             defer { bus.close() }
-            let devices = try await BlueZScanner(bus: bus, adapter: adapter).scan(timeout: .seconds(timeout))
-                .filter(\.looksFlashable)
+            let devices = try await BlueZScanner(bus: bus, adapter: adapter)
+                .scan(timeout: .seconds(timeout), services: all ? nil : KnownGATT.flashingServices)
+                .filter { all || $0.looksFlashable }
             let shown = devices.map {
                 Shown(name: $0.name, address: $0.address, rssi: $0.rssi, services: $0.services.map(Self.serviceName),
                       kind: $0.boardKindGuess, connected: $0.connected, paired: $0.paired)
