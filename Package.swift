@@ -69,8 +69,10 @@ let package = Package(
         .target(name: "BlueZTransport", dependencies: ["DBus", "Transport"]),
         // A fake BlueZ (org.bluez on a private bus) playing simulated boards, for tests.
         .target(name: "FakeBlueZ", dependencies: ["DBus", "SimulatedBoard", "LinkModel", "Transport"]),
+        // A simulated board in the peripheral role on the real BlueZ (GATT application + advertisement).
+        .target(name: "BlueZPeripheral", dependencies: ["DBus", "SimulatedBoard", "LinkModel", "Transport"]),
         .executableTarget(name: "bitflash", dependencies: [
-            "Flashing", "FirmwareImage", "SampleFirmware", "SimulatedBoard", "BlueZTransport", "SMPUDP", "FakeBlueZ",
+            "Flashing", "FirmwareImage", "SampleFirmware", "SimulatedBoard", "BlueZTransport", "SMPUDP", "FakeBlueZ", "BlueZPeripheral",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -107,6 +109,9 @@ let package = Package(
         ]),
         .testTarget(name: "FakeBlueZTests", dependencies: [
             "FakeBlueZ", "DBus", "SimulatedBoard", "PartialFlashing", "SMP", "FirmwareImage", "SampleFirmware", "Transport", "TestSupport",
+        ]),
+        .testTarget(name: "BlueZPeripheralTests", dependencies: [
+            "BlueZPeripheral", "DBus", "SimulatedBoard", "SMP", "SampleFirmware", "FirmwareImage", "Transport", "TestSupport",
         ]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "FirmwareImage", "SampleFirmware"]),
         .testTarget(name: "SMPUDPTests", dependencies: [

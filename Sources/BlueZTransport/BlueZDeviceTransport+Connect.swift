@@ -25,7 +25,10 @@ extension BlueZDeviceTransport {
             if settings.pairAlways, !(state.withLock { $0.device?.paired ?? false }) { try await pair() }
             let table = try await currentGATT(operation: "reading the services of \(label)")
             try await pairIfAsked(table, timeout: timeout)
-            let mtu = table.mtu ?? BlueZLimits.defaultMTU
+            // Two BlueZ hosts exchange an ATT MTU of 517, but a write carries at most one
+            // attribute value (512 bytes): the flows size their writes as MTU - 3, so give them
+            // the MTU a write can use.
+            let mtu = min(table.mtu ?? BlueZLimits.defaultMTU, BlueZLimits.usableMTU)
             state.withLock { $0.mtu = mtu }
             return ConnectionInfo(services: table.services, mtu: mtu, name: name)
         } catch let error as BlueZError {

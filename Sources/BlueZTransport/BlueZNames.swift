@@ -24,6 +24,8 @@ public enum BlueZLimits {
     public static let maximumMTU = 517
     /// The longest attribute value ATT allows (Core spec Vol 3 Part F 3.2.9).
     public static let maximumValueLength = 512
+    /// The largest MTU a write can use: one attribute value plus the 3-byte ATT header.
+    public static let usableMTU = maximumValueLength + 3
 }
 
 extension KnownGATT {

@@ -61,11 +61,7 @@ struct FakeGATTTable: Sendable {
 
     /// The characteristic properties the boards' firmware declares.
     static func flags(of characteristic: GATTCharacteristic) -> [String] {
-        switch characteristic {
-        case KnownGATT.partialFlashing: return ["write-without-response", "write", "notify"]
-        case KnownGATT.smp: return ["write-without-response", "notify"]
-        default: return ["read", "write-without-response", "write", "notify"]
-        }
+        characteristic.declaredFlags
     }
 
     func characteristic(at path: String) -> Characteristic? {

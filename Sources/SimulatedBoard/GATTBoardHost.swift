@@ -123,3 +123,16 @@ extension SimulatedBoard {
         services.map { ($0.uuid, $0.characteristics.sorted { $0.characteristic < $1.characteristic }) }
     }
 }
+
+extension GATTCharacteristic {
+    /// The characteristic properties the boards' firmware declares, in BlueZ's flag names:
+    /// partial flashing takes write commands and requests, SMP write commands (Zephyr's
+    /// `smp_bt`); both notify.
+    public var declaredFlags: [String] {
+        switch self {
+        case KnownGATT.partialFlashing: return ["write-without-response", "write", "notify"]
+        case KnownGATT.smp: return ["write-without-response", "notify"]
+        default: return ["read", "write-without-response", "write", "notify"]
+        }
+    }
+}

@@ -23,8 +23,11 @@ struct ReconnectTests {
         let server: DBusObjectServer
         /// How many links so far; link n exports its service at `service00<n>0`.
         let state = Mutex((links: 0, writes: [(path: String, bytes: [UInt8])](), discovering: false))
+        /// The ATT MTU BlueZ reports on the characteristic.
+        let mtu: UInt16
 
-        init(bus: PrivateBus) async throws {
+        init(bus: PrivateBus, mtu: UInt16 = 23) async throws {
+            self.mtu = mtu
             connection = try DBusConnection(bus: .address(bus.address))
             try await connection.requestName("org.bluez")
             server = try DBusObjectServer(connection: connection)
@@ -59,7 +62,7 @@ struct ReconnectTests {
                 "UUID": .string(KnownGATT.partialFlashingService.uuidString), "Device": .objectPath(ReconnectTests.device)]])
             try server.add(path: characteristic, interfaces: ["org.bluez.GattCharacteristic1": [
                 "UUID": .string(KnownGATT.partialFlashing.characteristic.uuidString), "Service": .objectPath(service),
-                "MTU": .uint16(23)]]) { [weak self] call in
+                "MTU": .uint16(mtu)]]) { [weak self] call in
                     if call.member == "WriteValue", let bytes = try? call.arguments.argument(0).bytes() {
                         self?.state.withLock { $0.writes.append((characteristic, bytes)) }
                         try self?.server.setProperties(path: characteristic, interface: "org.bluez.GattCharacteristic1",
@@ -114,5 +117,21 @@ struct ReconnectTests {
         let writes = server.state.withLock { $0.writes }
         #expect(writes.map(\.path) == [server.paths(1).characteristic, server.paths(2).characteristic])
         #expect(writes.map(\.bytes) == [[1], [3]])
+    }
+
+    @Test("two BlueZ hosts exchange an ATT MTU of 517, yet a write holds one attribute value: the connection offers writes of 512 bytes")
+    func largestMTUGivesWritesOfOneAttributeValue() async throws {
+        let bus = try PrivateBus()
+        let server = try await Server(bus: bus, mtu: 517)
+        defer { server.connection.close() }
+        let bz = try await BlueZBus.open(bus: .address(bus.address), callTimeout: .seconds(5))
+        let found = try await BlueZScanner(bus: bz).find(DeviceQuery("F0:0D:00:00:00:01"), timeout: .seconds(2))
+        let transport = try await BlueZDeviceTransport.open(device: found, on: bz)
+        defer { transport.close() }
+        let info = try await transport.connect(timeout: .seconds(5))
+        #expect(info.mtu == 515)
+        let full = [UInt8](repeating: 0xA5, count: info.mtu - 3)
+        try await transport.write(full, to: KnownGATT.partialFlashing, kind: .command, timeout: .seconds(5))
+        #expect(server.state.withLock { $0.writes.map(\.bytes) } == [full])
     }
 }

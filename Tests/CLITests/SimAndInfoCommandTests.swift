@@ -33,6 +33,22 @@ struct SimAndInfoCommandTests {
         #expect(text.stdout.contains("region 2 (program): 0x00047000-"))
     }
 
+    @Test("sim serve needs --udp or --adapter, not both; --adapter without bluetoothd on the bus exits 75 and says how to start it")
+    func simServeAdapterRefusals() throws {
+        for arguments in [["sim", "serve"], ["sim", "serve", "--udp", "127.0.0.1:0", "--adapter", "hci1"],
+                          ["sim", "serve", "--udp", "127.0.0.1:0", "--from", "x.hex"]] {
+            let r = try BitflashBinary.run(arguments + ["--sim-state", state.path])
+            #expect(r.status == 64, "\(arguments)")
+            #expect(r.stderr.contains("--adapter"), "\(r.stderr)")
+        }
+        guard PrivateBus.isAvailable else { return }
+        let bus = try PrivateBus()
+        let r = try BitflashBinary.run(["sim", "serve", "--adapter", "hci1", "--sim-state", state.path, "--for", "5"],
+                                       environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+        #expect(r.status == 75)
+        #expect(r.stderr.contains("Bluetooth is not available") && r.stderr.contains("systemctl start bluetooth"), "\(r.stderr)")
+    }
+
     @Test func simShowWithoutBoardsSaysHowToMakeOne() throws {
         let r = try BitflashBinary.run(["sim", "show", "--sim-state", state.path])
         #expect(r.status == 69)

@@ -204,7 +204,7 @@ struct SimBlueZCommand: AsyncParsableCommand {
 
     /// A board holding `from`; else the saved board `state` (which must be of `profile` when
     /// one is given); else a fresh board of `profile` holding the sample program.
-    private static func board(store: SimStore, state: String, index: Int, profile: SimProfile?, from: String?) throws -> SimulatedBoard {
+    static func board(store: SimStore, state: String, index: Int, profile: SimProfile?, from: String?) throws -> SimulatedBoard {
         if let from {
             let profile = profile ?? .default
             return try profile.makeBoard(holding: try profile.image(fromFile: from), name: state, address: SimStore.address(index))

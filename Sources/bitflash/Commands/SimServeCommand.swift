@@ -6,12 +6,18 @@ import SimulatedBoard
 
 /// `bitflash sim serve --udp HOST:PORT`: a simulated MCUboot board serving McuMgr SMP over UDP,
 /// so that any SMP client (bitflash itself, smpmgr, mcumgr-toolkit) can update it.
+/// `bitflash sim serve --adapter hci1`: a simulated board in the peripheral role on the real
+/// BlueZ, so that a central on another adapter can scan for it and flash it
+/// (`SimServeCommand+BlueZ.swift`).
 struct SimServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve a simulated board's McuMgr (SMP) service over UDP.",
+        abstract: "Serve a simulated board over UDP (McuMgr SMP) or as a Bluetooth peripheral through BlueZ.",
         discussion: """
-            The board is loaded from the state folder (the same one `flash --simulate` uses) and saved \
+            With --adapter, the board registers its GATT services (partial flashing, and SMP for the \
+            -mcuboot profiles) with bluetoothd on that adapter and advertises; a central on another adapter \
+            (or computer) flashes it with `bitflash flash --device`. A board reset disconnects the central and \
+            the board advertises again once it has booted. With --udp: the board is loaded from the state folder (the same one `flash --simulate` uses) and saved \
             back when the server stops (after --for, or on SIGINT/SIGTERM). It answers SMP requests \
             over UDP as a Zephyr smp_svr build with MCUboot would: image state, upload, test, confirm, \
             erase, echo, reset (with the MCUboot swap), mcumgr parameters. Device work takes its \
@@ -19,10 +25,22 @@ struct SimServeCommand: AsyncParsableCommand {
             """)
 
     @Option(help: ArgumentHelp("Where to listen (use a loopback address unless you mean otherwise).", valueName: "HOST:PORT"))
-    var udp: String
+    var udp: String?
 
-    @Option(help: ArgumentHelp("The kind of board, an -mcuboot profile (default microbit-v2-mcuboot).", valueName: "PROFILE"))
-    var profile: SimProfile = .default
+    @Option(help: ArgumentHelp("Play the board as a Bluetooth peripheral on this BlueZ adapter.", valueName: "hciN"))
+    var adapter: String?
+
+    @Option(name: .customLong("profile"), help: ArgumentHelp("The kind of board (default: the saved board's, else microbit-v2-mcuboot; with --udp an -mcuboot profile).",
+                               valueName: "PROFILE"))
+    var profileOption: SimProfile?
+
+    @Option(help: ArgumentHelp("With --adapter: put this firmware on the board first (as `sim reset --from`).", valueName: "FILE"))
+    var from: String?
+
+    @Option(help: ArgumentHelp("With --adapter: the advertised name (default: the board's).", valueName: "NAME"))
+    var name: String?
+
+    var profile: SimProfile { profileOption ?? .default }
 
     @Option(name: .customLong("sim-state"), help: ArgumentHelp("Folder of the simulated boards.", valueName: "DIR"))
     var simState: String?
@@ -37,15 +55,23 @@ struct SimServeCommand: AsyncParsableCommand {
     var verbose = false
 
     func validate() throws {
+        guard (udp == nil) != (adapter == nil) else { throw ValidationError("give either --udp HOST:PORT or --adapter hciN") }
+        if let adapter, adapter.isEmpty || adapter.contains("/") { throw ValidationError("--adapter takes an adapter name such as hci1") }
+        guard adapter == nil else {
+            guard timeScale >= 0, timeScale <= 100 else { throw ValidationError("--time-scale must be between 0 and 100") }
+            return
+        }
+        if from != nil || name != nil { throw ValidationError("--from and --name go with --adapter") }
         guard profile.mcuboot else { throw ValidationError("--profile \(profile) has no SMP service: use \(profile)-mcuboot") }
         if let duration, !(duration > 0) { throw ValidationError("--for must be a positive number of seconds") }
         guard timeScale >= 0, timeScale <= 100 else { throw ValidationError("--time-scale must be between 0 and 100") }
     }
 
     func run() async throws {
+        if let adapter { return try await runPeripheral(adapter: adapter) }
         try await runCommand {
             let endpoint: UDPEndpoint
-            do { endpoint = try UDPEndpoint(parsing: udp) } catch { throw CLIError(.usage, "--udp \(error)") }
+            do { endpoint = try UDPEndpoint(parsing: udp ?? "") } catch { throw CLIError(.usage, "--udp \(error)") }
             let store = SimStore(option: simState)
             let name = SimStore.names(count: 1)[0]
             let board = try store.loadOrCreate(name, profile: profile, index: 1)

@@ -1,0 +1,49 @@
+import BlueZPeripheral
+import Foundation
+import SimulatedBoard
+import Transport
+
+/// `bitflash sim serve --adapter hciN`: the simulated board as a BLE peripheral on the real BlueZ.
+extension SimServeCommand {
+    func runPeripheral(adapter: String) async throws {
+        try await runCommand {
+            let store = SimStore(option: simState)
+            let state = SimStore.names(count: 1)[0]
+            let board = try SimBlueZCommand.board(store: store, state: state, index: 1, profile: profileOption, from: from)
+            do {
+                try FileManager.default.createDirectory(at: store.directory, withIntermediateDirectories: true)
+                try store.save(board, as: state)
+            } catch {
+                throw CLIError(.cannotWrite, "cannot save the board in \(store.directory.path): \(error)")
+            }
+            let verbose = self.verbose
+            var options = PeripheralOptions()
+            options.adapterName = adapter
+            options.name = name ?? board.profile.name
+            options.timeScale = timeScale
+            options.onNote = { line in if verbose { StdOut.write("  \(line)\n") } }
+            options.onBoardChanged = { board in try? store.save(board, as: state) }
+            let peripheral: SimulatedPeripheral
+            do {
+                peripheral = try await SimulatedPeripheral.start(board: board, options: options)
+            } catch let error as PeripheralError {
+                switch error {
+                case .noAdapter: throw CLIError(.boardNotFound, "\(error)")
+                default: throw CLIError(.bluetoothUnavailable, "\(error)")
+                }
+            }
+            let profile = SimProfile(board: board.profile.board, mcuboot: board.profile.services.contains(.smp))
+            let services = peripheral.application.services.map { $0.uuid == KnownGATT.partialFlashingService ? "partial flashing" : "SMP" }
+            StdOut.write("board \(state) ready on \(adapter) (\(peripheral.adapterAddress ?? "address unknown")): advertising "
+                         + "\"\(options.name)\", \(profile), services \(services.joined(separator: " + ")), state \(store.directory.path)\n")
+            await Self.waitForStop(seconds: duration)
+            let final = await peripheral.stop()
+            try store.save(final, as: state)
+            let c = peripheral.counters
+            StdOut.write("stopped: \(c.links) link\(c.links == 1 ? "" : "s"), \(c.writes) writes (\(c.droppedWrites) dropped while resetting), "
+                         + "\(c.notifications) notifications, \(c.resets) reset\(c.resets == 1 ? "" : "s"), "
+                         + "ATT MTU \(c.mtu.map(String.init) ?? "unknown"); board saved\n")
+            return .ok
+        }
+    }
+}

@@ -1,0 +1,193 @@
+import BlueZPeripheral
+import DBus
+import FirmwareImage
+import Foundation
+import SampleFirmware
+import SMP
+import SimulatedBoard
+import Synchronization
+import Testing
+import TestSupport
+import Transport
+
+/// The simulated peripheral on a private bus, with the test playing bluetoothd's side of
+/// `GattManager1`, `LEAdvertisingManager1` and `Device1` as `src/gatt-database.c` and
+/// `src/advertising.c` use them.
+@Suite(.enabled(if: PrivateBus.isAvailable, Comment(rawValue: PrivateBus.skipMessage)), .serialized)
+struct PeripheralApplicationTests {
+    static let adapter = "/org/bluez/hci1"
+    static let central = "/org/bluez/hci1/dev_00_AA_01_00_00_01"
+
+    /// A minimal bluetoothd: the adapter with its managers, and one connected central.
+    final class BlueZSide: Sendable {
+        let bus: PrivateBus
+        let connection: DBusConnection
+        let server: DBusObjectServer
+        /// `METHOD PATH` of every call the peripheral made, in order.
+        let log = CallLog()
+
+        init() async throws {
+            bus = try PrivateBus()
+            connection = try DBusConnection(bus: .address(bus.address))
+            server = try DBusObjectServer(connection: connection)
+            let calls = log
+            try server.add(path: PeripheralApplicationTests.adapter, interfaces: [
+                "org.bluez.Adapter1": ["Address": .string("00:AA:01:01:00:01"), "Powered": .bool(true)],
+                "org.bluez.GattManager1": [:], "org.bluez.LEAdvertisingManager1": [:],
+            ], methods: { call in
+                try call.expectSignature(call.member.hasPrefix("Register") ? "oa{sv}" : "o")
+                calls.lines.withLock { $0.append("\(call.member) \(try! call.arguments[0].objectPath())") }
+                return []
+            })
+            let server = self.server
+            try server.add(path: PeripheralApplicationTests.central, interfaces: [
+                "org.bluez.Device1": ["Connected": .bool(true), "Address": .string("00:AA:01:00:00:01")],
+            ], methods: { call in
+                calls.lines.withLock { $0.append("\(call.member) \(call.path)") }
+                try server.setProperties(path: call.path, interface: "org.bluez.Device1", ["Connected": .bool(false)])
+                return []
+            })
+            try await connection.requestName("org.bluez")
+        }
+
+        /// Waits (bounded, as a safety net) until `count` calls were made; returns them.
+        func calls(count: Int) async throws -> [String] {
+            for _ in 0..<2000 {
+                let seen = log.lines.withLock { $0 }
+                if seen.count >= count { return seen }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            return log.lines.withLock { $0 }
+        }
+
+        func call(_ peer: String, _ path: String, _ interface: String, _ method: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
+            try await connection.call(destination: peer, path: path, interface: interface, method: method,
+                                      arguments: arguments, timeout: .seconds(20))
+        }
+    }
+
+    final class CallLog: Sendable {
+        let lines = Mutex<[String]>([])
+    }
+
+    static func board() throws -> SimulatedBoard {
+        let image = SampleFirmware.image(family: .nrf52833, runtime: .r1, program: .heart)
+        let profile = BoardProfile(board: .microbitV2, address: "F0:0D:00:00:00:01", services: [.partialFlashing, .smp],
+                                   bluetoothInApplicationMode: true, attMTU: 247, dataLength: 251)
+        return try SimulatedBoard(profile: profile, image: image)
+    }
+
+    static func start(_ bluez: BlueZSide, board: SimulatedBoard) async throws -> SimulatedPeripheral {
+        var options = PeripheralOptions()
+        options.timeScale = 0
+        options.name = "BBC micro:bit [sim]"
+        return try await SimulatedPeripheral.start(bus: .address(bluez.bus.address), board: board, options: options)
+    }
+
+    @Test("registers a GATT application whose tree BlueZ reads with GetManagedObjects, and a connectable advertisement")
+    func applicationTreeAndAdvertisement() async throws {
+        let bluez = try await BlueZSide()
+        let peripheral = try await Self.start(bluez, board: try Self.board())
+        let app = "/org/bitflash/peripheral"
+        #expect(try await bluez.calls(count: 2) == ["RegisterApplication \(app)", "RegisterAdvertisement \(app)/advertisement0"])
+        #expect(peripheral.adapterAddress == "00:AA:01:01:00:01")
+
+        let me = peripheral.connection.uniqueName
+        let objects = try await bluez.call(me, app, DBusStandard.objectManager, "GetManagedObjects").argument(0).managedObjects()
+        let services = objects.compactMapValues { $0["org.bluez.GattService1"] }
+        let characteristics = objects.compactMapValues { $0["org.bluez.GattCharacteristic1"] }
+        #expect(Set(try services.values.map { try #require($0["UUID"]).string() })
+                == [KnownGATT.partialFlashingService.uuidString, KnownGATT.smpService.uuidString])
+        #expect(characteristics.count == 2)
+        for (path, c) in characteristics {
+            let service = try #require(c["Service"]).objectPath()
+            #expect(services[service] != nil && path.hasPrefix(service + "/"))
+            let flags = try #require(c["Flags"]).strings()
+            #expect(flags.contains("write-without-response") && flags.contains("notify"))
+            // No sockets: BlueZ must deliver writes through WriteValue and notify on PropertiesChanged.
+            #expect(c["WriteAcquired"] == nil && c["NotifyAcquired"] == nil)
+        }
+        let ad = try await bluez.call(me, "\(app)/advertisement0", DBusStandard.properties, "GetAll",
+                                      [.string("org.bluez.LEAdvertisement1")]).argument(0).properties()
+        #expect(ad["Type"] == .string("peripheral"))
+        #expect(ad["ServiceUUIDs"] == .strings([KnownGATT.partialFlashingService.uuidString]))
+        #expect(ad["LocalName"] == .string("BBC micro:bit [sim]"))
+        _ = await peripheral.stop()
+        #expect(try await bluez.calls(count: 4).suffix(2) == ["UnregisterAdvertisement \(app)/advertisement0", "UnregisterApplication \(app)"])
+    }
+
+    @Test("a WriteValue reaches the board and its answer comes back as PropertiesChanged(Value); a reset disconnects the central and re-advertises")
+    func writeNotificationAndReset() async throws {
+        let bluez = try await BlueZSide()
+        let board = try Self.board()
+        let peripheral = try await Self.start(bluez, board: board)
+        let me = peripheral.connection.uniqueName
+        let pf = try #require(peripheral.application.characteristic(for: KnownGATT.partialFlashing)).path
+        let values = try await bluez.connection.signals(matching: .propertiesChanged(sender: me, path: pf, interface: "org.bluez.GattCharacteristic1"))
+        _ = try await bluez.call(me, pf, "org.bluez.GattCharacteristic1", "StartNotify")
+        let options: DBusValue = .propertyMap(["type": .string("command"), "device": .objectPath(Self.central), "mtu": .uint16(517)])
+        // REGION_INFO for region 1 (the runtime): the board answers with its start, end and hash.
+        _ = try await bluez.call(me, pf, "org.bluez.GattCharacteristic1", "WriteValue", [.bytes([0x00, 0x01]), options])
+        var answer: [UInt8]?
+        for await signal in values {
+            let changed = try signal.arguments.argument(1).properties()
+            if case .bytes(let bytes)? = changed["Value"] { answer = bytes; break }
+        }
+        let region = board.memoryMap[1]
+        let bytes = try #require(answer)
+        #expect(Array(bytes.prefix(2)) == [0x00, 0x01])
+        #expect(bytes.count == 18)
+        #expect(Array(bytes[2..<6]) == withUnsafeBytes(of: region.start.bigEndian, Array.init))
+        #expect(Array(bytes[10..<18]) == region.hash)
+        #expect(peripheral.counters.mtu == 517)
+
+        // FF 01: reset now. The board drops the link and comes back (at once with time scale 0).
+        _ = try await bluez.call(me, pf, "org.bluez.GattCharacteristic1", "WriteValue", [.bytes([0xFF, 0x01]), options])
+        let calls = try await bluez.calls(count: 5)
+        #expect(Array(calls.suffix(3)) == ["UnregisterAdvertisement /org/bitflash/peripheral/advertisement0",
+                                           "Disconnect \(Self.central)", "RegisterAdvertisement /org/bitflash/peripheral/advertisement0"])
+        let final = await peripheral.stop()
+        #expect(final.device.bootCount == board.device.bootCount + 1)
+        #expect(peripheral.counters.resets == 1)
+    }
+
+    @Test("an SMP frame written in pieces of 512 bytes (BlueZ's largest write) is reassembled and answered in notifications")
+    func smpFrameInPieces() async throws {
+        let bluez = try await BlueZSide()
+        let peripheral = try await Self.start(bluez, board: try Self.board())
+        let me = peripheral.connection.uniqueName
+        let smp = try #require(peripheral.application.characteristic(for: KnownGATT.smp)).path
+        let values = try await bluez.connection.signals(matching: .propertiesChanged(sender: me, path: smp, interface: "org.bluez.GattCharacteristic1"))
+        _ = try await bluez.call(me, smp, "org.bluez.GattCharacteristic1", "StartNotify")
+        let text = String(repeating: "0123456789", count: 200)
+        let frame = try SMPFrame(request: EchoRequest(text: text), sequence: 3).encoded()
+        #expect(frame.count > 1024)
+        let options: DBusValue = .propertyMap(["type": .string("command"), "mtu": .uint16(517)])
+        for start in stride(from: 0, to: frame.count, by: 512) {
+            let piece = Array(frame[start..<min(frame.count, start + 512)])
+            _ = try await bluez.call(me, smp, "org.bluez.GattCharacteristic1", "WriteValue", [.bytes(piece), options])
+        }
+        var answer: [UInt8] = []
+        for await signal in values {
+            guard case .bytes(let bytes)? = try signal.arguments.argument(1).properties()["Value"] else { continue }
+            answer += bytes
+            if answer.count >= SMPHeader.size, answer.count >= SMPHeader.size + (Int(answer[2]) << 8 | Int(answer[3])) { break }
+        }
+        let response = try SMPFrame(bytes: answer)
+        #expect(response.header.sequence == 3)
+        #expect(try response.response(as: EchoResponse.self).text == text)
+        _ = await peripheral.stop()
+    }
+
+    @Test("an adapter BlueZ does not have is refused with the adapters it has")
+    func unknownAdapter() async throws {
+        let bluez = try await BlueZSide()
+        var options = PeripheralOptions()
+        options.adapterName = "hci7"
+        await #expect {
+            _ = try await SimulatedPeripheral.start(bus: .address(bluez.bus.address), board: try Self.board(), options: options)
+        } throws: { error in
+            "\(error)".contains("no adapter hci7") && "\(error)".contains("hci1")
+        }
+    }
+}

@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Checks what the real-stack guest test left in OUT_DIR and prints its figures.
+
+    check-results.py OUT_DIR
+
+Fails (exit 1, naming every failed check) unless: the scan found the board, info read it,
+the partial flash took the partial path, the full update took the full path, the last flash
+found the board up to date, each verified; and the board's flash afterwards equals, region by
+region and over the whole application region (SHA-256), a board given the final file directly
+and a simulated board after the same three flashes (--simulate).
+Prints the bluetoothd version, the ATT MTU and connection interval(s) from the HCI trace, and
+the modelled time (the same flash under --simulate) next to the real time of each flash.
+"""
+import json
+import re
+import sys
+from pathlib import Path
+
+out = Path(sys.argv[1])
+failures = []
+
+
+def check(condition, what):
+    print(("ok    " if condition else "FAIL  ") + what)
+    if not condition:
+        failures.append(what)
+
+
+def text(name):
+    path = out / name
+    return path.read_text(errors="replace") if path.exists() else ""
+
+
+def rc(name):
+    value = text(name + ".rc").strip()
+    return int(value) if value.lstrip("-").isdigit() else None
+
+
+def result(name):
+    """The `result` object of a flash's JSON lines (None when there is none)."""
+    for line in text(name).splitlines():
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and obj.get("type") == "result":
+            return obj
+    return None
+
+
+serve = text("serve.log")
+m = re.search(r" ready on hci1 \(([0-9A-F:]+)\)", serve)
+address = m.group(1) if m else None
+check(address is not None, "sim serve --adapter hci1 got ready and advertised")
+
+check(rc("scan") == 0 and address is not None and address in text("scan.json"),
+      f"scan on hci0 found the board {address}")
+check(rc("info") == 0 and address is not None and address in text("info.json"), "info --device read the board")
+
+expected = {"flash-partial": ("partial", {0}), "flash-full": ("full", {0, 3}), "flash-same": ("up-to-date", {0})}
+for name, (path, codes) in expected.items():
+    r = result(name + ".json") or {}
+    check(rc(name) in codes and r.get("path") == path and r.get("verified") is True and not r.get("error"),
+          f"{name}: exit {rc(name)}, path {r.get('path')}, verified {r.get('verified')} (expected {path})")
+
+
+def show(name):
+    try:
+        boards = json.loads(text(name))
+        return boards[0] if boards else {}
+    except ValueError:
+        return {}
+
+
+board, reference, model = show("board-show.json"), show("reference-show.json"), show("model-show.json")
+check(bool(reference.get("applicationSHA256")) and board.get("applicationSHA256") == reference.get("applicationSHA256"),
+      "the board's application region equals a board given the file, byte for byte (SHA-256 "
+      f"{board.get('applicationSHA256', '?')[:16]}…)")
+check(model.get("applicationSHA256") == board.get("applicationSHA256"),
+      "the board's application region equals the simulated board's after the same three flashes (--simulate)")
+# The memory map after a full update is the bootloader's view of the new image; a board given the
+# file directly computes it from the file, so the same flashes under --simulate are the reference.
+check(board.get("regions") == model.get("regions") and bool(model.get("regions")),
+      "the board's memory map (regions and hashes) equals the simulated board's after the same flashes")
+check([r.get("hash") for r in board.get("regions", [])] == [r.get("hash") for r in reference.get("regions", [])],
+      "the board's region hashes equal those of a board given the file")
+check(board.get("mode") == "application" and board.get("flashIncomplete") is False,
+      f"the board runs its application (mode {board.get('mode')}, flash incomplete {board.get('flashIncomplete')})")
+
+print()
+print("bluetoothd version:", text("bluetoothd-version").strip() or "unknown")
+hci = text("hci.txt")
+mtus = sorted(set(re.findall(r"(?:Client|Server) RX MTU: (\d+)", hci)))
+intervals = re.findall(r"Connection interval: ([\d.]+ msec)", hci)
+served_mtu = re.search(r"ATT MTU (\d+)", serve)
+print("ATT MTU exchanged (HCI trace):", ", ".join(mtus) or "none seen",
+      f"; largest MTU BlueZ gave the board's writes: {served_mtu.group(1) if served_mtu else 'unknown'}")
+print("connection interval (HCI trace, per connection or update):",
+      ", ".join(sorted(set(intervals), key=intervals.index)) or "none seen", f"({len(intervals)} events)")
+print()
+print(f"{'flash':<15}{'path':<12}{'bytes':>9}{'modelled s':>12}{'real s':>9}{'wall s':>9}")
+for name in expected:
+    r, model = result(name + ".json") or {}, result(name + ".model.json") or {}
+    print(f"{name:<15}{str(r.get('path')):<12}{r.get('bytesSent', 0):>9}{model.get('seconds', float('nan')):>12.2f}"
+          f"{r.get('seconds', float('nan')):>9.2f}{text(name + '.wall').strip() or '?':>9}")
+print("(modelled: the same flash with --simulate microbit-v2-mcuboot and its link model; real: bitflash's own "
+      "figure over the real bluetoothd, in the VM under software emulation; wall: the whole command)")
+
+if failures:
+    print(f"\n{len(failures)} check(s) failed; the guest's files are in {out}")
+    sys.exit(1)
