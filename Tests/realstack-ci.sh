@@ -67,7 +67,7 @@ reference="$out/reference"
 "$bin" sim show --json --sim-state "$out/board" > "$out/board-show.json"
 "$bin" sim show --json --sim-state "$model" > "$out/model-show.json"
 # btmon can fail at the end of a trace cut short by the power-off; what it decoded is kept.
-(btmon -r "$out/hci.snoop" > "$out/hci.txt"; true) 2> /dev/null
+(btmon -r "$out/hci.snoop" > "$out/hci.txt" || true) 2> /dev/null
 
 python3 "$repo/Tests/RealStack/check-results.py" "$out"
 echo "== real-stack test passed: release build $build_seconds s, VM $vm_seconds s; files in $out"
