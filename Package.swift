@@ -72,7 +72,7 @@ let package = Package(
         // A simulated board in the peripheral role on the real BlueZ (GATT application + advertisement).
         .target(name: "BlueZPeripheral", dependencies: ["DBus", "SimulatedBoard", "LinkModel", "Transport"]),
         .executableTarget(name: "bitflash", dependencies: [
-            "Flashing", "FirmwareImage", "SampleFirmware", "SimulatedBoard", "BlueZTransport", "SMPUDP", "FakeBlueZ", "BlueZPeripheral",
+            "Flashing", "FirmwareImage", "SampleFirmware", "SimulatedBoard", "BlueZTransport", "SMPUDP", "FakeBlueZ", "BlueZPeripheral", "NordicDFU",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),

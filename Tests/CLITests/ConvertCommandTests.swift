@@ -172,6 +172,56 @@ struct ConvertCommandTests {
         #expect(Array(bytes[headerSize..<(headerSize + Int(imageSize))]) == image.read(start..<(start + imageSize)))
     }
 
+    // MARK: nordic-dfu-zip
+
+    @Test("a Nordic DFU package reads back in Python's zipfile: manifest, binary and an init packet that matches it",
+          arguments: ["microbit-v1", "microbit-v2"])
+    func nordicDFUZipReadsBackInPython(board: String) throws {
+        guard Python.has("zipfile") else {
+            print("skipping: python3 is not available to read the package back")
+            return
+        }
+        let (dir, file) = try Self.sample()
+        let out = try Self.convert(file, board: board, to: "nordic-dfu-zip", in: dir)
+        // The reference reader: the manifest's files, the binary's SHA-256 (byte-reversed, as the
+        // micro:bit's Secure DFU init command holds it) and CRC-16/CCITT-FALSE (the legacy one's).
+        let script = """
+        import sys, zipfile, json, hashlib, binascii
+        z = zipfile.ZipFile(sys.argv[1])
+        assert z.testzip() is None
+        m = json.loads(z.read('manifest.json'))['manifest']
+        app = m['application']
+        b = z.read(app['bin_file']); d = z.read(app['dat_file'])
+        print(len(b), len(d), m.get('dfu_version'))
+        print(hashlib.sha256(b).digest()[::-1].hex() in d.hex(), '%04x' % binascii.crc_hqx(b, 0xFFFF), d[-2:][::-1].hex())
+        print(b.hex())
+        """
+        let r = try Python.run(["-c", script, out.path])
+        #expect(r.status == 0, "\(r.output)")
+        let lines = r.output.split(separator: "\n").map(String.init)
+        try #require(lines.count == 3, "\(r.output)")
+        let sizes = lines[0].split(separator: " ")
+        let family: ChipFamily = board == "microbit-v1" ? .nrf51 : .nrf52833
+        let image = board == "microbit-v1" ? Self.v1 : Self.v2
+        let start = family.layout.applicationStart
+        let end = try #require(image.slice(start..<family.layout.scratchPage).span?.upperBound)
+        let length = (Int(end - start) + 3) & ~3
+        #expect(Int(sizes[0]) == length)
+        #expect(bytes(hex: lines[2]) == image.read(start..<(start + UInt32(length)), fill: 0xFF))
+        let check = lines[1].split(separator: " ").map(String.init)
+        if family == .nrf51 {
+            #expect(sizes[1] == "14" && sizes[2] == "0.5", "\(lines[0])")
+            #expect(check[1] == check[2], "the legacy init packet ends with the binary's CRC-16")
+        } else {
+            #expect(sizes[1] == "56" && sizes[2] == "None", "\(lines[0])")
+            #expect(check[0] == "True", "the init command holds the binary's byte-reversed SHA-256")
+        }
+        // The project's own reader takes it as a Nordic DFU package.
+        let package = try DFUPackage(zipBytes: [UInt8](try Data(contentsOf: out)))
+        #expect(package.style == .nordicDFU)
+        #expect(package.images.first?.initPacket?.count == (family == .nrf51 ? 14 : 56))
+    }
+
     // MARK: corpus
 
     @Test(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.skipMessage)),

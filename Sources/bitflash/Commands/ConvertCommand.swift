@@ -2,20 +2,27 @@ import ArgumentParser
 import FirmwareImage
 import Flashing
 import Foundation
+import NordicDFU
 
 /// `bitflash convert FILE --board B --to hex|bin|uf2|mcuboot -o OUT`.
 struct ConvertCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert",
-        abstract: "Write one board's image as Intel HEX, a raw binary, UF2 or an unsigned MCUboot image.",
+        abstract: "Write one board's image as Intel HEX, a raw binary, UF2, an unsigned MCUboot image or a Nordic DFU package.",
         discussion: """
             hex: a plain Intel HEX of the board's whole image. bin: the bytes of --range START-END \
             (default: the application region), gaps filled with 0xFF. uf2: the image with the board's \
             UF2 family ID (nRF52833 0x621E937A; nRF51 boards have none). mcuboot: an unsigned MCUboot \
-            image (header of one flash page and a SHA-256 TLV) of the application region.
+            image (header of one flash page and a SHA-256 TLV) of the application region. \
+            nordic-dfu-zip: the .zip (manifest.json, application.bin and its init packet \
+            application.dat) that nRF Connect and the mobile apps take for a stock board's Nordic \
+            bootloader: Secure DFU on micro:bit V2 and Calliope mini 3, legacy DFU on the nRF51 boards.
             """)
 
-    enum Target: String, ExpressibleByArgument, CaseIterable { case hex, bin, uf2, mcuboot }
+    enum Target: String, ExpressibleByArgument, CaseIterable {
+        case hex, bin, uf2, mcuboot
+        case nordicDFUZip = "nordic-dfu-zip"
+    }
 
     @Argument(help: "The firmware file.")
     var file: String
@@ -60,6 +67,8 @@ struct ConvertCommand: AsyncParsableCommand {
                     throw CLIError(.badFirmware, "\(file): no data in the application region of \(board.displayName)")
                 }
                 bytes = app.bytes
+            case .nordicDFUZip:
+                bytes = try Self.nordicPackage(of: image, board: board, file: file)
             }
             do {
                 try Data(bytes).write(to: URL(fileURLWithPath: output))
@@ -69,6 +78,18 @@ struct ConvertCommand: AsyncParsableCommand {
             StdOut.write("wrote \(output): \(to.rawValue), \(Figures.grouped(bytes.count)) bytes for \(board.displayName)\n")
             return .ok
         }
+    }
+
+    /// The Nordic DFU package of `image`: the application cut as the reference clients cut it,
+    /// with the init packet of the board's bootloader.
+    static func nordicPackage(of image: MemoryImage, board: Board, file: String) throws -> [UInt8] {
+        let app: DFUApplication
+        do { app = try DFUApplication.cut(from: image, family: board.family) } catch {
+            throw CLIError(.badFirmware, "\(file): \(error)")
+        }
+        let legacy = board.family == .nrf51
+        let packet = legacy ? app.legacyInitPacket.bytes : app.secureInitPacket.bytes
+        return try DFUPackage.nordicZip(application: app.bytes, initPacket: packet, legacy: legacy)
     }
 
     static func parseRange(_ text: String) throws -> Range<UInt32> {
