@@ -230,6 +230,74 @@ struct BlueZCommandTests {
         #expect(r.stderr.contains("AA:BB:CC:DD:EE:FF") && r.stderr.contains("zotig"), "\(r.stderr)")
     }
 
+    /// A killed run leaves its record, and the next run checks it against the board. The fake's
+    /// board does not reboot when its client vanishes, so it still reports its old program hash;
+    /// the record does not describe that state, and the flash starts over (safely) with a note.
+    @Test("a flash killed mid-way leaves a resume record; the next run checks it against the board and finishes byte-exact")
+    func killedFlashIsContinued() throws {
+        let fake = try FakeBlueZProcess()
+        let state = fake.bus.directory.appendingPathComponent("bitflash-state")
+        let file = Self.sample("sample-r1-counter.hex").path
+        // The first run is killed (SIGKILL, as a crash) once 100 of the 130 blocks are acknowledged:
+        // past the first 4 KiB page (64 blocks), so the saved point is the start of the second page.
+        let p = Process()
+        p.executableURL = Bitflash.url
+        p.arguments = ["flash", file, "--device", "zotig", "--json"]
+        var env = ProcessInfo.processInfo.environment
+        env["DBUS_SYSTEM_BUS_ADDRESS"] = fake.bus.address
+        env["BITFLASH_STATE"] = state.path
+        p.environment = env
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        var buffer = Data(), killed = false
+        reading: while true {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            buffer.append(chunk)
+            while let newline = buffer.firstIndex(of: 0x0A) {
+                let line = buffer[buffer.startIndex..<newline]
+                buffer = Data(buffer[(newline + 1)...])
+                guard let event = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
+                      event["type"] as? String == "progress", let done = event["done"] as? Int else { continue }
+                if done >= (event["unit"] as? String == "blocks" ? 100 : 100 * 64) {
+                    kill(p.processIdentifier, SIGKILL)
+                    killed = true
+                    break reading
+                }
+            }
+        }
+        p.waitUntilExit()
+        try #require(killed, "the first run ended before 100 blocks")
+        let saved = try FileManager.default.contentsOfDirectory(atPath: state.appendingPathComponent("resume").path)
+        #expect(saved == ["F0_0D_00_00_00_01.json"], "\(saved)")
+        // The next run continues the unfinished write.
+        let again = Process()
+        again.executableURL = Bitflash.url
+        again.arguments = ["flash", file, "--device", "zotig", "--json"]
+        again.environment = env
+        let second = Pipe()
+        again.standardOutput = second
+        again.standardError = FileHandle.nullDevice
+        try again.run()
+        let text = String(decoding: second.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        again.waitUntilExit()
+        #expect(again.terminationStatus == 0, "\(text.suffix(600))")
+        let result = try Self.result(Bitflash.Result(status: again.terminationStatus, stdout: text, stderr: ""))
+        #expect(result["path"] as? String == "partial")
+        let details = (result["reason"] as? [String: Any])?["details"] as? [String: Any]
+        let notes = text.split(separator: "\n").filter { $0.contains("\"note\"") || $0.contains("\"decision\"") }
+        if let at = details?["resumedAtBlock"] as? Int {
+            #expect(at == 65, "continued at the start of the second page: \(result)")
+        } else {
+            #expect(notes.contains { $0.contains("not continuing the earlier unfinished write") }, "\(notes)")
+        }
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: state.appendingPathComponent("resume").path)) ?? [] == [],
+                "a finished flash forgets its record")
+        try Self.expectBoardHolds("sample-r1-counter.hex", stateFile: fake.stop())
+    }
+
     @Test("a dry run over BlueZ prints the plan with its estimates and writes nothing")
     func dryRunWritesNothing() throws {
         let fake = try FakeBlueZProcess()

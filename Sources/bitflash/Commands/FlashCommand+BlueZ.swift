@@ -73,16 +73,24 @@ extension FlashCommand {
         do { board = try await RealBoard.connect(query, options: bluetooth) } catch {
             return failed(describe(error), classify(error))
         }
-        let plan: FlashPlan
+        var plan: FlashPlan
         do {
             plan = try await self.plan(firmware, for: board, name: query)
         } catch {
             await board.close()
             return failed(describe(error), (error as? CLIError)?.exit ?? classify(error))
         }
+        // An unfinished partial flash of this program to this board continues where it stopped
+        // (the session checks the board's memory map against the record before it trusts it).
+        let resume = ResumeStore.realBoards
+        let key = board.device.address
+        if !dryRun { plan = withResume(plan, board: key, store: resume) }
         let outcome: Result<SessionOutcome, any Error>
         do {
             outcome = .success(try await board.run(SessionFlow(plan: plan, options: options()), name: query) { report, t in
+                if !dryRun, case let .checkpoint(point) = report {
+                    do { try resume.save(point, board: key) } catch { StdErr.write("bitflash: warning: \(error)\n") }
+                }
                 out.event(FlashEvent(board: query, elapsed: t, report: report))
             })
         } catch {
@@ -91,6 +99,7 @@ extension FlashCommand {
         let hint = board.transport.failureHint
         await board.close()
         var result = FlashResult(board: query, outcome: outcome, seconds: started.duration(to: clock.now).seconds)
+        if result.error == nil, !dryRun { resume.forget(board: key) }
         if let error = result.error {
             if let hint { result.error = "\(error); \(hint)" }
             return (result, .flashFailed, outcome)

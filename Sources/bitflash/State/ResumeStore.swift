@@ -12,6 +12,21 @@ struct ResumeStore: Sendable {
 
     init(directory: URL) { self.directory = directory }
 
+    /// The resume folder of real boards: `$BITFLASH_STATE/resume`, else
+    /// `$XDG_STATE_HOME/bitflash/resume`, else `~/.local/state/bitflash/resume`. Records are
+    /// kept by board address.
+    static var realBoards: ResumeStore {
+        let env = ProcessInfo.processInfo.environment
+        if let dir = env["BITFLASH_STATE"], !dir.isEmpty {
+            return ResumeStore(directory: URL(fileURLWithPath: dir).appendingPathComponent("resume"))
+        }
+        if let xdg = env["XDG_STATE_HOME"], !xdg.isEmpty {
+            return ResumeStore(directory: URL(fileURLWithPath: xdg).appendingPathComponent("bitflash/resume"))
+        }
+        return ResumeStore(directory: FileManager.default.homeDirectoryForCurrentUser
+            .appendingPathComponent(".local/state/bitflash/resume"))
+    }
+
     /// The resume folder next to the simulated boards of `store`.
     init(simulated store: SimStore) { directory = store.directory.appendingPathComponent("resume") }
 
