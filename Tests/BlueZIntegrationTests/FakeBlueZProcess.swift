@@ -1,48 +1,18 @@
 import Foundation
 import TestSupport
 
-/// The built `bitflash` (`BITFLASH_BIN`, else `.build/debug` or `.build/release`).
+/// The built `bitflash`, run with the system bus pointed at a private bus.
 enum Bitflash {
-    static let url: URL? = {
-        var candidates: [URL] = []
-        if let env = ProcessInfo.processInfo.environment["BITFLASH_BIN"] { candidates.append(URL(fileURLWithPath: env)) }
-        candidates += ["debug", "release"].map { Corpus.repoRoot.appendingPathComponent(".build/\($0)/bitflash") }
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }()
+    static var url: URL? { BitflashBinary.url }
 
     /// Whether these tests can run, and if not, why (shown as the skip reason).
     static var available: Bool { url != nil && PrivateBus.isAvailable }
 
-    struct Result {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-        var lines: [String] { stdout.split(separator: "\n").map(String.init) }
-    }
+    typealias Result = BitflashBinary.Result
 
     /// Runs bitflash to completion with the system bus pointed at `bus`.
     static func run(_ arguments: [String], bus: String) throws -> Result {
-        let p = Process()
-        p.executableURL = url
-        p.arguments = arguments
-        var env = ProcessInfo.processInfo.environment
-        env["BITFLASH_FORCE_TTY"] = nil
-        env["DBUS_SYSTEM_BUS_ADDRESS"] = bus
-        p.environment = env
-        let errURL = FileManager.default.temporaryDirectory.appendingPathComponent("bitflash-stderr-\(UUID().uuidString)")
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: errURL) }
-        let err = try FileHandle(forWritingTo: errURL)
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        try err.close()
-        return Result(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
-                      stderr: String(decoding: (try? Data(contentsOf: errURL)) ?? Data(), as: UTF8.self))
+        try BitflashBinary.run(arguments, environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus])
     }
 
     /// Writes the sample firmware files (`bitflash sim samples`) once per test run.
