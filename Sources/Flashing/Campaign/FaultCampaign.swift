@@ -30,6 +30,11 @@ public struct FaultCampaign: Sendable {
         public var deadline: Duration
         /// Every board lies this way (the plain run after a failure is on the honest board).
         public var hostile: HostileKind?
+        /// The index of the first run (runs are numbered from 0, as violations name them), so
+        /// that one run of a long campaign can be run again on its own.
+        public var firstRun = 0
+        /// Record the trace of each run's flash (`FaultCampaign.lastTrace`); off for long campaigns.
+        public var recordsTrace = false
 
         public init(runs: Int, seed: UInt64, paths: [CampaignPath] = CampaignPath.allCases,
                     boards: [Board] = [.microbitV2, .microbitV1, .calliopeMini3], kinds: [CampaignBoardKind]? = nil,
@@ -49,6 +54,8 @@ public struct FaultCampaign: Sendable {
     private var images: [String: MemoryImage] = [:]
     private var plans: [String: FlashPlan] = [:]
     private var shapes: [String: CampaignShape] = [:]
+    /// The trace of the last run's flash under faults, when `Configuration.recordsTrace` is on.
+    public private(set) var lastTrace: Trace?
 
     public init(_ configuration: Configuration) {
         self.configuration = configuration
@@ -64,12 +71,12 @@ public struct FaultCampaign: Sendable {
     /// Runs the whole campaign. `progress` is called after each run with the number done.
     public mutating func run(progress: ((Int) -> Void)? = nil) -> CampaignReport {
         var report = CampaignReport(configuration: configuration)
-        for i in 0..<configuration.runs {
+        for i in configuration.firstRun..<(configuration.firstRun + configuration.runs) {
             let drawn = CampaignScenario.draw(seed: configuration.seed, index: i, paths: configuration.paths,
                                               boards: configuration.boards, link: configuration.link, kinds: configuration.kinds)
             let scenario = drawn.withFaults(shape: shape(of: drawn))
             report.add(runOne(scenario))
-            progress?(i + 1)
+            progress?(i - configuration.firstRun + 1)
         }
         return report
     }
@@ -99,11 +106,12 @@ public struct FaultCampaign: Sendable {
         }
         board.resetFlashCounters()
         var sim = Simulation(link: scenario.link, faults: scenario.faults)
-        sim.recordsTrace = false
+        sim.recordsTrace = configuration.recordsTrace
         let id = sim.addBoard(board)
         let saved = CheckpointKeeper()
         let run = SimulatedFlash.run(plan: plan, options: options, on: id, named: "sim", in: &sim, deadline: configuration.deadline,
                                      onEvent: { saved.keep($0) })
+        if configuration.recordsTrace { lastTrace = run.trace }
         guard let after = try? sim.board(id) else { record.violate("setup", "the board vanished"); return record }
         record.seconds = run.statistics.modelledTime.seconds
         record.faults = run.statistics.faults

@@ -57,11 +57,21 @@ struct SimCampaignCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Every board lies: \(HostileKind.allCases.map(\.rawValue).joined(separator: ", ")). The plain run after a failure is on the honest board.", valueName: "KIND"))
     var hostile: HostileKind?
 
+    @Option(name: .customLong("from"), help: ArgumentHelp("Start at this run (runs are numbered from 0, as violations name them): `--from 1790 --runs 1` runs run 1790 of the same seed and path again on its own.", valueName: "RUN"))
+    var firstRun: Int = 0
+
+    @Option(help: ArgumentHelp("With --runs 1: write that run's trace (every write, notification, fault and timer, as JSON lines) to FILE.", valueName: "FILE"))
+    var trace: String?
+
     @Flag(help: "Print the report as JSON.")
     var json = false
 
     func validate() throws {
         guard (1...10_000_000).contains(runs) else { throw ValidationError("--runs must be between 1 and 10000000") }
+        guard firstRun >= 0 else { throw ValidationError("--from must be 0 or more") }
+        guard trace == nil || runs == 1 else {
+            throw ValidationError("--trace records one run: add --runs 1 (and --from RUN to pick the run)")
+        }
     }
 
     func run() async throws {
@@ -77,11 +87,18 @@ struct SimCampaignCommand: AsyncParsableCommand {
             if !boards.isEmpty { configuration.boards = boards }
             configuration.kinds = kinds
             configuration.hostile = hostile
+            configuration.firstRun = firstRun
+            configuration.recordsTrace = trace != nil
             var campaign = FaultCampaign(configuration)
             let clock = ContinuousClock()
             let started = clock.now
             let report = campaign.run()
             let elapsed = clock.now - started
+            if let trace, let recorded = campaign.lastTrace {
+                do { try recorded.write(to: URL(fileURLWithPath: trace)) } catch {
+                    throw CLIError(.cannotWrite, "\(trace): cannot write the trace: \(error.localizedDescription)")
+                }
+            }
             if json {
                 let e = JSONEncoder()
                 e.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
