@@ -26,6 +26,8 @@ public struct BlockPlan: Sendable, Equatable {
     public let pageSize: UInt32
     /// All-0xFF blocks left out.
     public let skippedBlocks: Int
+    /// The index of the block that writes the program hash last (see `sealed`), or nil.
+    public let sealIndex: Int?
 
     public var blockCount: Int { blocks.count }
     /// Pages erased and written.
@@ -78,7 +80,9 @@ public struct BlockPlan: Sendable, Equatable {
             }
             address += Self.blockSize
         }
-        self.blocks = sealProgramHash ? Self.sealed(blocks, magic: program.magicAddress, image: image) : blocks
+        let sealed = sealProgramHash ? Self.sealed(blocks, magic: program.magicAddress, image: image) : blocks
+        self.blocks = sealed
+        self.sealIndex = sealed.count > blocks.count ? sealed.count - 1 : nil
         self.pageSize = page
         self.skippedBlocks = skipped
     }
@@ -103,6 +107,7 @@ public struct BlockPlan: Sendable, Equatable {
         self.blocks = blocks
         self.pageSize = pageSize
         self.skippedBlocks = skippedBlocks
+        self.sealIndex = nil
     }
 
     /// The index of the block that opens the page holding block `index`: where a write

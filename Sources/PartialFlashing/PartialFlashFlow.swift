@@ -238,6 +238,10 @@ public struct PartialFlashFlow: FlowMachine {
             writerSettings.minimumAnswerDelay = max(settings.minimumAnswerDelay, ci * 3 / 2)
         }
         var writer = PartialFlashWriter(plan: plan, program: program, settings: writerSettings)
+        writer.connectionInterval = connectionInterval
+        if settings.holdPageOpenerAnswers {
+            writer.pageOpenerHold = min(family.pageOpenerHold(connectionInterval: connectionInterval), settings.blockTimeout / 2)
+        }
         writer.checkpointBase = base
         if pauseBeforeWriting {
             stage = .paused(.write(writer, from: block, announce: announce))

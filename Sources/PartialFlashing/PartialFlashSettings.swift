@@ -58,6 +58,11 @@ public struct PartialFlashSettings: Sendable, Equatable {
     /// in its single buffer, and the board would then burn a block at a wrong address
     /// (partial-flashing-protocol.md §3.1, §3.3). Default zero (only the very same instant).
     public var minimumAnswerDelay: Duration
+    /// Hold the answers to a block that opens a flash page until the board's page erase can have
+    /// finished (its datasheet erase time plus one connection interval), so that a late copy of
+    /// the previous block's answer cannot start the next block during the erase
+    /// (`PartialFlashWriter+PageOpeners.swift`). Default false.
+    public var holdPageOpenerAnswers: Bool
     /// Write the program hash last (`BlockPlan` with `sealProgramHash`), so that an interrupted
     /// flash never leaves the board reporting the new program's hash. Default false.
     public var sealProgramHash: Bool
@@ -70,7 +75,7 @@ public struct PartialFlashSettings: Sendable, Equatable {
                 deadlineBase: Duration = .seconds(30), deadlinePerBlock: Duration = .milliseconds(250),
                 skipErasedBlocks: Bool = true, verifyAfterFlash: Bool = true,
                 rejectSimultaneousAnswers: Bool = false, minimumAnswerDelay: Duration = .zero,
-                sealProgramHash: Bool = false) {
+                holdPageOpenerAnswers: Bool = false, sealProgramHash: Bool = false) {
         self.answerTimeout = answerTimeout
         self.requestAttempts = max(1, requestAttempts)
         self.switchToPairingMode = switchToPairingMode
@@ -88,15 +93,18 @@ public struct PartialFlashSettings: Sendable, Equatable {
         self.verifyAfterFlash = verifyAfterFlash
         self.rejectSimultaneousAnswers = rejectSimultaneousAnswers
         self.minimumAnswerDelay = max(.zero, minimumAnswerDelay)
+        self.holdPageOpenerAnswers = holdPageOpenerAnswers
         self.sealProgramHash = sealProgramHash
     }
 
     /// The settings for drivers whose answers take link time (BlueZ, the link model): answers
     /// sooner than 5 ms after their block are late answers to the previous block and ignored
-    /// (1.5 connection intervals when the transport reports the interval), and the program
-    /// hash is written last.
+    /// (1.5 connection intervals when the transport reports the interval), the answers to a
+    /// page-opening block are held until its erase can have finished, and the program hash is
+    /// written last.
     public static var overALink: PartialFlashSettings {
-        PartialFlashSettings(rejectSimultaneousAnswers: true, minimumAnswerDelay: .milliseconds(5), sealProgramHash: true)
+        PartialFlashSettings(rejectSimultaneousAnswers: true, minimumAnswerDelay: .milliseconds(5),
+                             holdPageOpenerAnswers: true, sealProgramHash: true)
     }
 
     /// The deadline of a run that writes `blocks` blocks.
@@ -113,6 +121,8 @@ public enum PartialFlashTimer {
     public static let reboot = TimerID("partial-flash.reboot")
     /// The deadline of the whole write.
     public static let deadline = TimerID("partial-flash.deadline")
+    /// The end of the hold on a page-opening block's answers.
+    public static let pageOpenerHold = TimerID("partial-flash.page-opener-hold")
 }
 
 extension Duration {

@@ -19,6 +19,8 @@ extension PartialFlashWriter {
         let block = plan.blocks[index]
         group = first
         sentAt = clock
+        sentOnAnswer = lastAnswerAt == clock
+        if index == plan.sealIndex { sealSent = true }
         writeFailure = nil
         if newGroup { resentSameNumbers = false }
         state = .awaitingAck
@@ -29,17 +31,18 @@ extension PartialFlashWriter {
             actions.append(.write(characteristic, bytes, .command))
         }
         actions.append(arm(PartialFlashTimer.block, settings.blockTimeout))
-        return actions
+        return startHold(for: block) + actions
     }
 
     /// Sends REGION_INFO 2 to reset the board's packet counters.
     mutating func resync(attempt: Int) -> [FlowAction] {
         if attempt == 1 { stats.resyncs += 1 }
         sentAt = clock
+        let held = endHold()
         state = .syncing(attempt: attempt)
         outOfOrderSeen = false
         let bytes = PartialFlashingRequest.regionInfo(2).bytes
-        return [.report(.trace("→ \(bytes.spacedHex) (resynchronise packet numbers)")),
+        return held + [.report(.trace("→ \(bytes.spacedHex) (resynchronise packet numbers)")),
                 .write(characteristic, bytes, .command), arm(PartialFlashTimer.answer, settings.answerTimeout)]
     }
 
@@ -61,12 +64,18 @@ extension PartialFlashWriter {
     // MARK: - Answers
 
     /// True when an answer now cannot be the answer to the last write (see `PartialFlashSettings.minimumAnswerDelay`).
+    /// That delay (1.5 intervals) holds for a block sent right after a connection event, at the
+    /// instant an answer arrived; a block sent at any other moment (after a timeout or a held
+    /// answer) may go out in the very next event, and its answer comes just over one interval later.
     var answerIsTooEarly: Bool {
         guard settings.rejectSimultaneousAnswers, let sentAt else { return false }
-        return clock - sentAt <= settings.minimumAnswerDelay
+        var floor = settings.minimumAnswerDelay
+        if !sentOnAnswer, let connectionInterval { floor = min(floor, connectionInterval) }
+        return clock - sentAt <= floor
     }
 
     mutating func received(_ bytes: [UInt8]) -> [FlowAction] {
+        lastAnswerAt = clock
         let trace = FlowAction.report(.trace("← \(bytes.spacedHex)"))
         let notification: PartialFlashingNotification
         do {
@@ -85,12 +94,14 @@ extension PartialFlashWriter {
             guard clock != sentAt else {
                 return [trace, .report(.trace("ignored: arrived at the instant of the last write (a duplicate)"))]
             }
-            if state == .awaitingAck, index > 0 { doubtPrevious = true }
+            if state == .awaitingAck, index > 0 { doubtedBlock = index - 1 }
             return [trace, .report(.trace("ignored: arrived too soon after the last write to answer it (a late answer)"))]
+        case (.writeSuccess, .awaitingAck) where holdingAnswers, (.writeFail, .awaitingAck) where holdingAnswers:
+            return hold(notification, trace: trace)
         case (.writeSuccess, .awaitingAck):
-            return [trace] + acknowledged()
+            return [trace] + afterHold() + acknowledged()
         case (.writeFail, .awaitingAck):
-            return [trace] + outOfOrder()
+            return [trace] + afterHold() + outOfOrder()
         case let (.regionInfo(region), .syncing) where region.id == 2:
             // The barrier: the board's counters are 0 and every earlier answer has arrived.
             return [trace] + disarm() + sendBlock(from: 0, newGroup: true)
@@ -111,19 +122,24 @@ extension PartialFlashWriter {
         }
     }
 
-    private mutating func acknowledged() -> [FlowAction] {
+    mutating func acknowledged() -> [FlowAction] {
         let timer = disarm()
-        if doubtPrevious, index > 0 {
-            // The answer that let the previous block pass may have been a late one (this block's
-            // wait saw an answer too early to be its own): write the previous block's page again.
-            doubtPrevious = false
+        if let doubted = doubtedBlock, doubted < index {
+            // The answer that let the block before pass may have been a late one (this block's
+            // wait saw an answer too early to be its own): write that block's page again.
+            doubtedBlock = nil
             stats.retries += 1
             if stats.retries > settings.runRetryLimit { return timer + fail(gaveUp(.run(limit: settings.runRetryLimit))) }
-            index = plan.pageOpenerIndex(of: index - 1)
-            return timer + checkpoint() + [.report(.retry("an answer came too early to be block \(index + 2)'s: writing the page "
-                                           + "from block \(index + 1) at \(hex32(plan.blocks[index].address)) again"))]
+            let (target, why) = rewindTarget(for: doubted)
+            index = target
+            return timer + checkpoint() + [.report(.retry("an answer came too early to be block \(doubted + 2)'s, so block "
+                                           + "\(doubted + 1) may not be written: writing again from block \(index + 1) at "
+                                           + "\(hex32(plan.blocks[index].address)), \(why)"))]
                 + sendBlock(from: group &+ 4, newGroup: true)
         }
+        // The writer went back over the doubted block since: it is being written again anyway.
+        if let doubted = doubtedBlock, doubted >= index { doubtedBlock = nil }
+        if index == 0 { sealSent = false }
         index += 1
         progress = max(progress, index)
         blockRetries = 0
@@ -134,7 +150,7 @@ extension PartialFlashWriter {
         return timer + report + sendBlock(from: group &+ 4, newGroup: true)
     }
 
-    private mutating func outOfOrder() -> [FlowAction] {
+    mutating func outOfOrder() -> [FlowAction] {
         let timer = disarm()
         if let error = countRetry(.outOfOrder) { return timer + fail(error) }
         let address = hex32(plan.blocks[index].address)
@@ -198,9 +214,10 @@ extension PartialFlashWriter {
     }
 
     mutating func fail(_ error: PartialFlashError) -> [FlowAction] {
+        let held = endHold()
         outcome = .failure(error)
         let wasRunning = state != .idle
         state = .finished
-        return disarm() + (wasRunning ? [.cancelTimer(PartialFlashTimer.deadline)] : []) + [.finish]
+        return held + disarm() + (wasRunning ? [.cancelTimer(PartialFlashTimer.deadline)] : []) + [.finish]
     }
 }

@@ -59,7 +59,7 @@ extension PartialFlashWriter {
     mutating func linkLost(_ reason: DisconnectReason) -> [FlowAction] {
         switch state {
         case .awaitingAck, .syncing:
-            let timer = disarm()
+            let timer = endHold() + disarm()
             if let error = countRetry(.linkLost(reason)) { return timer + fail(error) }
             state = .reconnecting(afterReboot: false)
             return timer + settle(recovery.unexpectedLoss(reason))
@@ -100,6 +100,7 @@ extension PartialFlashWriter {
 
     mutating func connected(_ info: ConnectionInfo, afterReboot: Bool) -> [FlowAction] {
         recovery.connected()
+        connectionInterval = info.connectionInterval ?? connectionInterval
         if afterReboot { return [.report(.phase(.verify)), .subscribe(characteristic)] + sendVerification(attempt: 1) }
         stats.reconnects += 1
         // Resume from the first block of the page that holds the first unacknowledged block,
@@ -112,12 +113,30 @@ extension PartialFlashWriter {
         //   page is then resent in order after it. Pages before it stay as acknowledged,
         //   and no page is erased after any of its other blocks was written in this pass.
         // The same reasoning covers the bare resend of the block in flight: without a reset,
-        // burning identical data over identical data changes nothing.
-        let resume = plan.pageOpenerIndex(of: index)
+        // burning identical data over identical data changes nothing. Once the program hash may
+        // be written, `rewindTarget` goes back to the first block instead (see there).
+        let (resume, why) = rewindTarget(for: index)
         let note = FlowAction.report(.trace(
-            "connected again; resuming at block \(resume + 1) (\(hex32(plan.blocks[resume].address))), the first "
-                + "block of the page holding block \(index + 1)"))
+            "connected again; resuming at block \(resume + 1) (\(hex32(plan.blocks[resume].address))): \(why), "
+                + "for block \(index + 1)"))
         index = resume
         return [note, .subscribe(characteristic)] + resync(attempt: 1)
+    }
+}
+
+extension PartialFlashWriter {
+    /// Where the writer goes back to when the page holding block `i` must be written again, and
+    /// what it writes, in words. Normally the block that opens that page. Once the block that
+    /// writes the program hash was sent, the board may already report the new program: the hash
+    /// block alone may be sent again (identical bytes over identical bytes), but any other page
+    /// is rewritten only after the hash's page, so the write goes back to the first block,
+    /// whose page holds the hash. An interrupted write then never leaves a board that reports
+    /// the new program over a page that was erased again.
+    func rewindTarget(for i: Int) -> (index: Int, why: String) {
+        if sealSent, let seal = plan.sealIndex {
+            if i == seal { return (seal, "the block that writes the program hash") }
+            return (0, "the whole program, as the program hash may be written already")
+        }
+        return (plan.pageOpenerIndex(of: i), "the first block of its page")
     }
 }

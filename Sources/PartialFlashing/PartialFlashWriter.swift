@@ -122,8 +122,20 @@ public struct PartialFlashWriter: FlowMachine {
     /// `01 FF` / `01 AA` received after END_OF_TRANSMISSION: evidence of a duplicated answer.
     var unaccountedAnswers = 0
     /// An answer came too soon to be the block's own while a block was awaited: the answer
-    /// taken for the previous block may have been a late one, so its page is written again.
-    var doubtPrevious = false
+    /// taken for the block before (this index) may have been a late one, so its page is
+    /// written again, unless the writer went back over it anyway.
+    var doubtedBlock: Int?
+    /// The block that writes the program hash was handed to the link, and no first block
+    /// (whose page holds the hash) was acknowledged since: the board may report the new
+    /// program already, so no page may be erased again before the hash's page is.
+    var sealSent = false
+    /// When the last notification arrived; a block sent at that instant went out right after
+    /// a connection event (its answer needs two more), any other send may go out at once.
+    var lastAnswerAt: Duration?
+    /// The block in flight was sent at the instant an answer arrived.
+    var sentOnAnswer = false
+    /// The connection interval, when the transport reports it.
+    public var connectionInterval: Duration?
     /// A write of the transmission in flight that the driver could not hand to the link.
     var writeFailure: TransportError?
     /// The `now` of the event being handled.
@@ -131,6 +143,15 @@ public struct PartialFlashWriter: FlowMachine {
     /// The `now` of the last block, REGION_INFO or END_OF_TRANSMISSION handed to the driver.
     var sentAt: Duration?
     var recovery: LinkRecovery
+    /// How long the answers to a page-opening block are held (zero: not held). See
+    /// `PartialFlashWriter+PageOpeners.swift`.
+    public var pageOpenerHold: Duration = .zero
+    /// When the hold of the page opener in flight ends.
+    var holdUntil: Duration?
+    /// The latest answer held.
+    var heldAnswer: PartialFlashingNotification?
+    /// Answers to page openers that a later answer within the hold showed to be late copies.
+    public internal(set) var heldCopies = 0
     /// What a checkpoint says besides the block (nil: report no checkpoints).
     public var checkpointBase: ResumePoint?
     /// The resume block of the last checkpoint reported.
@@ -186,6 +207,7 @@ public struct PartialFlashWriter: FlowMachine {
             return received(bytes)
         case let .timerFired(id):
             if id == PartialFlashTimer.deadline { return deadlinePassed() }
+            if id == PartialFlashTimer.pageOpenerHold { return holdEnded() }
             guard id == runningTimer else { return [] }
             runningTimer = nil
             return timerFired()

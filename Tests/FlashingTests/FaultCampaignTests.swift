@@ -39,6 +39,35 @@ import Testing
         #expect(a.percentile(1) == b.percentile(1))
     }
 
+    @Test func oneRunOfALongCampaignRunsAgainOnItsOwnWithItsTrace() {
+        var whole = FaultCampaign(FaultCampaign.Configuration(runs: 12, seed: 3, paths: [.partial]))
+        let report = whole.run()
+        var configuration = FaultCampaign.Configuration(runs: 1, seed: 3, paths: [.partial])
+        configuration.firstRun = 11
+        configuration.recordsTrace = true
+        var single = FaultCampaign(configuration)
+        let one = single.run()
+        #expect(one.runs == 1)
+        #expect(one.seconds.first == report.seconds.last, "run 11 alone is run 11 of the campaign")
+        #expect((single.lastTrace?.entries.count ?? 0) > 100)
+    }
+
+    /// Runs that once broke an invariant, kept so they never do again:
+    /// * seed 5 run 1790: a duplicated, delayed `01 FF` of the block before a page opener was
+    ///   taken for the opener's answer; the next block reached the board during the erase and
+    ///   overwrote its buffer, so the opener was never written (its own answer was lost);
+    /// * seed 5 run 871: after the block that writes the program hash went out, the writer went
+    ///   back and erased an earlier page, then failed: the board reported the new program over
+    ///   a half-written page, and the next run called it up to date.
+    @Test(arguments: [1790, 871])
+    func aRunThatOnceBrokeAnInvariantKeepsThemAll(run: Int) {
+        var configuration = FaultCampaign.Configuration(runs: 1, seed: 5, paths: [.partial])
+        configuration.firstRun = run
+        var campaign = FaultCampaign(configuration)
+        let report = campaign.run()
+        #expect(report.violations.isEmpty, "\(report.table())")
+    }
+
     static func plan(_ family: ChipFamily, _ program: SampleFirmware.ProgramID) throws -> FlashPlan {
         let image = SampleFirmware.image(family: family, runtime: .r1, program: program)
         return try FlashPlan.make(firmware: Firmware(fileName: "t.hex", format: .intelHex,

@@ -65,11 +65,11 @@ func makeProgram(at start: UInt32 = 0x47000, bodySize: Int = 4000, seed: UInt64 
 }
 
 /// The plan of `makeProgram` for a V2 board whose region 2 is 0x47000-0x73000.
-func makePlan(bodySize: Int = 4000, skip: Bool = true) throws -> (BlockPlan, MakeCodeProgram) {
+func makePlan(bodySize: Int = 4000, skip: Bool = true, seal: Bool = false) throws -> (BlockPlan, MakeCodeProgram) {
     let (image, program) = makeProgram(bodySize: bodySize)
     let plan = try BlockPlan(image: image, program: program,
                              boardRegion: RegionInfo(id: 2, start: 0x47000, end: 0x73000, hash: oldProgramHash),
-                             family: .nrf52833, skipErasedBlocks: skip)
+                             family: .nrf52833, skipErasedBlocks: skip, sealProgramHash: seal)
     return (plan, program)
 }
 
