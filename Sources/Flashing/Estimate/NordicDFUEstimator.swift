@@ -67,7 +67,7 @@ public struct NordicDFUEstimator: PathEstimator {
         let steps = dfuProtocol == .secure ? secureSteps(context) : legacySteps(context)
         let (mtu, _) = bootloaderLink(context.link)
         var assumptions: [String] = []
-        if context.link.source != .profile {
+        if dfuProtocol == .secure, context.link.source != .profile {
             assumptions.append("the bootloader's MTU \(mtu) (the adapter is assumed to allow it)")
         }
         var counts = ["bytes": applicationBytes, "pages": context.board.pages(applicationBytes), "packets": steps.packets]
