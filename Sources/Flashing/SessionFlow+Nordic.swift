@@ -11,7 +11,20 @@ extension SessionFlow {
             || s.contains(KnownGATT.microbitDFUControlService)
     }
 
-    /// McuMgr when the board offers SMP, otherwise Nordic DFU when it offers that; `--full-path` forces one.
+    /// The Nordic DFU estimate of this board, when it offers Nordic DFU and the file has an
+    /// application for it: Secure or legacy DFU as the services show (the family's when they
+    /// do not tell).
+    func nordicEstimator() -> NordicDFUEstimator? {
+        guard hasNordicDFU, let app = try? DFUApplication.cut(from: plan.image, family: plan.family) else { return nil }
+        return NordicDFUEstimator(applicationBytes: app.bytes.count, protocol: nordicIsSecure ? .secure : .legacy,
+                                  options: options.nordic)
+    }
+
+    /// Whether the board's bootloader speaks Secure DFU (else legacy DFU).
+    var nordicIsSecure: Bool { connection.flatMap(NordicDFUTarget.init)?.isSecure ?? (plan.family == .nrf52833) }
+
+    /// The path the estimates chose when it is a full one; otherwise McuMgr when the board offers
+    /// SMP, Nordic DFU when it offers that; `--full-path` forces one.
     /// Without either the McuMgr step reports that the board has no full-update path.
     func chooseFullPath(_ reason: FlashReason) -> Result<FullUpdatePath, FlashError> {
         let hasSMP = connection?.services.contains(KnownGATT.smpService) ?? false
@@ -21,6 +34,8 @@ extension SessionFlow {
         case .mcumgr?:
             return hasSMP ? .success(.mcumgr) : .failure(.fullPathUnavailable(.mcumgr, reason: reason))
         case nil:
+            if decision?.chosen == .nordicDFU, hasNordicDFU { return .success(.nordic) }
+            if decision?.chosen == .mcumgr, hasSMP { return .success(.mcumgr) }
             return !hasSMP && hasNordicDFU ? .success(.nordic) : .success(.mcumgr)
         }
     }
@@ -43,7 +58,7 @@ extension SessionFlow {
     }
 
     mutating func goNordic(_ reason: FlashReason, fallback: Bool, now: Duration) -> [FlowAction] {
-        let secure = connection.flatMap(NordicDFUTarget.init)?.isSecure ?? (plan.family == .nrf52833)
+        let secure = nordicIsSecure
         let why = options.fullPath == .nordic ? "as --full-path nordic asks"
             : "the board has no McuMgr service, and its bootloader speaks \(secure ? "Secure" : "legacy") DFU"
         let explained = FlashReason(code: reason.code,

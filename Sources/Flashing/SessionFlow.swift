@@ -64,7 +64,7 @@ public struct SessionFlow: FlowMachine {
     private(set) var partialStats: PartialFlashStats?
     /// Round trips of the memory-map read, for the connection interval.
     private var meter = IntervalMeter()
-    private var decision: PathDecision?
+    private(set) var decision: PathDecision?
     private var region: Range<UInt32>?
 
     public init(plan: FlashPlan, options: FlashOptions = FlashOptions()) {
@@ -206,6 +206,10 @@ public struct SessionFlow: FlowMachine {
     }
 
     private mutating func goFull(_ reason: FlashReason, fallback: Bool, now: Duration) -> [FlowAction] {
+        if decision == nil {
+            decision = SessionDecision.decide(partial: nil, full: fullEstimators(), options: options, family: plan.family,
+                                              connection: connection, meter: meter, now: now)
+        }
         let path: FullUpdatePath
         switch chooseFullPath(reason) {
         case let .failure(error): return fail(error)
@@ -216,10 +220,6 @@ public struct SessionFlow: FlowMachine {
                 return fail(FlashError.noFullImage(reason: reason))
             }
             guard hasMcuMgr else { return fail(FlashError.noFullPath(reason: reason)) }
-        }
-        if decision == nil {
-            decision = SessionDecision.decide(partial: nil, full: fullEstimators(), options: options, family: plan.family,
-                                              connection: connection, meter: meter, now: now)
         }
         // A dry run stops here, whichever full path it would take.
         if options.dryRun { return finishDryRun(path: .full, reason: reason) }
@@ -247,10 +247,16 @@ public struct SessionFlow: FlowMachine {
         }
     }
 
-    /// The full-update paths possible on this board, as estimators.
+    /// The full-update paths possible on this board, as estimators: McuMgr when the board offers
+    /// SMP, Nordic DFU when it offers a Nordic DFU service (SessionFlow+Nordic.swift); `--full-path`
+    /// leaves only the one it names.
     private func fullEstimators() -> [any PathEstimator] {
-        guard hasMcuMgr, let image = plan.fullImage else { return [] }
-        return [McuMgrEstimator(imageBytes: image.bytes.count, options: options.mcumgr)]
+        var estimators: [any PathEstimator] = []
+        if hasMcuMgr, options.fullPath != .nordic, let image = plan.fullImage {
+            estimators.append(McuMgrEstimator(imageBytes: image.bytes.count, options: options.mcumgr))
+        }
+        if options.fullPath != .mcumgr, let nordic = nordicEstimator() { estimators.append(nordic) }
+        return estimators
     }
 
     /// The partial flow stopped after its decision and plan: compare the possible paths, then

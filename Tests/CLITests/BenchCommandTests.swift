@@ -59,8 +59,7 @@ struct BenchCommandTests {
         for run in runs {
             #expect((run["ratio"] as? Double ?? 0) >= 1, "\(run)")
             #expect(run["hostCPUMilliseconds"] is Double)
-            // Every run is estimated within 10 % of its modelled time; Nordic DFU has no estimator yet.
-            if run["strategy"] as? String == "full-nordic" { continue }
+            // Every run is estimated within 10 % of its modelled time, Nordic DFU's too.
             #expect(abs(run["estimateError"] as? Double ?? 1) <= 0.10, "\(run)")
         }
     }

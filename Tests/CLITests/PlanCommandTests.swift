@@ -117,9 +117,13 @@ struct PlanCommandTests {
             let partial = try #require(plan["partial"] as? [String: Any])
             #expect((partial["blocks"] as? Int ?? 0) > 300)
             #expect((plan["fullImageBytes"] as? Int ?? 0) > 100_000)
+            #expect((plan["nordicApplicationBytes"] as? Int ?? 0) > 100_000)
             let profiles = try #require(plan["byProfile"] as? [[String: Any]])
             #expect(profiles.count == 3)
-            for p in profiles { #expect((p["estimates"] as? [[String: Any]])?.count == 2) }
+            for p in profiles {
+                let paths = (p["estimates"] as? [[String: Any]])?.compactMap { $0["path"] as? String } ?? []
+                #expect(Set(paths) == ["partial", "mcumgr", "nordic-dfu"])
+            }
         }
         // On V2 the huge program is faster as a full update on every profile.
         let v2 = try #require(plans.first?["byProfile"] as? [[String: Any]])
@@ -130,6 +134,7 @@ struct PlanCommandTests {
         #expect(text.stdout.contains("on a Calliope mini 3 (nRF52833), without a board"))
         #expect(text.stdout.components(separatedBy: "without a board").count == 2, "one board only")
         #expect(text.stdout.contains("partial") && text.stdout.contains("mcumgr") && text.stdout.contains("fastest"))
+        #expect(text.stdout.contains("nordic-dfu") && text.stdout.contains("nordic:   application of"), "\(text.stdout)")
     }
 
     @Test func planRefusesAnUnknownBoard() throws {

@@ -2,6 +2,7 @@ import Testing
 import TestSupport
 import FirmwareImage
 import LinkModel
+import NordicDFU
 @testable import Flashing
 
 /// The estimators against the simulator's modelled time (deterministic virtual time: these
@@ -14,11 +15,6 @@ import LinkModel
         for run in report.runs {
             #expect(run.error == nil, "\(run.scenario) \(run.strategy): \(run.error ?? "")")
             guard run.path != "up-to-date" else { continue }
-            // Nordic DFU has no estimator yet (auto never weighs it against partial flashing).
-            guard run.strategy != .nordic else {
-                #expect(run.estimateError == nil)
-                continue
-            }
             guard let error = run.estimateError else {
                 Issue.record("\(run.scenario) \(run.strategy) has no estimate")
                 continue
@@ -56,6 +52,34 @@ import LinkModel
         let serial = McuMgrEstimator.stepUpload(Array(repeating: (packets: 1, work: Int64(0)), count: 10),
                                                 ci: 10_000, packetsPerEvent: 6, depth: 1)
         #expect(serial == 10 * 2 * 10_000, "\(serial)")
+    }
+
+    @Test func theNordicEstimateSendsWhatFitsInAnEventAndWaitsAfterEachCreate() throws {
+        // 244-byte writes are one 251-byte packet each: 2468 µs with the empty answer, so a
+        // 7.5 ms event carries 2 of them, a 15 ms event the 6 the profile allows; the legacy
+        // bootloader's 27-byte packets go 6 per event at 7.5 ms.
+        let fast = DFULinkClock(profile: .fast, dataLength: 251)
+        let full = fast.packets(Array(repeating: 244, count: 12))
+        #expect(full == Array(repeating: 251, count: 12))
+        #expect(fast.events(for: full) == 6)
+        #expect(DFULinkClock(profile: .deviceRequested, dataLength: 251).events(for: full) == 2)
+        #expect(fast.events(for: fast.packets(Array(repeating: 20, count: 8))) == 2)
+        // Each data object waits objectDelay after its Create: 300 ms is 20 events of 15 ms.
+        let context = EstimateContext(link: .profile(.deviceRequested), board: BoardCosts(family: .nrf52833))
+        let bytes = 10 * 4096 + 100
+        let waiting = NordicDFUEstimator(applicationBytes: bytes, protocol: .secure).estimate(context)
+        var noWait = NordicDFUOptions()
+        noWait.objectDelay = .zero
+        let eager = NordicDFUEstimator(applicationBytes: bytes, protocol: .secure, options: noWait).estimate(context)
+        #expect(waiting.counts["objects"] == 11)
+        // Without the wait the page erase (85 ms) is what the packets wait for: 6 events, not 21.
+        #expect(abs((waiting.seconds - eager.seconds) - 11 * 15 * 0.015) < 1e-6, "\(waiting.seconds - eager.seconds)")
+        // Legacy DFU of the same bytes: 20-byte packets with a receipt every 8 take longer.
+        let legacy = NordicDFUEstimator(applicationBytes: bytes, protocol: .legacy)
+            .estimate(EstimateContext(link: .profile(.deviceRequested), board: BoardCosts(family: .nrf51)))
+        #expect(legacy.counts["packets"] == (bytes + 19) / 20)
+        #expect(legacy.seconds > waiting.seconds)
+        #expect(legacy.parts.map(\.name).contains("Start DFU and the erase of the application"))
     }
 
     @Test func assumedBuffersAreSaidAndKnownOnesAreNot() {

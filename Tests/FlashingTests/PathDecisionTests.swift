@@ -3,6 +3,7 @@ import TestSupport
 import FirmwareImage
 import LinkModel
 import SampleFirmware
+import NordicDFU
 import SimulatedBoard
 @testable import Flashing
 
@@ -75,6 +76,69 @@ import SimulatedBoard
         #expect(o.path == .partial)
         let d = try #require(o.decision)
         #expect(d.basis == .onlyPath && d.estimates.map(\.path) == [.partial] && d.marginSeconds == nil)
+    }
+
+    /// Flashes `program` (runtime r1) onto a stock board (partial flashing and its Nordic
+    /// bootloader, no SMP) that runs r1 + heart, over `link`.
+    static func flashStock(_ board: Board, _ program: SampleFirmware.ProgramID, link: LinkProfile,
+                           options: FlashOptions = Story.options()) throws -> (run: SimulatedFlashRun, after: SimulatedBoard) {
+        var sim = Simulation(link: link)
+        let id = sim.addBoard(try NordicStoryTests.stockBoard(board, running: Story.firmware(board.family, .r1, .heart)))
+        let run = try NordicStoryTests.run(Story.firmware(board.family, .r1, program), on: id, board: board, in: &sim, options: options)
+        return (run, try sim.board(id))
+    }
+
+    @Test("A stock board with Nordic DFU: a small program goes partial, by estimate against Nordic DFU",
+          arguments: [Board.microbitV2, .microbitV1, .calliopeMini3])
+    func aStockBoardWeighsPartialAgainstNordicDFU(board: Board) throws {
+        let (run, _) = try Self.flashStock(board, .counter, link: .deviceRequested)
+        let o = try Self.outcome(run)
+        #expect(o.path == .partial)
+        let d = try #require(o.decision)
+        #expect(d.chosen == .partial && d.basis == .fastest)
+        #expect(Set(d.estimates.map(\.path)) == [.partial, .nordicDFU])
+        let partial = try #require(d.estimates.first { $0.path == .partial })
+        let nordic = try #require(d.estimates.first { $0.path == .nordicDFU })
+        #expect(partial.seconds < nordic.seconds)
+        #expect(try #require(d.marginSeconds) == nordic.seconds - partial.seconds)
+        #expect(d.summary.hasPrefix("partial (estimated") && d.summary.contains("against nordic-dfu"), "\(d.summary)")
+        // The Nordic estimate is made of the flow's steps, for the protocol the board speaks.
+        let entry = try #require(nordic.parts.first { $0.name.hasPrefix("enter the bootloader") })
+        #expect(entry.name.contains(board.family == .nrf51 ? "DFU control" : "buttonless"))
+        #expect(nordic.parts.contains { $0.name.hasPrefix("packets and receipt round trips") })
+        #expect(nordic.counts["bytes"] == (try DFUApplication.cut(from: Story.firmware(board.family, .r1, .counter).sections[0].image,
+                                                                     family: board.family)).bytes.count)
+    }
+
+    @Test(arguments: [LinkProfile.linuxDefault, .deviceRequested])
+    func aHugeProgramOnAStockBoardGoesByNordicDFUAndThatIsFaster(link: LinkProfile) throws {
+        let (auto, after) = try Self.flashStock(.microbitV2, .huge, link: link)
+        let o = try Self.outcome(auto)
+        #expect(o.path == .full && o.reason.code == "full-is-faster")
+        #expect(o.decision?.chosen == .nordicDFU && o.decision?.basis == .fastest)
+        #expect(auto.result.verified)
+        try NordicStoryTests.expectApplication(of: after, equals: Story.firmware(.nrf52833, .r1, .huge))
+        // The estimate follows the run, and partial flashing, forced, takes longer.
+        let estimate = try #require(o.decision?.chosenEstimate?.seconds)
+        #expect(abs(estimate - auto.statistics.completionTime.seconds) <= 0.1 * auto.statistics.completionTime.seconds)
+        let (partial, _) = try Self.flashStock(.microbitV2, .huge, link: link, options: Story.options(.partial))
+        #expect(try Self.outcome(partial).path == .partial)
+        #expect(auto.statistics.completionTime < partial.statistics.completionTime,
+                "auto \(auto.statistics.completionTime) vs partial \(partial.statistics.completionTime)")
+    }
+
+    @Test func fullPathMcuMgrLeavesNoNordicEstimateAndPreferFullTakesNordic() throws {
+        var preferFull = Story.options()
+        preferFull.prefer = .full
+        let full = try Self.outcome(Self.flashStock(.microbitV2, .counter, link: .fast, options: preferFull).run)
+        #expect(full.path == .full && full.decision?.chosen == .nordicDFU && full.decision?.basis == .preferred)
+        #expect((full.decision?.marginSeconds ?? 0) < 0, "the preferred path is the slower one")
+
+        var noNordic = Story.options()
+        noNordic.fullPath = .mcumgr
+        let partial = try Self.outcome(Self.flashStock(.microbitV2, .counter, link: .fast, options: noNordic).run)
+        #expect(partial.path == .partial)
+        #expect(partial.decision?.estimates.map(\.path) == [.partial] && partial.decision?.basis == .onlyPath)
     }
 
     @Test func preferAndModeOverrideTheEstimate() throws {

@@ -1,5 +1,6 @@
 import FirmwareImage
 import LinkModel
+import NordicDFU
 import PartialFlashing
 
 /// The plan for a file without a board (`bitflash plan`): what each path would send and how
@@ -7,7 +8,9 @@ import PartialFlashing
 ///
 /// Partial flashing is planned against a board that runs the file's runtime and declares the
 /// program region from the file's program start up to the scratch page (what MakeCode boards
-/// declare); the full update uploads the MCUboot image made from the file.
+/// declare); the full update over McuMgr uploads the MCUboot image made from the file, the one
+/// through a stock board's Nordic bootloader the application binary cut from it (Secure DFU on
+/// nRF52833, legacy DFU on nRF51).
 public struct BoardlessPlan: Sendable, Equatable, Codable {
     public var board: String
     public var chip: String
@@ -17,6 +20,8 @@ public struct BoardlessPlan: Sendable, Equatable, Codable {
     public var partial: [String: Int]
     /// Bytes of the full update's MCUboot image (nil when none can be made).
     public var fullImageBytes: Int?
+    /// Bytes of the application a Nordic DFU sends (nil when the file has none for the board).
+    public var nordicApplicationBytes: Int?
     public var byProfile: [ProfileEstimates]
     /// What the estimates assume, one sentence each.
     public var notes: [String]
@@ -49,8 +54,19 @@ public struct BoardlessPlan: Sendable, Equatable, Codable {
             estimators.append(m)
             notes.append("McuMgr: a board with the SMP service; buffers assumed \(McuMgrEstimator.assumedBuffers.count) × \(McuMgrEstimator.assumedBuffers.size) bytes, MTU 247.")
         }
+        let application = try? DFUApplication.cut(from: plan.image, family: plan.family)
+        if let application {
+            let secure = plan.family == .nrf52833
+            estimators.append(NordicDFUEstimator(applicationBytes: application.bytes.count, protocol: secure ? .secure : .legacy,
+                                                 options: options.nordic))
+            let n = options.nordic
+            let how = secure
+                ? "Secure DFU in objects of 4 KiB, \(n.objectDelay.millisecondsText) ms after each Create, a receipt every \(n.securePacketReceipts) packets"
+                : "legacy DFU, the whole application erased at Start, 20-byte packets, a receipt every \(n.legacyPacketReceipts)"
+            notes.append("Nordic DFU: a stock board's bootloader (\(how)), \(n.reconnectDelay.millisecondsText) ms before each reconnection.")
+        }
         return BoardlessPlan(board: board.displayName, chip: plan.family.chipName, region: region, partial: partialCounts,
-                             fullImageBytes: plan.fullImage?.bytes.count,
+                             fullImageBytes: plan.fullImage?.bytes.count, nordicApplicationBytes: application?.bytes.count,
                              byProfile: PlanEstimates.byProfile(estimators, board: BoardCosts(family: plan.family)), notes: notes)
     }
 }

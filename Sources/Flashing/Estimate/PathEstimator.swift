@@ -110,10 +110,10 @@ public struct EstimateContext: Sendable, Equatable {
     }
 }
 
-/// Estimates one path's time on a board. One type per path; a new path (Nordic DFU) is one
-/// more conforming type, which `PathDecision` then compares with the others.
+/// Estimates one path's time on a board. One type per path (`PartialEstimator`,
+/// `McuMgrEstimator`, `NordicDFUEstimator`), which `PathDecision` compares with the others.
 ///
-/// Adding a path: its case in `EstimatedPath` (`nordicDFU` is there), a conforming type that
+/// Adding a path: its case in `EstimatedPath`, a conforming type that
 /// turns the image size and the board's costs into `PathEstimate.Part`s (starting with
 /// `context.beforeDecision`), and the session's list of full paths the board offers
 /// (`SessionFlow.fullEstimators()`), which routes the chosen path by `PathDecision.chosen`.

@@ -8,11 +8,11 @@ import Foundation
 struct PlanCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "plan",
-        abstract: "Show what each path (partial, full McuMgr) would send and its estimated time, without a board.",
+        abstract: "Show what each path (partial, full McuMgr, full Nordic DFU) would send and its estimated time, without a board.",
         discussion: """
             For each board the file has a section for (or the --board given): the program region and \
-            the blocks and pages partial flashing would send, the MCUboot image a full update would \
-            upload, and each path's estimated time over the standard link profiles (linux-default \
+            the blocks and pages partial flashing would send, the MCUboot image a full update over \
+            McuMgr would upload, the application a stock board's Nordic bootloader would receive, and each path's estimated time over the standard link profiles (linux-default \
             30 ms, device-requested 15 ms, fast 7.5 ms). Use `bitflash flash FILE --dry-run` to plan \
             against a board's memory map and this connection's measured interval.
             """)

@@ -81,6 +81,7 @@ enum PlanText {
             out += "  partial:  \(blocks) blocks, \(pages) pages, \(Figures.grouped(bytes)) bytes\n"
         }
         if let full = p.fullImageBytes { out += "  mcumgr:   MCUboot image of \(Figures.grouped(full)) bytes\n" }
+        if let app = p.nordicApplicationBytes { out += "  nordic:   application of \(Figures.grouped(app)) bytes (stock bootloader)\n" }
         out += table(p.byProfile.map { ($0.profile, $0.connectionIntervalMilliseconds, $0.estimates) })
         for n in p.notes { out += "  note: \(n)\n" }
         return out
