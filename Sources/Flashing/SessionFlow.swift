@@ -53,6 +53,8 @@ public struct SessionFlow: FlowMachine {
         /// Waiting for a connection before the Nordic DFU starts (SessionFlow+Nordic.swift).
         case nordicReconnecting(reason: FlashReason, fallback: Bool, attempts: Int)
         case nordic(ChildFlow<NordicDFUFlow>, reason: FlashReason, fallback: Bool)
+        /// A dry run restarting a board it found running its program (SessionFlow+DryRun.swift).
+        case dryRunRestarting(SessionOutcome)
         case done
     }
 
@@ -65,7 +67,9 @@ public struct SessionFlow: FlowMachine {
     /// Round trips of the memory-map read, for the connection interval.
     private var meter = IntervalMeter()
     private(set) var decision: PathDecision?
-    private var region: Range<UInt32>?
+    /// The memory-map read switched the board from its program into pairing mode.
+    var boardWasRunningItsProgram = false
+    var region: Range<UInt32>?
 
     public init(plan: FlashPlan, options: FlashOptions = FlashOptions()) {
         self.plan = plan
@@ -138,6 +142,8 @@ public struct SessionFlow: FlowMachine {
             let (actions, result) = child.handle(event, now: now)
             stage = .nordic(child, reason: reason, fallback: fallback)
             return Self.withoutDonePhase(actions) + (result.map { nordicFinished($0, reason: reason, fallback: fallback) } ?? [])
+        case let .dryRunRestarting(outcome):
+            return dryRunRestarting(event, outcome: outcome)
         case .done:
             return []
         }
@@ -175,6 +181,7 @@ public struct SessionFlow: FlowMachine {
 
     private mutating func partialFinished(_ result: Result<PartialFlashResult, any Error>, flow: PartialFlashFlow,
                                           now: Duration) -> [FlowAction] {
+        boardWasRunningItsProgram = flow.switchedBoardToPairingMode
         switch result {
         case .success(.upToDate):
             return succeed(SessionOutcome(path: .upToDate, reason: upToDateReason, fallback: false))
@@ -263,6 +270,7 @@ public struct SessionFlow: FlowMachine {
     /// write, go full, or (dry run) finish with the plan.
     private mutating func decideAtPause(_ child: ChildFlow<PartialFlashFlow>, now: Duration) -> [FlowAction] {
         var child = child
+        boardWasRunningItsProgram = child.machine.switchedBoardToPairingMode
         var note: [FlowAction] = []
         if let blocks = child.machine.plan, child.machine.decision == .partial {
             region = plan.program?.region
@@ -285,15 +293,6 @@ public struct SessionFlow: FlowMachine {
         let actions = note + Self.withoutDonePhase(childActions)
         guard let result else { return actions }
         return actions + partialFinished(result, flow: child.machine, now: now)
-    }
-
-    /// Ends a dry run with the path it would take; nothing was written.
-    mutating func finishDryRun(path: FlashPath, reason: FlashReason) -> [FlowAction] {
-        var o = SessionOutcome(path: path, reason: reason, fallback: false)
-        o.decision = decision
-        o.dryRun = true
-        o.region = region
-        return [.report(.note("dry run: nothing was written"))] + succeed(o)
     }
 
     /// Enters a new stage (for the steps in extensions).

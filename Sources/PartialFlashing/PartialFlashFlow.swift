@@ -28,6 +28,9 @@ public struct PartialFlashFlow: FlowMachine {
     public private(set) var decision: PartialFlashDecision?
     /// The plan, when the board takes a partial flash.
     public private(set) var plan: BlockPlan?
+    /// The memory-map read found the board running its program and restarted it into pairing
+    /// mode (a caller that ends without writing restarts it into its program again).
+    public private(set) var switchedBoardToPairingMode = false
 
     private enum Stage: Sendable {
         case reading(MemoryMapReader)
@@ -151,6 +154,7 @@ public struct PartialFlashFlow: FlowMachine {
         }
         boardMap = map
         readerLinkLosses = reader.linkLosses
+        switchedBoardToPairingMode = reader.modeSwitches > 0
         var resumeNotes: [FlowAction] = []
         if let point = resumePoint, let program, point.block > 0 || !map.hasProgram {
             switch resumablePlan(point, map: map, program: program) {

@@ -1,0 +1,42 @@
+import FirmwareImage
+import LinkModel
+import PartialFlashing
+import SampleFirmware
+import SimulatedBoard
+import Testing
+@testable import Flashing
+
+/// A dry run decides and writes nothing, and leaves the board as it found it: one that was
+/// running its program (the memory-map read restarts it in pairing mode) runs it again after.
+@Suite struct DryRunTests {
+    static func dryRun(_ target: Firmware, onBoardIn mode: BoardMode) throws -> (SessionOutcome, before: SimulatedBoard, after: SimulatedBoard, run: SimulatedFlashRun) {
+        var options = FlashOptions()
+        options.dryRun = true
+        var sim = Simulation(link: .deviceRequested)
+        let running = SessionStoryTests.firmware(.nrf52833, .r1, .heart)
+        let id = sim.addBoard(try SimulatedBoard(profile: SimulatedBoard.stockProfile(.microbitV2),
+                                                 image: running.sections[0].image, mode: mode))
+        let before = try sim.board(id)
+        let run = SimulatedFlash.run(plan: try .make(firmware: target, board: .microbitV2), options: options,
+                                     on: id, named: "sim", in: &sim)
+        return (try run.outcome.get(), before, try sim.board(id), run)
+    }
+
+    @Test(arguments: [(SampleFirmware.RuntimeID.r1, SampleFirmware.ProgramID.counter, FlashPath.partial),
+                      (.r2, .heart, .full), (.r1, .heart, .upToDate)])
+    func aBoardThatRanItsProgramRunsItAgainAfterADryRun(runtime: SampleFirmware.RuntimeID, program: SampleFirmware.ProgramID,
+                                                       path: FlashPath) throws {
+        let (o, before, after, run) = try Self.dryRun(SessionStoryTests.firmware(.nrf52833, runtime, program), onBoardIn: .application)
+        #expect(o.dryRun && o.path == path)
+        #expect(after.flash == before.flash && after.flash.eraseCount == 0 && after.flash.wordWriteCount == 0)
+        #expect(after.mode == .application, "the dry run left the board in \(after.mode)")
+        #expect(run.trace.entries.contains { $0.text.contains("restarting it into its program") })
+    }
+
+    @Test func aBoardFoundInPairingModeStaysThere() throws {
+        let (o, _, after, run) = try Self.dryRun(SessionStoryTests.firmware(.nrf52833, .r1, .counter), onBoardIn: .pairing)
+        #expect(o.dryRun && o.path == .partial)
+        #expect(after.mode == .pairing)
+        #expect(!run.trace.entries.contains { $0.text.contains("restarting it into its program") })
+    }
+}
