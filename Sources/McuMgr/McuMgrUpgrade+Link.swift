@@ -11,7 +11,8 @@ extension McuMgrUpgrade {
             if options.reconnectAfterTimeouts > 0, consecutiveTimeouts >= options.reconnectAfterTimeouts, stage != .reset {
                 // A half-received frame may block the device's reassembly: start a fresh link.
                 consecutiveTimeouts = 0
-                return [.report(.retry("no answer \(options.reconnectAfterTimeouts) times in a row; reconnecting")), .disconnect]
+                return [.report(.retry("no answer \(options.reconnectAfterTimeouts) times in a row; reconnecting"))]
+                    + (stage == .upload ? shrinkUploadWrites() : []) + [.disconnect]
             }
             if stage == .upload {
                 guard !session.inFlight.isEmpty else { return [] }
@@ -29,6 +30,18 @@ extension McuMgrUpgrade {
         default:
             return []
         }
+    }
+
+    /// The upload went unanswered several times in a row on a link that stays up: some links
+    /// (adapters, controllers) drop long write commands without an error, so the writes are
+    /// made shorter (halved each time, down to 20 bytes) and one frame goes at a time.
+    mutating func shrinkUploadWrites() -> [FlowAction] {
+        guard channel.shrinkWrites() else { return [] }
+        depth = 1
+        result.pipelineDepth = 1
+        result.frameLimit = channel.frameLimit
+        return [.report(.note("the upload went unanswered \(options.reconnectAfterTimeouts) times in a row: the link may be "
+                              + "dropping long writes, so writes now carry at most \(channel.writeSize) bytes, one frame at a time"))]
     }
 
     mutating func disconnected(_ reason: DisconnectReason, now: Duration) -> [FlowAction] {

@@ -28,14 +28,26 @@ struct SMPChannel: Sendable {
         self.traceBytes = traceBytes
     }
 
+    /// A cap on the payload of one write below `mtu − 3`, after long writes went unanswered.
+    var writeLimit: Int?
+
     /// Payload bytes of one write.
-    var writeSize: Int { max(1, mtu - 3) }
+    var writeSize: Int { max(1, min(mtu - 3, writeLimit ?? Int.max)) }
 
     /// A new connection: a new MTU, and nothing half-received.
     mutating func reconnected(mtu: Int) {
         self.mtu = mtu
-        if !reassembly { frameLimit = mtu - 3 }
+        if !reassembly { frameLimit = writeSize }
         reassembler.reset()
+    }
+
+    /// Halves the payload of one write (not below 20 bytes, what the smallest MTU carries).
+    /// Returns false when it cannot shrink further.
+    mutating func shrinkWrites() -> Bool {
+        guard writeSize > 20 else { return false }
+        writeLimit = max(20, writeSize / 2)
+        if !reassembly { frameLimit = min(frameLimit, writeSize) }
+        return true
     }
 
     /// Encodes `request` with the next sequence number. Returns that number and the

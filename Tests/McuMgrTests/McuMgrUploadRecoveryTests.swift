@@ -65,6 +65,28 @@ import Transport
         #expect(run.actions.filter { $0 == .disconnect }.count == 6)
     }
 
+    @Test func writesShorterAfterTheLinkDropsLongWritesWithoutAnError() throws {
+        // Seen between two BlueZ controllers: 244-byte write commands vanish, short ones arrive.
+        var run = UpgradeRun(image: image, options: Fixture.options(), device: Fixture.device(for: image))
+        run.dropsWritesLongerThan = 150
+        let result = try #require(try run.run()?.get())
+        #expect(run.device.primary.bytes == image.bytes && run.device.primaryConfirmed)
+        #expect(run.reports.contains { if case let .note(n) = $0 { n.contains("writes now carry at most 122 bytes") } else { false } })
+        #expect(result.pipelineDepth == 1)
+        let lastLong = try #require(run.writes.lastIndex { $0.count > 150 })
+        let after = run.writes[(lastLong + 1)...]
+        #expect(after.count > image.bytes.count / 122, "the image went in short writes")
+        #expect(after.allSatisfy { $0.count <= 122 })
+    }
+
+    @Test func writesKeepTheirSizeWhenTheDeviceIsSilentForOtherReasons() throws {
+        // Timeouts before the upload (a state read) do not shrink the writes.
+        var run = UpgradeRun(image: image, options: Fixture.options(), device: Fixture.device(for: image))
+        run.silent = true
+        _ = run.run()
+        #expect(!run.reports.contains { if case let .note(n) = $0 { n.contains("writes now carry") } else { false } })
+    }
+
     @Test func reconnectingClearsADeviceStuckInAHalfFrame() throws {
         var run = UpgradeRun(image: image, options: Fixture.options(), device: Fixture.device(for: image))
         // A stray write leaves the device waiting for the rest of a 2000-byte frame.

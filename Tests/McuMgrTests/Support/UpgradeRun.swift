@@ -24,6 +24,8 @@ struct UpgradeRun {
     var resetAtDisconnect = false
     /// The device never answers (it is out of range but the link stays up).
     var silent = false
+    /// Writes longer than this vanish without an error (a controller that drops long write commands).
+    var dropsWritesLongerThan: Int?
 
     private(set) var actions: [FlowAction] = []
     private(set) var writes: [[UInt8]] = []
@@ -86,6 +88,7 @@ struct UpgradeRun {
                 guard linkUp else { continue }
                 writes.append(bytes)
                 guard !silent else { continue }
+                if let limit = dropsWritesLongerThan, bytes.count > limit { continue }
                 if loseFirstReset, bytes.count == 9, bytes[4] == 0, bytes[5] == 0, bytes[7] == 5 {
                     loseFirstReset = false
                     dropLink(.supervisionTimeout)
