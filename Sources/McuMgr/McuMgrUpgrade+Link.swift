@@ -36,12 +36,29 @@ extension McuMgrUpgrade {
     /// (adapters, controllers) drop long write commands without an error, so the writes are
     /// made shorter (halved each time, down to 20 bytes) and one frame goes at a time.
     mutating func shrinkUploadWrites() -> [FlowAction] {
+        let before = channel
         guard channel.shrinkWrites() else { return [] }
+        // Without reassembly a frame is one write: it must still hold a first chunk (the
+        // session fields and the image's 32-byte header), or the writes keep their size.
+        if !channel.reassembly, !firstChunkFits {
+            channel = before
+            return []
+        }
         depth = 1
         result.pipelineDepth = 1
         result.frameLimit = channel.frameLimit
         return [.report(.note("the upload went unanswered \(options.reconnectAfterTimeouts) times in a row: the link may be "
                               + "dropping long writes, so writes now carry at most \(channel.writeSize) bytes, one frame at a time"))]
+    }
+
+    /// Whether an upload's first chunk (with the session fields) fits in the current frames.
+    var firstChunkFits: Bool {
+        var first = ImageUploadRequest(offset: 0, data: [])
+        first.length = image.bytes.count
+        first.sha = image.fileSHA256
+        first.image = image.imageNumber > 0 ? image.imageNumber : nil
+        let room = (try? UploadChunking.maximumDataLength(fitting: uploadLimit, template: first, alignment: options.byteAlignment)) ?? 0
+        return room >= min(32, image.bytes.count)
     }
 
     mutating func disconnected(_ reason: DisconnectReason, now: Duration) -> [FlowAction] {

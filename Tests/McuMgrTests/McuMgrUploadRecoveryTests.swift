@@ -79,6 +79,20 @@ import Transport
         #expect(after.allSatisfy { $0.count <= 122 })
     }
 
+    @Test func withoutReassemblyWritesNeverShrinkBelowAFirstChunk() throws {
+        // One write per frame: at 61 bytes a frame cannot hold the first chunk, so writes stop at 122.
+        var run = UpgradeRun(image: image, options: Fixture.options(reassembly: false), device: Fixture.device(for: image))
+        run.dropsWritesLongerThan = 100
+        let finished = run.run()
+        let outcome = try #require(finished)
+        let notes = run.reports.compactMap { if case let .note(n) = $0 { n } else { nil } }
+        #expect(notes.contains { $0.contains("at most 122 bytes") })
+        #expect(!notes.contains { $0.contains("at most 61 bytes") })
+        guard case let .failure(error) = outcome else { Issue.record("every upload write is lost, yet it succeeded"); return }
+        // The link's failure, not a frame too small for the image.
+        #expect(error is McuMgrError && "\(error)".contains("move closer") && !"\(error)".contains("no room"), "\(error)")
+    }
+
     @Test func writesKeepTheirSizeWhenTheDeviceIsSilentForOtherReasons() throws {
         // Timeouts before the upload (a state read) do not shrink the writes.
         var run = UpgradeRun(image: image, options: Fixture.options(), device: Fixture.device(for: image))
