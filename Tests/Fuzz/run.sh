@@ -32,9 +32,9 @@ if [ "${FUZZ_ASAN:-0}" = 1 ]; then
     scratch="$root/.build-fuzz-asan"
     sanitizers+=(--sanitize=address)
 fi
-all_targets=(hex firmware uf2 mcuboot dfu-zip cbor smp partial-flow mcumgr-flow)
+all_targets=(hex firmware uf2 mcuboot dfu-zip cbor smp partial-flow mcumgr-flow nordic-frames secure-dfu-flow legacy-dfu-flow)
 
-usage() { echo "usage: $0 {hex|firmware|uf2|mcuboot|dfu-zip|cbor|smp|partial-flow|mcumgr-flow|--all} [--short] [libFuzzer options...]" >&2; exit 2; }
+usage() { echo "usage: $0 {hex|firmware|uf2|mcuboot|dfu-zip|cbor|smp|partial-flow|mcumgr-flow|nordic-frames|secure-dfu-flow|legacy-dfu-flow|--all} [--short] [libFuzzer options...]" >&2; exit 2; }
 
 product_for() {
     case "$1" in
@@ -47,6 +47,9 @@ product_for() {
         smp) echo FuzzSMP ;;
         partial-flow) echo FuzzPartialFlow ;;
         mcumgr-flow) echo FuzzMcuMgrFlow ;;
+        nordic-frames) echo FuzzNordicFrames ;;
+        secure-dfu-flow) echo FuzzSecureDFUFlow ;;
+        legacy-dfu-flow) echo FuzzLegacyDFUFlow ;;
         *) usage ;;
     esac
 }
