@@ -58,6 +58,9 @@ public struct NordicLinkCheck {
     public let connectFailureLimit: Int
     public private(set) var linkUp = true
     public private(set) var connectedEvents = 0
+    /// `connected` while the link was up (no drop before): a driver would not send it, a
+    /// flow may take it as a new connection and start over without counting a retry.
+    public private(set) var spuriousConnects = 0
     public private(set) var failedConnectsInARow = 0
     public private(set) var sawStaleTimer = false
 
@@ -73,6 +76,7 @@ public struct NordicLinkCheck {
         if stale { sawStaleTimer = true }
         switch event {
         case .connected:
+            if linkUp { spuriousConnects += 1 }
             linkUp = true
             connectedEvents += 1
             failedConnectsInARow = 0

@@ -56,7 +56,7 @@ extension LegacyCheck {
     }
 
     /// The checks at the end of a run.
-    func finished(_ outcome: Result<NordicDFUResult, any Error>?, connectedEvents: Int) {
+    func finished(_ outcome: Result<NordicDFUResult, any Error>?, link: NordicLinkCheck) {
         guard let outcome else { fatalError("finish without an outcome") }
         switch outcome {
         case let .success(result):
@@ -68,7 +68,10 @@ extension LegacyCheck {
         case let .failure(error):
             require(error is NordicDFUError, "the flow failed with \(error), not a NordicDFUError")
         }
-        let bound = (options.retryLimit + 2 + connectedEvents) * (image.count + initPacket.count + sizes.count)
-        require(packetBytes <= bound, "\(packetBytes) bytes written: more than \(options.retryLimit) retries allow")
+        // The bootloader cannot resume: every transfer after the first costs a retry, or follows
+        // one of the (at most 3) entries from the application or a connection the driver did not ask for.
+        let allowed = options.retryLimit + 1 + 3 + link.spuriousConnects
+        require(startWrites <= allowed + 1, "\(startWrites) transfers started: more than \(options.retryLimit) retries allow")
+        require(firmwareBytes <= startWrites * image.count, "\(firmwareBytes) firmware bytes in \(startWrites) transfers")
     }
 }

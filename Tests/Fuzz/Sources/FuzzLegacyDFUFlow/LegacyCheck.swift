@@ -25,6 +25,7 @@ struct LegacyCheck {
     var validated = false
     var delivered: LegacyDFUNotification?
     var firmwareBytes = 0
+    var startWrites = 0
     var initAccepted = 0
     var packetsSinceAnswer = 0
     var lastAnswer: [UInt8]?
@@ -75,6 +76,7 @@ struct LegacyCheck {
         answered = false
         switch request {
         case .start(LegacyDFURequest.applicationMode):
+            startWrites += 1
             expect = .sizes
             sizesWritten = false
             initWritten = false

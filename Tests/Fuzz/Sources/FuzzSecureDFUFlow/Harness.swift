@@ -95,6 +95,6 @@ public func fuzzSecureDFUFlow(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CIn
         require(drained <= 2000, "the flow did not finish within 2000 timer firings / failed connects")
         feed(event)
     }
-    check.finished(flow.outcome, connectedEvents: link.connectedEvents)
+    check.finished(flow.outcome, link: link)
     return 0
 }

@@ -77,7 +77,7 @@ extension SecureCheck {
     }
 
     /// The checks at the end of a run.
-    func finished(_ outcome: Result<NordicDFUResult, any Error>?, connectedEvents: Int) {
+    func finished(_ outcome: Result<NordicDFUResult, any Error>?, link: NordicLinkCheck) {
         guard let outcome else { fatalError("finish without an outcome") }
         switch outcome {
         case let .success(result):
@@ -90,7 +90,13 @@ extension SecureCheck {
         case let .failure(error):
             require(error is NordicDFUError, "the flow failed with \(error), not a NordicDFUError")
         }
-        let bound = (options.retryLimit + 2 + connectedEvents) * (image.count + initPacket.count)
-        require(packetBytes <= bound, "\(packetBytes) bytes written: more than \(options.retryLimit) retries allow")
+        // Every object sent again, init command created again, costs a retry (a connection the
+        // driver did not ask for may restart one too).
+        let allowed = options.retryLimit + 1 + link.spuriousConnects
+        let repeatedCreates = createsAt.values.reduce(0) { $0 + $1 - 1 }
+        require(repeatedCreates <= allowed, "\(repeatedCreates) objects created again: more than \(options.retryLimit) retries allow")
+        require(commandCreates <= allowed + 1, "the init command created \(commandCreates) times: more than \(options.retryLimit) retries allow")
+        require(dataBytes <= (allowed + 1) * image.count && packetBytes - dataBytes <= (allowed + 1) * initPacket.count,
+                "\(dataBytes) image bytes and \(packetBytes - dataBytes) init bytes written: more than \(options.retryLimit) retries allow")
     }
 }

@@ -24,6 +24,10 @@ struct SecureCheck {
     var selectDataPending = false
     var pendingCreate: UInt32?
     var packetBytes = 0
+    var dataBytes = 0
+    /// Create data requests answered by packets, by the object's start; Create command requests.
+    var createsAt: [Int: Int] = [:]
+    var commandCreates = 0
     var packetsSinceAnswer = 0
     var initConfirmed = false
     var imageConfirmed = false
@@ -101,6 +105,7 @@ struct SecureCheck {
             phase = t
             if t == .command {
                 require(size == UInt32(initPacket.count), "Create command of \(size) bytes")
+                commandCreates += 1
                 held[0] = 0
             } else {
                 pendingCreate = size
@@ -147,7 +152,9 @@ struct SecureCheck {
                 require(p % maxObject == 0 && Int(size) == min(maxObject, image.count - p),
                              "Create data of \(size) bytes, then data from \(p) (objects of \(maxObject))")
                 pendingCreate = nil
+                createsAt[p, default: 0] += 1
             }
+            dataBytes += bytes.count
         }
         cursor[i] = end
         anchors[i] = []
