@@ -5,11 +5,14 @@
 #   Tests/Fuzz/run.sh --all [--short] [libFuzzer options...]    every target in turn ("all" works too)
 #
 # TARGET is hex (Intel HEX and Universal Hex reader), firmware (Firmware.parse, the front
-# door over every format), uf2, mcuboot, dfu-zip, cbor, smp, partial-flow (the partial-flashing
-# client fed hostile event sequences) or mcumgr-flow (the McuMgr client, likewise). --short is the CI run: every target for
-# a fixed number of executions from the committed seeds and crash reproducers only, with a
-# fixed random seed, so it is repeatable: 50,000 for hex, uf2 and mcuboot (about a second
-# each), 50,000 for firmware and dfu-zip too. FUZZ_SHORT_RUNS sets one count for every target.
+# door over every format), uf2, mcuboot, dfu-zip, cbor, smp, nordic-frames (the Nordic DFU
+# frame decoders, init packets, CRCs and application cut), partial-flow (the partial-flashing
+# client fed hostile event sequences), mcumgr-flow (the McuMgr client, likewise),
+# secure-dfu-flow or legacy-dfu-flow (the Nordic DFU clients, likewise). --short is the CI
+# run: every target for a fixed number of executions from the committed seeds and crash
+# reproducers only, with a fixed random seed, so it is repeatable: 50,000 for the parsers,
+# decoders and Nordic flows (a few seconds each), 20,000 for partial-flow and mcumgr-flow.
+# FUZZ_SHORT_RUNS sets one count for every target.
 # The first build compiles swift-crypto's BoringSSL in release mode (minutes); later builds
 # only what changed, so CI should keep .build-fuzz/ between runs.
 #
