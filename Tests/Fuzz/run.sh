@@ -10,8 +10,9 @@
 # client fed hostile event sequences), mcumgr-flow (the McuMgr client, likewise),
 # secure-dfu-flow or legacy-dfu-flow (the Nordic DFU clients, likewise). --short is the CI
 # run: every target for a fixed number of executions from the committed seeds and crash
-# reproducers only, with a fixed random seed, so it is repeatable: 50,000 for the parsers,
-# decoders and Nordic flows (a few seconds each), 20,000 for partial-flow and mcumgr-flow.
+# reproducers only, with a fixed random seed, so it is repeatable: 50,000 for the parsers
+# and decoders (a few seconds each), 100,000 for the Nordic flows (about 10 s each), 20,000
+# for partial-flow and mcumgr-flow.
 # FUZZ_SHORT_RUNS sets one count for every target.
 # The first build compiles swift-crypto's BoringSSL in release mode (minutes); later builds
 # only what changed, so CI should keep .build-fuzz/ between runs.
@@ -60,6 +61,7 @@ product_for() {
 short_runs_for() {
     case "$1" in
         partial-flow|mcumgr-flow) echo 20000 ;;
+        secure-dfu-flow|legacy-dfu-flow) echo 100000 ;;
         *) echo 50000 ;;
     esac
 }
