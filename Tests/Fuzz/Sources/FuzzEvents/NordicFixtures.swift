@@ -63,6 +63,8 @@ public struct NordicLinkCheck {
     public private(set) var spuriousConnects = 0
     public private(set) var failedConnectsInARow = 0
     public private(set) var sawStaleTimer = false
+    /// Firings of the running response timer: requests that went unanswered.
+    public private(set) var unanswered = 0
 
     public init(options: NordicDFUOptions, connectFailureLimit: Int) {
         self.options = options
@@ -82,17 +84,21 @@ public struct NordicLinkCheck {
             failedConnectsInARow = 0
         case .disconnected: linkUp = false
         case .connectFailed: failedConnectsInARow += 1
+        case let .timerFired(id) where id.name == "response" && !stale: unanswered += 1
         default: break
         }
     }
 
     /// Checks what the flow did with `event`: no write on a link that is down (unless a
-    /// stale timer came before), and no more failed connects in a row than the options allow.
+    /// stale timer came before), no more failed connects in a row and no more unanswered
+    /// requests than the options allow.
     public func check(_ actions: [FlowAction], after event: FlowEvent, finished: Bool) {
         if !linkUp, !sawStaleTimer, let write = actions.first(where: { if case .write = $0 { true } else { false } }) {
             fatalError("\(write) after the link dropped, in answer to \(event)")
         }
         require(finished || failedConnectsInARow < connectFailureLimit,
                      "\(failedConnectsInARow) failed connects in a row, and the flow goes on (limit \(connectFailureLimit))")
+        require(finished || unanswered <= options.timeoutLimit,
+                "\(unanswered) requests timed out, and the flow goes on (limit \(options.timeoutLimit))")
     }
 }
