@@ -27,7 +27,7 @@ let knownTimers = [TimerID("response"), TimerID("receipt"), TimerID("reset"), Ti
 /// written and the board reported the transfer complete; Activate only after the board
 /// validated it; success only after that, with the result's figures matching what was
 /// written; no write on a dropped link; bytes written within the retry bound; failed
-/// connects within their bound; `finish` once and last; no livelock (as in the other flow targets).
+/// connects and unanswered requests within their bounds; `finish` once and last; no livelock (as in the other flow targets).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzLegacyDFUFlow(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     var source = ByteSource(data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? [])

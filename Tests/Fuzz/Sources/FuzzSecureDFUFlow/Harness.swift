@@ -27,7 +27,7 @@ let knownTimers = [TimerID("response"), TimerID("receipt"), TimerID("object-dela
 /// only after the board confirmed the CRC of the whole init command and the whole image,
 /// with the result's figures matching what was written; no write on a dropped link; the
 /// bytes written stay within what the retry bound allows; failed connects stay within
-/// their bound; `finish` once and last; after the script, a driver that only fires timers
+/// their bound, and so do unanswered requests; `finish` once and last; after the script, a driver that only fires timers
 /// and fails reconnections ends the flow within 2,000 events.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzSecureDFUFlow(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
