@@ -113,8 +113,9 @@ public struct MemoryImage: Sendable, Equatable {
         return out
     }
 
-    /// True when any byte of `range` holds data.
+    /// True when any byte of `range` holds data (never for an empty range).
     public func hasData(in range: Range<UInt32>) -> Bool {
+        guard !range.isEmpty else { return false }
         let i = firstSegmentIndex(endingAfter: range.lowerBound)
         return i < segments.count && segments[i].start < range.upperBound
     }

@@ -167,6 +167,9 @@ public struct SecureDFUFlow: FlowMachine {
                 + request(.calculateChecksum, step: .dataChecksum)
         case Self.responseTimer:
             if step == .buttonless { return fail(.timedOut(step: "the buttonless entry", attempts: 1)) }
+            // Only a step that awaits an answer runs this timer: a firing in any other step is
+            // stale (cancelled as it fired) and must not move the flow, least of all past the init command.
+            guard awaitsAnswer else { return [] }
             timeouts += 1
             result.retries += 1
             guard timeouts <= options.timeoutLimit else { return fail(.timedOut(step: stepName, attempts: timeouts)) }
@@ -178,6 +181,14 @@ public struct SecureDFUFlow: FlowMachine {
                 return again + request(.setPRN(options.securePacketReceipts), step: .setPRN(thenSend: false))
             }
         default: return []
+        }
+    }
+
+    /// The step has a control-point request outstanding (the response timer runs).
+    var awaitsAnswer: Bool {
+        switch step {
+        case .idle, .buttonless, .waitingForReset, .reconnecting, .objectDelay, .awaitingReceipt, .done: return false
+        default: return true
         }
     }
 

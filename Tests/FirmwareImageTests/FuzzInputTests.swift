@@ -73,8 +73,9 @@ enum FuzzInputs {
         let fm = FileManager.default
         let base = root.appendingPathComponent(folder)
         var out: [(String, String, [UInt8])] = []
-        // The protocol targets (cbor, smp, partial-flow, mcumgr-flow) have their generator in SMPTests.
-        let protocolTargets: Set = ["cbor", "smp", "partial-flow", "mcumgr-flow"]
+        // The protocol targets (cbor, smp, partial-flow, mcumgr-flow) have their generator in SMPTests,
+        // the Nordic DFU ones (nordic-frames, secure-dfu-flow, legacy-dfu-flow) in NordicDFUTests.
+        let protocolTargets: Set = ["cbor", "smp", "partial-flow", "mcumgr-flow", "nordic-frames", "secure-dfu-flow", "legacy-dfu-flow"]
         for target in ((try? fm.contentsOfDirectory(atPath: base.path)) ?? []).sorted() where !protocolTargets.contains(target) {
             let dir = base.appendingPathComponent(target)
             for name in ((try? fm.contentsOfDirectory(atPath: dir.path)) ?? []).sorted() where !name.hasPrefix(".") {

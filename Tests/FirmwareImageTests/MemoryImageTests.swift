@@ -58,4 +58,13 @@ import Testing
         try m.write([1, 2, 3, 4], at: 10)
         #expect(m.slice(11..<13).segments == [.init(start: 11, bytes: [2, 3])])
     }
+
+    @Test func anEmptyRangeHoldsNoDataEvenInsideARun() throws {
+        var m = MemoryImage()
+        try m.write([1, 2, 3, 4], at: 10)
+        #expect(m.hasData(in: 11..<12))
+        #expect(!m.hasData(in: 12..<12))
+        #expect(!m.hasData(in: 14..<20))
+        #expect(m.hasData(in: 0..<11))
+    }
 }

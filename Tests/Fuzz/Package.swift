@@ -21,5 +21,8 @@ let package = Package(
         .executableTarget(name: "FuzzSMP", dependencies: [.product(name: "Flashing", package: "bitflash")]),
         .executableTarget(name: "FuzzPartialFlow", dependencies: ["FuzzEvents", .product(name: "Flashing", package: "bitflash")]),
         .executableTarget(name: "FuzzMcuMgrFlow", dependencies: ["FuzzEvents", .product(name: "Flashing", package: "bitflash")]),
+        .executableTarget(name: "FuzzNordicFrames", dependencies: [.product(name: "Flashing", package: "bitflash")]),
+        .executableTarget(name: "FuzzSecureDFUFlow", dependencies: ["FuzzEvents", .product(name: "Flashing", package: "bitflash")]),
+        .executableTarget(name: "FuzzLegacyDFUFlow", dependencies: ["FuzzEvents", .product(name: "Flashing", package: "bitflash")]),
     ]
 )

@@ -5,11 +5,15 @@
 #   Tests/Fuzz/run.sh --all [--short] [libFuzzer options...]    every target in turn ("all" works too)
 #
 # TARGET is hex (Intel HEX and Universal Hex reader), firmware (Firmware.parse, the front
-# door over every format), uf2, mcuboot, dfu-zip, cbor, smp, partial-flow (the partial-flashing
-# client fed hostile event sequences) or mcumgr-flow (the McuMgr client, likewise). --short is the CI run: every target for
-# a fixed number of executions from the committed seeds and crash reproducers only, with a
-# fixed random seed, so it is repeatable: 50,000 for hex, uf2 and mcuboot (about a second
-# each), 50,000 for firmware and dfu-zip too. FUZZ_SHORT_RUNS sets one count for every target.
+# door over every format), uf2, mcuboot, dfu-zip, cbor, smp, nordic-frames (the Nordic DFU
+# frame decoders, init packets, CRCs and application cut), partial-flow (the partial-flashing
+# client fed hostile event sequences), mcumgr-flow (the McuMgr client, likewise),
+# secure-dfu-flow or legacy-dfu-flow (the Nordic DFU clients, likewise). --short is the CI
+# run: every target for a fixed number of executions from the committed seeds and crash
+# reproducers only, with a fixed random seed, so it is repeatable: 50,000 for the parsers
+# and decoders (a few seconds each), 100,000 for the Nordic flows (about 10 s each), 20,000
+# for partial-flow and mcumgr-flow.
+# FUZZ_SHORT_RUNS sets one count for every target.
 # The first build compiles swift-crypto's BoringSSL in release mode (minutes); later builds
 # only what changed, so CI should keep .build-fuzz/ between runs.
 #
@@ -32,9 +36,9 @@ if [ "${FUZZ_ASAN:-0}" = 1 ]; then
     scratch="$root/.build-fuzz-asan"
     sanitizers+=(--sanitize=address)
 fi
-all_targets=(hex firmware uf2 mcuboot dfu-zip cbor smp partial-flow mcumgr-flow)
+all_targets=(hex firmware uf2 mcuboot dfu-zip cbor smp partial-flow mcumgr-flow nordic-frames secure-dfu-flow legacy-dfu-flow)
 
-usage() { echo "usage: $0 {hex|firmware|uf2|mcuboot|dfu-zip|cbor|smp|partial-flow|mcumgr-flow|--all} [--short] [libFuzzer options...]" >&2; exit 2; }
+usage() { echo "usage: $0 {hex|firmware|uf2|mcuboot|dfu-zip|cbor|smp|partial-flow|mcumgr-flow|nordic-frames|secure-dfu-flow|legacy-dfu-flow|--all} [--short] [libFuzzer options...]" >&2; exit 2; }
 
 product_for() {
     case "$1" in
@@ -47,6 +51,9 @@ product_for() {
         smp) echo FuzzSMP ;;
         partial-flow) echo FuzzPartialFlow ;;
         mcumgr-flow) echo FuzzMcuMgrFlow ;;
+        nordic-frames) echo FuzzNordicFrames ;;
+        secure-dfu-flow) echo FuzzSecureDFUFlow ;;
+        legacy-dfu-flow) echo FuzzLegacyDFUFlow ;;
         *) usage ;;
     esac
 }
@@ -54,6 +61,7 @@ product_for() {
 short_runs_for() {
     case "$1" in
         partial-flow|mcumgr-flow) echo 20000 ;;
+        secure-dfu-flow|legacy-dfu-flow) echo 100000 ;;
         *) echo 50000 ;;
     esac
 }

@@ -86,6 +86,25 @@ import Transport
         #expect(h.error == .timedOut(step: "the init packet", attempts: 5))
     }
 
+    @Test("A response timer firing while no answer is awaited (stale) changes nothing: the init command is not skipped")
+    func staleResponseTimer() {
+        let app = Boards.application(100)
+        var h = H(SecureDFUFlow(application: app))
+        h.feed(.start(Boards.secureBootloader))
+        h.feed(.disconnected(.remoteTerminated))
+        // Reconnecting: the timer was cancelled with the link, and fires anyway.
+        #expect(h.feed(.timerFired(TimerID("response"))).isEmpty)
+        let again = h.feed(.connected(Boards.secureBootloader))
+        #expect(H.writes(again, to: cp) == [[0x06, 0x01]])
+        // Waiting for the object delay after Create: a stale firing neither writes nor counts as a timeout.
+        var d = inDataPhase(app)
+        d.feed(.notification(cp, SecureDFUResponse.selected(maxSize: 4096, offset: 0, crc: 0).bytes))
+        d.feed(.notification(cp, SecureDFUResponse.success(opcode: 0x01).bytes))
+        #expect(d.feed(.timerFired(TimerID("response"))).isEmpty)
+        #expect(d.flow.timeouts == 0 && d.flow.result.retries == 0)
+        #expect(H.writes(d.feed(.timerFired(TimerID("object-delay"))), to: NordicGATT.securePacket).flatMap { $0 } == app.bytes)
+    }
+
     @Test("Malformed and foreign answers: a malformed one fails with its bytes, a stale one is ignored")
     func hostileAnswers() {
         var h = H(SecureDFUFlow(application: Boards.application(100)))
