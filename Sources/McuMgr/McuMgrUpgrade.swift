@@ -87,6 +87,9 @@ public struct McuMgrUpgrade: FlowMachine {
             return start(info)
         case let .notification(characteristic, bytes):
             guard characteristic == KnownGATT.smp else { return [] }
+            // The link is down: whatever still arrives belongs to the old connection, and acting
+            // on it would write to a link that is not there (the reassembly starts afresh on the new one).
+            guard !connecting else { return [.report(.trace("ignored a notification that arrived after the link dropped"))] }
             return received(bytes, now: now)
         case let .timerFired(id):
             return timerFired(id, now: now)

@@ -34,6 +34,25 @@ import Transport
         #expect(run.device.primary.bytes == image.bytes)
     }
 
+    @Test func ignoresAnswersThatArriveAfterTheLinkDropped() throws {
+        // A late notification of the old link must not move the upgrade on: it would write to a
+        // link that is not there and then wait for an answer that cannot come.
+        var flow = McuMgrUpgrade(image: image, options: Fixture.options())
+        var device = Fixture.device(for: image)
+        let info = ConnectionInfo(services: [KnownGATT.smpService], mtu: 247)
+        let first = flow.handle(.start(info), now: .zero)
+        let request = try #require(first.compactMap { if case let .write(_, bytes, _) = $0 { bytes } else { nil } }.first)
+        let answers = device.receive(write: request).answers
+        #expect(!answers.isEmpty)
+        _ = flow.handle(.disconnected(.supervisionTimeout), now: .milliseconds(10))
+        for answer in answers {
+            let late = flow.handle(.notification(KnownGATT.smp, answer), now: .milliseconds(20))
+            #expect(!late.contains { if case .write = $0 { true } else { false } })
+        }
+        let again = flow.handle(.connected(info), now: .seconds(2))
+        #expect(again.contains { if case .write = $0 { true } else { false } }, "the request goes again on the new link")
+    }
+
     @Test func waitsForTheSwapBeforeReconnecting() throws {
         var options = Fixture.options(.confirmOnly)
         options.estimatedSwapTime = .seconds(12)
