@@ -43,7 +43,6 @@ public struct LegacyDFUBootloader: SimulatedService {
     enum Phase: Sendable, Equatable { case idle, awaitingSizes, erasing, started, initReceiving, initDone, receiving, complete, validated, failed }
 
     static let eraseTag = 1, resetTag = 2, inactivityTag = 3
-    static let inactivity: Duration = .seconds(120)
 
     var phase: Phase = .idle
     var applicationSize = 0
@@ -52,8 +51,7 @@ public struct LegacyDFUBootloader: SimulatedService {
     var received = 0
     var prnTarget: UInt16 = 0
     var prnCounter: UInt16 = 0
-    var lastActivity: VirtualInstant?
-    var inactivityScheduled = false
+    var watchdog = InactivityWatchdog(tag: inactivityTag)
 
     public internal(set) var statistics = NordicBootloaderStatistics()
 
@@ -91,27 +89,16 @@ public struct LegacyDFUBootloader: SimulatedService {
         case Self.resetTag:
             effects.requestReboot()
         case Self.inactivityTag:
-            inactivityScheduled = false
-            guard let last = lastActivity else { return }
-            if effects.now >= last + Self.inactivity {
-                statistics.inactivityResets += 1
-                effects.note("legacy bootloader: 120 s without activity, reset")
-                effects.requestReboot()
-            } else {
-                inactivityScheduled = true
-                effects.schedule(after: last + Self.inactivity - effects.now, tag: Self.inactivityTag)
-            }
+            guard watchdog.fired(effects: &effects) else { return }
+            statistics.inactivityResets += 1
+            effects.note("legacy bootloader: 120 s without activity, reset")
+            effects.requestReboot()
         default:
             return
         }
     }
 
-    mutating func touch(effects: inout ServiceEffects) {
-        lastActivity = effects.now
-        guard !inactivityScheduled else { return }
-        inactivityScheduled = true
-        effects.schedule(after: Self.inactivity, tag: Self.inactivityTag)
-    }
+    mutating func touch(effects: inout ServiceEffects) { watchdog.touch(effects: &effects) }
 
     private mutating func respond(_ op: UInt8, _ status: LegacyDFUStatus, effects: inout ServiceEffects) {
         if status != .success { statistics.errorsSent += 1 }

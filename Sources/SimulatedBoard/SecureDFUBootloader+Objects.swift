@@ -69,13 +69,7 @@ extension SecureDFUBootloader {
         guard Int(packet.applicationSize) <= DFUApplication.maximumSize(for: family) else {
             return fail(.insufficientResources, nil)
         }
-        initValid = true
-        firmwareSize = Int(packet.applicationSize)
-        hash = packet.hashSize == 0 ? nil : packet.sha256
-        offset = 0
-        crc = CRC32()
-        lastOffset = 0
-        lastCRC = CRC32()
+        adopt(packet)
         storedInit = command
         // Settings written: from now on the old application is invalid (single bank).
         device.nordic.initCommand = command

@@ -27,7 +27,6 @@ public struct SecureDFUBootloader: SimulatedService {
     static let commandMax = 512
     static let dataMax = 4096
     static let flashQueueSlots = 16
-    static let inactivity: Duration = .seconds(120)
     static let enterTag = 1, resetTag = 2, inactivityTag = 3
     /// From the last answer to the reset: the answer goes out first (the settings write takes this long too).
     static let resetDelay: Duration = .milliseconds(100)
@@ -50,8 +49,7 @@ public struct SecureDFUBootloader: SimulatedService {
     var prnCounter: UInt16 = 0
     var eraseUntil: VirtualInstant?
     var packetsDuringErase = 0
-    var lastProgress: VirtualInstant?
-    var inactivityScheduled = false
+    var watchdog = InactivityWatchdog(tag: inactivityTag)
 
     /// What the bootloader saw (not reset by reboots).
     public internal(set) var statistics = NordicBootloaderStatistics()
@@ -68,8 +66,7 @@ public struct SecureDFUBootloader: SimulatedService {
     public mutating func didBoot(device: DeviceState) {
         storedInit = device.nordic.initCommand
         reload()
-        lastProgress = nil
-        inactivityScheduled = false
+        watchdog.reset()
         prnTarget = 0
         prnCounter = 0
     }
@@ -81,21 +78,21 @@ public struct SecureDFUBootloader: SimulatedService {
         currentType = 1
         command = storedInit ?? []
         commandSize = command.count
-        initValid = false
-        firmwareSize = 0
-        hash = nil
-        if let stored = storedInit, let packet = try? MicrobitAppInitPacket(bytes: stored) {
-            initValid = true
-            firmwareSize = Int(packet.applicationSize)
-            hash = packet.hashSize == 0 ? nil : packet.sha256
-        }
+        adopt(storedInit.flatMap { try? MicrobitAppInitPacket(bytes: $0) })
+        objectSize = 0
+        objectReceived = 0
+        eraseUntil = nil
+    }
+
+    /// Takes `packet` as the init command in force (nil: none) and starts the firmware transfer afresh.
+    mutating func adopt(_ packet: MicrobitAppInitPacket?) {
+        initValid = packet != nil
+        firmwareSize = packet.map { Int($0.applicationSize) } ?? 0
+        hash = packet.flatMap { $0.hashSize == 0 ? nil : $0.sha256 }
         offset = 0
         crc = CRC32()
         lastOffset = 0
         lastCRC = CRC32()
-        objectSize = 0
-        objectReceived = 0
-        eraseUntil = nil
     }
 
     public mutating func didWrite(_ bytes: [UInt8], to characteristic: GATTCharacteristic, kind: WriteKind,
@@ -115,7 +112,7 @@ public struct SecureDFUBootloader: SimulatedService {
             // Write Requests only; a Write Command to the control point is ignored.
             guard kind == .request else { return }
             statistics.requests += 1
-            if !inactivityScheduled { touch(effects: &effects) }
+            if !watchdog.isRunning { touch(effects: &effects) }
             controlPoint(bytes, device: &device, effects: &effects)
         case NordicGATT.securePacket:
             packet(bytes, device: &device, effects: &effects)
@@ -129,29 +126,17 @@ public struct SecureDFUBootloader: SimulatedService {
         case Self.enterTag, Self.resetTag:
             effects.requestReboot()
         case Self.inactivityTag:
-            inactivityScheduled = false
-            guard let last = lastProgress else { return }
-            let due = last + Self.inactivity
-            if effects.now >= due {
-                effects.note("Nordic bootloader: 120 s without progress, reset")
-                statistics.inactivityResets += 1
-                effects.requestReboot()
-            } else {
-                inactivityScheduled = true
-                effects.schedule(after: due - effects.now, tag: Self.inactivityTag)
-            }
+            guard watchdog.fired(effects: &effects) else { return }
+            effects.note("Nordic bootloader: 120 s without progress, reset")
+            statistics.inactivityResets += 1
+            effects.requestReboot()
         default:
             return
         }
     }
 
     /// Restarts the inactivity timer (DFU started, object received).
-    mutating func touch(effects: inout ServiceEffects) {
-        lastProgress = effects.now
-        guard !inactivityScheduled else { return }
-        inactivityScheduled = true
-        effects.schedule(after: Self.inactivity, tag: Self.inactivityTag)
-    }
+    mutating func touch(effects: inout ServiceEffects) { watchdog.touch(effects: &effects) }
 
     static func failure(_ op: UInt8) -> (SecureDFUResult, UInt8?) -> SecureDFUResponse {
         { result, ext in .failure(opcode: op, result: result.rawValue, extended: ext) }
