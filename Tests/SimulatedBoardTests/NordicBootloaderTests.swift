@@ -156,3 +156,45 @@ import Transport
         #expect(b.write([0x01, 0x04], to: cp) == [[0x10, 0x01, 0x02]]) // no second Start in this session
     }
 }
+
+/// The bootloaders' inactivity reset: 120 s without progress restarts the board.
+@Suite struct InactivityWatchdogTests {
+    func effects(at seconds: Int64) -> ServiceEffects {
+        ServiceEffects(now: VirtualInstant.zero + .seconds(seconds), timing: DeviceTiming.of(.nrf52833),
+                       rng: SplitMix64(seed: 1), slowErase: 0, slowEraseFactor: 1)
+    }
+
+    @Test("Progress starts one timer of 120 s; more progress only moves the deadline")
+    func progressMovesTheDeadline() {
+        var dog = InactivityWatchdog(tag: 3)
+        var first = effects(at: 0)
+        dog.touch(effects: &first)
+        #expect(first.work.map(\.delay) == [.seconds(120)] && first.work.map(\.tag) == [3])
+        var second = effects(at: 50)
+        dog.touch(effects: &second)
+        #expect(second.work.isEmpty && dog.isRunning)
+        // The timer fires at 120 s, 50 s early: the rest is scheduled, no reset.
+        var early = effects(at: 120)
+        let resetEarly = dog.fired(effects: &early)
+        #expect(!resetEarly)
+        #expect(early.work.map(\.delay) == [.seconds(50)])
+        var due = effects(at: 170)
+        let resetDue = dog.fired(effects: &due)
+        #expect(resetDue)
+        #expect(due.work.isEmpty && !dog.isRunning)
+    }
+
+    @Test("Without any progress, or after a boot, a firing resets nothing")
+    func noProgressNoReset() {
+        var dog = InactivityWatchdog(tag: 3)
+        var fired = effects(at: 500)
+        let resetIdle = dog.fired(effects: &fired)
+        #expect(!resetIdle)
+        var touched = effects(at: 0)
+        dog.touch(effects: &touched)
+        dog.reset()
+        var later = effects(at: 500)
+        let resetAfterBoot = dog.fired(effects: &later)
+        #expect(!resetAfterBoot && dog.lastProgress == nil)
+    }
+}
