@@ -5,7 +5,7 @@ import Transport
 /// with the image sizes, the 14-byte init packet, the firmware in 20-byte packets with
 /// receipts, Validate (the bootloader's CRC-16 check) and Activate. The bootloader cannot
 /// resume: after any loss the flow resets it and starts the transfer again.
-public struct LegacyDFUFlow: FlowMachine {
+public struct LegacyDFUFlow: FlowMachine, RetryBudgetedFlow {
     public typealias Output = NordicDFUResult
     public private(set) var outcome: Result<NordicDFUResult, any Error>?
 
@@ -43,17 +43,9 @@ public struct LegacyDFUFlow: FlowMachine {
         result = NordicDFUResult(dfuProtocol: .legacy, applicationBytes: application.bytes.count)
     }
 
-    public mutating func handle(_ event: FlowEvent, now: Duration) -> [FlowAction] {
-        guard outcome == nil else { return [] }
-        let actions = advance(event)
-        if outcome == nil, result.retries > options.retryLimit {
-            return actions.filter { if case .write = $0 { return false } else { return true } }
-                + fail(.tooManyRetries(step: stepName, retries: result.retries))
-        }
-        return actions
-    }
+    public mutating func handle(_ event: FlowEvent, now: Duration) -> [FlowAction] { advanceWithinBudget(event) }
 
-    private mutating func advance(_ event: FlowEvent) -> [FlowAction] {
+    mutating func advance(_ event: FlowEvent) -> [FlowAction] {
         switch event {
         case let .start(info): return connected(info, first: true)
         case let .connected(info): return connected(info, first: false)
@@ -285,7 +277,7 @@ public struct LegacyDFUFlow: FlowMachine {
                 .report(.phase(.done)), .finish]
     }
 
-    private mutating func fail(_ error: NordicDFUError) -> [FlowAction] {
+    mutating func fail(_ error: NordicDFUError) -> [FlowAction] {
         step = .done
         outcome = .failure(error)
         return [.finish]

@@ -4,7 +4,7 @@ import Transport
 /// buttonless entry from the application (or straight on when the board is already in
 /// "DfuTarg"), reconnection, the init command, then the firmware in data objects with packet
 /// receipts and CRC-32 checks, resuming what the bootloader still holds after a link loss.
-public struct SecureDFUFlow: FlowMachine {
+public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
     public typealias Output = NordicDFUResult
     public private(set) var outcome: Result<NordicDFUResult, any Error>?
 
@@ -50,17 +50,9 @@ public struct SecureDFUFlow: FlowMachine {
         result = NordicDFUResult(dfuProtocol: .secure, applicationBytes: application.bytes.count)
     }
 
-    public mutating func handle(_ event: FlowEvent, now: Duration) -> [FlowAction] {
-        guard outcome == nil else { return [] }
-        let actions = advance(event)
-        if outcome == nil, result.retries > options.retryLimit {
-            return actions.filter { if case .write = $0 { return false } else { return true } }
-                + fail(.tooManyRetries(step: stepName, retries: result.retries))
-        }
-        return actions
-    }
+    public mutating func handle(_ event: FlowEvent, now: Duration) -> [FlowAction] { advanceWithinBudget(event) }
 
-    private mutating func advance(_ event: FlowEvent) -> [FlowAction] {
+    mutating func advance(_ event: FlowEvent) -> [FlowAction] {
         switch event {
         case let .start(info): return connected(info, first: true)
         case let .connected(info): return connected(info, first: false)

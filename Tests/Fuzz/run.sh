@@ -87,6 +87,9 @@ if [ ! -d "$scratch/checkouts" ] && [ -d "$root/.build/checkouts" ]; then
 fi
 
 echo "== building the fuzz targets (release, ${sanitizers[*]})"
+# SwiftPM keeps the build plan of the parent package's sources and misses files added to it
+# since; dropping the plan makes it list them again (what was compiled is kept).
+rm -f "$scratch/release.yaml"
 build_start=$(date +%s)
 swift build --package-path "$here" --scratch-path "$scratch" -c release \
     "${sanitizers[@]}" -Xswiftc -parse-as-library
