@@ -36,6 +36,26 @@ import NordicDFU
         #expect(report.runs.contains { $0.strategy == .auto && $0.fullOverPartial && $0.scenario.hasSuffix("huge") })
     }
 
+    @Test(arguments: LinkProfile.named)
+    func theRealMakeCodeFilesAreEstimatedWithinTenPercentAndAutoIsFaster(profile: LinkProfile) throws {
+        guard Corpus.isAvailable else {
+            print(Corpus.skipMessage + " (estimates of the real MakeCode files)")
+            return
+        }
+        let report = BenchRunner.runAll(BenchScenario.corpus { try? Corpus.bytes($0) }, profiles: [profile])
+        let estimated = report.runs.filter { $0.estimateError != nil }
+        #expect(estimated.count >= 40, "the corpus gave \(estimated.count) estimated rows")
+        #expect(estimated.contains { $0.strategy == .nordic }, "Nordic DFU rows are estimated too")
+        for run in report.runs {
+            #expect(run.error == nil, "\(run.scenario) \(run.strategy): \(run.error ?? "")")
+            guard let error = run.estimateError else { continue }
+            #expect(abs(error) <= 0.10, "\(run.scenario) \(run.strategy): estimate \(run.estimatedSeconds ?? 0) s, modelled \(run.modelledSeconds) s")
+        }
+        for s in report.speedups where s.autoWasFastest != nil {
+            #expect(s.autoWasFastest == true, "\(s.scenario): auto took \(s.autoPath ?? "-")")
+        }
+    }
+
     @Test func thePipelinedUploadIsStepOnTheLinkModel() {
         // 20 frames of 11 packets, 6 packets per event, 20 ms of board work each, 3 in flight,
         // over 7.5 ms events: the board is the bottleneck (400 ms of work in all; the air needs
