@@ -35,19 +35,24 @@ let package = Package(
         .target(name: "SMP", dependencies: ["CBOR"]),
         // The BLE connection abstraction and the event/action vocabulary of the flows.
         .target(name: "Transport"),
-        // micro:bit / Calliope partial-flashing frames and client state machines.
-        .target(name: "PartialFlashing", dependencies: ["FirmwareImage", "Transport"]),
+        // The micro:bit / Calliope partial-flashing frames, shared by clients and simulated boards. No I/O.
+        .target(name: "PartialFlashingFrames"),
+        // The partial-flashing client state machines.
+        .target(name: "PartialFlashing", dependencies: ["FirmwareImage", "PartialFlashingFrames", "Transport"]),
         // McuMgr firmware-upgrade state machine.
         .target(name: "McuMgr", dependencies: ["SMP", "FirmwareImage", "Transport"]),
-        // Nordic DFU (Secure DFU and legacy DFU) frames, init packets and client state machines.
-        .target(name: "NordicDFU", dependencies: [
+        // Nordic DFU (Secure DFU and legacy DFU) frames, init packets, checksums, GATT names and the
+        // application cut, shared by clients and simulated bootloaders. No I/O.
+        .target(name: "NordicDFUFrames", dependencies: [
             "FirmwareImage", "Transport", .product(name: "Crypto", package: "swift-crypto"),
         ]),
+        // The Nordic DFU client state machines.
+        .target(name: "NordicDFU", dependencies: ["FirmwareImage", "NordicDFUFrames", "Transport"]),
         // Deterministic virtual time and the BLE link model.
         .target(name: "LinkModel", dependencies: ["Transport", "FirmwareImage"]),
         // The simulated board: flash memory, partial-flashing service, SMP server.
         .target(name: "SimulatedBoard", dependencies: [
-            "FirmwareImage", "PartialFlashing", "SMP", "CBOR", "LinkModel", "Transport", "NordicDFU",
+            "FirmwareImage", "PartialFlashingFrames", "SMP", "CBOR", "LinkModel", "Transport", "NordicDFUFrames",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // The flashing engine: decisions, fallback, sessions, drivers. The library API.

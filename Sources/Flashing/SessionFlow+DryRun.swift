@@ -1,4 +1,5 @@
 import PartialFlashing
+import PartialFlashingFrames
 import Transport
 
 /// The end of a dry run (`FlashOptions.dryRun`): the session stops once the path is decided and

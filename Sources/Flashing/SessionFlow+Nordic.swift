@@ -1,5 +1,6 @@
 import FirmwareImage
 import NordicDFU
+import NordicDFUFrames
 import Transport
 
 /// The Nordic DFU steps of a session: choosing the full-update path, recovering a board found

@@ -1,3 +1,4 @@
+import NordicDFUFrames
 import Transport
 
 /// Legacy DFU (micro:bit V1, Calliope mini 1/2) as a pure state machine (nordic-dfu.md §3.5):

@@ -1,4 +1,5 @@
 import FirmwareImage
+import NordicDFUFrames
 import Transport
 
 /// A Nordic DFU of one board, whichever protocol it speaks: Secure DFU when the connection

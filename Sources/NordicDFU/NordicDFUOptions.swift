@@ -1,3 +1,5 @@
+import NordicDFUFrames
+
 /// How a Nordic DFU runs: flow control, waits, timeouts and retry bounds.
 ///
 /// The defaults follow the reference clients (nordic-dfu.md §2.5, §3.5, §6): a packet receipt

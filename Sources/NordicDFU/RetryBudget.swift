@@ -1,3 +1,4 @@
+import NordicDFUFrames
 import Transport
 
 /// What the Secure and legacy DFU flows share: one retry budget over the whole update

@@ -1,3 +1,4 @@
+import NordicDFUFrames
 import Transport
 
 /// Secure DFU requests and the answers that move the flow on: the init command, the data

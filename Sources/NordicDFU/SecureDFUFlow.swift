@@ -1,3 +1,4 @@
+import NordicDFUFrames
 import Transport
 
 /// Secure DFU (micro:bit V2, Calliope mini 3) as a pure state machine (nordic-dfu.md §2.5, §2.6):

@@ -1,4 +1,5 @@
 import FirmwareImage
+import PartialFlashingFrames
 
 /// The 64-byte blocks partial flashing writes, in order.
 ///

@@ -1,4 +1,5 @@
 import FirmwareImage
+import PartialFlashingFrames
 
 /// What a board told about itself: STATUS plus REGION_INFO 1 and 2.
 public struct BoardMemoryMap: Sendable, Equatable {

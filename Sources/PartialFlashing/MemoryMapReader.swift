@@ -1,4 +1,5 @@
 import FirmwareImage
+import PartialFlashingFrames
 import Transport
 
 /// Reads what a board reports about itself: STATUS (`EE`), then REGION_INFO 1 and 2.

@@ -1,4 +1,5 @@
 import FirmwareImage
+import PartialFlashingFrames
 
 /// Why partial flashing cannot be used and the board needs a full flash.
 ///

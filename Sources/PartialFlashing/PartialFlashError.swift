@@ -1,3 +1,4 @@
+import PartialFlashingFrames
 import Transport
 
 /// What is wrong with a region a board reported.

@@ -1,4 +1,5 @@
 import FirmwareImage
+import PartialFlashingFrames
 import Transport
 
 /// How a partial-flashing run ended.

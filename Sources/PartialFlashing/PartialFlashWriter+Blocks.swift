@@ -1,3 +1,4 @@
+import PartialFlashingFrames
 import Transport
 
 /// Sending blocks and reacting to the board's answers.

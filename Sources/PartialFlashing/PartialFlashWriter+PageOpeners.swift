@@ -1,4 +1,5 @@
 import FirmwareImage
+import PartialFlashingFrames
 import Transport
 
 /// Answers to a block that opens a flash page.

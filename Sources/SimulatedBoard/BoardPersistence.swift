@@ -1,6 +1,6 @@
 import Foundation
 import FirmwareImage
-import PartialFlashing
+import PartialFlashingFrames
 
 /// Saving and loading a simulated board, so it survives between runs of the tool.
 ///

@@ -1,5 +1,5 @@
 import FirmwareImage
-import PartialFlashing
+import PartialFlashingFrames
 
 /// Everything a simulated board remembers: flash, persistent key-value storage, and the
 /// mode it booted into. Services read and change it through `SimulatedService`.

@@ -1,6 +1,6 @@
 import FirmwareImage
 import LinkModel
-import PartialFlashing
+import PartialFlashingFrames
 import Transport
 
 /// A way a hostile (buggy or malicious) board lies to the central.

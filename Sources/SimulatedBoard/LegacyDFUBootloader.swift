@@ -1,6 +1,6 @@
 import FirmwareImage
 import LinkModel
-import NordicDFU
+import NordicDFUFrames
 import Transport
 
 /// The micro:bit DFU control service of a DAL application (micro:bit V1, Calliope mini 1/2):

@@ -1,5 +1,5 @@
 import FirmwareImage
-import PartialFlashing
+import PartialFlashingFrames
 
 /// The three REGION_INFO entries a runtime computes at boot by scanning its own flash
 /// (partial-flashing-protocol.md §2.1, §5.2).

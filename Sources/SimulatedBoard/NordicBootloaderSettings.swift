@@ -1,5 +1,5 @@
 import FirmwareImage
-import NordicDFU
+import NordicDFUFrames
 
 /// What a Nordic bootloader keeps across resets: its settings page and the GPREGRET flag
 /// the application sets before resetting into it (nordic-dfu.md §2.1, §2.4, §3.2).

@@ -1,4 +1,4 @@
-import PartialFlashing
+import PartialFlashingFrames
 import Transport
 
 /// The flash work of the partial-flashing service: the runtime's event handler, which runs

@@ -1,4 +1,4 @@
-import PartialFlashing
+import PartialFlashingFrames
 import Transport
 
 /// The partial-flashing service exactly as CODAL (nRF52833) and DAL (nRF51) implement it

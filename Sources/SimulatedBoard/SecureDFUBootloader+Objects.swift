@@ -1,7 +1,7 @@
 import Crypto
 import FirmwareImage
 import LinkModel
-import NordicDFU
+import NordicDFUFrames
 import Transport
 
 /// The secure bootloader's objects: Create, Execute and packet writes (nordic-dfu.md §2.4).

@@ -1,7 +1,7 @@
 import Crypto
 import FirmwareImage
 import LinkModel
-import NordicDFU
+import NordicDFUFrames
 import Transport
 
 /// Nordic Secure DFU on a micro:bit V2 / Calliope mini 3 (nordic-dfu.md §2, §8).

@@ -1,7 +1,7 @@
 import FirmwareImage
 import LinkModel
-import NordicDFU
-import PartialFlashing
+import NordicDFUFrames
+import PartialFlashingFrames
 import Transport
 
 /// A simulated micro:bit or Calliope mini: flash, storage, mode and GATT services.

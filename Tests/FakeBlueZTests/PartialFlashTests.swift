@@ -2,6 +2,7 @@ import DBus
 import FakeBlueZ
 import Foundation
 import PartialFlashing
+import PartialFlashingFrames
 import SimulatedBoard
 import Testing
 import TestSupport

@@ -1,3 +1,4 @@
+import NordicDFUFrames
 import Testing
 import TestSupport
 import FirmwareImage

@@ -1,4 +1,5 @@
 import Crypto
+import NordicDFUFrames
 import Testing
 import TestSupport
 @testable import NordicDFU

@@ -1,3 +1,4 @@
+import NordicDFUFrames
 import Transport
 @testable import NordicDFU
 

@@ -1,3 +1,4 @@
+import NordicDFUFrames
 import Testing
 @testable import NordicDFU
 

@@ -1,4 +1,5 @@
 import Foundation
+import NordicDFUFrames
 import Testing
 import TestSupport
 @testable import NordicDFU

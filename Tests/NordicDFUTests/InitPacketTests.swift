@@ -1,5 +1,6 @@
 import Crypto
 import FirmwareImage
+import NordicDFUFrames
 import SampleFirmware
 import Testing
 import TestSupport

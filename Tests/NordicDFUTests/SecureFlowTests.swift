@@ -1,4 +1,5 @@
 import FirmwareImage
+import NordicDFUFrames
 import Testing
 import Transport
 @testable import NordicDFU

@@ -1,4 +1,5 @@
 import FirmwareImage
+import PartialFlashingFrames
 import Testing
 @testable import PartialFlashing
 

@@ -1,3 +1,4 @@
+import PartialFlashingFrames
 import TestSupport
 import FirmwareImage
 import Transport

@@ -1,3 +1,4 @@
+import PartialFlashingFrames
 import Testing
 @testable import PartialFlashing
 

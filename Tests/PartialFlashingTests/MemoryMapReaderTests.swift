@@ -1,4 +1,5 @@
 import FirmwareImage
+import PartialFlashingFrames
 import Testing
 import Transport
 @testable import PartialFlashing

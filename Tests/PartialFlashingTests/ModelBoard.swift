@@ -1,4 +1,5 @@
 import FirmwareImage
+import PartialFlashingFrames
 import Transport
 @testable import PartialFlashing
 

@@ -1,6 +1,7 @@
 import FirmwareImage
 import LinkModel
 import PartialFlashing
+import PartialFlashingFrames
 import Transport
 @testable import SimulatedBoard
 

@@ -2,6 +2,7 @@ import Crypto
 import FirmwareImage
 import LinkModel
 import NordicDFU
+import NordicDFUFrames
 import Testing
 import Transport
 @testable import SimulatedBoard

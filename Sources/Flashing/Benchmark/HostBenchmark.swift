@@ -1,6 +1,7 @@
 import CBOR
 import FirmwareImage
 import PartialFlashing
+import PartialFlashingFrames
 import SMP
 
 /// The CPU hot paths the host benchmark times, each as one repeatable operation that

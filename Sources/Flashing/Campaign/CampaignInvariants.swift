@@ -1,5 +1,6 @@
 import FirmwareImage
 import NordicDFU
+import NordicDFUFrames
 import SimulatedBoard
 
 /// One broken invariant of one campaign run.

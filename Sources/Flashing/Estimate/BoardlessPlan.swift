@@ -1,7 +1,9 @@
 import FirmwareImage
 import LinkModel
 import NordicDFU
+import NordicDFUFrames
 import PartialFlashing
+import PartialFlashingFrames
 
 /// The plan for a file without a board (`bitflash plan`): what each path would send and how
 /// long it would take over each standard link profile.

@@ -1,5 +1,6 @@
 import LinkModel
 import NordicDFU
+import NordicDFUFrames
 
 /// The two protocols' steps, in the order `SecureDFUFlow` and `LegacyDFUFlow` take them.
 extension NordicDFUEstimator {

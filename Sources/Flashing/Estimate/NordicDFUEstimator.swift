@@ -1,5 +1,6 @@
 import LinkModel
 import NordicDFU
+import NordicDFUFrames
 
 /// Estimates a full update through a stock board's Nordic bootloader, stepped on the link
 /// model as `NordicDFUFlow` runs it (nordic-dfu.md §2.5, §3.5).

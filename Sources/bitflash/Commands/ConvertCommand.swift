@@ -3,6 +3,7 @@ import FirmwareImage
 import Flashing
 import Foundation
 import NordicDFU
+import NordicDFUFrames
 
 /// `bitflash convert FILE --board B --to hex|bin|uf2|mcuboot -o OUT`.
 struct ConvertCommand: AsyncParsableCommand {

@@ -2,6 +2,7 @@ import ArgumentParser
 import FirmwareImage
 import Foundation
 import PartialFlashing
+import PartialFlashingFrames
 import SimulatedBoard
 import SMP
 import Transport

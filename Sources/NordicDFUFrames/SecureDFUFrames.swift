@@ -171,5 +171,5 @@ public enum ButtonlessMessage: Sendable, Equatable {
 func hex(_ v: UInt8) -> String { v < 16 ? "0" + String(v, radix: 16, uppercase: true) : String(v, radix: 16, uppercase: true) }
 
 extension Array where Element == UInt8 {
-    var hexText: String { isEmpty ? "(empty)" : map(hex).joined(separator: " ") }
+    public var hexText: String { isEmpty ? "(empty)" : map(hex).joined(separator: " ") }
 }
