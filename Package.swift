@@ -48,7 +48,7 @@ let package = Package(
         ]),
         // The Nordic DFU client state machines.
         .target(name: "NordicDFU", dependencies: ["FirmwareImage", "NordicDFUFrames", "Transport"]),
-        // Deterministic virtual time and the BLE link model.
+        // The BLE link model the estimates use: link profiles, air time, device timing, lower bounds.
         .target(name: "LinkModel", dependencies: ["Transport", "FirmwareImage"]),
         // The simulated board: flash memory, partial-flashing service, SMP server.
         .target(name: "SimulatedBoard", dependencies: [

@@ -99,6 +99,21 @@ extension Duration {
         }
         return text
     }
+
+    /// The duration in whole microseconds, truncated toward zero.
+    public var wholeMicroseconds: Int64 {
+        let (s, atto) = components
+        return s * 1_000_000 + atto / 1_000_000_000_000
+    }
+
+    /// Seconds with six decimals, e.g. `0.015000s`, stable across platforms.
+    public var secondsText: String {
+        let us = wholeMicroseconds
+        let sign = us < 0 ? "-" : ""
+        let a = us.magnitude
+        let frac = String(a % 1_000_000)
+        return "\(sign)\(a / 1_000_000).\(String(repeating: "0", count: 6 - frac.count))\(frac)s"
+    }
 }
 
 /// The one error type of the link model.

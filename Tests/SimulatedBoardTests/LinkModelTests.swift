@@ -1,5 +1,6 @@
 import FirmwareImage
 import LinkModel
+import SimulatedBoard
 import Testing
 
 @Suite struct LinkModelTests {

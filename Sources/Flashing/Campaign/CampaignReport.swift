@@ -1,4 +1,5 @@
 import LinkModel
+import SimulatedBoard
 
 /// How one campaign run ended.
 public enum CampaignOutcome: String, Sendable, Equatable, Codable, CaseIterable {

@@ -1,4 +1,5 @@
 import FirmwareImage
+import LinkModel
 /// The faults a simulated run injects, deterministic from `seed`.
 ///
 /// Probabilities are drawn per opportunity (per write, per notification, per erase,
