@@ -57,13 +57,16 @@ let package = Package(
         ]),
         // The flashing engine: decisions, fallback, sessions, drivers. The library API.
         .target(name: "Flashing", dependencies: [
-            "FirmwareImage", "PartialFlashing", "McuMgr", "NordicDFU", "SMP", "LinkModel", "SimulatedBoard", "SampleFirmware", "Transport",
-            .product(name: "Crypto", package: "swift-crypto"),
+            "FirmwareImage", "PartialFlashing", "PartialFlashingFrames", "McuMgr", "NordicDFU", "NordicDFUFrames", "SMP",
+            "LinkModel", "Transport", .product(name: "Crypto", package: "swift-crypto"),
         ]),
+        // The flashing session run on simulated boards, on virtual time: what a program tries the
+        // library with before it meets a real board.
+        .target(name: "SimulatedFlashing", dependencies: ["Flashing", "FirmwareImage", "LinkModel", "SimulatedBoard", "Transport"]),
         // SMP over UDP (Zephyr's port 1337 transport): the client transport and the simulated
         // board's real-time server. The only module that imports swift-nio.
         .target(name: "SMPUDP", dependencies: [
-            "SMP", "Transport", "SimulatedBoard", "Flashing", "McuMgr",
+            "SMP", "Transport", "SimulatedBoard", "Flashing", "SimulatedFlashing", "McuMgr",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
         ]),
@@ -76,14 +79,20 @@ let package = Package(
         .target(name: "FakeBlueZ", dependencies: ["DBus", "SimulatedBoard", "LinkModel", "Transport"]),
         // A simulated board in the peripheral role on the real BlueZ (GATT application + advertisement).
         .target(name: "BlueZPeripheral", dependencies: ["DBus", "SimulatedBoard", "LinkModel", "Transport"]),
+        // The laboratory: the flash benchmark and the fault campaign on simulated boards. In no
+        // library product; the command line and the tests use it.
+        .target(name: "Laboratory", dependencies: [
+            "Flashing", "SimulatedFlashing", "SimulatedBoard", "SampleFirmware", "FirmwareImage", "LinkModel",
+            "PartialFlashing", "PartialFlashingFrames", "McuMgr", "NordicDFU", "NordicDFUFrames", "SMP", "CBOR", "Transport",
+        ]),
         .executableTarget(name: "bitflash", dependencies: [
-            "Flashing", "FirmwareImage", "SampleFirmware", "SimulatedBoard", "BlueZTransport", "SMPUDP", "FakeBlueZ", "BlueZPeripheral", "NordicDFU",
+            "Flashing", "SimulatedFlashing", "Laboratory", "FirmwareImage", "SampleFirmware", "SimulatedBoard", "BlueZTransport", "SMPUDP", "FakeBlueZ", "BlueZPeripheral", "NordicDFU",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
 
         // Samples/: short programs that use the library API (built by CI, run with `swift run`).
-        .executableTarget(name: "sample-flash", dependencies: ["Flashing", "FirmwareImage", "SampleFirmware", "SimulatedBoard"],
+        .executableTarget(name: "sample-flash", dependencies: ["Flashing", "SimulatedFlashing", "FirmwareImage", "SampleFirmware", "SimulatedBoard"],
                           path: "Samples/FlashWithProgress"),
         .executableTarget(name: "sample-memory-map", dependencies: ["PartialFlashing", "FirmwareImage", "SampleFirmware", "SimulatedBoard"],
                           path: "Samples/MemoryMap"),
@@ -105,7 +114,12 @@ let package = Package(
         ]),
         .testTarget(name: "McuMgrTests", dependencies: ["McuMgr", "SMP", "Transport", "TestSupport"]),
         .testTarget(name: "SimulatedBoardTests", dependencies: ["SimulatedBoard", "LinkModel", "PartialFlashing", "McuMgr", "NordicDFU", "SMP", "Transport", "TestSupport"]),
-        .testTarget(name: "FlashingTests", dependencies: ["Flashing", "SimulatedBoard", "NordicDFU", "SampleFirmware", "TestSupport"]),
+        .testTarget(name: "FlashingTests", dependencies: [
+            "Flashing", "SimulatedFlashing", "Laboratory", "SimulatedBoard", "NordicDFU", "SampleFirmware", "TestSupport",
+        ]),
+        .testTarget(name: "LaboratoryTests", dependencies: [
+            "Laboratory", "Flashing", "SimulatedBoard", "SampleFirmware", "FirmwareImage", "LinkModel", "PartialFlashing", "TestSupport",
+        ]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
         .testTarget(name: "BlueZTransportTests", dependencies: ["BlueZTransport", "DBus", "Transport"]),
         // Runs the built bitflash against the fake org.bluez (`bitflash sim bluez`) on a private bus.

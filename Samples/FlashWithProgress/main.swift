@@ -9,6 +9,7 @@ import Flashing
 import Foundation
 import SampleFirmware
 import SimulatedBoard
+import SimulatedFlashing
 
 let path = CommandLine.arguments.dropFirst().first ?? "Samples/firmware/sample-r1-counter.hex"
 let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))

@@ -107,6 +107,21 @@ public struct FlashResult: Codable, Sendable, Equatable {
     public var succeeded: Bool { error == nil }
 }
 
+extension FlashResult {
+    /// The user-facing result of a session's outcome.
+    public init(board: String, outcome: Result<SessionOutcome, any Error>, seconds: Double) {
+        switch outcome {
+        case let .success(o):
+            self.init(board: board, path: o.path, reason: o.reason, fallback: o.fallback, bytesSent: o.bytesSent,
+                      seconds: seconds, verified: o.verified, retries: o.retries)
+            decision = o.decision
+            fullPath = o.fullPath
+        case let .failure(error):
+            self.init(board: board, path: nil, reason: FlashReason.failure(error), seconds: seconds, error: describe(error))
+        }
+    }
+}
+
 /// A progress event of one board's flash, for progress bars, plain logs and JSON lines.
 public struct FlashEvent: Sendable, Equatable {
     public let board: String

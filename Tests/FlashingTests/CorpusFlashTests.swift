@@ -1,6 +1,8 @@
 import FirmwareImage
 import Foundation
+import Laboratory
 import SimulatedBoard
+import SimulatedFlashing
 import Testing
 import TestSupport
 @testable import Flashing

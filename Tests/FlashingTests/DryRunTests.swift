@@ -4,6 +4,7 @@ import PartialFlashing
 import PartialFlashingFrames
 import SampleFirmware
 import SimulatedBoard
+import SimulatedFlashing
 import Testing
 @testable import Flashing
 

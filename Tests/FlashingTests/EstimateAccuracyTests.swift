@@ -1,3 +1,4 @@
+import Laboratory
 import Testing
 import TestSupport
 import FirmwareImage

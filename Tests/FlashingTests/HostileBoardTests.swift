@@ -1,7 +1,9 @@
 import FirmwareImage
+import Laboratory
 import LinkModel
 import SampleFirmware
 import SimulatedBoard
+import SimulatedFlashing
 import Testing
 @testable import Flashing
 

@@ -1,4 +1,5 @@
 import NordicDFUFrames
+import SimulatedFlashing
 import Testing
 import TestSupport
 import FirmwareImage

@@ -1,8 +1,10 @@
 import FirmwareImage
+@testable import Laboratory
 import LinkModel
 import PartialFlashing
 import SampleFirmware
 import SimulatedBoard
+import SimulatedFlashing
 import Testing
 import Transport
 @testable import Flashing

@@ -1,3 +1,4 @@
+import SimulatedFlashing
 import Testing
 import TestSupport
 import FirmwareImage

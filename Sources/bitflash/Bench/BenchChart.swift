@@ -1,5 +1,6 @@
 import Flashing
 import Foundation
+import Laboratory
 
 /// The flash benchmark as an SVG bar chart: one panel per link profile, one group of bars per
 /// scenario (auto beside both full configurations), each bar's lower bound marked. The time

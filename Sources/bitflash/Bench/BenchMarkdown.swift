@@ -1,5 +1,6 @@
 import Flashing
 import Foundation
+import Laboratory
 
 /// The flash benchmark as a Markdown report, with the SVG chart beside it.
 enum BenchMarkdown {

@@ -1,5 +1,6 @@
 import Flashing
 import Foundation
+import Laboratory
 
 /// The flash benchmark as text tables: one per link profile, then the speedups.
 enum BenchTable {

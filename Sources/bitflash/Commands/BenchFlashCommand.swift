@@ -1,6 +1,7 @@
 import ArgumentParser
 import Flashing
 import Foundation
+import Laboratory
 import LinkModel
 
 /// `bitflash bench [flash]`: partial flashing against full updates on simulated boards, beside the lower bounds.

@@ -2,6 +2,7 @@ import ArgumentParser
 import FirmwareImage
 import Flashing
 import Foundation
+import Laboratory
 import LinkModel
 import SimulatedBoard
 

@@ -5,6 +5,7 @@ import Foundation
 import LinkModel
 import SampleFirmware
 import SimulatedBoard
+import SimulatedFlashing
 
 /// `bitflash demo`: the whole story on fresh simulated boards, with the sample programs.
 struct DemoCommand: AsyncParsableCommand {

@@ -5,6 +5,7 @@ import Foundation
 import LinkModel
 import McuMgr
 import SimulatedBoard
+import SimulatedFlashing
 import Synchronization
 
 /// `bitflash flash FILE`: the main job.

@@ -1,7 +1,9 @@
 import FirmwareImage
+import Flashing
 import LinkModel
 import SampleFirmware
 import SimulatedBoard
+import SimulatedFlashing
 import Synchronization
 import Transport
 

@@ -1,3 +1,4 @@
+import Flashing
 import McuMgr
 
 /// How a benchmark run flashes: the session's automatic choice, or a forced full update in

@@ -1,4 +1,5 @@
 import FirmwareImage
+import Flashing
 import NordicDFU
 import NordicDFUFrames
 import SimulatedBoard

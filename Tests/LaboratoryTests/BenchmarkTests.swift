@@ -2,7 +2,8 @@ import Testing
 import FirmwareImage
 import LinkModel
 import TestSupport
-@testable import Flashing
+import Flashing
+@testable import Laboratory
 
 /// The flash benchmark: partial against full on simulated boards, beside the lower bounds.
 @Suite struct BenchmarkTests {

@@ -3,8 +3,10 @@ import LinkModel
 import PartialFlashing
 import SampleFirmware
 import SimulatedBoard
+import SimulatedFlashing
 import Testing
 @testable import Flashing
+@testable import Laboratory
 
 /// Short fault campaigns on each path (the long ones run from `bitflash sim campaign` and the
 /// CI script), and proof that the invariant checker catches what it claims to catch.

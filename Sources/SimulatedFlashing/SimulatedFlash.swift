@@ -1,4 +1,5 @@
 import FirmwareImage
+import Flashing
 import LinkModel
 import SimulatedBoard
 import Transport
@@ -47,21 +48,6 @@ public enum SimulatedFlash {
             }
             let result = FlashResult(board: entry.name, outcome: outcome, seconds: run.modelledTime.seconds)
             return SimulatedFlashRun(result: result, outcome: outcome, statistics: run.statistics, trace: run.trace)
-        }
-    }
-}
-
-extension FlashResult {
-    /// The user-facing result of a session's outcome.
-    public init(board: String, outcome: Result<SessionOutcome, any Error>, seconds: Double) {
-        switch outcome {
-        case let .success(o):
-            self.init(board: board, path: o.path, reason: o.reason, fallback: o.fallback, bytesSent: o.bytesSent,
-                      seconds: seconds, verified: o.verified, retries: o.retries)
-            decision = o.decision
-            fullPath = o.fullPath
-        case let .failure(error):
-            self.init(board: board, path: nil, reason: FlashReason.failure(error), seconds: seconds, error: describe(error))
         }
     }
 }

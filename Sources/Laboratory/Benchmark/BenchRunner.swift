@@ -1,8 +1,10 @@
 import FirmwareImage
+import Flashing
 import LinkModel
 import McuMgr
 import NordicDFU
 import PartialFlashing
+import SimulatedFlashing
 import SMP
 import SimulatedBoard
 #if canImport(Glibc)
@@ -79,7 +81,7 @@ public enum BenchRunner {
                 id = sim.addBoard(try SimulatedBoard.mcuMgrBoard(scenario.board, primary: running))
             }
         } catch {
-            row.error = describe(error)
+            row.error = String(describing: error)
             return row
         }
         try? sim.updateBoard(id) { $0.resetFlashCounters() }

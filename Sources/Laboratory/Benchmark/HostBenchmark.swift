@@ -1,5 +1,6 @@
 import CBOR
 import FirmwareImage
+import Flashing
 import PartialFlashing
 import PartialFlashingFrames
 import SMP

@@ -1,4 +1,5 @@
 import FirmwareImage
+import Flashing
 import SampleFirmware
 
 /// One situation the flash benchmark measures: what the board runs, and what is flashed onto it.

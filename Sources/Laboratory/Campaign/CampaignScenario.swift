@@ -1,4 +1,5 @@
 import FirmwareImage
+import Flashing
 import LinkModel
 import SampleFirmware
 import SimulatedBoard

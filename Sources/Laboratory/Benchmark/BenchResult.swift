@@ -1,3 +1,5 @@
+import Flashing
+
 /// One measured run of the flash benchmark: a scenario, a link profile and a strategy.
 public struct BenchRun: Sendable, Codable, Equatable {
     public var scenario: String

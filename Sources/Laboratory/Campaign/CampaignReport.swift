@@ -1,3 +1,4 @@
+import Flashing
 import LinkModel
 import SimulatedBoard
 
