@@ -63,12 +63,16 @@ let package = Package(
         // The flashing session run on simulated boards, on virtual time: what a program tries the
         // library with before it meets a real board.
         .target(name: "SimulatedFlashing", dependencies: ["Flashing", "FirmwareImage", "LinkModel", "SimulatedBoard", "Transport"]),
-        // SMP over UDP (Zephyr's port 1337 transport): the client transport and the simulated
-        // board's real-time server. The only module that imports swift-nio.
-        .target(name: "SMPUDP", dependencies: [
-            "SMP", "Transport", "SimulatedBoard", "Flashing", "SimulatedFlashing", "McuMgr",
+        // SMP over UDP (Zephyr's port 1337 transport): the client transport and the flash over it.
+        // The only client-side module that imports swift-nio.
+        .target(name: "UDPTransport", dependencies: [
+            "Flashing", "McuMgr", "SMP", "Transport",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
+        ]),
+        // A simulated board serving McuMgr over UDP in real time (`bitflash sim serve --udp`).
+        .target(name: "SimulatedUDP", dependencies: [
+            "SimulatedBoard", "UDPTransport", .product(name: "NIOCore", package: "swift-nio"),
         ]),
         // libdbus, only imported by `DBus`.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
@@ -86,7 +90,7 @@ let package = Package(
             "PartialFlashing", "PartialFlashingFrames", "McuMgr", "NordicDFU", "NordicDFUFrames", "SMP", "CBOR", "Transport",
         ]),
         .executableTarget(name: "bitflash", dependencies: [
-            "Flashing", "SimulatedFlashing", "Laboratory", "FirmwareImage", "SampleFirmware", "SimulatedBoard", "BlueZTransport", "SMPUDP", "FakeBlueZ", "BlueZPeripheral", "NordicDFU",
+            "Flashing", "SimulatedFlashing", "Laboratory", "FirmwareImage", "SampleFirmware", "SimulatedBoard", "BlueZTransport", "UDPTransport", "SimulatedUDP", "FakeBlueZ", "BlueZPeripheral", "NordicDFU",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -134,7 +138,7 @@ let package = Package(
         ]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "FirmwareImage", "SampleFirmware"]),
         .testTarget(name: "SMPUDPTests", dependencies: [
-            "SMPUDP", "Flashing", "McuMgr", "SMP", "SimulatedBoard", "FirmwareImage", "SampleFirmware", "Transport", "TestSupport",
+            "UDPTransport", "SimulatedUDP", "Flashing", "McuMgr", "SMP", "SimulatedBoard", "FirmwareImage", "SampleFirmware", "Transport", "TestSupport",
         ]),
     ]
 )

@@ -2,7 +2,7 @@ import FirmwareImage
 import Flashing
 import Foundation
 import SampleFirmware
-import SMPUDP
+import UDPTransport
 import Testing
 import TestSupport
 

@@ -2,8 +2,9 @@ import FirmwareImage
 import Flashing
 import SampleFirmware
 import SimulatedBoard
+import SimulatedUDP
 import SMP
-import SMPUDP
+import UDPTransport
 import Testing
 import Transport
 

@@ -3,8 +3,9 @@ import Flashing
 import McuMgr
 import SampleFirmware
 import SimulatedBoard
+import SimulatedUDP
 import SMP
-import SMPUDP
+import UDPTransport
 import Testing
 
 /// A whole McuMgr update over UDP against the simulated server in this process.

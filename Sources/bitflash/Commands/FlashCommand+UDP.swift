@@ -2,7 +2,7 @@ import ArgumentParser
 import FirmwareImage
 import Flashing
 import Foundation
-import SMPUDP
+import UDPTransport
 
 /// `bitflash flash FILE --udp HOST:PORT`: a full McuMgr update over SMP/UDP, reported like
 /// every other flash (the same progress lines, JSON events and result object).

@@ -1,7 +1,8 @@
 import ArgumentParser
 import Dispatch
 import Foundation
-import SMPUDP
+import SimulatedUDP
+import UDPTransport
 import SimulatedBoard
 
 /// `bitflash sim serve --udp HOST:PORT`: a simulated MCUboot board serving McuMgr SMP over UDP,

@@ -1,6 +1,6 @@
 import Foundation
 import SMP
-import SMPUDP
+import UDPTransport
 import Transport
 
 /// One slot as every client sees it: the fields the interop tests compare.

@@ -4,17 +4,17 @@ import Synchronization
 
 /// One bound UDP socket (swift-nio), as an async stream of datagrams in and a send call out.
 /// The only place NIO is touched; the client transport and the simulated server build on it.
-final class DatagramSocket: Sendable {
+package final class DatagramSocket: Sendable {
     /// A datagram and where it came from.
-    struct Datagram: Sendable {
-        var from: SocketAddress
-        var bytes: [UInt8]
+    package struct Datagram: Sendable {
+        package var from: SocketAddress
+        package var bytes: [UInt8]
     }
 
-    let channel: any Channel
+    package let channel: any Channel
     /// Every datagram received, until `close()`.
-    let datagrams: AsyncStream<Datagram>
-    let localAddress: SocketAddress?
+    package let datagrams: AsyncStream<Datagram>
+    package let localAddress: SocketAddress?
 
     private init(channel: any Channel, datagrams: AsyncStream<Datagram>) {
         self.channel = channel
@@ -23,7 +23,7 @@ final class DatagramSocket: Sendable {
     }
 
     /// Binds a socket to `host:port` (port 0: any free port).
-    static func bind(host: String, port: Int) async throws(SMPUDPError) -> DatagramSocket {
+    package static func bind(host: String, port: Int) async throws(SMPUDPError) -> DatagramSocket {
         // Bounded: a peer that floods us loses its oldest datagrams, as a real socket buffer would.
         let (stream, sink) = AsyncStream<Datagram>.makeStream(bufferingPolicy: .bufferingNewest(256))
         do {
@@ -42,10 +42,10 @@ final class DatagramSocket: Sendable {
     }
 
     /// The local port the socket is bound to.
-    var port: Int? { localAddress?.port }
+    package var port: Int? { localAddress?.port }
 
     /// Sends one datagram.
-    func send(_ bytes: [UInt8], to address: SocketAddress) async throws(SMPUDPError) {
+    package func send(_ bytes: [UInt8], to address: SocketAddress) async throws(SMPUDPError) {
         let buffer = channel.allocator.buffer(bytes: bytes)
         do {
             try await channel.writeAndFlush(AddressedEnvelope(remoteAddress: address, data: buffer)).get()
@@ -55,12 +55,12 @@ final class DatagramSocket: Sendable {
     }
 
     /// Closes the socket; the datagram stream ends.
-    func close() async {
+    package func close() async {
         try? await channel.close().get()
     }
 
     /// Resolves `host:port` to a socket address.
-    static func resolve(_ endpoint: UDPEndpoint) throws(SMPUDPError) -> SocketAddress {
+    package static func resolve(_ endpoint: UDPEndpoint) throws(SMPUDPError) -> SocketAddress {
         do {
             return try SocketAddress.makeAddressResolvingHost(endpoint.host, port: endpoint.port)
         } catch {
@@ -93,8 +93,8 @@ private final class Forwarder: ChannelInboundHandler, Sendable {
 }
 
 /// A `Mutex` in a class, so that tasks can share it.
-final class Locked<Value: Sendable>: Sendable {
+package final class Locked<Value: Sendable>: Sendable {
     private let mutex: Mutex<Value>
-    init(_ value: Value) { mutex = Mutex(value) }
-    func withLock<R: Sendable>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
+    package init(_ value: Value) { mutex = Mutex(value) }
+    package func withLock<R: Sendable>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
 }

@@ -1,5 +1,6 @@
 import NIOCore
 import SimulatedBoard
+import UDPTransport
 
 /// A simulated board serving its McuMgr SMP service over UDP in real time, the way a Zephyr
 /// `smp_svr` build with the UDP transport does (port 1337): each datagram is one request
