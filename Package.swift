@@ -1,16 +1,30 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// One module per layer. Pure codecs and state machines at the bottom, platform code
-// (libdbus) confined to `CDBus` + `DBus`, the command line at the top.
+// One module per layer, bottom up: the shared vocabulary (Diagnostics, Transport), the firmware
+// formats, the protocol frames, the flows and the session, the backends (libdbus confined to
+// `CDBus` + `DBus`), the simulation, the laboratory and the command line on top.
+// `scripts/check-layers` checks the imports against these declarations and layers.
+let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto")
+let nioCore: Target.Dependency = .product(name: "NIOCore", package: "swift-nio")
+
 let package = Package(
     name: "bitflash",
-    platforms: [.macOS(.v14)],
     products: [
         .executable(name: "bitflash", targets: ["bitflash"]),
-        .library(name: "Flashing", targets: ["Flashing"]),
+        // The firmware formats.
         .library(name: "FirmwareImage", targets: ["FirmwareImage"]),
-        .library(name: "SimulatedBoard", targets: ["SimulatedBoard"]),
+        // The protocol frames, shared by clients and simulated boards.
+        .library(name: "ProtocolFrames", targets: ["CBOR", "SMP", "PartialFlashingFrames", "NordicDFUFrames"]),
+        // The flows and the session: what a program needs to flash a board through a transport.
+        .library(name: "Flashing", targets: ["Flashing"]),
+        // The backends: BlueZ over D-Bus, and SMP over UDP.
+        .library(name: "BlueZTransport", targets: ["BlueZTransport"]),
+        .library(name: "UDPTransport", targets: ["UDPTransport"]),
+        // Simulated boards, the link simulation, the fakes and sample firmware, for tests and trials.
+        .library(name: "Simulation", targets: [
+            "SimulatedBoard", "SimulatedFlashing", "SampleFirmware", "FakeBlueZ", "BlueZPeripheral", "SimulatedUDP",
+        ]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -20,77 +34,84 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
     ],
     targets: [
+        // The vocabulary every layer shares: exit statuses of errors, hexadecimal text.
+        .target(name: "Diagnostics"),
+        // The BLE connection abstraction and the event/action vocabulary of the flows.
+        .target(name: "Transport", dependencies: ["Diagnostics"]),
+
         // Firmware files: Intel HEX, Universal Hex, UF2, MCUboot, DFU zip, the MakeCode region.
         .target(name: "FirmwareImage", dependencies: [
-            .product(name: "Crypto", package: "swift-crypto"),
-            .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+            "Diagnostics", crypto, .product(name: "ZIPFoundation", package: "ZIPFoundation"),
         ]),
-        // Realistic MakeCode-style images the project makes itself (Samples/, tests, the demo).
-        .target(name: "SampleFirmware", dependencies: [
-            "FirmwareImage", .product(name: "Crypto", package: "swift-crypto"),
-        ]),
-        // RFC 8949 CBOR, no I/O.
-        .target(name: "CBOR"),
-        // McuMgr Simple Management Protocol frames over CBOR, no I/O.
-        .target(name: "SMP", dependencies: ["CBOR"]),
-        // The BLE connection abstraction and the event/action vocabulary of the flows.
-        .target(name: "Transport"),
-        // The micro:bit / Calliope partial-flashing frames, shared by clients and simulated boards. No I/O.
-        .target(name: "PartialFlashingFrames"),
-        // The partial-flashing client state machines.
-        .target(name: "PartialFlashing", dependencies: ["FirmwareImage", "PartialFlashingFrames", "Transport"]),
-        // McuMgr firmware-upgrade state machine.
-        .target(name: "McuMgr", dependencies: ["SMP", "FirmwareImage", "Transport"]),
-        // Nordic DFU (Secure DFU and legacy DFU) frames, init packets, checksums, GATT names and the
-        // application cut, shared by clients and simulated bootloaders. No I/O.
-        .target(name: "NordicDFUFrames", dependencies: [
-            "FirmwareImage", "Transport", .product(name: "Crypto", package: "swift-crypto"),
-        ]),
-        // The Nordic DFU client state machines.
+
+        // Protocol frames: value types with one encoder and one decoder, no flows, no I/O.
+        // RFC 8949 CBOR.
+        .target(name: "CBOR", dependencies: ["Diagnostics"]),
+        // McuMgr Simple Management Protocol frames over CBOR.
+        .target(name: "SMP", dependencies: ["CBOR", "Diagnostics"]),
+        // The micro:bit / Calliope partial-flashing frames.
+        .target(name: "PartialFlashingFrames", dependencies: ["Diagnostics"]),
+        // Nordic DFU (Secure and legacy) frames, init packets, checksums, GATT names, the application cut.
+        .target(name: "NordicDFUFrames", dependencies: ["Diagnostics", "FirmwareImage", "Transport", crypto]),
+
+        // Flows (sans-I/O state machines) and the session.
+        // The partial-flashing client: memory map, decision, block writer.
+        .target(name: "PartialFlashing", dependencies: ["Diagnostics", "FirmwareImage", "PartialFlashingFrames", "Transport"]),
+        // The McuMgr firmware upgrade and the image-state read.
+        .target(name: "McuMgr", dependencies: ["Diagnostics", "SMP", "FirmwareImage", "Transport"]),
+        // The Nordic DFU clients (Secure and legacy DFU).
         .target(name: "NordicDFU", dependencies: ["FirmwareImage", "NordicDFUFrames", "Transport"]),
         // The BLE link model the estimates use: link profiles, air time, device timing, lower bounds.
-        .target(name: "LinkModel", dependencies: ["Transport", "FirmwareImage"]),
-        // The simulated board: flash memory, partial-flashing service, SMP server.
-        .target(name: "SimulatedBoard", dependencies: [
-            "FirmwareImage", "PartialFlashingFrames", "SMP", "CBOR", "LinkModel", "Transport", "NordicDFUFrames",
-            .product(name: "Crypto", package: "swift-crypto"),
-        ]),
-        // The flashing engine: decisions, fallback, sessions, drivers. The library API.
+        .target(name: "LinkModel", dependencies: ["Diagnostics", "FirmwareImage", "Transport"]),
+        // The flashing session: decisions, estimates, fallback, options, results, the async driver.
         .target(name: "Flashing", dependencies: [
-            "FirmwareImage", "PartialFlashing", "PartialFlashingFrames", "McuMgr", "NordicDFU", "NordicDFUFrames", "SMP",
-            "LinkModel", "Transport", .product(name: "Crypto", package: "swift-crypto"),
+            "Diagnostics", "FirmwareImage", "PartialFlashing", "PartialFlashingFrames", "McuMgr", "NordicDFU",
+            "NordicDFUFrames", "SMP", "LinkModel", "Transport", crypto,
         ]),
-        // The flashing session run on simulated boards, on virtual time: what a program tries the
-        // library with before it meets a real board.
-        .target(name: "SimulatedFlashing", dependencies: ["Flashing", "FirmwareImage", "LinkModel", "SimulatedBoard", "Transport"]),
+
+        // Backends. libdbus, only imported by `DBus`.
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+        .target(name: "DBus", dependencies: ["CDBus", "Diagnostics"]),
+        // The BlueZ backend of the transport.
+        .target(name: "BlueZTransport", dependencies: ["DBus", "Diagnostics", "Transport"]),
         // SMP over UDP (Zephyr's port 1337 transport): the client transport and the flash over it.
         // The only client-side module that imports swift-nio.
         .target(name: "UDPTransport", dependencies: [
-            "Flashing", "McuMgr", "SMP", "Transport",
-            .product(name: "NIOCore", package: "swift-nio"),
+            "Diagnostics", "Flashing", "McuMgr", "SMP", "Transport", nioCore,
             .product(name: "NIOPosix", package: "swift-nio"),
         ]),
-        // A simulated board serving McuMgr over UDP in real time (`bitflash sim serve --udp`).
-        .target(name: "SimulatedUDP", dependencies: [
-            "SimulatedBoard", "UDPTransport", .product(name: "NIOCore", package: "swift-nio"),
+
+        // The simulation. The simulated board: flash memory, the partial-flashing service, the SMP
+        // server, the Nordic bootloaders, the link on virtual time, traces and their file format.
+        .target(name: "SimulatedBoard", dependencies: [
+            "Diagnostics", "FirmwareImage", "PartialFlashingFrames", "NordicDFUFrames", "SMP", "CBOR", "LinkModel",
+            "Transport", crypto,
         ]),
-        // libdbus, only imported by `DBus`.
-        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
-        .target(name: "DBus", dependencies: ["CDBus"]),
-        // BlueZ backend of the transport.
-        .target(name: "BlueZTransport", dependencies: ["DBus", "Transport"]),
+        // Realistic MakeCode-style images the project makes itself (Samples/, tests, the demo).
+        .target(name: "SampleFirmware", dependencies: ["FirmwareImage", crypto]),
+        // The flashing session run on simulated boards, on virtual time: what a program tries the
+        // library with before it meets a real board.
+        .target(name: "SimulatedFlashing", dependencies: ["Flashing", "FirmwareImage", "LinkModel", "SimulatedBoard", "Transport"]),
         // A fake BlueZ (org.bluez on a private bus) playing simulated boards, for tests.
-        .target(name: "FakeBlueZ", dependencies: ["DBus", "SimulatedBoard", "LinkModel", "Transport"]),
+        .target(name: "FakeBlueZ", dependencies: ["DBus", "Diagnostics", "FirmwareImage", "SimulatedBoard", "LinkModel", "Transport"]),
         // A simulated board in the peripheral role on the real BlueZ (GATT application + advertisement).
-        .target(name: "BlueZPeripheral", dependencies: ["DBus", "SimulatedBoard", "LinkModel", "Transport"]),
+        .target(name: "BlueZPeripheral", dependencies: ["DBus", "Diagnostics", "SimulatedBoard", "LinkModel", "Transport"]),
+        // A simulated board serving McuMgr over UDP in real time (`bitflash sim serve --udp`).
+        .target(name: "SimulatedUDP", dependencies: ["SimulatedBoard", "UDPTransport", nioCore]),
+
         // The laboratory: the flash benchmark and the fault campaign on simulated boards. In no
         // library product; the command line and the tests use it.
         .target(name: "Laboratory", dependencies: [
             "Flashing", "SimulatedFlashing", "SimulatedBoard", "SampleFirmware", "FirmwareImage", "LinkModel",
             "PartialFlashing", "PartialFlashingFrames", "McuMgr", "NordicDFU", "NordicDFUFrames", "SMP", "CBOR", "Transport",
         ]),
+
+        // The command line: options and output.
         .executableTarget(name: "bitflash", dependencies: [
-            "Flashing", "SimulatedFlashing", "Laboratory", "FirmwareImage", "SampleFirmware", "SimulatedBoard", "BlueZTransport", "UDPTransport", "SimulatedUDP", "FakeBlueZ", "BlueZPeripheral", "NordicDFU",
+            "Diagnostics", "FirmwareImage", "Flashing", "PartialFlashing", "PartialFlashingFrames", "McuMgr", "NordicDFU",
+            "NordicDFUFrames", "SMP", "LinkModel", "Transport", "DBus", "BlueZTransport", "UDPTransport",
+            "SimulatedBoard", "SimulatedFlashing", "SampleFirmware", "FakeBlueZ", "BlueZPeripheral", "SimulatedUDP",
+            "Laboratory", crypto,
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -103,26 +124,30 @@ let package = Package(
 
         .target(name: "TestSupport", dependencies: ["FirmwareImage", "SampleFirmware"], path: "Tests/TestSupport"),
         .testTarget(name: "FirmwareImageTests", dependencies: [
-            "FirmwareImage", "TestSupport", .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+            "FirmwareImage", "TestSupport", crypto, .product(name: "ZIPFoundation", package: "ZIPFoundation"),
         ]),
-        .testTarget(name: "SampleFirmwareTests", dependencies: [
-            "SampleFirmware", "FirmwareImage", "TestSupport", .product(name: "Crypto", package: "swift-crypto"),
-        ]),
+        .testTarget(name: "SampleFirmwareTests", dependencies: ["SampleFirmware", "FirmwareImage", "TestSupport", crypto]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),
         .testTarget(name: "CBORTests", dependencies: ["CBOR", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "SMPTests", dependencies: ["SMP", "CBOR", "TestSupport"], exclude: ["Fixtures"]),
-        .testTarget(name: "PartialFlashingTests", dependencies: ["PartialFlashing", "FirmwareImage", "Transport", "TestSupport"]),
-        .testTarget(name: "NordicDFUTests", dependencies: [
-            "NordicDFU", "FirmwareImage", "SampleFirmware", "Transport", "TestSupport",
-            .product(name: "Crypto", package: "swift-crypto"),
+        .testTarget(name: "PartialFlashingTests", dependencies: [
+            "PartialFlashing", "PartialFlashingFrames", "FirmwareImage", "Transport", "TestSupport",
         ]),
-        .testTarget(name: "McuMgrTests", dependencies: ["McuMgr", "SMP", "Transport", "TestSupport"]),
-        .testTarget(name: "SimulatedBoardTests", dependencies: ["SimulatedBoard", "LinkModel", "PartialFlashing", "McuMgr", "NordicDFU", "SMP", "Transport", "TestSupport"]),
+        .testTarget(name: "NordicDFUTests", dependencies: [
+            "NordicDFU", "NordicDFUFrames", "FirmwareImage", "SampleFirmware", "Transport", "TestSupport", crypto,
+        ]),
+        .testTarget(name: "McuMgrTests", dependencies: ["McuMgr", "SMP", "CBOR", "Transport", "TestSupport"]),
+        .testTarget(name: "SimulatedBoardTests", dependencies: [
+            "SimulatedBoard", "FirmwareImage", "LinkModel", "PartialFlashing", "PartialFlashingFrames", "McuMgr", "NordicDFU",
+            "NordicDFUFrames", "SMP", "Transport", "TestSupport", crypto,
+        ]),
         .testTarget(name: "FlashingTests", dependencies: [
-            "Flashing", "SimulatedFlashing", "Laboratory", "SimulatedBoard", "NordicDFU", "SampleFirmware", "TestSupport",
+            "Flashing", "SimulatedFlashing", "Laboratory", "SimulatedBoard", "FirmwareImage", "LinkModel", "PartialFlashing",
+            "PartialFlashingFrames", "NordicDFU", "NordicDFUFrames", "SampleFirmware", "Transport", "TestSupport",
         ]),
         .testTarget(name: "LaboratoryTests", dependencies: [
-            "Laboratory", "Flashing", "SimulatedBoard", "SampleFirmware", "FirmwareImage", "LinkModel", "PartialFlashing", "TestSupport",
+            "Laboratory", "Flashing", "SimulatedFlashing", "SimulatedBoard", "SampleFirmware", "FirmwareImage", "LinkModel",
+            "PartialFlashing", "TestSupport",
         ]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
         .testTarget(name: "BlueZTransportTests", dependencies: ["BlueZTransport", "DBus", "Transport"]),
@@ -131,14 +156,17 @@ let package = Package(
             "TestSupport", "FirmwareImage", "SimulatedBoard", "BlueZTransport", "DBus", "Transport",
         ]),
         .testTarget(name: "FakeBlueZTests", dependencies: [
-            "FakeBlueZ", "DBus", "SimulatedBoard", "PartialFlashing", "SMP", "FirmwareImage", "SampleFirmware", "Transport", "TestSupport",
+            "FakeBlueZ", "DBus", "SimulatedBoard", "PartialFlashing", "PartialFlashingFrames", "SMP", "FirmwareImage",
+            "SampleFirmware", "Transport", "TestSupport",
         ]),
         .testTarget(name: "BlueZPeripheralTests", dependencies: [
             "BlueZPeripheral", "DBus", "SimulatedBoard", "SMP", "SampleFirmware", "FirmwareImage", "Transport", "TestSupport",
         ]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "FirmwareImage", "SampleFirmware"]),
+        // SMP over UDP, both sides: the client transport against the simulated server and third-party clients.
         .testTarget(name: "SMPUDPTests", dependencies: [
-            "UDPTransport", "SimulatedUDP", "Flashing", "McuMgr", "SMP", "SimulatedBoard", "FirmwareImage", "SampleFirmware", "Transport", "TestSupport",
+            "UDPTransport", "SimulatedUDP", "Flashing", "SimulatedFlashing", "McuMgr", "SMP", "SimulatedBoard", "FirmwareImage",
+            "SampleFirmware", "Transport", "TestSupport",
         ]),
     ]
 )

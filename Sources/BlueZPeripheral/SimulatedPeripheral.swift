@@ -1,4 +1,5 @@
 import DBus
+import Diagnostics
 import Foundation
 import LinkModel
 import SimulatedBoard
@@ -207,4 +208,13 @@ struct PeripheralState: Sendable {
     var counters = PeripheralCounters()
     var stopped = false
     var due: [PeripheralEvent] = []
+}
+
+extension PeripheralError: ExitStatusReporting {
+    public var exitStatus: ExitStatus {
+        switch self {
+        case .noAdapter: return .boardNotFound
+        case .bluetoothUnavailable, .registration: return .bluetoothUnavailable
+        }
+    }
 }

@@ -1,4 +1,5 @@
 import DBus
+import Diagnostics
 import Transport
 
 /// Everything that can go wrong talking to BlueZ, each with what to do about it.
@@ -105,5 +106,18 @@ extension Double {
     var formatted1: String {
         let tenths = (self * 10).rounded()
         return tenths.truncatingRemainder(dividingBy: 10) == 0 ? String(Int(tenths / 10)) : String(tenths / 10)
+    }
+}
+
+extension BlueZError: ExitStatusReporting {
+    /// The exit status of each failure, documented in the README.
+    public var exitStatus: ExitStatus {
+        switch self {
+        case .bluetoothUnavailable, .noAdapter, .adapterOff: return .bluetoothUnavailable
+        case .deviceNotFound, .connectFailed, .ambiguousDevice: return .boardNotFound
+        case .servicesNeverResolved: return .servicesNotResolved
+        case .pairingRefused: return .pairingRefused
+        case .disconnected, .notConnected, .timeout, .failed, .unexpectedReply: return .flashFailed
+        }
     }
 }

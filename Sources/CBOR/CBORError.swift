@@ -1,3 +1,5 @@
+import Diagnostics
+
 /// Why bytes could not be decoded as CBOR. Every case names the byte offset
 /// (from the start of the input) where the problem was found.
 public enum CBORError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -90,4 +92,9 @@ public enum CBORError: Error, Sendable, Equatable, CustomStringConvertible {
 private func hex(_ b: UInt8) -> String {
     let s = String(b, radix: 16, uppercase: true)
     return s.count == 1 ? "0" + s : s
+}
+
+extension CBORError: ExitStatusReporting {
+    /// CBOR comes from the board's answers: a malformed one fails the flash.
+    public var exitStatus: ExitStatus { .flashFailed }
 }

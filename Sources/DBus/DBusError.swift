@@ -1,3 +1,4 @@
+import Diagnostics
 import Foundation
 
 /// Everything that can go wrong in the D-Bus layer.
@@ -109,4 +110,8 @@ public struct DBusErrorName: RawRepresentable, Hashable, Sendable, ExpressibleBy
     public static let bluezInvalidArguments: DBusErrorName = "org.bluez.Error.InvalidArguments"
     public static let bluezAlreadyConnected: DBusErrorName = "org.bluez.Error.AlreadyConnected"
     public static let bluezDoesNotExist: DBusErrorName = "org.bluez.Error.DoesNotExist"
+}
+
+extension DBusError: ExitStatusReporting {
+    public var exitStatus: ExitStatus { .flashFailed }
 }

@@ -59,6 +59,7 @@
 // connect; `--gatt-cache` keeps the objects across disconnects, as BlueZ's default does.
 
 import DBus
+import Diagnostics
 import Foundation
 import LinkModel
 import SimulatedBoard
@@ -281,4 +282,9 @@ public final class FakeBlueZ: Sendable {
         }
         watcher.withLock { $0 = task }
     }
+}
+
+extension FakeBlueZError: ExitStatusReporting {
+    /// The fake could not serve its boards: to its clients, no board is there.
+    public var exitStatus: ExitStatus { .boardNotFound }
 }

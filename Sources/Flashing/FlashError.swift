@@ -1,3 +1,4 @@
+import Diagnostics
 import Transport
 
 /// The errors of a flashing session: each says what went wrong and what to do.
@@ -43,4 +44,8 @@ public enum FlashError: Error, Sendable, CustomStringConvertible {
             return message
         }
     }
+}
+
+extension FlashError: ExitStatusReporting {
+    public var exitStatus: ExitStatus { .flashFailed }
 }

@@ -1,3 +1,4 @@
+import Diagnostics
 import Transport
 
 /// The path a flash took.
@@ -90,9 +91,20 @@ public struct FlashResult: Codable, Sendable, Equatable {
     public var decision: PathDecision?
     /// The protocol of a full update (`mcumgr` or `nordic`); nil for other paths.
     public var fullPath: FullUpdatePath? = nil
+    /// How a run that ends with this result exits: 0 flashed, 3 flashed after a fallback, 74 the
+    /// session failed, or the status of the error that kept the session from running (board
+    /// not found, Bluetooth unavailable, ...). Not part of the JSON object.
+    public var exitStatus: ExitStatus = .ok
 
+    enum CodingKeys: String, CodingKey {
+        case board, path, reason, fallback, bytesSent, seconds, verified, retries, error, decision, fullPath
+    }
+
+    /// - Parameter exitStatus: the status of the run; by default 0 (3 after a fallback), or 74
+    ///   (flashing failed) when `error` is set.
     public init(board: String, path: FlashPath?, reason: FlashReason, fallback: Bool = false,
-                bytesSent: Int = 0, seconds: Double = 0, verified: Bool = false, retries: Int = 0, error: String? = nil) {
+                bytesSent: Int = 0, seconds: Double = 0, verified: Bool = false, retries: Int = 0, error: String? = nil,
+                exitStatus: ExitStatus? = nil) {
         self.board = board
         self.path = path
         self.reason = reason
@@ -102,6 +114,14 @@ public struct FlashResult: Codable, Sendable, Equatable {
         self.verified = verified
         self.retries = retries
         self.error = error
+        self.exitStatus = exitStatus ?? (error != nil ? .flashFailed : fallback ? .okAfterFallback : .ok)
+    }
+
+    /// The result for a board the session never ran on: it could not be found, reached or
+    /// planned for. The exit status is the error's own.
+    public init(board: String, unreached error: any Error, seconds: Double) {
+        self.init(board: board, path: nil, reason: FlashReason(code: "failed", message: "the flash failed"), seconds: seconds,
+                  error: describe(error), exitStatus: ExitStatus.of(error))
     }
 
     public var succeeded: Bool { error == nil }

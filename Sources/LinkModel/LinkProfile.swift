@@ -1,3 +1,5 @@
+import Diagnostics
+
 /// The parameters of a simulated BLE link between this computer (the central) and a board.
 ///
 /// Figures and sources (see the project's link-model notes):
@@ -136,4 +138,9 @@ public enum LinkModelError: Error, Sendable, Equatable, CustomStringConvertible 
             return "fault probability \(name) = \(value) is outside 0…1: give a value such as 0.01"
         }
     }
+}
+
+extension LinkModelError: ExitStatusReporting {
+    /// A link or fault setting that cannot be: the request is wrong, not the board.
+    public var exitStatus: ExitStatus { .usage }
 }

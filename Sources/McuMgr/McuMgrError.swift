@@ -1,3 +1,4 @@
+import Diagnostics
 import SMP
 import Transport
 
@@ -109,4 +110,8 @@ public enum McuMgrError: Error, Sendable, Equatable, CustomStringConvertible {
         default: return "check the board's firmware and try again"
         }
     }
+}
+
+extension McuMgrError: ExitStatusReporting {
+    public var exitStatus: ExitStatus { .flashFailed }
 }

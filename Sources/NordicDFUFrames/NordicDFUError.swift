@@ -1,3 +1,4 @@
+import Diagnostics
 import FirmwareImage
 import Transport
 
@@ -105,4 +106,8 @@ public enum NordicDFUError: Error, Sendable, Equatable, CustomStringConvertible 
         default: return ": reset the board and run the same command again"
         }
     }
+}
+
+extension NordicDFUError: ExitStatusReporting {
+    public var exitStatus: ExitStatus { .flashFailed }
 }

@@ -1,3 +1,4 @@
+import Diagnostics
 import PartialFlashingFrames
 import Transport
 
@@ -151,4 +152,8 @@ public enum PartialFlashError: Error, Sendable, Equatable, CustomStringConvertib
                 + "expected \(hash.hexString) at \(hex32(start)); flash it again or use a full flash"
         }
     }
+}
+
+extension PartialFlashError: ExitStatusReporting {
+    public var exitStatus: ExitStatus { .flashFailed }
 }

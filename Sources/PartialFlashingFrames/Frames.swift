@@ -1,3 +1,5 @@
+import Diagnostics
+
 /// The frames of the micro:bit / Calliope partial-flashing service
 /// (partial-flashing-protocol.md §2). Every frame has one encoder (`bytes`) and
 /// one decoder (`init(bytes:)`). Multi-byte fields are big-endian.
@@ -153,4 +155,8 @@ extension UInt32 {
     init(bigEndianBytes b: ArraySlice<UInt8>) {
         self = b.reduce(0) { $0 << 8 | UInt32($1) }
     }
+}
+
+extension FrameError: ExitStatusReporting {
+    public var exitStatus: ExitStatus { .flashFailed }
 }

@@ -1,4 +1,5 @@
 import CBOR
+import Diagnostics
 
 /// Everything that can go wrong with SMP frames: malformed bytes, payloads
 /// that are not what the command expects, and errors reported by the device.
@@ -60,4 +61,8 @@ public enum SMPError: Error, Sendable, Equatable, CustomStringConvertible {
             return "invalid SMP argument: \(why)"
         }
     }
+}
+
+extension SMPError: ExitStatusReporting {
+    public var exitStatus: ExitStatus { .flashFailed }
 }

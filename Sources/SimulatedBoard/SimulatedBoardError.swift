@@ -1,3 +1,4 @@
+import Diagnostics
 import Foundation
 import Transport
 
@@ -55,4 +56,8 @@ public enum SimulatedBoardError: Error, Sendable, Equatable, CustomStringConvert
     }
 
     public var errorDescription: String? { description }
+}
+
+extension SimulatedBoardError: ExitStatusReporting {
+    public var exitStatus: ExitStatus { .flashFailed }
 }

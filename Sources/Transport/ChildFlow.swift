@@ -1,3 +1,5 @@
+import Diagnostics
+
 /// Runs one flow inside another: the parent feeds it events and gets back its
 /// actions, with the child's timers kept apart from the parent's and from other
 /// children's, and its `finish` turned into an outcome the parent can act on.
@@ -78,4 +80,9 @@ public enum FlowCompositionError: Error, Equatable, Sendable, CustomStringConver
         case let .finishedWithoutOutcome(scope): return "internal error: flow \(scope) finished without a result"
         }
     }
+}
+
+extension FlowCompositionError: ExitStatusReporting {
+    /// Flows composed the wrong way: a bug, not something the user can fix.
+    public var exitStatus: ExitStatus { .internalError }
 }

@@ -1,3 +1,5 @@
+import Diagnostics
+
 /// Why a link dropped.
 public enum DisconnectReason: Sendable, Equatable, Codable, CustomStringConvertible {
     /// The board ended the connection (for example when it resets).
@@ -43,4 +45,9 @@ public enum TransportError: Error, Sendable, Equatable, CustomStringConvertible 
         case let .failed(op, msg): return "\(op) failed: \(msg)"
         }
     }
+}
+
+extension TransportError: ExitStatusReporting {
+    /// The board could not be reached or kept: not found, out of range or not connectable.
+    public var exitStatus: ExitStatus { .boardNotFound }
 }

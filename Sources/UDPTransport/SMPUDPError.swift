@@ -1,3 +1,5 @@
+import Diagnostics
+
 /// The one error type of SMP over UDP. Each message says what to do.
 public enum SMPUDPError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `HOST:PORT` could not be read.
@@ -55,4 +57,14 @@ public struct UDPEndpoint: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}
+
+extension SMPUDPError: ExitStatusReporting {
+    public var exitStatus: ExitStatus {
+        switch self {
+        case .badEndpoint: return .usage
+        case .noAnswer: return .boardNotFound
+        case .bindFailed, .closed: return .flashFailed
+        }
+    }
 }

@@ -34,7 +34,7 @@ public enum UDPFlash {
         do {
             transport = try await UDPSMPTransport.open(endpoint, frameSize: frameSize)
         } catch {
-            return failed(name, error.description, since: started, clock: clock)
+            return FlashResult(board: name, unreached: error, seconds: started.duration(to: clock.now).seconds)
         }
         let result = await run(plan: plan, options: options, transport: transport, name: name, connectTimeout: connectTimeout,
                                reconnectTimeout: reconnectTimeout, started: started, clock: clock, onEvent: onEvent)
@@ -51,7 +51,7 @@ public enum UDPFlash {
         do {
             info = try await transport.connect(timeout: connectTimeout)
         } catch {
-            return failed(name, "\(error)", since: started, clock: clock)
+            return FlashResult(board: name, unreached: error, seconds: started.duration(to: clock.now).seconds)
         }
         // The driver's operation timeout bounds writes (immediate on UDP) and reconnects.
         let driver = AsyncFlowDriver(transport: transport, clock: clock, operationTimeout: reconnectTimeout)
@@ -64,11 +64,5 @@ public enum UDPFlash {
             outcome = .failure(error)
         }
         return FlashResult(board: name, outcome: outcome, seconds: started.duration(to: clock.now).seconds)
-    }
-
-    private static func failed(_ name: String, _ message: String, since start: ContinuousClock.Instant,
-                               clock: ContinuousClock) -> FlashResult {
-        FlashResult(board: name, path: nil, reason: FlashReason(code: "failed", message: "the flash failed"),
-                    seconds: start.duration(to: clock.now).seconds, error: message)
     }
 }

@@ -1,4 +1,5 @@
 import BlueZTransport
+import Diagnostics
 import FirmwareImage
 import Flashing
 import Foundation
@@ -9,20 +10,20 @@ import Transport
 /// `AsyncFlowDriver` on the real clock, reported like a simulated flash (progress lines, JSON
 /// events, one result per board and, for several boards, the summary table).
 extension FlashCommand {
-    func runOnDevices() async throws -> BitflashExit {
+    func runOnDevices() async throws -> ExitStatus {
         Verbose.bootstrap(output.verbose)
         let firmware = try FirmwareFileLoading.loadForFlash(file)
         let queries = allInRange ? try await boardsInRange() : devices
         // A dry run prints plans, not progress and results.
         let out = SharedOutput(dryRun ? SilentOutput() : Output.make(output.mode, boards: queries, verbosity: output.verbose))
-        let outcomes = await withTaskGroup(of: (Int, FlashResult, BitflashExit, Result<SessionOutcome, any Error>?).self) { group in
+        let outcomes = await withTaskGroup(of: (Int, FlashResult, Result<SessionOutcome, any Error>?).self) { group in
             for (index, query) in queries.enumerated() {
                 group.addTask {
-                    let (result, exit, outcome) = await flashOne(query, firmware: firmware, out: out)
-                    return (index, result, exit, outcome)
+                    let (result, outcome) = await flashOne(query, firmware: firmware, out: out)
+                    return (index, result, outcome)
                 }
             }
-            var all: [(Int, FlashResult, BitflashExit, Result<SessionOutcome, any Error>?)] = []
+            var all: [(Int, FlashResult, Result<SessionOutcome, any Error>?)] = []
             for await outcome in group {
                 if !dryRun { out.result(outcome.1) }
                 all.append(outcome)
@@ -31,17 +32,17 @@ extension FlashCommand {
         }
         if dryRun {
             return try printPlans(outcomes.map { entry -> (board: String, outcome: Result<SessionOutcome, any Error>) in
-                (entry.1.board, entry.3 ?? .failure(CLIError(entry.2, entry.1.error ?? "the board could not be reached")))
+                (entry.1.board, entry.2 ?? .failure(CLIError(entry.1.exitStatus, entry.1.error ?? "the board could not be reached")))
             })
         }
         let results = outcomes.map(\.1)
         out.finish(results)
-        if queries.count == 1, let failure = outcomes.first(where: { $0.2 != .ok && $0.2 != .okAfterFallback }) {
+        if queries.count == 1, let failure = results.first(where: { !$0.exitStatus.succeeded }) {
             // One board: its failure is the command's, with the message on stderr too.
-            if let message = failure.1.error { StdErr.write("bitflash: error: \(message)\n") }
-            return failure.2
+            if let message = failure.error { StdErr.write("bitflash: error: \(message)\n") }
+            return failure.exitStatus
         }
-        if let failure = outcomes.first(where: { $0.2 != .ok && $0.2 != .okAfterFallback }) { return failure.2 }
+        if let failure = results.first(where: { !$0.exitStatus.succeeded }) { return failure.exitStatus }
         return results.contains(where: \.fallback) ? .okAfterFallback : .ok
     }
 
@@ -58,27 +59,26 @@ extension FlashCommand {
         return found.map(\.address)
     }
 
-    /// Flashes one board; never throws: a failure is the result's `error` plus its exit code.
+    /// Flashes one board; never throws: a failure is the result's `error` and exit status.
     /// The session's outcome comes back too, when the session ran (a dry run prints it as a plan).
     private func flashOne(_ query: String, firmware: Firmware,
-                          out: SharedOutput) async -> (FlashResult, BitflashExit, Result<SessionOutcome, any Error>?) {
+                          out: SharedOutput) async -> (FlashResult, Result<SessionOutcome, any Error>?) {
         let clock = ContinuousClock()
         let started = clock.now
-        func failed(_ message: String, _ exit: BitflashExit) -> (FlashResult, BitflashExit, Result<SessionOutcome, any Error>?) {
-            (FlashResult(board: query, path: nil, reason: FlashReason(code: "failed", message: "the flash failed"),
-                         seconds: started.duration(to: clock.now).seconds, error: message), exit, nil)
+        func failed(_ error: any Error) -> (FlashResult, Result<SessionOutcome, any Error>?) {
+            (FlashResult(board: query, unreached: error, seconds: started.duration(to: clock.now).seconds), nil)
         }
         out.event(FlashEvent(board: query, elapsed: .zero, report: .phase(.connecting)))
         let board: RealBoard
         do { board = try await RealBoard.connect(query, options: bluetooth) } catch {
-            return failed(describe(error), classify(error))
+            return failed(error)
         }
         var plan: FlashPlan
         do {
             plan = try await self.plan(firmware, for: board, name: query)
         } catch {
             await board.close()
-            return failed(describe(error), (error as? CLIError)?.exit ?? classify(error))
+            return failed(error)
         }
         // An unfinished partial flash of this program to this board continues where it stopped
         // (the session checks the board's memory map against the record before it trusts it).
@@ -100,11 +100,8 @@ extension FlashCommand {
         await board.close()
         var result = FlashResult(board: query, outcome: outcome, seconds: started.duration(to: clock.now).seconds)
         if result.error == nil, !dryRun { resume.forget(board: key) }
-        if let error = result.error {
-            if let hint { result.error = "\(error); \(hint)" }
-            return (result, .flashFailed, outcome)
-        }
-        return (result, result.fallback ? .okAfterFallback : .ok, outcome)
+        if let error = result.error, let hint { result.error = "\(error); \(hint)" }
+        return (result, outcome)
     }
 
     /// The plan for this board: its family comes from its memory map when it offers partial

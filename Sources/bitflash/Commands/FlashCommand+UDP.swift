@@ -1,4 +1,5 @@
 import ArgumentParser
+import Diagnostics
 import FirmwareImage
 import Flashing
 import Foundation
@@ -16,7 +17,7 @@ extension FlashCommand {
     }
 
     /// Runs the update; the board family is the default profile's unless `--board` names one.
-    func runOverUDP(_ text: String) async throws -> BitflashExit {
+    func runOverUDP(_ text: String) async throws -> ExitStatus {
         let endpoint: UDPEndpoint
         do { endpoint = try UDPEndpoint(parsing: text) } catch { throw CLIError(.usage, "--udp \(error)") }
         let firmware = try FirmwareFileLoading.loadForFlash(file)
@@ -31,7 +32,6 @@ extension FlashCommand {
         let result = await UDPFlash.run(plan: plan, options: options, endpoint: endpoint, onEvent: { out.event($0) })
         out.result(result)
         out.finish([result])
-        if let error = result.error, error.contains("no SMP server answered") { return .boardNotFound }
-        return result.error == nil ? .ok : .flashFailed
+        return result.exitStatus
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Diagnostics
 import FirmwareImage
 import Flashing
 import Foundation
@@ -161,7 +162,7 @@ struct FlashCommand: AsyncParsableCommand {
     }
 
     /// Prints each board's dry-run plan; the same for a simulated and a real board.
-    func printPlans(_ outcomes: [(board: String, outcome: Result<SessionOutcome, any Error>)]) throws -> BitflashExit {
+    func printPlans(_ outcomes: [(board: String, outcome: Result<SessionOutcome, any Error>)]) throws -> ExitStatus {
         var failed = false
         for (board, outcome) in outcomes {
             let plan = DryRunPlan(board: board, outcome: outcome)

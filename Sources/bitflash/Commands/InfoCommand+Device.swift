@@ -1,4 +1,5 @@
 import BlueZTransport
+import Diagnostics
 import FirmwareImage
 import Foundation
 import PartialFlashing
@@ -8,7 +9,7 @@ import Transport
 /// `bitflash info --device ADDR|NAME`: the same report as `info --simulate`, read from a real
 /// board over BlueZ. Nothing is written and the board's mode is left as it is.
 extension InfoCommand {
-    func runOnDevice(_ query: String) async throws -> BitflashExit {
+    func runOnDevice(_ query: String) async throws -> ExitStatus {
         let board = try await RealBoard.connect(query, options: bluetooth)
         do {
             let shown = try await read(board)
@@ -24,7 +25,7 @@ extension InfoCommand {
         } catch let error as CLIError {
             let hint = board.transport.failureHint
             await board.close()
-            throw hint.map { CLIError(error.exit, "\(error.message); \($0)") } ?? error
+            throw hint.map { CLIError(error.exitStatus, "\(error.message); \($0)") } ?? error
         } catch {
             await board.close()
             throw error

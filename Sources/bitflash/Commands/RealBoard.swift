@@ -100,16 +100,3 @@ struct RealBoard {
         transport.close()
     }
 }
-
-extension BlueZError {
-    /// The exit code of each failure, documented in the README.
-    var exit: BitflashExit {
-        switch self {
-        case .bluetoothUnavailable, .noAdapter, .adapterOff: return .bluetoothUnavailable
-        case .deviceNotFound, .connectFailed, .ambiguousDevice: return .boardNotFound
-        case .servicesNeverResolved: return .servicesNotResolved
-        case .pairingRefused: return .pairingRefused
-        case .disconnected, .notConnected, .timeout, .failed, .unexpectedReply: return .flashFailed
-        }
-    }
-}

@@ -120,12 +120,8 @@ struct SimBlueZCommand: AsyncParsableCommand {
             if let adapter { options.adapterAddress = adapter }
             let verbose = self.verbose
             options.onNote = { line in if verbose { StdOut.write("  \(line)\n") } }
-            let fake: FakeBlueZ
-            do {
-                fake = try await FakeBlueZ.start(bus: .address(address), boards: boards, options: options)
-            } catch let error as FakeBlueZError {
-                throw CLIError(.boardNotFound, "\(error)")
-            }
+            // A FakeBlueZError exits 69: to its clients, no board is there.
+            let fake = try await FakeBlueZ.start(bus: .address(address), boards: boards, options: options)
             for (board, path) in zip(boards, fake.devicePaths) {
                 let state = board.stateFile.map { ($0.lastPathComponent as NSString).deletingPathExtension } ?? "-"
                 StdOut.write("board \(state): \(board.address) \"\(board.name ?? board.board.profile.name)\" "

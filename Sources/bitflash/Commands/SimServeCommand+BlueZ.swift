@@ -23,15 +23,8 @@ extension SimServeCommand {
             options.timeScale = timeScale
             options.onNote = { line in if verbose { StdOut.write("  \(line)\n") } }
             options.onBoardChanged = { board in try? store.save(board, as: state) }
-            let peripheral: SimulatedPeripheral
-            do {
-                peripheral = try await SimulatedPeripheral.start(board: board, options: options)
-            } catch let error as PeripheralError {
-                switch error {
-                case .noAdapter: throw CLIError(.boardNotFound, "\(error)")
-                default: throw CLIError(.bluetoothUnavailable, "\(error)")
-                }
-            }
+            // A PeripheralError says whether the adapter is missing (69) or Bluetooth unavailable (75).
+            let peripheral = try await SimulatedPeripheral.start(board: board, options: options)
             let profile = SimProfile(board: board.profile.board, mcuboot: board.profile.services.contains(.smp))
             let services = peripheral.application.services.map { $0.uuid == KnownGATT.partialFlashingService ? "partial flashing" : "SMP" }
             StdOut.write("board \(state) ready on \(adapter) (\(peripheral.adapterAddress ?? "address unknown")): advertising "

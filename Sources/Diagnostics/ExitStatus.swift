@@ -1,0 +1,64 @@
+/// How a run of bitflash ends, as the exit status a script sees: the sysexits(3) codes the
+/// README documents, plus 3 for a flash that succeeded only after falling back.
+public enum ExitStatus: Int32, Sendable, Equatable, CaseIterable, Codable {
+    /// Flashed and verified, or already up to date.
+    case ok = 0
+    /// Flashed and verified, but partial flashing failed and the full update was used.
+    case okAfterFallback = 3
+    /// Bad command line, or a request that contradicts itself (EX_USAGE).
+    case usage = 64
+    /// The firmware file is malformed or has no image for this board (EX_DATAERR).
+    case badFirmware = 65
+    /// A file could not be read (EX_NOINPUT).
+    case cannotRead = 66
+    /// No such board: not found, out of range, or not connectable (EX_UNAVAILABLE).
+    case boardNotFound = 69
+    /// Internal error: a bug in bitflash (EX_SOFTWARE).
+    case internalError = 70
+    /// A file could not be written (EX_CANTCREAT).
+    case cannotWrite = 73
+    /// Flashing failed; the message says what to do (EX_IOERR).
+    case flashFailed = 74
+    /// Bluetooth is not usable: bluetoothd not running, no adapter, or the adapter is off (EX_TEMPFAIL).
+    case bluetoothUnavailable = 75
+    /// The board connected but BlueZ never resolved its services (EX_PROTOCOL).
+    case servicesNotResolved = 76
+    /// The board refused to pair (EX_NOPERM).
+    case pairingRefused = 77
+
+    /// What the status means, in the words of the README's table.
+    public var meaning: String {
+        switch self {
+        case .ok: return "flashed and verified, or already up to date"
+        case .okAfterFallback: return "flashed and verified after falling back from partial flashing to a full update"
+        case .usage: return "bad command line"
+        case .badFirmware: return "the firmware file is malformed, or has no image for this board"
+        case .cannotRead: return "a file could not be read"
+        case .boardNotFound: return "board not found or not connectable"
+        case .internalError: return "internal error (please report it)"
+        case .cannotWrite: return "an output file could not be written"
+        case .flashFailed: return "flashing failed"
+        case .bluetoothUnavailable: return "Bluetooth not available (bluetoothd not running, no adapter, or adapter off)"
+        case .servicesNotResolved: return "the board connected but its services never resolved"
+        case .pairingRefused: return "the board refused to pair"
+        }
+    }
+
+    /// True for the statuses of a run that left every board running what it was sent.
+    public var succeeded: Bool { self == .ok || self == .okAfterFallback }
+}
+
+/// An error that knows how the run it ends should exit. Every layer's error type conforms,
+/// so the command line's one error funnel needs no table of types.
+public protocol ExitStatusReporting: Error {
+    /// The exit status of a run this error ends.
+    var exitStatus: ExitStatus { get }
+}
+
+extension ExitStatus {
+    /// The status of a run that ended with `error`: the error's own status, else `fallback`
+    /// (an error type that does not report one is a failed flash).
+    public static func of(_ error: any Error, otherwise fallback: ExitStatus = .flashFailed) -> ExitStatus {
+        (error as? any ExitStatusReporting)?.exitStatus ?? fallback
+    }
+}
