@@ -51,3 +51,10 @@ public enum SimulatedFlash {
         }
     }
 }
+
+extension TraceResult {
+    /// How a board's flash ended, as a trace file's `result` line records it.
+    public init(_ r: FlashResult) {
+        self.init(path: r.path?.rawValue, code: r.reason.code, error: r.error)
+    }
+}

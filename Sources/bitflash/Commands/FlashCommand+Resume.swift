@@ -35,19 +35,3 @@ extension FlashCommand {
         return r
     }
 }
-
-/// The flow inputs that `--trace` leaves out unless -v: what the board did inside, timers, protocol
-/// traces and progress. What remains (writes, the flow's inputs, connections, faults, resets,
-/// decisions, notes, retries) is what a replay and a bug report need.
-enum TraceFilter {
-    static func keepsCompact(kind: String, text: String) -> Bool {
-        switch kind {
-        case TraceKind.timer.rawValue, TraceKind.received.rawValue, TraceKind.device.rawValue, TraceKind.notification.rawValue:
-            return false
-        case TraceKind.report.rawValue:
-            return !(text.hasPrefix("trace: ") || text.hasPrefix("progress: ") || text.hasPrefix("checkpoint: "))
-        default:
-            return true
-        }
-    }
-}

@@ -121,7 +121,7 @@ struct FlashCommand: AsyncParsableCommand {
                 Verbose.dump(first.trace, names: names)
                 if let trace = output.trace {
                     try TraceFile.write(first.trace, names: names, to: trace, header: traceHeader(profile: profile, plans: ids.map { ($0.name, $0.plan.resume) }),
-                                        results: results, full: output.verbose > 0)
+                                        results: results.map { ($0.board, TraceResult($0)) }, full: output.verbose > 0)
                 }
             }
             for r in results { out.result(r) }

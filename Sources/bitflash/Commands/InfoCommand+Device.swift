@@ -2,6 +2,7 @@ import BlueZTransport
 import Diagnostics
 import FirmwareImage
 import Foundation
+import McuMgr
 import PartialFlashing
 import SMP
 import Transport

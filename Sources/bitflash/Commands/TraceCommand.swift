@@ -2,6 +2,7 @@ import ArgumentParser
 import Flashing
 import Foundation
 import SimulatedBoard
+import Transport
 
 /// `bitflash trace show FILE`: a trace written by `flash --trace FILE`, readable.
 struct TraceCommand: AsyncParsableCommand {
@@ -27,7 +28,7 @@ struct TraceShowCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runCommand {
-            let entries = try TraceFile.read(file)
+            let entries = try TraceFile.readForCommand(file)
             let shown = entries.filter { e in
                 (board == nil || e.name == board) && (kind.isEmpty || kind.contains(e.kind))
             }
@@ -47,61 +48,25 @@ struct TraceShowCommand: AsyncParsableCommand {
     }
 }
 
-/// The trace file format: one JSON object per line, `{"t": µs, "board": index, "name": board name,
-/// "kind": ..., "text": ...}`, in time order.
-enum TraceFile {
-    struct Line: Codable {
-        var t: Int64
-        var board: Int
-        var name: String
-        var kind: String
-        var text: String
-    }
-
-    /// Writes `trace` as JSON lines: a `meta` line with `header` first (when given), then the
-    /// run's lines (without the board's internals, timers and protocol traces unless `full`),
-    /// then one `result` line per board (`TraceResult`).
-    static func write(_ trace: Trace, names: [String], to path: String, header: TraceHeader? = nil,
-                      results: [FlashResult] = [], full: Bool = true) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        var out = Data()
-        func line(_ l: Line) throws {
-            out += try encoder.encode(l)
-            out += Data("\n".utf8)
-        }
-        if let header {
-            try line(Line(t: 0, board: -1, name: "-", kind: "meta", text: String(decoding: try encoder.encode(header), as: UTF8.self)))
-        }
-        for e in trace.entries where full || TraceFilter.keepsCompact(kind: e.kind.rawValue, text: e.text) {
-            let name = names.indices.contains(e.board) ? names[e.board] : (e.board < 0 ? "-" : "board-\(e.board)")
-            try line(Line(t: e.t, board: e.board, name: name, kind: e.kind.rawValue, text: e.text))
-        }
-        let end = trace.entries.last?.t ?? 0
-        for r in results {
-            let board = names.firstIndex(of: r.board) ?? -1
-            let text = String(decoding: try encoder.encode(TraceResult(r)), as: UTF8.self)
-            try line(Line(t: end, board: board, name: r.board, kind: "result", text: text))
-        }
-        do { try out.write(to: URL(fileURLWithPath: path), options: .atomic) } catch {
-            throw CLIError(.cannotWrite, "\(path): cannot write the trace: \(error.localizedDescription)")
+extension TraceFile {
+    /// Reads a trace for a command; a file that is no trace gets the hint how to record one.
+    static func readForCommand(_ path: String) throws -> [Line] {
+        do {
+            return try read(path)
+        } catch {
+            guard case let .notATraceLine(file, line) = error else { throw error }
+            throw CLIError(.badFirmware, "\(file):\(line): not a bitflash trace line; "
+                               + "record one with `bitflash flash FILE --simulate --trace \((file as NSString).lastPathComponent)`")
         }
     }
+}
 
-    static func read(_ path: String) throws -> [Line] {
-        let data: Data
-        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-            throw CLIError(.cannotRead, "\(path): cannot read the file: \((error as NSError).localizedFailureReason ?? error.localizedDescription)")
-        }
-        let decoder = JSONDecoder()
-        var lines: [Line] = []
-        for (n, text) in String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).enumerated()
-        where !text.trimmingCharacters(in: .whitespaces).isEmpty {
-            do { lines.append(try decoder.decode(Line.self, from: Data(text.utf8))) } catch {
-                throw CLIError(.badFirmware, "\(path):\(n + 1): not a bitflash trace line; "
-                                   + "record one with `bitflash flash FILE --simulate --trace \((path as NSString).lastPathComponent)`")
-            }
-        }
-        return lines
+extension FlashCommand {
+    func traceHeader(profile: SimProfile, plans: [(name: String, resume: ResumePoint?)]) -> TraceHeader {
+        let points = Dictionary(plans.compactMap { p in p.resume.map { (p.name, $0) } }, uniquingKeysWith: { a, _ in a })
+        return TraceHeader(file: (file as NSString).lastPathComponent, sha256: TraceHeader.sha256(of: file),
+                    board: board ?? profile.board.rawValue, profile: "\(profile)", mode: mode.rawValue,
+                    upgradeMode: upgradeMode.rawValue, verbosity: output.verbose,
+                    dfuImage: dfuImage.map { ($0 as NSString).lastPathComponent }, resume: points.isEmpty ? nil : points)
     }
 }

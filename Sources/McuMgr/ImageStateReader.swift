@@ -1,21 +1,21 @@
-import Foundation
+import Diagnostics
 import SMP
 import Transport
 
 /// Reads a board's MCUboot slots over SMP, as any McuMgr client would: one image state
 /// read request, answered by the list of slots. Used by `bitflash info`.
-struct ImageStateReader: FlowMachine {
-    typealias Output = [ImageSlotState]
+public struct ImageStateReader: FlowMachine {
+    public typealias Output = [ImageSlotState]
 
     /// What went wrong, and what to do.
-    enum Failure: Error, CustomStringConvertible {
+    public enum Failure: Error, Sendable, CustomStringConvertible {
         case noSMPService
         case noAnswer
         case refused(String)
         case malformed(String)
         case linkLost
 
-        var description: String {
+        public var description: String {
             switch self {
             case .noSMPService: return "the board offers no McuMgr (SMP) service: it has no MCUboot bootloader"
             case .noAnswer: return "the board did not answer the image state read: try again closer to the board"
@@ -26,15 +26,15 @@ struct ImageStateReader: FlowMachine {
         }
     }
 
-    private(set) var outcome: Result<[ImageSlotState], any Error>?
+    public private(set) var outcome: Result<[ImageSlotState], any Error>?
     private var reassembler = SMPReassembler()
     private let timer = TimerID("image-state")
     private let traceBytes: Int
 
     /// - Parameter traceBytes: how many bytes of each frame a trace line shows in hex (0: none).
-    init(traceBytes: Int = 0) { self.traceBytes = traceBytes }
+    public init(traceBytes: Int = 0) { self.traceBytes = traceBytes }
 
-    mutating func handle(_ event: FlowEvent, now: Duration) -> [FlowAction] {
+    public mutating func handle(_ event: FlowEvent, now: Duration) -> [FlowAction] {
         guard outcome == nil else { return [] }
         switch event {
         case let .start(info):
@@ -69,7 +69,7 @@ struct ImageStateReader: FlowMachine {
 
     private func trace(_ arrow: String, _ bytes: [UInt8]) -> [FlowAction] {
         guard traceBytes > 0 else { return [] }
-        let shown = bytes.prefix(traceBytes).map { String(format: "%02X", $0) }.joined(separator: " ")
+        let shown = Hex.bytes(bytes.prefix(traceBytes), separator: " ")
         return [.report(.trace("SMP \(arrow) \(shown)\(bytes.count > traceBytes ? " …" : "") (\(bytes.count) bytes)"))]
     }
 
@@ -77,4 +77,8 @@ struct ImageStateReader: FlowMachine {
         outcome = .failure(failure)
         return [.cancelTimer(timer), .finish]
     }
+}
+
+extension ImageStateReader.Failure: ExitStatusReporting {
+    public var exitStatus: ExitStatus { .flashFailed }
 }
