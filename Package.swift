@@ -102,7 +102,7 @@ let package = Package(
         // The laboratory: the flash benchmark and the fault campaign on simulated boards. In no
         // library product; the command line and the tests use it.
         .target(name: "Laboratory", dependencies: [
-            "Flashing", "SimulatedFlashing", "SimulatedBoard", "SampleFirmware", "FirmwareImage", "LinkModel",
+            "Diagnostics", "Flashing", "SimulatedFlashing", "SimulatedBoard", "SampleFirmware", "FirmwareImage", "LinkModel",
             "PartialFlashing", "PartialFlashingFrames", "McuMgr", "NordicDFU", "NordicDFUFrames", "SMP", "CBOR", "Transport",
         ]),
 

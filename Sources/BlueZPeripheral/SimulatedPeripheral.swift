@@ -40,7 +40,7 @@ public enum PeripheralError: Error, CustomStringConvertible {
                 + "allowed to use it"
         case let .noAdapter(name, available):
             return "no adapter \(name): " + (available.isEmpty ? "BlueZ sees none (plug one in, or check `bluetoothctl list`)"
-                                                              : "pick one of \(available.joined(separator: ", ")) with --adapter")
+                                                              : "pick one of \(available.joined(separator: ", "))")
         case let .registration(what, e):
             return "BlueZ refused \(what): \(e) (is bluetoothd 5.50 or newer, with the adapter switched on and LE enabled?)"
         }

@@ -3,17 +3,17 @@ import Transport
 
 /// The errors of a flashing session: each says what went wrong and what to do.
 public enum FlashError: Error, Sendable, CustomStringConvertible {
-    /// `--mode partial` was asked for, and partial flashing cannot be used.
+    /// Only partial flashing was allowed (mode partial), and it cannot be used.
     case partialImpossible(String)
-    /// A full update is needed, but the file gives nothing to upload.
-    case noFullImage(reason: FlashReason)
+    /// A full update is needed, but the file gives nothing to upload. `names` says how to give an image.
+    case noFullImage(reason: FlashReason, names: OptionNames = .neutral)
     /// A full update is needed, but the board offers no full-update service.
     case noFullPath(reason: FlashReason)
     /// The board could not be reached again for the full update.
     case fullUpdateUnreachable(TransportError)
     case fullUpdateFailed(reason: FlashReason, error: any Error)
-    /// `--full-path` named a path the board does not offer.
-    case fullPathUnavailable(FullUpdatePath, reason: FlashReason)
+    /// The full-update path asked for is not one the board offers.
+    case fullPathUnavailable(FullUpdatePath, reason: FlashReason, names: OptionNames = .neutral)
     /// The Nordic DFU failed (the error says why and what to do).
     case nordicDFUFailed(reason: FlashReason, error: any Error)
     /// The file has no image for this board.
@@ -23,8 +23,8 @@ public enum FlashError: Error, Sendable, CustomStringConvertible {
         switch self {
         case let .partialImpossible(why):
             return "partial flashing is not possible: \(why)"
-        case let .noFullImage(reason):
-            return "\(reason.message); but the file has no application image to upload: give one with --dfu-image FILE"
+        case let .noFullImage(reason, names):
+            return "\(reason.message); but the file has no application image to upload: give one with \(names.fullImage)"
         case let .noFullPath(reason):
             return "\(reason.message); but the board offers no full-update service (neither McuMgr/SMP nor Nordic DFU): "
                 + "flash it once over USB, or put it in its bootloader and try again"
@@ -33,11 +33,11 @@ public enum FlashError: Error, Sendable, CustomStringConvertible {
         case let .fullUpdateFailed(reason, error):
             return "the full update (\(reason.code)) failed: \(describe(error)). Run the same command again: "
                 + "the board keeps its previous application until the new one is confirmed"
-        case let .fullPathUnavailable(path, reason):
+        case let .fullPathUnavailable(path, reason, names):
             let what = path == .nordic ? "no Nordic DFU (neither the buttonless service FE59 nor the micro:bit DFU control service)"
                 : "no McuMgr (SMP) service"
-            return "\(reason.message); --full-path \(path.rawValue) was asked for, but the board offers \(what): "
-                + "leave out --full-path to use the path the board has"
+            return "\(reason.message); \(names.fullPath(path)) was asked for, but the board offers \(what): "
+                + "leave out \(names.fullPathOption) to use the path the board has"
         case let .nordicDFUFailed(reason, error):
             return "the full update by Nordic DFU (\(reason.code)) failed: \(describe(error))"
         case let .noImageForBoard(message):

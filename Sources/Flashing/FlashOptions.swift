@@ -39,6 +39,8 @@ public struct FlashOptions: Sendable, Equatable {
     public var fullPath: FullUpdatePath? = nil
     /// How a Nordic DFU runs (receipts, waits, retries).
     public var nordic = NordicDFUOptions()
+    /// How reasons and errors name these options when they say what to change.
+    public var optionNames = OptionNames.neutral
 
     /// The partial-flashing settings default to `PartialFlashSettings.overALink`: sessions run
     /// over BlueZ or the link model, where an answer takes at least one connection event.
@@ -47,6 +49,43 @@ public struct FlashOptions: Sendable, Equatable {
         self.mode = mode
         self.partial = partial
         self.mcumgr = mcumgr
+    }
+}
+
+/// How reasons and errors name the options a user set when they say what was asked for or
+/// what to change. The library's wording is neutral; a front end names its own controls (the
+/// command line gives its flags: `--mode `, `--full-path `, `--dfu-image FILE`).
+public struct OptionNames: Sendable, Equatable {
+    /// Put before a `FlashMode`: "mode " makes "mode full".
+    public var mode: String
+    /// Put before a `FullUpdatePath`: "full-update path " makes "full-update path nordic".
+    public var fullPath: String
+    /// How to give the image a full update uploads.
+    public var fullImage: String
+
+    public init(mode: String, fullPath: String, fullImage: String) {
+        self.mode = mode
+        self.fullPath = fullPath
+        self.fullImage = fullImage
+    }
+
+    /// The library's words: the options as `FlashOptions` and `FlashPlan` call them.
+    public static let neutral = OptionNames(mode: "mode ", fullPath: "full-update path ",
+                                            fullImage: "an MCUboot image (FlashPlan's dfuImage)")
+
+    /// `mode` with its value: "mode full".
+    public func mode(_ value: FlashMode) -> String { mode + value.rawValue }
+    /// The full-update path with its value: "full-update path nordic".
+    public func fullPath(_ value: FullUpdatePath) -> String { fullPath + value.rawValue }
+    /// The full-update path option alone: "full-update path".
+    public var fullPathOption: String { fullPath.trimmingSuffixSpaces }
+}
+
+extension String {
+    fileprivate var trimmingSuffixSpaces: String {
+        var s = self
+        while s.hasSuffix(" ") { s.removeLast() }
+        return s
     }
 }
 

@@ -31,9 +31,9 @@ extension SessionFlow {
         let hasSMP = connection?.services.contains(KnownGATT.smpService) ?? false
         switch options.fullPath {
         case .nordic?:
-            return hasNordicDFU ? .success(.nordic) : .failure(.fullPathUnavailable(.nordic, reason: reason))
+            return hasNordicDFU ? .success(.nordic) : .failure(.fullPathUnavailable(.nordic, reason: reason, names: options.optionNames))
         case .mcumgr?:
-            return hasSMP ? .success(.mcumgr) : .failure(.fullPathUnavailable(.mcumgr, reason: reason))
+            return hasSMP ? .success(.mcumgr) : .failure(.fullPathUnavailable(.mcumgr, reason: reason, names: options.optionNames))
         case nil:
             if decision?.chosen == .nordicDFU, hasNordicDFU { return .success(.nordic) }
             if decision?.chosen == .mcumgr, hasSMP { return .success(.mcumgr) }
@@ -49,10 +49,10 @@ extension SessionFlow {
                                      + "update; a full update by Nordic \(target.isSecure ? "Secure" : "legacy") DFU recovers it")
         if options.mode == .partial {
             return fail(FlashError.partialImpossible("the board is in its Nordic bootloader (\"DfuTarg\"), where only a full "
-                                                     + "update can recover it; remove --mode partial"))
+                                                     + "update can recover it; remove \(options.optionNames.mode(.partial))"))
         }
         if options.fullPath == .mcumgr {
-            return fail(FlashError.fullPathUnavailable(.mcumgr, reason: reason))
+            return fail(FlashError.fullPathUnavailable(.mcumgr, reason: reason, names: options.optionNames))
         }
         if options.dryRun { return [reason.decision] + finishDryRun(path: .full, reason: reason) }
         return [.report(.note(reason.message)), reason.decision] + startNordic(info, reason: reason, fallback: false, now: now)
@@ -60,7 +60,7 @@ extension SessionFlow {
 
     mutating func goNordic(_ reason: FlashReason, fallback: Bool, now: Duration) -> [FlowAction] {
         let secure = nordicIsSecure
-        let why = options.fullPath == .nordic ? "as --full-path nordic asks"
+        let why = options.fullPath == .nordic ? "as \(options.optionNames.fullPath(.nordic)) asks"
             : "the board has no McuMgr service, and its bootloader speaks \(secure ? "Secure" : "legacy") DFU"
         let explained = FlashReason(code: reason.code,
                                     message: "\(reason.message); full update by Nordic \(secure ? "Secure" : "legacy") DFU (\(why))")

@@ -156,13 +156,15 @@ public struct SessionFlow: FlowMachine {
         if let recovery = recoverFromBootloader(info, now: now) { return recovery }
         switch options.mode {
         case .full:
-            let reason = FlashReason(code: "forced", message: "a full update was asked for (--mode full)",
-                                     details: FlashReasonDetails(option: "--mode full"))
+            let reason = FlashReason(code: "forced", message: "a full update was asked for (\(options.optionNames.mode(.full)))",
+                                     details: FlashReasonDetails(option: options.optionNames.mode(.full)))
             return [reason.decision] + goFull(reason, fallback: false, now: now)
         case .partial, .auto:
             guard hasPartialService else {
                 let why = "the board does not offer the partial-flashing service"
-                if options.mode == .partial { return fail(FlashError.partialImpossible(why + "; remove --mode partial to allow a full update")) }
+                if options.mode == .partial {
+                    return fail(FlashError.partialImpossible(why + "; remove \(options.optionNames.mode(.partial)) to allow a full update"))
+                }
                 let reason = FlashReason(code: "no-partial-service", message: why)
                 return [reason.decision] + goFull(reason, fallback: false, now: now)
             }
@@ -224,7 +226,7 @@ public struct SessionFlow: FlowMachine {
         }
         if path == .mcumgr {
             guard plan.fullImage != nil else {
-                return fail(FlashError.noFullImage(reason: reason))
+                return fail(FlashError.noFullImage(reason: reason, names: options.optionNames))
             }
             guard hasMcuMgr else { return fail(FlashError.noFullPath(reason: reason)) }
         }
@@ -240,7 +242,7 @@ public struct SessionFlow: FlowMachine {
     }
 
     private mutating func startFull(_ info: ConnectionInfo, reason: FlashReason, fallback: Bool, now: Duration) -> [FlowAction] {
-        guard let image = plan.fullImage else { return fail(FlashError.noFullImage(reason: reason)) }
+        guard let image = plan.fullImage else { return fail(FlashError.noFullImage(reason: reason, names: options.optionNames)) }
         var child = ChildFlow(McuMgrUpgrade(image: image, options: options.mcumgr), scope: "mcumgr.")
         let (childActions, result) = child.handle(.start(info), now: now)
         let actions = Self.withoutDonePhase(childActions)

@@ -18,8 +18,7 @@ public enum SMPUDPError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .bindFailed(endpoint, message):
             return "cannot open a UDP socket on \(endpoint): \(message); pick another port or free this one"
         case let .noAnswer(endpoint, after):
-            return "no SMP server answered at \(endpoint) within \(after): start one (for example "
-                + "`bitflash sim serve --udp \(endpoint)`) or check the address and port"
+            return "no SMP server answered at \(endpoint) within \(after): start one or check the address and port"
         case .closed:
             return "the UDP socket is closed: open a new transport"
         }

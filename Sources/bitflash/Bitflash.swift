@@ -1,4 +1,5 @@
 import ArgumentParser
+import Laboratory
 
 @main
 struct Bitflash: AsyncParsableCommand {

@@ -33,9 +33,10 @@ func runCommand(_ body: () async throws -> ExitStatus) async throws {
     if code != .ok { throw ExitCode(code.rawValue) }
 }
 
-/// A readable description of any error: its own description where it has one.
+/// A readable description of any error: the command line's wording where it has one
+/// (`CommandLineHinted`), else the error's own description.
 func describe(_ error: any Error) -> String {
-    String(describing: error)
+    (error as? any CommandLineHinted)?.commandLineDescription ?? String(describing: error)
 }
 
 /// The exit status of any error: the status its type reports (every layer's error type

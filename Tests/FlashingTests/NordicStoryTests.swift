@@ -88,11 +88,18 @@ import SimulatedBoard
         let full = try Self.run(firmware, on: id, board: .microbitV2, in: &sim, options: FlashOptions(mode: .full))
         #expect(full.result.path == .full)
         #expect(full.result.error == nil, "\(full.result.error ?? "")")
+        // The library names the option in its own words; the command line names its flag.
+        #expect(full.result.reason.code == "forced" && full.result.reason.message.contains("(mode full)"))
+        #expect(!full.result.reason.message.contains("--"), "\(full.result.reason.message)")
         var forced = FlashOptions(mode: .full)
         forced.fullPath = .mcumgr
         let refused = try Self.run(firmware, on: id, board: .microbitV2, in: &sim, options: forced)
         #expect(refused.result.path == nil)
         #expect(refused.result.error?.contains("McuMgr") == true)
+        #expect(refused.result.error?.contains("--") == false, "\(refused.result.error ?? "")")
+        forced.optionNames = OptionNames(mode: "--mode ", fullPath: "--full-path ", fullImage: "--dfu-image FILE")
+        let worded = try Self.run(firmware, on: id, board: .microbitV2, in: &sim, options: forced)
+        #expect(worded.result.error?.contains("--full-path mcumgr was asked for") == true, "\(worded.result.error ?? "")")
     }
 
     @Test("An MCUboot board keeps McuMgr; --full-path nordic on it is refused with the reason")
@@ -102,7 +109,7 @@ import SimulatedBoard
         var options = SessionStoryTests.options()
         options.fullPath = .nordic
         let run = try Self.run(SessionStoryTests.firmware(.nrf52833, .r2, .heart), on: id, board: .microbitV2, in: &sim, options: options)
-        #expect(run.result.error?.contains("--full-path nordic") == true)
+        #expect(run.result.error?.contains("full-update path nordic was asked for") == true)
         let auto = try Self.run(SessionStoryTests.firmware(.nrf52833, .r2, .heart), on: id, board: .microbitV2, in: &sim,
                                 options: SessionStoryTests.options())
         #expect(auto.result.path == .full)

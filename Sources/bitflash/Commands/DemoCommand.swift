@@ -2,6 +2,7 @@ import ArgumentParser
 import FirmwareImage
 import Flashing
 import Foundation
+import Laboratory
 import LinkModel
 import SampleFirmware
 import SimulatedBoard
@@ -37,6 +38,7 @@ struct DemoCommand: AsyncParsableCommand {
             }
             var options = FlashOptions()
             options.mcumgr.estimatedSwapTime = .seconds(2)
+            options.optionNames = .commandLine
             var sim = Simulation(link: linkProfile)
             let board = sim.addBoard(try profile.makeBoard(holding: profile.factoryImage(), name: "sim", address: SimStore.address(1)))
             var results: [FlashResult] = []

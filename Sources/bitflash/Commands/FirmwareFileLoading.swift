@@ -1,6 +1,7 @@
 import ArgumentParser
 import FirmwareImage
 import Foundation
+import Laboratory
 
 /// Exit codes from sysexits.h that the file-reading commands use.
 enum SysExit {
@@ -65,5 +66,17 @@ enum FirmwareFileLoading {
 
     static func printError(_ message: String) {
         FileHandle.standardError.write(Data("bitflash: \(message)\n".utf8))
+    }
+}
+
+extension SimProfile {
+    /// The image of a firmware file for this profile's board (for `sim reset --from`).
+    func image(fromFile path: String) throws -> MemoryImage {
+        let firmware = try FirmwareFileLoading.loadForFlash(path)
+        do {
+            return try firmware.image(for: board)
+        } catch let error as FirmwareImageError {
+            throw CLIError(.badFirmware, "\(path): \(error.message)")
+        }
     }
 }

@@ -30,6 +30,7 @@ extension FlashCommand {
         var options = options()
         options.mode = .full
         let result = await UDPFlash.run(plan: plan, options: options, endpoint: endpoint, onEvent: { out.event($0) })
+            .withUDPServerHint("\(endpoint)")
         out.result(result)
         out.finish([result])
         return result.exitStatus

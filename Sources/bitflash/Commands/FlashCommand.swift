@@ -3,6 +3,7 @@ import Diagnostics
 import FirmwareImage
 import Flashing
 import Foundation
+import Laboratory
 import LinkModel
 import McuMgr
 import SimulatedBoard
@@ -186,11 +187,13 @@ struct FlashCommand: AsyncParsableCommand {
         o.mcumgr.mode = upgradeMode.mode
         o.mcumgr.estimatedSwapTime = .seconds(2)
         o.mcumgr.traceBytes = verbosity > 1 ? 64 : (verbosity > 0 ? 16 : 0)
+        o.optionNames = .commandLine
         return o
     }
 }
 
 extension FlashMode: ExpressibleByArgument {}
+extension SimProfile: ExpressibleByArgument {}
 extension PathPreference: ExpressibleByArgument {}
 extension FullUpdatePath: ExpressibleByArgument {}
 

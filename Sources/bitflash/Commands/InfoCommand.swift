@@ -1,6 +1,7 @@
 import ArgumentParser
 import FirmwareImage
 import Foundation
+import Laboratory
 import McuMgr
 import PartialFlashing
 import PartialFlashingFrames

@@ -2,6 +2,7 @@ import ArgumentParser
 import DBus
 import FakeBlueZ
 import Foundation
+import Laboratory
 import SimulatedBoard
 
 /// `bitflash sim bluez`: simulated boards behind a fake BlueZ (`org.bluez`) on a private

@@ -2,6 +2,7 @@ import ArgumentParser
 import Crypto
 import FirmwareImage
 import Foundation
+import Laboratory
 import PartialFlashing
 import SimulatedBoard
 

@@ -33,7 +33,7 @@ struct SimReplayCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runCommand {
-            let lines = try TraceFile.readForCommand(trace)
+            let lines = try TraceFile.read(trace)
             guard let metaLine = lines.first(where: { $0.kind == "meta" }),
                   let header = try? JSONDecoder().decode(TraceHeader.self, from: Data(metaLine.text.utf8)) else {
                 throw CLIError(.badFirmware, "\(trace): the trace has no header line (it was recorded by an older bitflash); "

@@ -1,5 +1,6 @@
 import BlueZPeripheral
 import Foundation
+import Laboratory
 import SimulatedBoard
 import Transport
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dispatch
 import Foundation
+import Laboratory
 import SimulatedUDP
 import UDPTransport
 import SimulatedBoard

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Flashing
 import Foundation
+import Laboratory
 import SimulatedBoard
 import Transport
 
@@ -28,7 +29,7 @@ struct TraceShowCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runCommand {
-            let entries = try TraceFile.readForCommand(file)
+            let entries = try TraceFile.read(file)
             let shown = entries.filter { e in
                 (board == nil || e.name == board) && (kind.isEmpty || kind.contains(e.kind))
             }
@@ -44,19 +45,6 @@ struct TraceShowCommand: AsyncParsableCommand {
             if let last = entries.last { out += String(format: "; last at %.3f s modelled", Double(last.t) / 1e6) }
             StdOut.write(out + "\n")
             return .ok
-        }
-    }
-}
-
-extension TraceFile {
-    /// Reads a trace for a command; a file that is no trace gets the hint how to record one.
-    static func readForCommand(_ path: String) throws -> [Line] {
-        do {
-            return try read(path)
-        } catch {
-            guard case let .notATraceLine(file, line) = error else { throw error }
-            throw CLIError(.badFirmware, "\(file):\(line): not a bitflash trace line; "
-                               + "record one with `bitflash flash FILE --simulate --trace \((file as NSString).lastPathComponent)`")
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Laboratory
 import Transport
 
 /// Where bitflash keeps what it needs to continue an interrupted partial flash: one small JSON

@@ -1,4 +1,3 @@
-import ArgumentParser
 import FirmwareImage
 import Flashing
 import SampleFirmware
@@ -11,24 +10,25 @@ import SimulatedBoard
 /// legacy DFU on micro:bit V1 and Calliope mini 1/2), which takes a full update.
 /// `microbit-v2-mcuboot` and the like have an MCUboot bootloader instead, updated over the
 /// McuMgr (SMP) service.
-struct SimProfile: Equatable, CustomStringConvertible, ExpressibleByArgument {
-    var board: Board
-    var mcuboot: Bool
+public struct SimProfile: Sendable, Equatable, CustomStringConvertible {
+    public var board: Board
+    public var mcuboot: Bool
 
-    static let `default` = SimProfile(board: .microbitV2, mcuboot: true)
+    public static let `default` = SimProfile(board: .microbitV2, mcuboot: true)
 
-    static var all: [SimProfile] {
+    public static var all: [SimProfile] {
         Board.allCases.flatMap { [SimProfile(board: $0, mcuboot: true), SimProfile(board: $0, mcuboot: false)] }
     }
 
-    var description: String { board.rawValue + (mcuboot ? "-mcuboot" : "") }
+    public var description: String { board.rawValue + (mcuboot ? "-mcuboot" : "") }
 
-    init(board: Board, mcuboot: Bool) {
+    public init(board: Board, mcuboot: Bool) {
         self.board = board
         self.mcuboot = mcuboot
     }
 
-    init?(argument: String) {
+    /// The profile a user names (`microbit-v2`, `calliope-mini-3-mcuboot`, ...); nil for another name.
+    public init?(argument: String) {
         var name = argument.lowercased()
         let mcuboot = name.hasSuffix("-mcuboot")
         if mcuboot { name.removeLast("-mcuboot".count) }
@@ -36,11 +36,11 @@ struct SimProfile: Equatable, CustomStringConvertible, ExpressibleByArgument {
         self.init(board: board, mcuboot: mcuboot)
     }
 
-    static var allValueStrings: [String] { all.map(\.description) }
+    public static var allValueStrings: [String] { all.map(\.description) }
 
     /// A board of this profile holding `image` (for an MCUboot board, its application as a
     /// confirmed image in the primary slot), connectable in application mode.
-    func makeBoard(holding image: MemoryImage, name: String, address: String) throws -> SimulatedBoard {
+    public func makeBoard(holding image: MemoryImage, name: String, address: String) throws -> SimulatedBoard {
         var memory = image
         var profile = SimulatedBoard.stockProfile(board, name: name, address: address)
         if mcuboot {
@@ -48,7 +48,7 @@ struct SimProfile: Equatable, CustomStringConvertible, ExpressibleByArgument {
             profile = BoardProfile(board: board, name: name, address: address, services: standard.services,
                                    bluetoothInApplicationMode: true, attMTU: standard.attMTU, dataLength: standard.dataLength)
             guard let app = try FlashPlan.applicationImage(of: image, family: board.family) else {
-                throw CLIError(.badFirmware, "the file holds no application for \(board.displayName)")
+                throw SimStoreError.noApplication(board)
             }
             let slot = SMPServerConfiguration.standard(for: board.family.layout, attMTU: profile.attMTU).primarySlotStart
             try memory.write(app.bytes, at: slot, overwrite: true)
@@ -57,17 +57,7 @@ struct SimProfile: Equatable, CustomStringConvertible, ExpressibleByArgument {
     }
 
     /// The board a fresh simulated board holds: the sample runtime r1 with the heart program.
-    func factoryImage() -> MemoryImage {
+    public func factoryImage() -> MemoryImage {
         SampleFirmware.image(family: board.family, runtime: .r1, program: .heart)
-    }
-
-    /// The image of a firmware file for this profile's board (for `sim reset --from`).
-    func image(fromFile path: String) throws -> MemoryImage {
-        let firmware = try FirmwareFileLoading.loadForFlash(path)
-        do {
-            return try firmware.image(for: board)
-        } catch let error as FirmwareImageError {
-            throw CLIError(.badFirmware, "\(path): \(error.message)")
-        }
     }
 }
