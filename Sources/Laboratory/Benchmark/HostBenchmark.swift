@@ -4,6 +4,12 @@ import Flashing
 import PartialFlashing
 import PartialFlashingFrames
 import SMP
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The CPU hot paths the host benchmark times, each as one repeatable operation that
 /// returns a value (so that the optimiser cannot drop the work).
@@ -70,5 +76,47 @@ public enum HostBenchmark {
         let length = (try? UploadChunking.maximumDataLength(fitting: .reassemblyBuffer(frameSize), template: template)) ?? 2048
         let data = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
         return ImageUploadRequest(offset: 100_000, data: data)
+    }
+
+    private static let results = Mutex(0)
+
+    /// The best time per operation over batches of about 40 ms each, for about 0.2 s in all.
+    public static func time(_ body: () -> Int) -> Double {
+        var sink = body()
+        let clock = ContinuousClock()
+        var count = 1
+        while true {
+            let d = clock.measure { for _ in 0..<count { sink &+= body() } }
+            if d >= .milliseconds(40) || count >= 1 << 24 { break }
+            count *= 2
+        }
+        var best = Double.infinity
+        for _ in 0..<5 {
+            let d = clock.measure { for _ in 0..<count { sink &+= body() } }
+            best = min(best, d.seconds / Double(count))
+        }
+        results.withLock { $0 &+= sink }  // kept, so that the optimiser cannot drop the work
+        return best
+    }
+
+    public static func format(_ seconds: Double) -> String {
+        switch seconds {
+        case ..<1e-6: return String(format: "%.0f ns", seconds * 1e9)
+        case ..<1e-3: return String(format: "%.2f µs", seconds * 1e6)
+        case ..<1: return String(format: "%.2f ms", seconds * 1e3)
+        default: return String(format: "%.3f s", seconds)
+        }
+    }
+
+    /// Peak resident set size of this process in bytes (`bench parse` reports it too).
+    public static func peakRSS() -> Int {
+        var usage = rusage()
+        #if os(Linux)
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Int(usage.ru_maxrss) * 1024
+        #else
+        getrusage(RUSAGE_SELF, &usage)
+        return Int(usage.ru_maxrss)
+        #endif
     }
 }

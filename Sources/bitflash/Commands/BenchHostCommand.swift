@@ -5,11 +5,6 @@ import Foundation
 import Laboratory
 import LinkModel
 import SampleFirmware
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// `bitflash bench host`: the CPU hot paths, timed on this computer.
 struct BenchHostCommand: ParsableCommand {
@@ -51,8 +46,8 @@ struct BenchHostCommand: ParsableCommand {
         }
         operations += [HostBenchmark.smpEncoding(), HostBenchmark.smpDecoding(), HostBenchmark.cborEncoding()]
         for op in operations {
-            let perOp = Self.time(op.body)
-            print("  \(pad(op.name, 26)) \(pad(Self.format(perOp), 12)) per op (\(op.unit))")
+            let perOp = HostBenchmark.time(op.body)
+            print("  \(pad(op.name, 26)) \(pad(HostBenchmark.format(perOp), 12)) per op (\(op.unit))")
         }
         print("")
         print("simulated flashes (device-requested, one run each, trace off):")
@@ -65,50 +60,10 @@ struct BenchHostCommand: ParsableCommand {
             let what = run.path == "partial" ? "\(run.payloadBytes) B program" : "\(size) B image"
             let goal = run.path == "full" ? (wall < .seconds(1) ? ", under the 1 s goal" : ", OVER the 1 s goal") : ""
             print("  \(pad(scenario.name + ", " + strategy.title, 52)) \(what): modelled \(BenchTable.seconds(run.modelledSeconds)) s, "
-                  + "real \(Self.format(wall.seconds)), CPU \(String(format: "%.1f", run.hostCPUMilliseconds)) ms\(goal)")
+                  + "real \(HostBenchmark.format(wall.seconds)), CPU \(String(format: "%.1f", run.hostCPUMilliseconds)) ms\(goal)")
         }
         print("")
-        print("peak RSS: \(String(format: "%.1f", Double(Self.peakRSS()) / 1e6)) MB (getrusage ru_maxrss of this process)")
-    }
-
-    /// The best time per operation over batches of about 40 ms each, for about 0.2 s in all.
-    static func time(_ body: () -> Int) -> Double {
-        var sink = body()
-        let clock = ContinuousClock()
-        var count = 1
-        while true {
-            let d = clock.measure { for _ in 0..<count { sink &+= body() } }
-            if d >= .milliseconds(40) || count >= 1 << 24 { break }
-            count *= 2
-        }
-        var best = Double.infinity
-        for _ in 0..<5 {
-            let d = clock.measure { for _ in 0..<count { sink &+= body() } }
-            best = min(best, d.seconds / Double(count))
-        }
-        if sink == Int.min { print("") }
-        return best
-    }
-
-    static func format(_ seconds: Double) -> String {
-        switch seconds {
-        case ..<1e-6: return String(format: "%.0f ns", seconds * 1e9)
-        case ..<1e-3: return String(format: "%.2f µs", seconds * 1e6)
-        case ..<1: return String(format: "%.2f ms", seconds * 1e3)
-        default: return String(format: "%.3f s", seconds)
-        }
-    }
-
-    /// Peak resident set size of this process in bytes (`bench parse` reports it too).
-    static func peakRSS() -> Int {
-        var usage = rusage()
-        #if os(Linux)
-        getrusage(RUSAGE_SELF.rawValue, &usage)
-        return Int(usage.ru_maxrss) * 1024
-        #else
-        getrusage(RUSAGE_SELF, &usage)
-        return Int(usage.ru_maxrss)
-        #endif
+        print("peak RSS: \(String(format: "%.1f", Double(HostBenchmark.peakRSS()) / 1e6)) MB (getrusage ru_maxrss of this process)")
     }
 }
 

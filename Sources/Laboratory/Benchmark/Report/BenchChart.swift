@@ -1,11 +1,9 @@
-import Flashing
 import Foundation
-import Laboratory
 
 /// The flash benchmark as an SVG bar chart: one panel per link profile, one group of bars per
 /// scenario (auto beside both full configurations), each bar's lower bound marked. The time
 /// axis is logarithmic, so that a 3 s partial flash and a 90 s full update both stay readable.
-enum BenchChart {
+public enum BenchChart {
     static let width = 1400.0
     static let labelWidth = 300.0
     static let rightMargin = 170.0
@@ -22,7 +20,7 @@ enum BenchChart {
 
     static func n(_ v: Double) -> String { String(format: "%.1f", v) }
 
-    static func render(_ report: BenchReport) -> String {
+    public static func render(_ report: BenchReport) -> String {
         let times = report.runs.flatMap { [$0.modelledSeconds, $0.boundSeconds] }.filter { $0 > 0 }
         let low = pow(10, floor(log10(max(times.min() ?? 1, 0.1))))
         let high = pow(10, ceil(log10(max(times.max() ?? 10, low * 10))))

@@ -1,10 +1,8 @@
-import Flashing
 import Foundation
-import Laboratory
 
 /// The flash benchmark as a Markdown report, with the SVG chart beside it.
-enum BenchMarkdown {
-    static func table(_ rows: [[String]]) -> String {
+public enum BenchMarkdown {
+    public static func table(_ rows: [[String]]) -> String {
         guard let header = rows.first else { return "" }
         func line(_ r: [String]) -> String { "| " + r.map { $0.replacingOccurrences(of: "|", with: "\\|") }.joined(separator: " | ") + " |" }
         return ([line(header), "|" + header.map { _ in "---" }.joined(separator: "|") + "|"] + rows.dropFirst().map(line))
@@ -12,7 +10,7 @@ enum BenchMarkdown {
     }
 
     /// The report; `chart` is the SVG's file name next to it, `command` the command line that made it.
-    static func render(_ report: BenchReport, chart: String, command: String) -> String {
+    public static func render(_ report: BenchReport, chart: String, command: String) -> String {
         var out: [String] = []
         out.append("# bitflash flash benchmark: partial versus full")
         out.append("")

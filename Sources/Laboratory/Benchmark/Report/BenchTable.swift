@@ -1,14 +1,12 @@
-import Flashing
 import Foundation
-import Laboratory
 
 /// The flash benchmark as text tables: one per link profile, then the speedups.
-enum BenchTable {
+public enum BenchTable {
     /// Formats seconds with three decimals.
-    static func seconds(_ s: Double) -> String { String(format: "%.3f", s) }
-    static func ratio(_ r: Double) -> String { r > 0 ? String(format: "%.3f", r) : "-" }
-    static func times(_ x: Double?) -> String { x.map { String(format: "%.2f×", $0) } ?? "-" }
-    static func percent(_ x: Double?) -> String { x.map { String(format: "%+.1f%%", $0 * 100) } ?? "-" }
+    public static func seconds(_ s: Double) -> String { String(format: "%.3f", s) }
+    public static func ratio(_ r: Double) -> String { r > 0 ? String(format: "%.3f", r) : "-" }
+    public static func times(_ x: Double?) -> String { x.map { String(format: "%.2f×", $0) } ?? "-" }
+    public static func percent(_ x: Double?) -> String { x.map { String(format: "%+.1f%%", $0 * 100) } ?? "-" }
 
     /// The rows of one profile as cells (header first), shared by the terminal and Markdown tables.
     static func cells(_ report: BenchReport, profile: String) -> [[String]] {
@@ -51,7 +49,7 @@ enum BenchTable {
     }
 
     /// The whole report for a terminal.
-    static func render(_ report: BenchReport) -> String {
+    public static func render(_ report: BenchReport) -> String {
         var out: [String] = []
         for profile in report.profiles {
             let ci = report.runs.first { $0.profile == profile }?.connectionIntervalMilliseconds ?? 0
@@ -68,7 +66,7 @@ enum BenchTable {
     }
 
     /// One line on the estimates: the largest error, and whether auto took the fastest path everywhere.
-    static func estimateSummary(_ report: BenchReport) -> String {
+    public static func estimateSummary(_ report: BenchReport) -> String {
         let slower = report.speedups.filter { $0.autoWasFastest == false }
         let error = report.largestEstimateError.map { String(format: "%.1f%%", $0 * 100) } ?? "-"
         let compared = report.speedups.filter { $0.autoWasFastest != nil }.count
@@ -77,7 +75,7 @@ enum BenchTable {
     }
 
     /// One line on the goals, and one per row that misses its goal.
-    static func goalSummary(_ report: BenchReport) -> String {
+    public static func goalSummary(_ report: BenchReport) -> String {
         let missing = report.rowsMissingTheirGoal
         let head = "goals: partial and up-to-date rows ≤ \(BenchReport.partialGoal) × bound, best-full rows ≤ \(BenchReport.fullGoal) × bound: "
         guard !missing.isEmpty else { return head + "all \(report.runs.count) runs met" }
