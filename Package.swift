@@ -127,6 +127,7 @@ let package = Package(
             "FirmwareImage", "TestSupport", crypto, .product(name: "ZIPFoundation", package: "ZIPFoundation"),
         ]),
         .testTarget(name: "SampleFirmwareTests", dependencies: ["SampleFirmware", "FirmwareImage", "TestSupport", crypto]),
+        .testTarget(name: "DiagnosticsTests", dependencies: ["Diagnostics"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),
         .testTarget(name: "CBORTests", dependencies: ["CBOR", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "SMPTests", dependencies: ["SMP", "CBOR", "TestSupport"], exclude: ["Fixtures"]),

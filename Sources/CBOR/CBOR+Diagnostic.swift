@@ -1,5 +1,6 @@
 // RFC 8949 §8 diagnostic notation, for logs and test failure messages:
 // `{"off": 0, "data": h'0102'}`.
+import Diagnostics
 
 extension CBOR: CustomStringConvertible {
     /// The item in diagnostic notation. Floats always show a decimal point or
@@ -11,7 +12,7 @@ extension CBOR: CustomStringConvertible {
         case let .negative(n):
             return n == .max ? "-18446744073709551616" : "-" + String(n + 1)
         case let .byteString(bytes):
-            return "h'" + bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined() + "'"
+            return "h'" + Hex.bytes(bytes, uppercase: false) + "'"
         case let .textString(text):
             return Self.quoted(text)
         case let .array(items):
@@ -44,8 +45,7 @@ extension CBOR: CustomStringConvertible {
             case "\\": out += "\\\\"
             case "\n": out += "\\n"
             case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                out += "\\u" + Hex.number(scalar.value, digits: 4, prefix: false, uppercase: false)
             default: out.unicodeScalars.append(scalar)
             }
         }

@@ -56,13 +56,13 @@ public enum CBORError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .truncated(o, needed, available):
             return "CBOR input ends at byte \(o + available) but the item at byte \(o) needs \(needed) bytes (\(available) left); the message was cut short — make sure the whole frame was received"
         case let .reservedAdditionalInfo(o, b):
-            return "CBOR byte \(o) (0x\(hex(b))) uses reserved additional information \(b & 0x1F); \(hint)"
+            return "CBOR byte \(o) (0x\(Hex.number(b, digits: 2, prefix: false))) uses reserved additional information \(b & 0x1F); \(hint)"
         case let .invalidIndefiniteLength(o, b):
-            return "CBOR byte \(o) (0x\(hex(b))) declares an indefinite length, which its major type \(b >> 5) does not allow; \(hint)"
+            return "CBOR byte \(o) (0x\(Hex.number(b, digits: 2, prefix: false))) declares an indefinite length, which its major type \(b >> 5) does not allow; \(hint)"
         case let .unexpectedBreak(o):
             return "CBOR byte \(o) is a break (0xFF) outside an indefinite-length item; \(hint)"
         case let .invalidStringChunk(o, b):
-            return "CBOR byte \(o) (0x\(hex(b))) is not a definite-length chunk of the same string type inside an indefinite-length string; \(hint)"
+            return "CBOR byte \(o) (0x\(Hex.number(b, digits: 2, prefix: false))) is not a definite-length chunk of the same string type inside an indefinite-length string; \(hint)"
         case let .invalidUTF8(o):
             return "CBOR text string at byte \(o) is not valid UTF-8; \(hint)"
         case let .invalidSimpleValue(o, v):
@@ -87,11 +87,6 @@ public enum CBORError: Error, Sendable, Equatable, CustomStringConvertible {
             return "CBOR item ends at byte \(o) but \(count) more bytes follow; expected exactly one item"
         }
     }
-}
-
-private func hex(_ b: UInt8) -> String {
-    let s = String(b, radix: 16, uppercase: true)
-    return s.count == 1 ? "0" + s : s
 }
 
 extension CBORError: ExitStatusReporting {

@@ -1,4 +1,5 @@
 import DBus
+import Diagnostics
 import FirmwareImage
 
 /// What a hostile fake board does to the properties and notifications BlueZ would pass on.
@@ -36,7 +37,7 @@ struct HostileDBus: Sendable {
         let modes = chosen(for: "notification \(index)")
         if modes.contains(.missingProperties) { return ([:], ["Value"]) }
         if modes.contains(.wrongTypes) {
-            return (["Value": .string(bytes.map { String(format: "%02x", $0) }.joined())], [])
+            return (["Value": .string(Hex.bytes(bytes, uppercase: false))], [])
         }
         if modes.contains(.oversizedValues) {
             return (["Value": .bytes(bytes + [UInt8](repeating: 0xA5, count: max(0, 4_096 - bytes.count)))], [])

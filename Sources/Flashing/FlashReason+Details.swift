@@ -1,3 +1,4 @@
+import Diagnostics
 import FirmwareImage
 import PartialFlashing
 import Transport
@@ -13,11 +14,11 @@ extension FlashReason {
         case let .runtimeDiffers(board, file):
             return FlashReasonDetails(boardRuntimeHash: board.hexString, fileRuntimeHash: file.hexString)
         case let .programMoved(board, file):
-            return FlashReasonDetails(boardProgramStart: hexAddress(board), fileProgramStart: hexAddress(file))
+            return FlashReasonDetails(boardProgramStart: Hex.address(board), fileProgramStart: Hex.address(file))
         case let .boardHasNoProgram(region):
-            return FlashReasonDetails(boardRuntimeHash: nil, boardProgramStart: hexAddress(region.start))
+            return FlashReasonDetails(boardRuntimeHash: nil, boardProgramStart: Hex.address(region.start))
         case let .regionDoesNotFit(program, _):
-            return FlashReasonDetails(fileProgramStart: hexAddress(program.lowerBound))
+            return FlashReasonDetails(fileProgramStart: Hex.address(program.lowerBound))
         case .fileHasNoProgram, .unsupportedProtocol:
             return nil
         }
@@ -28,9 +29,9 @@ extension FlashReason {
         var details = FlashReasonDetails(lastError: describe(error))
         var words = "partial flashing failed (\(describe(error)))"
         if let e = error as? PartialFlashError, case let .gaveUp(block, address, retries, _, last) = e {
-            details = FlashReasonDetails(block: block + 1, address: hexAddress(address), retries: retries,
+            details = FlashReasonDetails(block: block + 1, address: Hex.address(address), retries: retries,
                                          lastError: last.map { "\($0)" } ?? describe(error))
-            words = "partial flashing failed at block \(block + 1) (\(hexAddress(address))) after \(retries) "
+            words = "partial flashing failed at block \(block + 1) (\(Hex.address(address))) after \(retries) "
                 + "retr\(retries == 1 ? "y" : "ies")" + (last.map { " (last error: \($0))" } ?? "")
         }
         return FlashReason(code: "partial-failed", message: words + (fullFollows ? ", so a full update follows" : ""), details: details)
@@ -53,8 +54,8 @@ extension FlashReason {
         if let at = stats.resumedAtBlock { message += "; continued an unfinished write at block \(at + 1)" }
         let details = FlashReasonDetails(boardRuntimeHash: program?.runtimeHash.hexString,
                                          fileRuntimeHash: program?.runtimeHash.hexString,
-                                         boardProgramStart: program.map { hexAddress($0.magicAddress) },
-                                         fileProgramStart: program.map { hexAddress($0.magicAddress) },
+                                         boardProgramStart: program.map { Hex.address($0.magicAddress) },
+                                         fileProgramStart: program.map { Hex.address($0.magicAddress) },
                                          programHash: program?.programHash.hexString,
                                          resumedAtBlock: stats.resumedAtBlock.map { $0 + 1 })
         return FlashReason(code: "runtime-matches", message: message, details: details)
@@ -62,10 +63,4 @@ extension FlashReason {
 
     /// The report that announces this reason before anything is written.
     var decision: FlowAction { .report(.decision(code: code, message: message)) }
-}
-
-/// `0x00047000`.
-func hexAddress(_ v: UInt32) -> String {
-    let s = String(v, radix: 16, uppercase: true)
-    return "0x" + String(repeating: "0", count: max(0, 8 - s.count)) + s
 }

@@ -1,3 +1,4 @@
+import Diagnostics
 import SMP
 import Transport
 
@@ -197,9 +198,6 @@ extension McuMgrUpgrade {
     }
 
     static func shortHash(_ hash: [UInt8]) -> String {
-        hash.prefix(8).map { byte in
-            let s = String(byte, radix: 16)
-            return s.count == 1 ? "0" + s : s
-        }.joined() + "…"
+        Hex.bytes(hash.prefix(8), uppercase: false) + "…"
     }
 }

@@ -1,3 +1,4 @@
+import Diagnostics
 import SMP
 import Transport
 
@@ -99,10 +100,7 @@ struct SMPChannel: Sendable {
     }
 
     static func hex(_ bytes: [UInt8], limit: Int) -> String {
-        let shown = bytes.prefix(limit).map { byte in
-            let s = String(byte, radix: 16, uppercase: true)
-            return s.count == 1 ? "0" + s : s
-        }.joined(separator: " ")
+        let shown = Hex.bytes(bytes.prefix(limit), separator: " ")
         return bytes.count > limit ? shown + " … (\(bytes.count) bytes)" : shown
     }
 }

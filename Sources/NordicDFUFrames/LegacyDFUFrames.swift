@@ -1,3 +1,5 @@
+import Diagnostics
+
 /// A request written to the legacy DFU control point (nordic-dfu.md §3.3).
 public enum LegacyDFURequest: Sendable, Equatable {
     /// `01 mode`: mode 0x04 = application.
@@ -41,7 +43,7 @@ public enum LegacyDFURequest: Sendable, Equatable {
         guard let op = bytes.first else { throw NordicDFUError.malformedFrame("an empty control point write") }
         func need(_ n: Int) throws {
             guard bytes.count >= n else {
-                throw NordicDFUError.malformedFrame("legacy DFU request 0x\(hex(op)) of \(bytes.count) bytes (expected \(n))")
+                throw NordicDFUError.malformedFrame("legacy DFU request 0x\(Hex.number(op, digits: 2, prefix: false)) of \(bytes.count) bytes (expected \(n))")
             }
         }
         switch op {

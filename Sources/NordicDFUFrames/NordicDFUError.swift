@@ -39,7 +39,7 @@ public enum NordicDFUError: Error, Sendable, Equatable, CustomStringConvertible 
         case let .malformedFrame(what):
             return "malformed Nordic DFU frame: \(what)"
         case let .noApplication(family):
-            return "the file holds no application for a \(family.chipName) board (nothing from 0x\(String(DFUApplication.range(for: family).lowerBound, radix: 16, uppercase: true))): "
+            return "the file holds no application for a \(family.chipName) board (nothing from \(Hex.number(DFUApplication.range(for: family).lowerBound))): "
                 + "give the board's MakeCode hex or Universal Hex"
         case let .applicationTooLarge(bytes, maximum):
             return "the application is \(bytes) bytes, more than the \(maximum) bytes the board's bootloader accepts: "
@@ -51,7 +51,7 @@ public enum NordicDFUError: Error, Sendable, Equatable, CustomStringConvertible 
             return "the board refused to enter its bootloader because this computer is not bonded with it (buttonless answer 07): "
                 + "put the board into pairing mode (A+B + reset), pair it (bluetoothctl pair ADDRESS), then run bitflash again"
         case let .buttonlessRefused(result):
-            return "the board refused to enter its bootloader (buttonless answer 0x\(hex(result))): reset the board and try again; "
+            return "the board refused to enter its bootloader (buttonless answer 0x\(Hex.number(result, digits: 2, prefix: false))): reset the board and try again; "
                 + "if it keeps refusing, flash it over USB"
         case let .bootloaderNotFound(attempts):
             return "the board did not come back as \"DfuTarg\" after \(attempts) attempts: keep it close and powered; if it shows "
@@ -59,7 +59,7 @@ public enum NordicDFUError: Error, Sendable, Equatable, CustomStringConvertible 
         case let .secureRejected(step, response):
             return "the bootloader rejected \(step): \(Self.explain(response))"
         case let .legacyRejected(step, op, status):
-            return "the bootloader rejected \(step) (10 \(hex(op)) \(hex(status)): \(LegacyDFUStatus(rawValue: status)?.words ?? "unknown status"))"
+            return "the bootloader rejected \(step) (10 \(Hex.number(op, digits: 2, prefix: false)) \(Hex.number(status, digits: 2, prefix: false)): \(LegacyDFUStatus(rawValue: status)?.words ?? "unknown status"))"
                 + Self.legacyHint(op: op, status: status)
         case let .checksumMismatch(step, attempts):
             return "the board's checksum of \(step) did not match after \(attempts) attempts (packets were lost or corrupted): "
@@ -85,7 +85,7 @@ public enum NordicDFUError: Error, Sendable, Equatable, CustomStringConvertible 
 
     static func explain(_ r: SecureDFUResponse) -> String {
         guard case let .failure(_, result, ext) = r else { return r.bytes.hexText }
-        let words = SecureDFUResult(rawValue: result)?.words ?? "unknown result 0x\(hex(result))"
+        let words = SecureDFUResult(rawValue: result)?.words ?? "unknown result 0x\(Hex.number(result, digits: 2, prefix: false))"
         switch (result, ext) {
         case (0x0B, 0x0C?): return "\(r.bytes.hexText), the image's hash does not match the init packet (hash failed): run the same command again"
         case (0x0B, 0x04?): return "\(r.bytes.hexText), init command invalid: the application size is zero"
@@ -93,7 +93,7 @@ public enum NordicDFUError: Error, Sendable, Equatable, CustomStringConvertible 
         case (0x04, _): return "\(r.bytes.hexText), \(words): the application does not fit the board's bootloader; flash it over USB"
         case (0x05, _): return "\(r.bytes.hexText), \(words): the init packet was refused (wrong version)"
         case (0x08, _): return "\(r.bytes.hexText), \(words): the bootloader lost the transfer's state; run the same command again"
-        default: return "\(r.bytes.hexText), \(words)" + (ext.map { " (extended error 0x\(hex($0)))" } ?? "")
+        default: return "\(r.bytes.hexText), \(words)" + (ext.map { " (extended error 0x\(Hex.number($0, digits: 2, prefix: false)))" } ?? "")
         }
     }
 

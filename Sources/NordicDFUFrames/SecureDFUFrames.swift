@@ -1,3 +1,5 @@
+import Diagnostics
+
 /// Secure DFU objects: the init command and the firmware data.
 public enum SecureDFUObjectType: UInt8, Sendable, Equatable {
     case command = 0x01
@@ -53,7 +55,7 @@ public enum SecureDFURequest: Sendable, Equatable {
         guard let op = bytes.first else { throw NordicDFUError.malformedFrame("an empty control point write") }
         func need(_ n: Int) throws {
             guard bytes.count == n else {
-                throw NordicDFUError.malformedFrame("Secure DFU request 0x\(hex(op)) of \(bytes.count) bytes (expected \(n))")
+                throw NordicDFUError.malformedFrame("Secure DFU request 0x\(Hex.number(op, digits: 2, prefix: false)) of \(bytes.count) bytes (expected \(n))")
             }
         }
         let b = bytes[...]
@@ -168,8 +170,7 @@ public enum ButtonlessMessage: Sendable, Equatable {
     }
 }
 
-func hex(_ v: UInt8) -> String { v < 16 ? "0" + String(v, radix: 16, uppercase: true) : String(v, radix: 16, uppercase: true) }
-
 extension Array where Element == UInt8 {
-    public var hexText: String { isEmpty ? "(empty)" : map(hex).joined(separator: " ") }
+    /// `60 01 01` in messages; `(empty)` for no bytes.
+    public var hexText: String { isEmpty ? "(empty)" : Hex.bytes(self, separator: " ") }
 }

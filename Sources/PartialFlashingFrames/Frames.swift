@@ -14,8 +14,8 @@ public enum FrameError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .empty: return "empty partial-flashing frame"
-        case let .unknownType(t): return "unknown partial-flashing frame type 0x\(String(t, radix: 16, uppercase: true))"
-        case let .badLength(t, e, g): return "partial-flashing frame 0x\(String(t, radix: 16, uppercase: true)) has \(g) bytes, expected \(e)"
+        case let .unknownType(t): return "unknown partial-flashing frame type \(Hex.number(t))"
+        case let .badLength(t, e, g): return "partial-flashing frame \(Hex.number(t)) has \(g) bytes, expected \(e)"
         case let .badValue(s): return "bad partial-flashing frame: \(s)"
         }
     }
@@ -138,7 +138,7 @@ public enum PartialFlashingNotification: Sendable, Equatable {
             switch bytes[1] {
             case 0xFF: self = .writeSuccess
             case 0xAA: self = .writeFail
-            default: throw FrameError.badValue("write status 0x\(String(bytes[1], radix: 16))")
+            default: throw FrameError.badValue("write status \(Hex.number(bytes[1], uppercase: false))")
             }
         case 0xEE:
             guard bytes.count == 3 else { throw FrameError.badLength(type: type, expected: 3, got: bytes.count) }

@@ -3,6 +3,7 @@
 // `SMPHeader` is the 8-byte header, `SMPFrame` a header plus CBOR payload,
 // the group files hold the typed requests and responses, `SMPReassembler`
 // cuts frames out of a notification stream, and `SMPError` says what went wrong.
+import Diagnostics
 
 /// The SMP protocol version, bits 4…3 of the first header byte.
 public struct SMPVersion: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
@@ -110,7 +111,7 @@ public struct SMPHeader: Sendable, Hashable, CustomStringConvertible {
     public init(bytes: some Collection<UInt8>) throws(SMPError) {
         let b = Array(bytes.prefix(Self.size))
         guard b.count == Self.size else { throw .truncatedHeader(available: b.count) }
-        guard b[0] & 0xE0 == 0 else { throw .malformedHeader("reserved bits of byte 0 are set (0x\(String(b[0], radix: 16)))") }
+        guard b[0] & 0xE0 == 0 else { throw .malformedHeader("reserved bits of byte 0 are set (\(Hex.number(b[0], uppercase: false)))") }
         guard let operation = SMPOperation(rawValue: b[0] & 0x07) else {
             throw .malformedHeader("operation \(b[0] & 0x07) is not one of read (0), read response (1), write (2), write response (3)")
         }

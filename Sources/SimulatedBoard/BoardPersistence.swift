@@ -1,3 +1,4 @@
+import Diagnostics
 import Foundation
 import FirmwareImage
 import PartialFlashingFrames
@@ -61,7 +62,7 @@ extension SimulatedBoard {
         for page in saved.pages {
             guard page.address % layout.pageSize == 0, page.data.count == Int(layout.pageSize),
                   page.address < layout.flashSize else {
-                throw SimulatedBoardError.badStateFile("page at 0x\(String(page.address, radix: 16)) does not fit the board's flash")
+                throw SimulatedBoardError.badStateFile("page at \(Hex.number(page.address, uppercase: false)) does not fit the board's flash")
             }
             try? image.write([UInt8](page.data), at: page.address, overwrite: true)
         }

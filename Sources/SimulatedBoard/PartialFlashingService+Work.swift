@@ -1,3 +1,4 @@
+import Diagnostics
 import PartialFlashingFrames
 import Transport
 
@@ -35,7 +36,7 @@ extension PartialFlashingService {
         case (.flashData, .eraseDone):
             do {
                 try device.flash.erasePage(at: pendingErase)
-                effects.note("partial flashing: erased page 0x\(String(pendingErase, radix: 16))")
+                effects.note("partial flashing: erased page \(Hex.number(pendingErase, uppercase: false))")
                 burn(device: &device, effects: &effects)
             } catch {
                 hardFault("\(error)", effects: &effects)
@@ -64,7 +65,7 @@ extension PartialFlashingService {
     private mutating func burn(device: inout DeviceState, effects: inout ServiceEffects) {
         do {
             try device.flash.writeWords(block, at: offset)
-            effects.note("partial flashing: wrote 64 bytes at 0x\(String(offset, radix: 16))")
+            effects.note("partial flashing: wrote 64 bytes at \(Hex.number(offset, uppercase: false))")
             effects.schedule(after: effects.timing.blockWrite, tag: Step.burnDone.rawValue)
         } catch {
             hardFault("\(error)", effects: &effects)

@@ -1,3 +1,4 @@
+import Diagnostics
 import PartialFlashingFrames
 import Transport
 
@@ -70,7 +71,7 @@ public struct PartialFlashingService: SimulatedService {
                 effects.requestReboot()
             }
         default:
-            effects.note("partial flashing: unknown command 0x\(String(value[0], radix: 16)) ignored")
+            effects.note("partial flashing: unknown command \(Hex.number(value[0], uppercase: false)) ignored")
         }
     }
 

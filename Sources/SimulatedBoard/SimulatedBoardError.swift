@@ -33,13 +33,13 @@ public enum SimulatedBoardError: Error, Sendable, Equatable, CustomStringConvert
             return "this simulated \(board) has no Nordic bootloader (an MCUboot profile): use a stock profile such as microbit-v2"
 
         case let .addressOutOfRange(a, n, size):
-            return "flash access of \(n) bytes at 0x\(String(a, radix: 16)) is outside the board's 0x\(String(size, radix: 16)) bytes of flash"
+            return "flash access of \(n) bytes at \(Hex.number(a, uppercase: false)) is outside the board's \(Hex.number(size, uppercase: false)) bytes of flash"
         case let .unalignedWrite(a):
-            return "flash word write at 0x\(String(a, radix: 16)) is not 4-byte aligned (the chip would fault)"
+            return "flash word write at \(Hex.number(a, uppercase: false)) is not 4-byte aligned (the chip would fault)"
         case let .badStateFile(why):
             return "the saved simulated board cannot be read: \(why). Delete the file to start with a fresh board"
         case let .imageOutsideFlash(a):
-            return "the firmware image holds data at 0x\(String(a, radix: 16)), outside the board's flash: pick the image for this board"
+            return "the firmware image holds data at \(Hex.number(a, uppercase: false)), outside the board's flash: pick the image for this board"
         case let .unknownBoard(id):
             return "no simulated board #\(id): add the board to the simulation first"
         case let .boardBusy(id):

@@ -1,3 +1,4 @@
+import Diagnostics
 import LinkModel
 import Transport
 
@@ -159,7 +160,7 @@ extension Simulation {
         case let .decision(code, s): return "decision: \(code): \(s)"
         case let .checkpoint(p):
             guard let p else { return "checkpoint: nothing to resume" }
-            return "checkpoint: resume at block \(p.block + 1)/\(p.blockCount) (0x\(String(p.address, radix: 16, uppercase: true))), \(p.acknowledged) acknowledged"
+            return "checkpoint: resume at block \(p.block + 1)/\(p.blockCount) (\(Hex.number(p.address))), \(p.acknowledged) acknowledged"
         }
     }
 

@@ -1,3 +1,4 @@
+import Diagnostics
 import FirmwareImage
 import LinkModel
 import NordicDFU
@@ -46,7 +47,7 @@ public struct BoardlessPlan: Sendable, Equatable, Codable {
                 estimators.append(p)
                 partialCounts = ["blocks": p.blocks, "pages": p.pagesOpened, "bytes": blocks.byteCount]
                 region = program.region
-                notes.append("Partial flashing needs a board that runs runtime \(program.runtimeHash.hexString) with its program at \(hex32(program.magicAddress)).")
+                notes.append("Partial flashing needs a board that runs runtime \(program.runtimeHash.hexString) with its program at \(Hex.address(program.magicAddress)).")
             }
         } else {
             notes.append("The file holds no MakeCode program: only a full update can write it.")
@@ -71,9 +72,4 @@ public struct BoardlessPlan: Sendable, Equatable, Codable {
                              fullImageBytes: plan.fullImage?.bytes.count, nordicApplicationBytes: application?.bytes.count,
                              byProfile: PlanEstimates.byProfile(estimators, board: BoardCosts(family: plan.family)), notes: notes)
     }
-}
-
-private func hex32(_ v: UInt32) -> String {
-    let digits = String(v, radix: 16, uppercase: true)
-    return "0x" + String(repeating: "0", count: max(0, 8 - digits.count)) + digits
 }

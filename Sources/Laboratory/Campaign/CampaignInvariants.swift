@@ -1,3 +1,4 @@
+import Diagnostics
 import FirmwareImage
 import Flashing
 import NordicDFU
@@ -37,7 +38,7 @@ public enum CampaignInvariants {
         case .partial, .upToDate:
             guard let program = plan.program else { return [("flash-differs", "a \(outcome.path.rawValue) result without a MakeCode program")] }
             if let at = firstDifference(board, plan.image, program.region) {
-                found.append(("flash-differs", "\(outcome.path.rawValue): flash differs from the image at \(hex(at)) in the program region \(hex(program.region.lowerBound))-\(hex(program.region.upperBound))"))
+                found.append(("flash-differs", "\(outcome.path.rawValue): flash differs from the image at \(Hex.number(at)) in the program region \(Hex.number(program.region.lowerBound))-\(Hex.number(program.region.upperBound))"))
             }
             if let region = board.memoryMap.first(where: { $0.id == 2 }), region.hash != program.programHash {
                 found.append(("not-verified", "region 2 reports program hash \(region.hash.hexString), expected \(program.programHash.hexString)"))
@@ -46,7 +47,7 @@ public enum CampaignInvariants {
             let layout = plan.family.layout
             if let end = plan.image.slice(layout.applicationStart..<layout.scratchPage).span?.upperBound,
                let at = firstDifference(board, plan.image, layout.applicationStart..<end) {
-                found.append(("flash-differs", "full: flash differs from the image at \(hex(at)) in the application region"))
+                found.append(("flash-differs", "full: flash differs from the image at \(Hex.number(at)) in the application region"))
             }
             if let nordic = outcome.nordic {
                 if board.inNordicBootloader || !board.nordicSettings.applicationValid {
@@ -132,7 +133,7 @@ public enum CampaignInvariants {
         return after.flash.writeLog
             .filter { $0.lowerBound < allowed.lowerBound || $0.upperBound > allowed.upperBound }
             .prefix(3)
-            .map { ("write-outside-region", "a write to \(hex($0.lowerBound))-\(hex($0.upperBound)) outside \(what) \(hex(allowed.lowerBound))-\(hex(allowed.upperBound))") }
+            .map { ("write-outside-region", "a write to \(Hex.number($0.lowerBound))-\(Hex.number($0.upperBound)) outside \(what) \(Hex.number(allowed.lowerBound))-\(Hex.number(allowed.upperBound))") }
     }
 
     /// The region 2 a board declares (its program region), or an empty range when it declares none.
@@ -150,6 +151,4 @@ public enum CampaignInvariants {
         }
         return nil
     }
-
-    static func hex(_ v: UInt32) -> String { "0x" + String(v, radix: 16, uppercase: true) }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Diagnostics
 import FirmwareImage
 import Foundation
 import Laboratory
@@ -131,7 +132,7 @@ struct InfoCommand: AsyncParsableCommand {
     static func shown(name: String, board: Board, address: String, map: BoardMemoryMap, slots: [ImageSlotState]?,
                       fullUpdatePath: String? = nil, simulatorState: Shown.SimulatorState?) -> Shown {
         func region(_ r: RegionInfo, _ label: String) -> Shown.Region {
-            Shown.Region(id: Int(r.id), name: label, start: hex32(r.start), end: hex32(r.end), hash: r.hash.hexString)
+            Shown.Region(id: Int(r.id), name: label, start: Hex.address(r.start), end: Hex.address(r.end), hash: r.hash.hexString)
         }
         return Shown(
             name: name, board: board.rawValue, address: address,
@@ -171,6 +172,4 @@ struct InfoCommand: AsyncParsableCommand {
         }
         return out
     }
-
-    static func hex32(_ v: UInt32) -> String { String(format: "0x%08X", v) }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Diagnostics
 import FirmwareImage
 import Foundation
 
@@ -144,7 +145,7 @@ struct InspectReport: Codable, Equatable {
                 absent = "the chip is unknown, so the device's search cannot be reproduced"
             }
             let magics = MakeCodeProgram.magicAddresses(in: s.image).map { a in
-                Magic(address: hex(a), pageAligned: s.family.map { a % $0.pageSize == 0 } ?? false,
+                Magic(address: Hex.address(a), pageAligned: s.family.map { a % $0.pageSize == 0 } ?? false,
                       runtimeHash: s.image.read((a + 16)..<(a + 24)).hexString, used: a == program?.magicAddress)
             }
             let layout = s.family?.layout
@@ -153,9 +154,9 @@ struct InspectReport: Codable, Equatable {
                 chip: s.family?.chipName, family: s.family?.rawValue, boards: boards,
                 dataBytes: s.image.byteCount, runs: s.image.runs.map(Self.run),
                 applicationRegion: layout.map { Self.run($0.application) },
-                scratchPage: layout.map { hex($0.scratchPage) },
+                scratchPage: layout.map { Hex.address($0.scratchPage) },
                 makeCode: program.map { p in
-                    Program(magicAddress: hex(p.magicAddress), runtimeHash: p.runtimeHash.hexString,
+                    Program(magicAddress: Hex.address(p.magicAddress), runtimeHash: p.runtimeHash.hexString,
                             programHash: p.programHash.hexString, region: Self.run(p.region), blocks: p.blockCount,
                             pages: p.pageCount(pageSize: s.family!.pageSize), pageSize: Int(s.family!.pageSize))
                 },
@@ -164,7 +165,7 @@ struct InspectReport: Codable, Equatable {
         }
     }
 
-    static func run(_ r: Range<UInt32>) -> Run { Run(start: hex(r.lowerBound), end: hex(r.upperBound), size: r.count) }
+    static func run(_ r: Range<UInt32>) -> Run { Run(start: Hex.address(r.lowerBound), end: Hex.address(r.upperBound), size: r.count) }
 
     /// The table.
     var text: String {
@@ -207,11 +208,6 @@ struct InspectReport: Codable, Equatable {
         }
         return out
     }
-}
-
-private func hex(_ v: UInt32) -> String {
-    let s = String(v, radix: 16, uppercase: true)
-    return "0x" + String(repeating: "0", count: max(0, 8 - s.count)) + s
 }
 
 extension String {

@@ -1,3 +1,4 @@
+import Diagnostics
 import FirmwareImage
 import Foundation
 
@@ -25,24 +26,24 @@ extension InspectReport {
         init(_ image: MCUbootImage) {
             let h = image.header
             version = image.version.description
-            loadAddress = hex32(h.loadAddress)
+            loadAddress = Hex.address(h.loadAddress)
             headerSize = Int(h.headerSize)
             imageSize = Int(h.imageSize)
             protectedTLVSize = Int(h.protectedTLVSize)
             length = image.length
-            flags = hex32(h.flags.rawValue)
+            flags = Hex.address(h.flags.rawValue)
             tlvs = (image.protectedTLVs + image.unprotectedTLVs).map { tlv in
                 let area = tlv.area == .protected ? "protected" : "unprotected"
-                return "type 0x\(String(tlv.type, radix: 16, uppercase: true)) (\(tlv.value.count) bytes, \(area))"
+                return "type \(Hex.number(tlv.type)) (\(tlv.value.count) bytes, \(area))"
             }
-            imageHash = image.reportedHash.map(lowerHex)
+            imageHash = image.reportedHash.map { Hex.bytes($0, uppercase: false) }
             switch image.hashCheck {
             case .valid:
                 hashValid = true
                 hashCheck = "valid"
             case .mismatch(_, let computed):
                 hashValid = false
-                hashCheck = "mismatch: the bytes hash to \(lowerHex(computed))"
+                hashCheck = "mismatch: the bytes hash to \(Hex.bytes(computed, uppercase: false))"
             case .absent:
                 hashValid = false
                 hashCheck = "absent: the image has no SHA-256 TLV"
@@ -82,7 +83,7 @@ extension InspectReport {
     static func uf2FamilyName(_ id: UInt32) -> String {
         let boards = Board.allCases.filter { $0.family.uf2FamilyID == id }.map(\.displayName)
         let name = UF2Family.name(of: id) ?? "unknown family"
-        return "\(hex32(id)) (\(name)\(boards.isEmpty ? ", no supported board" : ": " + boards.joined(separator: ", ")))"
+        return "\(Hex.address(id)) (\(name)\(boards.isEmpty ? ", no supported board" : ": " + boards.joined(separator: ", ")))"
     }
 
     /// The rows about the container, after the file line.
@@ -117,13 +118,4 @@ extension InspectReport {
         }
         return out
     }
-}
-
-private func hex32(_ v: UInt32) -> String {
-    let s = String(v, radix: 16, uppercase: true)
-    return "0x" + String(repeating: "0", count: max(0, 8 - s.count)) + s
-}
-
-private func lowerHex(_ bytes: [UInt8]) -> String {
-    bytes.map { String(format: "%02x", $0) }.joined()
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Crypto
+import Diagnostics
 import FirmwareImage
 import Foundation
 import Laboratory
@@ -99,9 +100,9 @@ struct SimShowCommand: AsyncParsableCommand {
                 shown.append(Shown(name: name, board: b.profile.board.rawValue, address: b.profile.address,
                                    services: b.profile.services.map(\.rawValue), mode: b.inNordicBootloader ? "bootloader (DfuTarg)" : b.mode == .pairing ? "pairing" : "application",
                                    flashIncomplete: b.flashIncomplete,
-                                   regions: b.memoryMap.map { Shown.Region(id: Int($0.id), start: hex($0.start), end: hex($0.end), hash: $0.hash.hexString) },
+                                   regions: b.memoryMap.map { Shown.Region(id: Int($0.id), start: Hex.address($0.start), end: Hex.address($0.end), hash: $0.hash.hexString) },
                                    applicationSHA256: (try? b.readFlash(b.profile.board.family.layout.application))
-                                       .map { SHA256.hash(data: $0).map { String(format: "%02x", $0) }.joined() } ?? "unreadable"))
+                                       .map { Hex.bytes(SHA256.hash(data: $0), uppercase: false) } ?? "unreadable"))
             }
             if json {
                 let e = JSONEncoder()
@@ -121,7 +122,5 @@ struct SimShowCommand: AsyncParsableCommand {
             return .ok
         }
     }
-
-    private func hex(_ v: UInt32) -> String { String(format: "0x%08X", v) }
 }
 

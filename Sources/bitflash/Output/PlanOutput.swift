@@ -1,3 +1,4 @@
+import Diagnostics
 import Flashing
 import Foundation
 
@@ -60,7 +61,7 @@ enum PlanText {
         var out = "plan for \(file) on \(p.board) (dry run: nothing was written)\n"
         if let error = p.error { return out + "  failed: \(error)\n" }
         out += "  path:     \(p.path ?? "-"): \(p.reason.message)\n"
-        if let r = p.region { out += "  region:   \(InfoCommand.hex32(r.start))-\(InfoCommand.hex32(r.end))\n" }
+        if let r = p.region { out += "  region:   \(Hex.address(r.start))-\(Hex.address(r.end))\n" }
         if let blocks = p.blocks, let pages = p.pages, let bytes = p.bytes {
             out += "  partial:  \(blocks) blocks, \(pages) pages, \(Figures.grouped(bytes)) bytes\n"
         }
@@ -76,7 +77,7 @@ enum PlanText {
 
     static func boardless(_ p: BoardlessPlan, file: String) -> String {
         var out = "plan for \(file) on a \(p.board) (\(p.chip)), without a board\n"
-        if let r = p.region { out += "  region:   \(InfoCommand.hex32(r.lowerBound))-\(InfoCommand.hex32(r.upperBound))\n" }
+        if let r = p.region { out += "  region:   \(Hex.address(r.lowerBound))-\(Hex.address(r.upperBound))\n" }
         if let blocks = p.partial["blocks"], let pages = p.partial["pages"], let bytes = p.partial["bytes"] {
             out += "  partial:  \(blocks) blocks, \(pages) pages, \(Figures.grouped(bytes)) bytes\n"
         }
