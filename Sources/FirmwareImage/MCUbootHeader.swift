@@ -106,13 +106,13 @@ public struct MCUbootHeader: Sendable, Equatable {
 }
 
 /// Little-endian reads and writes for the binary formats. Callers check bounds first.
-enum LEBytes {
-    static func u16(_ b: [UInt8], _ o: Int) -> UInt16 { UInt16(b[o]) | UInt16(b[o + 1]) << 8 }
-    static func u32(_ b: [UInt8], _ o: Int) -> UInt32 {
+public enum LEBytes {
+    public static func u16(_ b: [UInt8], _ o: Int) -> UInt16 { UInt16(b[o]) | UInt16(b[o + 1]) << 8 }
+    public static func u32(_ b: [UInt8], _ o: Int) -> UInt32 {
         UInt32(b[o]) | UInt32(b[o + 1]) << 8 | UInt32(b[o + 2]) << 16 | UInt32(b[o + 3]) << 24
     }
-    static func put(_ out: inout [UInt8], _ v: UInt16) { out += [UInt8(v & 0xFF), UInt8(v >> 8)] }
-    static func put(_ out: inout [UInt8], _ v: UInt32) {
+    public static func put(_ out: inout [UInt8], _ v: UInt16) { out += [UInt8(v & 0xFF), UInt8(v >> 8)] }
+    public static func put(_ out: inout [UInt8], _ v: UInt32) {
         out += [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 24)]
     }
 }

@@ -1,3 +1,5 @@
+import FirmwareImage
+
 /// CRC-32/ISO-HDLC, as zlib's `crc32` computes it: reflected polynomial 0xEDB88320,
 /// initial value and final XOR 0xFFFFFFFF. Secure DFU checks every object with it:
 /// one running value over the whole image, and one over the init command.
@@ -42,16 +44,17 @@ public enum CRC16 {
     }
 }
 
-/// Little-endian helpers of the DFU frames.
+/// Little-endian encoding of the DFU frames' fields, as expressions; `LEBytes` (FirmwareImage)
+/// reads them back.
 enum LE {
-    static func u16(_ v: UInt16) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8)] }
-    static func u32(_ v: UInt32) -> [UInt8] { (0..<4).map { UInt8((v >> (8 * $0)) & 0xFF) } }
-    static func u16(_ b: ArraySlice<UInt8>) -> UInt16 {
-        let s = b.startIndex
-        return UInt16(b[s]) | UInt16(b[s + 1]) << 8
+    static func u16(_ v: UInt16) -> [UInt8] {
+        var out: [UInt8] = []
+        LEBytes.put(&out, v)
+        return out
     }
-    static func u32(_ b: ArraySlice<UInt8>) -> UInt32 {
-        let s = b.startIndex
-        return (0..<4).reduce(UInt32(0)) { $0 | UInt32(b[s + $1]) << (8 * UInt32($1)) }
+    static func u32(_ v: UInt32) -> [UInt8] {
+        var out: [UInt8] = []
+        LEBytes.put(&out, v)
+        return out
     }
 }

@@ -1,4 +1,5 @@
 import Crypto
+import FirmwareImage
 
 /// The 56-byte `microbit_app` init command of the micro:bit V2 / Calliope mini 3 secure
 /// bootloader (nordic-dfu.md §2.7): magic, version 1, application size, hash size and the
@@ -45,8 +46,7 @@ public struct MicrobitAppInitPacket: Sendable, Equatable {
         guard Array(bytes.prefix(12)) == Self.magic else {
             throw NordicDFUError.malformedFrame("init packet without the microbit_app magic")
         }
-        let b = bytes[...]
-        self.init(version: LE.u32(b[12...]), applicationSize: LE.u32(b[16...]), hashSize: LE.u32(b[20...]),
+        self.init(version: LEBytes.u32(bytes, 12), applicationSize: LEBytes.u32(bytes, 16), hashSize: LEBytes.u32(bytes, 20),
                   storedHash: Array(bytes[24..<56]))
     }
 }
@@ -89,11 +89,10 @@ public struct LegacyInitPacket: Sendable, Equatable {
         guard bytes.count == Self.size else {
             throw NordicDFUError.malformedFrame("legacy init packet of \(bytes.count) bytes (expected \(Self.size))")
         }
-        let b = bytes[...]
-        guard LE.u16(b[8...]) == 1 else {
-            throw NordicDFUError.malformedFrame("legacy init packet lists \(LE.u16(b[8...])) SoftDevices (expected 1)")
+        guard LEBytes.u16(bytes, 8) == 1 else {
+            throw NordicDFUError.malformedFrame("legacy init packet lists \(LEBytes.u16(bytes, 8)) SoftDevices (expected 1)")
         }
-        self.init(deviceType: LE.u16(b[0...]), deviceRevision: LE.u16(b[2...]), applicationVersion: LE.u32(b[4...]),
-                  softDevice: LE.u16(b[10...]), crc16: LE.u16(b[12...]))
+        self.init(deviceType: LEBytes.u16(bytes, 0), deviceRevision: LEBytes.u16(bytes, 2), applicationVersion: LEBytes.u32(bytes, 4),
+                  softDevice: LEBytes.u16(bytes, 10), crc16: LEBytes.u16(bytes, 12))
     }
 }

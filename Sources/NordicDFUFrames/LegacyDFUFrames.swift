@@ -1,4 +1,5 @@
 import Diagnostics
+import FirmwareImage
 
 /// A request written to the legacy DFU control point (nordic-dfu.md §3.3).
 public enum LegacyDFURequest: Sendable, Equatable {
@@ -54,7 +55,7 @@ public enum LegacyDFURequest: Sendable, Equatable {
         case 0x05: self = .activateAndReset
         case 0x06: self = .reset
         case 0x07: self = .reportSize
-        case 0x08: try need(3); self = .packetReceiptRequest(LE.u16(bytes[1...]))
+        case 0x08: try need(3); self = .packetReceiptRequest(LEBytes.u16(bytes, 1))
         default: self = .other(opcode: op, parameters: Array(bytes.dropFirst()))
         }
     }
@@ -95,9 +96,9 @@ public enum LegacyDFUNotification: Sendable, Equatable {
 
     public init(bytes: [UInt8]) throws {
         switch (bytes.first, bytes.count) {
-        case (0x10, 7) where bytes[1] == 0x07 && bytes[2] == 0x01: self = .imageSize(LE.u32(bytes[3...]))
+        case (0x10, 7) where bytes[1] == 0x07 && bytes[2] == 0x01: self = .imageSize(LEBytes.u32(bytes, 3))
         case (0x10, 3): self = .response(opcode: bytes[1], status: bytes[2])
-        case (0x11, 5): self = .receipt(bytesReceived: LE.u32(bytes[1...]))
+        case (0x11, 5): self = .receipt(bytesReceived: LEBytes.u32(bytes, 1))
         default: throw NordicDFUError.malformedFrame("legacy DFU notification \(bytes.hexText)")
         }
     }
@@ -121,6 +122,6 @@ public struct LegacyImageSizes: Sendable, Equatable {
         guard bytes.count == 12 else {
             throw NordicDFUError.malformedFrame("legacy image-size packet of \(bytes.count) bytes (expected 12)")
         }
-        self.init(softDevice: LE.u32(bytes[0...]), bootloader: LE.u32(bytes[4...]), application: LE.u32(bytes[8...]))
+        self.init(softDevice: LEBytes.u32(bytes, 0), bootloader: LEBytes.u32(bytes, 4), application: LEBytes.u32(bytes, 8))
     }
 }

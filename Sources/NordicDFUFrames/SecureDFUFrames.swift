@@ -1,4 +1,5 @@
 import Diagnostics
+import FirmwareImage
 
 /// Secure DFU objects: the init command and the firmware data.
 public enum SecureDFUObjectType: UInt8, Sendable, Equatable {
@@ -58,10 +59,9 @@ public enum SecureDFURequest: Sendable, Equatable {
                 throw NordicDFUError.malformedFrame("Secure DFU request 0x\(Hex.number(op, digits: 2, prefix: false)) of \(bytes.count) bytes (expected \(n))")
             }
         }
-        let b = bytes[...]
         switch op {
-        case 0x01: try need(6); self = .create(type: bytes[1], size: LE.u32(b[2...]))
-        case 0x02: try need(3); self = .setPRN(LE.u16(b[1...]))
+        case 0x01: try need(6); self = .create(type: bytes[1], size: LEBytes.u32(bytes, 2))
+        case 0x02: try need(3); self = .setPRN(LEBytes.u16(bytes, 1))
         case 0x03: try need(1); self = .calculateChecksum
         case 0x04: try need(1); self = .execute
         case 0x06: try need(2); self = .select(type: bytes[1])
@@ -127,15 +127,15 @@ public enum SecureDFUResponse: Sendable, Equatable {
         guard bytes.count >= 3, bytes[0] == 0x60 else {
             throw NordicDFUError.malformedFrame("Secure DFU notification \(bytes.hexText) (expected 60 <op> <result>)")
         }
-        let op = bytes[1], result = bytes[2], b = bytes[...]
+        let op = bytes[1], result = bytes[2]
         func need(_ n: Int) throws {
             guard bytes.count == n else {
                 throw NordicDFUError.malformedFrame("Secure DFU response \(bytes.hexText) has \(bytes.count) bytes (expected \(n))")
             }
         }
         switch (op, result) {
-        case (0x06, 0x01): try need(15); self = .selected(maxSize: LE.u32(b[3...]), offset: LE.u32(b[7...]), crc: LE.u32(b[11...]))
-        case (0x03, 0x01): try need(11); self = .checksum(offset: LE.u32(b[3...]), crc: LE.u32(b[7...]))
+        case (0x06, 0x01): try need(15); self = .selected(maxSize: LEBytes.u32(bytes, 3), offset: LEBytes.u32(bytes, 7), crc: LEBytes.u32(bytes, 11))
+        case (0x03, 0x01): try need(11); self = .checksum(offset: LEBytes.u32(bytes, 3), crc: LEBytes.u32(bytes, 7))
         case (_, 0x01): try need(3); self = .success(opcode: op)
         case (_, 0x0B): try need(4); self = .failure(opcode: op, result: result, extended: bytes[3])
         default: try need(3); self = .failure(opcode: op, result: result, extended: nil)

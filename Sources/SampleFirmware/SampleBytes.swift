@@ -16,6 +16,15 @@ enum SampleBytes {
         return Array(out.prefix(count))
     }
 
-    static func le16(_ v: UInt16) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8)] }
-    static func le32(_ v: UInt32) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 24)] }
+    static func le16(_ v: UInt16) -> [UInt8] {
+        var out: [UInt8] = []
+        LEBytes.put(&out, v)
+        return out
+    }
+
+    static func le32(_ v: UInt32) -> [UInt8] {
+        var out: [UInt8] = []
+        LEBytes.put(&out, v)
+        return out
+    }
 }

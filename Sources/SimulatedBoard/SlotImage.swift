@@ -19,7 +19,7 @@ struct SlotImageInfo: Sendable, Equatable {
         guard let head = read(0, MCUbootHeader.encodedSize), let header = try? MCUbootHeader(decoding: head) else { return nil }
         let tlvStart = Int(header.headerSize) + Int(header.imageSize) + Int(header.protectedTLVSize)
         guard tlvStart + 4 <= limit, let info = read(tlvStart, 4), info.count == 4 else { return nil }
-        let total = Int(info[2]) | Int(info[3]) << 8
+        let total = Int(LEBytes.u16(info, 2))
         guard tlvStart + total <= limit, let bytes = read(0, tlvStart + total),
               let image = try? MCUbootImage(bytes: bytes), let hash = image.reportedHash else { return nil }
         let v = image.version
