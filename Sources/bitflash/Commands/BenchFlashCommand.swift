@@ -68,9 +68,7 @@ struct BenchFlashCommand: ParsableCommand {
     }
 
     static func encode(_ report: BenchReport) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        return String(decoding: try encoder.encode(report), as: UTF8.self)
+        try JSONText.document(report)
     }
 
     private func linkProfiles() throws -> [LinkProfile] {

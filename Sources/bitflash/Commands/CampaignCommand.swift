@@ -101,9 +101,7 @@ struct SimCampaignCommand: AsyncParsableCommand {
                 }
             }
             if json {
-                let e = JSONEncoder()
-                e.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-                StdOut.write(String(decoding: try e.encode(report), as: UTF8.self) + "\n")
+                StdOut.write(try JSONText.document(report) + "\n")
             } else {
                 StdOut.write(report.table())
                 StdOut.write("real time".padding(toLength: 34, withPad: " ", startingAt: 0)

@@ -16,9 +16,7 @@ extension InfoCommand {
             let shown = try await read(board)
             await board.close()
             if json {
-                let e = JSONEncoder()
-                e.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-                StdOut.write(String(decoding: try e.encode(shown), as: UTF8.self) + "\n")
+                StdOut.write(try JSONText.document(shown) + "\n")
             } else {
                 StdOut.write(Self.text(shown))
             }

@@ -110,9 +110,7 @@ struct InfoCommand: AsyncParsableCommand {
             }
             let shown = Self.shown(name: name, board: board, map: map, slots: slots)
             if json {
-                let e = JSONEncoder()
-                e.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-                StdOut.write(String(decoding: try e.encode(shown), as: UTF8.self) + "\n")
+                StdOut.write(try JSONText.document(shown) + "\n")
             } else {
                 StdOut.write(Self.text(shown))
             }

@@ -49,9 +49,7 @@ struct InspectCommand: ParsableCommand {
         }
         let report = InspectReport(firmware, size: size, sections: selected)
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+            print(try JSONText.document(report))
         } else {
             print(report.text, terminator: "")
         }

@@ -52,9 +52,7 @@ struct ScanCommand: AsyncParsableCommand {
                       kind: $0.boardKindGuess, connected: $0.connected, paired: $0.paired)
             }
             if json {
-                let e = JSONEncoder()
-                e.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-                StdOut.write(String(decoding: try e.encode(shown), as: UTF8.self) + "\n")
+                StdOut.write(try JSONText.document(shown) + "\n")
             } else {
                 StdOut.write(Self.text(shown, seconds: timeout))
             }

@@ -105,9 +105,7 @@ struct SimShowCommand: AsyncParsableCommand {
                                        .map { Hex.bytes(SHA256.hash(data: $0), uppercase: false) } ?? "unreadable"))
             }
             if json {
-                let e = JSONEncoder()
-                e.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-                StdOut.write(String(decoding: try e.encode(shown), as: UTF8.self) + "\n")
+                StdOut.write(try JSONText.document(shown) + "\n")
                 return .ok
             }
             for s in shown {

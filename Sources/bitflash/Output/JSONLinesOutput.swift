@@ -5,12 +5,6 @@ import Transport
 /// One JSON object per line. Events: `{"type":"phase"|"progress"|"retry"|"note"|"trace"|"decision", "board", "t", ...}`;
 /// then one `{"type":"result", ...FlashResult}` per board. The fields are documented in the README and stable.
 final class JSONLinesOutput: FlashOutput {
-    private let encoder: JSONEncoder = {
-        let e = JSONEncoder()
-        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return e
-    }()
-
     private struct Event: Encodable {
         var type: String
         var board: String
@@ -35,8 +29,8 @@ final class JSONLinesOutput: FlashOutput {
     }
 
     private func emit<T: Encodable>(_ value: T) {
-        guard let data = try? encoder.encode(value) else { return }
-        StdOut.write(String(decoding: data, as: UTF8.self) + "\n")
+        guard let text = try? JSONText.line(value) else { return }
+        StdOut.write(text + "\n")
     }
 
     func event(_ e: FlashEvent) {

@@ -110,8 +110,6 @@ enum PlanText {
     }
 
     static func json<T: Encodable>(_ value: T) throws -> String {
-        let e = JSONEncoder()
-        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try e.encode(value), as: UTF8.self)
+        try JSONText.line(value)
     }
 }

@@ -57,11 +57,9 @@ struct ResumeStore: Sendable {
             return
         }
         point.board = board
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            try encoder.encode(point).write(to: url, options: .atomic)
+            try JSONText.data(point).write(to: url, options: .atomic)
         } catch {
             throw CLIError(.cannotWrite, "cannot save where this flash could continue to \(url.path): \(error.localizedDescription)")
         }
