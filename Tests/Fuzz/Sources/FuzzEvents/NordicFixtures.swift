@@ -1,5 +1,6 @@
 import FirmwareImage
 import NordicDFU
+import NordicDFUFrames
 import Transport
 
 /// What the Nordic DFU flow targets share: the images, the boards' connections, the

@@ -1,5 +1,6 @@
 import FirmwareImage
 import NordicDFU
+import NordicDFUFrames
 import Transport
 import FuzzEvents
 

@@ -1,5 +1,6 @@
 import FirmwareImage
 import NordicDFU
+import NordicDFUFrames
 
 /// libFuzzer entry point for the Nordic DFU decoders: every frame a board sends or a client
 /// writes (Secure DFU requests and control-point answers, buttonless messages, legacy DFU

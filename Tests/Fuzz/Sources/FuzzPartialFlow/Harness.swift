@@ -1,5 +1,6 @@
 import FirmwareImage
 import PartialFlashing
+import PartialFlashingFrames
 import SampleFirmware
 import Transport
 import FuzzEvents

@@ -1,4 +1,5 @@
 import NordicDFU
+import NordicDFUFrames
 import Transport
 import FuzzEvents
 
