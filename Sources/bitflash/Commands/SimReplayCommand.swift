@@ -2,6 +2,7 @@ import ArgumentParser
 import FirmwareImage
 import Flashing
 import Foundation
+import Laboratory
 import SimulatedBoard
 import SimulatedFlashing
 
@@ -34,13 +35,11 @@ struct SimReplayCommand: AsyncParsableCommand {
     func run() async throws {
         try await runCommand {
             let lines = try TraceFile.read(trace)
-            guard let metaLine = lines.first(where: { $0.kind == "meta" }),
-                  let header = try? JSONDecoder().decode(TraceHeader.self, from: Data(metaLine.text.utf8)) else {
+            guard let header = FlashReplay.header(of: lines) else {
                 throw CLIError(.badFirmware, "\(trace): the trace has no header line (it was recorded by an older bitflash); "
                                    + "record it again with `bitflash flash FILE --simulate --trace \((trace as NSString).lastPathComponent)`")
             }
-            let boards = Array(Set(lines.filter { $0.board >= 0 }.map(\.name))).sorted()
-            let name = try pickBoard(boards)
+            let name = try pickBoard(FlashReplay.boards(in: lines))
             let sha = TraceHeader.sha256(of: file)
             if sha.isEmpty { _ = try FirmwareFileLoading.readBytes(file) }
             if sha != header.sha256 {
@@ -53,29 +52,17 @@ struct SimReplayCommand: AsyncParsableCommand {
                 throw CLIError(.badFirmware, "\(trace): the header names mode '\(header.mode)' / '\(header.upgradeMode)', which this bitflash does not know")
             }
             let options = FlashCommand.options(mode: mode, upgradeMode: upgrade, verbosity: header.verbosity)
-            let recorded = lines.enumerated().filter { $0.element.name == name }.map {
-                TraceReplay.Line(number: $0.offset + 1, t: $0.element.t, kind: $0.element.kind, text: $0.element.text)
-            }
-            let report = TraceReplay.run(SessionFlow(plan: plan, options: options), lines: recorded)
+            let replay = FlashReplay.run(lines, board: name, plan: plan, options: options)
+            let report = replay.report
             var out = "replayed \(report.inputs) recorded events to the client of \(name): \(report.matched) writes, "
                 + "subscriptions and connection requests as recorded\n"
             if let d = report.divergence {
                 StdOut.write(out)
                 throw CLIError(.badFirmware, "the client differs from the recording at \((trace as NSString).lastPathComponent) \(d)")
             }
-            let expected = lines.first { $0.kind == "result" && $0.name == name }
-                .flatMap { try? JSONDecoder().decode(TraceResult.self, from: Data($0.text.utf8)) }
-            let replayed: TraceResult? = report.machine.outcome.map {
-                TraceResult(FlashResult(board: name, outcome: $0, seconds: 0))
-            }
-            out += "outcome: \(replayed?.summary ?? "unfinished (the recording ends before the client did)")"
-            let same: Bool
-            switch (expected, replayed) {
-            case let (e?, r?): same = e.path == r.path && e.code == r.code && (e.error == nil) == (r.error == nil)
-            case let (e?, nil): same = e.error != nil
-            case (nil, _): same = true
-            }
-            if let expected, !same {
+            let expected = replay.recorded
+            out += "outcome: \(replay.replayed?.summary ?? "unfinished (the recording ends before the client did)")"
+            if let expected, !replay.endedAsRecorded {
                 StdOut.write(out + "\n")
                 throw CLIError(.badFirmware, "the client ended differently: the recording ended \(expected.summary)")
             }
