@@ -1,14 +1,15 @@
 import ArgumentParser
+import Diagnostics
 import FirmwareImage
 import Foundation
 import Laboratory
 
-/// Exit codes from sysexits.h that the file-reading commands use.
+/// The exit codes the file-reading commands throw after printing their own message.
 enum SysExit {
     /// The input data was incorrect in some way (a bad firmware file).
-    static let dataError = ExitCode(65)
+    static let dataError = ExitCode(ExitStatus.badFirmware.rawValue)
     /// An input file did not exist or was not readable.
-    static let noInput = ExitCode(66)
+    static let noInput = ExitCode(ExitStatus.cannotRead.rawValue)
 }
 
 /// Reading a firmware file for a command: errors go to stderr with the file name (and line and
