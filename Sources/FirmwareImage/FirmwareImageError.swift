@@ -67,8 +67,9 @@ public enum FirmwareImageError: Error, Sendable, Equatable {
     case uf2FileContainer(block: Int)
     /// Block `block` is for another chip family than the board's.
     case uf2FamilyMismatch(block: Int, found: UInt32, expected: UInt32)
-    /// The blocks' own numbering says some blocks are absent.
-    case uf2MissingBlocks(numbers: [UInt32], total: UInt32)
+    /// The blocks' own numbering says `missing` blocks are absent; `numbers` are the first of them
+    /// (at most 10, the ones the message names).
+    case uf2MissingBlocks(numbers: [UInt32], missing: Int, total: UInt32)
     /// The same block number appears more than once.
     case uf2DuplicateBlocks(numbers: [UInt32])
     /// Block `block` gives a different total block count than the first block.
@@ -193,8 +194,9 @@ extension FirmwareImageError: CustomStringConvertible, LocalizedError {
             return "UF2 block \(block) belongs to a file container, which carries files rather than flash contents: use a UF2 made for flashing"
         case let .uf2FamilyMismatch(block, found, expected):
             return "UF2 block \(block) is for chip family \(FormatText.hex32(found)), but the board needs \(FormatText.hex32(expected)): use the file made for this board"
-        case let .uf2MissingBlocks(numbers, total):
-            return "the UF2 file lacks block(s) \(list(numbers)) of \(total): the download is incomplete, fetch the file again"
+        case let .uf2MissingBlocks(numbers, missing, total):
+            let more = missing > numbers.count ? " and \(missing - numbers.count) more" : ""
+            return "the UF2 file lacks \(missing) of its \(total) blocks (block\(missing == 1 ? "" : "s") \(list(numbers))\(more)): the download is incomplete, fetch the file again"
         case let .uf2DuplicateBlocks(numbers):
             return "the UF2 file repeats block number(s) \(list(numbers)): it is corrupt, fetch the file again"
         case let .uf2TotalMismatch(block, found, expected):
