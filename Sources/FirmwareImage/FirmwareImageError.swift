@@ -53,6 +53,8 @@ public enum FirmwareImageError: Error, Sendable, Equatable {
     case overlappingData(TextPosition, address: UInt32, boardID: UInt16?, byte: UInt8, firstLine: Int, firstByte: UInt8)
     /// A Universal Hex has data records before its first block-start (0A) record.
     case dataOutsideUniversalHexSection(TextPosition, firstDataLine: Int)
+    /// A record's line goes on for more than `limit` characters without a line break.
+    case lineTooLong(TextPosition, limit: Int)
 
     // MARK: UF2
     /// The file holds no UF2 block at all.
@@ -114,7 +116,8 @@ public enum FirmwareImageError: Error, Sendable, Equatable {
     case dfuMissingFile(String)
     /// A zip entry could not be extracted (corrupt or unsupported compression).
     case dfuUnreadableEntry(String)
-    /// A zip entry is larger than any micro:bit or Calliope mini flash.
+    /// A zip entry is larger than any micro:bit or Calliope mini flash (`name` "*": the files the
+    /// manifest names, together).
     case dfuEntryTooLarge(name: String, size: Int)
     /// The manifest lists no firmware image.
     case dfuNoImages
@@ -127,6 +130,10 @@ public enum FirmwareImageError: Error, Sendable, Equatable {
     case imagePastAddressSpace(address: UInt32, count: Int)
 
     // MARK: The front door (`Firmware`)
+
+    /// The file is larger than any file of its format for these boards can be (`size` nil: more
+    /// than `limit` bytes came from a source whose size was not known).
+    case fileTooLarge(format: Firmware.Format, size: Int?, limit: Int)
 
     /// The content matches no supported format.
     case unrecognizedFormat(fileName: String, detail: String)
@@ -147,7 +154,7 @@ extension FirmwareImageError: CustomStringConvertible, LocalizedError {
         case .missingColon(let p, _), .nonHexDigit(let p, _), .truncatedRecord(let p, _, _),
              .badChecksum(let p, _, _), .badRecordLength(let p, _, _, _), .unexpectedCharacter(let p, _, _),
              .unknownRecordType(let p, _), .addressOverflow(let p, _), .missingEndOfFile(let p),
-             .overlappingData(let p, _, _, _, _, _), .dataOutsideUniversalHexSection(let p, _):
+             .overlappingData(let p, _, _, _, _, _), .dataOutsideUniversalHexSection(let p, _), .lineTooLong(let p, _):
             return p
         default:
             return nil
@@ -182,6 +189,8 @@ extension FirmwareImageError: CustomStringConvertible, LocalizedError {
             return "overlapping data\(section): address \(hex8(address)) holds \(hex2(firstByte)) from line \(firstLine) and \(hex2(byte)) here; expected the same byte"
         case .dataOutsideUniversalHexSection(_, let firstDataLine):
             return "block-start (0A) record after data records that belong to no board (first on line \(firstDataLine)): expected every Universal Hex data record inside a board section"
+        case .lineTooLong(_, let limit):
+            return "the line goes on for more than \(limit) characters without a line break: expected one Intel HEX record per line"
         case .uf2Empty:
             return "the UF2 file is empty: export the program again"
         case let .uf2SizeNotBlockMultiple(size):
@@ -238,6 +247,9 @@ extension FirmwareImageError: CustomStringConvertible, LocalizedError {
         case let .dfuUnreadableEntry(name):
             return "the DFU package entry '\(name)' cannot be extracted: the zip is corrupt or uses an unsupported compression"
         case let .dfuEntryTooLarge(name, size):
+            if name == "*" {
+                return "the files the DFU package's manifest names come to \(grouped(size)) bytes, far more than any supported board's flash"
+            }
             return "the DFU package entry '\(name)' is \(size) bytes, larger than any supported board's flash"
         case .dfuNoImages:
             return "the DFU package's manifest lists no firmware image"
@@ -245,6 +257,9 @@ extension FirmwareImageError: CustomStringConvertible, LocalizedError {
             return "address \(hex8(address)) already holds \(hex2(existing)), and a later write brings \(hex2(new)): the file puts two different bytes at one address"
         case let .imagePastAddressSpace(address, count):
             return "\(count) bytes at \(hex8(address)) run past the end of the 32-bit address space: the file is corrupt"
+        case let .fileTooLarge(format, size, limit):
+            let found = size.map { "is \(grouped($0)) bytes" } ?? "holds more than \(grouped(limit)) bytes"
+            return "the file \(found), more than any \(format.displayName) file for these boards can hold: at most \(grouped(limit)) bytes (\(format.maximumFileSizeReason))"
         case .unrecognizedFormat(let name, let detail):
             return "\(name): not a firmware file this tool reads (Intel HEX, Universal Hex, UF2, MCUboot image, DFU zip): \(detail)"
         case .noImageForBoard(let board, let name, let wanted, let available):

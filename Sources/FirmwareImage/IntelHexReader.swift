@@ -29,7 +29,7 @@ public struct IntelHexFile: Sendable, Equatable {
     public var isUniversalHex: Bool { universalHexLayout != nil }
 }
 
-/// Reads Intel HEX and Universal Hex files from bytes.
+/// Reads Intel HEX and Universal Hex files, from bytes or as they stream in.
 ///
 /// Accepts record types 00-05 and 0A-0E, 0-255 data bytes per record, upper- and lower-case
 /// digits, LF, CRLF or CR line endings, blank lines, leading and trailing spaces, a UTF-8 byte
@@ -38,19 +38,36 @@ public struct IntelHexFile: Sendable, Equatable {
 /// are ignored with a warning (unless a Universal Hex block start follows). Overlapping records
 /// must agree byte for byte.
 ///
-/// One pass over the bytes, no per-record allocation: data is decoded straight into the current
-/// contiguous run of its board, and runs are sorted and merged at the end.
+/// One pass over the text, no per-record allocation: data is decoded straight into the current
+/// contiguous run of its board, and runs are sorted and merged at the end. From a
+/// `FirmwareByteSource` the text is read in pieces of `pieceSize` bytes and parsed a whole number
+/// of lines at a time, so only the data and one piece are held, never the whole text.
 public enum IntelHexReader {
+    /// How much text is read at a time from a source.
+    public static let pieceSize = 1 << 20
+    /// The longest line read from a source: a record is at most 521 characters, so a line
+    /// without a line break this long holds something else.
+    public static let maximumLineLength = 1 << 16
+
     /// Parses `bytes`.
     /// - Throws: `FirmwareImageError` with the line and column of the first problem.
     public static func parse(_ bytes: [UInt8]) throws -> IntelHexFile {
-        var pass = Pass(bytes: bytes, trace: nil)
-        try pass.run()
+        var source = ByteArraySource(bytes)
+        return try parse(source: &source)
+    }
+
+    /// Parses the text `source` yields, a whole number of lines at a time.
+    /// - Throws: `FirmwareImageError` with the line and column of the first problem; what the source throws.
+    public static func parse(source: inout some FirmwareByteSource) throws -> IntelHexFile {
+        var pass = Pass(trace: nil)
+        try run(&pass, source: &source)
         // File the last runs while the buffers are uniquely referenced (no copy), then let go.
         for k in pass.accumulators.indices { pass.accumulators[k].flush() }
         let accumulators = pass.accumulators
         pass.accumulators = []
-        let sections = try accumulators.map { try finish($0, bytes: bytes) }
+        let sections = try accumulators.map { acc in
+            try finish(acc) { address in try conflict(at: address, boardID: acc.boardID, source: &source) }
+        }
         var layout: UniversalHex.Layout?
         if pass.blockStarts > 0 {
             layout = pass.blockStarts > accumulators.filter({ $0.boardID != nil }).count ? .blocks : .sections
@@ -61,8 +78,57 @@ public enum IntelHexReader {
                             lineCount: pass.lineCount, warnings: pass.warnings)
     }
 
-    /// Sorts and merges an accumulator's runs into a memory image, or finds the lines of a conflict.
-    private static func finish(_ acc: Accumulator, bytes: [UInt8]) throws -> IntelHexFile.Section {
+    /// Feeds `source` to `pass` in pieces cut after a line break; the text after the last line
+    /// break of a piece is carried over to the next one.
+    private static func run(_ pass: inout Pass, source: inout some FirmwareByteSource) throws {
+        var carry: [UInt8] = []
+        while true {
+            let piece = try source.read(maximum: pieceSize)
+            if piece.isEmpty {
+                _ = try pass.feed(carry, end: carry.count, final: true)
+                return
+            }
+            var buffer: [UInt8]
+            if carry.isEmpty {
+                buffer = piece
+            } else {
+                buffer = carry
+                buffer.append(contentsOf: piece)
+            }
+            carry = []
+            var end = lineBreakEnd(in: buffer)
+            var partial = false
+            if end == 0 {
+                // No line break at all: read on, unless the line is already longer than any record.
+                guard buffer.count > maximumLineLength else {
+                    carry = buffer
+                    continue
+                }
+                end = buffer.count
+                partial = true
+            }
+            let consumed = try pass.feed(buffer, end: end, final: false, partialLine: partial)
+            if consumed < buffer.count { carry = Array(buffer[consumed...]) }
+        }
+    }
+
+    /// One past the last LF of `buffer`, or past its last CR when that is not its last byte (a CR
+    /// at the very end may be the first half of a CR LF); 0 when there is no such line break.
+    private static func lineBreakEnd(in buffer: [UInt8]) -> Int {
+        var k = buffer.count - 1
+        var lastCR = 0
+        while k >= 0 {
+            let c = buffer[k]
+            if c == IntelHexSyntax.lf { return k + 1 }
+            if c == IntelHexSyntax.cr, lastCR == 0, k < buffer.count - 1 { lastCR = k + 1 }
+            k -= 1
+        }
+        return lastCR
+    }
+
+    /// Sorts and merges an accumulator's runs into a memory image; `conflict` finds the lines of
+    /// a byte two records disagree about.
+    private static func finish(_ acc: Accumulator, conflict: (UInt32) throws -> FirmwareImageError) throws -> IntelHexFile.Section {
         var chunks = acc.chunks
         if chunks.count > 1 {
             chunks.sort { $0.start != $1.start ? $0.start < $1.start : $0.line < $1.line }
@@ -82,7 +148,7 @@ public enum IntelHexReader {
             let offset = Int(chunk.start - segments[li].start)
             let overlap = Int(min(end, lastEnd) - start)
             for k in 0..<overlap where segments[li].bytes[offset + k] != chunk.bytes[k] {
-                throw conflict(at: chunk.start + UInt32(k), boardID: acc.boardID, bytes: bytes)
+                throw try conflict(chunk.start + UInt32(k))
             }
             if end > lastEnd {
                 segments[li].bytes.append(contentsOf: chunk.bytes[Int(lastEnd - start)...])
@@ -94,12 +160,15 @@ public enum IntelHexReader {
                                     firstLine: acc.firstLine)
     }
 
-    /// Parses again, collecting every record that writes `address` in that board, to name both lines.
+    /// Reads the text again, collecting every record that writes `address` in that board, to name both lines.
     @inline(never)
-    private static func conflict(at address: UInt32, boardID: UInt16?, bytes: [UInt8]) -> FirmwareImageError {
-        var pass = Pass(bytes: bytes, trace: Trace(boardID: boardID, address: address))
-        do { try pass.run() } catch { return (error as? FirmwareImageError) ?? .emptyFile }
-        let hits = pass.trace?.hits ?? []
+    private static func conflict(at address: UInt32, boardID: UInt16?, source: inout some FirmwareByteSource) throws -> FirmwareImageError {
+        var hits: [(position: TextPosition, byte: UInt8)] = []
+        if (try? source.rewind()) != nil {
+            var pass = Pass(trace: Trace(boardID: boardID, address: address))
+            do { try run(&pass, source: &source) } catch let error as FirmwareImageError { return error }
+            hits = pass.trace?.hits ?? []
+        }
         guard let first = hits.first, let second = hits.first(where: { $0.byte != first.byte }) else {
             return .overlappingData(TextPosition(line: 0, column: 0), address: address, boardID: boardID,
                                     byte: 0, firstLine: 0, firstByte: 0)
@@ -192,9 +261,8 @@ private struct Trace {
     var hits: [(position: TextPosition, byte: UInt8)] = []
 }
 
-/// One pass over the file.
+/// One pass over the text, fed a whole number of lines at a time.
 private struct Pass {
-    let bytes: [UInt8]
     var trace: Trace?
 
     /// All boards' accumulators; the active one is swapped out into `active` while reading.
@@ -207,18 +275,35 @@ private struct Pass {
     var customDataOutside = 0
     var firstCustomDataOutsideLine = 0
 
-    init(bytes: [UInt8], trace: Trace?) {
-        self.bytes = bytes
+    // Where the reading stands between two pieces of text.
+    var line = 1
+    var base: UInt32 = 0
+    var records = 0
+    var eofLine = 0
+    var fedAny = false
+    /// Bytes of the current line already consumed by earlier feeds (text carried over mid-line).
+    var carriedColumns = 0
+    /// Set once the end-of-file record ended the records: what follows is only counted.
+    var afterEnd: LinesAfterEnd?
+
+    init(trace: Trace?) {
         self.trace = trace
     }
 
-    mutating func run() throws {
-        let array = self.bytes
-        let bytes = array.span
-        let n = bytes.count
+    /// Reads `array[0..<end]`. Unless `final`, the text ends with a line break, or `partialLine`
+    /// says it is one line too long to wait for its end. Returns the bytes consumed; the caller
+    /// feeds the rest again, followed by more text.
+    mutating func feed(_ array: [UInt8], end n: Int, final: Bool, partialLine: Bool = false) throws -> Int {
+        if var counter = afterEnd {
+            counter.count(array, end: n)
+            if final { finishLinesAfterEnd(&counter) }
+            afterEnd = counter
+            return n
+        }
+        let bytes = array.span.extracting(0..<n)
         let tableArray = IntelHexSyntax.hexValues
         let table = tableArray.span
-        var typeCounts = [Int](repeating: 0, count: 256)
+        var typeCounts = self.typeCounts
         var dataRecords00 = 0, dataRecords0D = 0
         defer {
             typeCounts[0x00] += dataRecords00
@@ -228,20 +313,33 @@ private struct Pass {
         let tracing = trace != nil
         let colon = IntelHexSyntax.colon, lf = IntelHexSyntax.lf, cr = IntelHexSyntax.cr
         var active = Accumulator(boardID: nil, firstLine: 1)
-        swap(&active, &accumulators[0])
+        swap(&active, &accumulators[activeIndex])
         defer { swap(&active, &accumulators[activeIndex]) }
 
         var i = 0
-        if n >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { i = 3 }
-        var line = 1
-        var lineStart = 0
-        var base: UInt32 = 0
-        var records = 0
-        var eofLine = 0
+        if !fedAny {
+            fedAny = true
+            if n >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { i = 3 }
+        }
+        var line = self.line
+        var lineStart = -carriedColumns
+        carriedColumns = 0
+        var base = self.base
+        var records = self.records
+        var ended = false
+        defer {
+            self.line = line
+            self.base = base
+            self.records = records
+        }
 
         scan: while i < n {
             let c = bytes[i]
             if c == colon {
+                if partialLine, !Self.lineEnds(in: bytes, from: i) {
+                    throw FirmwareImageError.lineTooLong(TextPosition(line: line, column: i - lineStart + 1),
+                                                         limit: IntelHexReader.maximumLineLength)
+                }
                 let before = active.used
                 active.ensureRoom(hint: (n - i) / 2)
                 let h = try IntelHexSyntax.decodeRecord(bytes, colon: i, table: table, line: line,
@@ -270,7 +368,7 @@ private struct Pass {
                         active.startRun(at: a, length: h.length, line: line)
                     }
                     active.dataRecords += 1
-                    if tracing { record(a, length: h.length, board: active.boardID, line: line, colon: i, lineStart: lineStart) }
+                    if tracing { record(a, length: h.length, board: active.boardID, bytes: bytes, line: line, colon: i, lineStart: lineStart) }
                     i = h.lineEnd
                     if i < n, bytes[i] == lf {
                         // The common case, handled here rather than by another turn of the loop.
@@ -285,9 +383,25 @@ private struct Pass {
                 switch h.type {
                 case 0x01:
                     try expectLength(h, 0, "0", line: line, column: i - lineStart + 2)
+                    if blockStarts > 0 {
+                        switch Self.blockStartFollows(in: bytes, after: h.lineEnd, final: final) {
+                        case .yes:
+                            eofLine = line
+                            i = h.lineEnd
+                            continue scan
+                        case .no:
+                            break
+                        case .notYetKnown:
+                            // The records that decide it are in the text to come: read this one again then.
+                            records -= 1
+                            typeCounts[0x01] -= 1
+                            carriedColumns = i - lineStart
+                            return i
+                        }
+                    }
                     eofLine = line
                     i = h.lineEnd
-                    if blockStarts > 0, blockStartFollows(after: i) { break }
+                    ended = true
                     break scan
                 case 0x02, 0x04:
                     try expectLength(h, 2, "2", line: line, column: i - lineStart + 2)
@@ -331,15 +445,49 @@ private struct Pass {
                 throw FirmwareImageError.missingColon(TextPosition(line: line, column: i - lineStart + 1), found: c)
             }
         }
+        if ended, i < n || !final {
+            // The end-of-file record ended the records: count what follows, in this text and the next.
+            var counter = LinesAfterEnd(eofLine: eofLine, line: line)
+            counter.count(array, from: i, end: n)
+            if final { finishLinesAfterEnd(&counter) }
+            afterEnd = counter
+            return n
+        }
+        if i >= n, lineStart != n { carriedColumns = i - lineStart }
+        guard final else { return n }
         lineCount = line - (lineStart == n && n > 0 ? 1 : 0)
         if eofLine == 0 {
             if records == 0 { throw FirmwareImageError.emptyFile }
             throw FirmwareImageError.missingEndOfFile(TextPosition(line: line, column: i - lineStart + 1))
         }
+        noteCustomData()
+        return n
+    }
+
+    private mutating func finishLinesAfterEnd(_ counter: inout LinesAfterEnd) {
+        counter.finish()
+        lineCount = counter.lineCount
+        noteCustomData()
+        if counter.lines > 0 {
+            warnings.append(.linesAfterEndOfFile(eofLine: counter.eofLine, firstLine: counter.firstLine, lines: counter.lines,
+                                                 recordTypes: counter.types, dataBytes: counter.dataBytes))
+        }
+    }
+
+    private mutating func noteCustomData() {
         if customDataOutside > 0 {
             warnings.append(.customDataOutsideUniversalHex(records: customDataOutside, firstLine: firstCustomDataOutsideLine))
         }
-        if i < n { noteLinesAfterEndOfFile(from: i, eofLine: eofLine, line: line) }
+    }
+
+    /// True when a line break follows `start` in `bytes`.
+    private static func lineEnds(in bytes: Span<UInt8>, from start: Int) -> Bool {
+        var k = start
+        while k < bytes.count {
+            if bytes[k] == IntelHexSyntax.lf || bytes[k] == IntelHexSyntax.cr { return true }
+            k += 1
+        }
+        return false
     }
 
     /// Makes `id`'s accumulator the active one.
@@ -375,7 +523,7 @@ private struct Pass {
         }
     }
 
-    private mutating func record(_ a: UInt32, length: Int, board: UInt16?, line: Int, colon: Int, lineStart: Int) {
+    private mutating func record(_ a: UInt32, length: Int, board: UInt16?, bytes: Span<UInt8>, line: Int, colon: Int, lineStart: Int) {
         guard let t = trace, t.boardID == board, a <= t.address, UInt64(t.address) < UInt64(a) + UInt64(length) else { return }
         let q = colon + 9 + 2 * Int(t.address - a)
         let table = IntelHexSyntax.hexValues
@@ -383,64 +531,113 @@ private struct Pass {
         trace?.hits.append((TextPosition(line: line, column: q - lineStart + 1), byte))
     }
 
-    /// True when the next records (after blank lines) are a block start, or an address record and a block start.
-    private func blockStartFollows(after start: Int) -> Bool {
+    enum Lookahead { case yes, no, notYetKnown }
+
+    /// Whether the next records (after blank lines) are a block start, or an address record and a
+    /// block start; not yet known when the text ends before they do and more is to come.
+    private static func blockStartFollows(in bytes: Span<UInt8>, after start: Int, final: Bool) -> Lookahead {
         var types: [UInt8] = []
         var i = start
         let table = IntelHexSyntax.hexValues
         while i < bytes.count, types.count < 2 {
             let c = bytes[i]
             if c == IntelHexSyntax.colon {
-                guard i + 8 < bytes.count else { return false }
+                guard i + 8 < bytes.count else { return final ? .no : .notYetKnown }
                 types.append(table[Int(bytes[i + 7])] << 4 | table[Int(bytes[i + 8])])
                 while i < bytes.count, bytes[i] != IntelHexSyntax.lf, bytes[i] != IntelHexSyntax.cr { i += 1 }
             } else if c == IntelHexSyntax.lf || c == IntelHexSyntax.cr || c == IntelHexSyntax.space || c == IntelHexSyntax.tab {
                 i += 1
             } else {
-                return false
+                return .no
             }
         }
-        return types.first == 0x0A || (types.first == 0x04 && types.dropFirst().first == 0x0A)
+        if types.count < 2, !final, types.first == 0x04 || types.isEmpty { return .notYetKnown }
+        return types.first == 0x0A || (types.first == 0x04 && types.dropFirst().first == 0x0A) ? .yes : .no
+    }
+}
+
+/// Counts the lines after the end-of-file record, leniently, for the warning; text may come in
+/// pieces cut anywhere.
+private struct LinesAfterEnd {
+    let eofLine: Int
+    var line: Int
+    var lines = 0
+    var firstLine = 0
+    var dataBytes = 0
+    var types: [UInt8: Int] = [:]
+    /// The current line: its first bytes from the first non-blank one, its length up to its last
+    /// byte that is not blank (or 0x1A), and whether a CR ended the previous piece.
+    private var head: [UInt8] = []
+    private var started = false
+    private var length = 0
+    private var seen = 0
+    private var pendingCR = false
+    /// True when the text seen so far ends right after a line break.
+    private var atLineStart = false
+
+    init(eofLine: Int, line: Int) {
+        self.eofLine = eofLine
+        self.line = line
     }
 
-    /// Counts what follows the end-of-file record, leniently, for the warning.
-    private mutating func noteLinesAfterEndOfFile(from start: Int, eofLine: Int, line startLine: Int) {
-        let table = IntelHexSyntax.hexValues
-        var i = start, line = startLine, lines = 0, firstLine = 0, dataBytes = 0
-        var types: [UInt8: Int] = [:]
-        var lineBegin = start
-        func endLine(_ end: Int) {
-            var a = lineBegin, b = end
-            while a < b, bytes[a] == IntelHexSyntax.space || bytes[a] == IntelHexSyntax.tab { a += 1 }
-            while b > a, bytes[b - 1] == IntelHexSyntax.space || bytes[b - 1] == IntelHexSyntax.tab || bytes[b - 1] == 0x1A { b -= 1 }
-            guard a < b else { return }
-            lines += 1
-            if firstLine == 0 { firstLine = line }
-            guard bytes[a] == IntelHexSyntax.colon, b - a >= 9 else { return }
-            let ll = table[Int(bytes[a + 1])] << 4 | table[Int(bytes[a + 2])]
-            let type = table[Int(bytes[a + 7])] << 4 | table[Int(bytes[a + 8])]
-            guard (table[Int(bytes[a + 7])] | table[Int(bytes[a + 8])]) & IntelHexSyntax.invalid == 0 else { return }
-            types[type, default: 0] += 1
-            if type == 0x00, (table[Int(bytes[a + 1])] | table[Int(bytes[a + 2])]) & IntelHexSyntax.invalid == 0 {
-                dataBytes += Int(ll)
-            }
+    /// Lines in the file: a last line without a line break counts.
+    var lineCount: Int { line - (atLineStart ? 1 : 0) }
+
+    mutating func count(_ bytes: [UInt8], from start: Int = 0, end: Int) {
+        var i = start
+        if pendingCR, i < end {
+            pendingCR = false
+            if bytes[i] == IntelHexSyntax.lf { i += 1 }
         }
-        while i < bytes.count {
+        while i < end {
             let c = bytes[i]
             if c == IntelHexSyntax.lf || c == IntelHexSyntax.cr {
-                endLine(i)
-                i += (c == IntelHexSyntax.cr && i + 1 < bytes.count && bytes[i + 1] == IntelHexSyntax.lf) ? 2 : 1
-                line += 1
-                lineBegin = i
-            } else {
+                endLine()
                 i += 1
+                if c == IntelHexSyntax.cr {
+                    if i < end {
+                        if bytes[i] == IntelHexSyntax.lf { i += 1 }
+                    } else {
+                        pendingCR = true
+                    }
+                }
+                line += 1
+                atLineStart = true
+                continue
             }
+            atLineStart = false
+            if !started {
+                if c == IntelHexSyntax.space || c == IntelHexSyntax.tab { i += 1; continue }
+                started = true
+            }
+            seen += 1
+            if head.count < 9 { head.append(c) }
+            if c != IntelHexSyntax.space, c != IntelHexSyntax.tab, c != 0x1A { length = seen }
+            i += 1
         }
-        endLine(bytes.count)
-        lineCount = line - (lineBegin == bytes.count ? 1 : 0)
-        if lines > 0 {
-            warnings.append(.linesAfterEndOfFile(eofLine: eofLine, firstLine: firstLine, lines: lines,
-                                                 recordTypes: types, dataBytes: dataBytes))
+    }
+
+    /// The text is over: a last line without a line break counts.
+    mutating func finish() { endLine() }
+
+    private mutating func endLine() {
+        defer {
+            head.removeAll(keepingCapacity: true)
+            started = false
+            length = 0
+            seen = 0
+        }
+        guard length > 0 else { return }
+        lines += 1
+        if firstLine == 0 { firstLine = line }
+        guard head.first == IntelHexSyntax.colon, length >= 9, head.count >= 9 else { return }
+        let table = IntelHexSyntax.hexValues
+        let ll = table[Int(head[1])] << 4 | table[Int(head[2])]
+        let type = table[Int(head[7])] << 4 | table[Int(head[8])]
+        guard (table[Int(head[7])] | table[Int(head[8])]) & IntelHexSyntax.invalid == 0 else { return }
+        types[type, default: 0] += 1
+        if type == 0x00, (table[Int(head[1])] | table[Int(head[2])]) & IntelHexSyntax.invalid == 0 {
+            dataBytes += Int(ll)
         }
     }
 }
