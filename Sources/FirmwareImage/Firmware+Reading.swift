@@ -28,6 +28,7 @@ extension Firmware {
         switch format {
         case .intelHex, .universalHex:
             var rest = LimitedSource(head: head, rest: source, limit: limit, format: format)
+            defer { source = rest.rest }
             return try fromHex(IntelHexReader.parse(source: &rest), fileName: fileName)
         case .uf2, .mcuboot, .dfuPackage:
             var bytes = head

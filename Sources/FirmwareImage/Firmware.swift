@@ -99,21 +99,7 @@ public struct Firmware: Sendable, Equatable {
         case .mcuboot:
             return try mcubootFirmware(MCUbootImage(bytes: bytes), fileName: fileName, format: .mcuboot)
         case .dfuPackage:
-            let package = try DFUPackage(zipBytes: bytes)
-            guard let app = package.images.first(where: { $0.role == .application }) ?? package.images.first else {
-                throw FirmwareImageError.dfuNoImages
-            }
-            var firmware: Firmware
-            if let mcuboot = app.mcubootImage {
-                firmware = try mcubootFirmware(mcuboot, fileName: fileName, format: .dfuPackage)
-            } else {
-                var image = MemoryImage()
-                try image.write(app.bytes, at: app.loadAddress ?? 0, overwrite: true)
-                firmware = Firmware(fileName: fileName, format: .dfuPackage,
-                                    sections: [Section(family: nil, image: image, warnings: [])])
-            }
-            firmware.dfuPackage = package
-            return firmware
+            return try dfuPackageFirmware(DFUPackage(zipBytes: bytes), fileName: fileName)
         }
     }
 

@@ -121,6 +121,19 @@ public enum FirmwareImageError: Error, Sendable, Equatable {
     case dfuEntryTooLarge(name: String, size: Int)
     /// The manifest lists no firmware image.
     case dfuNoImages
+    /// The package holds no application bitflash could flash, only these parts (`name (role)`).
+    case dfuNoApplication(parts: [String])
+    /// A McuMgr package's application is not a valid MCUboot image; `reason` says why.
+    case dfuNotMCUboot(name: String, reason: String)
+    /// A Nordic package's init packet is absent (`name` nil) or of a kind that names no supported
+    /// board (`size` bytes).
+    case dfuUnknownInitPacket(name: String?, size: Int)
+    /// A Nordic package's init packet does not describe its binary; `problem` says how.
+    case dfuInitPacketMismatch(bin: String, problem: String)
+    /// A legacy init packet asks for SoftDevices (FWIDs) none of which these boards run.
+    case dfuWrongSoftDevice(listed: String)
+    /// A Nordic package's binary is empty or larger than the family's application region.
+    case dfuApplicationTooLarge(name: String, size: Int, family: ChipFamily)
 
     // MARK: Memory images
 
@@ -253,13 +266,32 @@ extension FirmwareImageError: CustomStringConvertible, LocalizedError {
             return "the DFU package entry '\(name)' is \(size) bytes, larger than any supported board's flash"
         case .dfuNoImages:
             return "the DFU package's manifest lists no firmware image"
+        case let .dfuNoApplication(parts):
+            return "the DFU package holds no application image bitflash can flash (it holds \(parts.joined(separator: ", "))): update a SoftDevice, a bootloader or another core with nRF Connect"
+        case let .dfuNotMCUboot(name, reason):
+            return "the DFU package's '\(name)' is not a valid MCUboot image, which a McuMgr package must hold: \(reason)"
+        case let .dfuUnknownInitPacket(name, size):
+            guard let name else {
+                return "the Nordic DFU package names no init packet (dat_file) for its application, so neither the board it is for nor its integrity can be checked: make it again with `bitflash convert FILE.hex --to nordic-dfu-zip`"
+            }
+            return "\(name) is \(size) bytes: neither the 56-byte microbit_app command of the micro:bit V2 and Calliope mini 3 bootloader nor the 14-byte legacy packet of the micro:bit V1 and Calliope mini 1/2 bootloader (a signed nrfutil packet is not read), so the board the package is for is unknown: make it with `bitflash convert FILE.hex --to nordic-dfu-zip`"
+        case let .dfuInitPacketMismatch(bin, problem):
+            return "the DFU package's init packet does not match \(bin): \(problem); the package is corrupt or its files come from two builds: make it again"
+        case let .dfuWrongSoftDevice(listed):
+            return "the DFU package's legacy init packet asks for SoftDevice FWID \(listed); micro:bit V1 and Calliope mini 1/2 run S110 8.0.0 (0x0064), so their bootloader would refuse it: the package is for another board"
+        case let .dfuApplicationTooLarge(name, size, family):
+            let region = family.layout.application
+            return "the DFU package's \(name) is \(grouped(size)) bytes; a \(family.chipName) application goes from \(hex8(region.lowerBound)) to the bootloader at \(hex8(region.upperBound)) (\(grouped(region.count)) bytes at most)"
         case let .imageConflict(address, existing, new):
             return "address \(hex8(address)) already holds \(hex2(existing)), and a later write brings \(hex2(new)): the file puts two different bytes at one address"
         case let .imagePastAddressSpace(address, count):
             return "\(count) bytes at \(hex8(address)) run past the end of the 32-bit address space: the file is corrupt"
         case let .fileTooLarge(format, size, limit):
-            let found = size.map { "is \(grouped($0)) bytes" } ?? "holds more than \(grouped(limit)) bytes"
-            return "the file \(found), more than any \(format.displayName) file for these boards can hold: at most \(grouped(limit)) bytes (\(format.maximumFileSizeReason))"
+            let kind = format == .universalHex ? Firmware.Format.intelHex.displayName : format.displayName
+            guard let size else {
+                return "the file goes on past \(grouped(limit)) bytes, the most an \(kind) file for these boards can be (\(format.maximumFileSizeReason))"
+            }
+            return "the file is \(grouped(size)) bytes; an \(kind) file for these boards is at most \(grouped(limit)) bytes (\(format.maximumFileSizeReason))"
         case .unrecognizedFormat(let name, let detail):
             return "\(name): not a firmware file this tool reads (Intel HEX, Universal Hex, UF2, MCUboot image, DFU zip): \(detail)"
         case .noImageForBoard(let board, let name, let wanted, let available):
