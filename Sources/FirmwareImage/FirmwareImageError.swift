@@ -55,6 +55,10 @@ public enum FirmwareImageError: Error, Sendable, Equatable {
     case dataOutsideUniversalHexSection(TextPosition, firstDataLine: Int)
     /// A record's line goes on for more than `limit` characters without a line break.
     case lineTooLong(TextPosition, limit: Int)
+    /// A Universal Hex block start names a board ID after `limit` others.
+    case tooManySections(TextPosition, limit: Int)
+    /// One board's data falls into more than `limit` separate address ranges.
+    case tooManyRuns(boardID: UInt16?, limit: Int)
 
     // MARK: UF2
     /// The file holds no UF2 block at all.
@@ -167,7 +171,8 @@ extension FirmwareImageError: CustomStringConvertible, LocalizedError {
         case .missingColon(let p, _), .nonHexDigit(let p, _), .truncatedRecord(let p, _, _),
              .badChecksum(let p, _, _), .badRecordLength(let p, _, _, _), .unexpectedCharacter(let p, _, _),
              .unknownRecordType(let p, _), .addressOverflow(let p, _), .missingEndOfFile(let p),
-             .overlappingData(let p, _, _, _, _, _), .dataOutsideUniversalHexSection(let p, _), .lineTooLong(let p, _):
+             .overlappingData(let p, _, _, _, _, _), .dataOutsideUniversalHexSection(let p, _), .lineTooLong(let p, _),
+             .tooManySections(let p, _):
             return p
         default:
             return nil
@@ -202,6 +207,11 @@ extension FirmwareImageError: CustomStringConvertible, LocalizedError {
             return "overlapping data\(section): address \(hex8(address)) holds \(hex2(firstByte)) from line \(firstLine) and \(hex2(byte)) here; expected the same byte"
         case .dataOutsideUniversalHexSection(_, let firstDataLine):
             return "block-start (0A) record after data records that belong to no board (first on line \(firstDataLine)): expected every Universal Hex data record inside a board section"
+        case .tooManySections(_, let limit):
+            return "a block start for yet another board ID, after \(limit) of them: a Universal Hex for these boards has one section per board (six board IDs)"
+        case let .tooManyRuns(board, limit):
+            let section = board.map { " of the section for board ID \(UniversalHex.boardIDString($0))" } ?? ""
+            return "the data\(section) falls into more than \(grouped(limit)) separate address ranges; firmware for these boards has a few dozen: the file is not firmware for them"
         case .lineTooLong(_, let limit):
             return "the line goes on for more than \(limit) characters without a line break: expected one Intel HEX record per line"
         case .uf2Empty:

@@ -48,6 +48,11 @@ public enum IntelHexReader {
     /// The longest line read from a source: a record is at most 521 characters, so a line
     /// without a line break this long holds something else.
     public static let maximumLineLength = 1 << 16
+    /// The most separate address ranges one board's data may fall into: firmware for these boards
+    /// has a few dozen, and each range costs memory of its own.
+    public static let maximumRuns = 1 << 16
+    /// The most board sections a Universal Hex may have: these boards use six board IDs.
+    public static let maximumSections = 64
 
     /// Parses `bytes`.
     /// - Throws: `FirmwareImageError` with the line and column of the first problem.
@@ -63,10 +68,12 @@ public enum IntelHexReader {
         try run(&pass, source: &source)
         // File the last runs while the buffers are uniquely referenced (no copy), then let go.
         for k in pass.accumulators.indices { pass.accumulators[k].flush() }
-        let accumulators = pass.accumulators
+        var accumulators = pass.accumulators
         pass.accumulators = []
-        let sections = try accumulators.map { acc in
-            try finish(acc) { address in try conflict(at: address, boardID: acc.boardID, source: &source) }
+        var sections: [IntelHexFile.Section] = []
+        for k in accumulators.indices {
+            let id = accumulators[k].boardID
+            sections.append(try finish(&accumulators[k]) { address in try conflict(at: address, boardID: id, source: &source) })
         }
         var layout: UniversalHex.Layout?
         if pass.blockStarts > 0 {
@@ -128,18 +135,24 @@ public enum IntelHexReader {
 
     /// Sorts and merges an accumulator's runs into a memory image; `conflict` finds the lines of
     /// a byte two records disagree about.
-    private static func finish(_ acc: Accumulator, conflict: (UInt32) throws -> FirmwareImageError) throws -> IntelHexFile.Section {
+    private static func finish(_ acc: inout Accumulator, conflict: (UInt32) throws -> FirmwareImageError) throws -> IntelHexFile.Section {
         var chunks = acc.chunks
+        acc.chunks = []
         if chunks.count > 1 {
             chunks.sort { $0.start != $1.start ? $0.start < $1.start : $0.line < $1.line }
         }
         var segments: [MemoryImage.Segment] = []
-        segments.reserveCapacity(chunks.count)
+        let buffer = acc.buffer
+        acc.buffer = []
         for chunk in chunks {
-            let start = UInt64(chunk.start), end = start + UInt64(chunk.bytes.count)
+            let start = UInt64(chunk.start), end = start + UInt64(chunk.count)
+            let bytes = buffer[chunk.offset..<(chunk.offset + chunk.count)]
             let li = segments.count - 1
             guard li >= 0, start <= UInt64(segments[li].end) else {
-                segments.append(MemoryImage.Segment(start: chunk.start, bytes: chunk.bytes))
+                guard segments.count < maximumRuns else {
+                    throw FirmwareImageError.tooManyRuns(boardID: acc.boardID, limit: maximumRuns)
+                }
+                segments.append(MemoryImage.Segment(start: chunk.start, bytes: Array(bytes)))
                 continue
             }
             // Touches or overlaps the last segment (records out of order, or repeated): overlapping
@@ -147,13 +160,14 @@ public enum IntelHexReader {
             let lastEnd = UInt64(segments[li].end)
             let offset = Int(chunk.start - segments[li].start)
             let overlap = Int(min(end, lastEnd) - start)
-            for k in 0..<overlap where segments[li].bytes[offset + k] != chunk.bytes[k] {
+            for k in 0..<overlap where segments[li].bytes[offset + k] != bytes[bytes.startIndex + k] {
                 throw try conflict(chunk.start + UInt32(k))
             }
             if end > lastEnd {
-                segments[li].bytes.append(contentsOf: chunk.bytes[Int(lastEnd - start)...])
+                segments[li].bytes.append(contentsOf: bytes[(bytes.startIndex + Int(lastEnd - start))...])
             }
         }
+        chunks = []
         return IntelHexFile.Section(boardID: acc.boardID, image: MemoryImage(segments: segments),
                                     startAddress: acc.startAddress, dataRecords: acc.dataRecords,
                                     otherDataRecords: acc.otherDataRecords, otherDataBytes: acc.otherDataBytes,
@@ -178,21 +192,37 @@ public enum IntelHexReader {
     }
 }
 
-/// A contiguous run of data as it was read, before sorting.
+/// A contiguous run of data as it was read, before sorting: where its bytes are in the
+/// accumulator's buffer.
 private struct Chunk {
     var start: UInt32
-    var bytes: [UInt8]
-    var line: Int
+    var offset32: UInt32
+    var count32: UInt32
+    var line32: Int32
+
+    init(start: UInt32, offset: Int, count: Int, line: Int) {
+        self.start = start
+        offset32 = UInt32(truncatingIfNeeded: offset)
+        count32 = UInt32(truncatingIfNeeded: count)
+        line32 = Int32(truncatingIfNeeded: line)
+    }
+
+    var offset: Int { Int(offset32) }
+    var count: Int { Int(count32) }
+    var line: Int { Int(line32) }
 }
 
 /// The data of one board while reading.
 private struct Accumulator {
     var boardID: UInt16?
     var chunks: [Chunk] = []
-    /// The run being extended is `buffer[0..<used]`; records are decoded straight into the buffer,
-    /// which always has room for one more record (255 bytes) and is reused from run to run.
+    /// Every data byte of the board, run after run, in the order read: records are decoded
+    /// straight into it at `used`, and it always has room for one more record (255 bytes). A
+    /// file of many small scattered records costs one index entry per run, not one array.
     var buffer: [UInt8] = []
     var used = 0
+    /// The run being extended is `buffer[runOffset..<used]`, at `currentStart`.
+    var runOffset = 0
     var currentStart: UInt32 = 0
     var currentLine = 0
     var startAddress: StartAddress?
@@ -215,38 +245,23 @@ private struct Accumulator {
 
     @inline(never)
     mutating func grow(hint: Int) {
-        let add = buffer.isEmpty ? max(1024, hint) : max(buffer.count, 1024)
+        let add = buffer.isEmpty ? max(1024, min(hint, 1 << 16)) : max(buffer.count, 1024)
         buffer.append(contentsOf: repeatElement(0, count: add))
     }
 
-    /// Files the current run as a chunk. The buffer is handed over when the run fills most of it,
-    /// else the run is copied and the buffer kept.
+    /// Files the current run as a chunk.
     mutating func endRun() {
-        guard used > 0 else { return }
-        if used * 2 >= buffer.count {
-            buffer.removeLast(buffer.count - used)
-            chunks.append(Chunk(start: currentStart, bytes: buffer, line: currentLine))
-            buffer = []
-        } else {
-            chunks.append(Chunk(start: currentStart, bytes: Array(buffer[0..<used]), line: currentLine))
-        }
-        used = 0
+        guard used > runOffset else { return }
+        chunks.append(Chunk(start: currentStart, offset: runOffset, count: used - runOffset, line: currentLine))
+        runOffset = used
     }
 
     /// Starts a new run at `address` with the record just decoded at `buffer[used..<used+length]`.
     mutating func startRun(at address: UInt32, length: Int, line: Int) {
         if firstDataLine == 0 { firstDataLine = line }
-        if used > 0 {
-            let record = Array(buffer[used..<(used + length)])
-            endRun()
-            if buffer.isEmpty {
-                buffer = record
-            } else {
-                var out = buffer.mutableSpan
-                for k in 0..<length { out[k] = record[k] }
-            }
-        }
-        used = length
+        endRun()
+        runOffset = used
+        used += length
         currentStart = address
         currentLine = line
     }
@@ -362,7 +377,7 @@ private struct Pass {
                                                                  address: address + UInt64(h.length))
                     }
                     let a = UInt32(truncatingIfNeeded: address)
-                    if before != 0, a == active.currentStart &+ UInt32(truncatingIfNeeded: before) {
+                    if before != active.runOffset, a == active.currentStart &+ UInt32(truncatingIfNeeded: before &- active.runOffset) {
                         active.used = before &+ h.length
                     } else {
                         active.startRun(at: a, length: h.length, line: line)
@@ -510,6 +525,10 @@ private struct Pass {
         if let k = accumulators.firstIndex(where: { $0.boardID == id }) {
             activeIndex = k
         } else {
+            guard accumulators.count < IntelHexReader.maximumSections else {
+                swap(&active, &accumulators[activeIndex])
+                throw FirmwareImageError.tooManySections(TextPosition(line: line, column: column), limit: IntelHexReader.maximumSections)
+            }
             accumulators.append(Accumulator(boardID: id, firstLine: line))
             activeIndex = accumulators.count - 1
         }

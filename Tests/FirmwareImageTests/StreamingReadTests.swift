@@ -114,6 +114,30 @@ import TestSupport
         }
     }
 
+    @Test func scatteredDataAndEndlessSectionsAreRefusedBeforeTheyCostMemory() throws {
+        // One byte at every other address: each byte a range of its own.
+        var text = ":020000040000FA\n"
+        for k in 0...IntelHexReader.maximumRuns {
+            text += IntelHexRecord(type: .data, offset: UInt16(truncatingIfNeeded: 2 * k), data: [0x55]).encoded() + "\n"
+            if (2 * k + 2) % 0x10000 == 0 { text += IntelHexRecord.extendedLinearAddress(upper: UInt16((2 * k + 2) >> 16)).encoded() + "\n" }
+        }
+        text += ":00000001FF\n"
+        #expect(throws: FirmwareImageError.tooManyRuns(boardID: nil, limit: IntelHexReader.maximumRuns)) {
+            try IntelHexReader.parse(HexFixtures.bytes(text))
+        }
+        // A block start for one board ID after another.
+        var sections = ""
+        for id in 0...IntelHexReader.maximumSections {
+            sections += IntelHexRecord.blockStart(boardID: UInt16(id)).encoded() + "\n"
+            sections += IntelHexRecord(type: .customData, offset: 0, data: [0x55]).encoded() + "\n"
+        }
+        sections += ":00000001FF\n"
+        #expect(throws: FirmwareImageError.tooManySections(TextPosition(line: 2 * IntelHexReader.maximumSections + 1, column: 1),
+                                                            limit: IntelHexReader.maximumSections)) {
+            try IntelHexReader.parse(HexFixtures.bytes(sections))
+        }
+    }
+
     @Test(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.skipMessage)))
     func corpusHexesOfEveryShapeStreamToWhatTheWholeFileGives() throws {
         // Universal Hex in both layouts, CRLF, MicroPython, data after the end, no final line break.
