@@ -36,7 +36,7 @@ struct ConvertCommand: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: ArgumentHelp("The output file.", valueName: "OUT"))
     var output: String
 
-    @Option(help: ArgumentHelp("For bin: the address range, e.g. 0x1C000-0x77000.", valueName: "START-END"))
+    @Option(help: ArgumentHelp("For bin: the address range, e.g. 0x1C000-0x77000, inside the board's flash or UICR.", valueName: "START-END"))
     var range: String?
 
     func run() async throws {
@@ -55,7 +55,12 @@ struct ConvertCommand: AsyncParsableCommand {
             case .hex:
                 bytes = IntelHexWriter.write(image)
             case .bin:
-                let r = try range.map(Self.parseRange) ?? layout.application
+                let r = try range.map { try Self.parseRange($0, board: board) } ?? layout.application
+                guard image.hasData(in: r) else {
+                    let named = range == nil ? " (the application region; give another with --range)" : ""
+                    throw CLIError(.badFirmware, "\(file): the \(board.displayName) image has no data in \(Self.hex(r.lowerBound))-\(Self.hex(r.upperBound))\(named): "
+                                       + "a binary of it would be \(Figures.grouped(r.count)) bytes of 0xFF, so none is written")
+                }
                 bytes = image.read(r)
             case .uf2:
                 guard let family = board.family.uf2FamilyID else {
@@ -92,14 +97,23 @@ struct ConvertCommand: AsyncParsableCommand {
         return try DFUPackage.nordicZip(application: app.bytes, initPacket: packet, legacy: legacy)
     }
 
-    static func parseRange(_ text: String) throws -> Range<UInt32> {
+    /// `START-END` (hex with 0x, or decimal), which must lie inside the board's flash or its UICR page:
+    /// a binary never holds more than the board can.
+    static func parseRange(_ text: String, board: Board) throws -> Range<UInt32> {
         let parts = text.split(separator: "-").map { $0.trimmingCharacters(in: .whitespaces) }
-        func number(_ s: String) -> UInt32? {
-            s.lowercased().hasPrefix("0x") ? UInt32(s.dropFirst(2), radix: 16) : UInt32(s)
+        func number(_ s: String) -> UInt64? {
+            s.lowercased().hasPrefix("0x") ? UInt64(s.dropFirst(2), radix: 16) : UInt64(s)
         }
         guard parts.count == 2, let a = number(parts[0]), let b = number(parts[1]), a < b else {
             throw CLIError(.usage, "--range \(text): expected START-END with START below END, e.g. 0x1C000-0x77000")
         }
-        return a..<b
+        let layout = board.family.layout
+        for area in [layout.flash, layout.uicr] where a >= UInt64(area.lowerBound) && b <= UInt64(area.upperBound) {
+            return UInt32(a)..<UInt32(b)
+        }
+        throw CLIError(.usage, "--range \(text): reaches outside the \(board.displayName)'s flash (\(hex(0))-\(hex(layout.flashSize)), "
+                           + "\(layout.flashSize / 1024) KiB) and its UICR (\(hex(layout.uicr.lowerBound))-\(hex(layout.uicr.upperBound))): give a range inside one of them")
     }
+
+    static func hex(_ v: UInt32) -> String { "0x" + String(format: "%05X", v) }
 }
