@@ -75,11 +75,7 @@ struct ConvertCommand: AsyncParsableCommand {
             case .nordicDFUZip:
                 bytes = try Self.nordicPackage(of: image, board: board, file: file)
             }
-            do {
-                try Data(bytes).write(to: URL(fileURLWithPath: output))
-            } catch {
-                throw CLIError(.cannotWrite, "\(output): cannot write: \(error.localizedDescription)")
-            }
+            try OutputFile.write(bytes, to: output, what: "the \(to.rawValue) file", inputs: [file])
             StdOut.write("wrote \(output): \(to.rawValue), \(Figures.grouped(bytes.count)) bytes for \(board.displayName)\n")
             return .ok
         }

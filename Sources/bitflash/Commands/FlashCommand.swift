@@ -90,6 +90,7 @@ struct FlashCommand: AsyncParsableCommand {
             if !devices.isEmpty || allInRange { return try await runOnDevices() }
             Verbose.bootstrap(output.verbose)
             let profile = simulate ?? .default
+            if let trace = output.trace { try OutputFile.refuseInputs(trace, inputs: [file] + (dfuImage.map { [$0] } ?? []), what: "the trace") }
             let firmware = try FirmwareFileLoading.loadForFlash(file)
             let plan = try makePlan(firmware, profile: profile)
             let store = SimStore(option: simulation.simState)
@@ -119,7 +120,7 @@ struct FlashCommand: AsyncParsableCommand {
                 Verbose.dump(first.trace, names: names)
                 if let trace = output.trace {
                     try TraceFile.write(first.trace, names: names, to: trace, header: traceHeader(profile: profile, plans: ids.map { ($0.name, $0.plan.resume) }),
-                                        results: results, full: output.verbose > 0)
+                                        results: results, full: output.verbose > 0, inputs: [file] + (dfuImage.map { [$0] } ?? []))
                 }
             }
             for r in results { out.result(r) }

@@ -62,7 +62,7 @@ enum TraceFile {
     /// run's lines (without the board's internals, timers and protocol traces unless `full`),
     /// then one `result` line per board (`TraceResult`).
     static func write(_ trace: Trace, names: [String], to path: String, header: TraceHeader? = nil,
-                      results: [FlashResult] = [], full: Bool = true) throws {
+                      results: [FlashResult] = [], full: Bool = true, inputs: [String] = []) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var out = Data()
@@ -83,9 +83,7 @@ enum TraceFile {
             let text = String(decoding: try encoder.encode(TraceResult(r)), as: UTF8.self)
             try line(Line(t: end, board: board, name: r.board, kind: "result", text: text))
         }
-        do { try out.write(to: URL(fileURLWithPath: path), options: .atomic) } catch {
-            throw CLIError(.cannotWrite, "\(path): cannot write the trace: \(error.localizedDescription)")
-        }
+        try OutputFile.write([UInt8](out), to: path, what: "the trace", inputs: inputs)
     }
 
     static func read(_ path: String) throws -> [Line] {
