@@ -39,12 +39,16 @@ struct ConvertCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("For bin: the address range, e.g. 0x1C000-0x77000, inside the board's flash or UICR.", valueName: "START-END"))
     var range: String?
 
+    @Flag(help: "Convert a file whose UF2 family ID or MCUboot header says it is for another board (the checks `flash --force` skips).")
+    var force = false
+
     func run() async throws {
         try await runCommand {
             guard let board = Board(userName: self.board) else {
                 throw CLIError(.usage, "unknown board '\(self.board)': expected one of \(Board.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             let firmware = try FirmwareFileLoading.loadForFlash(file)
+            try FirmwareFileLoading.checkFits(firmware, file: file, board: board, force: force)
             let image: MemoryImage
             do { image = try firmware.image(for: board) } catch let error as FirmwareImageError {
                 throw CLIError(.badFirmware, "\(file): \(error.message)")
