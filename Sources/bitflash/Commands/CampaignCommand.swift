@@ -96,9 +96,7 @@ struct SimCampaignCommand: AsyncParsableCommand {
             let report = campaign.run()
             let elapsed = clock.now - started
             if let trace, let recorded = campaign.lastTrace {
-                do { try recorded.write(to: URL(fileURLWithPath: trace)) } catch {
-                    throw CLIError(.cannotWrite, "\(trace): cannot write the trace: \(error.localizedDescription)")
-                }
+                try OutputFile.write(Array(recorded.jsonLines().utf8), to: trace, what: "the trace")
             }
             if json {
                 StdOut.write(try JSONText.document(report) + "\n")
