@@ -59,9 +59,11 @@ public struct PartialFlashSettings: Sendable, Equatable {
     /// first (the board sends it after the burn). A page erase takes 85 ms on an nRF52833 and
     /// 22.3 ms on an nRF51 by their datasheets, longer when the SoftDevice must fit it between
     /// radio events (CODAL `MicroBitFlash::erase_page` waits for `sd_flash_page_erase` to report
-    /// completion); the default allows several. Too short a wait can only cost the write: the
-    /// board's pending burn would go to address 0, which the SoftDevice refuses, and the board
-    /// stops answering blocks, so the writer gives up and the flash falls back to a full update.
+    /// completion); the default allows several. Too short a wait costs the write, not the
+    /// program: the pending event would erase and burn at address 0, where the SoftDevice refuses
+    /// (`sd_flash_page_erase` answers `NRF_ERROR_FORBIDDEN` for a protected page, nrf_soc.h) and
+    /// CODAL's `erase_page` tries again forever, so the board answers no more blocks, the writer
+    /// gives up and the flash falls back to a full update.
     public var settleTime: Duration
     /// Write the program hash last (`BlockPlan` with `sealProgramHash`), so that an interrupted
     /// flash never leaves the board reporting the new program's hash. Default true.

@@ -93,7 +93,8 @@ public struct PartialFlashStats: Sendable, Equatable, Codable {
 ///      reached the board or never will, and an `01 AA` they caused came before it.
 ///   2. If the block's answer has not come yet, `settleTime`: a complete block's flash event
 ///      may still be erasing its page (it sends `01 FF` after the burn). A timer that decides
-///      only when to go on; an answer that arrives meanwhile ends the wait at once.
+///      only when to go on; an answer that arrives meanwhile ends the wait at once. (Too short
+///      a wait costs the write, not the program: `PartialFlashSettings.settleTime`.)
 ///   3. REGION_INFO 2, the barrier: it resets the board's counters (and its `offset`, which is
 ///      why no flash event may be pending: that event would burn at address 0, §2.1). Every
 ///      answer to an earlier transmission arrives before the barrier's answer.
@@ -121,9 +122,11 @@ public struct PartialFlashStats: Sendable, Equatable, Codable {
 /// What no client of this protocol can prevent: a duplicated `01 FF` of block k taken for the
 /// answer of block k+1 while k+1 is still in the board's hands. If k+1 opens a page, block
 /// k+2 then reaches the board during that page's erase, its packets overwrite the one block
-/// buffer, and the board burns k+2's bytes where k+1 belonged (§3.1). From then on every
-/// answer is taken for the block after its own; the one answer too many shows up during a
-/// recovery or after END_OF_TRANSMISSION and the writer fails, unless that answer is lost too.
+/// buffer and `offset`, and the erase is followed by a burn of k+2's bytes at k+2's address:
+/// k+1 is never written (§3.1). From then on every answer is taken for the block after its
+/// own; the one answer too many shows up during a recovery or after END_OF_TRANSMISSION and
+/// the writer fails, unless a later loss swallows it (a lost answer, or a lost packet that
+/// leaves two transmissions with one answer between them).
 /// The link model injects duplicates only as a hostile fault (`sim campaign --hostile`).
 ///
 /// # The end
