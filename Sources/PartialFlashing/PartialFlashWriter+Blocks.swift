@@ -32,9 +32,10 @@ extension PartialFlashWriter {
     }
 
     /// Sends REGION_INFO 2 to reset the board's packet counters: the barrier. Call it only when
-    /// no flash event can be pending on the board (see `PartialFlashWriter`).
-    mutating func resync(attempt: Int) -> [FlowAction] {
-        if attempt == 1 { stats.resyncs += 1 }
+    /// no flash event can be pending on the board (see `PartialFlashWriter`). `counted`: false
+    /// for the planned barrier before the block that writes the program hash.
+    mutating func resync(attempt: Int, counted: Bool = true) -> [FlowAction] {
+        if attempt == 1, counted { stats.resyncs += 1 }
         state = .syncing(attempt: attempt)
         outOfOrderSeen = false
         let bytes = PartialFlashingRequest.regionInfo(2).bytes
@@ -109,6 +110,14 @@ extension PartialFlashWriter {
         lastProblem = nil
         let report = [FlowAction.report(.progress(done: progress, total: plan.blockCount, unit: .blocks))] + checkpoint()
         if index == plan.blockCount { return timer + report + sendEndOfTransmission(sends: 1) }
+        if index == plan.sealIndex {
+            // Every other block is acknowledged and its answer consumed, so no flash event is
+            // pending and no answer is due: an answer before the barrier's is one too many (a
+            // duplicate taken for a later block's answer), and it shows before the program hash
+            // is written, so a board whose program may be incomplete never reports the new hash.
+            return timer + report + [.report(.trace("every block but the program hash is written: a barrier first"))]
+                + resync(attempt: 1, counted: false)
+        }
         return timer + report + sendBlock(from: group &+ 4)
     }
 

@@ -135,7 +135,10 @@ public struct PartialFlashStats: Sendable, Equatable, Codable {
 /// received after the last REGION_INFO, so the board's buffer and offset hold that block).
 /// Then the writer waits for the reboot, connects again, reads REGION_INFO 2 and checks the
 /// board now reports the program's start and hash. With `sealProgramHash` the hash is written
-/// by a last block (see `BlockPlan.sealed` and `rewindTarget(for:)`).
+/// by a last block (see `BlockPlan.sealed` and `rewindTarget(for:)`), sent after a REGION_INFO
+/// barrier: once every other block is acknowledged nothing may answer before the barrier, so
+/// an answer too many (a duplicate taken for a later block's answer) stops the write before
+/// the board can report the new program over an incomplete one.
 ///
 /// Every retry counts against `blockRetryLimit` and `runRetryLimit`, and the whole write
 /// has a deadline; when one is exhausted the writer finishes with

@@ -42,6 +42,7 @@ import Transport
         var writer = PartialFlashWriter(plan: plan, program: program)
         _ = writer.beginAfterRegionInfo()
         _ = writer.run(Array(repeating: ack, count: seal))            // every block but the hash block
+        _ = writer.handle(v2Program, now: .seconds(4))                 // the barrier; the hash block goes out
         #expect(writer.index == seal && writer.sealSent)
         _ = writer.handle(.disconnected(.supervisionTimeout), now: .seconds(5))
         _ = writer.handle(.connected(link), now: .seconds(6))
@@ -55,10 +56,39 @@ import Transport
         let seal = try #require(plan.sealIndex)
         var writer = PartialFlashWriter(plan: plan, program: program)
         _ = writer.beginAfterRegionInfo()
-        _ = writer.run(Array(repeating: ack, count: seal))
+        _ = writer.run(Array(repeating: ack, count: seal) + [v2Program])
         _ = writer.run([.timerFired(PartialFlashTimer.block), status(.pairing), .timerFired(settle)])
         let again = writer.handle(v2Program, now: .seconds(2))
         #expect(firstAddress(again) == plan.blocks[seal].address)
         #expect(writes(writer.handle(ack, now: .seconds(2))) == [[0x02]])
+    }
+
+    @Test func theHashBlockGoesOutOnlyAfterABarrierThatNoAnswerPrecedes() throws {
+        let (plan, program) = try makePlan(bodySize: 9000, seal: true)
+        let seal = try #require(plan.sealIndex)
+        var writer = PartialFlashWriter(plan: plan, program: program)
+        _ = writer.beginAfterRegionInfo()
+        let last = writer.run(Array(repeating: ack, count: seal))
+        #expect(writes(last).last == [0x00, 0x02], "a barrier, not the hash block")
+        #expect(!writer.sealSent)
+        let sealed = writer.handle(v2Program, now: .seconds(4))
+        #expect(firstAddress(sealed) == plan.blocks[seal].address)
+        #expect(packetNumbers(sealed) == [0, 1, 2, 3])
+        #expect(writes(writer.handle(ack, now: .seconds(4))) == [[0x02]])
+        #expect(writer.stats.resyncs == 0, "a planned barrier, not a recovery")
+    }
+
+    @Test func anAnswerTooManyBeforeTheHashBlockStopsTheWriteBeforeTheHashIsWritten() throws {
+        // A duplicated answer was taken for a later block's: one answer is still due when every
+        // block but the hash block looks acknowledged, and it arrives before the barrier's.
+        let (plan, program) = try makePlan(bodySize: 9000, seal: true)
+        let seal = try #require(plan.sealIndex)
+        var writer = PartialFlashWriter(plan: plan, program: program)
+        _ = writer.beginAfterRegionInfo()
+        var sent = writer.run(Array(repeating: ack, count: seal))
+        sent += writer.handle(ack, now: .seconds(4))
+        #expect(writer.partialFlashError == .unaccountedAnswers(count: 1))
+        let hashAt = plan.blocks[seal].address
+        #expect(!writes(sent).contains { $0.count == 20 && $0[0] == 0x01 && UInt16($0[1]) << 8 | UInt16($0[2]) == UInt16(hashAt & 0xFFFF) })
     }
 }
