@@ -126,10 +126,16 @@ extension PartialFlashWriter {
         if let error = countRetry(.outOfOrder) { return timer + fail(error) }
         let address = hex32(plan.blocks[index].address)
         if outOfOrderSeen {
-            // Two lossy transmissions in a row, or numbering that is off: REGION_INFO settles
-            // it. An `01 AA` leaves no flash event pending, so the barrier may go at once.
-            return timer + [.report(.retry("block \(index + 1) at \(address): out of order again; resynchronising"))]
-                + resync(attempt: 1)
+            // Two lossy transmissions in a row, or numbering that is off: REGION_INFO settles it.
+            // From a synchronised board each `01 AA` answers its own transmission and nothing is
+            // pending; but a board whose numbering is off (an answer was duplicated and taken for a
+            // later block's) answers one transmission with two `01 AA`s, and then the resend may be
+            // complete on the board with its flash event pending, which REGION_INFO must not
+            // overtake. So the same recovery as after a timeout: the resend may still answer.
+            lateAnswerPending = true
+            return timer + [.report(.retry("block \(index + 1) at \(address): out of order again; checking that the "
+                                           + "board has every write, then resynchronising"))]
+                + probe(attempt: 1)
         }
         outOfOrderSeen = true
         let next = group &+ 4

@@ -77,7 +77,8 @@ extension PartialFlashWriter {
     mutating func answerWhileRecovering(_ answer: PartialFlashingNotification) -> [FlowAction] {
         guard lateAnswerPending else {
             // A resynchronisation starts only after the block's answer was consumed or could no
-            // longer come (a new connection, a second `01 AA`, or the late answer already in), so
+            // longer come (a new connection, every block but the hash block acknowledged, or the
+            // late answer already in), so
             // an answer now is one too many: an earlier answer was duplicated and taken for a
             // later block's, which may therefore never have been written.
             return fail(.unaccountedAnswers(count: unaccountedAnswers + 1))

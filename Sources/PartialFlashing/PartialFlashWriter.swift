@@ -83,9 +83,8 @@ public struct PartialFlashStats: Sendable, Equatable, Codable {
 ///
 /// * `01 FF`: the block is written; the next block continues the numbering (`g+4`).
 /// * `01 AA`: the board dropped the block and expects `g+4`; the block is resent numbered
-///   from there. A second `01 AA` for the same block (two lossy transmissions in a row)
-///   resynchronises instead, as a precaution: REGION_INFO alone, since an `01 AA` leaves no
-///   flash event pending.
+///   from there. A second `01 AA` for the same block (two lossy transmissions in a row, or
+///   numbering that is off) goes through the recovery below instead, as after a timeout.
 /// * no answer within `blockTimeout`: the board is in one of the rows above, the answer may
 ///   still come, and the writer cannot tell which. One recovery covers them all (one retry):
 ///   1. STATUS (`EE`). The board answers it in its write handler after every earlier write,
@@ -112,8 +111,9 @@ public struct PartialFlashStats: Sendable, Equatable, Codable {
 /// # Answers no transmission accounts for
 ///
 /// Every transmission yields at most one answer and the writer consumes it, so a second write
-/// answer while recovering, a write answer while resynchronising after a reconnection or a
-/// second `01 AA`, or one after END_OF_TRANSMISSION is one too many: an answer was duplicated
+/// answer while recovering, a write answer while resynchronising after a reconnection or
+/// before the barrier that precedes the program hash, or one after END_OF_TRANSMISSION is one
+/// too many: an answer was duplicated
 /// on its way. The writer then stops with `PartialFlashError.unaccountedAnswers` (a block may
 /// have been skipped) instead of reporting success. A BLE link cannot duplicate a notification;
 /// a second D-Bus client that subscribed to the same characteristic makes BlueZ emit one
