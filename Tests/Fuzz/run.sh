@@ -115,24 +115,22 @@ else
 fi
 echo "== built in $(( $(date +%s) - build_start )) s"
 
-# summarize TARGET LOG SECONDS STATUS: one line from libFuzzer's final statistics.
+# summarize TARGET LOG SECONDS STATUS: one line from libFuzzer's output and final statistics.
 summarize() {
     awk -v target="$1" -v seconds="$3" -v status="$4" '
         /^INFO: seed corpus: files: / { seeds = $5 }
         /^stat::number_of_executed_units:/ { runs = $2 }
-        /^stat::average_exec_per_sec:/ { speed = $2 }
-        / (DONE|INITED) .*cov: / {
+        /(INITED|DONE)[ \t]+cov: / {
             for (i = 1; i <= NF; i++) {
                 if ($i == "cov:") cov = $(i + 1)
                 if ($i == "ft:") ft = $(i + 1)
-                if ($i == "corp:") corpus = $(i + 1)
+                if ($i == "corp:") { corpus = $(i + 1); sub(/\/.*/, "", corpus) }
             }
         }
         END {
-            printf "   %-16s %s: %s runs in %s s (%s/s), %s seed and regression inputs, coverage %s edges, %s features, corpus %s\n",
+            printf "   %-16s %s: %s runs in %s s from %s committed inputs (seeds, regressions); coverage %s edges, %s features; corpus %s inputs\n",
                 target, status == 0 ? "ok" : "FAILED (exit " status ")", runs == "" ? "?" : runs, seconds,
-                speed == "" ? "?" : speed, seeds == "" ? "?" : seeds, cov == "" ? "?" : cov, ft == "" ? "?" : ft,
-                corpus == "" ? "?" : corpus
+                seeds == "" ? "?" : seeds, cov == "" ? "?" : cov, ft == "" ? "?" : ft, corpus == "" ? "?" : corpus
         }' "$2"
 }
 

@@ -60,10 +60,10 @@ if xunit and xunit.exists():
             per_target[case.get("classname", "?").split(".")[0]] += 1
         if per_target:
             items = [f"{name} {count}" for name, count in sorted(per_target.items())]
-            lines, current = [], "   per target:"
+            lines, current = [], "   tests per target:"
             for item in items:
                 if len(current) + len(item) + 2 > 100:
-                    lines.append(current.rstrip(","))
+                    lines.append(current)
                     current = "    "
                 current += f" {item},"
             lines.append(current.rstrip(","))
