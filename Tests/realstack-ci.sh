@@ -18,6 +18,7 @@
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd -P)"
 cd "$repo"
+source scripts/lib/quiet.sh
 
 skip() {
     echo "=================================================================="
@@ -48,8 +49,8 @@ if [ -n "${BITFLASH:-}" ]; then
 else
     echo ".build/release/bitflash" > "$out/binary"
     build_start=$(date +%s)
-    swift build -c release --product bitflash > "$out/release-build.log" 2>&1 \
-        || { tail -n 40 "$out/release-build.log"; echo "realstack-ci: the release build failed" >&2; exit 1; }
+    run_logged "$out/release-build.log" "release build" swift build -c release --product bitflash \
+        || { echo "realstack-ci: the release build failed" >&2; exit 1; }
     bin="$(realpath "$(swift build -c release --show-bin-path)/bitflash")"
     built="release build $(( $(date +%s) - build_start )) s"
     echo "== $built"
