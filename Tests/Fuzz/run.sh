@@ -17,9 +17,10 @@
 # (runs, speed, coverage, corpus) and keeps libFuzzer's output in fuzz-out/TARGET/short.log,
 # printing its tail when the target fails; FUZZ_VERBOSE=1 prints everything as it comes.
 # The first build compiles every dependency again, sanitized (swift-crypto's BoringSSL takes
-# minutes); later builds only what changed. FUZZ_SCRATCH names the build folder (default
-# .build-fuzz/): scripts/test keeps it in ~/.cache so that it outlives a fresh clone, and
-# takes a lock on it, as two checkouts may share it.
+# minutes); later builds only what changed. FUZZ_SCRATCH names another build folder than
+# .build-fuzz/; a lock keeps two runs from building in the same one at once. (A folder shared
+# by clones saves little: each clone's own sources are new to it, and they are most of the
+# build.)
 #
 # The targets are built once, in release mode with `--sanitize=fuzzer`, into .build-fuzz/
 # (separate from the normal build). Swift traps (bounds checks, overflow, force unwraps) are
