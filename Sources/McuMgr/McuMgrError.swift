@@ -17,8 +17,10 @@ public enum McuMgrError: Error, Sendable, Equatable, CustomStringConvertible {
     case noResponse(command: String, attempts: Int, timeout: Duration)
     /// The run used up its retries.
     case tooManyRetries(Int)
-    /// The device kept refusing the chunk at `offset`.
-    case uploadStalled(offset: Int, attempts: Int)
+    /// The device took no new bytes through `attempts` retries; it stands at `offset` of `total`.
+    case uploadStalled(offset: Int, total: Int, attempts: Int)
+    /// The upgrade ran longer than its time limit; the upload stood at `offset` of `total`.
+    case timeLimitReached(Duration, offset: Int, total: Int)
     /// The device's SHA-256 of the uploaded slot did not match the file.
     case uploadMismatch
     /// A frame does not fit one write and the device does not reassemble.
@@ -53,8 +55,10 @@ public enum McuMgrError: Error, Sendable, Equatable, CustomStringConvertible {
             return "the device did not answer \(command) within \(timeout) (\(attempts) attempts); move closer to the board, check it is powered, and try again"
         case let .tooManyRetries(n):
             return "the upgrade gave up after \(n) retries on a poor link; move closer to the board or lower the pipeline depth and try again"
-        case let .uploadStalled(offset, attempts):
-            return "the device dropped the chunk at offset \(offset) \(attempts) times; try again with pipelining off (depth 1) or a larger byte alignment"
+        case let .uploadStalled(offset, total, attempts):
+            return "the device took no new bytes through \(attempts) retries at offset \(offset) of \(total); move closer to the board, or try again with pipelining off (depth 1) or a larger byte alignment"
+        case let .timeLimitReached(limit, offset, total):
+            return "the upgrade was still running after its time limit of \(limit) (the upload stood at \(offset) of \(total) bytes); the link is too poor: move closer to the board and try again"
         case .uploadMismatch:
             return "the device reports that the uploaded image does not match the file (SHA-256 mismatch); the transfer was corrupted, so run the update again"
         case let .frameTooLarge(command, size, limit):

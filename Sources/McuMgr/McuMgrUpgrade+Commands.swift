@@ -43,7 +43,10 @@ extension McuMgrUpgrade {
     /// Feeds a notification and handles every frame it completes.
     mutating func received(_ bytes: [UInt8], now: Duration) -> [FlowAction] {
         let (frames, failure, traces) = channel.receive(bytes)
-        if !frames.isEmpty { consecutiveTimeouts = 0 }
+        if !frames.isEmpty {
+            consecutiveTimeouts = 0
+            silentUploadTimeouts = 0
+        }
         var actions = traces
         for frame in frames where stage != .finished {
             actions += stage == .upload ? uploadAnswered(frame) : answered(frame, now: now)
@@ -63,6 +66,7 @@ extension McuMgrUpgrade {
             return retryPending("device busy", after: options.busyRetryDelay)
         }
         pending = nil
+        disconnectsWithoutProgress = 0
         let stop: [FlowAction] = [.cancelTimer(Self.requestTimer)]
         do throws(SMPError) {
             switch command {

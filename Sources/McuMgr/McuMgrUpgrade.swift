@@ -66,10 +66,16 @@ public struct McuMgrUpgrade: FlowMachine {
     var connecting = false
     var connectAttempts = 0
     var disconnects = 0
+    /// Unexpected disconnects since the upload last advanced or a request was last answered.
+    var disconnectsWithoutProgress = 0
+    /// When the upgrade started, for `McuMgrUpgradeOptions.maximumDuration`.
+    var startedAt: Duration?
     var resetAnsweredAt: Duration?
     var recoveries = 0
     /// Request timeouts since the last answer.
     var consecutiveTimeouts = 0
+    /// Upload timeouts since the last answer during the upload (reconnections do not reset it).
+    var silentUploadTimeouts = 0
     var uploadRestarts = 0
     /// Resets sent again because the device had not reset (the reset request was lost).
     var resetRepeats = 0
@@ -82,9 +88,12 @@ public struct McuMgrUpgrade: FlowMachine {
 
     public mutating func handle(_ event: FlowEvent, now: Duration) -> [FlowAction] {
         guard stage != .finished else { return [] }
+        if let started = startedAt, now - started > options.maximumDuration {
+            return fail(.timeLimitReached(options.maximumDuration, offset: session.deviceOffset, total: session.total))
+        }
         switch event {
         case let .start(info):
-            return start(info)
+            return start(info, now: now)
         case let .notification(characteristic, bytes):
             guard characteristic == KnownGATT.smp else { return [] }
             // The link is down: whatever still arrives belongs to the old connection, and acting
@@ -105,8 +114,9 @@ public struct McuMgrUpgrade: FlowMachine {
         }
     }
 
-    private mutating func start(_ info: ConnectionInfo) -> [FlowAction] {
+    private mutating func start(_ info: ConnectionInfo, now: Duration) -> [FlowAction] {
         guard stage == .idle else { return [] }
+        startedAt = now
         if let problem = options.problem { return fail(.invalidInput(problem)) }
         if image.bytes.count < 32 { return fail(.invalidInput("the image has \(image.bytes.count) bytes, fewer than an MCUboot header")) }
         if image.bytes.count > Int(UInt32.max) { return fail(.invalidInput("the image is larger than 4 GiB")) }

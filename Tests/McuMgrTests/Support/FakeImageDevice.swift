@@ -38,6 +38,8 @@ struct FakeImageDevice {
     var refuse: (SMPHeader, Int) -> SMPErrorResponse? = { _, _ in nil }
     /// Upload frames (by index) the device never receives, as if lost on air.
     var lostUploadFrames: Set<Int> = []
+    /// The device stops taking image data at this offset: it answers every later chunk with it.
+    var stuckAt: Int?
 
     // What the device saw.
     /// The new image fails to boot: MCUboot reverts to the old one during the swap.
@@ -157,6 +159,7 @@ struct FakeImageDevice {
             uploadBuffer = []
             secondary = nil
         }
+        if let stuck = stuckAt, uploadOffset >= stuck { return encode(ImageUploadResponse(offset: uploadOffset), to: h) }
         guard let length = uploadLength, request.offset == uploadOffset else {
             return encode(ImageUploadResponse(offset: uploadOffset), to: h)
         }
