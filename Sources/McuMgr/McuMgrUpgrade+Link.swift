@@ -30,6 +30,9 @@ extension McuMgrUpgrade {
     /// several writes is lost with any of them); only when the upload stays unanswered twice
     /// as long after that are the writes made shorter.
     private mutating func requestTimedOut() -> [FlowAction] {
+        if stage == .readBack {
+            return fail(.noResponse(command: ImageStateReadRequest.name, attempts: 1, timeout: options.requestTimeout))
+        }
         if stage == .upload, session.resynchronising, !session.inFlight.isEmpty { return resyncWaitOver() }
         consecutiveTimeouts += 1
         let uploading = stage == .upload && !session.inFlight.isEmpty
@@ -89,6 +92,8 @@ extension McuMgrUpgrade {
 
     mutating func disconnected(_ reason: DisconnectReason, now: Duration) -> [FlowAction] {
         guard !connecting, stage != .idle else { return [] }
+        linkUp = false
+        if stage == .readBack { return fail(.tooManyDisconnects(disconnects)) }
         let stop: [FlowAction] = [.cancelTimer(Self.requestTimer), .cancelTimer(Self.busyTimer), .cancelTimer(Self.resetTimer)]
         if stage == .reset, pending?.command == .reset || resetAnsweredAt != nil {
             // The expected drop: the device resets and MCUboot swaps the slots.
@@ -113,6 +118,7 @@ extension McuMgrUpgrade {
     mutating func connected(_ info: ConnectionInfo) -> [FlowAction] {
         guard connecting else { return [] }
         connecting = false
+        linkUp = true
         guard info.services.contains(KnownGATT.smpService) else { return fail(.smpServiceMissing) }
         channel.reconnected(mtu: info.mtu)
         var actions: [FlowAction] = [.subscribe(KnownGATT.smp)]

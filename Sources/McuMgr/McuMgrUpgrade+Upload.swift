@@ -26,6 +26,8 @@ extension McuMgrUpgrade {
                 return actions + fail(error)
             }
             session.sent(request, sequence: sent.sequence)
+            sentChanges = true
+            changedSinceLastRead = true
             actions += sent.actions
         }
         if wasIdle, let head = session.inFlight.first {

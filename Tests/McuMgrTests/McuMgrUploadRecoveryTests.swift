@@ -53,7 +53,7 @@ import Transport
         run.silent = true
         let raw = run.run()
         let outcome = try #require(raw)
-        #expect(throws: McuMgrError.noResponse(command: "image state read", attempts: 4, timeout: .seconds(10))) { try outcome.get() }
+        #expect(outcome.cause == McuMgrError.noResponse(command: "image state read", attempts: 4, timeout: .seconds(10)))
         let text = "\(McuMgrError.noResponse(command: "image state read", attempts: 4, timeout: .seconds(10)))"
         #expect(text.contains("did not answer image state read") && text.contains("move closer"))
         // Parameters: 1 + 3 retries, then tolerated; state read: 1 + 3 retries, then the error.
@@ -66,7 +66,7 @@ import Transport
         run.silent = true
         let raw = run.run()
         let outcome = try #require(raw)
-        #expect(throws: McuMgrError.tooManyDisconnects(6)) { try outcome.get() }
+        #expect(outcome.cause == McuMgrError.tooManyDisconnects(6))
         #expect(run.actions.filter { $0 == .disconnect }.count == 6)
     }
 
@@ -95,7 +95,7 @@ import Transport
         #expect(!notes.contains { $0.contains("at most 61 bytes") })
         guard case let .failure(error) = outcome else { Issue.record("every upload write is lost, yet it succeeded"); return }
         // The link's failure, not a frame too small for the image.
-        #expect(error is McuMgrError && "\(error)".contains("move closer") && !"\(error)".contains("no room"), "\(error)")
+        #expect(error is McuMgrFailure && "\(error)".contains("move closer") && !"\(error)".contains("no room"), "\(error)")
     }
 
     @Test func writesKeepTheirSizeWhenTheDeviceIsSilentForOtherReasons() throws {
@@ -124,7 +124,7 @@ import Transport
         let raw = run.run()
         let outcome = try #require(raw)
         let expected = McuMgrError.deviceRefused(command: "image upload", .group(.image(.noFreeSlot)))
-        #expect(throws: expected) { try outcome.get() }
+        #expect(outcome.cause == expected)
         #expect("\(expected)".contains("IMG_MGMT_ERR_NO_FREE_SLOT") && "\(expected)".contains("reset the board"))
     }
 
@@ -137,7 +137,7 @@ import Transport
         let raw = run.run()
         let outcome = try #require(raw)
         let expected = McuMgrError.deviceRefused(command: "image upload", .returnCode(.badState))
-        #expect(throws: expected) { try outcome.get() }
+        #expect(outcome.cause == expected)
         #expect("\(expected)".contains("MGMT_ERR_EBADSTATE"))
     }
 
@@ -162,7 +162,7 @@ import Transport
         var run = UpgradeRun(image: image, options: Fixture.options(), device: device)
         let raw = run.run()
         let outcome = try #require(raw)
-        #expect(throws: McuMgrError.uploadMismatch) { try outcome.get() }
+        #expect(outcome.cause == McuMgrError.uploadMismatch)
     }
 
     @Test func refusesAnMTUTooSmallForTheFirstChunk() throws {
@@ -170,6 +170,6 @@ import Transport
         run.mtu = 23
         let raw = run.run()
         let outcome = try #require(raw)
-        #expect(throws: McuMgrError.uploadFrameTooSmall(limit: 20)) { try outcome.get() }
+        #expect(outcome.cause == McuMgrError.uploadFrameTooSmall(limit: 20))
     }
 }

@@ -128,6 +128,8 @@ struct FakeImageDevice {
                 primaryConfirmed = true
                 revertible = false
             } else if request.hash == secondary?.hash {
+                // Zephyr refuses to change a test already set (img_mgmt_set_next_boot_slot, type TEST).
+                if pendingTest, !pendingPermanent { return encode(error: .group(.image(.imageAlreadyPending)), to: h) }
                 pendingTest = true
                 pendingPermanent = true
             } else {

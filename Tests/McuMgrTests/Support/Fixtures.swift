@@ -35,3 +35,17 @@ enum Fixture {
         return options
     }
 }
+
+extension Result where Failure == any Error {
+    /// The cause of a failed upgrade (nil on success, or for another error).
+    var cause: McuMgrError? {
+        guard case let .failure(error) = self else { return nil }
+        return (error as? McuMgrFailure)?.cause
+    }
+
+    /// What a failed upgrade reports of the board.
+    var board: McuMgrBoardState? {
+        guard case let .failure(error) = self else { return nil }
+        return (error as? McuMgrFailure)?.board
+    }
+}
