@@ -140,7 +140,7 @@ let package = Package(
         .testTarget(name: "McuMgrTests", dependencies: ["McuMgr", "SMP", "CBOR", "Transport", "TestSupport"]),
         .testTarget(name: "SimulatedBoardTests", dependencies: [
             "SimulatedBoard", "FirmwareImage", "LinkModel", "PartialFlashing", "PartialFlashingFrames", "McuMgr", "NordicDFU",
-            "NordicDFUFrames", "SMP", "Transport", "TestSupport", crypto,
+            "NordicDFUFrames", "SMP", "CBOR", "Transport", "TestSupport", crypto,
         ]),
         .testTarget(name: "FlashingTests", dependencies: [
             "Flashing", "SimulatedFlashing", "Laboratory", "SimulatedBoard", "FirmwareImage", "LinkModel", "PartialFlashing",
