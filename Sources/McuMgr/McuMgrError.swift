@@ -7,6 +7,8 @@ import Transport
 public enum McuMgrError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The options or the image cannot work.
     case invalidInput(String)
+    /// The image cannot be installed (found before anything was sent).
+    case invalidImage(McuMgrImageProblem)
     /// The board does not offer the SMP service.
     case smpServiceMissing
     /// The device answered `command` with an error (either SMP form).
@@ -45,6 +47,8 @@ public enum McuMgrError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case let .invalidInput(why):
             return "cannot start the McuMgr upgrade: \(why)"
+        case let .invalidImage(problem):
+            return "the image cannot be installed: \(problem); nothing was sent to the board"
         case .smpServiceMissing:
             return "the board does not offer the McuMgr SMP service (\(KnownGATT.smpService)); it runs firmware without McuMgr over Bluetooth, so use another update method"
         case let .deviceRefused(command, error):
@@ -117,5 +121,43 @@ public enum McuMgrError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 extension McuMgrError: ExitStatusReporting {
-    public var exitStatus: ExitStatus { .flashFailed }
+    /// 65 for an image that cannot be for this board (malformed, damaged, too large), whether
+    /// found here or refused by the device; 74 for every other failure.
+    public var exitStatus: ExitStatus {
+        switch self {
+        case .invalidImage: return .badFirmware
+        case let .deviceRefused(command, refusal) where command == ImageUploadRequest.name:
+            switch refusal {
+            case .group(.image(.invalidImageTooLarge)), .group(.image(.invalidImageHeaderMagic)),
+                 .group(.image(.invalidImageHeader)):
+                return .badFirmware
+            default: return .flashFailed
+            }
+        default: return .flashFailed
+        }
+    }
+}
+
+extension McuMgrError {
+    /// True when running the same update again may succeed (a poor link, a device busy or
+    /// reset); false when it would fail the same way (a bad or too large image, a command the
+    /// device lacks, a mode its bootloader does not take).
+    public var isTransient: Bool {
+        switch self {
+        case .noResponse, .tooManyRetries, .uploadStalled, .timeLimitReached, .uploadMismatch, .reconnectFailed,
+             .tooManyDisconnects, .secondarySlotBusy:
+            return true
+        case .invalidInput, .invalidImage, .smpServiceMissing, .malformedResponse, .frameTooLarge, .uploadFrameTooSmall,
+             .alreadyConfirmedCannotTest, .stateNotAccepted, .verificationFailed:
+            return false
+        case let .deviceRefused(_, refusal):
+            switch refusal {
+            case let .group(.image(code)):
+                return [.flashWriteFailed, .flashEraseFailed, .flashReadFailed, .flashOpenFailed, .hashNotFound,
+                        .noFreeSlot, .imageAlreadyPending].contains(code)
+            case let .returnCode(rc, _): return rc == .busy || rc == .badState || rc == .timeout
+            default: return false
+            }
+        }
+    }
 }

@@ -136,6 +136,8 @@ public struct McuMgrUpgrade: FlowMachine {
         if image.hash.count != 32 || image.fileSHA256.count != 32 {
             return fail(.invalidInput("the image hash and the file SHA-256 must be 32 bytes each"))
         }
+        // The image is checked here, before anything goes to the board.
+        if let problem = image.problem(slot: options.slotSize) { return fail(.invalidImage(problem)) }
         guard info.services.contains(KnownGATT.smpService) else { return fail(.smpServiceMissing) }
         channel = SMPChannel(mtu: info.mtu, version: options.smpVersion, traceBytes: options.traceBytes)
         linkUp = true

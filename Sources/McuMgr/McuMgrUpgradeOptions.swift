@@ -91,6 +91,9 @@ public struct McuMgrUpgradeOptions: Sendable, Equatable {
     public var maximumDuration: Duration = .seconds(600)
     /// Time allowed between the reset answer and the device dropping the link.
     public var resetDisconnectTimeout: Duration = .seconds(5)
+    /// The size of the board's slot the image goes to, when known (from the board, or its
+    /// profile): a larger image is refused before anything is sent.
+    public var slotSize: SlotSize?
     /// Bytes of each frame shown in hex in `.trace` reports (0 turns frame traces off).
     public var traceBytes = 48
 

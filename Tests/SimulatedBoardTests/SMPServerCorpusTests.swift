@@ -68,7 +68,8 @@ import TestSupport
             var sim = Simulation(link: .fast)
             sim.recordsTrace = false
             let id = sim.addBoard(try SimulatedBoard.mcuMgrBoard(.microbitV2, primary: old.bytes))
-            let hash = entry.protectedTLVs == 0 ? entry.headerHash : [UInt8](repeating: 0, count: 32)
+            // The image's own SHA-256 TLV: the client checks it against the image before it sends anything.
+            let hash = try #require(try MCUbootImage(bytes: entry.bytes).reportedHash, "\(entry.file)")
             let image = McuMgrUpgradeImage(bytes: entry.bytes, hash: hash, fileSHA256: entry.fileSHA256)
             let run = sim.run(McuMgrUpgrade(image: image, options: SMPFixture.options(fast: true)), on: id, deadline: .seconds(900))
             let board = try sim.board(id)

@@ -1,5 +1,6 @@
 import FirmwareImage
 import LinkModel
+import McuMgr
 import SMP
 import Testing
 import Transport
@@ -85,6 +86,12 @@ import Transport
         let state = try bench.send(ImageStateReadRequest()).response(as: ImageStateResponse.self)
         #expect(state.images.count == 1)
         #expect(state.images.first?.hash == old.hash && state.images.first?.active == true && state.images.first?.version == "1.0.0")
+    }
+
+    @Test func itsSlotsAreTheOnesTheClientTakesFromTheBoardProfile() {
+        for family in ChipFamily.allCases {
+            #expect(Int(SMPServerConfiguration.standard(for: family.layout).slotSize) == McuMgrUpgradeImage.profileSlotSize(for: family))
+        }
     }
 
     @Test func sendsGroupErrorsAsErrToV2AndAsRcToV1() throws {
