@@ -143,7 +143,7 @@ let package = Package(
             "NordicDFUFrames", "SMP", "CBOR", "Transport", "TestSupport", crypto,
         ]),
         .testTarget(name: "FlashingTests", dependencies: [
-            "Flashing", "SimulatedFlashing", "Laboratory", "SimulatedBoard", "FirmwareImage", "LinkModel", "PartialFlashing",
+            "Flashing", "SimulatedFlashing", "Laboratory", "SimulatedBoard", "FirmwareImage", "LinkModel", "McuMgr", "PartialFlashing",
             "PartialFlashingFrames", "NordicDFU", "NordicDFUFrames", "SampleFirmware", "Transport", "TestSupport",
         ]),
         .testTarget(name: "LaboratoryTests", dependencies: [

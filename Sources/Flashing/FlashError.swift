@@ -55,5 +55,10 @@ public enum FlashError: Error, Sendable, CustomStringConvertible {
 }
 
 extension FlashError: ExitStatusReporting {
-    public var exitStatus: ExitStatus { .flashFailed }
+    /// 74, but a full update that failed for its image exits as its error does (65: the image
+    /// cannot be for this board).
+    public var exitStatus: ExitStatus {
+        if case let .fullUpdateFailed(_, error) = self { return ExitStatus.of(error) }
+        return .flashFailed
+    }
 }

@@ -141,7 +141,9 @@ extension FlashResult {
             decision = o.decision
             fullPath = o.fullPath
         case let .failure(error):
-            self.init(board: board, path: nil, reason: FlashReason.failure(error), seconds: seconds, error: describe(error))
+            // A session's own error says how the run exits (65 for an image that cannot be for the board).
+            self.init(board: board, path: nil, reason: FlashReason.failure(error), seconds: seconds, error: describe(error),
+                      exitStatus: (error as? FlashError)?.exitStatus)
         }
     }
 }
