@@ -105,6 +105,13 @@ extension McuMgrUpgrade {
                    let again = resetAgain(stillPending: true) {
                     return again
                 }
+                // A test sent again (its answer lost) after the device reset and swapped: the image
+                // already runs, and Zephyr refuses to test the active slot. Go on as after the swap.
+                if command == .test, stage == .test, refusal == .group(.image(.imageSettingTestToActiveDenied)) {
+                    swapped = true
+                    return [.report(.note("the device already runs the image (it reset after the test was set)"))]
+                        + (options.mode == .testAndConfirm ? begin(.confirm) : begin(.verify))
+                }
                 return fail(.deviceRefused(command: command.name, refusal))
             }
             return fail(.malformedResponse(command: command.name, error))

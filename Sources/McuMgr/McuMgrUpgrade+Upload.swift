@@ -77,11 +77,10 @@ extension McuMgrUpgrade {
             return fail(.malformedResponse(command: ImageUploadRequest.name,
                                            .invalidField("off", expected: "an offset within the image", in: "image upload response")))
         }
-        let best = session.bestOffset
         // The device lacks bytes this chunk was sent after: a write was lost on the way.
         let lacking = session.inFlight.first { $0.sequence == frame.header.sequence }.map { offset < $0.offset + $0.length } ?? false
         let answer = session.answered(sequence: frame.header.sequence, offset: offset)
-        if session.bestOffset > best { disconnectsWithoutProgress = 0 }
+        if answer != .stale, session.advanced { disconnectsWithoutProgress = 0 }
         switch answer {
         case .stale:
             return []

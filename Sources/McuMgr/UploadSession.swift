@@ -8,8 +8,8 @@ import SMP
 /// predicted means it dropped data; the session then stops sending, lets the
 /// chunks in flight be answered, and continues from the last reported offset.
 ///
-/// Progress is the device's offset passing the highest offset it reported before in this
-/// pass (`bestOffset`); the retry budget of the upload counts retries since then.
+/// Progress is the device's offset passing the one it reported before; the retry budget of
+/// the upload counts retries since then.
 struct UploadSession: Sendable {
     /// One request in flight.
     struct Chunk: Sendable, Equatable {
@@ -44,11 +44,11 @@ struct UploadSession: Sendable {
     private(set) var resynchronising = false
     /// The next chunk carries `len` and `sha` (first chunk, or first after a reconnect).
     private(set) var needsSessionFields = true
-    /// The highest offset the device has reported in this pass over the image: its progress.
-    private(set) var bestOffset = 0
-    /// Retries charged since the device last passed `bestOffset`.
+    /// True when the last answer took the device's offset past the one it reported before.
+    private(set) var advanced = false
+    /// Retries charged since the device's offset last advanced.
     private(set) var retriesWithoutProgress = 0
-    /// Request timeouts since the device last passed `bestOffset`.
+    /// Request timeouts since the device's offset last advanced.
     private(set) var timeoutsWithoutProgress = 0
 
     private(set) var bytesSent = 0
@@ -101,9 +101,11 @@ struct UploadSession: Sendable {
         let chunk = inFlight[index]
         inFlight.removeFirst(index + 1)
         if chunk.carriesSessionFields { needsSessionFields = false }
+        // Progress is the device taking new bytes: its offset passing the one it reported last
+        // (after a device reset it starts again from 0, and progress counts from there).
+        advanced = offset > deviceOffset
         deviceOffset = offset
-        if offset > bestOffset {
-            bestOffset = offset
+        if advanced {
             retriesWithoutProgress = 0
             timeoutsWithoutProgress = 0
         }
@@ -157,7 +159,7 @@ struct UploadSession: Sendable {
         nextOffset = 0
         resynchronising = false
         needsSessionFields = true
-        bestOffset = 0
+        advanced = false
         retriesWithoutProgress = 0
         timeoutsWithoutProgress = 0
     }
