@@ -4,6 +4,7 @@ import Testing
 import TestSupport
 import FirmwareImage
 import LinkModel
+import McuMgr
 import SampleFirmware
 import SimulatedBoard
 @testable import Flashing
@@ -44,5 +45,22 @@ import SimulatedBoard
         #expect(jsonBoard?["source"] as? String == "read-after-failure")
         #expect(jsonBoard?["secondary"] as? String == "new-image")
         #expect((jsonBoard?["slots"] as? [[String: Any]])?.count == 2)
+    }
+
+    @Test func afterAPartialFallbackTheErrorSaysTheProgramRegionMayHaveChanged() {
+        let board = McuMgrBoardState(source: .notRead("the link to the board is down"), slots: [], newImageHash: [1],
+                                     imageBytes: 100, uploadedBytes: 40)
+        let failure = McuMgrFailure(cause: .tooManyDisconnects(6), board: board)
+        let reason = FlashReason(code: "partial-failed", message: "partial flashing failed at block 5",
+                                 details: FlashReasonDetails(block: 5))
+        let text = "\(FlashError.fullUpdateFailed(reason: reason, error: failure))"
+        #expect(text.contains("the link dropped 6 times"))
+        #expect(text.contains("What the board holds now is not known: its slots could not be read back (the link to the board is down)"))
+        #expect(text.contains("The device had taken 40 of the new image's 100 bytes"))
+        #expect(text.contains("Partial flashing had stopped at block 5 of the program region before this update"))
+        #expect(!text.contains("keeps its previous application"))
+        #expect(FlashError.fullUpdateFailed(reason: reason, error: failure).exitStatus == .flashFailed)
+        let tooLarge = McuMgrFailure(cause: .invalidImage(.tooLarge(bytes: 9, slot: 8, from: .profile)), board: board)
+        #expect(FlashError.fullUpdateFailed(reason: reason, error: tooLarge).exitStatus == .badFirmware)
     }
 }
