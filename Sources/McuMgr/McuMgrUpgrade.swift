@@ -4,7 +4,7 @@ import Transport
 /// The McuMgr firmware upgrade of an MCUboot device over SMP, as a pure state
 /// machine: mcumgr parameters, validate (image state read), upload, then by
 /// mode test and/or confirm, reset, wait for the swap, reconnect, confirm and
-/// verify (mcumgr-smp.md §4).
+/// verify (docs/protocols/mcumgr-smp.md §4).
 ///
 /// The upload pipelines requests up to the device's buffer count, sends frames
 /// up to its `buf_size` cut into MTU − 3 writes, resends from the device's offset

@@ -24,7 +24,7 @@ public struct McuMgrUpgradeImage: Sendable, Equatable {
     }
 }
 
-/// Which steps follow the upload (mcumgr-smp.md §4.1).
+/// Which steps follow the upload (docs/protocols/mcumgr-smp.md §4.1).
 public enum McuMgrUpgradeMode: String, Sendable, Equatable, Codable, CaseIterable {
     /// Test, reset (the device swaps and boots the image once), then confirm it and verify.
     case testAndConfirm
@@ -37,7 +37,7 @@ public enum McuMgrUpgradeMode: String, Sendable, Equatable, Codable, CaseIterabl
 }
 
 /// How the upgrade behaves on the link. The defaults follow Nordic's reference clients
-/// (mcumgr-smp.md §4.4): 40 s for the first chunk (the device erases), 10 s otherwise.
+/// (docs/protocols/mcumgr-smp.md §4.4): 40 s for the first chunk (the device erases), 10 s otherwise.
 public struct McuMgrUpgradeOptions: Sendable, Equatable {
     public var mode: McuMgrUpgradeMode = .testAndConfirm
     /// Upload requests in flight at once; nil derives it from the device (`buf_count − 1`,

@@ -70,7 +70,7 @@ struct SMPChannel: Sendable {
         if traceBytes > 0 { actions.append(.report(.trace("→ \(frame.header) " + Self.hex(bytes, limit: traceBytes)))) }
         // A frame over several writes: the first write is the longest, the others one byte
         // shorter. Zephyr's reassembly refuses a write longer than the bytes its partial frame
-        // still misses, and drops that partial frame (mcumgr-smp.md §2.3). So when one write of
+        // still misses, and drops that partial frame (docs/protocols/mcumgr-smp.md §2.3). So when one write of
         // a frame is lost on the way, the first write of the next frame cannot complete the
         // broken frame with its own bytes (which the device would take as image data): it is
         // refused, and the broken frame goes with it.

@@ -1,7 +1,7 @@
 import CBOR
 
 /// How the CBOR payload of a frame is written. Both decode to the same items; a decoder
-/// must accept either (mcumgr-smp.md; Zephyr's own tests expect the second).
+/// must accept either (docs/protocols/mcumgr-smp.md; Zephyr's own tests expect the second).
 public enum SMPPayloadEncoding: String, Sendable, Equatable, Codable {
     /// RFC 8949 §4.2.1 deterministic encoding: definite lengths, map keys sorted. What this
     /// package's clients send.

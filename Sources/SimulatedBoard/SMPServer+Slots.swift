@@ -5,7 +5,7 @@ import SMP
 /// Upload into the secondary slot, and MCUboot's swap at reset.
 extension SMPServer {
     /// One upload chunk, as Zephyr's `img_mgmt_upload` and `img_mgmt_upload_inspect` handle it
-    /// (`img_mgmt.c`, `zephyr_img_mgmt.c`; mcumgr-smp.md §3.1). `image` is ignored, as in a
+    /// (`img_mgmt.c`, `zephyr_img_mgmt.c`; docs/protocols/mcumgr-smp.md §3.1). `image` is ignored, as in a
     /// single-image build without direct upload. Any error ends the upload session.
     mutating func receiveChunk(_ request: ImageUploadRequest, effects: inout ServiceEffects, work: inout Duration,
                                device: DeviceState) -> Answer {

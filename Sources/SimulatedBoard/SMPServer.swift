@@ -4,7 +4,7 @@ import SMP
 import Transport
 
 /// The McuMgr SMP server of a simulated board, as a Zephyr `smp_svr` build with MCUboot
-/// answers over Bluetooth (mcumgr-smp.md §2, §3; figures in `SMPServerConfiguration`):
+/// answers over Bluetooth (docs/protocols/mcumgr-smp.md §2, §3; figures in `SMPServerConfiguration`):
 /// SMP reassembly into `buf_size` buffers, `buf_count` buffers shared by requests and
 /// responses, one request processed at a time in arrival order, the OS group (echo, reset,
 /// mcumgr params, bootloader info) and the image group (state read/write, upload, erase),

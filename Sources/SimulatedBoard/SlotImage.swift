@@ -2,7 +2,7 @@ import Crypto
 import FirmwareImage
 
 /// What the server reads from an MCUboot image in a slot, as Zephyr's `img_mgmt_read_info`
-/// does: the version and the SHA-256 TLV (mcumgr-smp.md §5), decoded by `MCUbootImage`.
+/// does: the version and the SHA-256 TLV (docs/protocols/mcumgr-smp.md §5), decoded by `MCUbootImage`.
 /// A slot without a readable image yields nil; nothing traps.
 struct SlotImageInfo: Sendable, Equatable {
     /// "major.minor.revision", plus ".build" when the build number is not 0 (`img_mgmt_ver_str`).

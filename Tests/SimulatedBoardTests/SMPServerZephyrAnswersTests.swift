@@ -5,8 +5,8 @@ import Testing
 @testable import SimulatedBoard
 
 /// The simulated SMP server's answers, byte by byte and key by key, against what Zephyr's
-/// img_mgmt and os_mgmt send in a default single-image build, as the project's research notes
-/// describe them from the Zephyr sources (`img_mgmt_state.c`, `img_mgmt.c`, `smp.c`,
+/// img_mgmt and os_mgmt send in a default single-image build, as docs/protocols/mcumgr-smp.md §6
+/// describes them from the Zephyr sources (`img_mgmt_state.c`, `img_mgmt.c`, `smp.c`,
 /// `os_mgmt.c`): indefinite-length maps and lists, no `rc` on success, image-state entries with
 /// exactly `slot, version, hash, bootable, pending, confirmed, active, permanent` and no
 /// `image`, `splitStatus` 0 after the list, `off` (and `match` on the last chunk only) for
@@ -55,7 +55,7 @@ import Testing
     @Test func imageStateEntriesHaveZephyrsKeysInZephyrsOrderAndNoImageKey() throws {
         var bench = try SMPServerTests.Bench()
         let (old, new) = try SMPFixture.images(magicAt: 0x20000, programLength: 0x1000)
-        // A fresh board: one entry (the empty secondary slot is left out), 134 bytes (fact sheet §2.5).
+        // A fresh board: one entry (the empty secondary slot is left out), 134 bytes (docs/protocols/mcumgr-smp.md §6.5).
         let first = try Self.payload(&bench, ImageStateReadRequest())
         let running = Self.entry(slot: 0, version: "1.0.0", hash: old.hash, pending: false, confirmed: true, active: true, permanent: false)
         #expect(first == Self.stateBody([running]))
