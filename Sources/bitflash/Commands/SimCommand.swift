@@ -28,7 +28,8 @@ struct SimResetCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The firmware the board holds afterwards.", valueName: "FILE"))
     var from: String?
 
-    @Option(help: "How many boards (sim, or sim-1 … sim-N).")
+    @Option(parsing: .unconditional, help: Limits.boards.help("How many boards (sim, or sim-1 … sim-N)", valueName: "N"),
+            transform: Limits.boards.transform)
     var boards: Int = 1
 
     @Flag(name: .customLong("stuck-in-bootloader"),
@@ -40,7 +41,6 @@ struct SimResetCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runCommand {
-            guard (1...64).contains(boards) else { throw CLIError(.usage, "--boards must be between 1 and 64") }
             let image = try from.map(profile.image(fromFile:)) ?? profile.factoryImage()
             let store = SimStore(option: simState)
             for name in store.savedNames() { try? FileManager.default.removeItem(at: store.url(of: name)) }
