@@ -47,5 +47,11 @@ public enum FlashError: Error, Sendable, CustomStringConvertible {
 }
 
 extension FlashError: ExitStatusReporting {
-    public var exitStatus: ExitStatus { .flashFailed }
+    /// 65 when the file cannot give what the board needs (the same as `bitflash plan` says), 74 otherwise.
+    public var exitStatus: ExitStatus {
+        switch self {
+        case .noFullImage, .noImageForBoard: return .badFirmware
+        default: return .flashFailed
+        }
+    }
 }

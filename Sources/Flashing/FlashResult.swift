@@ -137,7 +137,11 @@ extension FlashResult {
             decision = o.decision
             fullPath = o.fullPath
         case let .failure(error):
-            self.init(board: board, path: nil, reason: FlashReason.failure(error), seconds: seconds, error: describe(error))
+            // A session that fails exits 74, unless the file was at fault (65): the same file
+            // fails the same way on every board.
+            let file = ExitStatus.of(error) == .badFirmware
+            self.init(board: board, path: nil, reason: FlashReason.failure(error), seconds: seconds, error: describe(error),
+                      exitStatus: file ? .badFirmware : nil)
         }
     }
 }

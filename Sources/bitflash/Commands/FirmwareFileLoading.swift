@@ -1,6 +1,7 @@
 import ArgumentParser
 import Diagnostics
 import FirmwareImage
+import Flashing
 import Foundation
 import Laboratory
 
@@ -84,6 +85,15 @@ enum FirmwareFileLoading {
             : (fixed.count < problems.count
                 ? " (--force does not override \(Array(Set(fixed.map(\.1.kind.checkName))).sorted().joined(separator: " or ")))" : "")
         throw CLIError(.badFirmware, "\(subject) for a \(board.displayName): \(reasons)\(advice)")
+    }
+
+    /// Refuses a plan no path can carry out: no MakeCode program for partial flashing and no
+    /// application for a full update (McuMgr or Nordic DFU), as `plan` finds no estimate. It is
+    /// the file's problem, so `plan` and `flash` both exit 65, before any board is touched.
+    static func requireSomethingToWrite(_ plan: FlashPlan, file: String, board: Board) throws {
+        guard BoardlessPlan.make(plan, board: board).byProfile.first?.estimates.isEmpty ?? true else { return }
+        throw CLIError(.badFirmware, "\(file): neither path can write this file to a \(board.displayName): "
+                           + "it holds no MakeCode program and no application image could be made from it")
     }
 
     /// `bitflash: warning: prog.hex: ignored 2 lines after the end-of-file record …`.

@@ -132,8 +132,7 @@ struct FlashCommand: AsyncParsableCommand {
             }
             for r in results { out.result(r) }
             out.finish(results)
-            if results.contains(where: { $0.error != nil }) { return .flashFailed }
-            return results.contains(where: \.fallback) ? .okAfterFallback : .ok
+            return finishFlash(results)
         }
     }
 
@@ -161,11 +160,14 @@ struct FlashCommand: AsyncParsableCommand {
                                + "give an MCUboot image or a DFU .zip with one, or leave out --dfu-image to build one from the file")
         }
         try FirmwareFileLoading.checkFits(firmware, file: file, board: target, force: force, dfuImage: dfu)
+        let plan: FlashPlan
         do {
-            return try FlashPlan.make(firmware: firmware, board: target, dfuImage: dfu?.image)
+            plan = try FlashPlan.make(firmware: firmware, board: target, dfuImage: dfu?.image)
         } catch let error as FirmwareImageError {
-            throw CLIError(.badFirmware, "\(file): \(error.message); the board is a \(target.displayName) (\(target.family.chipName))")
+            throw CLIError(.badFirmware, "\(file): \(error.message)" + (error.message.contains("board is a ") ? "" : "; the board is a \(target.displayName) (\(target.family.chipName))"))
         }
+        try FirmwareFileLoading.requireSomethingToWrite(plan, file: file, board: target)
+        return plan
     }
 
     /// Prints each board's dry-run plan; the same for a simulated and a real board.
@@ -175,6 +177,10 @@ struct FlashCommand: AsyncParsableCommand {
             let plan = DryRunPlan(board: board, outcome: outcome)
             failed = failed || plan.error != nil
             StdOut.write(output.json ? try PlanText.json(plan) + "\n" : PlanText.dryRun(plan, file: file))
+        }
+        for (board, outcome) in outcomes {
+            guard case let .failure(error) = outcome else { continue }
+            StdErr.write("bitflash: error: \(outcomes.count == 1 ? "" : "\(board): ")\(describe(error))\n")
         }
         return failed ? .flashFailed : .ok
     }
