@@ -44,6 +44,10 @@ public enum ExitStatus: Int32, Sendable, Equatable, CaseIterable, Codable {
         }
     }
 
+    /// 75 by what it means beyond Bluetooth: something bitflash needs is held or missing for now
+    /// (a port another program holds, a state folder another bitflash holds); trying later may work.
+    public static var temporarilyUnavailable: ExitStatus { .bluetoothUnavailable }
+
     /// True for the statuses of a run that left every board running what it was sent.
     public var succeeded: Bool { self == .ok || self == .okAfterFallback }
 }

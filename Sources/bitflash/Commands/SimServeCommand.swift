@@ -1,4 +1,5 @@
 import ArgumentParser
+import Diagnostics
 import Dispatch
 import Foundation
 import Laboratory
@@ -84,7 +85,13 @@ struct SimServeCommand: AsyncParsableCommand {
                 server = try await SimulatedUDPServer.start(board: board, on: endpoint, timeScale: timeScale,
                                                             onNote: { if verbose { StdOut.write("  \($0)\n") } })
             } catch {
-                throw CLIError(.cannotWrite, "\(error)")
+                // Where to listen must be one of this computer's addresses: a name that does not
+                // resolve is a bad command line here, not a board out of reach.
+                if case let SMPUDPError.unknownHost(host, detail) = error {
+                    throw CLIError(.usage, "cannot listen on \(endpoint): the host name '\(host)' does not resolve (\(detail)); "
+                                       + "use one of this computer's addresses, such as 127.0.0.1")
+                }
+                throw CLIError(ExitStatus.of(error), "\(error)")
             }
             StdOut.write("serving SMP over UDP on \(server.endpoint) (board \(name), \(profile), state \(store.directory.path))\n")
             await Self.waitForStop(seconds: duration)
