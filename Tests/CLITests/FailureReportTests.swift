@@ -73,4 +73,16 @@ struct FailureReportTests {
         #expect(r.status == 74, "\(r.stdout) \(r.stderr)")
         #expect(r.stderr.hasPrefix("bitflash: error: ") && r.stderr.contains("McuMgr"), "\(r.stderr)")
     }
+
+    @Test("sim bluez: a malformed Bluetooth address is a bad command line (64), on the command line and in a scenario")
+    func malformedAddressIs64() throws {
+        let options = try BitflashBinary.run(["sim", "bluez", "--address", "ZZ:ZZ", "--bus", "unix:path=/nonexistent", "--sim-state", dir.path])
+        #expect(options.status == 64, "\(options.stderr)")
+        #expect(options.stderr.contains("'--address") && options.stderr.contains("six hexadecimal bytes"), "\(options.stderr)")
+        let scenario = dir.appendingPathComponent("scenario.json")
+        try #"{"boards": [{"address": "ZZ:ZZ"}]}"#.write(to: scenario, atomically: true, encoding: .utf8)
+        let file = try BitflashBinary.run(["sim", "bluez", "--scenario", scenario.path, "--bus", "unix:path=/nonexistent", "--sim-state", dir.path])
+        #expect(file.status == 64, "\(file.stderr)")
+        #expect(file.stderr.contains("'ZZ:ZZ' is not a Bluetooth address"), "\(file.stderr)")
+    }
 }
