@@ -212,6 +212,7 @@ struct SimBlueZCommand: AsyncParsableCommand {
     /// A board holding `from`; else the saved board `state` (which must be of `profile` when
     /// one is given); else a fresh board of `profile` holding the sample program.
     static func board(store: SimStore, state: String, index: Int, profile: SimProfile?, from: String?) throws -> SimulatedBoard {
+        try store.requireOwnFile(state)
         if let from {
             let profile = profile ?? .default
             return try profile.makeBoard(holding: try profile.image(fromFile: from), name: state, address: SimStore.address(index))

@@ -43,6 +43,8 @@ struct SimResetCommand: AsyncParsableCommand {
         try await runCommand {
             let image = try from.map(profile.image(fromFile:)) ?? profile.factoryImage()
             let store = SimStore(option: simState)
+            // A user's file with a board's name stays, and stops the reset before anything changed.
+            for name in SimStore.names(count: boards) { try store.requireOwnFile(name) }
             for name in store.savedNames() { try? FileManager.default.removeItem(at: store.url(of: name)) }
             for (i, name) in SimStore.names(count: boards).enumerated() {
                 var board = try profile.makeBoard(holding: image, name: name, address: SimStore.address(i + 1))

@@ -26,6 +26,7 @@ extension SimStoreError: CommandLineHinted {
         case let .otherProfile(_, _, saved, wanted):
             return "\(self): run `bitflash sim reset --profile \(wanted)` first, or use --simulate \(saved)"
         case .cannotSave, .noApplication: return description
+        case .notABoard: return "\(self) (--sim-state DIR)"
         }
     }
 }
