@@ -144,7 +144,7 @@ let package = Package(
         ]),
         .testTarget(name: "FlashingTests", dependencies: [
             "Flashing", "SimulatedFlashing", "Laboratory", "SimulatedBoard", "FirmwareImage", "LinkModel", "PartialFlashing",
-            "PartialFlashingFrames", "NordicDFU", "NordicDFUFrames", "SampleFirmware", "Transport", "TestSupport",
+            "PartialFlashingFrames", "NordicDFU", "NordicDFUFrames", "SampleFirmware", "Transport", "TestSupport", "McuMgr", "SMP",
         ]),
         .testTarget(name: "LaboratoryTests", dependencies: [
             "Laboratory", "Flashing", "SimulatedFlashing", "SimulatedBoard", "SampleFirmware", "FirmwareImage", "LinkModel",

@@ -31,8 +31,10 @@ public enum FlashError: Error, Sendable, CustomStringConvertible {
         case let .fullUpdateUnreachable(error):
             return "could not reconnect for the full update (\(error)): bring the board closer, reset it, and run bitflash again"
         case let .fullUpdateFailed(reason, error):
-            return "the full update (\(reason.code)) failed: \(describe(error)). Run the same command again: "
-                + "the board keeps its previous application until the new one is confirmed"
+            // Only a transient failure may go better on the same command; the others say what to change.
+            return "the full update (\(reason.code)) failed: \(describe(error)). "
+                + (ExitStatus.isTransient(error) ? "Run the same command again: the board" : "The board")
+                + " keeps its previous application until a new one is confirmed"
         case let .fullPathUnavailable(path, reason, names):
             let what = path == .nordic ? "no Nordic DFU (neither the buttonless service FE59 nor the micro:bit DFU control service)"
                 : "no McuMgr (SMP) service"
