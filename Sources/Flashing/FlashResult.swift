@@ -137,11 +137,11 @@ extension FlashResult {
             decision = o.decision
             fullPath = o.fullPath
         case let .failure(error):
-            // A session that fails exits 74, unless the file was at fault (65): the same file
-            // fails the same way on every board.
-            let file = ExitStatus.of(error) == .badFirmware
+            // A session that fails exits 74, unless the file was at fault (65: the same file
+            // fails the same way on every board) or the Bluetooth stack broke its protocol (76).
+            let own = ExitStatus.of(error)
             self.init(board: board, path: nil, reason: FlashReason.failure(error), seconds: seconds, error: describe(error),
-                      exitStatus: file ? .badFirmware : nil)
+                      exitStatus: own == .badFirmware || own == .servicesNotResolved ? own : nil)
         }
     }
 }
