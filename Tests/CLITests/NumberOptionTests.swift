@@ -32,6 +32,8 @@ struct NumberOptionTests {
         .init(command: ["flash", file, "--simulate"], option: "--sim-drop-at-write", lowest: 0, highest: 1_000_000, whole: true),
         .init(command: ["flash", file, "--simulate"], option: "--sim-reset-at", lowest: 0, highest: 900, whole: false),
         .init(command: ["flash", file, "--simulate"], option: "--sim-kill-at", lowest: 0.001, highest: 900, whole: false),
+        .init(command: ["flash", file, "--simulate"], option: "--sim-state-wait", lowest: 0, highest: 3600, whole: false),
+        .init(command: ["sim", "reset"], option: "--sim-state-wait", lowest: 0, highest: 3600, whole: false),
         .init(command: ["flash", file, "--device", "sim"], option: "--scan-timeout", lowest: 0.1, highest: 600, whole: false),
         .init(command: ["flash", file, "--device", "sim"], option: "--connect-timeout", lowest: 0.1, highest: 600, whole: false),
         .init(command: ["info", "--device", "sim"], option: "--scan-timeout", lowest: 0.1, highest: 600, whole: false),

@@ -43,6 +43,11 @@ struct FlashCommand: AsyncParsableCommand {
             transform: Limits.boards.transform)
     var boards: Int = 1
 
+    @Option(name: .customLong("sim-state-wait"), parsing: .unconditional,
+            help: Limits.stateWaitSeconds.help("How long to wait for another bitflash run that uses the same simulated boards' folder", valueName: "SECONDS"),
+            transform: Limits.stateWaitSeconds.transform)
+    var stateWait: Double = 30
+
     @Option(help: ArgumentHelp("Use the file's section for this board (default: the board's own).", valueName: "BOARD"))
     var board: String?
 
@@ -99,6 +104,11 @@ struct FlashCommand: AsyncParsableCommand {
             let firmware = try FirmwareFileLoading.loadForFlash(file)
             let plan = try makePlan(firmware, profile: profile)
             let store = SimStore(option: simulation.simState)
+            // Held until the boards and their resume records are saved (see StateFolderLock).
+            let lock = try StateFolderLock.acquire(store.directory, wait: .milliseconds(Int64((stateWait * 1000).rounded()))) {
+                StdErr.write("bitflash: note: \($0)\n")
+            }
+            defer { withExtendedLifetime(lock) {} }
             let names = SimStore.names(count: boards)
             var sim = Simulation(link: try simulation.linkProfile(), faults: simulation.faultPlan())
             let resume = ResumeStore(simulated: store)

@@ -17,6 +17,8 @@ enum Limits {
     static let writeNumber = NumberLimit(0...1_000_000)
     /// `sim serve --for`, `sim bluez --for`: real seconds, up to a week (leave it out to serve until killed).
     static let serveSeconds = NumberLimit(0.001...604_800.0, unit: " s")
+    /// `--sim-state-wait`: real seconds a run waits for another one that holds the state folder.
+    static let stateWaitSeconds = NumberLimit(0.0...3600.0, unit: " s")
     /// `--time-scale`: real seconds per modelled second (0: at once).
     static let timeScale = NumberLimit(0.0...100.0)
     /// `--disconnect-after-writes`.
