@@ -32,6 +32,6 @@ public struct StackViolation: Error, Sendable, Equatable, CustomStringConvertibl
 
 extension StackViolation: ExitStatusReporting, TransienceReporting {
     /// 76 (EX_PROTOCOL): the stack broke its side of the protocol.
-    public var exitStatus: ExitStatus { .servicesNotResolved }
+    public var exitStatus: ExitStatus { .stackViolation }
     public var isTransient: Bool { false }
 }
