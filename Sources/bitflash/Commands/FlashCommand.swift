@@ -170,6 +170,7 @@ struct FlashCommand: AsyncParsableCommand {
                                + "give an MCUboot image or a DFU .zip with one, or leave out --dfu-image to build one from the file")
         }
         try FirmwareFileLoading.checkFits(firmware, file: file, board: target, force: force, dfuImage: dfu)
+        try FirmwareFileLoading.requireIntactImages(firmware, file: file, dfuImage: dfu)
         let plan: FlashPlan
         do {
             plan = try FlashPlan.make(firmware: firmware, board: target, dfuImage: dfu?.image)

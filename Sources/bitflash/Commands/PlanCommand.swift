@@ -31,6 +31,7 @@ struct PlanCommand: AsyncParsableCommand {
             let firmware = try FirmwareFileLoading.loadForFlash(file)
             for b in try boards(firmware) {
                 try FirmwareFileLoading.checkFits(firmware, file: file, board: b, force: false)
+                try FirmwareFileLoading.requireIntactImages(firmware, file: file)
                 let plan: FlashPlan
                 do {
                     plan = try FlashPlan.make(firmware: firmware, board: b)
