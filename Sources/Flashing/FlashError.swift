@@ -7,9 +7,6 @@ public enum FlashError: Error, Sendable, CustomStringConvertible {
     case partialImpossible(String)
     /// A full update is needed, but the file gives nothing to upload. `names` says how to give an image.
     case noFullImage(reason: FlashReason, names: OptionNames = .neutral)
-    /// A full update over McuMgr is needed, but the MCUboot image made from the file is larger
-    /// than the board's primary slot (`problem` says by how much); nothing was sent.
-    case fullImageTooLarge(reason: FlashReason, problem: String)
     /// A full update is needed, but the board offers no full-update service.
     case noFullPath(reason: FlashReason)
     /// The board could not be reached again for the full update.
@@ -28,9 +25,6 @@ public enum FlashError: Error, Sendable, CustomStringConvertible {
             return "partial flashing is not possible: \(why)"
         case let .noFullImage(reason, names):
             return "\(reason.message); but the file has no application image to upload: give one with \(names.fullImage)"
-        case let .fullImageTooLarge(reason, problem):
-            return "\(reason.message); but \(problem), so McuMgr cannot take it (nothing was sent): "
-                + "make the program smaller, or flash it over USB"
         case let .noFullPath(reason):
             return "\(reason.message); but the board offers no full-update service (neither McuMgr/SMP nor Nordic DFU): "
                 + "flash it once over USB, or put it in its bootloader and try again"
@@ -58,7 +52,7 @@ extension FlashError: ExitStatusReporting {
     /// 65 when the file cannot give what the board needs (the same as `bitflash plan` says), 74 otherwise.
     public var exitStatus: ExitStatus {
         switch self {
-        case .noFullImage, .fullImageTooLarge, .noImageForBoard: return .badFirmware
+        case .noFullImage, .noImageForBoard: return .badFirmware
         default: return .flashFailed
         }
     }

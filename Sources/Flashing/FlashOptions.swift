@@ -102,9 +102,6 @@ public struct FlashPlan: Sendable, Equatable {
     public var program: MakeCodeProgram?
     /// The MCUboot image a full update uploads; nil when none can be made.
     public var fullImage: McuMgrUpgradeImage?
-    /// Why no MCUboot image could be made from the file although it holds an application (it
-    /// would not fit the board's primary slot), in words; nil otherwise.
-    public var fullImageProblem: String?
     /// Where an earlier, interrupted partial flash of this program to this board stopped
     /// (saved from its `FlowReport.checkpoint`s); nil to start from the beginning.
     public var resume: ResumePoint?

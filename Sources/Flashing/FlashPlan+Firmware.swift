@@ -1,5 +1,4 @@
 import Crypto
-import Diagnostics
 import FirmwareImage
 import McuMgr
 
@@ -25,32 +24,10 @@ extension FlashPlan {
             full = dfuImage
         } else if let own = firmware.mcuboot {
             full = own
-        } else if let built = try applicationImage(of: image, family: family) {
-            // One that does not fit the primary slot is refused by the device after the
-            // connection (IMAGE_TOO_LARGE, mcumgr-smp.md §3.1): no McuMgr path is offered.
-            let slot = family.layout.mcubootPrimarySlot
-            guard built.length <= slot.count else {
-                var plan = FlashPlan(family: family, image: image, program: program, fullImage: nil)
-                plan.fullImageProblem = "the MCUboot image made from it would be \(grouped(built.length)) bytes with its header and TLVs, "
-                    + "and the primary slot (\(Hex.address(slot.lowerBound))-\(Hex.address(slot.upperBound))) holds \(grouped(slot.count))"
-                return plan
-            }
-            full = built
         } else {
-            full = nil
+            full = try applicationImage(of: image, family: family)
         }
         return FlashPlan(family: family, image: image, program: program, fullImage: full.map(upgradeImage))
-    }
-
-    /// `360,488`.
-    private static func grouped(_ n: Int) -> String {
-        let digits = String(n.magnitude)
-        var out = ""
-        for (k, c) in digits.enumerated() {
-            if k > 0, (digits.count - k) % 3 == 0 { out.append(",") }
-            out.append(c)
-        }
-        return out
     }
 
     /// The unsigned MCUboot image of the application region of `image` (nil when it holds no

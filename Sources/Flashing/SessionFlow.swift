@@ -226,7 +226,6 @@ public struct SessionFlow: FlowMachine {
         }
         if path == .mcumgr {
             guard plan.fullImage != nil else {
-                if let problem = plan.fullImageProblem { return fail(FlashError.fullImageTooLarge(reason: reason, problem: problem)) }
                 return fail(FlashError.noFullImage(reason: reason, names: options.optionNames))
             }
             guard hasMcuMgr else { return fail(FlashError.noFullPath(reason: reason)) }

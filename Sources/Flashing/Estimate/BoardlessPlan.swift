@@ -56,8 +56,6 @@ public struct BoardlessPlan: Sendable, Equatable, Codable {
             let m = McuMgrEstimator(imageBytes: image.bytes.count, options: options.mcumgr)
             estimators.append(m)
             notes.append("McuMgr: a board with the SMP service; buffers assumed \(McuMgrEstimator.assumedBuffers.count) × \(McuMgrEstimator.assumedBuffers.size) bytes, MTU 247.")
-        } else if let problem = plan.fullImageProblem {
-            notes.append("McuMgr: no full update that way: \(problem).")
         }
         let application = try? DFUApplication.cut(from: plan.image, family: plan.family)
         if let application {

@@ -105,7 +105,7 @@ enum FirmwareFileLoading {
     static func requireSomethingToWrite(_ plan: FlashPlan, file: String, board: Board) throws {
         guard BoardlessPlan.make(plan, board: board).byProfile.first?.estimates.isEmpty ?? true else { return }
         throw CLIError(.badFirmware, "\(file): neither path can write this file to a \(board.displayName): "
-                           + "it holds no MakeCode program and " + (plan.fullImageProblem ?? "no application image could be made from it"))
+                           + "it holds no MakeCode program and no application image could be made from it")
     }
 
     /// `bitflash: warning: prog.hex: ignored 2 lines after the end-of-file record …`.
