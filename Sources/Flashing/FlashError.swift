@@ -1,4 +1,5 @@
 import Diagnostics
+import McuMgr
 import Transport
 
 /// The errors of a flashing session: each says what went wrong and what to do.
@@ -31,10 +32,18 @@ public enum FlashError: Error, Sendable, CustomStringConvertible {
         case let .fullUpdateUnreachable(error):
             return "could not reconnect for the full update (\(error)): bring the board closer, reset it, and run bitflash again"
         case let .fullUpdateFailed(reason, error):
-            // Only a transient failure may go better on the same command; the others say what to change.
-            return "the full update (\(reason.code)) failed: \(describe(error)). "
-                + (ExitStatus.isTransient(error) ? "Run the same command again: the board" : "The board")
-                + " keeps its previous application until a new one is confirmed"
+            // The McuMgr failure says what to do and what the board holds, read back; nothing
+            // here claims more than that. Only a transient failure may go better on the same command.
+            var text = "the full update (\(reason.code)) failed: \(describe(error))"
+            if !(error is McuMgrFailure) {
+                text += ". What the board holds now was not read back"
+                if ExitStatus.isTransient(error) { text += "; run the same command again" }
+            }
+            if reason.code == "partial-failed", let block = reason.details?.block {
+                text += ". Partial flashing had stopped at block \(block) of the program region before this update, "
+                    + "so that region may have changed since the image in slot 0 was installed"
+            }
+            return text
         case let .fullPathUnavailable(path, reason, names):
             let what = path == .nordic ? "no Nordic DFU (neither the buttonless service FE59 nor the micro:bit DFU control service)"
                 : "no McuMgr (SMP) service"
@@ -49,10 +58,13 @@ public enum FlashError: Error, Sendable, CustomStringConvertible {
 }
 
 extension FlashError: ExitStatusReporting {
-    /// 65 when the file cannot give what the board needs (the same as `bitflash plan` says), 74 otherwise.
+    /// 65 when the file cannot give what the board needs (the same as `bitflash plan` says); a
+    /// full update that failed exits as its error does (65: the image cannot be for this board;
+    /// 76: the Bluetooth stack broke its protocol); 74 otherwise.
     public var exitStatus: ExitStatus {
         switch self {
         case .noFullImage, .noImageForBoard: return .badFirmware
+        case let .fullUpdateFailed(_, error): return ExitStatus.of(error)
         default: return .flashFailed
         }
     }
