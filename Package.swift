@@ -144,7 +144,7 @@ let package = Package(
         ]),
         .testTarget(name: "FlashingTests", dependencies: [
             "Flashing", "SimulatedFlashing", "Laboratory", "SimulatedBoard", "FirmwareImage", "LinkModel", "McuMgr", "PartialFlashing",
-            "PartialFlashingFrames", "NordicDFU", "NordicDFUFrames", "SampleFirmware", "Transport", "TestSupport",
+            "PartialFlashingFrames", "NordicDFU", "NordicDFUFrames", "SampleFirmware", "Transport", "TestSupport", "SMP",
         ]),
         .testTarget(name: "LaboratoryTests", dependencies: [
             "Laboratory", "Flashing", "SimulatedFlashing", "SimulatedBoard", "SampleFirmware", "FirmwareImage", "LinkModel",
@@ -163,7 +163,7 @@ let package = Package(
         .testTarget(name: "BlueZPeripheralTests", dependencies: [
             "BlueZPeripheral", "DBus", "SimulatedBoard", "SMP", "SampleFirmware", "FirmwareImage", "Transport", "TestSupport",
         ]),
-        .testTarget(name: "CLITests", dependencies: ["TestSupport", "FirmwareImage", "SampleFirmware"]),
+        .testTarget(name: "CLITests", dependencies: ["TestSupport", "Diagnostics", "FirmwareImage", "SampleFirmware"]),
         // SMP over UDP, both sides: the client transport against the simulated server and third-party clients.
         .testTarget(name: "SMPUDPTests", dependencies: [
             "UDPTransport", "SimulatedUDP", "Flashing", "SimulatedFlashing", "McuMgr", "SMP", "SimulatedBoard", "FirmwareImage",

@@ -23,6 +23,30 @@ struct Bitflash: AsyncParsableCommand {
             }
             i += 1
         }
-        await main(args)
+        await main(attachingNegativeNumbers(args))
+    }
+
+    /// The options that take a list of numbers (`--sim-reset-at 1 2 3`).
+    static let numberListOptions: Set<String> = ["--sim-drop-at-write", "--sim-reset-at"]
+
+    /// A negative number in a number list (`--sim-reset-at 1 -2`) looks like an option to the
+    /// argument parser; attached (`--sim-reset-at=-2`), it reaches the option's range check and
+    /// is refused by name. The single-value number options read their next word whatever it
+    /// looks like (`parsing: .unconditional`).
+    static func attachingNegativeNumbers(_ args: [String]) -> [String] {
+        var out: [String] = []
+        var list: String?
+        for arg in args {
+            if arg == "--" { list = nil }
+            if let option = list, arg.count > 1, arg.hasPrefix("-"), Double(arg) != nil {
+                // Right after the option, the option itself takes it; later, a repetition does.
+                if out.last == option { out.removeLast() }
+                out.append("\(option)=\(arg)")
+                continue
+            }
+            if arg.hasPrefix("-") { list = numberListOptions.contains(arg) ? arg : nil }
+            out.append(arg)
+        }
+        return out
     }
 }
