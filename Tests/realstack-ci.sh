@@ -49,9 +49,11 @@ if [ -n "${BITFLASH:-}" ]; then
 else
     echo ".build/release/bitflash" > "$out/binary"
     build_start=$(date +%s)
-    run_logged "$out/release-build.log" "release build" swift build -c release --product bitflash \
+    # The flags of scripts/test's release build, so that each reuses the other's.
+    release=(swift build -c release --static-swift-stdlib)
+    run_logged "$out/release-build.log" "release build" "${release[@]}" --product bitflash \
         || { echo "realstack-ci: the release build failed" >&2; exit 1; }
-    bin="$(realpath "$(swift build -c release --show-bin-path)/bitflash")"
+    bin="$(realpath "$("${release[@]}" --show-bin-path)/bitflash")"
     built="release build $(( $(date +%s) - build_start )) s"
     echo "== $built"
 fi
