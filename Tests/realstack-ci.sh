@@ -39,6 +39,8 @@ if [ -n "$(ls -A "$out")" ]; then
     [ -f "$out/binary" ] || { echo "realstack-ci: $out is not empty and not a previous run's folder: give an empty one" >&2; exit 64; }
     rm -rf "${out:?}"/*
 fi
+# The guest's user steps run as nobody: a copy of the binary in OUT_DIR must be reachable.
+chmod 755 "$out"
 
 # OUT_DIR/binary names the binary for the guest: its path in the repository, which the guest
 # sees at /tmp/repo, or a copy in OUT_DIR (the guest's /tmp/out) when it lives elsewhere.
