@@ -29,8 +29,10 @@ trap 'rm -rf "$unpacked"' EXIT
 dpkg-deb -x "$deb" "$unpacked/root"
 mkdir -p "$unpacked/home"
 bin="$unpacked/root/usr/bin/bitflash"
-# The environment of a teacher's shell, without the build's: PATH without the toolchain.
-clean=(env -i PATH=/usr/bin:/bin HOME="$unpacked/home" LANG=C.UTF-8)
+# The environment of a teacher's shell, without the build's: PATH without the toolchain, and
+# bitflash's state in the scratch folder (Foundation takes the home from the password file,
+# not from HOME, hence XDG_STATE_HOME).
+clean=(env -i PATH=/usr/bin:/bin HOME="$unpacked/home" XDG_STATE_HOME="$unpacked/home/.local/state" LANG=C.UTF-8)
 if "${clean[@]}" sh -c 'command -v swift swiftc' > /dev/null; then
     fail "a Swift toolchain is on /usr/bin:/bin, so this test cannot show that none is needed"
 fi
