@@ -146,7 +146,7 @@ let package = Package(
         ]),
         .testTarget(name: "FlashingTests", dependencies: [
             "Flashing", "SimulatedFlashing", "Laboratory", "SimulatedBoard", "FirmwareImage", "LinkModel", "McuMgr", "PartialFlashing",
-            "PartialFlashingFrames", "NordicDFU", "NordicDFUFrames", "SampleFirmware", "Transport", "TestSupport", "SMP",
+            "PartialFlashingFrames", "NordicDFU", "NordicDFUFrames", "SampleFirmware", "Transport", "TestSupport", "SMP", "Diagnostics",
         ]),
         .testTarget(name: "LaboratoryTests", dependencies: [
             "Laboratory", "Flashing", "SimulatedFlashing", "SimulatedBoard", "SampleFirmware", "FirmwareImage", "LinkModel",
