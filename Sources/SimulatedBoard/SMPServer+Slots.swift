@@ -96,7 +96,8 @@ extension SMPServer {
             try? device.flash.writeWords(externalPage, at: address)
             if internalPage.count == page { secondary.replaceSubrange((p * page)..<((p + 1) * page), with: internalPage) }
         }
-        device.applicationReplaced()
+        // The swap touches only the slots: the runtime's key-value page, with any
+        // `flashIncomplete`, stays as it was (boards-storage-and-updates.md §4).
         if plan.swapping {
             statistics.swaps += 1
             primaryConfirmed = pendingPermanent
