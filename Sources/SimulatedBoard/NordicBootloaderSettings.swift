@@ -24,6 +24,16 @@ public struct NordicBootloaderSettings: Sendable, Equatable, Codable {
 }
 
 extension DeviceState {
+    /// An MCUboot swap or revert put another application in the primary slot: the runtime end
+    /// is that runtime's (the memory map scans from it at the next boot).
+    mutating func applicationSwapped() {
+        let app = layout.applicationStart..<layout.scratchPage
+        guard let bytes = try? flash.read(app) else { return }
+        var image = MemoryImage()
+        try? image.write(bytes, at: app.lowerBound)
+        runtimeEnd = MemoryMapScan.deriveRuntimeEnd(image: image, layout: layout)
+    }
+
     /// A Nordic DFU replaced the application: the runtime end is the new runtime's (the
     /// partial-flashing memory map scans from it at the next boot). The runtime's key-value
     /// page stays as it was, `flashIncomplete` included: the V2 bootloader erases only the pages

@@ -97,7 +97,9 @@ extension SMPServer {
             if internalPage.count == page { secondary.replaceSubrange((p * page)..<((p + 1) * page), with: internalPage) }
         }
         // The swap touches only the slots: the runtime's key-value page, with any
-        // `flashIncomplete`, stays as it was (boards-storage-and-updates.md §4).
+        // `flashIncomplete`, stays as it was (boards-storage-and-updates.md §4). The runtime now
+        // in the primary slot has its own `FLASH_PROGRAM_END`, from which its memory map scans.
+        device.applicationSwapped()
         if plan.swapping {
             statistics.swaps += 1
             primaryConfirmed = pendingPermanent
