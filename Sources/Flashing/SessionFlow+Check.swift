@@ -10,9 +10,15 @@ import Transport
 /// and the flash ended, which leaves it in application mode.
 extension SessionFlow {
     /// A full update completed with `outcome`: read the board back when the file has a MakeCode
-    /// program (the only kind the partial-flashing service can report), else finish.
+    /// program (the only kind the partial-flashing service can report) and the board offered that
+    /// service (a board found in its bootloader is assumed to: its runtime is unknown until it
+    /// runs), else finish with the full path's own check (the active slot's hash, the
+    /// bootloader's check of the image).
     mutating func fullUpdateDone(_ outcome: SessionOutcome, now: Duration) -> [FlowAction] {
-        guard let program = plan.program else { return succeed(outcome) }
+        let inBootloader = outcome.nordic?.recoveredFromBootloader ?? false
+        // A McuMgr update of an image the user gave runs that image, not the file's program.
+        let runsTheProgram = outcome.nordic != nil || plan.fullImageHoldsTheProgram
+        guard let program = plan.program, runsTheProgram, offeredPartialFlashing || inBootloader else { return succeed(outcome) }
         guard options.partial.verifyAfterFlash else {
             var o = outcome
             o.readBack = .unverified("reading the board back after the flash was turned off")

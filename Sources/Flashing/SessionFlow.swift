@@ -50,7 +50,8 @@ public struct SessionOutcome: Sendable, Equatable {
     public var unverifiedReason: String? {
         guard !dryRun, !verified else { return nil }
         if case let .unverified(why)? = readBack { return why }
-        if path == .partial, let why = partial?.unverifiedReason { return why }
+        // A partial write says why itself; none said is a writer's fault, left for checks to find.
+        if path == .partial { return partial?.unverifiedReason }
         return "the board was not read back after the update"
     }
 }
@@ -89,6 +90,9 @@ public struct SessionFlow: FlowMachine {
     private var meter = IntervalMeter()
     private(set) var decision: PathDecision?
     var region: Range<UInt32>?
+    /// The board offered the partial-flashing service when the session began: its program can
+    /// be read back over it after a full update.
+    private(set) var offeredPartialFlashing = false
 
     public init(plan: FlashPlan, options: FlashOptions = FlashOptions()) {
         self.plan = plan
@@ -172,6 +176,7 @@ public struct SessionFlow: FlowMachine {
     private var hasMcuMgr: Bool { connection?.services.contains(KnownGATT.smpService) ?? false }
 
     private mutating func begin(_ info: ConnectionInfo, now: Duration) -> [FlowAction] {
+        offeredPartialFlashing = info.services.contains(KnownGATT.partialFlashingService)
         if let recovery = recoverFromBootloader(info, now: now) { return recovery }
         switch options.mode {
         case .full:
