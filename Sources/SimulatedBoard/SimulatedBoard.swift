@@ -63,8 +63,22 @@ public struct SimulatedBoard: Sendable {
     public var mode: BoardMode { device.mode }
     /// True while an interrupted partial flash forces pairing mode on every boot.
     public var flashIncomplete: Bool { device.flashIncomplete }
+    /// The pages the runtime writes for itself: its key-value page and, on DAL, the flash scratch
+    /// page its store copies through (`KeyValueStore`). No firmware file puts anything there.
+    public var runtimeStoragePages: [UInt32] {
+        let store = device.keyValueStore
+        return [store.page] + (store.scratchPage.map { [$0] } ?? [])
+    }
+
     /// The REGION_INFO table the board answers with.
     public var memoryMap: [RegionInfo] { device.memoryMap }
+
+    /// Leaves the board as a partial flash that was not finished leaves it, by whichever client:
+    /// `flashIncomplete` in its key-value page, so it starts in pairing mode at every boot
+    /// until an END_OF_TRANSMISSION completes. It takes effect at the next boot (`reset`).
+    public mutating func markFlashIncomplete() {
+        device.putKey(StorageKey.flashIncomplete, [0x01])
+    }
 
     /// Forgets the flash's erase/write counters and logs (before a run whose writes are checked).
     public mutating func resetFlashCounters() { device.flash.resetCounters() }
