@@ -185,6 +185,16 @@ public struct FlashResult: Codable, Sendable, Equatable {
 
     /// True when the flash did not fail (it may still be unverified: see `verification`).
     public var succeeded: Bool { error == nil }
+
+    /// How a run that flashed these boards exits: the first failure's status (74 for a failed
+    /// flash), else 2 when any board was not read back, else 3 after any fallback, else 0.
+    public static func runStatus(_ results: [FlashResult]) -> ExitStatus {
+        for r in results where r.error != nil {
+            return r.exitStatus.succeeded || r.exitStatus == .writtenUnverified ? .flashFailed : r.exitStatus
+        }
+        if results.contains(where: { $0.verification == .unverified }) { return .writtenUnverified }
+        return results.contains(where: \.fallback) ? .okAfterFallback : .ok
+    }
 }
 
 extension FlashResult {

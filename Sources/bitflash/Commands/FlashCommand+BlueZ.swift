@@ -37,13 +37,12 @@ extension FlashCommand {
         }
         let results = outcomes.map(\.1)
         out.finish(results)
-        if queries.count == 1, let failure = results.first(where: { !$0.exitStatus.succeeded }) {
+        if queries.count == 1, let failure = results.first(where: { $0.error != nil }) {
             // One board: its failure is the command's, with the message on stderr too.
             if let message = failure.error { StdErr.write("bitflash: error: \(message)\n") }
-            return failure.exitStatus
+            return FlashResult.runStatus([failure])
         }
-        if let failure = results.first(where: { !$0.exitStatus.succeeded }) { return failure.exitStatus }
-        return results.contains(where: \.fallback) ? .okAfterFallback : .ok
+        return FlashResult.runStatus(results)
     }
 
     /// The addresses of every flashable board a scan finds.
