@@ -5,7 +5,7 @@ import Transport
 /// The end of a full update: the board restarts into the new program, and the session reads it
 /// back (`ProgramCheck`). A `flashIncomplete` left by an earlier partial flash survives every
 /// full-update path (the Nordic bootloaders keep the runtime's key-value page, an MCUboot swap
-/// touches only its slots: boards-storage-and-updates.md §4, §6), so such a board comes up in
+/// touches only its slots: docs/protocols/board-storage.md §4, §6), so such a board comes up in
 /// pairing mode; its flash now holds the whole program, so one page is written again as it is
 /// and the flash ended, which leaves it in application mode.
 extension SessionFlow {

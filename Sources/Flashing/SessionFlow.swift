@@ -173,7 +173,7 @@ public struct SessionFlow: FlowMachine {
     }
 
     private var hasPartialService: Bool { connection?.services.contains(KnownGATT.partialFlashingService) ?? false }
-    private var hasMcuMgr: Bool { connection?.services.contains(KnownGATT.smpService) ?? false }
+    var hasMcuMgr: Bool { connection?.services.contains(KnownGATT.smpService) ?? false }
 
     private mutating func begin(_ info: ConnectionInfo, now: Duration) -> [FlowAction] {
         offeredPartialFlashing = info.services.contains(KnownGATT.partialFlashingService)
@@ -236,14 +236,14 @@ public struct SessionFlow: FlowMachine {
 
     /// Partial-flashing errors after which a full update can still save the board.
     private func fullUpdateCanFollow(_ error: any Error) -> Bool {
-        guard (hasMcuMgr && plan.fullImage != nil) || hasNordicDFU else { return false }
+        guard (hasMcuMgr && plan.fullImage != nil && mcuMgrImageProblem == nil) || hasNordicDFU else { return false }
         return error is PartialFlashError
     }
 
     private mutating func goFull(_ reason: FlashReason, fallback: Bool, now: Duration) -> [FlowAction] {
         if decision == nil {
-            decision = SessionDecision.decide(partial: nil, full: fullEstimators(), options: options, family: plan.family,
-                                              connection: connection, meter: meter, now: now)
+            decision = SessionDecision.decide(partial: nil, full: fullEstimators(), excluded: excludedFullPaths, options: options,
+                                              family: plan.family, connection: connection, meter: meter, now: now)
         }
         let path: FullUpdatePath
         switch chooseFullPath(reason) {
@@ -269,7 +269,9 @@ public struct SessionFlow: FlowMachine {
 
     private mutating func startFull(_ info: ConnectionInfo, reason: FlashReason, fallback: Bool, now: Duration) -> [FlowAction] {
         guard let image = plan.fullImage else { return fail(FlashError.noFullImage(reason: reason, names: options.optionNames)) }
-        var child = ChildFlow(McuMgrUpgrade(image: image, options: options.mcumgr), scope: "mcumgr.")
+        var upgrade = options.mcumgr
+        upgrade.slotSize = mcuMgrSlot
+        var child = ChildFlow(McuMgrUpgrade(image: image, options: upgrade), scope: "mcumgr.")
         let (childActions, result) = child.handle(.start(info), now: now)
         let actions = Self.withoutDonePhase(childActions)
         stage = .full(child, reason: reason, fallback: fallback)
@@ -289,7 +291,7 @@ public struct SessionFlow: FlowMachine {
     private func fullEstimators() -> [any PathEstimator] {
         var estimators: [any PathEstimator] = []
         let readsBack = plan.program != nil && options.partial.verifyAfterFlash
-        if hasMcuMgr, options.fullPath != .nordic, let image = plan.fullImage {
+        if hasMcuMgr, options.fullPath != .nordic, let image = plan.fullImage, mcuMgrImageProblem == nil {
             var m = McuMgrEstimator(imageBytes: image.bytes.count, options: options.mcumgr)
             m.readsBack = readsBack
             estimators.append(m)
@@ -311,8 +313,8 @@ public struct SessionFlow: FlowMachine {
             let switches = child.machine.boardMap?.mode == .application && options.partial.switchToPairingMode
             decision = SessionDecision.decide(partial: PartialEstimator(plan: blocks, verifies: options.partial.verifyAfterFlash,
                                                                         switchesToPairingMode: switches),
-                                              full: fullEstimators(), options: options, family: plan.family,
-                                              connection: connection, meter: meter, now: now)
+                                              full: fullEstimators(), excluded: excludedFullPaths, options: options,
+                                              family: plan.family, connection: connection, meter: meter, now: now)
             note = decision.map { [.report(.note("decision: \($0.summary)"))] } ?? []
             if let d = decision, d.chosen != .partial {
                 let reason = FlashReason(code: "full-is-faster", message: "a full update is estimated faster: \(d.summary)")

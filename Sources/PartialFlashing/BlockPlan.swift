@@ -3,7 +3,7 @@ import PartialFlashingFrames
 
 /// The 64-byte blocks partial flashing writes, in order.
 ///
-/// Rules (partial-flashing-protocol.md §3.3-§3.4): a board erases a page only when a
+/// Rules (docs/protocols/partial-flashing.md §3.3-§3.4): a board erases a page only when a
 /// block at the page's start arrives, so the first block of every page the program
 /// touches is always sent, and before any other block of that page. Nothing is planned
 /// outside the region the board declared (clipped to the scratch page). Blocks are
@@ -116,7 +116,7 @@ public struct BlockPlan: Sendable, Equatable {
     /// program's magic and hashes (a rewrite of it cut short would leave a board that reports no
     /// program). With a one-page program, the whole plan (with the block that seals the hash).
     /// Ties go to the later page. Used to end an unfinished flash with END_OF_TRANSMISSION on a
-    /// board whose flash holds the program already (boards-storage-and-updates.md §7).
+    /// board whose flash holds the program already (docs/protocols/board-storage.md §7).
     public var cheapestPage: Range<Int> {
         let end = sealIndex ?? blocks.count
         let openers = blocks[..<end].indices.filter { blocks[$0].opensPage }

@@ -6,8 +6,8 @@ import Transport
 /// write it partially, and reads it again there.
 ///
 /// Why pairing mode: there the runtime runs no user program, and every client of the protocol
-/// writes there (partial-flashing-protocol.md §4). `FF 00` stores `RebootMode`, whose next boot
-/// goes to pairing mode and removes it (§2.6; boards-storage-and-updates.md §3, §5). The switch
+/// writes there (docs/protocols/partial-flashing.md §4). `FF 00` stores `RebootMode`, whose next boot
+/// goes to pairing mode and removes it (§2.6; docs/protocols/board-storage.md §3, §5). The switch
 /// waits for the link to drop (closing it itself after `rebootTimeout`), connects again, and
 /// reads STATUS and REGION_INFO 1 and 2 with `MemoryMapReader`. STATUS must now say pairing mode
 /// (a board back in application mode is switched again, at most `modeSwitchLimit` times in all),

@@ -25,8 +25,8 @@ public struct PartialFlashSettings: Sendable, Equatable {
     /// A board that advertises after its restart does so within about 2 s: the reset (modelled
     /// 0.3 s), the runtime's boot decision (0.1 s, plus 0.5 s of LED fill when `flashIncomplete`
     /// sends it to pairing mode, 1.25 s on Calliope mini 1/2), then advertising every 50 ms in
-    /// application mode or 200 ms in pairing mode (boards-storage-and-updates.md §5,
-    /// boards-advertising-and-services.md §3-§4); connecting and resolving its services take a
+    /// application mode or 200 ms in pairing mode (docs/protocols/board-storage.md §5,
+    /// docs/protocols/partial-flashing.md §3.7); connecting and resolving its services take a
     /// few connection intervals more. A board not connected by then does not advertise: in
     /// application mode its program keeps Bluetooth off (MakeCode programs without the Bluetooth
     /// extension), or it is out of range. A pairing-mode board always advertises, so one that
@@ -71,7 +71,7 @@ public struct PartialFlashSettings: Sendable, Equatable {
     /// the writer first has a STATUS (`EE`) answered: the board answers it in its write handler
     /// after every earlier write, so the block's 4th packet, if it arrived, arrived before it.
     /// That packet's flash event may still be erasing its page; REGION_INFO would reset the
-    /// `offset` that event reads when it burns (partial-flashing-protocol.md §2.1), so the
+    /// `offset` that event reads when it burns (docs/protocols/partial-flashing.md §2.1), so the
     /// writer waits this long before it sends REGION_INFO, unless the block's answer arrives
     /// first (the board sends it after the burn). A page erase takes 85 ms on an nRF52833 and
     /// 22.3 ms on an nRF51 by their datasheets, longer when the SoftDevice must fit it between

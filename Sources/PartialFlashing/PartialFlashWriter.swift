@@ -87,7 +87,7 @@ public struct PartialFlashStats: Sendable, Equatable, Codable {
 /// So answers arrive in the order the board made them, at most once, and may be lost or late.
 /// From a synchronised state (the board expects packet `g`, holds no partial block and has no
 /// flash event pending), one transmission of `g … g+3` ends in one of these
-/// (partial-flashing-protocol.md §3.1-§3.2; CODAL and DAL `flashData`, `partialFlashingEvent`):
+/// (docs/protocols/partial-flashing.md §3.1-§3.2; CODAL and DAL `flashData`, `partialFlashingEvent`):
 ///
 /// | what reaches the board                          | what the board does                                   | answer           | board then expects |
 /// |-------------------------------------------------|-------------------------------------------------------|------------------|--------------------|
@@ -153,7 +153,7 @@ public struct PartialFlashStats: Sendable, Equatable, Codable {
 /// END_OF_TRANSMISSION (`02`) goes only after the last block was acknowledged (by an answer
 /// received after the last REGION_INFO, so the board's buffer and offset hold that block:
 /// END_OF_TRANSMISSION burns the buffer at `offset` again, and after a REGION_INFO that offset is
-/// 0, where the burn never completes and the board hangs, partial-flashing-protocol.md §3.5).
+/// 0, where the burn never completes and the board hangs, docs/protocols/partial-flashing.md §3.5).
 /// The writer finishes when the board drops the link as it restarts; reading the board back is
 /// `ProgramCheck`'s. With `sealProgramHash` the hash is written by a last block (see
 /// `BlockPlan.sealed` and `rewindTarget(for:)`), sent after a REGION_INFO barrier: once every
@@ -166,7 +166,7 @@ public struct PartialFlashStats: Sendable, Equatable, Codable {
 /// `init(rewritingPageOf:settings:)` writes only the cheapest page of a plan
 /// (`BlockPlan.cheapestPage`), opener first, and then END_OF_TRANSMISSION: the one way to make a
 /// board whose flash already holds the program remove `flashIncomplete` and leave pairing mode
-/// (boards-storage-and-updates.md §7). A whole page, because its first block erases it.
+/// (docs/protocols/board-storage.md §7). A whole page, because its first block erases it.
 ///
 /// Every retry counts against `blockRetryLimit` and `runRetryLimit`, and the whole write
 /// has a deadline; when one is exhausted the writer finishes with

@@ -22,7 +22,7 @@ public enum ProgramCheckResult: Sendable, Equatable {
     /// The board came back in pairing mode after a restart into its program, so `flashIncomplete`
     /// is set, and nothing tells whether its program is complete (`knownComplete` was false): it
     /// reports the program's hash, which sits in the first page a partial flash writes, so a flash
-    /// cut short after that page looks the same (boards-storage-and-updates.md §6, the trap).
+    /// cut short after that page looks the same (docs/protocols/board-storage.md §6, the trap).
     case flashIncomplete(BoardMemoryMap)
 
     /// The verification this result amounts to (nil for `flashIncomplete`, which needs a write).
@@ -50,7 +50,7 @@ public enum ProgramCheckResult: Sendable, Equatable {
 ///    block was acknowledged, or after a full update of this file), it rewrites one page as it
 ///    is, opener first, and sends END_OF_TRANSMISSION directly after the page's last
 ///    acknowledged block (`PartialFlashWriter.init(rewritingPageOf:settings:)`,
-///    boards-storage-and-updates.md §7), then goes back to 1, at most `pageRewriteLimit` times.
+///    docs/protocols/board-storage.md §7), then goes back to 1, at most `pageRewriteLimit` times.
 ///    Without that knowledge it reports `.flashIncomplete`: the program must be written again.
 ///
 /// A board that is reached but cannot be read (no partial-flashing service, no answer) is

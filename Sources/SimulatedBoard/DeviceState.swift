@@ -51,14 +51,13 @@ public struct DeviceState: Sendable, Equatable {
     /// Removes a key as the runtime's `remove` does.
     mutating func removeKey(_ key: String) { keyValueStore.remove(key, flash: &flash) }
 
-    /// Boots, as CODAL's and DAL's `MicroBit::init` decide (boards-storage-and-updates.md §5;
-    /// codal-microbit-v2 `model/MicroBit.cpp` L233-281, microbit `source/MicroBit.cpp` L125-189):
+    /// Boots, as CODAL's and DAL's `MicroBit::init` decide (codal-microbit-v2 `model/MicroBit.cpp` L233-281, microbit `source/MicroBit.cpp` L125-189):
     /// read `RebootMode` and `flashIncomplete` (an empty store is initialised on the way);
     /// `RebootMode` selects pairing mode and is removed; `flashIncomplete` selects pairing mode
     /// and is kept (so every boot goes there until an END_OF_TRANSMISSION completes); the user's
     /// gesture (A+B held, or a triple reset on CODAL) selects it too; otherwise application mode.
     /// Pairing mode ends only with a reset, which decides again. Then the memory map is scanned
-    /// again (partial-flashing-protocol.md §3.7).
+    /// again (docs/protocols/partial-flashing.md §3.7).
     mutating func boot(userRequestsPairing: Bool) {
         if nordic.bootloaderActive {
             bootCount += 1

@@ -2,7 +2,7 @@ import FirmwareImage
 import NordicDFUFrames
 
 /// What a Nordic bootloader keeps across resets: its settings page and the GPREGRET flag
-/// the application sets before resetting into it (nordic-dfu.md §2.1, §2.4, §3.2).
+/// the application sets before resetting into it (docs/protocols/nordic-dfu.md §2.1, §2.4, §3.2).
 public struct NordicBootloaderSettings: Sendable, Equatable, Codable {
     /// The bootloader runs ("DfuTarg" advertises) instead of the application.
     public var bootloaderActive = false
@@ -39,7 +39,7 @@ extension DeviceState {
     /// page stays as it was, `flashIncomplete` included: the V2 bootloader erases only the pages
     /// of the new image and keeps the 12 KiB below itself (`NRF_DFU_APP_DATA_AREA_SIZE`), the
     /// legacy bootloader erases only the image's size from the application start
-    /// (boards-storage-and-updates.md §4).
+    /// (docs/protocols/board-storage.md §4).
     mutating func nordicApplicationReplaced(start: UInt32, bytes: [UInt8]) {
         var image = MemoryImage()
         try? image.write(bytes, at: start)

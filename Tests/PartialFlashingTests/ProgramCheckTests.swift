@@ -5,7 +5,7 @@ import Transport
 @testable import PartialFlashing
 
 /// Reading a board back after its restart, and ending an unfinished flash that keeps it in
-/// pairing mode (boards-storage-and-updates.md §5-§7).
+/// pairing mode (docs/protocols/board-storage.md §5-§7).
 @Suite struct ProgramCheckTests {
     let window = PartialFlashTimer.restartWindow
 

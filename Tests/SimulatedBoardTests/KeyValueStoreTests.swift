@@ -10,7 +10,7 @@ import Transport
 
 /// The runtime's key-value page, byte for byte, and what survives it: `flashIncomplete` stays
 /// through resets, Nordic DFU and MCUboot swaps until an END_OF_TRANSMISSION completes
-/// (boards-storage-and-updates.md §2-§6).
+/// (docs/protocols/board-storage.md §2-§6).
 @Suite struct KeyValueStoreTests {
     static let v2 = Fixture.image(family: .nrf52833, magicAt: 0x47000, programLength: 6000)
     static let v1 = Fixture.image(family: .nrf51, magicAt: 0x30000, programLength: 3000)

@@ -60,7 +60,7 @@ public struct PartialEstimator: PathEstimator {
         if verifies {
             parts.append(.init(name: "read back on a new connection", duration: readMap))
         }
-        // A CODAL board erases a page only when it is not blank (partial-flashing-protocol.md
+        // A CODAL board erases a page only when it is not blank (docs/protocols/partial-flashing.md
         // §3.4); every page but the first (which holds the board's program header) may be.
         let skippable = context.board.family == .nrf52833 && pagesOpened > 1
             ? Int64(pagesOpened - 1) * (blockCost(openingWork) - blockCost(plainWork)) : 0
