@@ -45,6 +45,17 @@ struct FlashCommandTests {
         #expect(try results(back).first?["path"] as? String == "full")
     }
 
+    @Test func aPlainSimulateFlashesTheKindOfBoardTheStateFolderHolds() throws {
+        let reset = try BitflashBinary.run(["sim", "reset", "--profile", "microbit-v2", "--sim-state", state.path])
+        #expect(reset.status == 0, "\(reset.stderr)")
+        // A new runtime on a stock board: Secure DFU, not a refusal for want of an MCUboot board.
+        let r = try flash("sample-r2-heart.hex", ["--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let result = try #require(try results(r).first)
+        #expect(result["path"] as? String == "full")
+        #expect(r.stdout.contains("DFU"))
+    }
+
     @Test func jsonEventsAndTheResultCarryEveryDocumentedField() throws {
         let r = try flash("sample-r1-counter.hex", ["--json"])
         #expect(r.status == 0, "\(r.stderr)")

@@ -1,3 +1,4 @@
+import Foundation
 import FirmwareImage
 import LinkModel
 import PartialFlashing
@@ -71,7 +72,29 @@ import Testing
         let one = single.run()
         #expect(one.runs == 1)
         #expect(one.seconds.first == report.seconds.last, "run 11 alone is run 11 of the campaign")
-        #expect((single.lastTrace?.entries.count ?? 0) > 100)
+        #expect(single.lastTraces.map(\.part) == ["run 11"])
+        #expect((single.lastTraces.first?.trace.entries.count ?? 0) > 100)
+    }
+
+    @Test func theTraceOfAFailedRunHoldsItsRepairRunAndReadsAsATraceFile() throws {
+        // Run 11 of this hostile campaign fails (the board hides that it marked the image for
+        // test); the plain run after it repairs the board.
+        var configuration = FaultCampaign.Configuration(runs: 1, seed: 20261122, paths: [.auto])
+        configuration.hostile = .wrongSlotHash
+        configuration.firstRun = 11
+        configuration.recordsTrace = true
+        var campaign = FaultCampaign(configuration)
+        let report = campaign.run()
+        try #require(report.outcomes[CampaignOutcome.failedCleanly.rawValue] == 1)
+        #expect(campaign.lastTraces.map(\.part) == ["run 11", "run 11 repair"])
+        var text = Data()
+        for (part, trace) in campaign.lastTraces { text += try TraceFile.encode(trace, names: [part]) }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("campaign-\(UUID().uuidString).trace")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try text.write(to: file)
+        let lines = try TraceFile.read(file.path)
+        #expect(Set(lines.map(\.name)) == ["run 11", "run 11 repair"])
+        #expect(lines.contains { $0.name == "run 11 repair" && $0.kind == "write" })
     }
 
     /// Runs that once broke an invariant, kept so they never do again:

@@ -40,6 +40,13 @@ public struct SimStore: Sendable {
         }
     }
 
+    /// The kind of the saved board `name`, or nil when there is none (or it cannot be read: the
+    /// load that follows says why).
+    public func savedProfile(of name: String) -> SimProfile? {
+        guard let board = try? load(name) else { return nil }
+        return SimProfile(board: board.profile.board, mcuboot: board.profile.services.contains(.smp))
+    }
+
     /// The saved board `name`, or a fresh board of `profile` holding the sample program.
     public func loadOrCreate(_ name: String, profile: SimProfile, index: Int) throws -> SimulatedBoard {
         if let board = try load(name) {

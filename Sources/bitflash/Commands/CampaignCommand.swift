@@ -63,7 +63,7 @@ struct SimCampaignCommand: AsyncParsableCommand {
     @Option(name: .customLong("from"), help: ArgumentHelp("Start at this run (runs are numbered from 0, as violations name them): `--from 1790 --runs 1` runs run 1790 of the same seed and path again on its own.", valueName: "RUN"))
     var firstRun: Int = 0
 
-    @Option(help: ArgumentHelp("With --runs 1: write that run's trace (every write, notification, fault and timer, as JSON lines) to FILE.", valueName: "FILE"))
+    @Option(help: ArgumentHelp("With --runs 1: write that run's trace to FILE (every write, notification, fault and timer, as JSON lines; the killed run and the repair run too, each under its own name; read it with `bitflash trace show`).", valueName: "FILE"))
     var trace: String?
 
     @Option(help: ArgumentHelp("Every SECONDS of real time, print the runs done and the violations so far to standard error (0: never).", valueName: "SECONDS"))
@@ -108,8 +108,14 @@ struct SimCampaignCommand: AsyncParsableCommand {
                              + " (\(Int((lastProgress - started).seconds)) s)\n")
             }
             let elapsed = clock.now - started
-            if let trace, let recorded = campaign.lastTrace {
-                try OutputFile.write(Array(recorded.jsonLines().utf8), to: trace, what: "the trace")
+            if let trace, !campaign.lastTraces.isEmpty {
+                // One trace file: each part of the run (killed run, run under faults, repair run)
+                // as a board of its own name, readable by `bitflash trace show`.
+                var text = Data()
+                for (part, recorded) in campaign.lastTraces {
+                    text += try TraceFile.encode(recorded, names: [part])
+                }
+                try OutputFile.write(Array(text), to: trace, what: "the trace")
             }
             if json {
                 StdOut.write(try JSONText.document(report) + "\n")

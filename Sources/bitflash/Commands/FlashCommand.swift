@@ -36,7 +36,7 @@ struct FlashCommand: AsyncParsableCommand {
 
     @OptionGroup var bluetooth: BluetoothOptions
 
-    @Option(help: ArgumentHelp("Flash a simulated board of this kind (default microbit-v2-mcuboot).", valueName: "PROFILE"))
+    @Option(help: ArgumentHelp("Flash a simulated board of this kind (default: the kind already in the state folder, else microbit-v2-mcuboot).", valueName: "PROFILE"))
     var simulate: SimProfile?
 
     @Option(help: "How many simulated boards to flash at once (a class set sharing one adapter).")
@@ -96,12 +96,13 @@ struct FlashCommand: AsyncParsableCommand {
             if let udp { return try await runOverUDP(udp) }
             if !devices.isEmpty || allInRange { return try await runOnDevices() }
             Verbose.bootstrap(output.verbose)
-            let profile = simulate ?? .default
+            let store = SimStore(option: simulation.simState)
+            let names = SimStore.names(count: boards)
+            // Without a profile, the boards already in the state folder say what they are.
+            let profile = simulation.profile(simulate, store: store, name: names[0])
             if let trace = output.trace { try OutputFile.refuseInputs(trace, inputs: [file] + (dfuImage.map { [$0] } ?? []), what: "the trace") }
             let firmware = try FirmwareFileLoading.loadForFlash(file)
             let plan = try makePlan(firmware, profile: profile)
-            let store = SimStore(option: simulation.simState)
-            let names = SimStore.names(count: boards)
             var sim = Simulation(link: try simulation.linkProfile(), faults: simulation.faultPlan())
             let resume = ResumeStore(simulated: store)
             var ids: [(plan: FlashPlan, board: BoardID, name: String)] = []
@@ -219,6 +220,20 @@ enum UpgradeModeArgument: String, ExpressibleByArgument, CaseIterable {
 
 /// Options shared by the commands that run simulated boards.
 struct SimulationOptions: ParsableArguments {
+    /// Set by `Bitflash.main` when `--simulate` came without a profile: the boards already in
+    /// the state folder then say what kind they are.
+    @Flag(name: .customLong(SimulationOptions.unnamedProfileFlag), help: .hidden)
+    var profileUnnamed = false
+
+    static let unnamedProfileFlag = "simulate-profile-unnamed"
+
+    /// The kind of simulated board to use: `named` when given, else (for `--simulate` alone or
+    /// no `--simulate`) the kind of the board `name` saved in `store`, else the default.
+    func profile(_ named: SimProfile?, store: SimStore, name: String) -> SimProfile {
+        if let named, !profileUnnamed { return named }
+        return store.savedProfile(of: name) ?? .default
+    }
+
     @Option(name: .customLong("sim-state"), help: ArgumentHelp("Folder of the simulated boards (default: the XDG state folder).", valueName: "DIR"))
     var simState: String?
 
