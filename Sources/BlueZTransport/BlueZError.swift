@@ -83,7 +83,8 @@ extension BlueZError: CustomStringConvertible {
         case let .failed(op, message):
             return "\(op) failed: \(message)"
         case let .unexpectedReply(op, detail):
-            return "\(op): BlueZ sent an unexpected reply (\(detail)); check the BlueZ version (5.56 or later is needed)"
+            return "\(op): BlueZ sent an unexpected reply (\(detail)). This is not a radio problem, and running again does not help: "
+                + "check the BlueZ version (5.56 or later is needed) and other Bluetooth software on this computer"
         }
     }
 }
@@ -110,14 +111,14 @@ extension Double {
 }
 
 extension BlueZError: ExitStatusReporting {
-    /// The exit status of each failure, documented in the README.
+    /// The exit status of each failure, documented in docs/json-and-exit-codes.md.
     public var exitStatus: ExitStatus {
         switch self {
         case .bluetoothUnavailable, .noAdapter, .adapterOff: return .bluetoothUnavailable
         case .deviceNotFound, .connectFailed, .ambiguousDevice: return .boardNotFound
-        case .servicesNeverResolved: return .servicesNotResolved
+        case .servicesNeverResolved, .unexpectedReply: return .servicesNotResolved
         case .pairingRefused: return .pairingRefused
-        case .disconnected, .notConnected, .timeout, .failed, .unexpectedReply: return .flashFailed
+        case .disconnected, .notConnected, .timeout, .failed: return .flashFailed
         }
     }
 }

@@ -39,13 +39,21 @@ public struct BlueZScanner: Sendable {
     /// `stopWhen`, returns as soon as a device satisfies it.
     public func scan(timeout: Duration, services: [BLEUUID]? = KnownGATT.flashingServices,
                      stopWhen: (@Sendable (BlueZDevice) -> Bool)? = nil) async throws -> [BlueZDevice] {
+        try await scanRecording(timeout: timeout, services: services, stopWhen: stopWhen).devices
+    }
+
+    /// `scan`, with the device objects BlueZ sent that are not a device's (by path). With
+    /// `stopAtMalformed`, returns as soon as such an object's path satisfies it.
+    func scanRecording(timeout: Duration, services: [BLEUUID]?, stopWhen: (@Sendable (BlueZDevice) -> Bool)?,
+                       stopAtMalformed: (@Sendable (String) -> Bool)? = nil) async throws -> Scan {
         let events = try await bus.events()
         let tree = try await bus.objects()
         let adapter = try adapter(in: tree)
-        var devices: [String: BlueZDevice] = [:]
-        for d in tree.devices where d.adapterPath == adapter.path { devices[d.path] = d }
-        func done() -> Bool { stopWhen.map { stop in devices.values.contains(where: stop) } ?? false }
-        if done() { return Self.sorted(devices) }
+        var start = Scan()
+        for d in tree.devices where d.adapterPath == adapter.path { start.found[d.path] = d }
+        for (path, problem) in tree.malformedDevices where path.hasPrefix(adapter.path + "/") { start.malformed[path] = problem }
+        if stopWhen.map({ stop in start.found.values.contains(where: stop) }) ?? false { return start }
+        if let stopAtMalformed, start.malformed.keys.contains(where: stopAtMalformed) { return start }
 
         var filter: [String: DBusValue] = ["Transport": .string("le"), "DuplicateData": .bool(false)]
         if let services { filter["UUIDs"] = .strings(services.map(\.uuidString)) }
@@ -58,9 +66,17 @@ public struct BlueZScanner: Sendable {
         } catch let error as DBusError {
             throw BlueZError.from(error, operation: "starting the scan on \(adapter.name)")
         }
-        let collected = await Self.collect(events, into: devices, adapter: adapter.path, timeout: timeout, stopWhen: stopWhen)
+        let collected = await Self.collect(events, into: start, adapter: adapter.path, timeout: timeout, stopWhen: stopWhen,
+                                           stopAtMalformed: stopAtMalformed)
         _ = try? await bus.rawCall(adapter.path, BlueZNames.adapter, "StopDiscovery", timeout: .seconds(5))
-        return Self.sorted(collected)
+        return collected
+    }
+
+    /// What a scan saw: devices by path, and device objects that are not a device's.
+    struct Scan: Sendable {
+        var found: [String: BlueZDevice] = [:]
+        var malformed: [String: String] = [:]
+        var devices: [BlueZDevice] { BlueZScanner.sorted(found) }
     }
 
     /// Finds the board a query names: at once if BlueZ already knows it, else by scanning.
@@ -69,8 +85,22 @@ public struct BlueZScanner: Sendable {
         // An address, a whole name or a bracketed friendly name is final as soon as it shows;
         // a part of a name waits for the whole scan, so that every board it matches is seen.
         // No service filter: a board in pairing mode may advertise only its name.
-        let seen = try await scan(timeout: timeout, services: nil, stopWhen: { query.rank($0).map { $0 <= 2 } ?? false })
+        // A device object BlueZ sent malformed may be the board (its path holds the address):
+        // it ends the scan at once, and is what the failure reports.
+        let wanted = query.address.map { "/dev_" + $0.replacingOccurrences(of: ":", with: "_") }
+        let scan = try await scanRecording(timeout: timeout, services: nil, stopWhen: { query.rank($0).map { $0 <= 2 } ?? false },
+                                           stopAtMalformed: { path in wanted.map { path.uppercased().hasSuffix($0.uppercased()) } ?? false })
+        let seen = scan.devices
         if let match = try query.best(in: seen) { return match }
+        let suspects = scan.malformed.filter { path, _ in wanted.map { path.uppercased().hasSuffix($0.uppercased()) } ?? true }
+        if let problem = suspects.sorted(by: { $0.key < $1.key }).first?.value {
+            throw BlueZError.unexpectedReply(operation: "looking for '\(query.text)'", detail: problem)
+        }
+        // BlueZ keeps a name of at most 248 bytes (HCI_MAX_NAME_LENGTH, lib/bluetooth/hci.h); a longer one hides the board's.
+        if query.address == nil, let long = seen.first(where: { ($0.name?.utf8.count ?? 0) > 248 }) {
+            throw BlueZError.unexpectedReply(operation: "looking for '\(query.text)'",
+                                             detail: "the device \(long.path) has a name of \(long.name?.utf8.count ?? 0) bytes; a Bluetooth name holds at most 248")
+        }
         throw BlueZError.deviceNotFound(query: query.text, seen: seen.filter(\.looksFlashable).map(\.label))
     }
 
@@ -79,16 +109,22 @@ public struct BlueZScanner: Sendable {
     }
 
     /// Applies events until the timeout or until `stopWhen` holds.
-    static func collect(_ events: AsyncStream<BlueZEvent>, into start: [String: BlueZDevice], adapter: String,
-                        timeout: Duration, stopWhen: (@Sendable (BlueZDevice) -> Bool)?) async -> [String: BlueZDevice] {
-        await withTaskGroup(of: [String: BlueZDevice]?.self) { group in
+    static func collect(_ events: AsyncStream<BlueZEvent>, into start: Scan, adapter: String, timeout: Duration,
+                        stopWhen: (@Sendable (BlueZDevice) -> Bool)?, stopAtMalformed: (@Sendable (String) -> Bool)?) async -> Scan {
+        await withTaskGroup(of: Scan?.self) { group in
             group.addTask {
-                var devices = start
+                var scan = start
                 for await event in events {
-                    guard let changed = apply(event, to: &devices, adapter: adapter) else { continue }
-                    if let stopWhen, let d = devices[changed], stopWhen(d) { break }
+                    if case let .interfacesAdded(path, interfaces) = event, path.hasPrefix(adapter + "/"),
+                       let p = interfaces[BlueZNames.device], let problem = BlueZDevice.problem(path: path, properties: p) {
+                        scan.malformed[path] = problem
+                        if let stopAtMalformed, stopAtMalformed(path) { break }
+                        continue
+                    }
+                    guard let changed = apply(event, to: &scan.found, adapter: adapter) else { continue }
+                    if let stopWhen, let d = scan.found[changed], stopWhen(d) { break }
                 }
-                return devices
+                return scan
             }
             group.addTask {
                 try? await Task.sleep(for: timeout)

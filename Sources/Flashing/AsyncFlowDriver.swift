@@ -36,6 +36,13 @@ public struct AsyncFlowDriver<C: Clock>: Sendable where C.Duration == Duration {
         tasks.start(key: "disconnects") {
             for await reason in disconnects { sink.yield(.flow(.disconnected(reason))) }
         }
+        // What the stack passed on that no board can send ends the run (see below).
+        if let integrity = transport as? any StackIntegrityReporting {
+            let violations = integrity.stackViolations()
+            tasks.start(key: "violations") {
+                for await violation in violations { sink.yield(.violation(violation)) }
+            }
+        }
         var pending: [FlowEvent] = [.start(connection)]
         var iterator = events.makeAsyncIterator()
         var timerGeneration = 0
@@ -49,6 +56,8 @@ public struct AsyncFlowDriver<C: Clock>: Sendable where C.Duration == Duration {
                 switch await iterator.next() {
                 case .flow(let e)?:
                     event = e
+                case let .violation(text)?:
+                    throw StackViolation(text)
                 case let .timer(id, generation)?:
                     // A timer cancelled or restarted after it fired is stale: drop it.
                     guard liveTimers[id] == generation else { continue }
@@ -58,6 +67,9 @@ public struct AsyncFlowDriver<C: Clock>: Sendable where C.Duration == Duration {
                     throw CancellationError()
                 }
             }
+            // A stack that passed on something no board can send (and the transport dropped)
+            // ends the run now: the answers the flow waits for may be what was dropped.
+            if let violation = (transport as? any StackIntegrityReporting)?.stackViolation { throw StackViolation(violation) }
             let now = start.duration(to: clock.now)
             for action in machine.handle(event, now: now) {
                 switch action {
@@ -118,6 +130,8 @@ public struct AsyncFlowDriver<C: Clock>: Sendable where C.Duration == Duration {
 private enum Incoming: Sendable {
     case flow(FlowEvent)
     case timer(TimerID, Int)
+    /// The transport's stack passed on something no board can send.
+    case violation(String)
 }
 
 /// The driver's background tasks, by key; starting a key again replaces its task.

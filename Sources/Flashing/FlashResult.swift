@@ -141,9 +141,11 @@ extension FlashResult {
             decision = o.decision
             fullPath = o.fullPath
         case let .failure(error):
-            // A session's own error says how the run exits (65 for an image that cannot be for the board).
+            // A session's own error says how the run exits: 65 for a file or image that cannot be
+            // for the board, 76 when the Bluetooth stack broke its protocol; 74 otherwise.
+            let own = ExitStatus.of(error)
             self.init(board: board, path: nil, reason: FlashReason.failure(error), seconds: seconds, error: describe(error),
-                      exitStatus: (error as? FlashError)?.exitStatus)
+                      exitStatus: (error as? FlashError)?.exitStatus ?? (own == .badFirmware || own == .stackViolation ? own : nil))
         }
     }
 }

@@ -42,6 +42,13 @@ extension SimulatedBoard {
         return try encoder.encode(saved)
     }
 
+    /// True when `data` is a saved board's file (of any version): a JSON object whose `format`
+    /// is this file format's name. Other JSON files a user keeps beside the boards are not.
+    public static func isSavedBoard(_ data: Data) -> Bool {
+        struct Header: Decodable { var format: String }
+        return (try? JSONDecoder().decode(Header.self, from: data))?.format == SavedBoard.formatName
+    }
+
     /// A board from `encoded()` output.
     /// - Throws: `SimulatedBoardError.badStateFile` naming what is wrong.
     public init(encoded data: Data) throws {

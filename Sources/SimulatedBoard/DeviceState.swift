@@ -56,8 +56,8 @@ public struct DeviceState: Sendable, Equatable {
 
     /// A bootloader replaced the whole application (an MCUboot swap or revert): the flag of
     /// an interrupted partial flash no longer applies to the program now in flash.
-    /// (The runtime's `FLASH_PROGRAM_END` is kept from the board's creation; see the README's
-    /// known limits.)
+    /// (The runtime's `FLASH_PROGRAM_END` is kept from the board's creation; see the known limits in
+    /// docs/simulation.md.)
     mutating func applicationReplaced() {
         storage[StorageKey.flashIncomplete] = nil
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Diagnostics
+import Flashing
 import Foundation
 
 /// An error the CLI shows as it is, with the exit status it implies.
@@ -31,6 +32,19 @@ func runCommand(_ body: () async throws -> ExitStatus) async throws {
         throw ExitCode(classify(error).rawValue)
     }
     if code != .ok { throw ExitCode(code.rawValue) }
+}
+
+/// The status of a run that flashed boards with these results, after one line on stderr for
+/// each board that failed (also with `--json`, whose standard output holds the result objects):
+/// the first failure's status, else 3 after a fallback, else 0.
+func finishFlash(_ results: [FlashResult]) -> ExitStatus {
+    let failed = results.filter { $0.error != nil || !$0.exitStatus.succeeded }
+    for r in failed {
+        let message = r.error ?? "the flash failed"
+        StdErr.write("bitflash: error: \(results.count == 1 ? "" : "\(r.board): ")\(message)\n")
+    }
+    if let first = failed.first { return first.exitStatus.succeeded ? .flashFailed : first.exitStatus }
+    return results.contains(where: \.fallback) ? .okAfterFallback : .ok
 }
 
 /// A readable description of any error: the command line's wording where it has one

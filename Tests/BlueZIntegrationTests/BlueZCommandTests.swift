@@ -205,6 +205,21 @@ struct BlueZCommandTests {
         #expect(scan.lines.allSatisfy { $0.count < 400 }, "\(mode)")
     }
 
+    @Test("a flash that meets a D-Bus value BlueZ never sends ends with 76 and says it is not a radio problem",
+          arguments: ["oversized-values", "wrong-types", "missing-properties"])
+    func stackViolationEndsFlash(mode: String) throws {
+        let fake = try FakeBlueZProcess(["--hostile", mode])
+        let r = try fake.bitflash(["flash", Self.sample("sample-r1-counter.hex").path, "--device", FakeBlueZProcess.address,
+                                   "--scan-timeout", "2", "--json"])
+        #expect(r.status == 76, "\(mode): exit \(r.status) \(r.stderr.prefix(400))")
+        #expect(r.stderr.contains("not a radio problem"), "\(mode): \(r.stderr.prefix(400))")
+        #expect(r.stderr.contains("running again does not help"), "\(mode)")
+        #expect(!r.stderr.contains("closer") && !r.stderr.contains("run the same command again"), "\(mode): \(r.stderr.prefix(400))")
+        #expect(r.stderr.count < 1000, "\(mode): \(r.stderr.count) characters of error")
+        // The oversized notifications are the board's answers: the run ends at the first one.
+        if mode == "oversized-values" { #expect(r.stderr.contains("4096 bytes"), "\(r.stderr.prefix(400))") }
+    }
+
     @Test("a board that forgot its bond is diagnosed, `bitflash forget` removes the bond, and the next flash pairs afresh")
     func staleBondIsDiagnosedAndForgotten() throws {
         let fake = try FakeBlueZProcess(["--stale-bond"])

@@ -11,19 +11,17 @@ struct BluetoothOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The Bluetooth adapter (default: the first one switched on).", valueName: "hciN"))
     var adapter: String?
 
-    @Option(name: .customLong("scan-timeout"), help: ArgumentHelp("How long to look for a board, in seconds.", valueName: "S"))
+    @Option(name: .customLong("scan-timeout"), parsing: .unconditional,
+            help: Limits.bluetoothSeconds.help("How long to look for a board, in seconds", valueName: "S"), transform: Limits.bluetoothSeconds.transform)
     var scanTimeout: Double = 10
 
-    @Option(name: .customLong("connect-timeout"), help: ArgumentHelp("How long one connect (and the wait for the board's services) may take, in seconds.", valueName: "S"))
+    @Option(name: .customLong("connect-timeout"), parsing: .unconditional,
+            help: Limits.bluetoothSeconds.help("How long one connect (and the wait for the board's services) may take, in seconds", valueName: "S"),
+            transform: Limits.bluetoothSeconds.transform)
     var connectTimeout: Double = 20
 
     @Flag(name: .customLong("no-pair"), help: "Never pair: fail on a board that asks for a bond.")
     var noPair = false
-
-    func validateTimes() throws {
-        guard scanTimeout > 0, scanTimeout <= 600 else { throw ValidationError("--scan-timeout must be between 0 and 600 seconds") }
-        guard connectTimeout > 0, connectTimeout <= 600 else { throw ValidationError("--connect-timeout must be between 0 and 600 seconds") }
-    }
 
     var settings: BlueZDeviceTransport.Settings {
         var s = BlueZDeviceTransport.Settings()

@@ -14,7 +14,8 @@ struct ScanCommand: AsyncParsableCommand {
             was found), 75 Bluetooth not available.
             """)
 
-    @Option(help: ArgumentHelp("How long to scan, in seconds.", valueName: "S"))
+    @Option(parsing: .unconditional, help: Limits.bluetoothSeconds.help("How long to scan, in seconds", valueName: "S"),
+            transform: Limits.bluetoothSeconds.transform)
     var timeout: Double = 5
 
     @Option(help: ArgumentHelp("The Bluetooth adapter (default: the first one switched on).", valueName: "hciN"))
@@ -34,10 +35,6 @@ struct ScanCommand: AsyncParsableCommand {
         var kind: String
         var connected: Bool
         var paired: Bool
-    }
-
-    func validate() throws {
-        guard timeout > 0, timeout <= 600 else { throw ValidationError("--timeout must be between 0 and 600 seconds") }
     }
 
     func run() async throws {

@@ -28,7 +28,8 @@ struct SimResetCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The firmware the board holds afterwards.", valueName: "FILE"))
     var from: String?
 
-    @Option(help: "How many boards (sim, or sim-1 … sim-N).")
+    @Option(parsing: .unconditional, help: Limits.boards.help("How many boards (sim, or sim-1 … sim-N)", valueName: "N"),
+            transform: Limits.boards.transform)
     var boards: Int = 1
 
     @Flag(name: .customLong("stuck-in-bootloader"),
@@ -38,11 +39,21 @@ struct SimResetCommand: AsyncParsableCommand {
     @Option(name: .customLong("sim-state"), help: ArgumentHelp("Folder of the simulated boards.", valueName: "DIR"))
     var simState: String?
 
+    @Option(name: .customLong("sim-state-wait"), parsing: .unconditional,
+            help: Limits.stateWaitSeconds.help("How long to wait for another bitflash run that uses the same simulated boards' folder", valueName: "SECONDS"),
+            transform: Limits.stateWaitSeconds.transform)
+    var stateWait: Double = 30
+
     func run() async throws {
         try await runCommand {
-            guard (1...64).contains(boards) else { throw CLIError(.usage, "--boards must be between 1 and 64") }
             let image = try from.map(profile.image(fromFile:)) ?? profile.factoryImage()
             let store = SimStore(option: simState)
+            let lock = try StateFolderLock.acquire(store.directory, wait: .milliseconds(Int64((stateWait * 1000).rounded()))) {
+                StdErr.write("bitflash: note: \($0)\n")
+            }
+            defer { withExtendedLifetime(lock) {} }
+            // A user's file with a board's name stays, and stops the reset before anything changed.
+            for name in SimStore.names(count: boards) { try store.requireOwnFile(name) }
             for name in store.savedNames() { try? FileManager.default.removeItem(at: store.url(of: name)) }
             for (i, name) in SimStore.names(count: boards).enumerated() {
                 var board = try profile.makeBoard(holding: image, name: name, address: SimStore.address(i + 1))
