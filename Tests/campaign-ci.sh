@@ -30,7 +30,7 @@ for profile in microbit-v2 microbit-v1 calliope-mini-3; do
     echo "nordic $profile: 60 runs, no violation ($(( $(date +%s) - start )) s)"
 done
 echo "== hostile boards: 60 runs each"
-for kind in moving-region truncated-notifications wrong-sequence wrong-slot-hash; do
+for kind in moving-region truncated-notifications wrong-sequence wrong-slot-hash phantom-acks; do
     start=$(date +%s)
     "$BITFLASH" sim campaign --runs 60 --seed "$seed" --path auto --hostile "$kind" --progress 0 >/dev/null \
         || { echo "hostile board $kind: invariant violated"; "$BITFLASH" sim campaign --runs 60 --seed "$seed" --path auto --hostile "$kind"; exit 1; }

@@ -101,17 +101,18 @@ struct FlashCommand: AsyncParsableCommand {
             if !devices.isEmpty || allInRange { return try await runOnDevices() }
             Verbose.bootstrap(output.verbose)
             let store = SimStore(option: simulation.simState)
-            // Held until the boards and their resume records are saved (see StateFolderLock).
-            let lock = try StateFolderLock.acquire(store.directory, wait: .milliseconds(Int64((stateWait * 1000).rounded()))) {
-                StdErr.write("bitflash: note: \($0)\n")
-            }
-            defer { withExtendedLifetime(lock) {} }
             let names = SimStore.names(count: boards)
             // Without a profile, the boards already in the state folder say what they are.
             let profile = simulation.profile(simulate, store: store, name: names[0])
             if let trace = output.trace { try OutputFile.refuseInputs(trace, inputs: [file] + (dfuImage.map { [$0] } ?? []), what: "the trace") }
             let firmware = try FirmwareFileLoading.loadForFlash(file)
             let plan = try makePlan(firmware, profile: profile)
+            // Held until the boards and their resume records are saved (see StateFolderLock);
+            // taken once the file is known to be good, so a refused file leaves no folder behind.
+            let lock = try StateFolderLock.acquire(store.directory, wait: .milliseconds(Int64((stateWait * 1000).rounded()))) {
+                StdErr.write("bitflash: note: \($0)\n")
+            }
+            defer { withExtendedLifetime(lock) {} }
             var sim = Simulation(link: try simulation.linkProfile(), faults: simulation.faultPlan())
             let resume = ResumeStore(simulated: store)
             var ids: [(plan: FlashPlan, board: BoardID, name: String)] = []
