@@ -3,8 +3,8 @@ import LinkModel
 import SimulatedFlashing
 import UDPTransport
 
-/// Every number option's allowed values, in one place (the README's "Options that take
-/// numbers" lists the same). Options share a limit when they mean the same quantity.
+/// Every number option's allowed values, in one place (docs/options.md, "Options that
+/// take numbers", lists the same). Options share a limit when they mean the same quantity.
 enum Limits {
     /// `--boards`: a class set of simulated boards sharing one adapter.
     static let boards = NumberLimit(1...64)

@@ -3,7 +3,8 @@ import Flashing
 import Transport
 
 /// One JSON object per line. Events: `{"type":"phase"|"progress"|"retry"|"note"|"trace"|"decision", "board", "t", ...}`;
-/// then one `{"type":"result", ...FlashResult}` per board. The fields are documented in the README and stable.
+/// then one `{"type":"result", ...FlashResult}` per board. The fields are documented in
+/// docs/json-and-exit-codes.md and stable.
 final class JSONLinesOutput: FlashOutput {
     private struct Event: Encodable {
         var type: String
