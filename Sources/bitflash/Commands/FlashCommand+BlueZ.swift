@@ -10,12 +10,12 @@ import Transport
 /// `AsyncFlowDriver` on the real clock, reported like a simulated flash (progress lines, JSON
 /// events, one result per board and, for several boards, the summary table).
 extension FlashCommand {
-    func runOnDevices() async throws -> ExitStatus {
+    func runOnDevices(firmware given: Firmware?, output makeOutput: OutputMaker) async throws -> BoardsRun {
         Verbose.bootstrap(output.verbose)
-        let firmware = try FirmwareFileLoading.loadForFlash(file)
+        let firmware = try given ?? FirmwareFileLoading.loadForFlash(file)
         let queries = allInRange ? try await boardsInRange() : devices
         // A dry run prints plans, not progress and results.
-        let out = SharedOutput(dryRun ? SilentOutput() : Output.make(output.mode, boards: queries, verbosity: output.verbose))
+        let out = SharedOutput(dryRun ? SilentOutput() : makeOutput(output.mode, queries, output.verbose))
         let outcomes = await withTaskGroup(of: (Int, FlashResult, Result<SessionOutcome, any Error>?).self) { group in
             for (index, query) in queries.enumerated() {
                 group.addTask {
@@ -31,13 +31,13 @@ extension FlashCommand {
             return all.sorted { $0.0 < $1.0 }
         }
         if dryRun {
-            return try printPlans(outcomes.map { entry -> (board: String, outcome: Result<SessionOutcome, any Error>) in
+            return .planned(try printPlans(outcomes.map { entry -> (board: String, outcome: Result<SessionOutcome, any Error>) in
                 (entry.1.board, entry.2 ?? .failure(CLIError(entry.1.exitStatus, entry.1.error ?? "the board could not be reached")))
-            })
+            }))
         }
         let results = outcomes.map(\.1)
         out.finish(results)
-        return finishFlash(results)
+        return .flashed(results)
     }
 
     /// The addresses of every flashable board a scan finds.

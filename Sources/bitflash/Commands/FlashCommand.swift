@@ -97,7 +97,32 @@ struct FlashCommand: AsyncParsableCommand {
     func run() async throws {
         try await runCommand {
             if let udp { return try await runOverUDP(udp) }
-            if !devices.isEmpty || allInRange { return try await runOnDevices() }
+            switch try await flashBoards() {
+            case let .planned(status): return status
+            case let .flashed(results): return finishFlash(results)
+            }
+        }
+    }
+
+    /// How a flash of the selected boards ended: a dry run printed its plans (with this status),
+    /// or the boards were flashed with these results (shown by the output, not yet judged).
+    enum BoardsRun {
+        case planned(ExitStatus)
+        case flashed([FlashResult])
+    }
+
+    /// Makes the output of a flash for these boards (`Output.make` unless a caller such as
+    /// `watch` shows results its own way).
+    typealias OutputMaker = (_ mode: OutputMode, _ boards: [String], _ verbosity: Int) -> FlashOutput
+
+    /// Flashes `file` to the selected boards (real with --device/--all-in-range, else simulated).
+    /// - Parameters:
+    ///   - given: the file's firmware when the caller has already read it (`watch` reads and checks
+    ///     the file before it flashes, so that what is flashed is exactly what was checked).
+    ///   - makeOutput: the output, `Output.make` by default.
+    func flashBoards(firmware given: Firmware? = nil, output makeOutput: OutputMaker? = nil) async throws -> BoardsRun {
+        if !devices.isEmpty || allInRange { return try await runOnDevices(firmware: given, output: makeOutput ?? Output.make) }
+        do {
             Verbose.bootstrap(output.verbose)
             let store = SimStore(option: simulation.simState)
             // Held until the boards and their resume records are saved (see StateFolderLock).
@@ -109,7 +134,7 @@ struct FlashCommand: AsyncParsableCommand {
             // Without a profile, the boards already in the state folder say what they are.
             let profile = simulation.profile(simulate, store: store, name: names[0])
             if let trace = output.trace { try OutputFile.refuseInputs(trace, inputs: [file] + (dfuImage.map { [$0] } ?? []), what: "the trace") }
-            let firmware = try FirmwareFileLoading.loadForFlash(file)
+            let firmware = try given ?? FirmwareFileLoading.loadForFlash(file)
             let plan = try makePlan(firmware, profile: profile)
             var sim = Simulation(link: try simulation.linkProfile(), faults: simulation.faultPlan())
             let resume = ResumeStore(simulated: store)
@@ -121,9 +146,9 @@ struct FlashCommand: AsyncParsableCommand {
             if dryRun {
                 let runs = SimulatedFlash.runAll(ids, options: options(), in: &sim)
                 for (entry, _) in zip(ids, runs) { try store.save(sim.board(entry.board), as: entry.name) }
-                return try printPlans(zip(names, runs.map(\.outcome)).map { ($0, $1) })
+                return .planned(try printPlans(zip(names, runs.map(\.outcome)).map { ($0, $1) }))
             }
-            let out = SharedOutput(Output.make(output.mode, boards: names, verbosity: output.verbose))
+            let out = SharedOutput((makeOutput ?? Output.make)(output.mode, names, output.verbose))
             let kill = simulation.killAt.map { Duration.milliseconds(Int64(($0 * 1000).rounded())) }
             let runs = SimulatedFlash.runAll(ids, options: options(), in: &sim, deadline: kill ?? SimulatedFlash.defaultDeadline,
                                              onEvent: { Self.keep($0, in: resume); out.event($0) })
@@ -143,7 +168,7 @@ struct FlashCommand: AsyncParsableCommand {
             }
             for r in results { out.result(r) }
             out.finish(results)
-            return finishFlash(results)
+            return .flashed(results)
         }
     }
 
