@@ -72,6 +72,10 @@ struct FlashCommand: AsyncParsableCommand {
             transform: OptionValues.serverEndpoint)
     var udp: String?
 
+    @Flag(name: .customLong("retry-failed"),
+          help: "Flash again only the boards that failed in the last run of several boards with this file (real boards; with --simulate, simulated ones).")
+    var retryFailed = false
+
     @Flag(name: .customLong("no-resume"), help: "Start a partial flash from the beginning even when an earlier run left it unfinished.")
     var noResume = false
 
@@ -84,6 +88,7 @@ struct FlashCommand: AsyncParsableCommand {
 
     func validate() throws {
         try validateUDP()
+        try validateRetry()
         if !devices.isEmpty || allInRange, simulate != nil { throw ValidationError("use either --device/--all-in-range or --simulate, not both") }
         if allInRange, !devices.isEmpty { throw ValidationError("use either --device or --all-in-range, not both") }
         if boards > 1, !devices.isEmpty || allInRange { throw ValidationError("--boards counts simulated boards: repeat --device instead") }
@@ -121,7 +126,14 @@ struct FlashCommand: AsyncParsableCommand {
     ///     the file before it flashes, so that what is flashed is exactly what was checked).
     ///   - makeOutput: the output, `Output.make` by default.
     func flashBoards(firmware given: Firmware? = nil, output makeOutput: OutputMaker? = nil) async throws -> BoardsRun {
-        if !devices.isEmpty || allInRange { return try await runOnDevices(firmware: given, output: makeOutput ?? Output.make) }
+        var only: [String]?
+        if retryFailed {
+            guard let failed = try boardsToRetry() else { return .flashed([]) }
+            only = failed
+        }
+        if !devices.isEmpty || allInRange || (retryFailed && simulate == nil) {
+            return try await runOnDevices(only, firmware: given, output: makeOutput ?? Output.make)
+        }
         do {
             Verbose.bootstrap(output.verbose)
             let store = SimStore(option: simulation.simState)
@@ -130,7 +142,7 @@ struct FlashCommand: AsyncParsableCommand {
                 StdErr.write("bitflash: note: \($0)\n")
             }
             defer { withExtendedLifetime(lock) {} }
-            let names = SimStore.names(count: boards)
+            let names = only ?? SimStore.names(count: boards)
             // Without a profile, the boards already in the state folder say what they are.
             let profile = simulation.profile(simulate, store: store, name: names[0])
             if let trace = output.trace { try OutputFile.refuseInputs(trace, inputs: [file] + (dfuImage.map { [$0] } ?? []), what: "the trace") }
@@ -141,7 +153,7 @@ struct FlashCommand: AsyncParsableCommand {
             var ids: [(plan: FlashPlan, board: BoardID, name: String)] = []
             for (i, name) in names.enumerated() {
                 ids.append((withResume(plan, board: name, store: resume),
-                            sim.addBoard(try store.loadOrCreate(name, profile: profile, index: i + 1)), name))
+                            sim.addBoard(try store.loadOrCreate(name, profile: profile, index: Int(name.dropFirst(4)) ?? i + 1)), name))
             }
             if dryRun {
                 let runs = SimulatedFlash.runAll(ids, options: options(), in: &sim)
@@ -166,8 +178,14 @@ struct FlashCommand: AsyncParsableCommand {
                     try OutputFile.write([UInt8](text), to: trace, what: "the trace", inputs: [file] + (dfuImage.map { [$0] } ?? []))
                 }
             }
+            var identities: [String: BoardIdentity] = [:]
+            for entry in ids {
+                let profile = try sim.board(entry.board).profile
+                identities[entry.name] = BoardIdentity(name: profile.name, address: profile.address)
+            }
             for r in results { out.result(r) }
-            out.finish(results)
+            out.finish(results, identities: identities)
+            if !dryRun { recordClassRun(results, identities: identities, folder: ClassRunRecord.simulatedFolder(store)) }
             return .flashed(results)
         }
     }
@@ -333,5 +351,5 @@ final class SharedOutput: Sendable {
     init(_ output: sending FlashOutput) { self.output = Mutex(output) }
     func event(_ e: FlashEvent) { output.withLock { $0.event(e) } }
     func result(_ r: FlashResult) { output.withLock { $0.result(r) } }
-    func finish(_ rs: [FlashResult]) { output.withLock { $0.finish(rs) } }
+    func finish(_ rs: [FlashResult], identities: [String: BoardIdentity] = [:]) { output.withLock { $0.finish(rs, identities: identities) } }
 }

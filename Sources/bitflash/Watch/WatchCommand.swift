@@ -46,6 +46,7 @@ struct WatchCommand: AsyncParsableCommand {
     func validate() throws {
         if flash.udp != nil { throw ValidationError("watch flashes over Bluetooth (real or simulated): leave out --udp") }
         if flash.dryRun { throw ValidationError("watch flashes; to see a plan, run `bitflash flash FILE --dry-run`") }
+        if flash.retryFailed { throw ValidationError("--retry-failed belongs to `bitflash flash`: watch flashes every board it is given") }
         if flash.output.trace != nil { throw ValidationError("--trace records one flash: use it with `bitflash flash`") }
     }
 
