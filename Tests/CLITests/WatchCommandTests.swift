@@ -122,4 +122,14 @@ struct WatchCommandTests {
         #expect(reports.count == 1)
         #expect((reports.first?["message"] as? String ?? "").contains("end-of-file record"), "\(reports)")
     }
+
+    @Test("Options watch cannot honour are refused with exit 64 and the reason", arguments: [
+        (["--dry-run"], "to see a plan"), (["--retry-failed"], "--retry-failed belongs to"), (["--trace", "t.jsonl"], "--trace records one flash"),
+    ])
+    func refusesWhatItCannotDo(_ extra: [String], _ message: String) throws {
+        let dir = try BitflashBinary.temporaryDirectory()
+        let r = try BitflashBinary.run(["watch", dir.path, "--simulate", "--sim-state", dir.path] + extra)
+        #expect(r.status == 64)
+        #expect(r.stderr.contains(message), "\(r.stderr)")
+    }
 }

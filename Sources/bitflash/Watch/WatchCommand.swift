@@ -43,16 +43,23 @@ struct WatchCommand: AsyncParsableCommand {
     /// How often the watched files are looked at (polling: no C module is needed for inotify).
     static let pollInterval = Duration.milliseconds(250)
 
-    func validate() throws {
-        if flash.udp != nil { throw ValidationError("watch flashes over Bluetooth (real or simulated): leave out --udp") }
-        if flash.dryRun { throw ValidationError("watch flashes; to see a plan, run `bitflash flash FILE --dry-run`") }
-        if flash.retryFailed { throw ValidationError("--retry-failed belongs to `bitflash flash`: watch flashes every board it is given") }
-        if flash.output.trace != nil { throw ValidationError("--trace records one flash: use it with `bitflash flash`") }
+    /// What of `flash`'s options watch cannot do (checked in `run`: a `validate()` here would
+    /// print the usage of `flash watch`).
+    var refusal: String? {
+        if flash.udp != nil { return "watch flashes over Bluetooth (real or simulated): leave out --udp" }
+        if flash.dryRun { return "watch flashes; to see a plan, run `bitflash flash FILE --dry-run`" }
+        if flash.retryFailed { return "--retry-failed belongs to `bitflash flash`: watch flashes every board it is given" }
+        if flash.output.trace != nil { return "--trace records one flash: use it with `bitflash flash`" }
+        return nil
     }
 
     var paths: [String] { [flash.file] + more }
 
     func run() async throws {
+        if let refusal {
+            StdErr.write("bitflash: error: \(refusal)\n")
+            throw ExitCode(ExitStatus.usage.rawValue)
+        }
         let stop = StopRequest()
         signal(SIGINT, SIG_IGN)
         let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
