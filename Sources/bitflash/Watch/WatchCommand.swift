@@ -121,13 +121,14 @@ struct WatchCommand: AsyncParsableCommand {
     private func flashFile(_ path: String, _ firmware: Firmware, report: WatchReport, stop: StopRequest) async {
         var command = flash
         command.file = path
+        report.flashing(path)
         do {
             guard case var .flashed(results) = try await command.flashBoards(firmware: firmware, output: { _, _, _ in SilentOutput() }) else { return }
             if stop.requested {
                 // Cut short by Ctrl-C: never a success unless the board finished.
                 results = results.map { r in
                     var r = r
-                    if r.error != nil { r.error = "stopped by Ctrl-C before it finished (\(r.error ?? "")); run again to continue" }
+                    if r.error != nil { r.error = "stopped by Ctrl-C before the flash finished; the board keeps what it received: flash again to continue" }
                     return r
                 }
             }

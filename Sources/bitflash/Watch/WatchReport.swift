@@ -5,6 +5,7 @@ import Foundation
 /// What `bitflash watch` prints: one line per flashed board, stamped with the time of day, or
 /// with `--json` one object per line:
 /// `{"type":"watching","paths":[...]}` at the start;
+/// `{"type":"flashing","file","time"}` when a flash starts (JSON only: the text has one line per flash);
 /// `{"type":"flash","file","time","results":[FlashResult...]}` after each flash;
 /// `{"type":"passed-over","file","newer","time"}` for an older file superseded by a newer one;
 /// `{"type":"incomplete","file","message","time"}` for a file that stayed unparsable;
@@ -46,6 +47,10 @@ final class WatchReport: Sendable {
     func watching(_ paths: [String], folders: Set<String>) {
         let what = paths.map { folders.contains($0) ? "\($0) (new .hex files)" : $0 }.joined(separator: ", ")
         emit(Line(type: "watching", paths: paths), text: "watching \(what); Ctrl-C stops")
+    }
+
+    func flashing(_ file: String) {
+        if json { emit(Line(type: "flashing", file: file), text: "") }
     }
 
     func flashed(_ file: String, _ results: [FlashResult]) {
