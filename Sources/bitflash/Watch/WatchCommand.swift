@@ -104,9 +104,9 @@ struct WatchCommand: AsyncParsableCommand {
                     if let reason = state.unparsable(path, reason: describe(error), now: clock.now) { report.incomplete(path, reason, waited: incompleteWait) }
                     continue
                 }
-                // What was read is what was checked only if the file did not change meanwhile.
+                // What was read is what settled only if the file did not change since the poll or meanwhile.
                 let after = FileStamp.of(path)
-                guard before == after else { state.changedWhileRead(path, stamp: after, now: clock.now); break }
+                guard before == after, before == state.files[path]?.stamp else { state.changedWhileRead(path, stamp: after, now: clock.now); break }
                 for older in state.flashing(path) { report.passedOver(older, newer: path) }
                 FirmwareFileLoading.warn(firmware, file: path)
                 await flashFile(path, firmware, report: report, stop: stop)
