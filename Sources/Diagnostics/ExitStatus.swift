@@ -1,8 +1,14 @@
 /// How a run of bitflash ends, as the exit status a script sees: the sysexits(3) codes the
-/// README documents, plus 3 for a flash that succeeded only after falling back.
+/// README documents, plus 2 for a flash that could not be read back and 3 for a flash that
+/// succeeded only after falling back.
 public enum ExitStatus: Int32, Sendable, Equatable, CaseIterable, Codable {
-    /// Flashed and verified, or already up to date.
+    /// Flashed and verified, or already up to date (and read back).
     case ok = 0
+    /// Written (every block acknowledged and the flash ended, or a full update completed), or
+    /// found up to date, but the board could not be read back running the program in application
+    /// mode: the result's `verification` is `unverified` and its `verificationNote` says why
+    /// (for example a program that keeps Bluetooth off). Not a success: nothing confirmed it.
+    case writtenUnverified = 2
     /// Flashed and verified, but partial flashing failed and the full update was used.
     case okAfterFallback = 3
     /// Bad command line, or a request that contradicts itself (EX_USAGE).
@@ -32,6 +38,8 @@ public enum ExitStatus: Int32, Sendable, Equatable, CaseIterable, Codable {
     public var meaning: String {
         switch self {
         case .ok: return "flashed and verified, or already up to date"
+        case .writtenUnverified:
+            return "written, but not read back running in application mode (the result's verificationNote says why)"
         case .okAfterFallback: return "flashed and verified after falling back from partial flashing to a full update"
         case .usage: return "bad command line (an output that is the input file included; a number outside its option's range, see docs/options.md)"
         case .badFirmware:
@@ -60,7 +68,8 @@ public enum ExitStatus: Int32, Sendable, Equatable, CaseIterable, Codable {
     /// never allows (a software problem on this computer, not a radio one).
     public static var stackViolation: ExitStatus { .servicesNotResolved }
 
-    /// True for the statuses of a run that left every board running what it was sent.
+    /// True for the statuses of a run that left every board running what it was sent, read back.
+    /// `writtenUnverified` is not one: nothing confirmed what the board runs.
     public var succeeded: Bool { self == .ok || self == .okAfterFallback }
 }
 

@@ -6,6 +6,11 @@ import Transport
 /// machine. The driver turns the machine's actions into transport calls and
 /// feeds back what happened (notifications, timer firings, disconnects, connect
 /// results) as events, one at a time, in the order they arrive.
+///
+/// A connection attempt runs beside the machine's timers: a machine that bounds how long it
+/// looks for a board (`PartialFlashSettings.restartWindow`) may finish while the attempt still
+/// waits, and the attempt is then abandoned. Its result arrives as a `connected` or
+/// `connectFailed` event like any other.
 public struct AsyncFlowDriver<C: Clock>: Sendable where C.Duration == Duration {
     public let transport: any BLETransport
     public let clock: C
@@ -58,6 +63,8 @@ public struct AsyncFlowDriver<C: Clock>: Sendable where C.Duration == Duration {
                     event = e
                 case let .violation(text)?:
                     throw StackViolation(text)
+                case let .thrown(error)?:
+                    throw error
                 case let .timer(id, generation)?:
                     // A timer cancelled or restarted after it fired is stale: drop it.
                     guard liveTimers[id] == generation else { continue }
@@ -106,12 +113,21 @@ public struct AsyncFlowDriver<C: Clock>: Sendable where C.Duration == Duration {
                 case .disconnect:
                     await transport.disconnect()
                 case let .connect(after):
-                    if after > .zero { try await clock.sleep(for: after) }
-                    do {
-                        let info = try await transport.connect(timeout: operationTimeout)
-                        pending.append(.connected(info))
-                    } catch let error as TransportError {
-                        pending.append(.connectFailed(error))
+                    let transport = self.transport, clock = self.clock, timeout = operationTimeout
+                    tasks.start(key: "connect") {
+                        if after > .zero {
+                            do { try await clock.sleep(for: after) } catch { return }
+                        }
+                        do {
+                            let info = try await transport.connect(timeout: timeout)
+                            sink.yield(.flow(.connected(info)))
+                        } catch let error as TransportError {
+                            sink.yield(.flow(.connectFailed(error)))
+                        } catch is CancellationError {
+                            // The machine finished while the attempt waited.
+                        } catch {
+                            sink.yield(.thrown(error))
+                        }
                     }
                 case let .report(report):
                     onReport(report, now)
@@ -132,6 +148,8 @@ private enum Incoming: Sendable {
     case timer(TimerID, Int)
     /// The transport's stack passed on something no board can send.
     case violation(String)
+    /// An error a transport call threw that is not the transport's (ends the run).
+    case thrown(any Error)
 }
 
 /// The driver's background tasks, by key; starting a key again replaces its task.

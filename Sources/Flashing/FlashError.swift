@@ -19,6 +19,9 @@ public enum FlashError: Error, Sendable, CustomStringConvertible {
     case nordicDFUFailed(reason: FlashReason, error: any Error)
     /// The file has no image for this board.
     case noImageForBoard(String)
+    /// The full update completed, but reading the board back afterwards failed (the board runs
+    /// something else, or it stays in pairing mode).
+    case notFinishedAfterFullUpdate(reason: FlashReason, error: any Error)
 
     public var description: String {
         switch self {
@@ -53,6 +56,8 @@ public enum FlashError: Error, Sendable, CustomStringConvertible {
             return "the full update by Nordic DFU (\(reason.code)) failed: \(describe(error))"
         case let .noImageForBoard(message):
             return message
+        case let .notFinishedAfterFullUpdate(reason, error):
+            return "the full update (\(reason.code)) wrote the new program, but the board was not left running it: \(describe(error))"
         }
     }
 }

@@ -21,8 +21,10 @@ extension PartialFlashingService {
         switch (job, step) {
         case (.flashData, .begin):
             if !markedIncomplete {
+                // The first block of a boot: `put("flashIncomplete")` (a `put` of the same value
+                // writes nothing; a full CODAL store refuses it silently).
                 markedIncomplete = true
-                if device.storage[StorageKey.flashIncomplete] == nil { device.storage[StorageKey.flashIncomplete] = [0x01] }
+                device.putKey(StorageKey.flashIncomplete, [0x01])
             }
             guard refusesProtectedFlash(device: device, effects: &effects) else { return }
             let pageStart = offset % device.layout.pageSize == 0
@@ -49,13 +51,13 @@ extension PartialFlashingService {
             burn(device: &device, effects: &effects)
         case (.endOfTransmission, .burnDone):
             // CODAL also rewrites the bootloader settings and erases user storage; DAL's
-            // source-header scrub never matches (docs/protocols/partial-flashing.md §3.5). Neither changes
-            // what is simulated.
-            device.storage.removeValue(forKey: StorageKey.flashIncomplete)
+            // source-header scrub never matches (docs/protocols/partial-flashing.md §3.5). Neither changes what is simulated.
+            device.removeKey(StorageKey.flashIncomplete)
             effects.note("partial flashing: end of transmission, rebooting")
             effects.requestReboot()
         case (.restartInPairingMode, .begin):
-            if device.storage[StorageKey.rebootMode] == nil { device.storage[StorageKey.rebootMode] = [0x01] }
+            // `restartInBLEMode`: `put("RebootMode")` (CODAL stores 4 bytes of MICROBIT_MODE_PAIRING = 0).
+            device.putKey(StorageKey.rebootMode, [0, 0, 0, 0])
             effects.note("partial flashing: FF 00, restarting in pairing mode")
             effects.requestReboot()
         default:

@@ -38,13 +38,15 @@ func runCommand(_ body: () async throws -> ExitStatus) async throws {
 /// each board that failed (also with `--json`, whose standard output holds the result objects):
 /// the first failure's status, else 3 after a fallback, else 0.
 func finishFlash(_ results: [FlashResult]) -> ExitStatus {
-    let failed = results.filter { $0.error != nil || !$0.exitStatus.succeeded }
-    for r in failed {
-        let message = r.error ?? "the flash failed"
-        StdErr.write("bitflash: error: \(results.count == 1 ? "" : "\(r.board): ")\(message)\n")
+    let prefix = { (r: FlashResult) in results.count == 1 ? "" : "\(r.board): " }
+    for r in results {
+        if let message = r.error {
+            StdErr.write("bitflash: error: \(prefix(r))\(message)\n")
+        } else if r.verification == .unverified {
+            StdErr.write("bitflash: warning: \(prefix(r))written but not verified: \(r.verificationNote ?? "the board was not read back")\n")
+        }
     }
-    if let first = failed.first { return first.exitStatus.succeeded ? .flashFailed : first.exitStatus }
-    return results.contains(where: \.fallback) ? .okAfterFallback : .ok
+    return FlashResult.runStatus(results)
 }
 
 /// A readable description of any error: the command line's wording where it has one

@@ -90,6 +90,28 @@ struct FlashCommandTests {
         #expect(r.stdout.contains("verified"))
     }
 
+    @Test func aProgramWithoutBluetoothIsWrittenButReportedUnverifiedWithExit2() throws {
+        // The board runs a program that keeps Bluetooth off in application mode; the user put it
+        // into pairing mode. After the write it restarts into that program and cannot be reached
+        // to read it back: that is no success.
+        let reset = try BitflashBinary.run(["sim", "reset", "--no-app-bluetooth", "--pairing-mode", "--sim-state", state.path])
+        #expect(reset.status == 0, "\(reset.stderr)")
+        let r = try flash("sample-r1-counter.hex", ["--json"])
+        #expect(r.status == 2, "\(r.stdout)\n\(r.stderr)")
+        let result = try #require(try results(r).first)
+        #expect(result["path"] as? String == "partial")
+        #expect(result["verified"] as? Bool == false)
+        #expect(result["verification"] as? String == "unverified")
+        #expect((result["verificationNote"] as? String)?.contains("Bluetooth off in application mode") == true, "\(result)")
+        #expect(result["error"] == nil || result["error"] is NSNull)
+        // The plain output says it in words.
+        let again = try BitflashBinary.run(["sim", "reset", "--no-app-bluetooth", "--pairing-mode", "--sim-state", state.path])
+        #expect(again.status == 0)
+        let plain = try flash("sample-r1-counter.hex")
+        #expect(plain.status == 2)
+        #expect(plain.stdout.contains("NOT VERIFIED: the board did not accept a connection"), "\(plain.stdout)")
+    }
+
     @Test func aNewRuntimeOverMcuMgrOnABoardWithoutMCUbootFailsWithExit74AndSaysWhatToDo() throws {
         let r = try flash("sample-r2-heart.hex", ["--simulate", "microbit-v2", "--full-path", "mcumgr", "--json"])
         #expect(r.status == 74, "\(r.stdout)\n\(r.stderr)")

@@ -177,3 +177,59 @@ final class ViolatingTransport: StackIntegrityReporting, Sendable {
         #expect(transport.writes == [[0]])
     }
 }
+
+/// A transport whose connection attempts never succeed: each waits on the clock until its timeout.
+final class SilentBoardTransport: BLETransport, Sendable {
+    let clock: InstantClock
+    private let attempts = Mutex(0)
+    init(clock: InstantClock) { self.clock = clock }
+    var connectAttempts: Int { attempts.withLock { $0 } }
+    func connect(timeout: Duration) async throws -> ConnectionInfo {
+        attempts.withLock { $0 += 1 }
+        // Long enough that the flow's own timer comes first.
+        for _ in 0..<200 { try await clock.sleep(for: timeout / 200) }
+        throw TransportError.connectFailed("no advertisement within \(timeout)")
+    }
+    func disconnect() async {}
+    func characteristics(of service: BLEUUID, timeout: Duration) async throws -> [BLEUUID] { [] }
+    func write(_ bytes: [UInt8], to c: GATTCharacteristic, kind: WriteKind, timeout: Duration) async throws {}
+    func read(_ c: GATTCharacteristic, timeout: Duration) async throws -> [UInt8] { [] }
+    func notifications(of c: GATTCharacteristic) -> AsyncStream<[UInt8]> { AsyncStream { $0.finish() } }
+    func enableNotifications(_ c: GATTCharacteristic, timeout: Duration) async throws {}
+    func disconnects() -> AsyncStream<DisconnectReason> { AsyncStream { _ in } }
+    var mtu: Int { 23 }
+}
+
+/// Looks for the board for 2 s: connects, and gives up when its window timer fires first.
+private struct WindowFlow: FlowMachine {
+    var outcome: Result<String, any Error>?
+    mutating func handle(_ event: FlowEvent, now: Duration) -> [FlowAction] {
+        switch event {
+        case .start:
+            return [.startTimer(TimerID("window"), .seconds(2)), .connect(after: .zero)]
+        case .connected:
+            outcome = .success("connected")
+            return [.finish]
+        case .connectFailed:
+            outcome = .success("attempt failed")
+            return [.finish]
+        case .timerFired(TimerID("window")):
+            outcome = .success("window over at \(now)")
+            return [.finish]
+        default:
+            return []
+        }
+    }
+}
+
+extension AsyncFlowDriverTests {
+    @Test func aFlowTimerEndsAConnectionAttemptThatStillWaits() async throws {
+        let clock = InstantClock()
+        let transport = SilentBoardTransport(clock: clock)
+        let driver = AsyncFlowDriver(transport: transport, clock: clock, operationTimeout: .seconds(20))
+        let result = try await driver.run(WindowFlow(), connection: info)
+        #expect(result.hasPrefix("window over"))
+        #expect(transport.connectAttempts == 1)
+        #expect(clock.now.offset < .seconds(20))
+    }
+}

@@ -3,7 +3,8 @@
 
     check-results.py OUT_DIR
 
-Fails (exit 1, naming every failed check) unless: the scan found the board, info read it,
+Fails (exit 1, naming every failed check) unless: the user steps ran as an unprivileged user
+outside the bluetooth group, the scan found the board, info read it,
 the partial flash took the partial path, the full update took the full path, the last flash
 found the board up to date, each verified; and the board's flash afterwards equals, region by
 region and over the whole application region (SHA-256), a board given the final file directly
@@ -53,6 +54,11 @@ m = re.search(r" ready on hci1 \(([0-9A-F:]+)\)", serve)
 address = m.group(1) if m else None
 check(address is not None, "sim serve --adapter hci1 got ready and advertised")
 
+user = text("user-id")
+check("uid=65534" in user and "bluetooth" not in user and "CapEff:\t0000000000000000" in user,
+      "the user steps ran as nobody, outside the bluetooth group, with no capability, under Debian's D-Bus policy")
+check(not any("cannot save" in text(name + ".err") for name in ("flash-partial", "flash-full", "flash-same")),
+      "the user's flashes kept their resume records (no warning that they could not be saved)")
 check(rc("scan") == 0 and address is not None and address in text("scan.json"),
       f"scan on hci0 found the board {address}")
 check(rc("info") == 0 and address is not None and address in text("info.json"), "info --device read the board")

@@ -143,6 +143,13 @@ public struct FaultCampaign: Sendable {
             if outcome.partial?.resumedAtBlock != nil { record.resumedAcrossRuns += 1 }
             record.check(CampaignInvariants.checkSuccess(outcome, plan: plan, board: after))
             record.check(CampaignInvariants.checkBounds(outcome, connections: run.statistics.connections, options: options))
+            if !outcome.verified {
+                // Not read back is not done: the plain run must read it back.
+                record.error = outcome.unverifiedReason
+                var next = plan
+                next.resume = saved.point
+                repair(after, declared: declared, plan: next, scenario: scenario, record: &record)
+            }
         case let .failure(error):
             record.outcome = .failedCleanly
             record.error = run.result.error
@@ -155,8 +162,8 @@ public struct FaultCampaign: Sendable {
         return record
     }
 
-    /// The plain run after a failure: no faults on the link or in the server; it must succeed
-    /// and leave the board as the target image says.
+    /// The plain run after a failure or an unverified run: no faults on the link or in the
+    /// server; it must succeed, read the board back, and leave it as the target image says.
     private func repair(_ failed: SimulatedBoard, declared: Range<UInt32>, plan: FlashPlan, scenario: CampaignScenario,
                         record: inout CampaignRecord) {
         var board = failed
@@ -173,9 +180,12 @@ public struct FaultCampaign: Sendable {
         record.check(CampaignInvariants.checkWrites(before: board, after: after, declared: declared))
         switch run.outcome {
         case let .success(outcome):
-            record.repaired = true
+            record.repaired = outcome.verified
             if outcome.partial?.resumedAtBlock != nil { record.resumedAcrossRuns += 1 }
             record.check(CampaignInvariants.checkSuccess(outcome, plan: plan, board: after).map { ($0.rule, "after the repair run: " + $0.detail) })
+            if !outcome.verified {
+                record.violate("not-repaired", "the plain run after '\(record.error ?? "?")' was not read back either: \(outcome.unverifiedReason ?? "?")")
+            }
         case .failure:
             record.repaired = false
             record.violate("not-repaired", "the plain run after the failure (\(record.error ?? "?")) failed too: \(run.result.error ?? "?")")

@@ -23,8 +23,11 @@ extension FlashCommand {
         do { try store.save(point, board: event.board) } catch { StdErr.write("bitflash: warning: \(error)\n") }
     }
 
+    /// A board read back running its program has nothing unfinished; one not read back keeps its
+    /// point (its END_OF_TRANSMISSION may not have arrived: the next run then rewrites one page,
+    /// and a board found running its program forgets the point).
     static func forgetFinished(_ results: [FlashResult], in store: ResumeStore) {
-        for r in results where r.error == nil { store.forget(board: r.board) }
+        for r in results where r.error == nil && r.verification != .unverified { store.forget(board: r.board) }
     }
 
     /// The result of a run stopped by `--sim-kill-at`: what a killed bitflash leaves behind.

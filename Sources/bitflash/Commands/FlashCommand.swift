@@ -19,7 +19,8 @@ struct FlashCommand: AsyncParsableCommand {
             With --device (repeatable) or --all-in-range, real boards are flashed over BlueZ, in real \
             seconds. With --simulate, a simulated board whose flash persists in a state folder is flashed \
             on a modelled Bluetooth link; times are modelled seconds. The path taken and why is printed \
-            before and after. Exit codes: 0 flashed (or up to date), 3 flashed after falling back from \
+            before and after. Exit codes: 0 flashed and read back (or up to date), 2 written but not read \
+            back (the result says why), 3 flashed after falling back from \
             partial flashing to a full update, 64 bad command line, 65 bad firmware file, 66 unreadable \
             file, 69 board not found, 73 a file could not be written, 74 flashing failed, 75 Bluetooth not \
             available, 76 the board's services never resolved, 77 pairing refused.

@@ -18,7 +18,8 @@ struct ClassReport: Codable, Sendable, Equatable {
         var board: String
         var name: String?
         var address: String?
-        /// `ok` or `failed`.
+        /// `ok` (flashed and read back), `unverified` (written, not read back: see `error`'s
+        /// place, `fix`) or `failed`.
         var result: String
         var path: FlashPath?
         /// True when partial flashing was given up and a full update followed.
@@ -34,19 +35,27 @@ struct ClassReport: Codable, Sendable, Equatable {
 
     var type = "summary"
     var boards: [Row]
+    /// Boards written (`ok` and `unverified`), failed, and written but not read back.
     var flashed: Int
     var failed: Int
+    var unverified: Int
 
     init(_ results: [FlashResult], identities: [String: BoardIdentity]) {
         boards = results.map { r in
             let id = identities[r.board]
-            return Row(board: r.board, name: id?.name, address: id?.address, result: r.error == nil ? "ok" : "failed",
-                       path: r.path, fallback: r.fallback, seconds: (r.seconds * 1000).rounded() / 1000, verified: r.verified, exitCode: r.exitStatus.rawValue, error: r.error,
-                       fix: r.error == nil ? nil : Self.fix(r.exitStatus, board: id?.address ?? r.board))
+            let result = r.error != nil ? "failed" : r.verification == .unverified ? "unverified" : "ok"
+            return Row(board: r.board, name: id?.name, address: id?.address, result: result,
+                       path: r.path, fallback: r.fallback, seconds: (r.seconds * 1000).rounded() / 1000, verified: r.verified, exitCode: r.exitStatus.rawValue, error: r.error ?? (result == "unverified" ? r.verificationNote : nil),
+                       fix: result == "ok" ? nil : result == "unverified" ? Self.readBack
+                           : Self.fix(r.exitStatus, board: id?.address ?? r.board))
         }
-        failed = boards.filter { $0.result != "ok" }.count
+        failed = boards.filter { $0.result == "failed" }.count
+        unverified = boards.filter { $0.result == "unverified" }.count
         flashed = boards.count - failed
     }
+
+    /// The fix for a board written but not read back running the program.
+    static let readBack = "flash it again with --retry-failed: the board is then read back (up to date when the write took)"
 
     /// The one-line fix for a board that failed with `status`.
     static func fix(_ status: ExitStatus, board: String) -> String {
@@ -70,7 +79,7 @@ struct ClassReport: Codable, Sendable, Equatable {
     func table() -> String {
         let header = ["board", "name", "address", "result", "path", "time", "verified", "fix"]
         let rows = boards.map { r in
-            [r.board, r.name ?? "-", r.address ?? "-", r.result == "ok" ? "ok" : "FAILED",
+            [r.board, r.name ?? "-", r.address ?? "-", r.result == "failed" ? "FAILED" : r.result,
              (r.path?.rawValue ?? "-") + (r.fallback ? " (fallback)" : ""), Figures.seconds(r.seconds), r.verified ? "yes" : "no", r.fix ?? ""]
         }
         let widths = header.indices.map { i in ([header[i]] + rows.map { $0[i] }).map(\.count).max() ?? 0 }
@@ -80,7 +89,8 @@ struct ClassReport: Codable, Sendable, Equatable {
         }
         var out = fmt(header) + fmt(widths.map { String(repeating: "-", count: $0) })
         for row in rows { out += fmt(row) }
-        out += "\(flashed) of \(boards.count) boards flashed\(failed > 0 ? ", \(failed) failed: run the same command with --retry-failed to flash only those" : "")\n"
+        out += "\(flashed) of \(boards.count) boards flashed" + (failed > 0 ? ", \(failed) failed" : "") + (unverified > 0 ? ", \(unverified) not read back" : "")
+            + (failed + unverified > 0 ? ": run the same command with --retry-failed to flash only those" : "") + "\n"
         return out
     }
 }

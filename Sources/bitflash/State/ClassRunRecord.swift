@@ -47,7 +47,7 @@ struct ClassRunRecord: Codable, Equatable {
         }
     }
 
-    /// The boards that failed, by the name they were flashed under.
+    /// The boards that failed or were not read back, by the name they were flashed under.
     var failedBoards: [String] { boards.filter { $0.result != "ok" }.map(\.board) }
 
     /// Keeps `report` as the last run of `file`: a retry (`merging`) replaces only the rows of
