@@ -180,8 +180,9 @@ struct BlueZCommandTests {
             """)
         let r = try fake.bitflash(["flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig", "--device", "vavit"])
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.lines.contains { $0.hasPrefix("zotig  ok      partial") })
-        #expect(r.lines.contains { $0.hasPrefix("vavit  ok      partial") })
+        // The class report names each board by what it advertises and its address.
+        #expect(r.lines.contains { $0.hasPrefix("zotig  BBC micro:bit [zotig]  F0:0D:00:00:00:01  ok      partial") }, "\(r.stdout)")
+        #expect(r.lines.contains { $0.hasPrefix("vavit  BBC micro:bit [vavit]  F0:0D:00:00:00:02  ok      partial") })
         #expect(r.stdout.contains("2 of 2 boards flashed"))
         // Every board in range, found by the scan: both already run the file.
         let again = try fake.bitflash(["flash", Self.sample("sample-r1-counter.hex").path, "--all-in-range", "--scan-timeout", "1", "--json"])

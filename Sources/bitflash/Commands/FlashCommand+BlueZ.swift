@@ -10,20 +10,23 @@ import Transport
 /// `AsyncFlowDriver` on the real clock, reported like a simulated flash (progress lines, JSON
 /// events, one result per board and, for several boards, the summary table).
 extension FlashCommand {
-    func runOnDevices() async throws -> ExitStatus {
+    /// - Parameter only: the boards to flash (`--retry-failed`), instead of --device or --all-in-range.
+    func runOnDevices(_ only: [String]? = nil, firmware given: Firmware?, output makeOutput: OutputMaker) async throws -> BoardsRun {
         Verbose.bootstrap(output.verbose)
-        let firmware = try FirmwareFileLoading.loadForFlash(file)
-        let queries = allInRange ? try await boardsInRange() : devices
+        let firmware = try given ?? FirmwareFileLoading.loadForFlash(file)
+        let queries: [String]
+        if let only { queries = only } else { queries = allInRange ? try await boardsInRange() : devices }
         // A dry run prints plans, not progress and results.
-        let out = SharedOutput(dryRun ? SilentOutput() : Output.make(output.mode, boards: queries, verbosity: output.verbose))
-        let outcomes = await withTaskGroup(of: (Int, FlashResult, Result<SessionOutcome, any Error>?).self) { group in
+        let out = SharedOutput(dryRun ? SilentOutput() : makeOutput(output.mode, queries, output.verbose))
+        typealias Flashed = (Int, FlashResult, Result<SessionOutcome, any Error>?, BoardIdentity?)
+        let outcomes = await withTaskGroup(of: Flashed.self) { group in
             for (index, query) in queries.enumerated() {
                 group.addTask {
-                    let (result, outcome) = await flashOne(query, firmware: firmware, out: out)
-                    return (index, result, outcome)
+                    let (result, outcome, identity) = await flashOne(query, firmware: firmware, out: out)
+                    return (index, result, outcome, identity)
                 }
             }
-            var all: [(Int, FlashResult, Result<SessionOutcome, any Error>?)] = []
+            var all: [Flashed] = []
             for await outcome in group {
                 if !dryRun { out.result(outcome.1) }
                 all.append(outcome)
@@ -31,13 +34,16 @@ extension FlashCommand {
             return all.sorted { $0.0 < $1.0 }
         }
         if dryRun {
-            return try printPlans(outcomes.map { entry -> (board: String, outcome: Result<SessionOutcome, any Error>) in
+            return .planned(try printPlans(outcomes.map { entry -> (board: String, outcome: Result<SessionOutcome, any Error>) in
                 (entry.1.board, entry.2 ?? .failure(CLIError(entry.1.exitStatus, entry.1.error ?? "the board could not be reached")))
-            })
+            }))
         }
         let results = outcomes.map(\.1)
-        out.finish(results)
-        return finishFlash(results)
+        var identities: [String: BoardIdentity] = [:]
+        for entry in outcomes { identities[entry.1.board] = entry.3 }
+        out.finish(results, identities: identities)
+        recordClassRun(results, identities: identities, folder: ClassRunRecord.realBoardsFolder)
+        return .flashed(results)
     }
 
     /// The addresses of every flashable board a scan finds.
@@ -54,19 +60,22 @@ extension FlashCommand {
     }
 
     /// Flashes one board; never throws: a failure is the result's `error` and exit status.
-    /// The session's outcome comes back too, when the session ran (a dry run prints it as a plan).
+    /// The session's outcome comes back too, when the session ran (a dry run prints it as a plan),
+    /// and the board's name and address once it was found.
     private func flashOne(_ query: String, firmware: Firmware,
-                          out: SharedOutput) async -> (FlashResult, Result<SessionOutcome, any Error>?) {
+                          out: SharedOutput) async -> (FlashResult, Result<SessionOutcome, any Error>?, BoardIdentity?) {
         let clock = ContinuousClock()
         let started = clock.now
-        func failed(_ error: any Error) -> (FlashResult, Result<SessionOutcome, any Error>?) {
-            (FlashResult(board: query, unreached: error, seconds: started.duration(to: clock.now).seconds), nil)
+        var identity: BoardIdentity?
+        func failed(_ error: any Error) -> (FlashResult, Result<SessionOutcome, any Error>?, BoardIdentity?) {
+            (FlashResult(board: query, unreached: error, seconds: started.duration(to: clock.now).seconds), nil, identity)
         }
         out.event(FlashEvent(board: query, elapsed: .zero, report: .phase(.connecting)))
         let board: RealBoard
         do { board = try await RealBoard.connect(query, options: bluetooth) } catch {
             return failed(error)
         }
+        identity = BoardIdentity(name: board.device.name, address: board.device.address)
         var plan: FlashPlan
         do {
             plan = try await self.plan(firmware, for: board, name: query)
@@ -95,7 +104,7 @@ extension FlashCommand {
         var result = FlashResult(board: query, outcome: outcome, seconds: started.duration(to: clock.now).seconds)
         if result.error == nil, !dryRun { resume.forget(board: key) }
         if let error = result.error, let hint { result.error = "\(error); \(hint)" }
-        return (result, outcome)
+        return (result, outcome, identity)
     }
 
     /// The plan for this board: its family comes from its memory map when it offers partial
