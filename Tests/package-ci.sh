@@ -82,6 +82,7 @@ else
     fail "--version: $version"
 fi
 
+# The demo as the README runs it, without --fast: into a pipe it does not pace itself.
 if out="$(cd "$unpacked" && "${clean[@]}" "$bin" demo 2>&1)" && grep -q 'partial' <<< "$out"; then
     ok "demo: exit 0, $(grep -c '^== ' <<< "$out") steps"
 else

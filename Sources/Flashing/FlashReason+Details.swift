@@ -25,12 +25,17 @@ extension FlashReason {
     }
 
     /// Partial flashing gave up (or failed otherwise) and a full update follows.
+    ///
+    /// The reason names what went wrong without the error's advice ("try again"): when a full
+    /// update follows, the advice no longer applies, and when none could follow, the result's
+    /// error carries it.
     static func partialFailed(_ error: any Error, fullFollows: Bool = true) -> FlashReason {
-        var details = FlashReasonDetails(lastError: describe(error))
-        var words = "partial flashing failed (\(describe(error)))"
+        let problem = (error as? PartialFlashError)?.problem ?? describe(error)
+        var details = FlashReasonDetails(lastError: problem)
+        var words = "partial flashing failed (\(problem))"
         if let e = error as? PartialFlashError, case let .gaveUp(block, address, retries, _, last) = e {
             details = FlashReasonDetails(block: block + 1, address: Hex.address(address), retries: retries,
-                                         lastError: last.map { "\($0)" } ?? describe(error))
+                                         lastError: last.map { "\($0)" } ?? problem)
             words = "partial flashing failed at block \(block + 1) (\(Hex.address(address))) after \(retries) "
                 + "retr\(retries == 1 ? "y" : "ies")" + (last.map { " (last error: \($0))" } ?? "")
         }

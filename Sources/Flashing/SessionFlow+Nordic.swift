@@ -58,7 +58,7 @@ extension SessionFlow {
             return fail(FlashError.fullPathUnavailable(.mcumgr, reason: reason, names: options.optionNames))
         }
         if options.dryRun { return [reason.decision] + finishDryRun(path: .full, reason: reason) }
-        return [.report(.note(reason.message)), reason.decision] + startNordic(info, reason: reason, fallback: false, now: now)
+        return [reason.decision] + startNordic(info, reason: reason, fallback: false, now: now)
     }
 
     mutating func goNordic(_ reason: FlashReason, fallback: Bool, now: Duration) -> [FlowAction] {

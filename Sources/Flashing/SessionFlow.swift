@@ -242,7 +242,7 @@ public struct SessionFlow: FlowMachine {
         case let .failure(error):
             guard options.mode == .auto, fullUpdateCanFollow(error) else { return fail(error) }
             let reason = FlashReason.partialFailed(error)
-            return [.report(.note(reason.message)), reason.decision] + goFull(reason, fallback: true, now: now)
+            return [reason.decision] + goFull(reason, fallback: true, now: now)
         }
     }
 
@@ -277,7 +277,8 @@ public struct SessionFlow: FlowMachine {
         // A dry run stops here, whichever full path it would take.
         if options.dryRun { return finishDryRun(path: .full, reason: reason) }
         if path == .nordic { return goNordic(reason, fallback: fallback, now: now) }
-        let note: FlowAction = .report(.note("full update over McuMgr: \(reason.message)"))
+        // The decision before it gave the reason; this says only which full path follows.
+        let note: FlowAction = .report(.note("full update over McuMgr: the image goes to the second slot, MCUboot swaps it in"))
         guard linkUp, let info = connection else {
             stage = .reconnecting(reason: reason, fallback: fallback, attempts: 1)
             return [note, .connect(after: options.mcumgr.reconnectDelay)]

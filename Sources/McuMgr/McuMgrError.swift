@@ -56,7 +56,7 @@ public enum McuMgrError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .malformedResponse(command, error):
             return "the device's answer to \(command) could not be read (\(error)); check that the board runs a compatible McuMgr server"
         case let .noResponse(command, attempts, timeout):
-            return "the device did not answer \(command) within \(timeout) (\(attempts) attempts); move closer to the board, check it is powered, and try again"
+            return "the device did not answer \(command) within \(timeout.readableText) (\(attempts) attempts); move closer to the board, check it is powered, and try again"
         case let .tooManyRetries(n):
             return "the upgrade gave up after \(n) retries on a poor link; move closer to the board or lower the pipeline depth and try again"
         case let .uploadStalled(offset, total, attempts):

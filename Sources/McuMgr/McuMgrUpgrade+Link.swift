@@ -102,7 +102,7 @@ extension McuMgrUpgrade {
             let wait = max(.zero, options.estimatedSwapTime - elapsed)
             connecting = true
             connectAttempts = 0
-            return stop + [.report(.note("the device is resetting; reconnecting in \(wait)")), .connect(after: wait)]
+            return stop + [.report(.note("the device is resetting; reconnecting in \(wait.readableText)")), .connect(after: wait)]
         }
         disconnects += 1
         disconnectsWithoutProgress += 1

@@ -117,60 +117,77 @@ public enum PartialFlashError: Error, Sendable, Equatable, CustomStringConvertib
     /// END_OF_TRANSMISSION: `flashIncomplete` is not cleared.
     case staysInPairingMode(rewrites: Int)
 
-    public var description: String {
+    /// What went wrong and what to do about it.
+    public var description: String { "\(problem); \(advice)" }
+
+    /// What went wrong, without the advice: the words for a failure that a full update
+    /// then made good, where "try again" would be wrong.
+    public var problem: String {
         switch self {
         case .serviceMissing:
-            return "the board does not offer the partial-flashing service; put it into Bluetooth (pairing) mode "
-                + "or use a full flash"
+            return "the board does not offer the partial-flashing service"
         case let .noAnswer(request, attempts, timeout):
-            return "the board did not answer \(request) (\(attempts) attempts, \(timeout.shortText) each); "
-                + "move it closer, reset it into Bluetooth mode and try again"
+            return "the board did not answer \(request) (\(attempts) attempts, \(timeout.shortText) each)"
         case let .malformedNotification(bytes, problem):
-            return "the board sent a notification that is not a partial-flashing answer (\(Hex.bytes(bytes, separator: " "))): "
-                + "\(problem); its firmware may not support partial flashing, use a full flash"
+            return "the board sent a notification that is not a partial-flashing answer (\(Hex.bytes(bytes, separator: " "))): \(problem)"
         case let .unexpectedRegion(requested, got):
-            return "the board answered REGION_INFO \(requested) with region \(got); "
-                + "its firmware does not follow the protocol, use a full flash"
+            return "the board answered REGION_INFO \(requested) with region \(got)"
         case let .invalidRegion(r, problem):
-            return "the board reported region \(r.id) as \(Hex.address(r.start))-\(Hex.address(r.end)), which is impossible: "
-                + "\(problem); use a full flash"
+            return "the board reported region \(r.id) as \(Hex.address(r.start))-\(Hex.address(r.end)), which is impossible: \(problem)"
         case let .staysInApplicationMode(n):
-            return "the board still runs its program after \(n) reboots into pairing mode; "
-                + "put it into Bluetooth mode by hand (A+B and reset, or reset three times) and try again"
+            return "the board still runs its program after \(n) reboots into pairing mode"
         case let .rebootNotObserved(after, waited):
-            return "the board did not restart within \(waited.shortText) after \(after); reset it and try again"
+            return "the board did not restart within \(waited.shortText) after \(after)"
         case let .reconnectFailed(attempts, last):
-            return "could not connect to the board again (\(attempts) attempts, last: \(last)); "
-                + "check that it is powered and in Bluetooth mode"
+            return "could not connect to the board again (\(attempts) attempts, last: \(last))"
         case let .tooManyLinkLosses(count, last):
-            return "the link dropped \(count) times (last: \(last)); move the board closer and try again"
+            return "the link dropped \(count) times (last: \(last))"
         case let .programDoesNotFit(program, writable):
             return "the program (\(Hex.address(program.lowerBound))-\(Hex.address(program.upperBound))) does not fit the region "
-                + "the board can take (\(Hex.address(writable.lowerBound))-\(Hex.address(writable.upperBound))); use a full flash"
+                + "the board can take (\(Hex.address(writable.lowerBound))-\(Hex.address(writable.upperBound)))"
         case let .programNotPageAligned(start, page):
-            return "the program starts at \(Hex.address(start)), not on a \(page)-byte flash page; use a full flash"
+            return "the program starts at \(Hex.address(start)), not on a \(page)-byte flash page"
         case .nothingToWrite:
-            return "the program holds no data to write; check the firmware file"
+            return "the program holds no data to write"
         case let .gaveUp(block, address, retries, budget, last):
             let lastText = last.map { "; last problem: \($0)" } ?? ""
             return "partial flashing gave up on block \(block) (address \(Hex.address(address))) after \(retries) retries, "
-                + "reaching \(budget)\(lastText); the board's program is incomplete: flash it again "
-                + "(a full flash replaces it)"
+                + "reaching \(budget)\(lastText)"
         case let .unaccountedAnswers(count):
             return "the board sent \(count) more write answer(s) than blocks were sent (a duplicated notification), "
-                + "so a block may have been skipped and the program may be incomplete; flash it again with a full flash"
+                + "so a block may have been skipped and the program may be incomplete"
         case let .boardChanged(before, after):
             return "the board's regions changed while it restarted into pairing mode (runtime \(before.runtime.hash.hexString), "
                 + "program \(before.program.hash.hexString) at \(Hex.address(before.program.start)) before; runtime "
-                + "\(after.runtime.hash.hexString), program \(after.program.hash.hexString) at \(Hex.address(after.program.start)) after); "
-                + "nothing was written: run bitflash again"
+                + "\(after.runtime.hash.hexString), program \(after.program.hash.hexString) at \(Hex.address(after.program.start)) after)"
         case let .staysInPairingMode(rewrites):
             return "the program is on the board, but the board still starts in pairing mode after \(rewrites) "
-                + "attempt\(rewrites == 1 ? "" : "s") to end the unfinished flash that keeps it there (flashIncomplete); "
-                + "run bitflash again, or flash the file over USB"
+                + "attempt\(rewrites == 1 ? "" : "s") to end the unfinished flash that keeps it there (flashIncomplete)"
         case let .verificationFailed(start, hash, reported):
             return "after flashing, the board reports program \(reported.hash.hexString) at \(Hex.address(reported.start)), "
-                + "expected \(hash.hexString) at \(Hex.address(start)); flash it again or use a full flash"
+                + "expected \(hash.hexString) at \(Hex.address(start))"
+        }
+    }
+
+    /// What to do about it, for a flash that ends with this error.
+    public var advice: String {
+        switch self {
+        case .serviceMissing: return "put it into Bluetooth (pairing) mode or use a full flash"
+        case .noAnswer: return "move it closer, reset it into Bluetooth mode and try again"
+        case .malformedNotification: return "its firmware may not support partial flashing, use a full flash"
+        case .unexpectedRegion: return "its firmware does not follow the protocol, use a full flash"
+        case .invalidRegion, .programDoesNotFit, .programNotPageAligned: return "use a full flash"
+        case .staysInApplicationMode:
+            return "put it into Bluetooth mode by hand (A+B and reset, or reset three times) and try again"
+        case .rebootNotObserved: return "reset it and try again"
+        case .reconnectFailed: return "check that it is powered and in Bluetooth mode"
+        case .tooManyLinkLosses: return "move the board closer and try again"
+        case .nothingToWrite: return "check the firmware file"
+        case .gaveUp: return "the board's program is incomplete: flash it again (a full flash replaces it)"
+        case .unaccountedAnswers: return "flash it again with a full flash"
+        case .boardChanged: return "nothing was written: run bitflash again"
+        case .staysInPairingMode: return "run bitflash again, or flash the file over USB"
+        case .verificationFailed: return "flash it again or use a full flash"
         }
     }
 }

@@ -205,7 +205,7 @@ public struct PartialFlashFlow: FlowMachine {
         self.decision = decision
         switch decision {
         case let .fullRequired(reason):
-            return resumeNotes + [.report(.note(reason.description)), .report(.decision(code: reason.code, message: reason.description))]
+            return resumeNotes + [.report(.decision(code: reason.code, message: reason.description))]
                 + finish(.success(.fullRequired(reason)))
         case .upToDate:
             let hash = program?.programHash.hexString ?? "?"
@@ -225,7 +225,7 @@ public struct PartialFlashFlow: FlowMachine {
                 let reason = FullFlashReason.regionDoesNotFit(
                     program: program.region, board: PartialFlashDecision.writableRange(of: map.program, family: family))
                 self.decision = .fullRequired(reason)
-                return resumeNotes + [.report(.note("\(reason) (\(error))")), .report(.decision(code: reason.code, message: reason.description))]
+                return resumeNotes + [.report(.decision(code: reason.code, message: "\(reason) (\(error))"))]
                     + finish(.success(.fullRequired(reason)))
             }
             return resumeNotes + startWriting(plan: plan, program: program, base: .base(program: program, board: map, plan: plan), from: nil,

@@ -35,7 +35,7 @@ public enum TransportError: Error, Sendable, Equatable, CustomStringConvertible 
 
     public var description: String {
         switch self {
-        case let .timeout(op, after): return "\(op) timed out after \(after)"
+        case let .timeout(op, after): return "\(op) timed out after \(after.readableText)"
         case let .disconnected(op, reason): return "\(op) failed: \(reason)"
         case let .serviceNotFound(uuid): return "the board does not offer service \(uuid)"
         case let .characteristicNotFound(c): return "the board does not offer characteristic \(c)"

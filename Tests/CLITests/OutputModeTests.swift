@@ -22,7 +22,10 @@ struct OutputModeTests {
         #expect(r.lines.contains { $0.hasSuffix("sim: partial") })
         #expect(r.lines.contains { $0.contains(#/100% \((\d+)\/\1 (bytes|blocks)\)/#) }, "\(r.stdout)")
         let last = try #require(r.lines.last)
-        #expect(last.contains("partial: ") && last.contains(#/8,\d\d\d bytes/#) && last.contains("verified"), "\(last)")
+        #expect(last.contains("sim: partial, ") && last.contains(#/8,\d\d\d bytes/#) && last.contains("verified"), "\(last)")
+        // The reason was given once, by the decision line; the result line does not repeat it.
+        #expect(r.lines.contains { $0.contains("decision: the board runs the same runtime") && $0.hasSuffix("[runtime-matches]") })
+        #expect(!last.contains("runtime"), "\(last)")
         // Times never go backwards.
         let times = r.lines.compactMap { line in line.firstMatch(of: #/\[ *(\d+\.\d+) s\]/#).flatMap { Double($0.1) } }
         #expect(times == times.sorted())
@@ -43,7 +46,7 @@ struct OutputModeTests {
         let frames = r.stdout.components(separatedBy: "\r").dropFirst()
         #expect(frames.allSatisfy { $0.contains("\u{1B}[K") })
         let final = try #require(frames.last)
-        #expect(final.hasPrefix("sim           ✔ partial: "), "\(final)")
+        #expect(final.hasPrefix("sim           ✔ partial, "), "\(final)")
         // Throttled: far fewer redraws than the 129 blocks' progress events.
         #expect(frames.count < 129 + 10)
     }

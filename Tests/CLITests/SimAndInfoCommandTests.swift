@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// `sim reset/show/samples`, `info`, `demo` and `convert`, run as subprocesses.
+/// `sim reset/show/samples`, `info` and `convert`, run as subprocesses.
 @Suite(.enabled(if: BitflashBinary.url != nil, "bitflash binary not built (.build/debug/bitflash): CLI tests skipped"))
 struct SimAndInfoCommandTests {
     let state: URL
@@ -90,17 +90,6 @@ struct SimAndInfoCommandTests {
         let plain = try BitflashBinary.run(["info", "--simulate", "calliope-mini-3", "--sim-state", stock.path])
         #expect(plain.status == 0, "\(plain.stderr)")
         #expect(plain.stdout.contains("no McuMgr (SMP) service"))
-    }
-
-    @Test func theDemoTellsTheWholeStoryWithStepsInTheSummary() throws {
-        let r = try BitflashBinary.run(["demo"])
-        #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.stdout.contains("== Summary"))
-        for step in ["1 new runtime", "2 edit", "3 same file", "4 flaky link", "5 forced full"] {
-            #expect(r.lines.contains { $0.hasPrefix(step) }, "\(step)")
-        }
-        #expect(r.lines.contains { $0.hasPrefix("4 flaky link") && $0.contains("full") && $0.contains("yes") })
-        #expect(r.stdout.contains("× faster"))
     }
 
     @Test(arguments: ["hex", "bin", "uf2", "mcuboot"])

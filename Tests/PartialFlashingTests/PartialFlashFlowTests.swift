@@ -82,7 +82,9 @@ import Transport
         let actions = flow.run([.start(link), status(.pairing), region(1, 0x1C000, 0x46B00, other), v2Program])
         #expect(writes(actions) == [[0xEE], [0x00, 0x01], [0x00, 0x02]])
         #expect(try flow.outcome?.get() == .fullRequired(.runtimeDiffers(board: other, file: runtimeHash)))
-        #expect(reports(actions).contains(.note(FullFlashReason.runtimeDiffers(board: other, file: runtimeHash).description)))
+        let why = FullFlashReason.runtimeDiffers(board: other, file: runtimeHash)
+        #expect(reports(actions).contains(.decision(code: why.code, message: why.description)))
+        #expect(!reports(actions).contains(.note(why.description)), "the decision says it once")
     }
 
     @Test func requiresFullFlashForFileWithoutProgramBeforeAskingTheBoard() throws {

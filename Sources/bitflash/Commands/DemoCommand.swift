@@ -21,6 +21,11 @@ struct DemoCommand: AsyncParsableCommand {
             transform: OptionValues.link)
     var link: String = "device-requested"
 
+    @Flag(help: ArgumentHelp("Play everything at once. By default, when standard output is a terminal, the demo plays "
+                             + "the modelled time at real speed (about 2 minutes) so that it can be watched; into a pipe "
+                             + "or a file it never waits."))
+    var fast = false
+
     @OptionGroup var output: OutputOptions
 
     func run() async throws {
@@ -43,34 +48,44 @@ struct DemoCommand: AsyncParsableCommand {
             var sim = Simulation(link: linkProfile)
             let board = sim.addBoard(try profile.makeBoard(holding: profile.factoryImage(), name: "sim", address: SimStore.address(1)))
             var results: [FlashResult] = []
+            let pacer = DemoPacer(enabled: !fast && output.mode != .json && DemoPacer.watched)
+            func say(_ text: String) { if output.mode != .json { StdOut.write(text) } }
 
-            func step(_ title: String, _ plan: FlashPlan, on id: BoardID, name: String = "sim", options: FlashOptions) -> FlashResult {
-                if output.mode != .json { StdOut.write("\n== \(title)\n") }
+            func step(_ title: String, introducing board: String? = nil, _ plan: FlashPlan, on id: BoardID,
+                      name: String = "sim", options: FlashOptions) -> FlashResult {
+                say("\n== \(title)\n" + (board.map { $0 + "\n" } ?? ""))
                 let out = SharedOutput(Output.make(output.mode, boards: [name], verbosity: output.verbose))
-                let run = SimulatedFlash.run(plan: plan, options: options, on: id, named: name, in: &sim, onEvent: { out.event($0) })
+                pacer.beginStep()
+                let run = SimulatedFlash.run(plan: plan, options: options, on: id, named: name, in: &sim, onEvent: { e in
+                    pacer.wait(until: e.elapsed)
+                    out.event(e)
+                })
                 out.result(run.result)
                 out.finish([run.result])
                 Verbose.dump(run.trace, names: [name])
                 return run.result
             }
 
-            if output.mode != .json {
-                StdOut.write("A simulated \(profile.board.displayName) with an MCUboot bootloader runs the sample program "
-                             + "(runtime r1, 'heart'). Link: \(linkProfile.name), modelled time.\n")
-            }
-            results.append(step("1. A new runtime (r2): partial flashing is impossible, bitflash falls back to a full update",
+            say("A simulated \(profile.board.displayName) with an MCUboot bootloader, named sim, runs the sample program "
+                + "(runtime r1, 'heart'). Link: \(linkProfile.name), modelled time"
+                + (pacer.isEnabled ? ", played at real speed (--fast to skip the waits).\n" : ".\n"))
+            results.append(step("1. A new runtime (r2): partial flashing cannot apply, so bitflash sends a full update",
                                 try sample(.r2, .heart), on: board, options: options))
             let edit = try sample(.r2, .counter)
             results.append(step("2. The program is edited (same runtime): only the program region is sent", edit, on: board, options: options))
             results.append(step("3. The same file again: nothing to do", edit, on: board, options: options))
 
             // A flaky link: the link drops four times during partial flashing; bitflash gives up
-            // on partial flashing and saves the board with a full update on a new connection.
+            // on partial flashing at the fourth drop (its limit is three reconnections) and saves
+            // the board with a full update on a new connection.
             var flaky = Simulation(link: linkProfile, faults: { var f = FaultPlan(seed: 7); f.disconnectAtWrite = [60, 120, 180, 240]; return f }())
             let second = flaky.addBoard(try profile.makeBoard(holding: SampleFirmware.image(family: family, runtime: .r2, program: .heart),
                                                               name: "sim-2", address: SimStore.address(2)))
             swap(&sim, &flaky)
-            results.append(step("4. A flaky link drops four times during partial flashing: bitflash falls back to a full update",
+            results.append(step("4. The link keeps dropping during partial flashing: bitflash reconnects three times, "
+                                + "gives up at the fourth drop and falls back to a full update",
+                                introducing: "A second board, sim-2, runs runtime r2 with 'heart' (as sim did before the edit); "
+                                    + "its link is flaky.",
                                 edit, on: second, name: "sim-2", options: options))
             swap(&sim, &flaky)
 
@@ -79,7 +94,8 @@ struct DemoCommand: AsyncParsableCommand {
                                                            name: "sim-3", address: SimStore.address(3)))
             var forced = options
             forced.mode = .full
-            let full = step("5. For comparison: the same edit as a forced full update", edit, on: third, name: "sim-3", options: forced)
+            let full = step("5. For comparison: the same edit as a forced full update",
+                            introducing: "A third board, sim-3, is in the same state as sim-2 was, on a steady link.", edit, on: third, name: "sim-3", options: forced)
             results.append(full)
 
             let partial = results[1]

@@ -111,10 +111,12 @@ enum Figures {
     }
 
     /// The one-line summary of a result: `partial: runtime matches, 5,152 bytes in 82 blocks, 2.9 s`.
-    static func summary(_ r: FlashResult) -> String {
+    /// - Parameter decided: the reason codes a decision line already gave for this board; the
+    ///   reason is left out when it is one of them, so that a log says it once.
+    static func summary(_ r: FlashResult, decided: Set<String> = []) -> String {
         if let error = r.error { return "failed: \(error)" }
-        let path = r.path?.rawValue ?? "?"
-        var parts = ["\(path)\(r.fallback ? " (after fallback)" : ""): \(r.reason.message)"]
+        let path = (r.path?.rawValue ?? "?") + (r.fallback ? " (after fallback)" : "")
+        var parts = [decided.contains(r.reason.code) ? path : "\(path): \(r.reason.message)"]
         if r.bytesSent > 0 { parts.append("\(grouped(r.bytesSent)) bytes") }
         parts.append(seconds(r.seconds))
         if r.retries > 0 { parts.append("\(r.retries) retr\(r.retries == 1 ? "y" : "ies")") }

@@ -6,6 +6,8 @@ import Transport
 final class PlainOutput: FlashOutput {
     private let verbosity: Int
     private var lastPercent: [String: Int] = [:]
+    /// The reason codes each board's decision lines gave.
+    private var decided: [String: Set<String>] = [:]
 
     init(verbosity: Int) { self.verbosity = verbosity }
 
@@ -28,13 +30,15 @@ final class PlainOutput: FlashOutput {
         case .retry(let text): line(e.board, e.elapsed, "retry: \(text)")
         case .note(let text): line(e.board, e.elapsed, text)
         case .trace(let text): if verbosity > 0 { Verbose.log.debug("\(e.board): \(text)") }
-        case let .decision(code, text): line(e.board, e.elapsed, "decision: \(text) [\(code)]")
+        case let .decision(code, text):
+            decided[e.board, default: []].insert(code)
+            line(e.board, e.elapsed, "decision: \(text) [\(code)]")
         case .checkpoint: break
         }
     }
 
     func result(_ r: FlashResult) {
-        line(r.board, .microseconds(Int64((r.seconds * 1_000_000).rounded())), Figures.summary(r))
+        line(r.board, .microseconds(Int64((r.seconds * 1_000_000).rounded())), Figures.summary(r, decided: decided[r.board] ?? []))
     }
 
     func finish(_ results: [FlashResult], identities: [String: BoardIdentity]) {

@@ -21,6 +21,8 @@ final class TerminalOutput: FlashOutput {
     private var drawn = 0
     private var lastDraw: [String: String] = [:]
     private var lastPercent: [String: Int] = [:]
+    /// The reason codes each board's decision lines gave.
+    private var decided: [String: Set<String>] = [:]
     private var lastDrawTime: Duration = .zero
     private var cursorHidden = false
 
@@ -40,7 +42,11 @@ final class TerminalOutput: FlashOutput {
         case .retry(let m): lines[e.board] = l; printAbove("\(e.board): retry: \(m)"); return
         case .note(let m): lines[e.board] = l; printAbove("\(e.board): \(m)"); return
         case .trace(let m): if verbosity > 0 { Verbose.log.debug("\(e.board): \(m)") }; return
-        case let .decision(code, m): lines[e.board] = l; printAbove("\(e.board): decision: \(m) [\(code)]"); return
+        case let .decision(code, m):
+            lines[e.board] = l
+            decided[e.board, default: []].insert(code)
+            printAbove("\(e.board): decision: \(m) [\(code)]")
+            return
         case .checkpoint: return
         }
         lines[e.board] = l
@@ -56,7 +62,7 @@ final class TerminalOutput: FlashOutput {
 
     func result(_ r: FlashResult) {
         let mark = r.error != nil ? "✘ " : r.verification == .unverified ? "? " : "✔ "
-        lines[r.board, default: Line()].final = mark + Figures.summary(r)
+        lines[r.board, default: Line()].final = mark + Figures.summary(r, decided: decided[r.board] ?? [])
         redraw(force: true)
     }
 
