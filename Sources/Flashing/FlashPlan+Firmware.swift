@@ -13,8 +13,12 @@ extension FlashPlan {
     public static func make(firmware: Firmware, board: Board, dfuImage: MCUbootImage? = nil) throws -> FlashPlan {
         let family = board.family
         let image: MemoryImage
-        if firmware.mcuboot != nil, firmware.sections.count == 1, firmware.sections[0].family == nil {
-            image = firmware.sections[0].image // an MCUboot image: nothing for partial flashing
+        if let own = firmware.mcuboot, firmware.sections.count == 1, firmware.sections[0].family == nil {
+            // An MCUboot image: its body is what MCUboot runs from the application start, so that
+            // is where its program lies in the board's flash (and where a read-back finds it).
+            var placed = MemoryImage()
+            try placed.write(Array(own.body), at: family.layout.applicationStart)
+            image = placed
         } else {
             image = try firmware.image(for: board)
         }
