@@ -17,14 +17,17 @@ extension FakeBlueZ {
     static let centralMTU = 517
 
     func deviceProperties(_ d: FakeDevice) -> [String: DBusValue] {
+        // Alias is the name, or the address with dashes when no name is known (B566 `device.c`).
         var p: [String: DBusValue] = [
-            "Address": .string(d.spec.address), "AddressType": .string("random"), "Name": .string(d.name),
-            "Alias": .string(d.alias ?? d.name), "Paired": .bool(d.paired), "Bonded": .bool(d.bonded),
+            "Address": .string(d.spec.address), "AddressType": .string("random"),
+            "Alias": .string(d.alias ?? d.knownName ?? d.spec.address.replacingOccurrences(of: ":", with: "-")),
+            "Paired": .bool(d.paired), "Bonded": .bool(d.bonded),
             "Trusted": .bool(d.trusted), "Blocked": .bool(d.blocked), "LegacyPairing": .bool(false),
-            "Connected": .bool(d.connected), "ServicesResolved": .bool(d.resolved), "UUIDs": .strings(d.advertisedUUIDs),
-            "Adapter": .objectPath(adapterPath), "AdvertisingFlags": .bytes([0x06]),
+            "Connected": .bool(d.connected), "ServicesResolved": .bool(d.resolved), "UUIDs": .strings(d.uuidsProperty),
+            "Adapter": .objectPath(adapterPath),
         ]
-        if d.isAdvertising { p["RSSI"] = .int16(d.behaviour.rssi) }
+        if let name = d.knownName { p["Name"] = .string(name) }
+        if d.rssiValid { p["RSSI"] = .int16(d.behaviour.rssi) }
         return d.hostile(at: d.path).properties(BlueZ.device, p)
     }
 
@@ -155,6 +158,7 @@ extension FakeBlueZ {
                 guard s.devices[i].connected else { throw BlueZ.error("AuthenticationFailed", "Authentication Failed") }
                 s.devices[i].paired = true
                 s.devices[i].bonded = true
+                s.devices[i].boardBonded = true
                 note("[\(s.devices[i].name)] paired (Just Works)")
                 setDevice(i, ["Paired": .bool(true), "Bonded": .bool(true)], s)
             }
@@ -210,8 +214,11 @@ extension FakeBlueZ {
         }
         s.devices[i].gatt = table
         s.devices[i].resolved = true
+        let uuids = table.services.map(\.uuid.uuidString)
+        let uuidsChanged = s.devices[i].uuidsProperty != uuids
+        s.devices[i].resolvedUUIDs = uuids
         note("[\(d.name)] services resolved (\(table.services.count) services, MTU \(mtu))")
-        setDevice(i, ["ServicesResolved": .bool(true)], s)
+        setDevice(i, uuidsChanged ? ["UUIDs": .strings(uuids), "ServicesResolved": .bool(true)] : ["ServicesResolved": .bool(true)], s)
     }
 
     /// The link is gone (client disconnect, board reset, RF loss): ServicesResolved and
@@ -225,6 +232,7 @@ extension FakeBlueZ {
         s.devices[i].connected = false
         s.devices[i].resolved = false
         s.devices[i].linkEpoch += 1
+        closeAcquiredSockets(i, &s)
         // With the GATT cache the objects stay (calls on them fail "Not connected"; notification
         // sessions are replayed at the next connection); without it they go.
         if !d.behaviour.gattCache { removeGATT(i, &s) }
@@ -236,6 +244,7 @@ extension FakeBlueZ {
 
     /// Removes the GATT objects (InterfacesRemoved, children first) and their sessions.
     func removeGATT(_ i: Int, _ s: inout FakeState) {
+        closeAcquiredSockets(i, &s)
         if let table = s.devices[i].gatt {
             emit("GATT objects removed") {
                 for path in table.paths.reversed() { try server.remove(path: path) }

@@ -51,13 +51,19 @@ extension FakeBlueZ {
         case "StopNotify":
             try call.expectSignature("")
             try locked { s in
+                if s.devices[i].notifySockets[path] != nil {
+                    releaseNotify(i, path: path, &s)
+                    return
+                }
                 guard s.devices[i].notifySessions[path]?.contains(call.sender) == true else {
                     throw BlueZ.error("Failed", "No notify session started")
                 }
                 stopNotifySession(i, path: path, sender: call.sender, &s)
             }
-        case "AcquireWrite", "AcquireNotify":
-            throw BlueZ.notSupported
+        case "AcquireWrite":
+            return try acquireWrite(i, path: path, call)
+        case "AcquireNotify":
+            return try acquireNotify(i, path: path, call)
         default:
             throw DBusError(name: DBusErrorName.unknownMethod.rawValue, message: "Unknown method \(call.member) on \(BlueZ.gattCharacteristic)")
         }
@@ -71,7 +77,7 @@ extension FakeBlueZ {
     }
 
     /// What the board's security does to an acknowledged operation (read, write request, CCCD write).
-    private func checkSecurity(_ d: FakeDevice) throws {
+    func checkSecurity(_ d: FakeDevice) throws {
         if d.staleBond { throw BlueZ.authenticationFailed }
         if d.behaviour.requiresPairing, !d.paired { throw BlueZ.notPaired }
     }
@@ -89,6 +95,7 @@ extension FakeBlueZ {
     private func writeValue(_ i: Int, path: String, _ bytes: [UInt8], _ options: GATTOptions, _ s: inout FakeState) throws {
         let c = try connected(i, path, s)
         let d = s.devices[i]
+        guard d.writeSockets[path] == nil else { throw BlueZ.error("NotPermitted", "Write acquired") }
         let type = options.type ?? (c.flags.contains("write") ? "request" : "command")
         let kind: WriteKind
         switch type {
@@ -106,6 +113,12 @@ extension FakeBlueZ {
         }
         // The board's stack drops a write command it may not accept; it refuses a request.
         if kind == .request { try checkSecurity(d) }
+        deliverWrite(i, c, bytes, kind: kind, &s)
+    }
+
+    /// A write that reached the board (through `WriteValue` or an acquired socket).
+    func deliverWrite(_ i: Int, _ c: FakeGATTTable.Characteristic, _ bytes: [UInt8], kind: WriteKind, _ s: inout FakeState) {
+        let d = s.devices[i]
         guard !d.staleBond, !(d.behaviour.requiresPairing && !d.paired), let characteristic = c.characteristic else {
             note("[\(d.name)] write of \(bytes.count) bytes dropped by the board's security")
             return
@@ -127,6 +140,7 @@ extension FakeBlueZ {
     private func startNotify(_ i: Int, path: String, sender: String, _ s: inout FakeState) throws {
         // On a cached table StartNotify succeeds while disconnected; BlueZ enables it at the next connection.
         guard let c = s.devices[i].gatt?.characteristic(at: path) else { throw BlueZ.gattNotConnected }
+        guard s.devices[i].notifySockets[path] == nil else { throw BlueZ.error("NotPermitted", "Notify acquired") }
         guard c.canNotify else { throw BlueZ.notSupported }
         if s.devices[i].behaviour.requiresPairing, !s.devices[i].paired { throw BlueZ.notPaired }
         var sessions = s.devices[i].notifySessions[path] ?? []
@@ -143,7 +157,7 @@ extension FakeBlueZ {
         }
     }
 
-    private func setCharacteristic(_ i: Int, path: String, _ changes: [String: DBusValue], _ s: FakeState) {
+    func setCharacteristic(_ i: Int, path: String, _ changes: [String: DBusValue], _ s: FakeState) {
         let changes = s.devices[i].hostile(at: path).properties(BlueZ.gattCharacteristic, changes)
         guard !changes.isEmpty else { return }
         emit("characteristic properties") { try server.setProperties(path: path, interface: BlueZ.gattCharacteristic, changes) }
@@ -166,8 +180,9 @@ extension FakeBlueZ {
         switch s.devices[i].outbox.removeFirst() {
         case let .notification(epoch, characteristic, bytes):
             let d = s.devices[i]
-            guard d.connected, epoch == d.linkEpoch, !d.staleBond, let c = d.gatt?.characteristic(for: characteristic),
-                  d.notifySessions[c.path]?.isEmpty == false else { return }
+            guard d.connected, epoch == d.linkEpoch, !d.staleBond, let c = d.gatt?.characteristic(for: characteristic) else { return }
+            if notifyThroughSocket(i, path: c.path, bytes, &s) { return }
+            guard d.notifySessions[c.path]?.isEmpty == false else { return }
             notifyValue(i, path: c.path, bytes, &s)
         case .reset(let down):
             reset(i, down: down, &s)

@@ -12,7 +12,8 @@
 //      --address AA:BB:CC:DD:EE:FF, --from FILE (put this firmware on the board first, like
 //      `bitflash sim reset --from`), --requires-pairing, --refuses-pairing,
 //      --connect-failures in-progress,le-connection-abort-by-local, --services-never-resolve,
-//      --disconnect-after-writes N, --absent, --stale-bond, --gatt-cache, --pairing-mode-only,
+//      --disconnect-after-writes N, --absent, --stale-bond, --bonded, --gatt-cache, --pairing-mode-only, --in-pairing-mode,
+//      --refuses-acquire, --acquired-sockets-close-after N,
 //      --hostile MODE[,MODE] [--hostile-seed N],
 //      --firmware-hostile KIND[,KIND] (the board's firmware misbehaves, as in `sim campaign --hostile`),
 //      --time-scale S (real seconds per modelled second; 0: everything at once; default 1),
@@ -25,8 +26,8 @@
 //                     "connectFailures": ["in-progress", "le-connection-abort-by-local"],
 //                     "servicesNeverResolve": false, "disconnectAfterWrites": 40, "absent": false, "gattCache": false,
 //                     "pairingModeOnly": false,
-//                     "staleBond": false, "hostile": ["wrong-types", "oversized-values", "missing-properties"],
-//                     "hostileSeed": 7,
+//                     "staleBond": false, "bonded": false, "startsInPairingMode": false, "hostile": ["wrong-types", "oversized-values", "missing-properties"],
+//                     "hostileSeed": 7, "refusesAcquire": false, "acquiredSocketsCloseAfter": 100,
 //                     "advertisedUUIDs": ["e97dd91d-251d-470a-a062-fa1922dfa9a8"]}]}
 //      Every key but "boards" is optional; "state" names the board's file in the state folder
 //      (default `sim`, or `sim-N` for the Nth of several), "from" is relative to the scenario
@@ -47,11 +48,15 @@
 //      boots, so `bitflash sim show --sim-state DIR` shows the flash while the fake runs.
 //
 // WHAT IT EXPORTS, as BlueZ 5.66 does: `/` ObjectManager; `/org/bluez` AgentManager1;
-// `/org/bluez/hci0` Adapter1; `…/dev_XX_XX_XX_XX_XX_XX` Device1 after StartDiscovery (bonded
-// devices from the start); while connected and resolved, `…/serviceNNNN` GattService1,
+// `/org/bluez/hci0` Adapter1; `…/dev_XX_XX_XX_XX_XX_XX` Device1 once a discovery reports the
+// board's advertisement (bonded devices from the start). Boards advertise as their firmware does
+// (FakeAdvertisement.swift: name only in pairing and application mode, DfuTarg with its DFU
+// service, whitelisted builds only when bonded and not discoverable), and BlueZ's discovery rules
+// decide what a client sees (FakeState.outcome). While connected and resolved, `…/serviceNNNN` GattService1,
 // `…/charNNNN` GattCharacteristic1 and `…/descNNNN` GattDescriptor1 for BlueZ's Generic
 // Attribute service and the board's partial-flashing (and SMP) services. Notifications are
-// `PropertiesChanged(Value)` on the characteristic. A board reset (partial flashing's reset
+// `PropertiesChanged(Value)` on the characteristic, or datagrams on the socket of AcquireNotify
+// (AcquireWrite and AcquireNotify: FakeBlueZ+Acquire.swift). A board reset (partial flashing's reset
 // into pairing mode or END_OF_TRANSMISSION, McuMgr reset) drops the link: ServicesResolved and
 // Connected go false, the GATT objects are removed, and the device is connectable again once
 // the board has booted (its modelled reboot and MCUboot swap time, times the time scale).

@@ -88,6 +88,9 @@ struct FakeGATTTable: Sendable {
             "Flags": .strings(c.flags), "MTU": .uint16(mtu), "Handle": .uint16(c.handle),
         ]
         if c.canNotify { p["Notifying"] = .bool(false) }
+        // Present only for characteristics that can be acquired (B566 `characteristic_write_acquired_exists()`).
+        if c.flags.contains("write-without-response") { p["WriteAcquired"] = .bool(false) }
+        if c.flags.contains("notify") { p["NotifyAcquired"] = .bool(false) }
         return p
     }
 

@@ -23,6 +23,9 @@ struct FakeDevice: Sendable {
     var alias: String?
     /// BlueZ keeps a bond the board no longer has.
     var staleBond: Bool
+    /// The board holds a bond with this computer (its whitelist is not empty). It outlives
+    /// `RemoveDevice`, which only makes BlueZ forget.
+    var boardBonded: Bool
     var connectFailures: [FakeBoardBehaviour.ConnectFailure]
     var writesUntilDisconnect: Int?
     /// Counts links, so that delayed link events of an old link are ignored.
@@ -32,9 +35,25 @@ struct FakeDevice: Sendable {
     var mtu: UInt16 = 23
     /// Characteristic path → the D-Bus clients that called `StartNotify` on it.
     var notifySessions: [String: Set<String>] = [:]
+    /// The name of the last advertisement BlueZ passed on (or of the bond it holds).
+    var knownName: String?
+    /// The service UUIDs of the last advertisement BlueZ passed on.
+    var knownUUIDs: [String] = []
+    /// An advertisement was passed on since discovery last stopped (BlueZ then shows an RSSI).
+    var rssiValid = false
+    /// The primary services BlueZ resolved on a connection (then `UUIDs` lists them).
+    var resolvedUUIDs: [String]?
     /// Characteristic path → its last value (read or notified).
     var values: [String: [UInt8]] = [:]
     var writesDelivered = 0
+    /// The sockets handed out by `AcquireWrite`/`AcquireNotify`, by characteristic path.
+    var writeSockets: [String: FakeBlueZ.AcquiredSocket] = [:]
+    var notifySockets: [String: FakeBlueZ.AcquiredSocket] = [:]
+    /// How often each method handed out a socket, and the writes that came through sockets.
+    var acquiredWrites = 0
+    var acquiredNotifies = 0
+    var socketWrites = 0
+    var socketsClosedByScenario = false
     /// Notifications on their way to the client, oldest first, and a reset that waits for them.
     var outbox: [OutboxItem] = []
     var notificationsSent = 0
@@ -43,14 +62,19 @@ struct FakeDevice: Sendable {
         self.spec = spec
         path = BlueZ.devicePath(adapter: adapterPath, address: spec.address)
         host = GATTBoardHost(board: spec.board, timing: spec.timing)
-        if spec.behaviour.pairingModeOnly, host.board.mode != .pairing { host.resetByUser(holdingButtons: true) }
+        if spec.behaviour.pairingModeOnly || spec.behaviour.startsInPairingMode, host.board.mode != .pairing {
+            host.resetByUser(holdingButtons: true)
+        }
         staleBond = spec.behaviour.staleBond
+        boardBonded = spec.behaviour.bonded && !spec.behaviour.staleBond
         connectFailures = spec.behaviour.connectFailures
         writesUntilDisconnect = spec.behaviour.disconnectAfterWrites
-        if staleBond {
+        if staleBond || spec.behaviour.bonded {
             paired = true
             bonded = true
             trusted = true
+            // The bond was made in pairing mode: BlueZ knows the name advertised then.
+            knownName = name
         }
     }
 
@@ -60,14 +84,11 @@ struct FakeDevice: Sendable {
     func hostile(at path: String) -> HostileDBus {
         HostileDBus(modes: spec.behaviour.hostile, seed: spec.behaviour.hostileSeed, salt: path)
     }
-    var advertisedUUIDs: [String] {
-        spec.behaviour.advertisedUUIDs ?? spec.board.offeredServices.sorted().map(\.uuidString)
-    }
+    /// `Device1.UUIDs`: the advertised service UUIDs until BlueZ has resolved the services,
+    /// then the primary services of the GATT table (B566 `device.c` `dev_property_get_uuids()`).
+    var uuidsProperty: [String] { resolvedUUIDs ?? knownUUIDs }
     /// Whether the board advertises now.
-    var isAdvertising: Bool {
-        !behaviour.absent && !host.isDown && host.board.isConnectable
-            && !(behaviour.pairingModeOnly && host.board.mode != .pairing)
-    }
+    var isAdvertising: Bool { advertisement != nil }
 }
 
 /// A discovery filter set with `Adapter1.SetDiscoveryFilter`.
@@ -77,16 +98,25 @@ struct DiscoveryFilter: Sendable, Equatable {
     var transport = "auto"
     var pattern: String?
 
-    func matches(_ device: FakeDevice) -> Bool {
-        if transport == "bredr" { return false }
-        if !uuids.isEmpty, uuids.isDisjoint(with: device.advertisedUUIDs.map { $0.lowercased() }) { return false }
-        if let rssi, device.behaviour.rssi < rssi { return false }
-        if let pattern, !pattern.isEmpty,
-           !(device.spec.address.uppercased().hasPrefix(pattern.uppercased()) || device.name.hasPrefix(pattern)) {
-            return false
-        }
+    /// BlueZ's per-client match of a report (B566 `adapter.c` `is_filter_match()`): no UUIDs
+    /// or one of them advertised, then the RSSI threshold.
+    func matches(_ ad: FakeAdvertisement, rssi reported: Int16) -> Bool {
+        if !uuids.isEmpty, uuids.isDisjoint(with: ad.uuids) { return false }
+        if let rssi, reported < rssi { return false }
         return true
     }
+}
+
+/// What BlueZ does with one advertising report of a device.
+enum ReportOutcome: Equatable {
+    /// Dropped (by the kernel's filter, or a new device that is not discoverable).
+    case dropped
+    /// A new device object (InterfacesAdded), with the report's name and RSSI.
+    case created
+    /// A known device gets the report's name and RSSI (PropertiesChanged).
+    case updated
+    /// A known device whose report is not passed on: only BlueZ's "last seen" moves.
+    case unchanged
 }
 
 /// Everything the fake holds, behind one lock.
@@ -103,9 +133,42 @@ struct FakeState: Sendable {
 
     var discovering: Bool { !sessions.isEmpty }
 
-    /// Whether any discovering client's filter lets `device` through.
-    func discovers(_ device: FakeDevice) -> Bool {
-        sessions.contains { (filters[$0] ?? DiscoveryFilter()).matches(device) }
+    /// The filters of the clients discovering now (nil: a client without a filter).
+    var activeFilters: [DiscoveryFilter?] { sessions.sorted().map { filters[$0] } }
+
+    /// What BlueZ 5.66 does with a report of `ad` from `device`, as `btd_adapter_update_found_device()`
+    /// decides it after the kernel's filter:
+    /// 1. The kernel drops LE reports when every client scans BR/EDR only, and, when every
+    ///    client has a filter with UUIDs, reports that carry none of them (`merge_discovery_filters()`,
+    ///    Linux `mgmt.c` `is_filter_match()`).
+    /// 2. Discoverable: any filter at all (`filtered_discovery`), else the LE Limited/General
+    ///    Discoverable flag; a client's `Pattern` then decides alone (prefix of the address or
+    ///    of the name in the report, `device_is_discoverable()`).
+    /// 3. A new device needs to be discoverable; a known one is updated only when discoverable
+    ///    and, with filters, matched by some client (`is_filter_match()`).
+    func outcome(of device: FakeDevice, _ ad: FakeAdvertisement) -> ReportOutcome {
+        let filters = activeFilters
+        guard !filters.isEmpty else { return .dropped }
+        if filters.allSatisfy({ $0?.transport == "bredr" }) { return .dropped }
+        let everyFilterHasUUIDs = filters.allSatisfy { !($0?.uuids.isEmpty ?? true) }
+        if everyFilterHasUUIDs {
+            let union = filters.reduce(into: Set<String>()) { $0.formUnion($1?.uuids ?? []) }
+            if union.isDisjoint(with: ad.uuids) { return .dropped }
+        }
+        let filtered = filters.contains { $0 != nil }
+        var discoverable = filtered || ad.discoverable
+        let patterns = filters.compactMap { $0?.pattern }
+        if !patterns.isEmpty {
+            discoverable = patterns.contains { p in
+                p.isEmpty || device.spec.address.uppercased().hasPrefix(p) || ad.name.hasPrefix(p)
+            }
+        }
+        if !device.exported { return discoverable ? .created : .dropped }
+        guard discoverable else { return .unchanged }
+        if filtered, !filters.contains(where: { $0.map { $0.matches(ad, rssi: device.behaviour.rssi) } ?? true }) {
+            return .unchanged
+        }
+        return .updated
     }
 
     func index(ofDevice path: String) -> Int? { devices.firstIndex { $0.path == path } }

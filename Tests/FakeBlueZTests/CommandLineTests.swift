@@ -38,8 +38,8 @@ struct CommandLineTests {
         #expect(reset.status == 0, "\(reset.stderr)")
         let bus = try PrivateBus()
         let fake = try await Self.start(["--sim-state", dir.path, "--time-scale", "0", "--name", "BBC micro:bit [vugat]",
-                                         "--requires-pairing"], bus: bus)
-        #expect(fake.stdout.contains("board sim: F0:0D:00:00:00:01 \"BBC micro:bit [vugat]\" microbit-v2 at /org/bluez/hci0/dev_F0_0D_00_00_00_01 (requires pairing)"),
+                                         "--requires-pairing", "--in-pairing-mode"], bus: bus)
+        #expect(fake.stdout.contains("board sim: F0:0D:00:00:00:01 \"BBC micro:bit [vugat]\" microbit-v2 at /org/bluez/hci0/dev_F0_0D_00_00_00_01 (requires pairing; starts in pairing mode)"),
                 "\(fake.stdout)")
 
         let client = try DBusConnection(bus: .address(bus.address))
@@ -61,7 +61,8 @@ struct CommandLineTests {
         #expect(show.status == 0)
         let shown = try JSONSerialization.jsonObject(with: Data(show.stdout.utf8)) as? [[String: Any]]
         #expect(shown?.first?["name"] as? String == "sim")
-        #expect(shown?.first?["mode"] as? String == "application")
+        // The user put it in pairing mode (--in-pairing-mode); nothing reset it since.
+        #expect(shown?.first?["mode"] as? String == "pairing")
     }
 
     @Test("A scenario file plays several boards with their own firmware and faults; each board gets its state file")

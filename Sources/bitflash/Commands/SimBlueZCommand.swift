@@ -71,6 +71,19 @@ struct SimBlueZCommand: AsyncParsableCommand {
     @Flag(help: "BlueZ holds a bond the board has forgotten.")
     var staleBond = false
 
+    @Flag(help: "The board starts in pairing mode (as after A+B + reset).")
+    var inPairingMode = false
+
+    @Flag(help: "BlueZ and the board hold a bond from the start (a whitelisted board then advertises in application mode).")
+    var bonded = false
+
+    @Flag(help: "AcquireWrite and AcquireNotify answer UnknownMethod, as a BlueZ before 5.46 does.")
+    var refusesAcquire = false
+
+    @Option(help: ArgumentHelp("The sockets of AcquireWrite/AcquireNotify close after this many writes through them (once).",
+                               valueName: "N"))
+    var acquiredSocketsCloseAfter: Int?
+
     @Option(help: ArgumentHelp("D-Bus level hostility: wrong-types, oversized-values, missing-properties.", valueName: "MODE,MODE"))
     var hostile: String?
 
@@ -94,6 +107,7 @@ struct SimBlueZCommand: AsyncParsableCommand {
     private var usesBoardOptions: Bool {
         profile != nil || name != nil || address != nil || from != nil || requiresPairing || refusesPairing
             || connectFailures != nil || servicesNeverResolve || disconnectAfterWrites != nil || absent || staleBond || gattCache || pairingModeOnly
+            || bonded || inPairingMode || refusesAcquire || acquiredSocketsCloseAfter != nil
             || hostile != nil || hostileSeed != nil || firmwareHostile != nil
     }
 
@@ -104,6 +118,7 @@ struct SimBlueZCommand: AsyncParsableCommand {
         if let duration, !(duration > 0) { throw ValidationError("--for must be a positive number of seconds") }
         if let timeScale, !(0...100).contains(timeScale) { throw ValidationError("--time-scale must be between 0 and 100") }
         if let n = disconnectAfterWrites, n < 1 { throw ValidationError("--disconnect-after-writes must be at least 1") }
+        if let n = acquiredSocketsCloseAfter, n < 1 { throw ValidationError("--acquired-sockets-close-after must be at least 1") }
     }
 
     func run() async throws {
@@ -160,6 +175,10 @@ struct SimBlueZCommand: AsyncParsableCommand {
         behaviour.disconnectAfterWrites = disconnectAfterWrites
         behaviour.absent = absent
         behaviour.staleBond = staleBond
+        behaviour.bonded = bonded
+        behaviour.startsInPairingMode = inPairingMode
+        behaviour.refusesAcquire = refusesAcquire
+        behaviour.acquiredSocketsCloseAfter = acquiredSocketsCloseAfter
         behaviour.gattCache = gattCache
         behaviour.pairingModeOnly = pairingModeOnly
         behaviour.connectFailures = try Self.list(connectFailures, "--connect-failures")
@@ -225,6 +244,10 @@ struct SimBlueZCommand: AsyncParsableCommand {
         if b.requiresPairing { parts.append("requires pairing") }
         if b.refusesPairing { parts.append("refuses pairing") }
         if b.staleBond { parts.append("stale bond") }
+        if b.bonded { parts.append("bonded") }
+        if b.startsInPairingMode { parts.append("starts in pairing mode") }
+        if b.refusesAcquire { parts.append("no AcquireWrite/AcquireNotify") }
+        if let n = b.acquiredSocketsCloseAfter { parts.append("acquired sockets close after \(n) writes") }
         if b.gattCache { parts.append("GATT cache") }
         if b.pairingModeOnly { parts.append("pairing mode only") }
         if !b.connectFailures.isEmpty { parts.append("connect fails: " + b.connectFailures.map(\.rawValue).joined(separator: ",")) }
