@@ -25,7 +25,13 @@ public struct BlueZDevice: Sendable, Equatable, Codable {
     public var connected: Bool
     public var servicesResolved: Bool
     public var paired: Bool
+    /// `Device1.Bonded` (BlueZ 5.65 and later): the pairing keys are stored. Nil when BlueZ
+    /// does not report it.
+    public var bondedProperty: Bool?
     public var trusted: Bool
+
+    /// BlueZ holds a bond with the device: `Bonded`, or `Paired` where BlueZ has no `Bonded`.
+    public var bonded: Bool { bondedProperty ?? paired }
 
     /// Reads a device from its properties; nil when a property it cannot do without
     /// (`Address`) is missing or has the wrong type. Optional properties of the wrong type
@@ -45,6 +51,7 @@ public struct BlueZDevice: Sendable, Equatable, Codable {
         connected = (try? p["Connected"]?.bool("Connected")) ?? false
         servicesResolved = (try? p["ServicesResolved"]?.bool("ServicesResolved")) ?? false
         paired = (try? p["Paired"]?.bool("Paired")) ?? false
+        bondedProperty = try? p["Bonded"]?.bool("Bonded")
         trusted = (try? p["Trusted"]?.bool("Trusted")) ?? false
     }
 
@@ -56,6 +63,7 @@ public struct BlueZDevice: Sendable, Equatable, Codable {
         if let v = try? p["Connected"]?.bool("Connected") { connected = v }
         if let v = try? p["ServicesResolved"]?.bool("ServicesResolved") { servicesResolved = v }
         if let v = try? p["Paired"]?.bool("Paired") { paired = v }
+        if let v = try? p["Bonded"]?.bool("Bonded") { bondedProperty = v }
         if let v = try? p["Trusted"]?.bool("Trusted") { trusted = v }
         if invalidated.contains("RSSI") { rssi = nil }
     }

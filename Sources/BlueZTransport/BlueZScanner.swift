@@ -1,9 +1,20 @@
 import DBus
 import Foundation
+import Synchronization
 import Transport
 
-/// Finds boards: picks the adapter, runs LE discovery filtered on the flashing services, and
-/// collects devices from `GetManagedObjects`, `InterfacesAdded` and `PropertiesChanged`.
+/// When a board scan may end before its timeout.
+public enum ScanGoal: Sendable, Equatable {
+    /// Scan for the whole timeout.
+    case fullTime
+    /// Until this many boards have been seen.
+    case boards(Int)
+    /// Until a device the query names (address, name, friendly name or a part of it) has been seen.
+    case board(DeviceQuery)
+}
+
+/// Finds boards: picks the adapter, runs LE discovery, and collects the devices seen from
+/// `GetManagedObjects`, `InterfacesAdded` and `PropertiesChanged`.
 public struct BlueZScanner: Sendable {
     public let bus: BlueZBus
     /// `hci0`, or nil for the first powered adapter.
@@ -34,18 +45,55 @@ public struct BlueZScanner: Sendable {
         return a
     }
 
-    /// Scans for `timeout` and returns the devices seen (or already known), strongest first.
-    /// `services` goes into BlueZ's discovery filter (nil: LE devices of any service); with
-    /// `stopWhen`, returns as soon as a device satisfies it.
-    public func scan(timeout: Duration, services: [BLEUUID]? = KnownGATT.flashingServices,
+    /// Scans for `timeout` and returns the devices seen in range, strongest first: those whose
+    /// advertisements BlueZ reported during the scan (or was reporting to another client when
+    /// it began: they carry an RSSI) and those connected to this computer. Devices BlueZ only
+    /// remembers (bonded, cached) are not in range until they advertise.
+    ///
+    /// The scan is LE with no service filter by default: the micro:bit and Calliope mini
+    /// advertise only their flags and name, so a `UUIDs` filter would hide them (the kernel
+    /// drops reports without a listed UUID; B566 `src/adapter.c` `merge_discovery_filters()`,
+    /// Linux `mgmt.c` `is_filter_match()`). Any filter at all makes BlueZ report
+    /// non-discoverable advertisers too (B566 `device_is_discoverable()`: every LE report counts
+    /// when `filtered_discovery` is set), which is how a board in application mode with the
+    /// whitelist on (flags 0x04) shows up. `Pattern` is not used: it can hold one prefix only,
+    /// and it hides every other device from every other client of bluetoothd.
+    /// - Parameters:
+    ///   - services: service UUIDs for BlueZ's filter (nil: every LE device).
+    ///   - stopWhen: return as soon as a device seen satisfies it.
+    public func scan(timeout: Duration, services: [BLEUUID]? = nil,
                      stopWhen: (@Sendable (BlueZDevice) -> Bool)? = nil) async throws -> [BlueZDevice] {
+        try await discover(timeout: timeout, services: services, countsKnown: false) { seen in
+            stopWhen.map { seen.contains(where: $0) } ?? false
+        }
+    }
+
+    /// Scans for boards (`BoardSighting.recognize`; with `all`, every device) until `goal` is
+    /// met or `timeout` has passed, and returns them strongest first.
+    public func boards(timeout: Duration, all: Bool = false, until goal: ScanGoal = .fullTime) async throws -> [BoardSighting] {
+        let seen = try await discover(timeout: timeout, services: nil, countsKnown: false) { seen in
+            switch goal {
+            case .fullTime: return false
+            case .boards(let n): return seen.count(where: { BoardSighting.recognize($0) != nil }) >= n
+            case .board(let query): return seen.contains { query.rank($0) != nil }
+            }
+        }
+        return seen.compactMap { all ? BoardSighting.any($0) : BoardSighting.recognize($0) }
+    }
+
+    /// The scan itself: the filter, discovery, and the devices seen (with `countsKnown`, also
+    /// every device BlueZ already knows) until `done` holds or the time is up.
+    func discover(timeout: Duration, services: [BLEUUID]?, countsKnown: Bool,
+                  done: @escaping @Sendable ([BlueZDevice]) -> Bool) async throws -> [BlueZDevice] {
         let events = try await bus.events()
         let tree = try await bus.objects()
         let adapter = try adapter(in: tree)
-        var devices: [String: BlueZDevice] = [:]
-        for d in tree.devices where d.adapterPath == adapter.path { devices[d.path] = d }
-        func done() -> Bool { stopWhen.map { stop in devices.values.contains(where: stop) } ?? false }
-        if done() { return Self.sorted(devices) }
+        var start = Sighted()
+        for d in tree.devices where d.adapterPath == adapter.path {
+            start.devices[d.path] = d
+            if countsKnown || d.rssi != nil || d.connected { start.seen.insert(d.path) }
+        }
+        if done(start.seenDevices) { return Self.sorted(start.seenDevices) }
 
         var filter: [String: DBusValue] = ["Transport": .string("le"), "DuplicateData": .bool(false)]
         if let services { filter["UUIDs"] = .strings(services.map(\.uuidString)) }
@@ -58,51 +106,76 @@ public struct BlueZScanner: Sendable {
         } catch let error as DBusError {
             throw BlueZError.from(error, operation: "starting the scan on \(adapter.name)")
         }
-        let collected = await Self.collect(events, into: devices, adapter: adapter.path, timeout: timeout, stopWhen: stopWhen)
+        let collected = await Self.collect(events, from: start, adapter: adapter.path, timeout: timeout, done: done)
         _ = try? await bus.rawCall(adapter.path, BlueZNames.adapter, "StopDiscovery", timeout: .seconds(5))
-        return Self.sorted(collected)
+        return Self.sorted(collected.seenDevices)
     }
 
     /// Finds the board a query names: at once if BlueZ already knows it, else by scanning.
     /// - Throws: `BlueZError.deviceNotFound` (with the boards seen) or `.ambiguousDevice`.
     public func find(_ query: DeviceQuery, timeout: Duration) async throws -> BlueZDevice {
-        // An address, a whole name or a bracketed friendly name is final as soon as it shows;
+        // An address, a whole name or a bracketed friendly name is final as soon as it shows
+        // (a device BlueZ knows counts: its Connect waits for the board's advertisements);
         // a part of a name waits for the whole scan, so that every board it matches is seen.
-        // No service filter: a board in pairing mode may advertise only its name.
-        let seen = try await scan(timeout: timeout, services: nil, stopWhen: { query.rank($0).map { $0 <= 2 } ?? false })
+        let seen = try await discover(timeout: timeout, services: nil, countsKnown: true) { seen in
+            seen.contains { query.rank($0).map { $0 <= 2 } ?? false }
+        }
         if let match = try query.best(in: seen) { return match }
         throw BlueZError.deviceNotFound(query: query.text, seen: seen.filter(\.looksFlashable).map(\.label))
     }
 
-    static func sorted(_ devices: [String: BlueZDevice]) -> [BlueZDevice] {
-        devices.values.sorted { ($0.rssi ?? -999, $1.address) > ($1.rssi ?? -999, $0.address) }
+    static func sorted(_ devices: [BlueZDevice]) -> [BlueZDevice] {
+        devices.sorted { ($0.rssi ?? -999, $1.address) > ($1.rssi ?? -999, $0.address) }
     }
 
-    /// Applies events until the timeout or until `stopWhen` holds.
-    static func collect(_ events: AsyncStream<BlueZEvent>, into start: [String: BlueZDevice], adapter: String,
-                        timeout: Duration, stopWhen: (@Sendable (BlueZDevice) -> Bool)?) async -> [String: BlueZDevice] {
-        await withTaskGroup(of: [String: BlueZDevice]?.self) { group in
-            group.addTask {
-                var devices = start
-                for await event in events {
-                    guard let changed = apply(event, to: &devices, adapter: adapter) else { continue }
-                    if let stopWhen, let d = devices[changed], stopWhen(d) { break }
-                }
-                return devices
+    /// The devices of one adapter, and which of them were seen in range.
+    struct Sighted: Sendable {
+        var devices: [String: BlueZDevice] = [:]
+        var seen: Set<String> = []
+        var seenDevices: [BlueZDevice] { seen.compactMap { devices[$0] } }
+
+        /// Applies one event of the scan.
+        mutating func apply(_ event: BlueZEvent, adapter: String) {
+            guard let path = BlueZScanner.apply(event, to: &devices, adapter: adapter) else {
+                if case let .interfacesRemoved(path, _) = event, devices[path] == nil { seen.remove(path) }
+                return
             }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return nil
+            switch event {
+            case .interfacesAdded:
+                seen.insert(path)
+            case let .propertiesChanged(_, _, changed, _):
+                // An advertisement sets the RSSI (with a filter, every report does: B566
+                // `device_set_rssi_with_delta(dev, rssi, 0)`); a connection means it is near.
+                if changed["RSSI"] != nil || devices[path]?.connected == true { seen.insert(path) }
+            default:
+                break
             }
-            // Whichever ends first: the sleep (nil) means "time is up", so take the collector's
-            // state by cancelling it (its loop ends and returns what it has).
-            var result = start
-            for await r in group {
-                if let r { result = r; group.cancelAll(); break }
-                group.cancelAll()
-            }
-            return result
         }
+    }
+
+    /// Applies events until the timeout or until `done` holds for the devices seen.
+    static func collect(_ events: AsyncStream<BlueZEvent>, from start: Sighted, adapter: String,
+                        timeout: Duration, done: @escaping @Sendable ([BlueZDevice]) -> Bool) async -> Sighted {
+        final class Shared: Sendable {
+            let state: Mutex<Sighted>
+            init(_ s: Sighted) { state = Mutex(s) }
+        }
+        let shared = Shared(start)
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await event in events {
+                    if shared.state.withLock({ s in
+                        s.apply(event, adapter: adapter)
+                        return done(s.seenDevices)
+                    }) { return }
+                }
+            }
+            group.addTask { try? await Task.sleep(for: timeout) }
+            // Whichever ends first: the goal met, or the time up.
+            await group.next()
+            group.cancelAll()
+        }
+        return shared.state.withLock { $0 }
     }
 
     /// Applies one event; returns the path of the device it changed, if any.

@@ -39,17 +39,19 @@ final class FakeBlueZProcess: @unchecked Sendable {
         try self.init(arguments: ["--name", Self.name, "--address", Self.address, "--profile", profile] + options)
     }
 
-    /// Starts the fake with the boards of a scenario (JSON text).
-    convenience init(scenario: String) throws {
+    /// Starts the fake with the boards of a scenario (JSON text); `prepare` may first put
+    /// boards into the state folder (with `sim reset`).
+    convenience init(scenario: String, prepare: (URL) throws -> Void = { _ in }) throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("bitflash-scenario-\(UUID().uuidString).json")
         try scenario.write(to: file, atomically: true, encoding: .utf8)
-        try self.init(arguments: ["--scenario", file.path])
+        try self.init(arguments: ["--scenario", file.path], prepare: prepare)
     }
 
-    init(arguments options: [String]) throws {
+    init(arguments options: [String], prepare: (URL) throws -> Void = { _ in }) throws {
         bus = try PrivateBus()
         state = bus.directory.appendingPathComponent("state")
         try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+        try prepare(state)
         process.executableURL = Bitflash.url
         process.arguments = ["sim", "bluez", "--sim-state", state.path] + options
         var env = ProcessInfo.processInfo.environment
@@ -67,8 +69,22 @@ final class FakeBlueZProcess: @unchecked Sendable {
             }
             seen.append(chunk)
         }
-        // Keep draining its output so that it never blocks on a full pipe.
-        output.fileHandleForReading.readabilityHandler = { handle in _ = handle.availableData }
+        // Keep reading its output so that it never blocks on a full pipe (the notes of `-v` are kept).
+        let log = self.log
+        log.append(seen)
+        output.fileHandleForReading.readabilityHandler = { handle in log.append(handle.availableData) }
+    }
+
+    /// Everything the fake printed so far (its board notes with `-v`).
+    var printed: String { log.text }
+
+    private let log = Log()
+
+    final class Log: @unchecked Sendable {
+        private let lock = NSLock()
+        private var data = Data()
+        func append(_ chunk: Data) { lock.withLock { data.append(chunk) } }
+        var text: String { lock.withLock { String(decoding: data, as: UTF8.self) } }
     }
 
     /// Runs bitflash against this fake.
