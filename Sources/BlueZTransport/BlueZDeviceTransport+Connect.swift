@@ -9,6 +9,7 @@ extension BlueZDeviceTransport {
     /// reads the GATT table afresh.
     public func establish(timeout: Duration) async throws(BlueZError) -> ConnectionInfo {
         do {
+            dropSockets()
             try await ensureDeviceKnown()
             let path = state.withLock { $0.devicePath }
             let already = state.withLock { ($0.device?.connected ?? false) && ($0.device?.servicesResolved ?? false) }

@@ -23,6 +23,9 @@ public final class BlueZDeviceTransport: BLETransport {
         public var pairWhenRequired = true
         /// Pair right after the first connect, before the board asks.
         public var pairAlways = false
+        /// Write commands and take notifications through the sockets of `AcquireWrite` and
+        /// `AcquireNotify` where BlueZ grants them (else `WriteValue` and `PropertiesChanged`).
+        public var acquireSockets = true
         public init() {}
     }
 
@@ -36,6 +39,7 @@ public final class BlueZDeviceTransport: BLETransport {
 
     let state: Mutex<BlueZLinkState>
     let sinks = Sinks()
+    let sockets = Mutex(AcquiredSockets())
     private let pump: Mutex<Task<Void, Never>?> = Mutex(nil)
 
     init(bus: BlueZBus, device: BlueZDevice, settings: Settings) {
@@ -76,6 +80,7 @@ public final class BlueZDeviceTransport: BLETransport {
     /// Stops listening and closes the bus connection (BlueZ then drops this client's
     /// notification sessions). The link itself is left as it is: call `disconnect()` first.
     public func close() {
+        dropSockets()
         pump.withLock { $0?.cancel() }
         sinks.finishAll()
         bus.close()
@@ -87,7 +92,10 @@ public final class BlueZDeviceTransport: BLETransport {
         let effects = state.withLock { $0.apply(event) }
         for effect in effects {
             switch effect {
-            case .linkLost(let reason): sinks.linkLost(reason)
+            case .linkLost(let reason):
+                // BlueZ shuts the acquired sockets down at a disconnect; a new link acquires anew.
+                dropSockets()
+                sinks.linkLost(reason)
             case let .notification(c, bytes): sinks.notify(c, bytes)
             }
         }
@@ -129,8 +137,40 @@ public final class BlueZDeviceTransport: BLETransport {
         guard bytes.count <= BlueZLimits.maximumValueLength else {
             throw TransportError.failed(operation: operation, message: "\(bytes.count) bytes is more than an attribute holds (512)")
         }
+        if kind == .command, try await sendThroughSocket(bytes, to: characteristic, timeout: timeout, operation: operation) { return }
+        sockets.withLock { $0.counts.valueWrites += 1 }
         try await gattCall(operation, characteristic, "WriteValue",
                            [.bytes(bytes), .propertyMap(["type": .string(kind.rawValue)])], timeout: timeout)
+    }
+
+    /// A write command that does not wait: a datagram on the acquired socket, else a
+    /// `WriteValue` whose reply is collected in the background (libdbus sends the calls in
+    /// order, and bluetoothd queues commands in order, B566 `src/shared/att.c` `bt_att_send()`).
+    public func enqueueCommand(_ bytes: [UInt8], to characteristic: GATTCharacteristic, timeout: Duration,
+                               failed: @escaping @Sendable (TransportError) -> Void) async throws {
+        let operation = "write to \(characteristic.characteristic)"
+        guard bytes.count <= BlueZLimits.maximumValueLength else {
+            throw TransportError.failed(operation: operation, message: "\(bytes.count) bytes is more than an attribute holds (512)")
+        }
+        if try await sendThroughSocket(bytes, to: characteristic, timeout: timeout, operation: operation) { return }
+        let path = try await characteristicPath(characteristic, operation: operation)
+        let reply: DBusPendingReply
+        do {
+            reply = try bus.connection.send(destination: BlueZNames.service, path: path, interface: BlueZNames.gattCharacteristic,
+                                            method: "WriteValue",
+                                            arguments: [.bytes(bytes), .propertyMap(["type": .string(WriteKind.command.rawValue)])],
+                                            timeout: timeout)
+        } catch let error as DBusError {
+            throw transportError(error, operation: operation)
+        }
+        sockets.withLock { $0.counts.valueWrites += 1 }
+        Task { [weak self] in
+            do {
+                _ = try await reply.reply()
+            } catch let error as DBusError {
+                failed(self?.transportError(error, operation: operation) ?? BlueZError.from(error, operation: operation).transportError)
+            } catch {}
+        }
     }
 
     public func read(_ characteristic: GATTCharacteristic, timeout: Duration) async throws -> [UInt8] {
@@ -149,13 +189,14 @@ public final class BlueZDeviceTransport: BLETransport {
         sinks.notifications(of: characteristic)
     }
 
+    /// `StartNotify` (pairing when the board asks), then, where BlueZ grants it, the socket of
+    /// `AcquireNotify` instead (`acquireNotifications`).
     public func enableNotifications(_ characteristic: GATTCharacteristic, timeout: Duration) async throws {
-        do {
-            try await gattCall("enabling notifications of \(characteristic.characteristic)", characteristic, "StartNotify", [],
-                               timeout: timeout)
-        } catch TransportError.failed(_, let message) where message.contains("still in progress") {
-            // A subscription of this client is already pending: it will be on shortly.
-        }
+        if notifiesThroughSocket(characteristic) { return }
+        try await startNotify(characteristic, timeout: timeout)
+        guard settings.acquireSockets else { return }
+        let path = try await characteristicPath(characteristic, operation: "enabling notifications of \(characteristic.characteristic)")
+        try await acquireNotifications(characteristic, path: path, timeout: timeout)
     }
 
     public func disconnects() -> AsyncStream<DisconnectReason> { sinks.disconnects() }

@@ -127,6 +127,8 @@ public struct GATTTable: Sendable, Equatable {
     public var characteristics: [GATTCharacteristic: String] = [:]
     /// The `MTU` property of the characteristics, where one was valid.
     public var mtu: Int?
+    /// The `Flags` of each characteristic (`write-without-response`, `notify`, …), where readable.
+    public var flags: [GATTCharacteristic: Set<String>] = [:]
 
     /// Walks the tree the way BlueZ links it: a service's `Device` is the device path, a
     /// characteristic's `Service` is one of those services. Entries of the wrong shape are
@@ -148,7 +150,10 @@ public struct GATTTable: Sendable, Equatable {
                 ?? String(path.split(separator: "/").dropLast().joined(separator: "/")).withLeadingSlash
             guard let service = servicePaths[servicePath] else { continue }
             let key = GATTCharacteristic(service: service, characteristic: uuid)
-            if characteristics[key] == nil { characteristics[key] = path }
+            if characteristics[key] == nil {
+                characteristics[key] = path
+                if let f = try? c["Flags"]?.strings() { flags[key] = Set(f) }
+            }
             if let m = try? c["MTU"]?.uint16(), Int(m) >= BlueZLimits.defaultMTU, Int(m) <= BlueZLimits.maximumMTU {
                 mtu = max(mtu ?? 0, Int(m))
             }

@@ -306,6 +306,29 @@ struct BlueZCommandTests {
         try Self.expectBoardHolds("sample-r1-counter.hex", stateFile: fake.stop())
     }
 
+    @Test("a partial flash goes through the sockets of AcquireWrite/AcquireNotify where BlueZ grants them, through WriteValue and PropertiesChanged where not, and changes over when the sockets close",
+          arguments: [[], ["--refuses-acquire"], ["--acquired-sockets-close-after", "60"]])
+    func acquirePaths(options: [String]) throws {
+        let fake = try FakeBlueZProcess(options)
+        let r = try fake.bitflash(["flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig", "--json"])
+        #expect(r.status == 0, "\(options): \(r.stderr)")
+        #expect(try Self.result(r)["path"] as? String == "partial")
+        try Self.expectBoardHolds("sample-r1-counter.hex", stateFile: fake.stop())
+        let t = try #require(fake.traffic, "\(fake.printed.suffix(500))")
+        let (socketWrites, valueWrites, socketNotifications, signalNotifications) = (t[0], t[2], t[3], t[5])
+        switch options.first {
+        case nil:
+            #expect(socketWrites > 500 && valueWrites == 0, "\(t)")
+            #expect(socketNotifications > 100 && signalNotifications == 0, "\(t)")
+        case "--refuses-acquire":
+            #expect(socketWrites == 0 && valueWrites > 500, "\(t)")
+            #expect(socketNotifications == 0 && signalNotifications > 100, "\(t)")
+        default:
+            #expect(socketWrites >= 60 && valueWrites > 100, "\(t)")
+            #expect(socketNotifications > 0 && signalNotifications > 0, "\(t)")
+        }
+    }
+
     @Test("a dry run over BlueZ prints the plan with its estimates and writes nothing")
     func dryRunWritesNothing() throws {
         let fake = try FakeBlueZProcess()

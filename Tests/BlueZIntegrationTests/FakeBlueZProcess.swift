@@ -75,8 +75,17 @@ final class FakeBlueZProcess: @unchecked Sendable {
         output.fileHandleForReading.readabilityHandler = { handle in log.append(handle.availableData) }
     }
 
-    /// Everything the fake printed so far (its board notes with `-v`).
+    /// Everything the fake printed so far (its board notes with `-v`; after `stop()`, each
+    /// board's traffic line).
     var printed: String { log.text }
+
+    /// The numbers of the fake's traffic line for the first board, after `stop()`:
+    /// `writes: A through AcquireWrite sockets (B granted), C through WriteValue; notifications:
+    /// D through AcquireNotify sockets (E granted), F as PropertiesChanged`.
+    var traffic: [Int]? {
+        guard let line = printed.split(separator: "\n").first(where: { $0.contains("through AcquireWrite sockets") }) else { return nil }
+        return line.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }.suffix(6)
+    }
 
     private let log = Log()
 
@@ -99,7 +108,10 @@ final class FakeBlueZProcess: @unchecked Sendable {
             process.terminate()
             process.waitUntilExit()
         }
-        output.fileHandleForReading.readabilityHandler = nil
+        if output.fileHandleForReading.readabilityHandler != nil {
+            output.fileHandleForReading.readabilityHandler = nil
+            log.append(output.fileHandleForReading.readDataToEndOfFile())
+        }
         return state.appendingPathComponent("sim.json")
     }
 
