@@ -114,13 +114,13 @@ extension SimulatedPeripheral {
             default: kind = c.flags.contains("write") ? .request : .command
             }
             locked { s in
-                if case .objectPath(let device)? = options["device"] { s.central = device }
-                if case .uint16(let mtu)? = options["mtu"] { s.counters.mtu = max(s.counters.mtu ?? 0, Int(mtu)) }
-                let step = s.host.write(bytes, to: c.characteristic, kind: kind)
-                if step.delivered { s.counters.writes += 1 } else { s.counters.droppedWrites += 1 }
-                apply(step, &s)
+                noteOptions(options, &s)
+                deliver(bytes, to: c, kind: kind, &s)
             }
             return []
+        case "AcquireWrite", "AcquireNotify":
+            try call.expectSignature("a{sv}")
+            return try acquire(c, write: call.member == "AcquireWrite", options: (try? call.arguments[0].properties()) ?? [:])
         case "StartNotify", "StopNotify":
             let on = call.member == "StartNotify"
             guard c.flags.contains("notify") else { throw DBusError(name: "org.bluez.Error.NotSupported", message: "Notify not supported") }
@@ -134,6 +134,66 @@ extension SimulatedPeripheral {
         }
     }
 
+    /// The central and the ATT MTU bluetoothd names in a call's options.
+    private func noteOptions(_ options: [String: DBusValue], _ s: inout PeripheralState) {
+        if case .objectPath(let device)? = options["device"] { s.central = device }
+        if case .uint16(let mtu)? = options["mtu"] { s.counters.mtu = max(s.counters.mtu ?? 0, Int(mtu)) }
+    }
+
+    /// A write that reached the board (through `WriteValue` or a socket).
+    private func deliver(_ bytes: [UInt8], to c: PeripheralGATTApplication.Characteristic, kind: WriteKind, _ s: inout PeripheralState) {
+        let step = s.host.write(bytes, to: c.characteristic, kind: kind)
+        if step.delivered { s.counters.writes += 1 } else { s.counters.droppedWrites += 1 }
+        apply(step, &s)
+    }
+
+    /// `AcquireWrite`/`AcquireNotify` from bluetoothd: a `SOCK_SEQPACKET` pair, one end
+    /// returned with the MTU. Each datagram bluetoothd writes is one write command of a
+    /// central; each datagram the board writes is one notification to the subscribed centrals.
+    /// bluetoothd closing its end (the last subscriber gone, `ccc_write_cb()`) releases it.
+    private func acquire(_ c: PeripheralGATTApplication.Characteristic, write: Bool,
+                         options: [String: DBusValue]) throws -> [DBusValue] {
+        guard application.acquire,
+              c.flags.contains(write ? "write-without-response" : "notify") else {
+            throw DBusError(name: "org.bluez.Error.NotSupported", message: "Operation is not supported")
+        }
+        let pair: (PacketSocket, DBusFileDescriptor)
+        do { pair = try PacketSocket.pair() } catch {
+            throw DBusError(name: "org.bluez.Error.Failed", message: "cannot make a socket pair: \(error)")
+        }
+        let (mine, theirs) = pair
+        let datagrams = mine.datagrams()
+        let mtu = locked { s -> UInt16 in
+            noteOptions(options, &s)
+            if write {
+                s.writeSockets[c.path]?.close()
+                s.writeSockets[c.path] = mine
+                s.counters.acquiredWrites += 1
+            } else {
+                s.notifySockets[c.path]?.close()
+                s.notifySockets[c.path] = mine
+                s.notifying.insert(c.path)
+                s.counters.acquiredNotifies += 1
+            }
+            return UInt16(clamping: s.counters.mtu ?? 23)
+        }
+        note("BlueZ acquired the \(write ? "write" : "notify") socket of \(c.characteristic.characteristic)")
+        Task { [weak self] in
+            for await bytes in datagrams where write {
+                self?.locked { s in
+                    s.counters.socketWrites += 1
+                    self?.deliver(bytes, to: c, kind: .command, &s)
+                }
+            }
+            self?.locked { s in
+                if write, s.writeSockets[c.path] === mine { s.writeSockets[c.path] = nil }
+                if !write, s.notifySockets[c.path] === mine { s.notifySockets[c.path] = nil }
+            }
+            mine.close()
+        }
+        return [.unixFD(theirs), .uint16(mtu)]
+    }
+
     // MARK: what the board asks for
 
     func apply(_ step: GATTBoardHost.Step, _ s: inout PeripheralState) {
@@ -141,6 +201,15 @@ extension SimulatedPeripheral {
         for n in step.notifications {
             guard let c = application.characteristic(for: n.characteristic) else { continue }
             s.counters.notifications += 1
+            if let socket = s.notifySockets[c.path] {
+                do {
+                    try socket.trySend(n.bytes)
+                    s.counters.socketNotifications += 1
+                } catch {
+                    note("a notification through the socket was lost: \(error)")
+                }
+                continue
+            }
             do {
                 try server.setProperties(path: c.path, interface: Names.gattCharacteristic, ["Value": .bytes(n.bytes)])
             } catch {

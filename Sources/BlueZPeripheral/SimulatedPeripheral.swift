@@ -16,6 +16,9 @@ public struct PeripheralOptions: Sendable {
     public var applicationPath = "/org/bitflash/peripheral"
     /// Real seconds per modelled second of device work and reboots; 0 does them at once.
     public var timeScale: Double = 1
+    /// Offer BlueZ `AcquireWrite`/`AcquireNotify` (writes and notifications through sockets);
+    /// false: every write is a `WriteValue` call, every notification a `PropertiesChanged`.
+    public var acquireSockets = true
     /// Receives the board's trace lines and the peripheral's own notes.
     public var onNote: @Sendable (String) -> Void = { _ in }
     /// Called with the board whenever the link drops or the board boots (to save it).
@@ -50,6 +53,13 @@ public enum PeripheralError: Error, CustomStringConvertible {
 /// Counters of what the peripheral saw, for the final report.
 public struct PeripheralCounters: Sendable {
     public var writes = 0
+    /// Of the writes, those that came through a socket of `AcquireWrite`.
+    public var socketWrites = 0
+    /// Of the notifications, those sent through a socket of `AcquireNotify`.
+    public var socketNotifications = 0
+    /// Sockets handed to BlueZ.
+    public var acquiredWrites = 0
+    public var acquiredNotifies = 0
     public var droppedWrites = 0
     public var notifications = 0
     public var resets = 0
@@ -110,7 +120,7 @@ public final class SimulatedPeripheral: Sendable {
     private init(connection: DBusConnection, board: SimulatedBoard, options: PeripheralOptions) throws {
         self.connection = connection
         self.options = options
-        application = PeripheralGATTApplication(board: board, rootPath: options.applicationPath)
+        application = PeripheralGATTApplication(board: board, rootPath: options.applicationPath, acquire: options.acquireSockets)
         state = Mutex(PeripheralState(host: GATTBoardHost(board: board)))
         server = try DBusObjectServer(connection: connection, rootPath: options.applicationPath, listsStandardInterfaces: false)
         advertisementServer = try DBusObjectServer(connection: connection, rootPath: options.advertisementPath,
@@ -148,6 +158,12 @@ public final class SimulatedPeripheral: Sendable {
     }
 
     private func close() async {
+        state.withLock { s in
+            for socket in s.writeSockets.values { socket.close() }
+            for socket in s.notifySockets.values { socket.close() }
+            s.writeSockets = [:]
+            s.notifySockets = [:]
+        }
         requests.finish()
         tasks.withLock { for t in $0 { t.cancel() } }
         server.stop()
@@ -204,6 +220,10 @@ struct PeripheralState: Sendable {
     /// The central's device object on the peripheral's adapter, from BlueZ's write options.
     var central: String?
     var notifying: Set<String> = []
+    /// The sockets handed to BlueZ, by characteristic path (bluetoothd keeps them across links
+    /// until one side closes; B566 `src/gatt-database.c` `sock_hup()`).
+    var writeSockets: [String: PacketSocket] = [:]
+    var notifySockets: [String: PacketSocket] = [:]
     var adapterAddress: String?
     var counters = PeripheralCounters()
     var stopped = false

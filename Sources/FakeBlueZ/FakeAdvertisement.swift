@@ -19,9 +19,10 @@ import Transport
 ///   `dfu_transport_ble.c` `advertising_init` L671-691): `DfuTarg` with FE59 (Secure DFU) or
 ///   the legacy DFU service; flags 0x06 (the V2 bootloader clears "discoverable" only for a
 ///   peer with a non-zero IRK, which a BlueZ host does not hand out with `Privacy` off).
-/// - **MCUboot profiles** (bitflash's own: no stock board runs MCUboot): as the runtime, and
-///   the application adds the McuMgr service UUID, as Zephyr's `smp_svr` sample advertises it
-///   (`samples/subsys/mgmt/mcumgr/smp_svr/src/bluetooth.c`, `ad[]`).
+/// - **MCUboot profiles** (bitflash's own: no stock board runs MCUboot): a CODAL-style runtime
+///   with an SMP service beside partial flashing, so it advertises as the runtime does (a
+///   Zephyr application would add the McuMgr UUID, as `smp_svr` does; bitflash's scan
+///   recognises that too).
 ///
 /// The address is the same in every mode (no bootloader the boards run changes it; same
 /// notes, §1.2). A scenario's `advertisedUUIDs` replaces all this with the old fixed
@@ -77,12 +78,11 @@ extension FakeDevice {
             return FakeAdvertisement(name: pairingName, flags: FakeAdvertisement.discoverableFlags, uuids: [])
         }
         guard board.profile.bluetoothInApplicationMode, !behaviour.pairingModeOnly else { return nil }
-        let uuids = board.profile.services.contains(.smp) ? [KnownGATT.smpService.uuidString] : []
         guard whitelisted else {
-            return FakeAdvertisement(name: pairingName, flags: FakeAdvertisement.discoverableFlags, uuids: uuids)
+            return FakeAdvertisement(name: pairingName, flags: FakeAdvertisement.discoverableFlags, uuids: [])
         }
         guard boardBonded else { return nil }
         return FakeAdvertisement(name: FakeAdvertisement.baseName(of: pairingName), flags: FakeAdvertisement.bondedOnlyFlags,
-                                 uuids: uuids)
+                                 uuids: [])
     }
 }

@@ -111,9 +111,12 @@ extension FakeBlueZ {
     /// Sends a notification through an acquired socket; false when none is held for `path`.
     func notifyThroughSocket(_ i: Int, path: String, _ bytes: [UInt8], _ s: inout FakeState) -> Bool {
         guard let held = s.devices[i].notifySockets[path] else { return false }
+        let index = s.devices[i].notificationsSent
+        s.devices[i].notificationsSent += 1
+        s.devices[i].socketNotifications += 1
+        guard let sent = s.devices[i].hostile(at: path).datagram(bytes, index: index) else { return true }
         do {
-            try held.socket.trySend(bytes)
-            s.devices[i].notificationsSent += 1
+            try held.socket.trySend(sent)
         } catch {
             note("[\(s.devices[i].name)] notification lost: the acquired socket \(error)")
         }

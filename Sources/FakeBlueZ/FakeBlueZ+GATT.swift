@@ -183,6 +183,7 @@ extension FakeBlueZ {
             guard d.connected, epoch == d.linkEpoch, !d.staleBond, let c = d.gatt?.characteristic(for: characteristic) else { return }
             if notifyThroughSocket(i, path: c.path, bytes, &s) { return }
             guard d.notifySessions[c.path]?.isEmpty == false else { return }
+            s.devices[i].signalNotifications += 1
             notifyValue(i, path: c.path, bytes, &s)
         case .reset(let down):
             reset(i, down: down, &s)

@@ -94,6 +94,24 @@ public struct FakeBoard: Sendable {
     }
 }
 
+/// How one board's traffic went (see `FakeBlueZ.traffic`).
+public struct FakeTraffic: Sendable, Equatable, CustomStringConvertible {
+    public var acquiredWrites = 0
+    public var acquiredNotifies = 0
+    /// Writes that reached the board through an acquired socket, and through `WriteValue`.
+    public var socketWrites = 0
+    public var valueWrites = 0
+    /// Notifications sent through an acquired socket, and as `PropertiesChanged(Value)`.
+    public var socketNotifications = 0
+    public var signalNotifications = 0
+
+    public var description: String {
+        "writes: \(socketWrites) through AcquireWrite sockets (\(acquiredWrites) granted), \(valueWrites) through WriteValue; "
+            + "notifications: \(socketNotifications) through AcquireNotify sockets (\(acquiredNotifies) granted), "
+            + "\(signalNotifications) as PropertiesChanged"
+    }
+}
+
 /// The fake's adapter and clock.
 public struct FakeBlueZOptions: Sendable {
     /// The adapter's object name (`hci0`) and address.
@@ -172,6 +190,18 @@ public final class FakeBlueZ: Sendable {
 
     /// The boards as they stand now.
     public var boards: [SimulatedBoard] { state.withLock { $0.devices.map(\.host.board) } }
+
+    /// How each board's writes and notifications travelled: through the sockets of
+    /// `AcquireWrite`/`AcquireNotify` or through `WriteValue` and `PropertiesChanged`.
+    public var traffic: [FakeTraffic] {
+        state.withLock { s in
+            s.devices.map { d in
+                FakeTraffic(acquiredWrites: d.acquiredWrites, acquiredNotifies: d.acquiredNotifies, socketWrites: d.socketWrites,
+                            valueWrites: d.writesDelivered - d.socketWrites, socketNotifications: d.socketNotifications,
+                            signalNotifications: d.signalNotifications)
+            }
+        }
+    }
 
     /// The object path of each board's `Device1` (exported or not yet).
     public var devicePaths: [String] { state.withLock { $0.devices.map(\.path) } }

@@ -53,6 +53,8 @@ struct FakeDevice: Sendable {
     var acquiredWrites = 0
     var acquiredNotifies = 0
     var socketWrites = 0
+    var socketNotifications = 0
+    var signalNotifications = 0
     var socketsClosedByScenario = false
     /// Notifications on their way to the client, oldest first, and a reset that waits for them.
     var outbox: [OutboxItem] = []

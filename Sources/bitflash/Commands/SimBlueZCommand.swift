@@ -147,7 +147,9 @@ struct SimBlueZCommand: AsyncParsableCommand {
             StdOut.write("fake org.bluez ready on \(options.adapterName) (\(options.adapterAddress)): "
                          + "\(boards.count) board\(boards.count == 1 ? "" : "s"), state \(store.directory.path)\n")
             await SimServeCommand.waitForStop(seconds: duration)
+            let traffic = fake.traffic
             _ = await fake.stop()
+            for (board, counts) in zip(boards, traffic) { StdOut.write("board \(board.address) \(counts)\n") }
             StdOut.write("stopped; boards saved\n")
             return .ok
         }

@@ -22,6 +22,7 @@ extension SimServeCommand {
             options.adapterName = adapter
             options.name = name ?? board.profile.name
             options.timeScale = timeScale
+            options.acquireSockets = !noAcquire
             options.onNote = { line in if verbose { StdOut.write("  \(line)\n") } }
             options.onBoardChanged = { board in try? store.save(board, as: state) }
             // A PeripheralError says whether the adapter is missing (69) or Bluetooth unavailable (75).
@@ -34,8 +35,9 @@ extension SimServeCommand {
             let final = await peripheral.stop()
             try store.save(final, as: state)
             let c = peripheral.counters
-            StdOut.write("stopped: \(c.links) link\(c.links == 1 ? "" : "s"), \(c.writes) writes (\(c.droppedWrites) dropped while resetting), "
-                         + "\(c.notifications) notifications, \(c.resets) reset\(c.resets == 1 ? "" : "s"), "
+            StdOut.write("stopped: \(c.links) link\(c.links == 1 ? "" : "s"), \(c.writes) writes (\(c.droppedWrites) dropped while resetting, "
+                         + "\(c.socketWrites) through AcquireWrite sockets), \(c.notifications) notifications (\(c.socketNotifications) through "
+                         + "AcquireNotify sockets), \(c.resets) reset\(c.resets == 1 ? "" : "s"), "
                          + "ATT MTU \(c.mtu.map(String.init) ?? "unknown"); board saved\n")
             return .ok
         }

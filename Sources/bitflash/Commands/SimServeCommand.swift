@@ -53,6 +53,10 @@ struct SimServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("time-scale"), help: "Real seconds per modelled second of device work (0: at once).")
     var timeScale: Double = 1
 
+    @Flag(name: .customLong("no-acquire"),
+          help: "With --adapter: offer BlueZ no AcquireWrite/AcquireNotify (every write a WriteValue call, every notification a signal).")
+    var noAcquire = false
+
     @Flag(name: .short, help: "Print the board's trace lines.")
     var verbose = false
 
@@ -63,7 +67,7 @@ struct SimServeCommand: AsyncParsableCommand {
             guard timeScale >= 0, timeScale <= 100 else { throw ValidationError("--time-scale must be between 0 and 100") }
             return
         }
-        if from != nil || name != nil { throw ValidationError("--from and --name go with --adapter") }
+        if from != nil || name != nil || noAcquire { throw ValidationError("--from, --name and --no-acquire go with --adapter") }
         guard profile.mcuboot else { throw ValidationError("--profile \(profile) has no SMP service: use \(profile)-mcuboot") }
         if let duration, !(duration > 0) { throw ValidationError("--for must be a positive number of seconds") }
         guard timeScale >= 0, timeScale <= 100 else { throw ValidationError("--time-scale must be between 0 and 100") }
