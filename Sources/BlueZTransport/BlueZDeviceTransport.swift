@@ -1,4 +1,5 @@
 import DBus
+import Foundation
 import Synchronization
 import Transport
 
@@ -25,7 +26,9 @@ public final class BlueZDeviceTransport: BLETransport {
         public var pairAlways = false
         /// Write commands and take notifications through the sockets of `AcquireWrite` and
         /// `AcquireNotify` where BlueZ grants them (else `WriteValue` and `PropertiesChanged`).
-        public var acquireSockets = true
+        /// Default on; `BITFLASH_BLUEZ_ACQUIRE=0` in the environment turns it off (to compare the
+        /// two paths, or where a BlueZ's sockets misbehave).
+        public var acquireSockets = ProcessInfo.processInfo.environment["BITFLASH_BLUEZ_ACQUIRE"] != "0"
         public init() {}
     }
 

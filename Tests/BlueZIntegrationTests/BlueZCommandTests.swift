@@ -329,6 +329,18 @@ struct BlueZCommandTests {
         }
     }
 
+    @Test("BITFLASH_BLUEZ_ACQUIRE=0 keeps bitflash on WriteValue and PropertiesChanged although BlueZ would grant the sockets")
+    func acquireTurnedOff() throws {
+        let fake = try FakeBlueZProcess()
+        let r = try BitflashBinary.run(["flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig", "--json"],
+                                       environment: ["DBUS_SYSTEM_BUS_ADDRESS": fake.bus.address, "BITFLASH_BLUEZ_ACQUIRE": "0"])
+        #expect(r.status == 0, "\(r.stderr)")
+        try Self.expectBoardHolds("sample-r1-counter.hex", stateFile: fake.stop())
+        let t = try #require(fake.traffic)
+        #expect(t[1] == 0 && t[4] == 0, "no socket was asked for: \(t)")
+        #expect(t[2] > 500 && t[5] > 100, "\(t)")
+    }
+
     @Test("a dry run over BlueZ prints the plan with its estimates and writes nothing")
     func dryRunWritesNothing() throws {
         let fake = try FakeBlueZProcess()
