@@ -31,9 +31,9 @@ public final class PacketSocket: Sendable {
         }
     }
 
-    /// The largest datagram read (BlueZ reads its end into 512 bytes, `sock_read()`; an ATT
-    /// value is at most 512 bytes).
-    public static let maximumDatagram = 4096
+    /// The largest datagram read whole (BlueZ reads its end into 512 bytes, `sock_read()`; an
+    /// ATT value is at most 512 bytes, so anything near this size is already not a value).
+    public static let maximumDatagram = 8192
 
     /// The descriptor (-1 once closed) and the reader's dispatch source, which owns the
     /// closing of the descriptor once it exists (Dispatch needs the descriptor open until
