@@ -86,6 +86,7 @@ public struct CampaignReport: Sendable, Codable {
         let f = r.faults
         for (name, n) in [("lost writes", f.droppedWrites), ("lost notifications", f.droppedNotifications),
                           ("duplicated notifications", f.duplicatedNotifications), ("delayed notifications", f.delayedNotifications),
+                          ("reordered notifications", f.reorderedNotifications),
                           ("disconnects", f.disconnects), ("refused connections", f.refusedConnections),
                           ("device resets", f.deviceResets), ("slow erases", f.slowErases),
                           ("SMP busy answers", r.busyAnswers), ("SMP flash-write failures", r.flashWriteFailures)] {

@@ -30,10 +30,12 @@ struct SimCampaignCommand: AsyncParsableCommand {
         commandName: "campaign",
         abstract: "Flash simulated boards many times under injected faults and check every run.",
         discussion: """
-            Each run draws a board, the image it holds, the image flashed and the faults (lost, \
-            duplicated and delayed packets, disconnects at writes and times, device resets, \
+            Each run draws a board, the image it holds, the image flashed and the faults (lost \
+            writes, lost and late notifications, disconnects at writes and times, device resets, \
             pairing-mode timeouts, slow erases, refused connections, SMP busy answers and \
-            flash-write failures) from the seed. After each run: success means the flash is \
+            flash-write failures) from the seed: what a BLE link and a board can do. --hostile \
+            adds a board that lies, or a link that duplicates or reorders notifications, which \
+            a BLE link never does. After each run: success means the flash is \
             byte-exact and verified; failure needs a clear error and a plain run that repairs the \
             board; no run may reach its deadline, exceed its retry bounds or write outside the \
             region the board declared. Exit code 0 when every invariant held, 74 otherwise, \
@@ -55,7 +57,7 @@ struct SimCampaignCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("A fixed modelled link (linux-default, device-requested, fast, or an interval such as 11.25ms). Default: one of the three named profiles per run.", valueName: "PROFILE"))
     var link: String?
 
-    @Option(help: ArgumentHelp("Every board lies: \(HostileKind.allCases.map(\.rawValue).joined(separator: ", ")). The plain run after a failure is on the honest board.", valueName: "KIND"))
+    @Option(help: ArgumentHelp("Every board lies (\(HostileKind.firmwareKinds.map(\.rawValue).joined(separator: ", "))), or every link does what a BLE link never does (\(HostileKind.allCases.filter(\.isLinkFault).map(\.rawValue).joined(separator: ", "))). The plain run after a failure is on the honest board and link.", valueName: "KIND"))
     var hostile: HostileKind?
 
     @Option(name: .customLong("from"), help: ArgumentHelp("Start at this run (runs are numbered from 0, as violations name them): `--from 1790 --runs 1` runs run 1790 of the same seed and path again on its own.", valueName: "RUN"))
@@ -96,9 +98,7 @@ struct SimCampaignCommand: AsyncParsableCommand {
             let report = campaign.run()
             let elapsed = clock.now - started
             if let trace, let recorded = campaign.lastTrace {
-                do { try recorded.write(to: URL(fileURLWithPath: trace)) } catch {
-                    throw CLIError(.cannotWrite, "\(trace): cannot write the trace: \(error.localizedDescription)")
-                }
+                try OutputFile.write(Array(recorded.jsonLines().utf8), to: trace, what: "the trace")
             }
             if json {
                 StdOut.write(try JSONText.document(report) + "\n")
