@@ -72,15 +72,16 @@ public struct FaultCampaign: Sendable {
         return o
     }
 
-    /// Runs the whole campaign. `progress` is called after each run with the number done.
-    public mutating func run(progress: ((Int) -> Void)? = nil) -> CampaignReport {
+    /// Runs the whole campaign. `progress` is called after each run with the report so far
+    /// (its `runs` and `violations` count what is done).
+    public mutating func run(progress: ((CampaignReport) -> Void)? = nil) -> CampaignReport {
         var report = CampaignReport(configuration: configuration)
         for i in configuration.firstRun..<(configuration.firstRun + configuration.runs) {
             let drawn = CampaignScenario.draw(seed: configuration.seed, index: i, paths: configuration.paths,
                                               boards: configuration.boards, link: configuration.link, kinds: configuration.kinds)
             let scenario = drawn.withFaults(shape: shape(of: drawn)).withHostileLink(configuration.hostile)
             report.add(runOne(scenario))
-            progress?(i - configuration.firstRun + 1)
+            progress?(report)
         }
         return report
     }

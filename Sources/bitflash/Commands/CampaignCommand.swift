@@ -66,12 +66,16 @@ struct SimCampaignCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("With --runs 1: write that run's trace (every write, notification, fault and timer, as JSON lines) to FILE.", valueName: "FILE"))
     var trace: String?
 
+    @Option(help: ArgumentHelp("Every SECONDS of real time, print the runs done and the violations so far to standard error (0: never).", valueName: "SECONDS"))
+    var progress: Int = 30
+
     @Flag(help: "Print the report as JSON.")
     var json = false
 
     func validate() throws {
         guard (1...10_000_000).contains(runs) else { throw ValidationError("--runs must be between 1 and 10000000") }
         guard firstRun >= 0 else { throw ValidationError("--from must be 0 or more") }
+        guard progress >= 0 else { throw ValidationError("--progress must be 0 or more seconds") }
         guard trace == nil || runs == 1 else {
             throw ValidationError("--trace records one run: add --runs 1 (and --from RUN to pick the run)")
         }
@@ -95,7 +99,14 @@ struct SimCampaignCommand: AsyncParsableCommand {
             var campaign = FaultCampaign(configuration)
             let clock = ContinuousClock()
             let started = clock.now
-            let report = campaign.run()
+            var lastProgress = started
+            let report = campaign.run { soFar in
+                guard progress > 0, soFar.runs < runs, clock.now - lastProgress >= .seconds(progress) else { return }
+                lastProgress = clock.now
+                let violations = soFar.violations.count
+                StdErr.write("campaign: \(soFar.runs) of \(runs) runs, \(violations) invariant violation\(violations == 1 ? "" : "s") so far"
+                             + " (\(Int((lastProgress - started).seconds)) s)\n")
+            }
             let elapsed = clock.now - started
             if let trace, let recorded = campaign.lastTrace {
                 try OutputFile.write(Array(recorded.jsonLines().utf8), to: trace, what: "the trace")
