@@ -4,8 +4,10 @@
     check-results.py OUT_DIR
 
 Fails (exit 1, naming every failed check) unless: the scan found the board, info read it,
-the partial flash took the partial path, the full update took the full path, the last flash
-found the board up to date, each verified; and the board's flash afterwards equals, region by
+both partial flashes took the partial path (the first with its packets and notifications
+through BlueZ's AcquireWrite/AcquireNotify sockets, the second through WriteValue, as the
+D-Bus calls logged in gatt-calls.log show), the full update took the full path, the last
+flash found the board up to date, each verified; and the board's flash afterwards equals, region by
 region and over the whole application region (SHA-256), a board given the final file directly
 and a simulated board after the same three flashes (--simulate).
 Prints the bluetoothd version, the ATT MTU and connection interval(s) from the HCI trace, and
@@ -57,11 +59,33 @@ check(rc("scan") == 0 and address is not None and address in text("scan.json"),
       f"scan on hci0 found the board {address}")
 check(rc("info") == 0 and address is not None and address in text("info.json"), "info --device read the board")
 
-expected = {"flash-partial": ("partial", {0}), "flash-full": ("full", {0, 3}), "flash-same": ("up-to-date", {0})}
+expected = {"flash-partial": ("partial", {0}), "flash-partial-dbus": ("partial", {0}), "flash-full": ("full", {0, 3}),
+            "flash-same": ("up-to-date", {0})}
 for name, (path, codes) in expected.items():
     r = result(name + ".json") or {}
     check(rc(name) in codes and r.get("path") == path and r.get("verified") is True and not r.get("error"),
           f"{name}: exit {rc(name)}, path {r.get('path')}, verified {r.get('verified')} (expected {path})")
+
+
+def gatt_calls():
+    """Per step: how often bitflash called each GattCharacteristic1 method of bluetoothd."""
+    steps = [line.split() for line in text("steps.tsv").splitlines() if len(line.split()) == 3]
+    counts = {name: {} for name, _, _ in steps}
+    for m in re.finditer(r"method call time=([\d.]+) .*?member=(\w+)", text("gatt-calls.log")):
+        when, member = float(m.group(1)), m.group(2)
+        for name, start, end in steps:
+            if float(start) <= when <= float(end):
+                counts[name][member] = counts[name].get(member, 0) + 1
+    return counts
+
+
+calls = gatt_calls()
+socket_step, dbus_step = calls.get("flash-partial", {}), calls.get("flash-partial-dbus", {})
+check(socket_step.get("AcquireWrite", 0) >= 1 and socket_step.get("AcquireNotify", 0) >= 1
+      and socket_step.get("WriteValue", 0) < 20,
+      f"flash-partial went through BlueZ's sockets (calls: {dict(sorted(socket_step.items()))})")
+check(dbus_step.get("AcquireWrite", 0) == 0 and dbus_step.get("AcquireNotify", 0) == 0 and dbus_step.get("WriteValue", 0) > 100,
+      f"flash-partial-dbus (BITFLASH_BLUEZ_ACQUIRE=0) went through WriteValue (calls: {dict(sorted(dbus_step.items()))})")
 
 
 def show(name):
@@ -77,7 +101,7 @@ check(bool(reference.get("applicationSHA256")) and board.get("applicationSHA256"
       "the board's application region equals a board given the file, byte for byte (SHA-256 "
       f"{board.get('applicationSHA256', '?')[:16]}…)")
 check(model.get("applicationSHA256") == board.get("applicationSHA256"),
-      "the board's application region equals the simulated board's after the same three flashes (--simulate)")
+      "the board's application region equals the simulated board's after the same four flashes (--simulate)")
 # The memory map after a full update is the bootloader's view of the new image; a board given the
 # file directly computes it from the file, so the same flashes under --simulate are the reference.
 check(board.get("regions") == model.get("regions") and bool(model.get("regions")),
@@ -98,10 +122,13 @@ print("ATT MTU exchanged (HCI trace):", ", ".join(mtus) or "none seen",
 print("connection interval (HCI trace, per connection or update):",
       ", ".join(sorted(set(intervals), key=intervals.index)) or "none seen", f"({len(intervals)} events)")
 print()
-print(f"{'flash':<15}{'path':<12}{'bytes':>9}{'modelled s':>12}{'real s':>9}{'wall s':>9}")
+stopped = re.search(r"stopped: .*", serve)
+print("the served board:", stopped.group(0) if stopped else "no stop line")
+print()
+print(f"{'flash':<20}{'path':<12}{'bytes':>9}{'modelled s':>12}{'real s':>9}{'wall s':>9}")
 for name in expected:
     r, model = result(name + ".json") or {}, result(name + ".model.json") or {}
-    print(f"{name:<15}{str(r.get('path')):<12}{r.get('bytesSent', 0):>9}{model.get('seconds', float('nan')):>12.2f}"
+    print(f"{name:<20}{str(r.get('path')):<12}{r.get('bytesSent', 0):>9}{model.get('seconds', float('nan')):>12.2f}"
           f"{r.get('seconds', float('nan')):>9.2f}{text(name + '.wall').strip() or '?':>9}")
 print("(modelled: the same flash with --simulate microbit-v2-mcuboot and its link model; real: bitflash's own "
       "figure over the real bluetoothd, in the VM under software emulation; wall: the whole command)")

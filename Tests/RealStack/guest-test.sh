@@ -3,8 +3,11 @@
 #
 # Starts the system bus, two virtual LE controllers (btvirt: hci0, hci1) and the real
 # bluetoothd; plays a simulated board on hci1 (`bitflash sim serve --adapter hci1`) and, as
-# a user would on hci0: scan, info, a partial flash, a full update with a new runtime, and a
-# flash of what the board already holds. Every output goes to /tmp/out (the host's OUT_DIR);
+# a user would on hci0: scan (waiting for the board), info, a partial flash (through BlueZ's
+# AcquireWrite/AcquireNotify sockets), a partial flash back (through WriteValue and
+# PropertiesChanged: BITFLASH_BLUEZ_ACQUIRE=0), a full update with a new runtime, and a flash
+# of what the board already holds. The D-Bus calls to bluetoothd's characteristics are logged
+# (dbus-monitor) to tell the two paths apart; steps.tsv has each step's start and end. Every output goes to /tmp/out (the host's OUT_DIR);
 # the host checks it. Writes the status (0 when every step ran) to /tmp/out/status.
 # The repository is at /tmp/repo (run.sh shares it there).
 set -u
@@ -19,6 +22,7 @@ profile=microbit-v2-mcuboot
 say() { echo "guest: $(date +%T) $*"; }
 finish() {
     [ -n "${serve:-}" ] && kill -TERM "$serve" 2>/dev/null && wait "$serve"
+    [ -n "${calls:-}" ] && kill -TERM "$calls" 2>/dev/null && wait "$calls"
     [ -n "${monitor:-}" ] && kill -INT "$monitor" 2>/dev/null && wait "$monitor"
     sync
     echo "$1" > "$out/status"
@@ -37,6 +41,9 @@ monitor=$!
 for _ in $(seq 1 20); do busctl --system status org.bluez > /dev/null 2>&1 && break; sleep 1; done
 btmgmt --index 0 power on > /dev/null
 say "controllers up"
+dbus-monitor --system "type='method_call',destination='org.bluez',interface='org.bluez.GattCharacteristic1'" \
+    > "$out/gatt-calls.log" 2>&1 &
+calls=$!
 
 "$bin" sim serve --adapter hci1 --profile "$profile" --from "$samples/sample-r1-heart.hex" \
     --sim-state "$out/board" -v > "$out/serve.log" 2>&1 &
@@ -55,13 +62,17 @@ step() {
     "$@" > "$out/$name.json" 2> "$out/$name.err"
     rc=$?
     echo "$rc" > "$out/$name.rc"
-    echo "$(date +%s.%N) $start" | awk '{ printf "%.2f\n", $1 - $2 }' > "$out/$name.wall"
+    end=$(date +%s.%N)
+    echo "$end $start" | awk '{ printf "%.2f\n", $1 - $2 }' > "$out/$name.wall"
+    echo "$name $start $end" >> "$out/steps.tsv"
     say "$name: exit $rc after $(cat "$out/$name.wall") s"
 }
 bt="--adapter hci0 --connect-timeout 60 --scan-timeout 30"
-step scan "$bin" scan --adapter hci0 --timeout 8 --json
+# On a busy machine the first advertisement can take a while to reach hci0: wait for this board.
+step scan "$bin" scan --adapter hci0 --timeout 120 --wait-for "$address" --json
 step info "$bin" info --device "$address" $bt --json
 step flash-partial "$bin" flash "$samples/sample-r1-counter.hex" --device "$address" $bt --json
+step flash-partial-dbus env BITFLASH_BLUEZ_ACQUIRE=0 "$bin" flash "$samples/sample-r1-heart.hex" --device "$address" $bt --json
 step flash-full "$bin" flash "$samples/sample-r2-heart.hex" --device "$address" $bt --json
 step flash-same "$bin" flash "$samples/sample-r2-heart.hex" --device "$address" $bt --json
 finish 0
