@@ -46,7 +46,7 @@ public struct BlueZDevice: Sendable, Equatable, Codable {
         // BlueZ sets Alias to the address (with dashes) when there is no name.
         let upper = address.uppercased()
         self.name = name.flatMap { $0.isEmpty || $0.replacingOccurrences(of: "-", with: ":").uppercased() == upper ? nil : $0 }
-        rssi = (try? p["RSSI"]?.int16("RSSI")).map(Int.init)
+        rssi = (try? p["RSSI"]?.int16("RSSI")).flatMap(Self.signal)
         services = ((try? p["UUIDs"]?.strings("UUIDs")) ?? []).compactMap { BLEUUID(validating: $0) }
         connected = (try? p["Connected"]?.bool("Connected")) ?? false
         servicesResolved = (try? p["ServicesResolved"]?.bool("ServicesResolved")) ?? false
@@ -58,7 +58,7 @@ public struct BlueZDevice: Sendable, Equatable, Codable {
     /// Applies a `PropertiesChanged` of `org.bluez.Device1`, ignoring values of the wrong type.
     public mutating func apply(changed p: [String: DBusValue], invalidated: [String] = []) {
         if let v = try? p["Name"]?.string("Name") { name = v.isEmpty ? nil : v }
-        if let v = try? p["RSSI"]?.int16("RSSI") { rssi = Int(v) }
+        if let v = try? p["RSSI"]?.int16("RSSI") { rssi = Self.signal(v) }
         if let v = try? p["UUIDs"]?.strings("UUIDs") { services = v.compactMap { BLEUUID(validating: $0) } }
         if let v = try? p["Connected"]?.bool("Connected") { connected = v }
         if let v = try? p["ServicesResolved"]?.bool("ServicesResolved") { servicesResolved = v }
@@ -67,6 +67,10 @@ public struct BlueZDevice: Sendable, Equatable, Codable {
         if let v = try? p["Trusted"]?.bool("Trusted") { trusted = v }
         if invalidated.contains("RSSI") { rssi = nil }
     }
+
+    /// An RSSI in dBm; nil for 127, which a controller reports when it has none (Core spec
+    /// Vol 4 Part E 7.7.65.2; BlueZ passes it on, as btvirt's controllers show).
+    static func signal(_ value: Int16) -> Int? { value == 127 ? nil : Int(value) }
 
     /// True for `AA:BB:CC:DD:EE:FF` (either case).
     public static func isAddress(_ text: String) -> Bool {

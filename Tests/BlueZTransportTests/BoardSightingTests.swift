@@ -49,6 +49,16 @@ import Transport
         #expect(BoardSighting.recognize(Self.device("nRF5x", uuids: [KnownGATT.partialFlashingService]))?.mode == .unknown)
     }
 
+    @Test("an RSSI of 127 (the controller has none, as btvirt's) is no RSSI")
+    func unavailableRSSI() {
+        #expect(Self.device("BBC micro:bit", rssi: 127).rssi == nil)
+        var d = Self.device("BBC micro:bit", rssi: -40)
+        d.apply(changed: ["RSSI": .int16(127)])
+        #expect(d.rssi == nil)
+        d.apply(changed: ["RSSI": .int16(-41)])
+        #expect(d.rssi == -41)
+    }
+
     @Test("Bonded comes from Device1.Bonded where BlueZ has it, else from Paired")
     func bondedProperty() {
         #expect(Self.device("BBC micro:bit", paired: true).bonded)

@@ -82,7 +82,9 @@ struct CommandLineTests {
         let bus = try PrivateBus()
         let fake = try await Self.start(["--scenario", scenario.path, "--sim-state", dir.appendingPathComponent("state").path], bus: bus)
         #expect(fake.stdout.contains("board sim-1: F0:0D:00:00:00:0A \"BBC micro:bit [one]\" microbit-v2 at"), "\(fake.stdout)")
-        #expect(fake.stdout.contains("board second: F0:0D:00:00:00:02 \"second\" calliope-mini-3-mcuboot at"))
+        // Unnamed, it advertises as its runtime would, with its state name as the friendly name.
+        #expect(fake.stdout.contains("board second: F0:0D:00:00:00:02 \"Calliope mini [second]\" calliope-mini-3-mcuboot at"),
+                "\(fake.stdout)")
         #expect(fake.stdout.contains("(absent; connect fails: in-progress)"))
         #expect(fake.stdout.contains("2 boards"))
         #expect(await fake.stop(within: .seconds(30)) == 0)

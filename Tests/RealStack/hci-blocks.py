@@ -11,7 +11,8 @@ and splits the blocks by the flash they belong to.
 On the controller that sends the FLASH_DATA write commands (ATT Write Command, opcode 0x52,
 value `01 ...`, partial-flashing-protocol.md §2.2), a block is the run of writes between two
 answers; it takes from its first write to the next `01 FF` (or `01 AA`) notification
-(opcode 0x1B). Per flash: the number of blocks, the p50/p90/max of that time in milliseconds
+(opcode 0x1B; between two BlueZ hosts bluetoothd sends Multiple Handle Value Notifications,
+opcode 0x23, which count the same). Per flash: the number of blocks, the p50/p90/max of that time in milliseconds
 and in connection intervals (from LE Connection Complete / Connection Update Complete), the
 spread of each block's writes (first to last), and what the link model expects: two intervals
 per block (the writes in one connection event, the answer in the next), plus the page erase
@@ -103,6 +104,26 @@ def intervals(recs):
             yield t, index, struct.unpack("<H", p[1:3])[0], struct.unpack("<H", p[3:5])[0] * 1.25
 
 
+def notified_values(pdu):
+    """The values of a Handle Value Notification (0x1B) or Multiple Handle Value Notification (0x23)."""
+    if pdu[:1] == b"\x1b" and len(pdu) >= 3:
+        return [pdu[3:]]
+    values, pos = [], 1
+    while pdu[:1] == b"\x23" and pos + 4 <= len(pdu):
+        length = struct.unpack("<H", pdu[pos + 2:pos + 4])[0]
+        values.append(pdu[pos + 4:pos + 4 + length])
+        pos += 4 + length
+    return values
+
+
+def flash_answer(pdu):
+    """`01 FF` or `01 AA` when the notification answers a FLASH_DATA block, else None."""
+    for value in notified_values(pdu):
+        if len(value) >= 2 and value[0] == 0x01 and value[1] in (0xFF, 0xAA):
+            return "01 FF" if value[1] == 0xFF else "01 AA"
+    return None
+
+
 def blocks(recs):
     """The partial-flashing blocks the central wrote: dicts with start, end, spread, writes,
     address, the answer, and the connection interval in force."""
@@ -125,7 +146,7 @@ def blocks(recs):
             block = current.setdefault(key, {"times": [], "values": []})
             block["times"].append(t)
             block["values"].append(value)
-        elif opcode == ACL_RX and len(pdu) >= 5 and pdu[0] == 0x1B and pdu[3] == 0x01 and pdu[4] in (0xFF, 0xAA):
+        elif opcode == ACL_RX and (answer := flash_answer(pdu)):
             block = current.pop(key, None)
             if not block:
                 continue
@@ -134,7 +155,7 @@ def blocks(recs):
             if len(values) >= 2:
                 address = (values[1][1] << 24) | (values[1][2] << 16) | (values[0][1] << 8) | values[0][2]
             out.append({"start": times[0], "end": t, "spread": times[-1] - times[0], "writes": len(times),
-                        "answer": "01 FF" if pdu[4] == 0xFF else "01 AA", "address": address,
+                        "answer": answer, "address": address,
                         "interval": interval(index, handle, times[0])})
     return out
 

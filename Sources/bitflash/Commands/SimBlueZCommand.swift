@@ -195,7 +195,8 @@ struct SimBlueZCommand: AsyncParsableCommand {
             guard !kind.isLinkFault else { throw CLIError(.usage, "--firmware-hostile: \(kind.rawValue) is a fault of the link, not of the firmware (sim campaign --hostile)") }
             board.makeHostile(kind)
         }
-        return FakeBoard(board: board, name: name, address: address, behaviour: behaviour, stateFile: store.url(of: state))
+        return FakeBoard(board: board, name: name ?? Self.advertisedName(board), address: address, behaviour: behaviour,
+                         stateFile: store.url(of: state))
     }
 
     private func loadScenario(_ path: String) throws -> ([FakeBoard], Double?, String?) {
@@ -217,10 +218,21 @@ struct SimBlueZCommand: AsyncParsableCommand {
             let state = entry.state ?? names[i]
             let from = entry.from.map { $0.hasPrefix("/") ? $0 : base.appendingPathComponent($0).path }
             let board = try Self.board(store: store, state: state, index: i + 1, profile: profile, from: from)
-            boards.append(FakeBoard(board: board, name: entry.name, address: entry.address, behaviour: entry.behaviour,
+            boards.append(FakeBoard(board: board, name: entry.name ?? Self.advertisedName(board), address: entry.address,
+                                    behaviour: entry.behaviour,
                                     stateFile: store.url(of: state)))
         }
         return (boards, scenario.timeScale, scenario.adapterAddress)
+    }
+
+    /// The name a board advertises when none is given: its own if it is a runtime's name, else
+    /// the runtime's with the board's (state) name as the friendly name, as pairing mode has it
+    /// (`BBC micro:bit [sim]`), so that `bitflash scan` lists it as the board it is.
+    static func advertisedName(_ board: SimulatedBoard) -> String {
+        let name = board.profile.name
+        if name.hasPrefix("BBC micro:bit") || name.hasPrefix("Calliope mini") { return name }
+        let runtime = board.profile.board.rawValue.hasPrefix("calliope") ? "Calliope mini" : "BBC micro:bit"
+        return "\(runtime) [\(name)]"
     }
 
     /// A board holding `from`; else the saved board `state` (which must be of `profile` when

@@ -20,7 +20,7 @@ extension SimServeCommand {
             let verbose = self.verbose
             var options = PeripheralOptions()
             options.adapterName = adapter
-            options.name = name ?? board.profile.name
+            options.name = name ?? SimBlueZCommand.advertisedName(board)
             options.timeScale = timeScale
             options.acquireSockets = !noAcquire
             options.onNote = { line in if verbose { StdOut.write("  \(line)\n") } }
