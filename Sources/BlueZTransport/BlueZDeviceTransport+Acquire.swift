@@ -16,6 +16,9 @@ public struct BlueZPathCounts: Sendable, Equatable {
     public var acquiredNotify = 0
     /// Why BlueZ's sockets were not used, when they were not (one line per refusal or closure).
     public var fallbacks: [String] = []
+    /// `PropertiesChanged(Value)` signals ignored because notifications of that characteristic
+    /// came through a socket at the time.
+    public var ignoredSignals = 0
 }
 
 /// The sockets BlueZ handed out on the current link, and what it refused.

@@ -99,7 +99,16 @@ public final class BlueZDeviceTransport: BLETransport {
                 // BlueZ shuts the acquired sockets down at a disconnect; a new link acquires anew.
                 dropSockets()
                 sinks.linkLost(reason)
-            case let .notification(c, bytes): sinks.notify(c, bytes)
+            case let .notification(c, bytes):
+                // While notifications come through an AcquireNotify socket, BlueZ emits no
+                // Value change for them: one that comes anyway is not a notification to this
+                // client (another client's read, or a notification registration BlueZ 5.66
+                // kept from an earlier client), and would arrive twice.
+                if notifiesThroughSocket(c) {
+                    sockets.withLock { $0.counts.ignoredSignals += 1 }
+                } else {
+                    sinks.notify(c, bytes)
+                }
             }
         }
         sinks.tick()
