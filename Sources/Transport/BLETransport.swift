@@ -7,6 +7,9 @@
 public protocol BLETransport: AnyObject, Sendable {
     /// Connects (or reconnects) to the board and resolves its services.
     func connect(timeout: Duration) async throws -> ConnectionInfo
+    /// Connects to `target`: the same device, or the board's bootloader or application after
+    /// it reset into the other (which may advertise at another address).
+    func connect(to target: ConnectTarget, timeout: Duration) async throws -> ConnectionInfo
     /// Closes the link; returns once it is closed.
     func disconnect() async
     /// The characteristics of a service, by UUID.
@@ -20,4 +23,11 @@ public protocol BLETransport: AnyObject, Sendable {
     func disconnects() -> AsyncStream<DisconnectReason>
     /// The negotiated ATT MTU of the current connection.
     var mtu: Int { get async }
+}
+
+extension BLETransport {
+    /// A transport whose board keeps one address in every mode connects to it whatever the target.
+    public func connect(to target: ConnectTarget, timeout: Duration) async throws -> ConnectionInfo {
+        try await connect(timeout: timeout)
+    }
 }
