@@ -23,12 +23,15 @@ public final class BlueZDeviceTransport: BLETransport {
         public var pairWhenRequired = true
         /// Pair right after the first connect, before the board asks.
         public var pairAlways = false
+        /// After a board reset into its Nordic bootloader (or out of it): how long to try the
+        /// address it is expected at before scanning for it at its other address (the next one).
+        public var bootloaderAddressWindow: Duration = .seconds(5)
         public init() {}
     }
 
     public let bus: BlueZBus
     public let settings: Settings
-    /// The board's address, `AA:BB:CC:DD:EE:FF`.
+    /// The board's address, `AA:BB:CC:DD:EE:FF` (its application's; see `currentAddress`).
     public let address: String
     public let adapterPath: String
     /// The name it advertised, when known.
@@ -150,6 +153,7 @@ public final class BlueZDeviceTransport: BLETransport {
     }
 
     public func enableNotifications(_ characteristic: GATTCharacteristic, timeout: Duration) async throws {
+        try await bondBeforeBondedEntry(characteristic)
         do {
             try await gattCall("enabling notifications of \(characteristic.characteristic)", characteristic, "StartNotify", [],
                                timeout: timeout)
