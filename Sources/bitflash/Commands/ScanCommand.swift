@@ -1,5 +1,5 @@
 import ArgumentParser
-import BlueZTransport
+import BlueZFlashing
 import Foundation
 import Transport
 
@@ -9,8 +9,8 @@ struct ScanCommand: AsyncParsableCommand {
         commandName: "scan",
         abstract: "List the micro:bit and Calliope mini boards in Bluetooth range.",
         discussion: """
-            Scans with BlueZ for boards advertising the partial-flashing or McuMgr service (and boards \
-            BlueZ already knows); --all lists every LE device. Exit codes: 0 done (even when nothing \
+            Scans with BlueZ for devices that advertise the partial-flashing or McuMgr service or a \
+            board's name (and boards BlueZ already knows); --all lists every LE device. Exit codes: 0 done (even when nothing \
             was found), 75 Bluetooth not available.
             """)
 
@@ -23,18 +23,8 @@ struct ScanCommand: AsyncParsableCommand {
     @Flag(help: "Print JSON.")
     var json = false
 
-    @Flag(help: "List every Bluetooth LE device seen, not only boards (no service filter).")
+    @Flag(help: "List every Bluetooth LE device seen, not only boards.")
     var all = false
-
-    struct Shown: Codable, Equatable {
-        var name: String?
-        var address: String
-        var rssi: Int?
-        var services: [String]
-        var kind: String
-        var connected: Bool
-        var paired: Bool
-    }
 
     func validate() throws {
         guard timeout > 0, timeout <= 600 else { throw ValidationError("--timeout must be between 0 and 600 seconds") }
@@ -42,35 +32,19 @@ struct ScanCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runCommand {
-            let bus = try await BlueZBus.open()
-            defer { bus.close() }
-            let devices = try await BlueZScanner(bus: bus, adapter: adapter)
-                .scan(timeout: .seconds(timeout), services: all ? nil : KnownGATT.flashingServices)
-                .filter { all || $0.looksFlashable }
-            let shown = devices.map {
-                Shown(name: $0.name, address: $0.address, rssi: $0.rssi, services: $0.services.map(Self.serviceName),
-                      kind: $0.boardKindGuess, connected: $0.connected, paired: $0.paired)
-            }
+            var settings = BlueZFlashSettings()
+            settings.adapter = adapter
+            let found = try await BlueZFlasher(settings: settings).scan(for: .milliseconds(Int64((timeout * 1000).rounded())), everything: all)
             if json {
-                StdOut.write(try JSONText.document(shown) + "\n")
+                StdOut.write(try JSONText.document(found) + "\n")
             } else {
-                StdOut.write(Self.text(shown, seconds: timeout))
+                StdOut.write(Self.text(found, seconds: timeout))
             }
             return .ok
         }
     }
 
-    static func serviceName(_ uuid: BLEUUID) -> String {
-        switch uuid {
-        case KnownGATT.partialFlashingService: return "partial-flashing"
-        case KnownGATT.smpService: return "mcumgr"
-        case KnownGATT.microbitDFUControlService: return "dfu-control"
-        case KnownGATT.secureDFUService: return "secure-dfu"
-        default: return uuid.uuidString
-        }
-    }
-
-    static func text(_ boards: [Shown], seconds: Double) -> String {
+    static func text(_ boards: [FoundBoard], seconds: Double) -> String {
         guard !boards.isEmpty else {
             return "no boards found in \(seconds.formatted()) s; check they are powered and advertising (pairing mode: hold A+B, press reset)\n"
         }
