@@ -168,7 +168,7 @@ let package = Package(
             "TestSupport", "FirmwareImage", "SimulatedBoard", "BlueZTransport", "DBus", "Transport",
         ]),
         .testTarget(name: "FakeBlueZTests", dependencies: [
-            "FakeBlueZ", "DBus", "SimulatedBoard", "PartialFlashing", "PartialFlashingFrames", "SMP", "FirmwareImage",
+            "FakeBlueZ", "DBus", "SimulatedBoard", "PartialFlashing", "PartialFlashingFrames", "NordicDFUFrames", "SMP", "FirmwareImage",
             "SampleFirmware", "Transport", "TestSupport",
         ]),
         .testTarget(name: "BlueZPeripheralTests", dependencies: [

@@ -20,7 +20,7 @@ extension FakeBlueZ {
                        methods: { [weak self] call in try self?.adapterCall(call) ?? [] },
                        setter: { [weak self] interface, name, value in try self?.setAdapterProperty(name, value) })
         try locked { s in
-            for i in s.devices.indices where s.devices[i].staleBond { exportDevice(i, &s) }
+            for i in s.devices.indices where s.devices[i].staleBond && s.devices[i].owner == nil { exportDevice(i, &s) }
         }
     }
 
@@ -49,7 +49,7 @@ extension FakeBlueZ {
             try locked { s in
                 guard s.powered else { throw BlueZ.notReady }
                 guard s.sessions.remove(call.sender) != nil else { throw BlueZ.error("Failed", "No discovery started") }
-                if s.sessions.isEmpty { setAdapter(["Discovering": .bool(false)]) }
+                if s.sessions.isEmpty { discoveryStopped(&s) }
             }
         case "SetDiscoveryFilter":
             try call.expectSignature("a{sv}")
@@ -104,7 +104,7 @@ extension FakeBlueZ {
                 for i in s.devices.indices { dropLink(i, &s) }
                 if !s.sessions.isEmpty {
                     s.sessions.removeAll()
-                    setAdapter(["Discovering": .bool(false)])
+                    discoveryStopped(&s)
                 }
             }
         case "Alias", "Discoverable", "DiscoverableTimeout", "Pairable", "PairableTimeout":
@@ -122,19 +122,51 @@ extension FakeBlueZ {
     /// a known one gets a fresh RSSI.
     func advertise(_ i: Int, _ s: inout FakeState) {
         let d = s.devices[i]
-        guard !s.stopped, s.powered, d.isAdvertising, s.discovers(d) else { return }
+        guard !s.stopped, s.powered, s.isAdvertising(i), s.discovers(i) else { return }
         if !d.exported {
             exportDevice(i, &s)
             note("[\(d.name)] discovered at \(d.spec.address)")
         } else if !d.connected {
-            setDevice(i, ["RSSI": .int16(d.behaviour.rssi)], s)
+            var changes: [String: DBusValue] = ["RSSI": .int16(d.behaviour.rssi)]
+            let name = s.advertisedName(i)
+            if name != d.shownName {
+                // A complete local name in an advertisement replaces Device1.Name (BlueZ `src/device.c`
+                // `btd_device_device_set_name`): "DfuTarg" while the bootloader runs, the board's name after.
+                changes["Name"] = .string(name)
+                if d.alias == nil { changes["Alias"] = .string(name) }
+                changes["UUIDs"] = .strings(s.advertisedUUIDs(i))
+                s.devices[i].shownName = name
+            }
+            setDevice(i, changes, s)
         }
+    }
+
+    /// The last discovery session ended: `Discovering` goes false and every device's RSSI is
+    /// invalidated, so that an RSSI seen later comes from a new advertisement (BlueZ
+    /// `src/adapter.c` `discovery_cleanup` → `invalidate_rssi_and_tx_power`).
+    func discoveryStopped(_ s: inout FakeState) {
+        setAdapter(["Discovering": .bool(false)])
+        for i in s.devices.indices where s.devices[i].exported {
+            let path = s.devices[i].path
+            emit("RSSI invalidated") { try server.setProperties(path: path, interface: BlueZ.device, [:], invalidated: ["RSSI"]) }
+        }
+    }
+
+    /// The board of device `b` booted: its bootloader's hand-over ends when the application
+    /// starts (V2 bootloader `nrf_dfu_settings_svci.c` `nrf_dfu_settings_additional_erase`), and
+    /// it advertises at the address of its mode.
+    func booted(_ b: Int, _ s: inout FakeState) {
+        let identities = s.identities(of: b)
+        if !s.board(of: b).inNordicBootloader {
+            for j in identities { s.devices[j].handedOverBond = false }
+        }
+        for j in identities { advertise(j, &s) }
     }
 
     /// A D-Bus client left the bus: its discovery session, filter and notification sessions end.
     func clientLeft(_ name: String, _ s: inout FakeState) {
         s.filters[name] = nil
-        if s.sessions.remove(name) != nil, s.sessions.isEmpty { setAdapter(["Discovering": .bool(false)]) }
+        if s.sessions.remove(name) != nil, s.sessions.isEmpty { discoveryStopped(&s) }
         for i in s.devices.indices {
             for path in s.devices[i].notifySessions.keys where s.devices[i].notifySessions[path]?.contains(name) == true {
                 stopNotifySession(i, path: path, sender: name, &s)

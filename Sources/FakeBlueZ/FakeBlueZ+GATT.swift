@@ -1,4 +1,5 @@
 import DBus
+import NordicDFUFrames
 import SimulatedBoard
 import Transport
 
@@ -71,14 +72,14 @@ extension FakeBlueZ {
     }
 
     /// What the board's security does to an acknowledged operation (read, write request, CCCD write).
-    private func checkSecurity(_ d: FakeDevice) throws {
-        if d.staleBond { throw BlueZ.authenticationFailed }
-        if d.behaviour.requiresPairing, !d.paired { throw BlueZ.notPaired }
+    private func checkSecurity(_ i: Int, _ s: FakeState) throws {
+        if s.devices[i].staleBond { throw BlueZ.authenticationFailed }
+        if s.needsBond(i), !s.devices[i].paired { throw BlueZ.notPaired }
     }
 
     private func readValue(_ i: Int, path: String, offset: UInt16, _ s: inout FakeState) throws -> [UInt8] {
         let c = try connected(i, path, s)
-        try checkSecurity(s.devices[i])
+        try checkSecurity(i, s)
         guard c.flags.contains("read") else { throw BlueZ.error("NotPermitted", "Read not permitted") }
         let value = s.devices[i].values[path] ?? []
         guard Int(offset) <= value.count else { throw BlueZ.error("InvalidArguments", "Invalid offset") }
@@ -105,12 +106,17 @@ extension FakeBlueZ {
             throw BlueZ.notSupported
         }
         // The board's stack drops a write command it may not accept; it refuses a request.
-        if kind == .request { try checkSecurity(d) }
-        guard !d.staleBond, !(d.behaviour.requiresPairing && !d.paired), let characteristic = c.characteristic else {
+        if kind == .request { try checkSecurity(i, s) }
+        guard !d.staleBond, !(s.needsBond(i) && !d.paired), let characteristic = c.characteristic else {
             note("[\(d.name)] write of \(bytes.count) bytes dropped by the board's security")
             return
         }
-        let step = s.devices[i].host.write(bytes, to: characteristic, kind: kind)
+        let bonded = d.paired && !d.staleBond
+        if characteristic == NordicGATT.buttonlessBonded, bonded {
+            // The bonded buttonless entry hands this bond to the bootloader (ble_dfu_bonded.c `enter_bootloader`).
+            s.devices[i].handedOverBond = true
+        }
+        let step = s.devices[s.boardIndex(i)].host.write(bytes, to: characteristic, kind: kind, bonded: bonded)
         s.devices[i].writesDelivered += 1
         apply(step, device: i, &s)
         if let left = s.devices[i].writesUntilDisconnect, s.devices[i].connected {
@@ -128,7 +134,7 @@ extension FakeBlueZ {
         // On a cached table StartNotify succeeds while disconnected; BlueZ enables it at the next connection.
         guard let c = s.devices[i].gatt?.characteristic(at: path) else { throw BlueZ.gattNotConnected }
         guard c.canNotify else { throw BlueZ.notSupported }
-        if s.devices[i].behaviour.requiresPairing, !s.devices[i].paired { throw BlueZ.notPaired }
+        if s.needsBond(i), !s.devices[i].paired { throw BlueZ.notPaired }
         var sessions = s.devices[i].notifySessions[path] ?? []
         guard sessions.insert(sender).inserted else { return }
         s.devices[i].notifySessions[path] = sessions
@@ -185,7 +191,13 @@ extension FakeBlueZ {
             s.devices[i].outbox.append(.notification(epoch: s.devices[i].linkEpoch, n.characteristic, n.bytes))
             schedule(.deliver(device: i), after: Self.notificationLatency, minimumReal: Self.notificationLatency, &s)
         }
-        for work in step.work { schedule(.work(device: i, work), after: work.delay, &s) }
+        let now = s.devices[s.boardIndex(i)].host.now
+        for work in step.work {
+            // At time scale 0 the board's own timers (the bootloaders' 120 s inactivity reset)
+            // would fire before any client could act: they do not run.
+            if options.timeScale == 0, work.delay >= Self.longestInstantWork { continue }
+            schedule(.work(device: i, work, due: now + work.delay), after: work.delay, &s)
+        }
         if let down = step.downFor {
             if s.devices[i].outbox.isEmpty {
                 reset(i, down: down, &s)

@@ -38,6 +38,11 @@ public struct FakeBoardBehaviour: Sendable, Equatable, Codable {
     public var rssi: Int16 = -60
     /// The service UUIDs in the advertisement; nil: the board's GATT services.
     public var advertisedUUIDs: [String]?
+    /// The board's Nordic bootloader advertises at the address + 1 (last octet, no carry), as
+    /// a stock Nordic bootloader built without bonds does (nRF5 SDK `nrf_dfu_ble.c`
+    /// `gap_address_change`), instead of at the application's address as every micro:bit and
+    /// Calliope mini bootloader does. That bootloader is open: it needs no bond.
+    public var bootloaderAtNextAddress = false
 
     public init() {}
 
@@ -52,7 +57,7 @@ public struct FakeBoardBehaviour: Sendable, Equatable, Codable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case requiresPairing, refusesPairing, connectFailures, servicesNeverResolve, disconnectAfterWrites, gattCache
-        case absent, staleBond, pairingModeOnly, hostile, hostileSeed, rssi, advertisedUUIDs
+        case absent, staleBond, pairingModeOnly, hostile, hostileSeed, rssi, advertisedUUIDs, bootloaderAtNextAddress
     }
 
     public init(from decoder: any Decoder) throws {
@@ -70,6 +75,7 @@ public struct FakeBoardBehaviour: Sendable, Equatable, Codable {
         hostileSeed = try c.decodeIfPresent(UInt64.self, forKey: .hostileSeed)
         rssi = try c.decodeIfPresent(Int16.self, forKey: .rssi) ?? -60
         advertisedUUIDs = try c.decodeIfPresent([String].self, forKey: .advertisedUUIDs)
+        bootloaderAtNextAddress = try c.decodeIfPresent(Bool.self, forKey: .bootloaderAtNextAddress) ?? false
         if let n = disconnectAfterWrites, n < 1 {
             throw DecodingError.dataCorruptedError(forKey: .disconnectAfterWrites, in: c,
                                                    debugDescription: "must be at least 1")

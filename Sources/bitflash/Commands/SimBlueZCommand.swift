@@ -71,6 +71,9 @@ struct SimBlueZCommand: AsyncParsableCommand {
     @Flag(help: "BlueZ holds a bond the board has forgotten.")
     var staleBond = false
 
+    @Flag(help: "The board's Nordic bootloader advertises at the address + 1 (a stock Nordic build without bonds), not at the board's own.")
+    var bootloaderAtNextAddress = false
+
     @Option(help: ArgumentHelp("D-Bus level hostility: wrong-types, oversized-values, missing-properties.", valueName: "MODE,MODE"))
     var hostile: String?
 
@@ -94,6 +97,7 @@ struct SimBlueZCommand: AsyncParsableCommand {
     private var usesBoardOptions: Bool {
         profile != nil || name != nil || address != nil || from != nil || requiresPairing || refusesPairing
             || connectFailures != nil || servicesNeverResolve || disconnectAfterWrites != nil || absent || staleBond || gattCache || pairingModeOnly
+            || bootloaderAtNextAddress
             || hostile != nil || hostileSeed != nil || firmwareHostile != nil
     }
 
@@ -162,6 +166,7 @@ struct SimBlueZCommand: AsyncParsableCommand {
         behaviour.staleBond = staleBond
         behaviour.gattCache = gattCache
         behaviour.pairingModeOnly = pairingModeOnly
+        behaviour.bootloaderAtNextAddress = bootloaderAtNextAddress
         behaviour.connectFailures = try Self.list(connectFailures, "--connect-failures")
         behaviour.hostile = Set(try Self.list(hostile, "--hostile"))
         behaviour.hostileSeed = hostileSeed
@@ -227,6 +232,7 @@ struct SimBlueZCommand: AsyncParsableCommand {
         if b.staleBond { parts.append("stale bond") }
         if b.gattCache { parts.append("GATT cache") }
         if b.pairingModeOnly { parts.append("pairing mode only") }
+        if b.bootloaderAtNextAddress { parts.append("bootloader at the next address") }
         if !b.connectFailures.isEmpty { parts.append("connect fails: " + b.connectFailures.map(\.rawValue).joined(separator: ",")) }
         if b.servicesNeverResolve { parts.append("services never resolve") }
         if let n = b.disconnectAfterWrites { parts.append("link drops after \(n) writes") }
