@@ -2,6 +2,8 @@ import BlueZTransport
 import FirmwareImage
 import Flashing
 import Foundation
+import PartialFlashingFrames
+import Synchronization
 import Transport
 
 /// Flashes real micro:bit and Calliope mini boards through BlueZ: the library behind
@@ -77,11 +79,13 @@ public struct BlueZFlasher: Sendable {
             plan.resume = resumeRecord(of: key, in: store, settings: settings) { channel.send(.warning(board: query, message: $0)) }
         }
         let session: Result<SessionOutcome, any Error>
+        let unfinished = Mutex(false)
         do {
             session = .success(try await board.run(SessionFlow(plan: plan, options: settings.options)) { report, t in
-                if let store, case let .checkpoint(point) = report {
+                if case let .checkpoint(point) = report {
+                    unfinished.withLock { $0 = point != nil }
                     do {
-                        if let point { try store.save(point, board: key) } else { try store.forget(board: key) }
+                        if let point { try store?.save(point, board: key) } else { try store?.forget(board: key) }
                     } catch {
                         channel.send(.warning(board: query, message: "\(error)"))
                     }
@@ -89,9 +93,10 @@ public struct BlueZFlasher: Sendable {
                 channel.send(.event(FlashEvent(board: query, elapsed: t, report: report)))
             })
         } catch {
-            session = .failure(Task.isCancelled ? BoardFlashError.cancelled(resumable: plan.program != nil) : error)
+            session = .failure(Task.isCancelled ? BoardFlashError.cancelled(resumable: unfinished.withLock { $0 }) : error)
         }
         let hint = board.failureHint
+        if Task.isCancelled, unfinished.withLock({ $0 }) { await restartInPairingMode(board) }
         await closeOutsideCancellation(board)
         var result = FlashResult(board: query, outcome: session, seconds: elapsed())
         if result.error == nil, let store {
@@ -132,6 +137,20 @@ public struct BlueZFlasher: Sendable {
             warn("\(error)")
             return nil
         }
+    }
+
+    /// A partial flash stopped in the middle: restart the board in pairing mode (`FF 00`,
+    /// CODAL `restartInBLEMode`). It stays there (the unfinished write keeps it in pairing mode
+    /// at every boot), and it reads its memory map afresh at that boot: CODAL computes the
+    /// region hashes at boot (`MicroBitMemoryMap`), so only after it does the board show what
+    /// the unfinished write left, which is what its resume record expects. The write is safe
+    /// whenever it arrives: the record continues at a block that opens a page, which the board
+    /// erases again.
+    static func restartInPairingMode(_ board: BlueZBoard) async {
+        await Task {
+            try? await board.transport.write(PartialFlashingRequest.reset(.pairing).bytes, to: KnownGATT.partialFlashing,
+                                             kind: .command, timeout: .seconds(2))
+        }.value
     }
 
     /// Closes the board's link even when the flash was cancelled (a cancelled task's D-Bus
