@@ -79,7 +79,7 @@ let package = Package(
         // resume records, cancellation. What `bitflash scan` and `flash --device` run.
         .target(name: "BlueZFlashing", dependencies: [
             "BlueZTransport", "DBus", "Diagnostics", "FirmwareImage", "Flashing", "McuMgr", "NordicDFUFrames",
-            "PartialFlashing", "Transport",
+            "PartialFlashing", "PartialFlashingFrames", "Transport",
         ]),
         // SMP over UDP (Zephyr's port 1337 transport): the client transport and the flash over it.
         // The only client-side module that imports swift-nio.
@@ -165,7 +165,7 @@ let package = Package(
         .testTarget(name: "BlueZTransportTests", dependencies: ["BlueZTransport", "DBus", "Transport"]),
         // Runs the built bitflash against the fake org.bluez (`bitflash sim bluez`) on a private bus.
         .testTarget(name: "BlueZIntegrationTests", dependencies: [
-            "TestSupport", "FirmwareImage", "SimulatedBoard", "BlueZTransport", "DBus", "Transport",
+            "TestSupport", "FirmwareImage", "SimulatedBoard", "BlueZTransport", "BlueZFlashing", "Flashing", "DBus", "Transport",
         ]),
         .testTarget(name: "FakeBlueZTests", dependencies: [
             "FakeBlueZ", "DBus", "SimulatedBoard", "PartialFlashing", "PartialFlashingFrames", "NordicDFUFrames", "SMP", "FirmwareImage",
