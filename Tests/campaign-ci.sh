@@ -2,7 +2,8 @@
 # The short CI form of the fault campaign: 2,100 seeded runs across the partial, full, auto
 # and nordic paths (525 each), every run checked against the flashing invariants, a short
 # Nordic DFU campaign on stock boards of each family, and short campaigns against hostile
-# boards. Exits non-zero on any invariant violation.
+# boards. Exits non-zero on any invariant violation. The long campaign prints its progress
+# (runs done, violations so far) to standard error every 30 s.
 #
 #   Tests/campaign-ci.sh              # builds in release mode, then runs
 #   BITFLASH=path/to/bitflash Tests/campaign-ci.sh
@@ -20,13 +21,15 @@ echo "== fault campaign: $runs runs, seed $seed, all paths"
 "$BITFLASH" sim campaign --runs "$runs" --seed "$seed" --path all
 echo "== Nordic DFU on stock boards: 60 runs per board"
 for profile in microbit-v2 microbit-v1 calliope-mini-3; do
-    "$BITFLASH" sim campaign --runs 60 --seed "$seed" --path nordic --profile "$profile" >/dev/null \
+    start=$(date +%s)
+    "$BITFLASH" sim campaign --runs 60 --seed "$seed" --path nordic --profile "$profile" --progress 0 >/dev/null \
         || { echo "Nordic DFU on $profile: invariant violated"; "$BITFLASH" sim campaign --runs 60 --seed "$seed" --path nordic --profile "$profile"; exit 1; }
-    echo "nordic $profile: 60 runs, no violation"
+    echo "nordic $profile: 60 runs, no violation ($(( $(date +%s) - start )) s)"
 done
 echo "== hostile boards: 60 runs each"
 for kind in moving-region truncated-notifications wrong-sequence wrong-slot-hash; do
-    "$BITFLASH" sim campaign --runs 60 --seed "$seed" --path auto --hostile "$kind" >/dev/null \
+    start=$(date +%s)
+    "$BITFLASH" sim campaign --runs 60 --seed "$seed" --path auto --hostile "$kind" --progress 0 >/dev/null \
         || { echo "hostile board $kind: invariant violated"; "$BITFLASH" sim campaign --runs 60 --seed "$seed" --path auto --hostile "$kind"; exit 1; }
-    echo "hostile $kind: 60 runs, no violation"
+    echo "hostile $kind: 60 runs, no violation ($(( $(date +%s) - start )) s)"
 done

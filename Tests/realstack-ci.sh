@@ -3,8 +3,10 @@
 # virtual LE controllers (btvirt) in a qemu VM under software emulation.
 #
 #   Tests/realstack-ci.sh [OUT_DIR]
+#   BITFLASH=path/to/bitflash Tests/realstack-ci.sh [OUT_DIR]   # test that binary, build nothing
 #
-# Builds the release bitflash, boots the VM (Tests/RealStack/run.sh) with the guest script
+# Builds the release bitflash (unless BITFLASH names one), boots the VM (Tests/RealStack/run.sh,
+# which shares this repository and OUT_DIR into the guest wherever they are) with the guest script
 # Tests/RealStack/guest-test.sh, then checks on the host: the JSON results of scan, info and
 # the three flashes (partial, full update with a new runtime, up to date), and the board's
 # flash afterwards byte for byte against a board given the same file. Prints the bluetoothd
@@ -14,8 +16,9 @@
 # Skipped, loudly, when qemu or the BlueZ tools are missing. The kernel package and the
 # initramfs are cached in $BITFLASH_VM_CACHE (default ~/.cache/bitflash-realstack).
 set -euo pipefail
-repo="$(cd "$(dirname "$0")/.." && pwd)"
+repo="$(cd "$(dirname "$0")/.." && pwd -P)"
 cd "$repo"
+source scripts/lib/quiet.sh
 
 skip() {
     echo "=================================================================="
@@ -37,17 +40,30 @@ if [ -n "$(ls -A "$out")" ]; then
     rm -rf "${out:?}"/*
 fi
 
-build_start=$(date +%s)
-swift build -c release --product bitflash
-build_seconds=$(( $(date +%s) - build_start ))
-echo "== release build of bitflash: $build_seconds s"
-bin="$repo/.build/release/bitflash"
-echo "$bin" > "$out/binary"
+# OUT_DIR/binary names the binary for the guest: its path in the repository, which the guest
+# sees at /tmp/repo, or a copy in OUT_DIR (the guest's /tmp/out) when it lives elsewhere.
+if [ -n "${BITFLASH:-}" ]; then
+    bin="$(realpath "$BITFLASH")"
+    built="binary $BITFLASH"
+    echo "$bin" > "$out/binary"
+else
+    echo ".build/release/bitflash" > "$out/binary"
+    build_start=$(date +%s)
+    run_logged "$out/release-build.log" "release build" swift build -c release --product bitflash \
+        || { echo "realstack-ci: the release build failed" >&2; exit 1; }
+    bin="$(realpath "$(swift build -c release --show-bin-path)/bitflash")"
+    built="release build $(( $(date +%s) - build_start )) s"
+    echo "== $built"
+fi
+case "$bin" in
+    "$repo"/*) echo "${bin#"$repo"/}" > "$out/binary" ;;
+    *) cp "$bin" "$out/bitflash"; echo /tmp/out/bitflash > "$out/binary" ;;
+esac
 
 vm_start=$(date +%s)
 if ! "$repo/Tests/RealStack/run.sh" "$repo/Tests/RealStack/guest-test.sh" "$out"; then
     echo "== the guest test failed; its files are in $out"
-    for f in serve.log bluetoothd.log; do [ -f "$out/$f" ] && { echo "--- $f"; tail -n 40 "$out/$f"; }; done
+    for f in console.log serve.log bluetoothd.log; do [ -f "$out/$f" ] && { echo "--- $f (last 40 lines)"; tail -n 40 "$out/$f"; }; done
     for f in "$out"/*.err; do [ -s "$f" ] && { echo "--- $(basename "$f")"; tail -n 20 "$f"; }; done
     exit 1
 fi
@@ -70,4 +86,4 @@ reference="$out/reference"
 (btmon -r "$out/hci.snoop" > "$out/hci.txt" || true) 2> /dev/null
 
 python3 "$repo/Tests/RealStack/check-results.py" "$out"
-echo "== real-stack test passed: release build $build_seconds s, VM $vm_seconds s; files in $out"
+echo "== real-stack test passed: $built, VM $vm_seconds s; files in $out"

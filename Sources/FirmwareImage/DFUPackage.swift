@@ -78,8 +78,11 @@ public struct DFUPackage: Sendable, Equatable {
         public var mcubootImage: MCUbootImage? { try? MCUbootImage(bytes: bytes) }
     }
 
-    /// The largest entry accepted: far above any micro:bit or Calliope mini flash.
-    public static let maxEntrySize = 16 << 20
+    /// The largest entry accepted: twice the largest micro:bit or Calliope mini flash.
+    public static let maxEntrySize = 1 << 20
+    /// The most the images and init packets of one package may hold together (a zip bomb, or a
+    /// manifest naming one file many times, stops here).
+    public static let maxTotalSize = 4 << 20
 
     public let style: Style
     /// The images in upload order.
@@ -106,12 +109,17 @@ public struct DFUPackage: Sendable, Equatable {
         }
         let manifest = try DFUManifest(json: manifestBytes)
         var images: [Image] = []
+        var total = 0
         for entry in manifest.entries {
             guard let bytes = try files.bytes(of: entry.file) else { throw FirmwareImageError.dfuMissingFile(entry.file) }
             var initPacket: [UInt8]?
             if let dat = entry.initPacketFile {
                 guard let packet = try files.bytes(of: dat) else { throw FirmwareImageError.dfuMissingFile(dat) }
                 initPacket = packet
+            }
+            total += bytes.count + (initPacket?.count ?? 0)
+            if total > Self.maxTotalSize {
+                throw FirmwareImageError.dfuEntryTooLarge(name: "*", size: total)
             }
             images.append(Image(name: entry.file, bytes: bytes, role: entry.role, imageIndex: entry.imageIndex,
                                 slot: entry.slot, initPacket: initPacket, loadAddress: entry.loadAddress,

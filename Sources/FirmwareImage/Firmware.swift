@@ -73,16 +73,21 @@ public struct Firmware: Sendable, Equatable {
         self.universalHexLayout = universalHexLayout
     }
 
-    /// Reads a firmware file.
+    /// Reads a firmware file held in memory (see `parse(source:size:fileName:)` to read one in pieces).
     /// - Parameters:
     ///   - bytes: the whole file.
     ///   - fileName: used in messages only; the format comes from the content.
     /// - Throws: `FirmwareImageError`; text formats name the line and column.
     public static func parse(_ bytes: [UInt8], fileName: String) throws -> Firmware {
-        guard !bytes.isEmpty else { throw FirmwareImageError.emptyFile }
-        switch detectFormat(bytes) {
+        var source = ByteArraySource(bytes)
+        return try parse(source: &source, size: bytes.count, fileName: fileName)
+    }
+
+    /// Reads a whole file of a binary format.
+    static func parseWhole(_ bytes: [UInt8], format: Format, fileName: String) throws -> Firmware {
+        switch format {
         case .intelHex, .universalHex:
-            return try parseHex(bytes, fileName: fileName)
+            return try fromHex(IntelHexReader.parse(bytes), fileName: fileName)
         case .uf2:
             let uf2 = try UF2File.parse(bytes)
             let family = ChipFamily.allCases.first { f in f.uf2FamilyID.map(uf2.familyIDs.contains) ?? false }
@@ -94,25 +99,7 @@ public struct Firmware: Sendable, Equatable {
         case .mcuboot:
             return try mcubootFirmware(MCUbootImage(bytes: bytes), fileName: fileName, format: .mcuboot)
         case .dfuPackage:
-            let package = try DFUPackage(zipBytes: bytes)
-            guard let app = package.images.first(where: { $0.role == .application }) ?? package.images.first else {
-                throw FirmwareImageError.dfuNoImages
-            }
-            var firmware: Firmware
-            if let mcuboot = app.mcubootImage {
-                firmware = try mcubootFirmware(mcuboot, fileName: fileName, format: .dfuPackage)
-            } else {
-                var image = MemoryImage()
-                try image.write(app.bytes, at: app.loadAddress ?? 0, overwrite: true)
-                firmware = Firmware(fileName: fileName, format: .dfuPackage,
-                                    sections: [Section(family: nil, image: image, warnings: [])])
-            }
-            firmware.dfuPackage = package
-            return firmware
-        case nil:
-            // A file named .hex gets the Intel HEX reader's exact complaint (line 1, column 1).
-            if fileName.lowercased().hasSuffix(".hex") { return try parseHex(bytes, fileName: fileName) }
-            throw FirmwareImageError.unrecognizedFormat(fileName: fileName, detail: describeStart(bytes))
+            return try dfuPackageFirmware(DFUPackage(zipBytes: bytes), fileName: fileName)
         }
     }
 
@@ -135,7 +122,7 @@ public struct Firmware: Sendable, Equatable {
 
     /// An MCUboot image as firmware: its body at its load address (or at 0 for an
     /// execute-in-place image, whose address the slot decides), and the image itself.
-    private static func mcubootFirmware(_ mcuboot: MCUbootImage, fileName: String, format: Format) throws -> Firmware {
+    static func mcubootFirmware(_ mcuboot: MCUbootImage, fileName: String, format: Format) throws -> Firmware {
         var image = MemoryImage()
         try image.write(Array(mcuboot.body), at: mcuboot.header.loadAddress, overwrite: true)
         var firmware = Firmware(fileName: fileName, format: format,
@@ -144,8 +131,8 @@ public struct Firmware: Sendable, Equatable {
         return firmware
     }
 
-    private static func parseHex(_ bytes: [UInt8], fileName: String) throws -> Firmware {
-        let hex = try IntelHexReader.parse(bytes)
+    /// A parsed Intel HEX or Universal Hex as firmware: each section's chip from its board ID or its contents.
+    static func fromHex(_ hex: IntelHexFile, fileName: String) throws -> Firmware {
         var fileWarnings = hex.warnings
         let sections = hex.sections.map { s -> Section in
             var family: ChipFamily?

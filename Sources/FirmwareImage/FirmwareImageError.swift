@@ -53,6 +53,12 @@ public enum FirmwareImageError: Error, Sendable, Equatable {
     case overlappingData(TextPosition, address: UInt32, boardID: UInt16?, byte: UInt8, firstLine: Int, firstByte: UInt8)
     /// A Universal Hex has data records before its first block-start (0A) record.
     case dataOutsideUniversalHexSection(TextPosition, firstDataLine: Int)
+    /// A record's line goes on for more than `limit` characters without a line break.
+    case lineTooLong(TextPosition, limit: Int)
+    /// A Universal Hex block start names a board ID after `limit` others.
+    case tooManySections(TextPosition, limit: Int)
+    /// One board's data falls into more than `limit` separate address ranges.
+    case tooManyRuns(boardID: UInt16?, limit: Int)
 
     // MARK: UF2
     /// The file holds no UF2 block at all.
@@ -67,8 +73,9 @@ public enum FirmwareImageError: Error, Sendable, Equatable {
     case uf2FileContainer(block: Int)
     /// Block `block` is for another chip family than the board's.
     case uf2FamilyMismatch(block: Int, found: UInt32, expected: UInt32)
-    /// The blocks' own numbering says some blocks are absent.
-    case uf2MissingBlocks(numbers: [UInt32], total: UInt32)
+    /// The blocks' own numbering says `missing` blocks are absent; `numbers` are the first of them
+    /// (at most 10, the ones the message names).
+    case uf2MissingBlocks(numbers: [UInt32], missing: Int, total: UInt32)
     /// The same block number appears more than once.
     case uf2DuplicateBlocks(numbers: [UInt32])
     /// Block `block` gives a different total block count than the first block.
@@ -113,10 +120,24 @@ public enum FirmwareImageError: Error, Sendable, Equatable {
     case dfuMissingFile(String)
     /// A zip entry could not be extracted (corrupt or unsupported compression).
     case dfuUnreadableEntry(String)
-    /// A zip entry is larger than any micro:bit or Calliope mini flash.
+    /// A zip entry is larger than any micro:bit or Calliope mini flash (`name` "*": the files the
+    /// manifest names, together).
     case dfuEntryTooLarge(name: String, size: Int)
     /// The manifest lists no firmware image.
     case dfuNoImages
+    /// The package holds no application bitflash could flash, only these parts (`name (role)`).
+    case dfuNoApplication(parts: [String])
+    /// A McuMgr package's application is not a valid MCUboot image; `reason` says why.
+    case dfuNotMCUboot(name: String, reason: String)
+    /// A Nordic package's init packet is absent (`name` nil) or of a kind that names no supported
+    /// board (`size` bytes).
+    case dfuUnknownInitPacket(name: String?, size: Int)
+    /// A Nordic package's init packet does not describe its binary; `problem` says how.
+    case dfuInitPacketMismatch(bin: String, problem: String)
+    /// A legacy init packet asks for SoftDevices (FWIDs) none of which these boards run.
+    case dfuWrongSoftDevice(listed: String)
+    /// A Nordic package's binary is empty or larger than the family's application region.
+    case dfuApplicationTooLarge(name: String, size: Int, family: ChipFamily)
 
     // MARK: Memory images
 
@@ -126,6 +147,10 @@ public enum FirmwareImageError: Error, Sendable, Equatable {
     case imagePastAddressSpace(address: UInt32, count: Int)
 
     // MARK: The front door (`Firmware`)
+
+    /// The file is larger than any file of its format for these boards can be (`size` nil: more
+    /// than `limit` bytes came from a source whose size was not known).
+    case fileTooLarge(format: Firmware.Format, size: Int?, limit: Int)
 
     /// The content matches no supported format.
     case unrecognizedFormat(fileName: String, detail: String)
@@ -146,7 +171,8 @@ extension FirmwareImageError: CustomStringConvertible, LocalizedError {
         case .missingColon(let p, _), .nonHexDigit(let p, _), .truncatedRecord(let p, _, _),
              .badChecksum(let p, _, _), .badRecordLength(let p, _, _, _), .unexpectedCharacter(let p, _, _),
              .unknownRecordType(let p, _), .addressOverflow(let p, _), .missingEndOfFile(let p),
-             .overlappingData(let p, _, _, _, _, _), .dataOutsideUniversalHexSection(let p, _):
+             .overlappingData(let p, _, _, _, _, _), .dataOutsideUniversalHexSection(let p, _), .lineTooLong(let p, _),
+             .tooManySections(let p, _):
             return p
         default:
             return nil
@@ -181,6 +207,13 @@ extension FirmwareImageError: CustomStringConvertible, LocalizedError {
             return "overlapping data\(section): address \(hex8(address)) holds \(hex2(firstByte)) from line \(firstLine) and \(hex2(byte)) here; expected the same byte"
         case .dataOutsideUniversalHexSection(_, let firstDataLine):
             return "block-start (0A) record after data records that belong to no board (first on line \(firstDataLine)): expected every Universal Hex data record inside a board section"
+        case .tooManySections(_, let limit):
+            return "a block start for yet another board ID, after \(limit) of them: a Universal Hex for these boards has one section per board (six board IDs)"
+        case let .tooManyRuns(board, limit):
+            let section = board.map { " of the section for board ID \(UniversalHex.boardIDString($0))" } ?? ""
+            return "the data\(section) falls into more than \(grouped(limit)) separate address ranges; firmware for these boards has a few dozen: the file is not firmware for them"
+        case .lineTooLong(_, let limit):
+            return "the line goes on for more than \(limit) characters without a line break: expected one Intel HEX record per line"
         case .uf2Empty:
             return "the UF2 file is empty: export the program again"
         case let .uf2SizeNotBlockMultiple(size):
@@ -193,8 +226,9 @@ extension FirmwareImageError: CustomStringConvertible, LocalizedError {
             return "UF2 block \(block) belongs to a file container, which carries files rather than flash contents: use a UF2 made for flashing"
         case let .uf2FamilyMismatch(block, found, expected):
             return "UF2 block \(block) is for chip family \(FormatText.hex32(found)), but the board needs \(FormatText.hex32(expected)): use the file made for this board"
-        case let .uf2MissingBlocks(numbers, total):
-            return "the UF2 file lacks block(s) \(list(numbers)) of \(total): the download is incomplete, fetch the file again"
+        case let .uf2MissingBlocks(numbers, missing, total):
+            let more = missing > numbers.count ? " and \(missing - numbers.count) more" : ""
+            return "the UF2 file lacks \(missing) of its \(total) blocks (block\(missing == 1 ? "" : "s") \(list(numbers))\(more)): the download is incomplete, fetch the file again"
         case let .uf2DuplicateBlocks(numbers):
             return "the UF2 file repeats block number(s) \(list(numbers)): it is corrupt, fetch the file again"
         case let .uf2TotalMismatch(block, found, expected):
@@ -236,13 +270,38 @@ extension FirmwareImageError: CustomStringConvertible, LocalizedError {
         case let .dfuUnreadableEntry(name):
             return "the DFU package entry '\(name)' cannot be extracted: the zip is corrupt or uses an unsupported compression"
         case let .dfuEntryTooLarge(name, size):
+            if name == "*" {
+                return "the files the DFU package's manifest names come to \(grouped(size)) bytes, far more than any supported board's flash"
+            }
             return "the DFU package entry '\(name)' is \(size) bytes, larger than any supported board's flash"
         case .dfuNoImages:
             return "the DFU package's manifest lists no firmware image"
+        case let .dfuNoApplication(parts):
+            return "the DFU package holds no application image bitflash can flash (it holds \(parts.joined(separator: ", "))): update a SoftDevice, a bootloader or another core with nRF Connect"
+        case let .dfuNotMCUboot(name, reason):
+            return "the DFU package's '\(name)' is not a valid MCUboot image, which a McuMgr package must hold: \(reason)"
+        case let .dfuUnknownInitPacket(name, size):
+            guard let name else {
+                return "the Nordic DFU package names no init packet (dat_file) for its application, so neither the board it is for nor its integrity can be checked: make it again with `bitflash convert FILE.hex --to nordic-dfu-zip`"
+            }
+            return "\(name) is \(size) bytes: neither the 56-byte microbit_app command of the micro:bit V2 and Calliope mini 3 bootloader nor the 14-byte legacy packet of the micro:bit V1 and Calliope mini 1/2 bootloader (a signed nrfutil packet is not read), so the board the package is for is unknown: make it with `bitflash convert FILE.hex --to nordic-dfu-zip`"
+        case let .dfuInitPacketMismatch(bin, problem):
+            return "the DFU package's init packet does not match \(bin): \(problem); the package is corrupt or its files come from two builds: make it again"
+        case let .dfuWrongSoftDevice(listed):
+            return "the DFU package's legacy init packet asks for SoftDevice FWID \(listed); micro:bit V1 and Calliope mini 1/2 run S110 8.0.0 (0x0064), so their bootloader would refuse it: the package is for another board"
+        case let .dfuApplicationTooLarge(name, size, family):
+            let region = family.layout.application
+            return "the DFU package's \(name) is \(grouped(size)) bytes; a \(family.chipName) application goes from \(hex8(region.lowerBound)) to the bootloader at \(hex8(region.upperBound)) (\(grouped(region.count)) bytes at most)"
         case let .imageConflict(address, existing, new):
             return "address \(hex8(address)) already holds \(hex2(existing)), and a later write brings \(hex2(new)): the file puts two different bytes at one address"
         case let .imagePastAddressSpace(address, count):
             return "\(count) bytes at \(hex8(address)) run past the end of the 32-bit address space: the file is corrupt"
+        case let .fileTooLarge(format, size, limit):
+            let kind = format == .universalHex ? Firmware.Format.intelHex.displayName : format.displayName
+            guard let size else {
+                return "the file goes on past \(grouped(limit)) bytes, the most an \(kind) file for these boards can be (\(format.maximumFileSizeReason))"
+            }
+            return "the file is \(grouped(size)) bytes; an \(kind) file for these boards is at most \(grouped(limit)) bytes (\(format.maximumFileSizeReason))"
         case .unrecognizedFormat(let name, let detail):
             return "\(name): not a firmware file this tool reads (Intel HEX, Universal Hex, UF2, MCUboot image, DFU zip): \(detail)"
         case .noImageForBoard(let board, let name, let wanted, let available):

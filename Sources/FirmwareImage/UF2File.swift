@@ -129,14 +129,15 @@ public struct UF2File: Sendable, Equatable {
         for (key, entry) in totals.sorted(by: { $0.value.first < $1.value.first }) {
             let have = seen[key] ?? []
             guard have.count < Int(entry.total) else { continue }
-            // Never list more numbers than the file could have held.
+            // Every number the blocks hold is below the total (checked above), so the count of the
+            // absent ones is exact; only the first few are named.
             var missing: [UInt32] = []
             var n: UInt32 = 0
-            while n < entry.total, missing.count < 64 {
+            while n < entry.total, missing.count < 10 {
                 if !have.contains(n) { missing.append(n) }
                 n += 1
             }
-            throw FirmwareImageError.uf2MissingBlocks(numbers: missing, total: entry.total)
+            throw FirmwareImageError.uf2MissingBlocks(numbers: missing, missing: Int(entry.total) - have.count, total: entry.total)
         }
     }
 

@@ -42,9 +42,9 @@ public struct FlashOptions: Sendable, Equatable {
     /// How reasons and errors name these options when they say what to change.
     public var optionNames = OptionNames.neutral
 
-    /// The partial-flashing settings default to `PartialFlashSettings.overALink`: sessions run
-    /// over BlueZ or the link model, where an answer takes at least one connection event.
-    public init(mode: FlashMode = .auto, partial: PartialFlashSettings = .overALink,
+    /// The partial-flashing settings default to `PartialFlashSettings()`, the same on BlueZ and
+    /// on the link model: none of them depends on the link's timing.
+    public init(mode: FlashMode = .auto, partial: PartialFlashSettings = PartialFlashSettings(),
                 mcumgr: McuMgrUpgradeOptions = McuMgrUpgradeOptions()) {
         self.mode = mode
         self.partial = partial

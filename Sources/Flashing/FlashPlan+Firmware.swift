@@ -30,11 +30,15 @@ extension FlashPlan {
         return FlashPlan(family: family, image: image, program: program, fullImage: full.map(upgradeImage))
     }
 
-    /// The unsigned MCUboot image of the application region of `image` (nil when it holds no application).
+    /// The unsigned MCUboot image of the application region of `image` (nil when it holds no
+    /// application): from the application start to its last data byte, rounded up to a multiple of
+    /// 4 with 0xFF as the Nordic DFU clients cut it (nordic-dfu.md §4), so that a hex and a DFU zip
+    /// made from it give the same image.
     public static func applicationImage(of image: MemoryImage, family: ChipFamily) throws -> MCUbootImage? {
         let layout = family.layout
         let app = image.slice(layout.applicationStart..<layout.scratchPage)
-        guard let end = app.span?.upperBound else { return nil }
+        guard let last = app.span?.upperBound else { return nil }
+        let end = min(layout.applicationStart + ((last - layout.applicationStart + 3) & ~3), layout.scratchPage)
         let bytes = try MCUbootImage.build(application: image.read(layout.applicationStart..<end),
                                            version: MCUbootVersion(major: 1), headerSize: UInt16(layout.pageSize))
         return try MCUbootImage(bytes: bytes)

@@ -32,6 +32,8 @@ public enum WriteProblem: Sendable, Equatable, CustomStringConvertible {
     case outOfOrder
     /// No answer to the REGION_INFO sent to resynchronise the packet numbers.
     case noResyncAnswer(Duration)
+    /// No answer to the STATUS sent after a block timeout to learn that the board got every write.
+    case noProbeAnswer(Duration)
     /// The link dropped.
     case linkLost(DisconnectReason)
     /// A write could not be handed to the link.
@@ -42,6 +44,7 @@ public enum WriteProblem: Sendable, Equatable, CustomStringConvertible {
         case let .noAcknowledgement(d): return "no acknowledgement within \(d.shortText)"
         case .outOfOrder: return "the board reported a packet out of order (01 AA)"
         case let .noResyncAnswer(d): return "no answer to REGION_INFO within \(d.shortText)"
+        case let .noProbeAnswer(d): return "no answer to STATUS within \(d.shortText)"
         case let .linkLost(r): return "the link dropped: \(r)"
         case let .writeFailed(e): return "a write failed: \(e)"
         }
@@ -58,6 +61,8 @@ public enum RetryBudget: Sendable, Equatable, CustomStringConvertible {
     case deadline(Duration)
     /// The attempts of the REGION_INFO that resynchronises the packet numbers.
     case resyncAttempts(Int)
+    /// The attempts of the STATUS that follows a block timeout.
+    case probeAttempts(Int)
 
     public var description: String {
         switch self {
@@ -65,6 +70,7 @@ public enum RetryBudget: Sendable, Equatable, CustomStringConvertible {
         case let .run(n): return "the limit of \(n) retries per run"
         case let .deadline(d): return "the deadline of \(d.shortText) for the whole write"
         case let .resyncAttempts(n): return "the limit of \(n) unanswered REGION_INFO requests"
+        case let .probeAttempts(n): return "the limit of \(n) unanswered STATUS requests"
         }
     }
 }
@@ -98,9 +104,10 @@ public enum PartialFlashError: Error, Sendable, Equatable, CustomStringConvertib
     case nothingToWrite
     /// A retry bound was exhausted while writing `block` (index in the plan).
     case gaveUp(block: Int, address: UInt32, retries: Int, budget: RetryBudget, lastProblem: WriteProblem?)
-    /// The board sent `count` write answers after the last block was acknowledged. Every
-    /// transmission yields at most one answer, so the writer took a duplicated answer for the
-    /// answer of a later block, and that block may not have been written.
+    /// The board sent `count` write answers that no transmission accounts for (after the last
+    /// block was acknowledged, or more than one for a transmission). Every transmission yields
+    /// at most one answer, so an answer was duplicated on its way and the writer may have taken
+    /// the copy for a later block's answer: that block may not have been written.
     case unaccountedAnswers(count: Int)
     /// After the reboot the board does not report the program that was written.
     case verificationFailed(expectedStart: UInt32, expectedHash: [UInt8], reported: RegionInfo)

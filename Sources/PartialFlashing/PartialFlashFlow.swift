@@ -68,8 +68,6 @@ public struct PartialFlashFlow: FlowMachine {
     private let settings: PartialFlashSettings
     /// Unexpected link losses while reading, added to the writer's reconnections.
     private var readerLinkLosses = 0
-    /// The link's connection interval, when the transport reported it.
-    private var connectionInterval: Duration?
     /// Where an earlier, interrupted write of this program to this board stopped.
     private let resumePoint: ResumePoint?
 
@@ -92,10 +90,6 @@ public struct PartialFlashFlow: FlowMachine {
 
     public mutating func handle(_ event: FlowEvent, now: Duration) -> [FlowAction] {
         guard outcome == nil else { return [] }
-        switch event {
-        case let .start(info), let .connected(info): connectionInterval = info.connectionInterval ?? connectionInterval
-        default: break
-        }
         switch stage {
         case var .reading(reader):
             if case .start = event, program == nil {
@@ -235,18 +229,7 @@ public struct PartialFlashFlow: FlowMachine {
     private mutating func startWriting(plan: BlockPlan, program: MakeCodeProgram, base: ResumePoint, from block: Int?,
                                        announce: [FlowAction], now: Duration) -> [FlowAction] {
         self.plan = plan
-        var writerSettings = settings
-        if let ci = connectionInterval {
-            // A real answer comes at least two connection events after its block was sent
-            // (one carries the block, a later one the answer); a late answer to the previous
-            // block can come one event later. Between the two lies 1.5 intervals.
-            writerSettings.minimumAnswerDelay = max(settings.minimumAnswerDelay, ci * 3 / 2)
-        }
-        var writer = PartialFlashWriter(plan: plan, program: program, settings: writerSettings)
-        writer.connectionInterval = connectionInterval
-        if settings.holdPageOpenerAnswers {
-            writer.pageOpenerHold = min(family.pageOpenerHold(connectionInterval: connectionInterval), settings.blockTimeout / 2)
-        }
+        var writer = PartialFlashWriter(plan: plan, program: program, settings: settings)
         writer.checkpointBase = base
         if pauseBeforeWriting {
             stage = .paused(.write(writer, from: block, announce: announce))

@@ -4,9 +4,11 @@ import Transport
 ///
 /// Every wait is a timer action and every loop is bounded, so a run always ends:
 /// with a result, or with a `PartialFlashError` that says what was exhausted.
-/// The defaults suit a BlueZ central (30-50 ms connection interval) talking to
-/// CODAL or DAL firmware: an acknowledgement normally arrives within two
-/// connection events plus a page erase (at most about 200 ms).
+/// Timers only decide when the flows act (give up waiting, send again, resynchronise);
+/// no setting says when an answer may arrive, and none depends on the link's timing.
+/// The same defaults serve BlueZ, the simulator and the tests. An acknowledgement
+/// normally arrives within two connection events plus a page erase (at most about
+/// 200 ms on a BlueZ central's 30-50 ms interval).
 public struct PartialFlashSettings: Sendable, Equatable {
     /// How long to wait for the answer to STATUS or REGION_INFO. Default 2 s.
     public var answerTimeout: Duration
@@ -30,7 +32,8 @@ public struct PartialFlashSettings: Sendable, Equatable {
     public var reconnectAttempts: Int
     /// Unexpected link losses one run tolerates (reboots the flow asked for do not count). Default 3.
     public var reconnectLimit: Int
-    /// How long to wait for the acknowledgement of one 64-byte block. Default 1 s.
+    /// How long to wait for the answer to one 64-byte block before recovering (see
+    /// `PartialFlashWriter`). Default 1 s.
     public var blockTimeout: Duration
     /// Retries of one block (resends, resynchronisations, reconnections) before giving up. Default 5.
     public var blockRetryLimit: Int
@@ -44,27 +47,26 @@ public struct PartialFlashSettings: Sendable, Equatable {
     public var skipErasedBlocks: Bool
     /// After the reboot, reconnect and check that REGION_INFO 2 reports the new program. Default true.
     public var verifyAfterFlash: Bool
-    /// Ignore a `01 FF` / `01 AA` that reaches the writer at the very instant (`now`) its block was
-    /// sent: it cannot be that block's answer, so it is a duplicate of the previous one. Turn it on
-    /// with drivers whose clock advances between a write and its answer (real links, the link
-    /// model); leave it off with zero-latency drivers, where every answer arrives at the send instant.
-    /// Default false.
-    public var rejectSimultaneousAnswers: Bool
-    /// With `rejectSimultaneousAnswers`: an answer that arrives no later than this after its block
-    /// was sent is also ignored. A real answer needs the block's writes to go on air and the
-    /// board's flash work to finish, so it comes in a later connection event (BLE's shortest
-    /// interval is 7.5 ms); an earlier one is a late answer to the previous block. Taking it for
-    /// this block's answer would start the next block while the board still assembles this one
-    /// in its single buffer, and the board would then burn a block at a wrong address
-    /// (partial-flashing-protocol.md §3.1, §3.3). Default zero (only the very same instant).
-    public var minimumAnswerDelay: Duration
-    /// Hold the answers to a block that opens a flash page until the board's page erase can have
-    /// finished (its datasheet erase time plus one connection interval), so that a late copy of
-    /// the previous block's answer cannot start the next block during the erase
-    /// (`PartialFlashWriter+PageOpeners.swift`). Default false.
-    public var holdPageOpenerAnswers: Bool
+    /// How long the board is given to finish a block it may still be writing before the writer
+    /// resynchronises after a block timeout. Default 500 ms.
+    ///
+    /// It decides only *when* the writer acts, never whether an answer counts. After a timeout
+    /// the writer first has a STATUS (`EE`) answered: the board answers it in its write handler
+    /// after every earlier write, so the block's 4th packet, if it arrived, arrived before it.
+    /// That packet's flash event may still be erasing its page; REGION_INFO would reset the
+    /// `offset` that event reads when it burns (partial-flashing-protocol.md §2.1), so the
+    /// writer waits this long before it sends REGION_INFO, unless the block's answer arrives
+    /// first (the board sends it after the burn). A page erase takes 85 ms on an nRF52833 and
+    /// 22.3 ms on an nRF51 by their datasheets, longer when the SoftDevice must fit it between
+    /// radio events (CODAL `MicroBitFlash::erase_page` waits for `sd_flash_page_erase` to report
+    /// completion); the default allows several. Too short a wait costs the write, not the
+    /// program: the pending event would erase and burn at address 0, where the SoftDevice refuses
+    /// (`sd_flash_page_erase` answers `NRF_ERROR_FORBIDDEN` for a protected page, nrf_soc.h) and
+    /// CODAL's `erase_page` tries again forever, so the board answers no more blocks, the writer
+    /// gives up and the flash falls back to a full update.
+    public var settleTime: Duration
     /// Write the program hash last (`BlockPlan` with `sealProgramHash`), so that an interrupted
-    /// flash never leaves the board reporting the new program's hash. Default false.
+    /// flash never leaves the board reporting the new program's hash. Default true.
     public var sealProgramHash: Bool
 
     public init(answerTimeout: Duration = .seconds(2), requestAttempts: Int = 3,
@@ -74,8 +76,7 @@ public struct PartialFlashSettings: Sendable, Equatable {
                 blockTimeout: Duration = .seconds(1), blockRetryLimit: Int = 5, runRetryLimit: Int = 50,
                 deadlineBase: Duration = .seconds(30), deadlinePerBlock: Duration = .milliseconds(250),
                 skipErasedBlocks: Bool = true, verifyAfterFlash: Bool = true,
-                rejectSimultaneousAnswers: Bool = false, minimumAnswerDelay: Duration = .zero,
-                holdPageOpenerAnswers: Bool = false, sealProgramHash: Bool = false) {
+                settleTime: Duration = .milliseconds(500), sealProgramHash: Bool = true) {
         self.answerTimeout = answerTimeout
         self.requestAttempts = max(1, requestAttempts)
         self.switchToPairingMode = switchToPairingMode
@@ -91,21 +92,15 @@ public struct PartialFlashSettings: Sendable, Equatable {
         self.deadlinePerBlock = deadlinePerBlock
         self.skipErasedBlocks = skipErasedBlocks
         self.verifyAfterFlash = verifyAfterFlash
-        self.rejectSimultaneousAnswers = rejectSimultaneousAnswers
-        self.minimumAnswerDelay = max(.zero, minimumAnswerDelay)
-        self.holdPageOpenerAnswers = holdPageOpenerAnswers
+        self.settleTime = max(.zero, settleTime)
         self.sealProgramHash = sealProgramHash
     }
 
-    /// The settings for drivers whose answers take link time (BlueZ, the link model): answers
-    /// sooner than 5 ms after their block are late answers to the previous block and ignored
-    /// (1.5 connection intervals when the transport reports the interval), the answers to a
-    /// page-opening block are held until its erase can have finished, and the program hash is
-    /// written last.
-    public static var overALink: PartialFlashSettings {
-        PartialFlashSettings(rejectSimultaneousAnswers: true, minimumAnswerDelay: .milliseconds(5),
-                             holdPageOpenerAnswers: true, sealProgramHash: true)
-    }
+    /// The defaults, under the name earlier versions used for the settings of real links.
+    /// Nothing in the settings depends on the link's timing any more: the writer matches
+    /// answers to blocks by their order, so the library, the CLI and the simulator all use
+    /// `PartialFlashSettings()`.
+    public static var overALink: PartialFlashSettings { PartialFlashSettings() }
 
     /// The deadline of a run that writes `blocks` blocks.
     public func deadline(blocks: Int) -> Duration { deadlineBase + deadlinePerBlock * blocks }
@@ -121,8 +116,8 @@ public enum PartialFlashTimer {
     public static let reboot = TimerID("partial-flash.reboot")
     /// The deadline of the whole write.
     public static let deadline = TimerID("partial-flash.deadline")
-    /// The end of the hold on a page-opening block's answers.
-    public static let pageOpenerHold = TimerID("partial-flash.page-opener-hold")
+    /// The wait for the board to finish a block it may still be writing, before a resynchronisation.
+    public static let settle = TimerID("partial-flash.settle")
 }
 
 extension Duration {

@@ -14,16 +14,13 @@ extension PartialFlashWriter {
         }
     }
 
-    /// Sends the block at `index` numbered from `first`. `newGroup` is false only for the
-    /// same-number resend after a timeout.
-    mutating func sendBlock(from first: UInt8, newGroup: Bool) -> [FlowAction] {
+    /// Sends the block at `index` numbered from `first`.
+    mutating func sendBlock(from first: UInt8) -> [FlowAction] {
         let block = plan.blocks[index]
         group = first
-        sentAt = clock
-        sentOnAnswer = lastAnswerAt == clock
         if index == plan.sealIndex { sealSent = true }
         writeFailure = nil
-        if newGroup { resentSameNumbers = false }
+        lateAnswerPending = false
         state = .awaitingAck
         var actions: [FlowAction] = [.report(.trace(
             "block \(index + 1)/\(plan.blockCount) at \(hex32(block.address)), packets \(first)-\(first &+ 3)"))]
@@ -32,24 +29,23 @@ extension PartialFlashWriter {
             actions.append(.write(characteristic, bytes, .command))
         }
         actions.append(arm(PartialFlashTimer.block, settings.blockTimeout))
-        return startHold(for: block) + actions
+        return actions
     }
 
-    /// Sends REGION_INFO 2 to reset the board's packet counters.
-    mutating func resync(attempt: Int) -> [FlowAction] {
-        if attempt == 1 { stats.resyncs += 1 }
-        sentAt = clock
-        let held = endHold()
+    /// Sends REGION_INFO 2 to reset the board's packet counters: the barrier. Call it only when
+    /// no flash event can be pending on the board (see `PartialFlashWriter`). `counted`: false
+    /// for the planned barrier before the block that writes the program hash.
+    mutating func resync(attempt: Int, counted: Bool = true) -> [FlowAction] {
+        if attempt == 1, counted { stats.resyncs += 1 }
         state = .syncing(attempt: attempt)
         outOfOrderSeen = false
         let bytes = PartialFlashingRequest.regionInfo(2).bytes
-        return held + [.report(.trace("→ \(bytes.spacedHex) (resynchronise packet numbers)")),
+        return [.report(.trace("→ \(bytes.spacedHex) (resynchronise packet numbers)")),
                 .write(characteristic, bytes, .command), arm(PartialFlashTimer.answer, settings.answerTimeout)]
     }
 
     mutating func sendEndOfTransmission(sends: Int) -> [FlowAction] {
         state = .ending(sends: sends)
-        sentAt = clock
         let bytes = PartialFlashingRequest.endOfTransmission.bytes
         return [.report(.phase(.reset)), .report(.trace("→ \(bytes.spacedHex) (end of transmission)")),
                 .write(characteristic, bytes, .command), arm(PartialFlashTimer.reboot, settings.rebootTimeout)]
@@ -64,26 +60,16 @@ extension PartialFlashWriter {
 
     // MARK: - Answers
 
-    /// True when an answer now cannot be the answer to the last write (see `PartialFlashSettings.minimumAnswerDelay`).
-    /// That delay (1.5 intervals) holds for a block sent right after a connection event, at the
-    /// instant an answer arrived; a block sent at any other moment (after a timeout or a held
-    /// answer) may go out in the very next event, and its answer comes just over one interval later.
-    var answerIsTooEarly: Bool {
-        guard settings.rejectSimultaneousAnswers, let sentAt else { return false }
-        var floor = settings.minimumAnswerDelay
-        if !sentOnAnswer, let connectionInterval { floor = min(floor, connectionInterval) }
-        return clock - sentAt <= floor
-    }
-
+    /// Takes a notification in order: a write answer is the answer of the one transmission
+    /// that has not answered yet, whenever it arrives.
     mutating func received(_ bytes: [UInt8]) -> [FlowAction] {
-        lastAnswerAt = clock
         let trace = FlowAction.report(.trace("← \(bytes.spacedHex)"))
         let notification: PartialFlashingNotification
         do {
             notification = try PartialFlashingNotification(bytes: bytes)
         } catch {
             switch state {
-            case .awaitingAck, .syncing, .verifying:
+            case .awaitingAck, .syncing, .probing, .settling, .verifying:
                 let problem = (error as? FrameError) ?? .badValue("\(error)")
                 return [trace] + fail(.malformedNotification(bytes: bytes, problem: problem))
             default:
@@ -91,21 +77,18 @@ extension PartialFlashWriter {
             }
         }
         switch (notification, state) {
-        case (.writeSuccess, _) where answerIsTooEarly, (.writeFail, _) where answerIsTooEarly:
-            guard clock != sentAt else {
-                return [trace, .report(.trace("ignored: arrived at the instant of the last write (a duplicate)"))]
-            }
-            if state == .awaitingAck, index > 0 { doubtedBlock = index - 1 }
-            return [trace, .report(.trace("ignored: arrived too soon after the last write to answer it (a late answer)"))]
-        case (.writeSuccess, .awaitingAck) where holdingAnswers, (.writeFail, .awaitingAck) where holdingAnswers:
-            return hold(notification, trace: trace)
         case (.writeSuccess, .awaitingAck):
-            return [trace] + afterHold() + acknowledged()
+            return [trace] + acknowledged()
         case (.writeFail, .awaitingAck):
-            return [trace] + afterHold() + outOfOrder()
+            return [trace] + outOfOrder()
+        case (.writeSuccess, .probing), (.writeFail, .probing), (.writeSuccess, .settling), (.writeFail, .settling),
+             (.writeSuccess, .syncing), (.writeFail, .syncing):
+            return [trace] + answerWhileRecovering(notification)
+        case (.status, .probing):
+            return [trace] + probeAnswered()
         case let (.regionInfo(region), .syncing) where region.id == 2:
             // The barrier: the board's counters are 0 and every earlier answer has arrived.
-            return [trace] + disarm() + sendBlock(from: 0, newGroup: true)
+            return [trace] + disarm() + sendBlock(from: 0)
         case let (.regionInfo(region), .verifying) where region.id == 2:
             return [trace] + disarm() + verify(region)
         case (.writeSuccess, .ending), (.writeFail, .ending):
@@ -113,11 +96,6 @@ extension PartialFlashWriter {
             // one is extra: an earlier answer was duplicated and taken for a later block's.
             unaccountedAnswers += 1
             return [trace, .report(.trace("unexpected answer after the last block: a block may have been skipped"))]
-        case (.writeSuccess, .syncing), (.writeFail, .syncing):
-            // A resynchronisation starts only after the block's answers were consumed or lost (two
-            // timeouts, or a second `01 AA`), so an answer now is one too many: an earlier answer was
-            // duplicated and taken for a later block's, which may therefore never have been written.
-            return [trace] + fail(.unaccountedAnswers(count: unaccountedAnswers + 1))
         default:
             return [trace, .report(.trace("ignored: stray notification"))]
         }
@@ -125,21 +103,6 @@ extension PartialFlashWriter {
 
     mutating func acknowledged() -> [FlowAction] {
         let timer = disarm()
-        if let doubted = doubtedBlock, doubted < index {
-            // The answer that let the block before pass may have been a late one (this block's
-            // wait saw an answer too early to be its own): write that block's page again.
-            doubtedBlock = nil
-            stats.retries += 1
-            if stats.retries > settings.runRetryLimit { return timer + fail(gaveUp(.run(limit: settings.runRetryLimit))) }
-            let (target, why) = rewindTarget(for: doubted)
-            index = target
-            return timer + checkpoint() + [.report(.retry("an answer came too early to be block \(doubted + 2)'s, so block "
-                                           + "\(doubted + 1) may not be written: writing again from block \(index + 1) at "
-                                           + "\(hex32(plan.blocks[index].address)), \(why)"))]
-                + sendBlock(from: group &+ 4, newGroup: true)
-        }
-        // The writer went back over the doubted block since: it is being written again anyway.
-        if let doubted = doubtedBlock, doubted >= index { doubtedBlock = nil }
         if index == 0 { sealSent = false }
         index += 1
         progress = max(progress, index)
@@ -148,7 +111,15 @@ extension PartialFlashWriter {
         lastProblem = nil
         let report = [FlowAction.report(.progress(done: progress, total: plan.blockCount, unit: .blocks))] + checkpoint()
         if index == plan.blockCount { return timer + report + sendEndOfTransmission(sends: 1) }
-        return timer + report + sendBlock(from: group &+ 4, newGroup: true)
+        if index == plan.sealIndex {
+            // Every other block is acknowledged and its answer consumed, so no flash event is
+            // pending and no answer is due: an answer before the barrier's is one too many (a
+            // duplicate taken for a later block's answer), and it shows before the program hash
+            // is written, so a board whose program may be incomplete never reports the new hash.
+            return timer + report + [.report(.trace("every block but the program hash is written: a barrier first"))]
+                + resync(attempt: 1, counted: false)
+        }
+        return timer + report + sendBlock(from: group &+ 4)
     }
 
     mutating func outOfOrder() -> [FlowAction] {
@@ -156,14 +127,22 @@ extension PartialFlashWriter {
         if let error = countRetry(.outOfOrder) { return timer + fail(error) }
         let address = hex32(plan.blocks[index].address)
         if outOfOrderSeen {
-            return timer + [.report(.retry("block \(index + 1) at \(address): out of order again; resynchronising"))]
-                + resync(attempt: 1)
+            // Two lossy transmissions in a row, or numbering that is off: REGION_INFO settles it.
+            // From a synchronised board each `01 AA` answers its own transmission and nothing is
+            // pending; but a board whose numbering is off (an answer was duplicated and taken for a
+            // later block's) answers one transmission with two `01 AA`s, and then the resend may be
+            // complete on the board with its flash event pending, which REGION_INFO must not
+            // overtake. So the same recovery as after a timeout: the resend may still answer.
+            lateAnswerPending = true
+            return timer + [.report(.retry("block \(index + 1) at \(address): out of order again; checking that the "
+                                           + "board has every write, then resynchronising"))]
+                + probe(attempt: 1)
         }
         outOfOrderSeen = true
         let next = group &+ 4
         return timer + [.report(.retry("block \(index + 1) at \(address): packet out of order; resending as "
                                        + "packets \(next)-\(next &+ 3)"))]
-            + sendBlock(from: next, newGroup: true)
+            + sendBlock(from: next)
     }
 
     private mutating func verify(_ region: RegionInfo) -> [FlowAction] {
@@ -215,10 +194,9 @@ extension PartialFlashWriter {
     }
 
     mutating func fail(_ error: PartialFlashError) -> [FlowAction] {
-        let held = endHold()
         outcome = .failure(error)
         let wasRunning = state != .idle
         state = .finished
-        return held + disarm() + (wasRunning ? [.cancelTimer(PartialFlashTimer.deadline)] : []) + [.finish]
+        return disarm() + (wasRunning ? [.cancelTimer(PartialFlashTimer.deadline)] : []) + [.finish]
     }
 }

@@ -1,3 +1,4 @@
+import PartialFlashingFrames
 import Transport
 
 /// Timeouts, link losses and the reboot at the end.
@@ -10,19 +11,20 @@ extension PartialFlashWriter {
             if let error = writeFailure { problem = .writeFailed(error) }
             if let error = countRetry(problem) { return fail(error) }
             let address = hex32(plan.blocks[index].address)
-            if !resentSameNumbers {
-                // Recovers a lost packet (typically the 4th): the board ignores the packets
-                // it already holds, which are 1-3 behind its expected number, and takes the rest.
-                resentSameNumbers = true
-                return [.report(.retry("block \(index + 1) at \(address): \(problem); resending with the same "
-                                       + "packet numbers"))]
-                    + sendBlock(from: group, newGroup: false)
+            // A lost 4th packet, a lost block, a lost `01 FF` or `01 AA`, or an answer still on its
+            // way: the same recovery for all (see `PartialFlashWriter`).
+            lateAnswerPending = true
+            return [.report(.retry("block \(index + 1) at \(address): \(problem); checking that the board "
+                                   + "has every write, then resynchronising"))]
+                + probe(attempt: 1)
+        case let .probing(attempt):
+            guard attempt < settings.requestAttempts else {
+                lastProblem = .noProbeAnswer(settings.answerTimeout)
+                return fail(gaveUp(.probeAttempts(settings.requestAttempts)))
             }
-            // The board ignored the same-number resend: it wrote the block and its `01 FF` was
-            // lost (it now expects 4 more), or it lost more than packets. Only REGION_INFO
-            // tells both sides where numbering stands.
-            return [.report(.retry("block \(index + 1) at \(address): \(problem) again; resynchronising"))]
-                + resync(attempt: 1)
+            return [.report(.retry("no answer to STATUS; asking again"))] + probe(attempt: attempt + 1)
+        case .settling:
+            return [.report(.trace("the board had \(settings.settleTime.shortText) to finish the block"))] + resync(attempt: 1)
         case let .syncing(attempt):
             guard attempt < settings.requestAttempts else {
                 lastProblem = .noResyncAnswer(settings.answerTimeout)
@@ -49,6 +51,48 @@ extension PartialFlashWriter {
         }
     }
 
+    /// Sends STATUS after a block timeout. The board answers it in its write handler, after
+    /// every earlier write, and changes nothing (partial-flashing-protocol.md §2.5): once the
+    /// answer is in, each packet of the block reached the board or never will.
+    mutating func probe(attempt: Int) -> [FlowAction] {
+        state = .probing(attempt: attempt)
+        let bytes = PartialFlashingRequest.status.bytes
+        return [.report(.trace("→ \(bytes.spacedHex) (has the board every write?)")),
+                .write(characteristic, bytes, .command), arm(PartialFlashTimer.answer, settings.answerTimeout)]
+    }
+
+    /// STATUS answered: the barrier may go once no flash event can be pending. It can be only
+    /// while the block that timed out has not answered (its `01 FF` follows the burn).
+    mutating func probeAnswered() -> [FlowAction] {
+        let timer = disarm()
+        guard lateAnswerPending, settings.settleTime > .zero else { return timer + resync(attempt: 1) }
+        state = .settling
+        return timer + [.report(.trace("no answer to block \(index + 1) yet: giving the board "
+                                       + "\(settings.settleTime.shortText) to finish it"))]
+            + [arm(PartialFlashTimer.settle, settings.settleTime)]
+    }
+
+    /// A write answer while recovering or resynchronising, before the barrier's answer. The
+    /// first one after a block timeout is that transmission's one answer, late; the block is
+    /// sent again anyway (see `PartialFlashWriter`). Any other is one answer too many.
+    mutating func answerWhileRecovering(_ answer: PartialFlashingNotification) -> [FlowAction] {
+        guard lateAnswerPending else {
+            // A resynchronisation starts only after the block's answer was consumed or could no
+            // longer come (a new connection, every block but the hash block acknowledged, or the
+            // late answer already in), so
+            // an answer now is one too many: an earlier answer was duplicated and taken for a
+            // later block's, which may therefore never have been written.
+            return fail(.unaccountedAnswers(count: unaccountedAnswers + 1))
+        }
+        lateAnswerPending = false
+        let what = answer == .writeSuccess ? "written" : "dropped (01 AA)"
+        let note = FlowAction.report(.trace("the late answer to block \(index + 1): \(what); it is sent again after "
+                                            + "the resynchronisation all the same"))
+        guard state == .settling else { return [note] }
+        // The board finished the block: nothing is pending, the barrier may go now.
+        return [note] + disarm() + resync(attempt: 1)
+    }
+
     mutating func deadlinePassed() -> [FlowAction] {
         switch state {
         case .idle, .finished: return []
@@ -58,8 +102,9 @@ extension PartialFlashWriter {
 
     mutating func linkLost(_ reason: DisconnectReason) -> [FlowAction] {
         switch state {
-        case .awaitingAck, .syncing:
-            let timer = endHold() + disarm()
+        case .awaitingAck, .syncing, .probing, .settling:
+            let timer = disarm()
+            lateAnswerPending = false
             if let error = countRetry(.linkLost(reason)) { return timer + fail(error) }
             state = .reconnecting(afterReboot: false)
             return timer + settle(recovery.unexpectedLoss(reason))
@@ -100,7 +145,6 @@ extension PartialFlashWriter {
 
     mutating func connected(_ info: ConnectionInfo, afterReboot: Bool) -> [FlowAction] {
         recovery.connected()
-        connectionInterval = info.connectionInterval ?? connectionInterval
         if afterReboot { return [.report(.phase(.verify)), .subscribe(characteristic)] + sendVerification(attempt: 1) }
         stats.reconnects += 1
         // Resume from the first block of the page that holds the first unacknowledged block,

@@ -44,37 +44,102 @@ public struct PartialFlashStats: Sendable, Equatable, Codable {
 ///
 /// A block goes out as 4 FLASH_DATA packets with consecutive packet numbers (mod 256):
 /// packet 0 carries the low 16 bits of the block address, packet 1 the high 16 bits,
-/// packets 2 and 3 carry 0x0000 (the board ignores the field there). The writer then
-/// waits for the block's notification:
+/// packets 2 and 3 carry 0x0000 (the board ignores the field there).
 ///
-/// * `01 FF`: the block is written; the next block continues the numbering.
-/// * `01 AA` (first time for this block): the board dropped the block and now expects
-///   the group's first number + 4; the block is resent with those numbers.
-///   A second `01 AA` for the same block means the writer's idea of the board's numbering
-///   can no longer be trusted (one transmission can yield two AAs when it runs ahead of
-///   the board, §3.2), so it resynchronises instead.
-/// * timeout (first time for this group): resend with the *same* numbers. The board
-///   ignores the packets it already has and takes the missing tail, which recovers a lost
-///   4th packet. If the notification itself was lost the board ignores the whole resend.
-///   A same-number resend never produces a second notification, so a late `01 FF` that
-///   turns up after it is the one answer of this block and cannot confirm a later block.
-/// * timeout again: resynchronise with REGION_INFO 2 (it resets the board's counters) and
-///   resend the block numbered from 0. The REGION_INFO answer is a barrier: notifications
-///   of earlier transmissions arrive before it and are ignored, so nothing sent before
-///   the resynchronisation can be mistaken for the answer to the block sent after it.
+/// # Which answer belongs to which block: by order, never by time
 ///
-/// Answers carry no block id, so a *duplicated* answer could be taken for the next block's.
-/// Every transmission yields at most one answer, so an answer that arrives while
-/// resynchronising or after END_OF_TRANSMISSION is one too many: the writer then reports
-/// `PartialFlashError.unaccountedAnswers` (a block may have been skipped) instead of success.
-/// With `rejectSimultaneousAnswers` it also ignores an answer that arrives at the instant of its
-/// own last write (it cannot answer that write), which stops a duplicate delivered together
-/// with its original.
+/// Answers carry no block id. What ties an answer to its block is order:
 ///
-/// END_OF_TRANSMISSION (`02`) goes only after the last block was acknowledged (by a
-/// notification received after the last REGION_INFO, so the board's buffer and offset hold
-/// that block). Then the writer waits for the reboot, connects again, reads REGION_INFO 2
-/// and checks the board now reports the program's start and hash.
+/// * The link delivers each PDU once and in order. The BLE link layer acknowledges every data
+///   PDU with its 1-bit SN/NESN scheme and resends it until acknowledged; a receiver takes a
+///   PDU only when its SN equals its own NESN and drops a resent copy (Bluetooth Core
+///   Specification, Vol 6 Part B §4.5.9 "Acknowledgement and flow control"; e.g. Zephyr's
+///   controller, `lll_conn.c` `isr_rx_pdu`). The boards serve ATT on one bearer
+///   (`sd_ble_gatts_hvx` takes only the connection) and send their notifications in the order
+///   they were made; BlueZ hands each ATT notification to a subscriber once
+///   (`src/shared/gatt-client.c` `notify_cb` → `src/gatt-client.c` `notify_cb`, one
+///   `PropertiesChanged` per subscribed D-Bus client). Write commands reach the board's write
+///   handler in the order they were written.
+/// * Losses do happen: a write command dropped before it reaches the board's GATT server, a
+///   notification the board could not queue (CODAL's `MicroBitBLEChar::notifyChrValue` returns
+///   false when `sd_ble_gatts_hvx` fails and the partial-flashing service ignores it), a link
+///   that drops. And any answer may be late: BlueZ queues write commands, other connections
+///   push events back, D-Bus adds its own latency.
+///
+/// So answers arrive in the order the board made them, at most once, and may be lost or late.
+/// From a synchronised state (the board expects packet `g`, holds no partial block and has no
+/// flash event pending), one transmission of `g … g+3` ends in one of these
+/// (partial-flashing-protocol.md §3.1-§3.2; CODAL and DAL `flashData`, `partialFlashingEvent`):
+///
+/// | what reaches the board                          | what the board does                                   | answer           | board then expects |
+/// |-------------------------------------------------|-------------------------------------------------------|------------------|--------------------|
+/// | all 4 packets                                   | 4th raises the flash event: erase if the block starts a page (CODAL: if not blank), burn | one `01 FF`, after the burn | `g+4` |
+/// | a prefix `g … g+k`, k < 3 (the 4th, or the tail, lost) | keeps the partial block                        | none             | `g+k+1`            |
+/// | nothing                                         | —                                                     | none             | `g`                |
+/// | a packet after a gap (one before it lost)       | that packet: `01 AA`, block dropped; the later ones are 1-3 behind `g+4`: ignored | one `01 AA` | `g+4` |
+/// | as in any row above, and the answer lost        | the same                                              | none arrives     | as above           |
+///
+/// Exactly one answer, or none. The writer therefore takes the first write answer after a
+/// transmission as that transmission's answer, whenever it arrives:
+///
+/// * `01 FF`: the block is written; the next block continues the numbering (`g+4`).
+/// * `01 AA`: the board dropped the block and expects `g+4`; the block is resent numbered
+///   from there. A second `01 AA` for the same block (two lossy transmissions in a row, or
+///   numbering that is off) goes through the recovery below instead, as after a timeout.
+/// * no answer within `blockTimeout`: the board is in one of the rows above, the answer may
+///   still come, and the writer cannot tell which. One recovery covers them all (one retry):
+///   1. STATUS (`EE`). The board answers it in its write handler after every earlier write,
+///      and it changes nothing, so once its answer is in, every packet of the block either
+///      reached the board or never will, and an `01 AA` they caused came before it.
+///   2. If the block's answer has not come yet, `settleTime`: a complete block's flash event
+///      may still be erasing its page (it sends `01 FF` after the burn). A timer that decides
+///      only when to go on; an answer that arrives meanwhile ends the wait at once. (Too short
+///      a wait costs the write, not the program: `PartialFlashSettings.settleTime`.)
+///   3. REGION_INFO 2, the barrier: it resets the board's counters (and its `offset`, which is
+///      why no flash event may be pending: that event would burn at address 0, §2.1). Every
+///      answer to an earlier transmission arrives before the barrier's answer.
+///   4. The block again, numbered from 0.
+///   A late answer arriving during steps 1-3 is that transmission's one answer. The block is
+///   resent even when it was `01 FF`: sending a block again is always safe here (identical
+///   bytes over identical bytes; for a block that opens a page, the page is erased again
+///   before any later block of it was written), while trusting an `01 FF` would rest on the
+///   absence of duplicated answers, which a client cannot check.
+///
+/// A lost 4th packet, a lost `01 FF`, a lost `01 AA`, a lost block and a late answer thus each
+/// cost one retry: the timeout, one STATUS round trip, at most `settleTime`, one REGION_INFO
+/// round trip and the block.
+///
+/// # Answers no transmission accounts for
+///
+/// Every transmission yields at most one answer and the writer consumes it, so a second write
+/// answer while recovering, a write answer while resynchronising after a reconnection or
+/// before the barrier that precedes the program hash, or one after END_OF_TRANSMISSION is one
+/// too many: an answer was duplicated
+/// on its way. The writer then stops with `PartialFlashError.unaccountedAnswers` (a block may
+/// have been skipped) instead of reporting success. A BLE link cannot duplicate a notification;
+/// a second D-Bus client that subscribed to the same characteristic makes BlueZ emit one
+/// `PropertiesChanged` per subscriber, which every match on the signal sees.
+///
+/// What no client of this protocol can prevent: a duplicated `01 FF` of block k taken for the
+/// answer of block k+1 while k+1 is still in the board's hands. If k+1 opens a page, block
+/// k+2 then reaches the board during that page's erase, its packets overwrite the one block
+/// buffer and `offset`, and the erase is followed by a burn of k+2's bytes at k+2's address:
+/// k+1 is never written (§3.1). From then on every answer is taken for the block after its
+/// own; the one answer too many shows up during a recovery or after END_OF_TRANSMISSION and
+/// the writer fails, unless a later loss swallows it (a lost answer, or a lost packet that
+/// leaves two transmissions with one answer between them).
+/// The link model injects duplicates only as a hostile fault (`sim campaign --hostile`).
+///
+/// # The end
+///
+/// END_OF_TRANSMISSION (`02`) goes only after the last block was acknowledged (by an answer
+/// received after the last REGION_INFO, so the board's buffer and offset hold that block).
+/// Then the writer waits for the reboot, connects again, reads REGION_INFO 2 and checks the
+/// board now reports the program's start and hash. With `sealProgramHash` the hash is written
+/// by a last block (see `BlockPlan.sealed` and `rewindTarget(for:)`), sent after a REGION_INFO
+/// barrier: once every other block is acknowledged nothing may answer before the barrier, so
+/// an answer too many (a duplicate taken for a later block's answer) stops the write before
+/// the board can report the new program over an incomplete one.
 ///
 /// Every retry counts against `blockRetryLimit` and `runRetryLimit`, and the whole write
 /// has a deadline; when one is exhausted the writer finishes with
@@ -90,10 +155,14 @@ public struct PartialFlashWriter: FlowMachine {
 
     enum State: Sendable, Equatable {
         case idle
-        /// Waiting for the answer to REGION_INFO 2 sent to reset the board's counters.
+        /// Waiting for the answer to REGION_INFO 2 sent to reset the board's counters (the barrier).
         case syncing(attempt: Int)
         /// The block at `index` is in flight.
         case awaitingAck
+        /// After a block timeout: STATUS sent `attempt` times, waiting for its answer.
+        case probing(attempt: Int)
+        /// STATUS answered and the block in doubt still unanswered: giving the board `settleTime`.
+        case settling
         /// END_OF_TRANSMISSION sent `sends` times; waiting for the reboot.
         case ending(sends: Int)
         case reconnecting(afterReboot: Bool)
@@ -111,10 +180,11 @@ public struct PartialFlashWriter: FlowMachine {
     var index = 0
     /// The first packet number of the transmission in flight.
     var group: UInt8 = 0
-    /// The group in flight was already resent with the same numbers after a timeout.
-    var resentSameNumbers = false
     /// The block in flight already had one `01 AA` since the last resynchronisation.
     var outOfOrderSeen = false
+    /// While recovering from a block timeout: the transmission that timed out has not answered
+    /// yet, so the next write answer before the barrier's is its one answer.
+    var lateAnswerPending = false
     var blockRetries = 0
     var lastProblem: WriteProblem?
     /// The most blocks acknowledged at once (progress never goes backwards).
@@ -122,37 +192,13 @@ public struct PartialFlashWriter: FlowMachine {
     var runningTimer: TimerID?
     /// `01 FF` / `01 AA` received after END_OF_TRANSMISSION: evidence of a duplicated answer.
     var unaccountedAnswers = 0
-    /// An answer came too soon to be the block's own while a block was awaited: the answer
-    /// taken for the block before (this index) may have been a late one, so its page is
-    /// written again, unless the writer went back over it anyway.
-    var doubtedBlock: Int?
     /// The block that writes the program hash was handed to the link, and no first block
     /// (whose page holds the hash) was acknowledged since: the board may report the new
     /// program already, so no page may be erased again before the hash's page is.
     var sealSent = false
-    /// When the last notification arrived; a block sent at that instant went out right after
-    /// a connection event (its answer needs two more), any other send may go out at once.
-    var lastAnswerAt: Duration?
-    /// The block in flight was sent at the instant an answer arrived.
-    var sentOnAnswer = false
-    /// The connection interval, when the transport reports it.
-    public var connectionInterval: Duration?
     /// A write of the transmission in flight that the driver could not hand to the link.
     var writeFailure: TransportError?
-    /// The `now` of the event being handled.
-    var clock: Duration = .zero
-    /// The `now` of the last block, REGION_INFO or END_OF_TRANSMISSION handed to the driver.
-    var sentAt: Duration?
     var recovery: LinkRecovery
-    /// How long the answers to a page-opening block are held (zero: not held). See
-    /// `PartialFlashWriter+PageOpeners.swift`.
-    public var pageOpenerHold: Duration = .zero
-    /// When the hold of the page opener in flight ends.
-    var holdUntil: Duration?
-    /// The latest answer held.
-    var heldAnswer: PartialFlashingNotification?
-    /// Answers to page openers that a later answer within the hold showed to be late copies.
-    public internal(set) var heldCopies = 0
     /// What a checkpoint says besides the block (nil: report no checkpoints).
     public var checkpointBase: ResumePoint?
     /// The resume block of the last checkpoint reported.
@@ -189,15 +235,13 @@ public struct PartialFlashWriter: FlowMachine {
     /// `block` continues an earlier, interrupted write (see `resume(from:)`); nil starts afresh.
     public mutating func beginAfterRegionInfo(now: Duration = .zero, from block: Int? = nil) -> [FlowAction] {
         guard state == .idle else { return [] }
-        clock = now
         guard !plan.blocks.isEmpty else { return fail(.nothingToWrite) }
         let notes = block.map { resume(from: $0) } ?? []
-        return opening() + notes + checkpoint() + sendBlock(from: 0, newGroup: true)
+        return opening() + notes + checkpoint() + sendBlock(from: 0)
     }
 
     public mutating func handle(_ event: FlowEvent, now: Duration) -> [FlowAction] {
         guard outcome == nil else { return [] }
-        clock = now
         switch event {
         case .start:
             guard state == .idle else { return [] }
@@ -208,7 +252,6 @@ public struct PartialFlashWriter: FlowMachine {
             return received(bytes)
         case let .timerFired(id):
             if id == PartialFlashTimer.deadline { return deadlinePassed() }
-            if id == PartialFlashTimer.pageOpenerHold { return holdEnded() }
             guard id == runningTimer else { return [] }
             runningTimer = nil
             return timerFired()

@@ -10,14 +10,33 @@ import LinkModel
 /// from the start of the run.
 public struct FaultPlan: Sendable, Equatable, Codable {
     public var seed: UInt64
-    /// A client write is lost on air (the board never sees it).
+    /// A client write is lost before it reaches the board's GATT server (the board never sees it).
     public var dropWrite: Double = 0
-    /// A notification is lost on air.
+    /// These writes are lost (indices as for `disconnectAtWrite`).
+    public var dropWriteAt: Set<Int> = []
+    /// A notification is lost: the board could not queue it (CODAL's
+    /// `MicroBitBLEChar::notifyChrValue` returns false when `sd_ble_gatts_hvx` fails, and the
+    /// partial-flashing service ignores that).
     public var dropNotification: Double = 0
-    /// A notification arrives twice (the copy in the next connection event).
-    public var duplicateNotification: Double = 0
-    /// A notification slips behind the next one (or into the next event).
+    /// These notifications are lost: indices count the notifications of one flow that reached the
+    /// central in this run, from 0 (those lost by `dropNotification` included).
+    public var dropNotificationAt: Set<Int> = []
+    /// A notification is late: the link layer does not get it through in this connection event
+    /// (a corrupted packet is sent again in the next one), so it and everything queued behind it
+    /// leave one event later, still in order.
     public var delayNotification: Double = 0
+    /// **Hostile, impossible on a BLE link:** a notification arrives twice (the copy in the next
+    /// connection event). The link layer delivers each data PDU once (its SN/NESN scheme drops a
+    /// resent copy, Bluetooth Core Specification Vol 6 Part B §4.5.9) and BlueZ hands each ATT
+    /// notification once to each subscribed D-Bus client (`src/shared/gatt-client.c`
+    /// `notify_cb`). Only for `sim campaign --hostile duplicated-notifications` and tests of what a
+    /// client can detect.
+    public var duplicateNotification: Double = 0
+    /// **Hostile, impossible on a BLE link:** a notification slips behind the next one (or into the
+    /// next event when there is none). The link layer sends a connection's data PDUs in order and
+    /// sends the next one only once the last was acknowledged (Vol 6 Part B §4.5.9). Only for
+    /// `sim campaign --hostile reordered-notifications`.
+    public var reorderNotification: Double = 0
     /// The link drops when the client's write with one of these indices goes on air.
     public var disconnectAtWrite: Set<Int> = []
     /// The link drops at these times since the start of the run.
@@ -47,6 +66,7 @@ public struct FaultPlan: Sendable, Equatable, Codable {
     public func validated() throws -> FaultPlan {
         for (name, p) in [("dropWrite", dropWrite), ("dropNotification", dropNotification),
                           ("duplicateNotification", duplicateNotification), ("delayNotification", delayNotification),
+                          ("reorderNotification", reorderNotification),
                           ("disconnectPerWrite", disconnectPerWrite), ("refuseConnection", refuseConnection),
                           ("slowErase", slowErase)] where !(0...1).contains(p) {
             throw LinkModelError.badProbability(name: name, value: p)
@@ -61,6 +81,7 @@ public struct FaultCounters: Sendable, Equatable, Codable, CustomStringConvertib
     public var droppedNotifications = 0
     public var duplicatedNotifications = 0
     public var delayedNotifications = 0
+    public var reorderedNotifications = 0
     public var disconnects = 0
     public var refusedConnections = 0
     public var deviceResets = 0
@@ -70,13 +91,14 @@ public struct FaultCounters: Sendable, Equatable, Codable, CustomStringConvertib
 
     /// The total number of faults injected.
     public var total: Int {
-        droppedWrites + droppedNotifications + duplicatedNotifications + delayedNotifications
+        droppedWrites + droppedNotifications + duplicatedNotifications + delayedNotifications + reorderedNotifications
             + disconnects + refusedConnections + deviceResets + slowErases
     }
 
     public var description: String {
         "dropped writes \(droppedWrites), dropped notifications \(droppedNotifications), "
-            + "duplicated \(duplicatedNotifications), delayed \(delayedNotifications), disconnects \(disconnects), "
+            + "duplicated \(duplicatedNotifications), delayed \(delayedNotifications), "
+            + "reordered \(reorderedNotifications), disconnects \(disconnects), "
             + "refused connections \(refusedConnections), device resets \(deviceResets), slow erases \(slowErases)"
     }
 }

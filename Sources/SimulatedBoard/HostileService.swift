@@ -21,9 +21,19 @@ public enum HostileKind: String, Sendable, Equatable, Codable, CaseIterable {
     case hugeLength = "huge-length"
     /// SMP responses report slot hashes with a flipped byte.
     case wrongSlotHash = "wrong-slot-hash"
+    /// The link delivers some notifications twice. Impossible on a BLE link
+    /// (`FaultPlan.duplicateNotification`); the campaign injects it on the link, not in the board.
+    case duplicatedNotifications = "duplicated-notifications"
+    /// The link lets some notifications overtake the next. Impossible on a BLE link
+    /// (`FaultPlan.reorderNotification`); the campaign injects it on the link, not in the board.
+    case reorderedNotifications = "reordered-notifications"
 
-    /// True for lies of the SMP server; the others are lies of the partial-flashing service.
+    /// True for lies of the SMP server.
     public var isSMP: Bool { [.wrongSequence, .hugeLength, .wrongSlotHash].contains(self) }
+    /// True for faults of the link rather than lies of the board; `makeHostile` leaves the board as it is.
+    public var isLinkFault: Bool { [.duplicatedNotifications, .reorderedNotifications].contains(self) }
+    /// The lies of a board's firmware (everything but the link faults).
+    public static var firmwareKinds: [HostileKind] { allCases.filter { !$0.isLinkFault } }
 }
 
 /// A service wrapper that lies: it lets the honest service do its work (so the flash changes
@@ -145,8 +155,9 @@ public struct HostileService: SimulatedService {
 
 extension SimulatedBoard {
     /// Makes the board lie in the way `kind` says (wrapping its partial-flashing service or
-    /// its SMP server). A board without that service is left as it is.
+    /// its SMP server). A board without that service, or a link fault, leaves it as it is.
     public mutating func makeHostile(_ kind: HostileKind) {
+        guard !kind.isLinkFault else { return }
         for i in services.indices {
             let wanted = kind.isSMP ? services[i] is SMPServer : services[i] is PartialFlashingService
             if wanted { services[i] = HostileService(wrapping: services[i], kind: kind, layout: profile.layout) }

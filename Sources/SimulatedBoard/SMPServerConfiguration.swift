@@ -59,9 +59,9 @@ public struct SMPServerConfiguration: Sendable, Equatable, Codable {
     /// The standard server for a board layout: the primary slot from one page below the
     /// application start up to the scratch page.
     public static func standard(for layout: MemoryLayout, attMTU: Int = 247) -> SMPServerConfiguration {
-        let start = layout.applicationStart - layout.pageSize
-        return SMPServerConfiguration(notificationSize: attMTU - 3, primarySlotStart: start,
-                                      slotSize: layout.scratchPage - start, pageSize: layout.pageSize)
+        let slot = layout.mcubootPrimarySlot
+        return SMPServerConfiguration(notificationSize: attMTU - 3, primarySlotStart: slot.lowerBound,
+                                      slotSize: UInt32(slot.count), pageSize: layout.pageSize)
     }
 
     /// The primary slot's addresses.

@@ -22,10 +22,12 @@ extension Simulation {
         var cursor = start.microseconds
         var exchanges = 0, upBytes = 0, downBytes = 0, upCount = 0, downCount = 0
         var arrivals: [(time: Int64, event: SimEvent)] = []
+        var peripheralHeld = false
         while exchanges < link.packetsPerEvent {
-            holdBackNotificationIfFaulted(&conn, eventStart: start)
+            reorderNotificationIfFaulted(&conn, eventStart: start)
+            if !peripheralHeld { peripheralHeld = holdsNotificationsBackIfFaulted(&conn, eventStart: start) }
             let up = conn.central.first.flatMap { $0.handedAt < start ? $0.fragments.first : nil }
-            let down = conn.peripheral.first.flatMap { $0.handedAt < start ? $0.fragments.first : nil }
+            let down = peripheralHeld ? nil : conn.peripheral.first.flatMap { $0.handedAt < start ? $0.fragments.first : nil }
             if up == nil && down == nil { break }
             let upAir = AirTime.packet(payload: up ?? 0)
             let exchange = upAir + ifs + AirTime.packet(payload: down ?? 0) + ifs
@@ -67,14 +69,29 @@ extension Simulation {
         if !conn.central.isEmpty || !conn.peripheral.isEmpty { ensureEvent(c) }
     }
 
-    /// The delay fault: the board's next notification slips behind the one after it, or into
-    /// the next event when there is none. Each notification is delayed at most once.
-    private mutating func holdBackNotificationIfFaulted(_ conn: inout Connection, eventStart start: VirtualInstant) {
+    /// The delay fault: the board's next notification does not get through in this event (the
+    /// link layer sends a packet again until it is acknowledged), so the board sends nothing more
+    /// in this event and the notification leaves first in the next one, everything queued
+    /// behind it after it: late, in order. Each notification is delayed at most once.
+    private mutating func holdsNotificationsBackIfFaulted(_ conn: inout Connection, eventStart start: VirtualInstant) -> Bool {
         guard let first = conn.peripheral.first, first.handedAt < start, !first.delayed,
               case .notification = first.body, first.fragments.count == 1,
-              rng.chance(faults.delayNotification) else { return }
+              rng.chance(faults.delayNotification) else { return false }
         stats.faults.delayedNotifications += 1
-        trace.record(t, board: conn.board, .fault, "notification delayed")
+        trace.record(t, board: conn.board, .fault, "notification delayed to the next connection event")
+        conn.peripheral[0].delayed = true
+        return true
+    }
+
+    /// The hostile reorder fault (impossible on a BLE link, see `FaultPlan.reorderNotification`):
+    /// the board's next notification slips behind the one after it, or into the next event when
+    /// there is none. Each notification is held back at most once.
+    private mutating func reorderNotificationIfFaulted(_ conn: inout Connection, eventStart start: VirtualInstant) {
+        guard let first = conn.peripheral.first, first.handedAt < start, !first.delayed,
+              case .notification = first.body, first.fragments.count == 1,
+              rng.chance(faults.reorderNotification) else { return }
+        stats.faults.reorderedNotifications += 1
+        trace.record(t, board: conn.board, .fault, "notification reordered")
         var held = conn.peripheral.removeFirst()
         held.delayed = true
         if conn.peripheral.first.map({ $0.handedAt < start }) == true {

@@ -73,7 +73,7 @@ extension Simulation {
                 trace.record(t, board: b, .fault, "link lost at write \(index)")
                 return loseLink(c)
             }
-            if rng.chance(faults.dropWrite) {
+            if faults.dropWriteAt.contains(index) || rng.chance(faults.dropWrite) {
                 stats.faults.droppedWrites += 1
                 trace.record(t, board: b, .fault, "write \(index) lost: \(bytes.hexString)")
                 return
@@ -91,7 +91,9 @@ extension Simulation {
     /// A notification reaches the flow, unless a fault takes or doubles it.
     mutating func arriveAtClient(_ c: Int, _ ch: GATTCharacteristic, _ bytes: [UInt8], copy: Bool) {
         guard let conn = connections[c], conn.alive else { return }
-        if rng.chance(faults.dropNotification) {
+        let index = jobs[conn.job].notificationsOnAir
+        jobs[conn.job].notificationsOnAir += 1
+        if faults.dropNotificationAt.contains(index) || rng.chance(faults.dropNotification) {
             stats.faults.droppedNotifications += 1
             trace.record(t, board: conn.board, .fault, "notification lost: \(bytes.hexString)")
             return

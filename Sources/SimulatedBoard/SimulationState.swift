@@ -60,6 +60,7 @@ extension Simulation {
         var timerGeneration = 0
         var connectAttempts = 0
         var writesOnAir = 0
+        var notificationsOnAir = 0
         var started = false
     }
 

@@ -52,18 +52,6 @@ public enum TraceFile {
         return out
     }
 
-    /// Writes `encode(...)` to `path`.
-    public static func write(_ trace: Trace, names: [String], to path: String, header: TraceHeader? = nil,
-                             results: [(board: String, result: TraceResult)] = [], full: Bool = true) throws(TraceFileError) {
-        let data: Data
-        do { data = try encode(trace, names: names, header: header, results: results, full: full) } catch {
-            throw .cannotWrite(path: path, reason: "\(error)")
-        }
-        do { try data.write(to: URL(fileURLWithPath: path), options: .atomic) } catch {
-            throw .cannotWrite(path: path, reason: error.localizedDescription)
-        }
-    }
-
     /// The lines of the trace file at `path`.
     public static func read(_ path: String) throws(TraceFileError) -> [Line] {
         let data: Data

@@ -53,4 +53,36 @@ struct ClassSetTests {
         #expect(try applicationHashes(single) == [expected])
         print("class set: one board \(oneBoard) s, 8 in a row \(inARow) s, 8 in parallel \(together) s")
     }
+
+    struct ClassSet: Sendable, CustomTestStringConvertible {
+        var boards: Int
+        var link: String
+        var testDescription: String { "\(boards) boards, \(link)" }
+    }
+
+    static let classSets = [16, 32].flatMap { n in ["linux-default", "device-requested", "fast"].map { ClassSet(boards: n, link: $0) } }
+
+    /// Every genuine answer counts, however long a busy adapter makes it take: 16 or 32 boards
+    /// sharing one radio, no fault injected, flash without a single retry.
+    @Test(arguments: classSets)
+    func aBigClassSetFlashesEveryBoardWithoutARetry(_ set: ClassSet) throws {
+        let file = BitflashBinary.sample("sample-r1-counter.hex").path
+        let state = try BitflashBinary.temporaryDirectory()
+        let run = try BitflashBinary.run(["flash", file, "--simulate", "microbit-v2", "--boards", "\(set.boards)",
+                                          "--link", set.link, "--sim-state", state.path, "--json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let results = try run.lines.compactMap { line -> [String: Any]? in
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            return object["type"] as? String == "result" ? object : nil
+        }
+        #expect(results.count == set.boards)
+        for r in results {
+            #expect(r["path"] as? String == "partial" && r["verified"] as? Bool == true, "\(r["board"] ?? "?")")
+            #expect(r["retries"] as? Int == 0, "\(r["board"] ?? "?"): \(r["retries"] ?? "?") retries")
+        }
+        let seconds = results.compactMap { $0["seconds"] as? Double }.sorted()
+        if let slowest = seconds.last, !seconds.isEmpty {
+            print("class set of \(set.boards) on \(set.link): median \(seconds[seconds.count / 2]) s, slowest \(slowest) s")
+        }
+    }
 }

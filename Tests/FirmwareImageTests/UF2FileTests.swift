@@ -74,7 +74,27 @@ private func setWord(_ bytes: inout [UInt8], _ offset: Int, _ value: UInt32) {
     @Test func reportsMissingBlockNumbers() throws {
         let all = blocks(UF2File.encode(try sampleImage(), familyID: UF2Family.nrf52833))
         let bytes = (all[0] + all[3])
-        #expect(throws: FirmwareImageError.uf2MissingBlocks(numbers: [1, 2], total: 4)) { try UF2File.parse(bytes) }
+        #expect(throws: FirmwareImageError.uf2MissingBlocks(numbers: [1, 2], missing: 2, total: 4)) { try UF2File.parse(bytes) }
+    }
+
+    @Test func countsEveryMissingBlockAndNamesTheFirstTen() throws {
+        // 160 blocks of 256 bytes; only the first and the last are kept.
+        var image = MemoryImage()
+        try image.write([UInt8](repeating: 0x5A, count: 160 * 256), at: 0x47000)
+        let all = blocks(UF2File.encode(image, familyID: UF2Family.nrf52833))
+        try #require(all.count == 160)
+        let error = #expect(throws: FirmwareImageError.self) { try UF2File.parse(all[0] + all[all.count - 1]) }
+        let total = all.count
+        #expect(error == .uf2MissingBlocks(numbers: Array(1...10), missing: total - 2, total: UInt32(total)))
+        #expect(error?.description.contains("lacks \(total - 2) of its \(total) blocks (blocks 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and \(total - 12) more)") == true,
+                "\(error?.description ?? "")")
+    }
+
+    @Test func aBlockClaimingFourBillionSiblingsIsCountedWithoutListingThem() throws {
+        var one = blocks(UF2File.encode(try sampleImage(), familyID: UF2Family.nrf52833))[0]
+        setWord(&one, 24, 0xFFFF_FFFF)
+        let error = #expect(throws: FirmwareImageError.self) { try UF2File.parse(one) }
+        #expect(error == .uf2MissingBlocks(numbers: Array(1...10), missing: 0xFFFF_FFFE, total: 0xFFFF_FFFF))
     }
 
     @Test func reportsDuplicatedBlockNumbers() throws {
@@ -122,7 +142,7 @@ private func setWord(_ bytes: inout [UInt8], _ offset: Int, _ value: UInt32) {
     }
 
     @Test func errorMessagesSayWhatToDo() {
-        let message = FirmwareImageError.uf2MissingBlocks(numbers: [3], total: 9).description
-        #expect(message.contains("block(s) 3 of 9") && message.contains("fetch the file again"))
+        let message = FirmwareImageError.uf2MissingBlocks(numbers: [3], missing: 1, total: 9).description
+        #expect(message.contains("lacks 1 of its 9 blocks (block 3)") && message.contains("fetch the file again"))
     }
 }

@@ -22,7 +22,7 @@ import Testing
     /// The board and the flash each lie is tried with: partial-flashing lies on a stock board
     /// (`--mode partial`) and on an MCUboot board (`--mode auto`); SMP lies on a full update.
     static func cases() -> [(HostileKind, Board, CampaignBoardKind, FlashMode)] {
-        HostileKind.allCases.flatMap { kind -> [(HostileKind, Board, CampaignBoardKind, FlashMode)] in
+        HostileKind.firmwareKinds.flatMap { kind -> [(HostileKind, Board, CampaignBoardKind, FlashMode)] in
             kind.isSMP ? [(kind, .microbitV2, .mcuboot, .full), (kind, .microbitV1, .mcuboot, .full)]
                        : [(kind, .microbitV2, .stock, .partial), (kind, .microbitV1, .stock, .partial), (kind, .microbitV2, .mcuboot, .auto)]
         }

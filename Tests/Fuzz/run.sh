@@ -13,9 +13,14 @@
 # reproducers only, with a fixed random seed, so it is repeatable: 50,000 for the parsers
 # and decoders (a few seconds each), 100,000 for the Nordic flows (about 10 s each), 20,000
 # for partial-flow and mcumgr-flow.
-# FUZZ_SHORT_RUNS sets one count for every target.
-# The first build compiles swift-crypto's BoringSSL in release mode (minutes); later builds
-# only what changed, so CI should keep .build-fuzz/ between runs.
+# FUZZ_SHORT_RUNS sets one count for every target. A short run prints one line per target
+# (runs, speed, coverage, corpus) and keeps libFuzzer's output in fuzz-out/TARGET/short.log,
+# printing its tail when the target fails; FUZZ_VERBOSE=1 prints everything as it comes.
+# The first build compiles every dependency again, sanitized (swift-crypto's BoringSSL takes
+# minutes); later builds only what changed. FUZZ_SCRATCH names another build folder than
+# .build-fuzz/; a lock keeps two runs from building in the same one at once. (A folder shared
+# by clones saves little: each clone's own sources are new to it, and they are most of the
+# build.)
 #
 # The targets are built once, in release mode with `--sanitize=fuzzer`, into .build-fuzz/
 # (separate from the normal build). Swift traps (bounds checks, overflow, force unwraps) are
@@ -30,10 +35,12 @@ set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-scratch="$root/.build-fuzz"
+# shellcheck source=../../scripts/lib/quiet.sh
+source "$root/scripts/lib/quiet.sh"
+scratch="${FUZZ_SCRATCH:-$root/.build-fuzz}"
 sanitizers=(--sanitize=fuzzer)
 if [ "${FUZZ_ASAN:-0}" = 1 ]; then
-    scratch="$root/.build-fuzz-asan"
+    scratch="${FUZZ_SCRATCH:-$root/.build-fuzz}-asan"
     sanitizers+=(--sanitize=address)
 fi
 all_targets=(hex firmware uf2 mcuboot dfu-zip cbor smp partial-flow mcumgr-flow nordic-frames secure-dfu-flow legacy-dfu-flow)
@@ -78,22 +85,55 @@ for arg in "$@"; do
     esac
 done
 [ ${#targets[@]} -ge 1 ] || usage
+quiet=$short
+[ "${FUZZ_VERBOSE:-0}" = 1 ] && quiet=0
 
+mkdir -p "$scratch"
+# One build at a time in a scratch folder (it may be shared by checkouts): the lock is held
+# until this script ends, as the targets run from it.
+exec 9> "$scratch/.lock"
+if ! flock -n 9; then
+    echo "== waiting for another fuzz build in $scratch"
+    flock 9
+fi
 # Reuse the main build's dependency checkouts, so the fuzz build needs no network.
 if [ ! -d "$scratch/checkouts" ] && [ -d "$root/.build/checkouts" ]; then
-    mkdir -p "$scratch"
     cp -R "$root/.build/checkouts" "$scratch/"
     [ -d "$root/.build/repositories" ] && cp -R "$root/.build/repositories" "$scratch/"
 fi
 
-echo "== building the fuzz targets (release, ${sanitizers[*]})"
+echo "== building the fuzz targets (release, ${sanitizers[*]}) in $scratch"
 # SwiftPM keeps the build plan of the parent package's sources and misses files added to it
 # since; dropping the plan makes it list them again (what was compiled is kept).
 rm -f "$scratch/release.yaml"
 build_start=$(date +%s)
-swift build --package-path "$here" --scratch-path "$scratch" -c release \
-    "${sanitizers[@]}" -Xswiftc -parse-as-library
+build=(swift build --package-path "$here" --scratch-path "$scratch" -c release "${sanitizers[@]}" -Xswiftc -parse-as-library)
+if [ "$quiet" = 1 ]; then
+    mkdir -p "$root/fuzz-out"
+    run_logged "$root/fuzz-out/build.log" "fuzz build" "${build[@]}"
+else
+    "${build[@]}"
+fi
 echo "== built in $(( $(date +%s) - build_start )) s"
+
+# summarize TARGET LOG SECONDS STATUS: one line from libFuzzer's output and final statistics.
+summarize() {
+    awk -v target="$1" -v seconds="$3" -v status="$4" '
+        /^INFO: seed corpus: files: / { seeds = $5 }
+        /^stat::number_of_executed_units:/ { runs = $2 }
+        /(INITED|DONE)[ \t]+cov: / {
+            for (i = 1; i <= NF; i++) {
+                if ($i == "cov:") cov = $(i + 1)
+                if ($i == "ft:") ft = $(i + 1)
+                if ($i == "corp:") { corpus = $(i + 1); sub(/\/.*/, "", corpus) }
+            }
+        }
+        END {
+            printf "   %-16s %s: %s runs in %s s from %s committed inputs (seeds, regressions); coverage %s edges, %s features; corpus %s inputs\n",
+                target, status == 0 ? "ok" : "FAILED (exit " status ")", runs == "" ? "?" : runs, seconds,
+                seeds == "" ? "?" : seeds, cov == "" ? "?" : cov, ft == "" ? "?" : ft, corpus == "" ? "?" : corpus
+        }' "$2"
+}
 
 # The Swift runtime's own crash handler gets in the way of AddressSanitizer's report.
 export SWIFT_BACKTRACE=enable=no
@@ -116,12 +156,23 @@ for target in "${targets[@]}"; do
     fi
     inputs+=("$here/Seeds/$target")
     [ -d "$here/Regressions/$target" ] && inputs+=("$here/Regressions/$target")
-    echo "== running $product on ${inputs[*]} ${run_options[*]} ${options[*]:-}"
+    command=("$scratch/release/$product" -artifact_prefix="$out/" -max_len=65536 -print_final_stats=1
+        "${run_options[@]}" "${options[@]}" "${inputs[@]}")
     start=$(date +%s)
     status=0
-    "$scratch/release/$product" -artifact_prefix="$out/" -max_len=65536 -print_final_stats=1 \
-        "${run_options[@]}" "${options[@]}" "${inputs[@]}" || status=$?
-    echo "== $product finished in $(( $(date +%s) - start )) s with status $status"
+    if [ "$quiet" = 1 ]; then
+        log="$out/short.log"
+        "${command[@]}" > "$log" 2>&1 || status=$?
+        summarize "$target" "$log" "$(( $(date +%s) - start ))" "$status"
+        if [ "$status" != 0 ]; then
+            echo "--- $target: the last 40 lines of $log"
+            tail -n 40 "$log"
+        fi
+    else
+        echo "== running $product on ${inputs[*]} ${run_options[*]} ${options[*]:-}"
+        "${command[@]}" || status=$?
+        echo "== $product finished in $(( $(date +%s) - start )) s with status $status"
+    fi
     [ "$status" = 0 ] || failed+=("$target")
 done
 if [ ${#failed[@]} -gt 0 ]; then

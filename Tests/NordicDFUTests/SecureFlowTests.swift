@@ -45,7 +45,7 @@ import Transport
     func initPacketResume() {
         let app = Boards.application(5000)
         let initPacket = app.secureInitPacket.bytes
-        var h = inDataPhase(app)
+        let h = inDataPhase(app)
         #expect(H.writes(h.all, to: NordicGATT.securePacket).isEmpty)
         #expect(H.writes(h.all, to: cp).contains([0x04]))
 

@@ -12,21 +12,27 @@ struct Faults {
     /// Holds a notification (and, to keep order, every later one) until the next timer has fired:
     /// an answer that arrives after the flow's timeout.
     var delayNotification = 0.0
-    /// Delivers a notification twice in a row (a misbehaving board or link).
+    /// Delivers a notification twice in a row. Hostile: a BLE link never does this (it delivers
+    /// each PDU once, `FaultPlan.duplicateNotification`).
     var duplicateNotification = 0.0
     static let none = Faults()
 }
 
 /// A minimal discrete-event driver: runs a flow against a `ModelBoard` in modelled time.
 /// Every answer of the board reaches the flow `latency` after the write that caused it
-/// (a duplicate at the same instant as its original); timers fire in time order when no
-/// earlier event is due. Deterministic for a given seed.
+/// (a duplicate at the same instant as its original), or, with `answerDelays`, after a delay
+/// drawn from that range for each answer, never before an earlier answer (a link keeps order);
+/// timers fire in time order when no earlier event is due. Deterministic for a given seed.
 struct LoopbackDriver<Flow: FlowMachine> {
     var flow: Flow
     var board: ModelBoard
     var faults: Faults
     var rng: SeededRandom
     let latency: Duration
+    /// When set, each answer's delay is drawn from this range instead of `latency`.
+    var answerDelays: ClosedRange<Duration>?
+    /// When the last answer is due: a later answer never comes before it.
+    private var lastDelivery: Duration = .zero
     private(set) var now: Duration = .zero
     private(set) var written: [[UInt8]] = []
     private(set) var injected = 0
@@ -113,9 +119,11 @@ struct LoopbackDriver<Flow: FlowMachine> {
                 for n in notifications where !chance(faults.dropNotification) {
                     if !holding, chance(faults.delayNotification) { holding = true }
                     let copies = chance(faults.duplicateNotification) ? 2 : 1
+                    let at = max(now + answerDelay(), lastDelivery)
                     for _ in 0..<copies {
-                        if holding { held.append(.notification(pf, n)) } else { enqueue(.notification(pf, n), at: now + latency) }
+                        if holding { held.append(.notification(pf, n)) } else { enqueue(.notification(pf, n), at: at) }
                     }
+                    if !holding { lastDelivery = at }
                 }
                 if reboots { drop(.remoteTerminated) }
             case let .startTimer(id, duration):
@@ -131,6 +139,13 @@ struct LoopbackDriver<Flow: FlowMachine> {
                 break
             }
         }
+    }
+
+    /// The delay of the next answer: `latency`, or a draw from `answerDelays` (microsecond steps).
+    private mutating func answerDelay() -> Duration {
+        guard let range = answerDelays else { return latency }
+        func micros(_ d: Duration) -> Int64 { d.components.seconds * 1_000_000 + d.components.attoseconds / 1_000_000_000_000 }
+        return .microseconds(Int64.random(in: micros(range.lowerBound)...micros(range.upperBound), using: &rng))
     }
 
     private mutating func drop(_ reason: DisconnectReason) {

@@ -10,15 +10,16 @@ import Transport
                                     board: boardWithOldProgram(family: .nrf52833, at: 0x47000))
         let finished = driver.run()
         #expect(finished)
+        // 142 blocks, and the program hash written last by a 143rd.
         #expect(try driver.flow.outcome?.get() == .flashed(stats: PartialFlashStats(
-            blocks: 142, bytes: 142 * 64, pages: 3, verified: true)))
+            blocks: 143, bytes: 143 * 64, pages: 3, verified: true)))
         let holds = boardHolds(driver.board, image: image, program: program, pageSize: 4096)
         #expect(holds)
         let violations = driver.board.violations
         #expect(violations.isEmpty)
         #expect(driver.flow.decision == .partial)
-        // EE, 00 01, 00 02, 142 × 4 packets, 02, then 00 02 to verify.
-        #expect(driver.written.count == 3 + 142 * 4 + 1 + 1)
+        // EE, 00 01, 00 02, 142 × 4 packets, the 00 02 barrier, the hash block, 02, then 00 02 to verify.
+        #expect(driver.written.count == 3 + 143 * 4 + 1 + 1 + 1)
         #expect(driver.written.prefix(3) == [[0xEE], [0x00, 0x01], [0x00, 0x02]])
         #expect(driver.written.suffix(2) == [[0x02], [0x00, 0x02]])
     }
@@ -103,7 +104,8 @@ import Transport
     @Test func reportsPhasesInOrder() {
         let (image, program) = makeProgram(bodySize: 32)
         var flow = PartialFlashFlow(image: image, program: program, family: .nrf52833)
-        let actions = flow.run([.start(link), status(.pairing), v2Runtime, v2Program, ack,
+        // One block, the barrier, and the block that writes the program hash.
+        let actions = flow.run([.start(link), status(.pairing), v2Runtime, v2Program, ack, v2Program, ack,
                                 .disconnected(.remoteTerminated), .connected(link),
                                 region(2, 0x47000, 0x73000, newProgramHash)])
         let phases = reports(actions).compactMap { if case let .phase(p) = $0 { p } else { nil } }

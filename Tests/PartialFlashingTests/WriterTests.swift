@@ -7,6 +7,8 @@ import Transport
 @Suite struct WriterTests {
     let block = PartialFlashTimer.block
     let answer = PartialFlashTimer.answer
+    let settle = PartialFlashTimer.settle
+    let statusRequest: [UInt8] = [0xEE]
 
     func startedWriter(bodySize: Int = 4000, settings: PartialFlashSettings = PartialFlashSettings())
         throws -> (PartialFlashWriter, [FlowAction]) {
@@ -48,8 +50,10 @@ import Transport
         #expect(!writes(first).contains([0x02]))
         let second = writer.handle(ack, now: .milliseconds(60))
         #expect(!writes(second).contains([0x02]))
-        // A timeout on the last block resends it; it does not end the transmission.
-        #expect(!writes(writer.handle(.timerFired(block), now: .seconds(2))).contains([0x02]))
+        // A timeout on the last block recovers and resends it; it does not end the transmission.
+        #expect(writes(writer.run([.timerFired(block), status(.pairing), .timerFired(settle)], at: .seconds(2)))
+                == [statusRequest, [0x00, 0x02]])
+        #expect(packetNumbers(writer.handle(v2Program, now: .seconds(2))) == [0, 1, 2, 3])
         let end = writer.handle(ack, now: .seconds(2))
         #expect(effects(end) == [.cancelTimer(block), .write(pf, [0x02], .command),
                                  .startTimer(PartialFlashTimer.reboot, .seconds(10))])
@@ -62,7 +66,7 @@ import Transport
         let done = writer.handle(region(2, 0x47000, 0x73000, newProgramHash), now: .seconds(5))
         #expect(effects(done) == [.cancelTimer(answer), .cancelTimer(PartialFlashTimer.deadline), .finish])
         #expect(try writer.outcome?.get() == PartialFlashStats(blocks: 2, bytes: 128, pages: 1, retries: 1,
-                                                                               verified: true))
+                                                                               resyncs: 1, verified: true))
     }
 
     @Test func resendsBlockNumberedFromStartPlusFourAfterOutOfOrder() throws {
@@ -76,12 +80,14 @@ import Transport
         #expect(writer.stats.retries == 1 && writer.stats.resyncs == 0)
     }
 
-    @Test func resynchronisesWhenTheSameBlockIsOutOfOrderTwice() throws {
+    @Test func recoversAsAfterATimeoutWhenTheSameBlockIsOutOfOrderTwice() throws {
         var (writer, _) = try startedWriter()
         _ = writer.handle(outOfOrder, now: .zero)              // resent as 4-7
         let second = writer.handle(outOfOrder, now: .zero)     // a second AA for the same block
-        #expect(effects(second) == [.cancelTimer(block), .write(pf, [0x00, 0x02], .command),
+        // The resend (4-7) may still be in the board's hands: STATUS, time to finish, then the barrier.
+        #expect(effects(second) == [.cancelTimer(block), .write(pf, statusRequest, .command),
                                     .startTimer(answer, .seconds(2))])
+        _ = writer.run([status(.pairing), .timerFired(settle)])
         let again = writer.handle(region(2, 0x47000, 0x73000, oldProgramHash), now: .zero)
         #expect(packetNumbers(again) == [0, 1, 2, 3])
         #expect(writes(again).first?.prefix(3) == [0x01, 0x70, 0x00])
@@ -89,45 +95,63 @@ import Transport
         #expect(writer.stats.resyncs == 1 && writer.stats.retries == 2)
     }
 
-    @Test func recoversLostFourthPacketByResendingWithTheSameNumbers() throws {
+    @Test func recoversFromABlockTimeoutWithStatusThenTheRegionInfoBarrierThenTheBlockFromZero() throws {
+        // Block 3 (8-11) gets no answer: its 4th packet, the block or its answer was lost.
         var (writer, _) = try startedWriter()
-        _ = writer.handle(ack, now: .zero)                     // block 2 as 4-7, its 4th packet is lost
-        let resend = writer.handle(.timerFired(block), now: .seconds(1))
-        #expect(packetNumbers(resend) == [4, 5, 6, 7])
-        #expect(effects(resend).last == .startTimer(block, .seconds(1)))
-        #expect(packetNumbers(writer.handle(ack, now: .seconds(1))) == [8, 9, 10, 11])
-        #expect(writer.stats.retries == 1 && writer.stats.resyncs == 0)
-    }
-
-    @Test func resynchronisesAndNumbersFromZeroWhenTheAckWasLost() throws {
-        var (writer, _) = try startedWriter()
-        _ = writer.run([ack, ack])                              // block 3 as 8-11; the board writes it, its 01 FF is lost
-        #expect(packetNumbers(writer.handle(.timerFired(block), now: .seconds(1))) == [8, 9, 10, 11])
-        // The board expects 12 and ignores 8-11: nothing comes back.
-        let resync = writer.handle(.timerFired(block), now: .seconds(2))
-        #expect(effects(resync) == [.write(pf, [0x00, 0x02], .command), .startTimer(answer, .seconds(2))])
-        let again = writer.handle(region(2, 0x47000, 0x73000, oldProgramHash), now: .seconds(2))
+        _ = writer.run([ack, ack])
+        let probe = writer.handle(.timerFired(block), now: .seconds(1))
+        #expect(effects(probe) == [.write(pf, statusRequest, .command), .startTimer(answer, .seconds(2))])
+        #expect(reports(probe).contains { if case let .retry(text) = $0 { text.hasPrefix("block 3 at 0x00047080") } else { false } })
+        // The board has every write; the block is still unanswered, so the board gets time to finish it.
+        let probed = writer.handle(status(.pairing), now: .milliseconds(1030))
+        #expect(effects(probed) == [.cancelTimer(answer), .startTimer(settle, .milliseconds(500))])
+        let barrier = writer.handle(.timerFired(settle), now: .milliseconds(1530))
+        #expect(effects(barrier) == [.write(pf, [0x00, 0x02], .command), .startTimer(answer, .seconds(2))])
+        let again = writer.handle(v2Program, now: .milliseconds(1560))
         #expect(packetNumbers(again) == [0, 1, 2, 3])
         #expect(writes(again).first?.prefix(3) == [0x01, 0x70, 0x80], "block 3 again, at 0x47080")
-        #expect(packetNumbers(writer.handle(ack, now: .seconds(2))) == [4, 5, 6, 7])
-        #expect(writer.stats.retries == 2 && writer.stats.resyncs == 1)
+        #expect(packetNumbers(writer.handle(ack, now: .milliseconds(1590))) == [4, 5, 6, 7])
+        #expect(writer.stats.retries == 1 && writer.stats.resyncs == 1)
     }
 
-    @Test func lateAckAfterSameNumberResendConfirmsOnlyTheBlockInFlight() throws {
+    @Test func aLateAnswerDuringTheRecoveryIsTheBlocksOwnAndTheBarrierFollowsAtOnce() throws {
         var (writer, _) = try startedWriter()
-        _ = writer.handle(.timerFired(block), now: .seconds(1))  // 0-3 again
-        let next = writer.handle(ack, now: .seconds(1))          // the late 01 FF of block 1
-        #expect(packetNumbers(next) == [4, 5, 6, 7])
-        #expect(reports(next).contains(.progress(done: 1, total: 63, unit: .blocks)))
-        // Block 2 is not confirmed by anything yet: its timeout resends it, it is never skipped.
-        let resend = writer.handle(.timerFired(block), now: .seconds(2))
-        #expect(packetNumbers(resend) == [4, 5, 6, 7])
-        #expect(writes(resend).first?.prefix(3) == [0x01, 0x70, 0x40])
+        _ = writer.handle(.timerFired(block), now: .seconds(1))
+        // Block 1's 01 FF, late: the board is done with the block, no wait before REGION_INFO.
+        let late = writer.handle(ack, now: .milliseconds(1010))
+        #expect(effects(late).isEmpty)
+        #expect(reports(late).contains { if case let .trace(text) = $0 { text.hasPrefix("the late answer to block 1") } else { false } })
+        #expect(effects(writer.handle(status(.pairing), now: .milliseconds(1030)))
+                == [.cancelTimer(answer), .write(pf, [0x00, 0x02], .command), .startTimer(answer, .seconds(2))])
+        // The block is sent again all the same, and the next answer is its answer.
+        let again = writer.handle(v2Program, now: .milliseconds(1060))
+        #expect(packetNumbers(again) == [0, 1, 2, 3])
+        #expect(writes(again).first?.prefix(3) == [0x01, 0x70, 0x00])
+        #expect(reports(again).allSatisfy { if case .progress = $0 { false } else { true } })
+        #expect(reports(writer.handle(ack, now: .milliseconds(1090))).contains(.progress(done: 1, total: 63, unit: .blocks)))
+        #expect(writer.stats.retries == 1)
+    }
+
+    @Test func aLateAnswerWhileTheBoardSettlesEndsTheWait() throws {
+        var (writer, _) = try startedWriter()
+        _ = writer.run([.timerFired(block), status(.pairing)], at: .seconds(1))
+        let late = writer.handle(outOfOrder, now: .milliseconds(1200))
+        #expect(effects(late) == [.cancelTimer(settle), .write(pf, [0x00, 0x02], .command), .startTimer(answer, .seconds(2))])
+        #expect(packetNumbers(writer.handle(v2Program, now: .milliseconds(1230))) == [0, 1, 2, 3])
+    }
+
+    @Test func anAnswerIsTakenWhenEverItArrivesEvenAtTheInstantOfTheNextWrite() throws {
+        // No answer is too early or too late to count: order alone says whose it is.
+        var (writer, _) = try startedWriter()
+        #expect(packetNumbers(writer.handle(ack, now: .microseconds(500))) == [4, 5, 6, 7])
+        #expect(packetNumbers(writer.handle(ack, now: .microseconds(500))) == [8, 9, 10, 11])
+        #expect(packetNumbers(writer.handle(ack, now: .milliseconds(900))) == [12, 13, 14, 15])
+        #expect(writer.stats.retries == 0)
     }
 
     @Test func answersTheRegionInfoBarrierWithTheSameBlockFromZero() throws {
         var (writer, _) = try startedWriter()
-        _ = writer.run([ack, .timerFired(block), .timerFired(block)])   // waiting for REGION_INFO 2
+        _ = writer.run([ack, .timerFired(block), status(.pairing), .timerFired(settle)])   // waiting for REGION_INFO 2
         // A status or a region answer for another region changes nothing.
         #expect(effects(writer.run([status(.pairing), v2Runtime])).isEmpty)
         let again = writer.handle(v2Program, now: .seconds(2))
@@ -136,46 +160,38 @@ import Transport
         #expect(reports(again).allSatisfy { if case .progress = $0 { false } else { true } })
     }
 
-    @Test func treatsAWriteAnswerDuringResynchronisationAsADuplicate() throws {
+    @Test func asksForStatusAgainWhenItsAnswerIsLostAndGivesUpAfterTheAttempts() throws {
+        var (writer, _) = try startedWriter(settings: PartialFlashSettings(requestAttempts: 2))
+        _ = writer.handle(.timerFired(block), now: .seconds(1))
+        #expect(writes(writer.handle(.timerFired(answer), now: .seconds(3))) == [statusRequest])
+        _ = writer.handle(.timerFired(answer), now: .seconds(5))
+        #expect(writer.partialFlashError == .gaveUp(block: 0, address: 0x47000, retries: 1, budget: .probeAttempts(2),
+                                                    lastProblem: .noProbeAnswer(.seconds(2))))
+    }
+
+    @Test func treatsASecondAnswerForTheSameTransmissionAsADuplicate() throws {
         var (writer, _) = try startedWriter()
-        _ = writer.run([.timerFired(block), .timerFired(block)])  // both answers lost: resynchronising
-        // Every answer of block 1 was consumed or lost, so this one is extra: an earlier answer was
+        _ = writer.run([.timerFired(block), ack])                  // block 1's late answer
+        // A transmission yields one answer at most: this one is extra, an earlier answer was
         // duplicated and a block may have been skipped. The write stops for a full flash.
         let extra = writer.handle(ack, now: .seconds(2))
         #expect(effects(extra) == [.cancelTimer(answer), .cancelTimer(PartialFlashTimer.deadline), .finish])
         #expect(writer.partialFlashError == .unaccountedAnswers(count: 1))
     }
 
-    @Test func ignoresAnAnswerArrivingAtTheInstantItsBlockWasSentWhenAsked() throws {
-        var (writer, _) = try startedWriter(settings: PartialFlashSettings(rejectSimultaneousAnswers: true))
-        let next = writer.handle(ack, now: .milliseconds(30))          // block 2 sent at 30 ms
-        #expect(packetNumbers(next) == [4, 5, 6, 7])
-        let copy = writer.handle(ack, now: .milliseconds(30))          // the copy of block 1's answer
-        #expect(effects(copy).isEmpty)
-        #expect(reports(copy).contains(.trace("ignored: arrived at the instant of the last write (a duplicate)")))
-        #expect(packetNumbers(writer.handle(ack, now: .milliseconds(60))) == [8, 9, 10, 11])
-    }
-
-    @Test func aTooEarlyAnswerMakesTheWriterWriteThePreviousPageAgain() throws {
-        // A late answer to block 1 let block 2 go (at 30 ms); block 1's real answer then arrives
-        // 5 ms after block 2 was sent, too early to be block 2's. Once block 2 is answered, the
-        // page holding block 1 is written again from its first block instead of going on.
-        let settings = PartialFlashSettings(rejectSimultaneousAnswers: true, minimumAnswerDelay: .milliseconds(10))
-        var (writer, _) = try startedWriter(settings: settings)
-        #expect(packetNumbers(writer.handle(ack, now: .milliseconds(30))) == [4, 5, 6, 7])
-        let early = writer.handle(ack, now: .milliseconds(35))
-        #expect(writes(early).isEmpty)
-        #expect(reports(early).contains(.trace("ignored: arrived too soon after the last write to answer it (a late answer)")))
-        let again = writer.handle(ack, now: .milliseconds(60))
-        let first = try #require(writes(again).first)
-        let opener = writer.plan.blocks[writer.plan.pageOpenerIndex(of: 0)].address
-        #expect(Array(first[1...2]) == [UInt8(opener >> 8 & 0xFF), UInt8(opener & 0xFF)])
-        #expect(packetNumbers(again) == [8, 9, 10, 11])
+    @Test func treatsAWriteAnswerDuringAResynchronisationAfterAReconnectionAsADuplicate() throws {
+        var (writer, _) = try startedWriter()
+        _ = writer.run([ack, .disconnected(.supervisionTimeout), .connected(link)])   // resynchronising
+        // Nothing written on the old connection can answer on the new one.
+        let extra = writer.handle(ack, now: .seconds(2))
+        #expect(effects(extra) == [.cancelTimer(answer), .cancelTimer(PartialFlashTimer.deadline), .finish])
+        #expect(writer.partialFlashError == .unaccountedAnswers(count: 1))
     }
 
     @Test func givesUpAfterTheBlockRetryLimitNamingTheBlock() throws {
         var (writer, _) = try startedWriter(settings: PartialFlashSettings(blockRetryLimit: 2))
-        _ = writer.run([ack, outOfOrder, .timerFired(block)])     // block 2: two retries
+        // Block 2: two retries (an out of order, a timeout and its recovery).
+        _ = writer.run([ack, outOfOrder, .timerFired(block), status(.pairing), .timerFired(settle), v2Program])
         #expect(writer.outcome == nil)
         let last = writer.handle(.timerFired(block), now: .seconds(3))
         #expect(effects(last) == [.cancelTimer(PartialFlashTimer.deadline), .finish])

@@ -16,11 +16,16 @@ kernel_version="${kernel_version:-6.1.0-56-amd64}"
 mkdir -p "$cache"
 extracted="$cache/kernel-$kernel_version"
 if [ ! -d "$extracted/lib/modules/$kernel_version" ]; then
-    echo "== downloading linux-image-$kernel_version (once; cached in $cache)"
-    (cd "$cache" && apt-get download -q "linux-image-$kernel_version")
-    mkdir -p "$extracted"
-    dpkg-deb -x "$cache"/linux-image-"${kernel_version}"_*.deb "$extracted"
-    depmod -b "$extracted" "$kernel_version"
+    echo "== downloading linux-image-$kernel_version (about 70 MB, once; kept unpacked in $cache, about 410 MB)"
+    # As root, apt cannot hand the download to its unprivileged user in a folder of root's.
+    sandbox=(); [ "$(id -u)" = 0 ] && sandbox=(-o APT::Sandbox::User=root)
+    (cd "$cache" && apt-get download -q "${sandbox[@]}" "linux-image-$kernel_version")
+    mkdir -p "$extracted.partial"
+    dpkg-deb -x "$cache"/linux-image-"${kernel_version}"_*.deb "$extracted.partial"
+    depmod -b "$extracted.partial" "$kernel_version"
+    rm -rf "$extracted"
+    mv "$extracted.partial" "$extracted"
+    rm -f "$cache"/linux-image-"${kernel_version}"_*.deb
 fi
 cp "$extracted/boot/vmlinuz-$kernel_version" "$cache/vmlinuz"
 
@@ -33,7 +38,17 @@ for applet in sh mount umount insmod sleep cat echo mkdir chroot poweroff ls gre
 done
 # Load order matters: kernel crypto for btvirt (it fails with "Failed to open Virtual HCI
 # device" without AF_ALG/cmac/ecb), Bluetooth and the virtual HCI, then virtio-9p.
-modules=(crypto/af_alg crypto/algif_hash crypto/algif_skcipher crypto/ecb crypto/cmac lib/crc16 crypto/ecc
+# The kernel's default random number generator (drbg, with ctr and sha512 for its CTR and
+# SHA-512 variants, whose self-tests fail without them) comes before ecdh_generic: the kernel's
+# self-test of ecdh-nist-p256 runs when that module loads, and its second vector generates a
+# private key from the default generator. With no generator it fails ("alg: ecdh-nist-p256:
+# test failed on vector 2, err=-14", crypto/ecc.c ecc_gen_privkey) and the kernel leaves the
+# algorithm untested (/proc/crypto: "selftest : unknown"), so unusable; Bluetooth's Security
+# Manager needs it for LE Secure Connections. The initramfs
+# has no modprobe, so nothing is loaded on demand. drbg seeds itself without jitterentropy_rng
+# (it logs "Continuing without Jitter RNG"; this kernel's module does not load here).
+modules=(crypto/af_alg crypto/algif_hash crypto/algif_skcipher crypto/ecb crypto/cmac lib/crc16
+    crypto/ctr crypto/sha512_generic crypto/drbg crypto/ecc
     crypto/ecdh_generic net/rfkill/rfkill net/bluetooth/bluetooth drivers/bluetooth/hci_vhci
     fs/netfs/netfs fs/fscache/fscache net/9p/9pnet drivers/virtio/virtio_ring drivers/virtio/virtio
     drivers/virtio/virtio_pci_legacy_dev drivers/virtio/virtio_pci_modern_dev drivers/virtio/virtio_pci
@@ -56,4 +71,4 @@ done
 cp "$here/guest-init.sh" "$root/init"
 chmod +x "$root/init"
 (cd "$root" && find . | busybox cpio -o -H newc 2>/dev/null | gzip -1 > "$cache/initrd.gz")
-echo "== kernel $kernel_version, initramfs $(du -h "$cache/initrd.gz" | cut -f1)"
+echo "== VM kernel $kernel_version, initramfs $(du -h "$cache/initrd.gz" | cut -f1)"

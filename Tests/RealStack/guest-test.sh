@@ -6,11 +6,14 @@
 # a user would on hci0: scan, info, a partial flash, a full update with a new runtime, and a
 # flash of what the board already holds. Every output goes to /tmp/out (the host's OUT_DIR);
 # the host checks it. Writes the status (0 when every step ran) to /tmp/out/status.
+# The repository is at /tmp/repo (run.sh shares it there).
 set -u
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 out=/tmp/out
-# The binary to test: named by the host in OUT_DIR/binary, else the release build.
-bin="$(cat "$out/binary" 2>/dev/null || echo "$repo/.build/release/bitflash")"
+# The binary to test: named by the host in OUT_DIR/binary (a path in the repository, or an
+# absolute one in the guest), else the release build.
+bin="$(cat "$out/binary" 2>/dev/null || echo .build/release/bitflash)"
+case "$bin" in /*) ;; *) bin="$repo/$bin" ;; esac
 samples="$repo/Samples/firmware"
 profile=microbit-v2-mcuboot
 say() { echo "guest: $(date +%T) $*"; }

@@ -198,6 +198,35 @@ import Transport
         #expect(late.statistics.faults.delayedNotifications == 1)
     }
 
+    /// STATUS and REGION_INFO 1 in one go; the flow finishes 1 s later with the answers it saw, in order.
+    static func twoAnswersRun(_ configure: (inout FaultPlan) -> Void) throws -> SimulationRun<Probe.Seen> {
+        var plan = FaultPlan(seed: 11)
+        configure(&plan)
+        var sim = Simulation(link: .linuxDefault, faults: plan)
+        let id = sim.addBoard(try SimulatedBoard(profile: BoardProfile(board: .calliopeMini3), mode: .pairing))
+        return sim.run(Probe { _, event, _ in
+            switch event {
+            case .start: return [.subscribe(Self.pf), .write(Self.pf, [0xEE], .command), .write(Self.pf, [0x00, 0x01], .command),
+                                 .startTimer(TimerID("end"), .seconds(1))]
+            case .timerFired: return [.finish]
+            default: return []
+            }
+        }, on: id, deadline: .seconds(10))
+    }
+
+    @Test func aLateNotificationKeepsItsPlaceWhileAHostileReorderingDoesNot() throws {
+        let clean = try Self.twoAnswersRun { _ in }.outcome.get().notifications.map(\.first)
+        #expect(clean == [0xEE, 0x00])
+        // Late (the link layer sends it again in the next event): everything behind it waits.
+        let late = try Self.twoAnswersRun { $0.delayNotification = 1 }
+        #expect(try late.outcome.get().notifications.map(\.first) == [0xEE, 0x00])
+        #expect(late.statistics.faults.delayedNotifications == 2)
+        // Reordered (impossible on a BLE link, a hostile fault): the first answer slips behind the second.
+        let reordered = try Self.twoAnswersRun { $0.reorderNotification = 1 }
+        #expect(try reordered.outcome.get().notifications.map(\.first) == [0x00, 0xEE])
+        #expect(reordered.statistics.faults.reorderedNotifications >= 1)
+    }
+
     @Test func theSameSeedGivesTheSameTrace() throws {
         var plan = FaultPlan(seed: 2024)
         plan.dropNotification = 0.01

@@ -86,6 +86,7 @@ public struct CampaignReport: Sendable, Codable {
         let f = r.faults
         for (name, n) in [("lost writes", f.droppedWrites), ("lost notifications", f.droppedNotifications),
                           ("duplicated notifications", f.duplicatedNotifications), ("delayed notifications", f.delayedNotifications),
+                          ("reordered notifications", f.reorderedNotifications),
                           ("disconnects", f.disconnects), ("refused connections", f.refusedConnections),
                           ("device resets", f.deviceResets), ("slow erases", f.slowErases),
                           ("SMP busy answers", r.busyAnswers), ("SMP flash-write failures", r.flashWriteFailures)] {
@@ -93,9 +94,19 @@ public struct CampaignReport: Sendable, Codable {
         }
         seconds.append(r.seconds)
         if let e = r.error {
-            let key = String(e.prefix(110))
+            let key = Self.shortened(e)
             if errors[key] != nil || errors.count < 12 { errors[key, default: 0] += 1 }
         }
+    }
+
+    /// An error message as the report lists it: whole when it has at most `limit` characters,
+    /// else cut after the last whole word that fits, with an ellipsis.
+    static func shortened(_ message: String, limit: Int = 160) -> String {
+        guard message.count > limit else { return message }
+        var cut = message.prefix(limit)
+        if let space = cut.lastIndex(of: " ") { cut = cut[..<space] }
+        while let last = cut.last, last == " " || last == "," || last == ";" || last == ":" || last == "(" { cut.removeLast() }
+        return cut + " …"
     }
 
     /// The `p` quantile (0…1) of the modelled run times, nearest rank.

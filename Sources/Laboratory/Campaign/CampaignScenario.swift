@@ -124,8 +124,11 @@ extension CampaignScenario {
     /// The scenario with faults drawn from its fault seed, placed with the fault-free `shape`:
     /// disconnects at writes anywhere (the last ones are END_OF_TRANSMISSION, the reset and
     /// the requests around the swap) and at times anywhere in the run, device resets,
-    /// pairing-mode timeouts, lost, duplicated and delayed packets, slow erases, refused
+    /// pairing-mode timeouts, lost writes, lost and late notifications, slow erases, refused
     /// connections, and SMP busy answers and flash-write failures. One run in ten has none.
+    /// Only what a BLE link can do: notifications arrive in order and at most once
+    /// (`FaultPlan.duplicateNotification`, `.reorderNotification`); duplicates and reordering
+    /// are hostile faults (`withHostileLink(_:)`).
     func withFaults(shape: CampaignShape) -> CampaignScenario {
         var s = self
         var rng = SplitMix64(seed: faults.seed ^ 0xC0FF_EE00_D15E_A5E5)
@@ -137,7 +140,6 @@ extension CampaignScenario {
         func someTime() -> Duration { .microseconds(Int64(rng.next() % UInt64(time))) }
         plan.dropWrite = pick([0, 0, 0.002, 0.01])
         plan.dropNotification = pick([0, 0, 0.01, 0.03])
-        plan.duplicateNotification = pick([0, 0.01, 0.03])
         plan.delayNotification = pick([0, 0.01, 0.05])
         plan.disconnectPerWrite = pick([0, 0, 0, 0.002])
         plan.refuseConnection = pick([0, 0, 0.1, 0.3])
@@ -153,6 +155,22 @@ extension CampaignScenario {
             s.flashWriteFailures = pick([0, 0, 0, 0.01])
         }
         s.drawKill(time: time)
+        return s
+    }
+
+    /// The scenario with the link fault of a hostile campaign added (nothing for a board's lies,
+    /// which `FaultCampaign` gives the board): some notifications duplicated or reordered, at a
+    /// rate drawn from the run's fault seed (its own generator, so the other faults stay as they were).
+    func withHostileLink(_ kind: HostileKind?) -> CampaignScenario {
+        guard let kind, kind.isLinkFault else { return self }
+        var s = self
+        var rng = SplitMix64(seed: faults.seed ^ 0xD0B1_ED0F_F1A5_C0DE)
+        let rate = [0.01, 0.03, 0.1][Int(rng.next() % 3)]
+        switch kind {
+        case .duplicatedNotifications: s.faults.duplicateNotification = rate
+        case .reorderedNotifications: s.faults.reorderNotification = rate
+        default: break
+        }
         return s
     }
 

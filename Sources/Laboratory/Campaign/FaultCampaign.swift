@@ -30,7 +30,9 @@ public struct FaultCampaign: Sendable {
         public var link: LinkProfile?
         /// The modelled-time limit of one session.
         public var deadline: Duration
-        /// Every board lies this way (the plain run after a failure is on the honest board).
+        /// Every board lies this way, or every link suffers this fault that a BLE link cannot have
+        /// (duplicated or reordered notifications); the plain run after a failure is on an honest
+        /// board and a fault-free link.
         public var hostile: HostileKind?
         /// The index of the first run (runs are numbered from 0, as violations name them), so
         /// that one run of a long campaign can be run again on its own.
@@ -70,15 +72,16 @@ public struct FaultCampaign: Sendable {
         return o
     }
 
-    /// Runs the whole campaign. `progress` is called after each run with the number done.
-    public mutating func run(progress: ((Int) -> Void)? = nil) -> CampaignReport {
+    /// Runs the whole campaign. `progress` is called after each run with the report so far
+    /// (its `runs` and `violations` count what is done).
+    public mutating func run(progress: ((CampaignReport) -> Void)? = nil) -> CampaignReport {
         var report = CampaignReport(configuration: configuration)
         for i in configuration.firstRun..<(configuration.firstRun + configuration.runs) {
             let drawn = CampaignScenario.draw(seed: configuration.seed, index: i, paths: configuration.paths,
                                               boards: configuration.boards, link: configuration.link, kinds: configuration.kinds)
-            let scenario = drawn.withFaults(shape: shape(of: drawn))
+            let scenario = drawn.withFaults(shape: shape(of: drawn)).withHostileLink(configuration.hostile)
             report.add(runOne(scenario))
-            progress?(i - configuration.firstRun + 1)
+            progress?(report)
         }
         return report
     }

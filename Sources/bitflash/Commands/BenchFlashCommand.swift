@@ -108,12 +108,12 @@ struct BenchFlashCommand: ParsableCommand {
         let command = (["bitflash"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
         do {
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-            try Data(BenchMarkdown.render(result, chart: "chart.svg", command: command).utf8)
-                .write(to: dir.appendingPathComponent("report.md"))
-            try Data(BenchChart.render(result).utf8).write(to: dir.appendingPathComponent("chart.svg"))
-            try Data(Self.encode(result).utf8).write(to: dir.appendingPathComponent("report.json"))
         } catch {
-            throw CLIError(.cannotWrite, "could not write the report into \(folder): \(error.localizedDescription); choose a writable folder")
+            throw CLIError(.cannotWrite, "could not make the report folder \(folder): \((error as NSError).localizedFailureReason ?? "it is not a folder or cannot be created"); choose a writable folder")
         }
+        try OutputFile.write(Array(BenchMarkdown.render(result, chart: "chart.svg", command: command).utf8),
+                             to: dir.appendingPathComponent("report.md").path, what: "the report")
+        try OutputFile.write(Array(BenchChart.render(result).utf8), to: dir.appendingPathComponent("chart.svg").path, what: "the chart")
+        try OutputFile.write(Array(Self.encode(result).utf8), to: dir.appendingPathComponent("report.json").path, what: "the report")
     }
 }

@@ -30,10 +30,12 @@ struct SimCampaignCommand: AsyncParsableCommand {
         commandName: "campaign",
         abstract: "Flash simulated boards many times under injected faults and check every run.",
         discussion: """
-            Each run draws a board, the image it holds, the image flashed and the faults (lost, \
-            duplicated and delayed packets, disconnects at writes and times, device resets, \
+            Each run draws a board, the image it holds, the image flashed and the faults (lost \
+            writes, lost and late notifications, disconnects at writes and times, device resets, \
             pairing-mode timeouts, slow erases, refused connections, SMP busy answers and \
-            flash-write failures) from the seed. After each run: success means the flash is \
+            flash-write failures) from the seed: what a BLE link and a board can do. --hostile \
+            adds a board that lies, or a link that duplicates or reorders notifications, which \
+            a BLE link never does. After each run: success means the flash is \
             byte-exact and verified; failure needs a clear error and a plain run that repairs the \
             board; no run may reach its deadline, exceed its retry bounds or write outside the \
             region the board declared. Exit code 0 when every invariant held, 74 otherwise, \
@@ -55,7 +57,7 @@ struct SimCampaignCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("A fixed modelled link (linux-default, device-requested, fast, or an interval such as 11.25ms). Default: one of the three named profiles per run.", valueName: "PROFILE"))
     var link: String?
 
-    @Option(help: ArgumentHelp("Every board lies: \(HostileKind.allCases.map(\.rawValue).joined(separator: ", ")). The plain run after a failure is on the honest board.", valueName: "KIND"))
+    @Option(help: ArgumentHelp("Every board lies (\(HostileKind.firmwareKinds.map(\.rawValue).joined(separator: ", "))), or every link does what a BLE link never does (\(HostileKind.allCases.filter(\.isLinkFault).map(\.rawValue).joined(separator: ", "))). The plain run after a failure is on the honest board and link.", valueName: "KIND"))
     var hostile: HostileKind?
 
     @Option(name: .customLong("from"), help: ArgumentHelp("Start at this run (runs are numbered from 0, as violations name them): `--from 1790 --runs 1` runs run 1790 of the same seed and path again on its own.", valueName: "RUN"))
@@ -64,12 +66,16 @@ struct SimCampaignCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("With --runs 1: write that run's trace (every write, notification, fault and timer, as JSON lines) to FILE.", valueName: "FILE"))
     var trace: String?
 
+    @Option(help: ArgumentHelp("Every SECONDS of real time, print the runs done and the violations so far to standard error (0: never).", valueName: "SECONDS"))
+    var progress: Int = 30
+
     @Flag(help: "Print the report as JSON.")
     var json = false
 
     func validate() throws {
         guard (1...10_000_000).contains(runs) else { throw ValidationError("--runs must be between 1 and 10000000") }
         guard firstRun >= 0 else { throw ValidationError("--from must be 0 or more") }
+        guard progress >= 0 else { throw ValidationError("--progress must be 0 or more seconds") }
         guard trace == nil || runs == 1 else {
             throw ValidationError("--trace records one run: add --runs 1 (and --from RUN to pick the run)")
         }
@@ -93,12 +99,17 @@ struct SimCampaignCommand: AsyncParsableCommand {
             var campaign = FaultCampaign(configuration)
             let clock = ContinuousClock()
             let started = clock.now
-            let report = campaign.run()
+            var lastProgress = started
+            let report = campaign.run { soFar in
+                guard progress > 0, soFar.runs < runs, clock.now - lastProgress >= .seconds(progress) else { return }
+                lastProgress = clock.now
+                let violations = soFar.violations.count
+                StdErr.write("campaign: \(soFar.runs) of \(runs) runs, \(violations) invariant violation\(violations == 1 ? "" : "s") so far"
+                             + " (\(Int((lastProgress - started).seconds)) s)\n")
+            }
             let elapsed = clock.now - started
             if let trace, let recorded = campaign.lastTrace {
-                do { try recorded.write(to: URL(fileURLWithPath: trace)) } catch {
-                    throw CLIError(.cannotWrite, "\(trace): cannot write the trace: \(error.localizedDescription)")
-                }
+                try OutputFile.write(Array(recorded.jsonLines().utf8), to: trace, what: "the trace")
             }
             if json {
                 StdOut.write(try JSONText.document(report) + "\n")

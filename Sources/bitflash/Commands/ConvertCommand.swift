@@ -37,8 +37,11 @@ struct ConvertCommand: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: ArgumentHelp("The output file.", valueName: "OUT"))
     var output: String
 
-    @Option(help: ArgumentHelp("For bin: the address range, e.g. 0x1C000-0x77000.", valueName: "START-END"))
+    @Option(help: ArgumentHelp("For bin: the address range, e.g. 0x1C000-0x77000, inside the board's flash or UICR.", valueName: "START-END"))
     var range: String?
+
+    @Flag(help: "Convert a file whose UF2 family ID or MCUboot header says it is for another board (the checks `flash --force` skips).")
+    var force = false
 
     func run() async throws {
         try await runCommand {
@@ -46,6 +49,7 @@ struct ConvertCommand: AsyncParsableCommand {
                 throw CLIError(.usage, "unknown board '\(self.board)': expected one of \(Board.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             let firmware = try FirmwareFileLoading.loadForFlash(file)
+            try FirmwareFileLoading.checkFits(firmware, file: file, board: board, force: force)
             let image: MemoryImage
             do { image = try firmware.image(for: board) } catch let error as FirmwareImageError {
                 throw CLIError(.badFirmware, "\(file): \(error.message)")
@@ -56,7 +60,12 @@ struct ConvertCommand: AsyncParsableCommand {
             case .hex:
                 bytes = IntelHexWriter.write(image)
             case .bin:
-                let r = try range.map(Self.parseRange) ?? layout.application
+                let r = try range.map { try Self.parseRange($0, board: board) } ?? layout.application
+                guard image.hasData(in: r) else {
+                    let named = range == nil ? " (the application region; give another with --range)" : ""
+                    throw CLIError(.badFirmware, "\(file): the \(board.displayName) image has no data in \(Self.hex(r.lowerBound))-\(Self.hex(r.upperBound))\(named): "
+                                       + "a binary of it would be \(Figures.grouped(r.count)) bytes of 0xFF, so none is written")
+                }
                 bytes = image.read(r)
             case .uf2:
                 guard let family = board.family.uf2FamilyID else {
@@ -71,11 +80,7 @@ struct ConvertCommand: AsyncParsableCommand {
             case .nordicDFUZip:
                 bytes = try Self.nordicPackage(of: image, board: board, file: file)
             }
-            do {
-                try Data(bytes).write(to: URL(fileURLWithPath: output))
-            } catch {
-                throw CLIError(.cannotWrite, "\(output): cannot write: \(error.localizedDescription)")
-            }
+            try OutputFile.write(bytes, to: output, what: "the \(to.rawValue) file", inputs: [file])
             StdOut.write("wrote \(output): \(to.rawValue), \(Figures.grouped(bytes.count)) bytes for \(board.displayName)\n")
             return .ok
         }
@@ -93,14 +98,23 @@ struct ConvertCommand: AsyncParsableCommand {
         return try DFUPackage.nordicZip(application: app.bytes, initPacket: packet, legacy: legacy)
     }
 
-    static func parseRange(_ text: String) throws -> Range<UInt32> {
+    /// `START-END` (hex with 0x, or decimal), which must lie inside the board's flash or its UICR page:
+    /// a binary never holds more than the board can.
+    static func parseRange(_ text: String, board: Board) throws -> Range<UInt32> {
         let parts = text.split(separator: "-").map { $0.trimmingCharacters(in: .whitespaces) }
-        func number(_ s: String) -> UInt32? {
-            s.lowercased().hasPrefix("0x") ? UInt32(s.dropFirst(2), radix: 16) : UInt32(s)
+        func number(_ s: String) -> UInt64? {
+            s.lowercased().hasPrefix("0x") ? UInt64(s.dropFirst(2), radix: 16) : UInt64(s)
         }
         guard parts.count == 2, let a = number(parts[0]), let b = number(parts[1]), a < b else {
             throw CLIError(.usage, "--range \(text): expected START-END with START below END, e.g. 0x1C000-0x77000")
         }
-        return a..<b
+        let layout = board.family.layout
+        for area in [layout.flash, layout.uicr] where a >= UInt64(area.lowerBound) && b <= UInt64(area.upperBound) {
+            return UInt32(a)..<UInt32(b)
+        }
+        throw CLIError(.usage, "--range \(text): reaches outside the \(board.displayName)'s flash (\(hex(0))-\(hex(layout.flashSize)), "
+                           + "\(layout.flashSize / 1024) KiB) and its UICR (\(hex(layout.uicr.lowerBound))-\(hex(layout.uicr.upperBound))): give a range inside one of them")
     }
+
+    static func hex(_ v: UInt32) -> String { "0x" + String(format: "%05X", v) }
 }

@@ -68,6 +68,10 @@ struct FlashCommand: AsyncParsableCommand {
     @Flag(name: .customLong("no-resume"), help: "Start a partial flash from the beginning even when an earlier run left it unfinished.")
     var noResume = false
 
+    @Flag(help: ArgumentHelp("Flash a file whose UF2 family ID, MCUboot header size or MCUboot address says it is for another board.",
+                             discussion: "Never overrides the checks that keep writes inside the board's application region or slot: data the chip has no memory for, a SoftDevice that reaches into the application region, an MCUboot image larger than the slot or fixed to another address, DFU package parts besides the application."))
+    var force = false
+
     @OptionGroup var simulation: SimulationOptions
     @OptionGroup var output: OutputOptions
 
@@ -93,6 +97,7 @@ struct FlashCommand: AsyncParsableCommand {
             if !devices.isEmpty || allInRange { return try await runOnDevices() }
             Verbose.bootstrap(output.verbose)
             let profile = simulate ?? .default
+            if let trace = output.trace { try OutputFile.refuseInputs(trace, inputs: [file] + (dfuImage.map { [$0] } ?? []), what: "the trace") }
             let firmware = try FirmwareFileLoading.loadForFlash(file)
             let plan = try makePlan(firmware, profile: profile)
             let store = SimStore(option: simulation.simState)
@@ -121,8 +126,10 @@ struct FlashCommand: AsyncParsableCommand {
             if let first = runs.first {
                 Verbose.dump(first.trace, names: names)
                 if let trace = output.trace {
-                    try TraceFile.write(first.trace, names: names, to: trace, header: traceHeader(profile: profile, plans: ids.map { ($0.name, $0.plan.resume) }),
-                                        results: results.map { ($0.board, TraceResult($0)) }, full: output.verbose > 0)
+                    let text = try TraceFile.encode(first.trace, names: names,
+                                                    header: traceHeader(profile: profile, plans: ids.map { ($0.name, $0.plan.resume) }),
+                                                    results: results.map { ($0.board, TraceResult($0)) }, full: output.verbose > 0)
+                    try OutputFile.write([UInt8](text), to: trace, what: "the trace", inputs: [file] + (dfuImage.map { [$0] } ?? []))
                 }
             }
             for r in results { out.result(r) }
@@ -148,15 +155,16 @@ struct FlashCommand: AsyncParsableCommand {
             target = b
         }
         // An MCUboot image (binary or inside a hex) or a DFU zip holding one.
-        let dfu = try dfuImage.map { path -> MCUbootImage in
+        let dfu = try dfuImage.map { path -> (image: MCUbootImage, address: UInt32?, path: String) in
             let given = try FirmwareFileLoading.loadForFlash(path)
-            if let image = given.mcuboot { return image }
-            if let section = given.sections.first, let found = try? MCUbootImage.locate(in: section.image) { return found.image }
+            if let image = given.mcuboot { return (image, nil, path) }
+            if let section = given.sections.first, let found = try? MCUbootImage.locate(in: section.image) { return (found.image, found.address, path) }
             throw CLIError(.badFirmware, "\(path): holds no MCUboot image (a \(given.format.displayName)); "
                                + "give an MCUboot image or a DFU .zip with one, or leave out --dfu-image to build one from the file")
         }
+        try FirmwareFileLoading.checkFits(firmware, file: file, board: target, force: force, dfuImage: dfu)
         do {
-            return try FlashPlan.make(firmware: firmware, board: target, dfuImage: dfu)
+            return try FlashPlan.make(firmware: firmware, board: target, dfuImage: dfu?.image)
         } catch let error as FirmwareImageError {
             throw CLIError(.badFirmware, "\(file): \(error.message); the board is a \(target.displayName) (\(target.family.chipName))")
         }

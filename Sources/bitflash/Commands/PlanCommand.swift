@@ -30,6 +30,7 @@ struct PlanCommand: AsyncParsableCommand {
         try await runCommand {
             let firmware = try FirmwareFileLoading.loadForFlash(file)
             for b in try boards(firmware) {
+                try FirmwareFileLoading.checkFits(firmware, file: file, board: b, force: false)
                 let plan: FlashPlan
                 do {
                     plan = try FlashPlan.make(firmware: firmware, board: b)

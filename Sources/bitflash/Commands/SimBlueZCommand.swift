@@ -78,7 +78,7 @@ struct SimBlueZCommand: AsyncParsableCommand {
     var hostile: String?
 
     @Option(name: .customLong("firmware-hostile"), help: ArgumentHelp("The board's firmware misbehaves (as `sim campaign --hostile`): "
-        + "\(HostileKind.allCases.map(\.rawValue).joined(separator: ", ")).", valueName: "KIND,KIND"))
+        + "\(HostileKind.firmwareKinds.map(\.rawValue).joined(separator: ", ")).", valueName: "KIND,KIND"))
     var firmwareHostile: String?
 
     @Option(help: ArgumentHelp("With --hostile: distort each property and notification by one mode or none, as this seed picks.",
@@ -175,7 +175,10 @@ struct SimBlueZCommand: AsyncParsableCommand {
         }
         let state = SimStore.names(count: 1)[0]
         var board = try Self.board(store: store, state: state, index: 1, profile: profile, from: from)
-        for kind: HostileKind in try Self.list(firmwareHostile, "--firmware-hostile") { board.makeHostile(kind) }
+        for kind: HostileKind in try Self.list(firmwareHostile, "--firmware-hostile") {
+            guard !kind.isLinkFault else { throw CLIError(.usage, "--firmware-hostile: \(kind.rawValue) is a fault of the link, not of the firmware (sim campaign --hostile)") }
+            board.makeHostile(kind)
+        }
         return FakeBoard(board: board, name: name, address: address, behaviour: behaviour, stateFile: store.url(of: state))
     }
 

@@ -51,10 +51,10 @@ struct SimSamplesCommand: AsyncParsableCommand {
                 let bytes = Self.bytes(of: sample)
                 do {
                     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-                    try Data(bytes).write(to: url, options: .atomic)
                 } catch {
-                    throw CLIError(.cannotWrite, "\(url.path): cannot write: \(error.localizedDescription)")
+                    throw CLIError(.cannotWrite, "\(dir.path): cannot make the folder: \((error as NSError).localizedFailureReason ?? "it is not a folder or cannot be created")")
                 }
+                try OutputFile.write(bytes, to: url.path, what: "the sample")
                 StdOut.write("wrote \(url.path): \(Figures.grouped(bytes.count)) bytes, \(sample.summary)\n")
             }
             return .ok

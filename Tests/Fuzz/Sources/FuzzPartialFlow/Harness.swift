@@ -10,7 +10,7 @@ let family = ChipFamily.nrf52833
 let image = SampleFirmware.image(family: family, runtime: .r1, program: .heart)
 let program = MakeCodeProgram.find(in: image, family: family)!
 let knownTimers = [PartialFlashTimer.answer, PartialFlashTimer.block, PartialFlashTimer.reboot,
-                   PartialFlashTimer.deadline, PartialFlashTimer.pageOpenerHold, TimerID("stranger")]
+                   PartialFlashTimer.deadline, PartialFlashTimer.settle, TimerID("stranger")]
 let services: Set<BLEUUID> = [KnownGATT.partialFlashingService]
 
 /// libFuzzer entry point: the input is a script of link events for `PartialFlashFlow`.
@@ -29,10 +29,10 @@ let services: Set<BLEUUID> = [KnownGATT.partialFlashingService]
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzPartialFlow(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     var source = ByteSource(data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? [])
-    // The sessions' settings (answer floors, the page-opener hold, the hash written last) unless
-    // the first byte's top bit asks for the plain ones; the connection interval when reported.
+    // The sessions' settings (the hash written last) unless the first byte's top bit asks for the
+    // program hash to be written in place; the connection interval when reported.
     let setup = source.byte()
-    let settings = setup & 0x80 == 0 ? PartialFlashSettings.overALink : PartialFlashSettings()
+    let settings = setup & 0x80 == 0 ? PartialFlashSettings() : PartialFlashSettings(sealProgramHash: false)
     let interval: Duration? = [nil, .microseconds(7_500), .milliseconds(15), .milliseconds(30)][Int(setup & 3)]
     var flow = PartialFlashFlow(image: image, program: program, family: family, settings: settings)
     var check = Checker()

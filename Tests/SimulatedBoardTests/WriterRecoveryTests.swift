@@ -1,0 +1,121 @@
+import FirmwareImage
+import LinkModel
+import PartialFlashing
+import Testing
+import Transport
+@testable import SimulatedBoard
+
+/// One block timeout, one retry: a lost 4th packet, a lost `01 FF`, a lost `01 AA` and a lost
+/// block all recover with one STATUS, the REGION_INFO barrier and the block again; an answer that
+/// comes after the timeout is taken in before the barrier. On the simulated CODAL board, whose
+/// flash work runs after its write handler (partial-flashing-protocol.md §3.1), over the link model.
+@Suite struct WriterRecoveryTests {
+    static let family = ChipFamily.nrf52833
+    static let old = Fixture.image(family: family, magicAt: 0x47000, programLength: 6000, seed: 3)
+    static let new = Fixture.image(family: family, magicAt: 0x47000, programLength: 9000, seed: 5,
+                                   programHash: [0xC1, 0x00, 0x81, 0x00, 0xAB, 0x00, 0xDD, 0x00])
+    /// The block whose transmission the faults hit: the 10th.
+    static let block = 9
+
+    struct Run {
+        var stats: PartialFlashStats?
+        var error: String?
+        var board: SimulatedBoard
+        var faults: FaultCounters
+        var trace: Trace
+    }
+
+    static func flash(_ faults: FaultPlan) throws -> Run {
+        let program = try #require(MakeCodeProgram.find(in: new, family: family))
+        var sim = Simulation(link: .deviceRequested, faults: faults)
+        let id = sim.addBoard(try SimulatedBoard(.microbitV2, image: old, mode: .pairing, bluetoothInApplicationMode: true))
+        let run = sim.run(PartialFlashFlow(image: new, program: program, family: family), on: id, deadline: .seconds(120))
+        var stats: PartialFlashStats?
+        var error: String?
+        switch run.outcome {
+        case let .success(.flashed(s)): stats = s
+        case let .success(other): error = "\(other)"
+        case let .failure(e): error = "\(e)"
+        }
+        return Run(stats: stats, error: error, board: try sim.board(id), faults: run.statistics.faults, trace: run.trace)
+    }
+
+    /// Where the writes and notifications of `block` fall in a run without faults: the index of
+    /// each of its 4 packets among the writes, and of its `01 FF` among the notifications.
+    static func positions() throws -> (packets: [Int], answer: Int) {
+        let clean = try flash(FaultPlan(seed: 1))
+        let writes = clean.trace.entries.filter { $0.kind == .write }.map(\.text)
+        let flashData = writes.indices.filter { writes[$0].hasPrefix("command 01") && writes[$0].count == "command ".count + 40 }
+        let notifications = clean.trace.entries.filter { $0.kind == .notification }.map(\.text)
+        let acks = notifications.indices.filter { notifications[$0] == "01FF" }
+        return (Array(flashData[(4 * block)..<(4 * block + 4)]), acks[block])
+    }
+
+    /// The board holds the new program over its whole region and nothing was written outside it.
+    static func expectFlashed(_ run: Run, retries: Int, _ comment: Comment) throws {
+        guard let stats = run.stats else {
+            Issue.record("\(comment): not flashed: \(run.error ?? "?")")
+            return
+        }
+        #expect(stats.retries == retries && stats.resyncs == retries, "\(comment): \(stats)")
+        #expect(stats.verified)
+        let program = try #require(MakeCodeProgram.find(in: new, family: family))
+        let expected = new.read(program.region, fill: 0xFF)
+        #expect(try run.board.readFlash(program.region) == expected, comment)
+        #expect(run.board.flash.writeLog.allSatisfy { $0.lowerBound >= 0x47000 && $0.upperBound <= 0x73000 },
+                "\(comment): \(run.board.flash.writeLog)")
+    }
+
+    @Test func aLostAnswerCostsOneRetry() throws {
+        var faults = FaultPlan(seed: 1)
+        faults.dropNotificationAt = [try Self.positions().answer]
+        let run = try Self.flash(faults)
+        #expect(run.faults.droppedNotifications == 1)
+        try Self.expectFlashed(run, retries: 1, "lost 01 FF")
+    }
+
+    @Test func aLostFourthPacketCostsOneRetry() throws {
+        var faults = FaultPlan(seed: 1)
+        faults.dropWriteAt = [try Self.positions().packets[3]]
+        let run = try Self.flash(faults)
+        #expect(run.faults.droppedWrites == 1)
+        try Self.expectFlashed(run, retries: 1, "lost 4th packet")
+    }
+
+    @Test func aLostOutOfOrderAnswerCostsOneRetry() throws {
+        // The 2nd packet is lost: the 3rd makes the board answer 01 AA, which is lost in turn.
+        let at = try Self.positions()
+        var faults = FaultPlan(seed: 1)
+        faults.dropWriteAt = [at.packets[1]]
+        faults.dropNotificationAt = [at.answer]
+        let run = try Self.flash(faults)
+        #expect(run.trace.entries.contains { $0.kind == .fault && $0.text == "notification lost: 01AA" })
+        try Self.expectFlashed(run, retries: 1, "lost 01 AA")
+    }
+
+    @Test func aLostBlockCostsOneRetry() throws {
+        var faults = FaultPlan(seed: 1)
+        faults.dropWriteAt = Set(try Self.positions().packets)
+        let run = try Self.flash(faults)
+        #expect(run.faults.droppedWrites == 4)
+        try Self.expectFlashed(run, retries: 1, "lost block")
+    }
+
+    @Test func anAnswerAfterTheTimeoutIsTakenInBeforeTheBarrierAndCostsOneRetry() throws {
+        // Some page erases take 14 times the datasheet's 85 ms (1.19 s): the page opener's 01 FF
+        // comes after the 1 s block timeout, while the writer checks and waits for the board.
+        var lateAnswers = 0
+        for seed in UInt64(1)...12 {
+            var faults = FaultPlan(seed: seed)
+            faults.slowErase = 0.4
+            faults.slowEraseFactor = 14
+            let run = try Self.flash(faults)
+            guard run.faults.slowErases > 0 else { continue }
+            let late = run.trace.entries.filter { $0.kind == .report && $0.text.contains("the late answer to block") }
+            lateAnswers += late.count
+            #expect(late.count == run.faults.slowErases, "seed \(seed)")
+            try Self.expectFlashed(run, retries: run.faults.slowErases, "seed \(seed)")
+        }
+        #expect(lateAnswers >= 3, "late answers were really seen")
+    }
+}
