@@ -34,6 +34,8 @@ public struct PeripheralGATTApplication: Sendable, Equatable {
         public var servicePath: String
         public var characteristic: GATTCharacteristic
         public var flags: [String]
+        /// Notifications or indications (the buttonless characteristics indicate).
+        public var canNotify: Bool { flags.contains("notify") || flags.contains("indicate") }
     }
 
     /// The application root, where BlueZ calls `GetManagedObjects`.
@@ -55,7 +57,8 @@ public struct PeripheralGATTApplication: Sendable, Equatable {
     }
 
     /// The service UUIDs to advertise: partial flashing when the board has it (a 128-bit UUID
-    /// and the name already fill most of a legacy advertisement), else its first service.
+    /// and the name already fill most of a legacy advertisement), else its first service (a
+    /// bootloader's FE59 or 1530, as the bootloaders advertise them, nordic-dfu.md §2.2, §3.2).
     public var advertisedServices: [BLEUUID] {
         let uuids = services.map(\.uuid)
         if uuids.contains(KnownGATT.partialFlashingService) { return [KnownGATT.partialFlashingService] }
@@ -79,7 +82,7 @@ public struct PeripheralGATTApplication: Sendable, Equatable {
         var p: [String: DBusValue] = ["UUID": .string(c.characteristic.characteristic.uuidString),
                                       "Service": .objectPath(c.servicePath), "Flags": .strings(c.flags),
                                       "Value": .bytes([])]
-        if c.flags.contains("notify") { p["Notifying"] = .bool(false) }
+        if c.canNotify { p["Notifying"] = .bool(false) }
         return p
     }
 
