@@ -29,6 +29,7 @@ public struct BlueZFlasher: Sendable {
     /// How boards are found, connected and flashed.
     public var settings: BlueZFlashSettings
 
+    /// A flasher with `settings` (by default the command line's).
     public init(settings: BlueZFlashSettings = BlueZFlashSettings()) {
         self.settings = settings
     }

@@ -12,6 +12,7 @@ public enum BoardFlashError: Error, Sendable, Equatable, CustomStringConvertible
     /// The flash was cancelled; the board keeps what it received.
     case cancelled(resumable: Bool)
 
+    /// What went wrong and what to do, in one sentence.
     public var description: String {
         switch self {
         case let .noFlashingService(board):
@@ -30,6 +31,8 @@ public enum BoardFlashError: Error, Sendable, Equatable, CustomStringConvertible
 }
 
 extension BoardFlashError: ExitStatusReporting {
+    /// 64 for a board of another family than the one asked for, 65 for a file with nothing
+    /// for the board, 74 otherwise.
     public var exitStatus: ExitStatus {
         switch self {
         case .noFlashingService, .cancelled: return .flashFailed

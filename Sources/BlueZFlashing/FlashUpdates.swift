@@ -34,6 +34,7 @@ public struct BoardFlashResult: Sendable {
 /// leaves its resume record, so the next flash of the same file continues), then it ends.
 /// Leaving the loop early cancels the flashes too, without waiting for their results.
 public struct FlashUpdates: AsyncSequence, Sendable {
+    /// Each step of the flashes, in order.
     public typealias Element = FlashUpdate
 
     let work: @Sendable (UpdateChannel) async -> Void
@@ -54,6 +55,8 @@ public struct FlashUpdates: AsyncSequence, Sendable {
         let channel: UpdateChannel
         let handle: WorkHandle
 
+        /// The next update; after a cancellation, the remaining ones until every board has
+        /// finished, then nil.
         public mutating func next() async -> FlashUpdate? {
             let handle = self.handle
             return await withTaskCancellationHandler {

@@ -20,6 +20,8 @@ import Transport
 /// Database Hash) and replaces a service whose handle range changed, so the table is read
 /// afresh once `ServicesResolved` is true (`establish`), never reused from before the reset.
 extension BlueZDeviceTransport {
+    /// Connects to `target`: the same device, or the board's bootloader or application after a
+    /// reset, at the address it is expected at or at the other one.
     public func connect(to target: ConnectTarget, timeout: Duration) async throws -> ConnectionInfo {
         do { return try await establish(to: target, timeout: timeout) } catch { throw error.transportError }
     }

@@ -52,6 +52,8 @@ public struct FileResumeStore: ResumeRecordStore {
         return directory.appendingPathComponent("\(safe).json")
     }
 
+    /// The record in `board`'s file, nil when there is none.
+    /// - Throws: `ResumeStoreError.unreadable` when the file is not a resume record.
     public func load(board: String) throws -> ResumePoint? {
         let url = url(board: board)
         guard let data = try? Data(contentsOf: url) else { return nil }
@@ -62,6 +64,8 @@ public struct FileResumeStore: ResumeRecordStore {
         }
     }
 
+    /// Writes `point` (with `board` filled in) to `board`'s file, atomically.
+    /// - Throws: `ResumeStoreError.cannotSave`.
     public func save(_ point: ResumePoint, board: String) throws {
         let url = url(board: board)
         var point = point
@@ -76,6 +80,8 @@ public struct FileResumeStore: ResumeRecordStore {
         }
     }
 
+    /// Removes `board`'s file, if any.
+    /// - Throws: `ResumeStoreError.cannotSave` when it exists and cannot be removed.
     public func forget(board: String) throws {
         let url = url(board: board)
         guard FileManager.default.fileExists(atPath: url.path) else { return }
@@ -94,6 +100,7 @@ public enum ResumeStoreError: Error, Sendable, Equatable, CustomStringConvertibl
     /// The record could not be written or removed.
     case cannotSave(path: String, reason: String)
 
+    /// What happened to the record, and what bitflash does about it.
     public var description: String {
         switch self {
         case let .unreadable(path):
