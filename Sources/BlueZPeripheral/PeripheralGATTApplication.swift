@@ -37,6 +37,8 @@ public struct PeripheralGATTApplication: Sendable, Equatable {
         public var servicePath: String
         public var characteristic: GATTCharacteristic
         public var flags: [String]
+        /// Notifications or indications (the buttonless characteristics indicate).
+        public var canNotify: Bool { flags.contains("notify") || flags.contains("indicate") }
     }
 
     /// The application root, where BlueZ calls `GetManagedObjects`.
@@ -60,6 +62,14 @@ public struct PeripheralGATTApplication: Sendable, Equatable {
         }
     }
 
+    /// The service UUIDs to advertise: a Nordic bootloader's DFU service (FE59 or 1530, as the
+    /// bootloaders advertise it, nordic-dfu.md §2.2, §3.2; V2 bootloader `nrf_dfu_ble.c`
+    /// `advertising_init`); none for a CODAL or DAL board, which advertises its name only
+    /// (`MicroBitBLEManager.cpp`).
+    public var advertisedServices: [BLEUUID] {
+        services.map(\.uuid).filter { $0 == KnownGATT.secureDFUService || $0 == KnownGATT.legacyDFUService }
+    }
+
     public func characteristic(at path: String) -> Characteristic? {
         characteristics.first { $0.path == path }
     }
@@ -77,7 +87,7 @@ public struct PeripheralGATTApplication: Sendable, Equatable {
         var p: [String: DBusValue] = ["UUID": .string(c.characteristic.characteristic.uuidString),
                                       "Service": .objectPath(c.servicePath), "Flags": .strings(c.flags),
                                       "Value": .bytes([])]
-        if c.flags.contains("notify") { p["Notifying"] = .bool(false) }
+        if c.canNotify { p["Notifying"] = .bool(false) }
         if acquire, c.flags.contains("write-without-response") { p["WriteAcquired"] = .bool(false) }
         if acquire, c.flags.contains("notify") { p["NotifyAcquired"] = .bool(false) }
         return p
@@ -86,9 +96,12 @@ public struct PeripheralGATTApplication: Sendable, Equatable {
     /// The advertisement's properties (`LEAdvertisement1`): connectable and discoverable, with
     /// the board's name and no service UUIDs, as CODAL and DAL advertise in pairing mode and
     /// in the application of a build without whitelist (`MicroBitBLEManager.cpp`; the VM's
-    /// BlueZ cannot pair, so the whitelisted case does not arise there).
+    /// BlueZ cannot pair, so the whitelisted case does not arise there); "DfuTarg" with the
+    /// DFU service in the Nordic bootloader (`advertisedServices`).
     func advertisementProperties(name: String) -> [String: DBusValue] {
-        ["Type": .string("peripheral"), "LocalName": .string(name), "Discoverable": .bool(true)]
+        var p: [String: DBusValue] = ["Type": .string("peripheral"), "LocalName": .string(name), "Discoverable": .bool(true)]
+        if !advertisedServices.isEmpty { p["ServiceUUIDs"] = .strings(advertisedServices.map(\.uuidString)) }
+        return p
     }
 
     /// The methods, for introspection.

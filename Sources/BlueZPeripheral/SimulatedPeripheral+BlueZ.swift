@@ -12,6 +12,20 @@ extension SimulatedPeripheral {
             server.describe(interface: interface, members)
             advertisementServer.describe(interface: interface, members)
         }
+        try exportApplication(application)
+        try advertisementServer.add(path: options.advertisementPath,
+                                    interfaces: [Names.advertisement: application.advertisementProperties(name: advertisedName)],
+                                    methods: { [weak self] call in
+                                        guard call.member == "Release" else {
+                                            throw DBusError(name: DBusErrorName.unknownMethod.rawValue, message: "Unknown method \(call.member)")
+                                        }
+                                        self?.note("BlueZ released the advertisement")
+                                        return []
+                                    })
+    }
+
+    /// Exports the services and characteristics of `application`.
+    func exportApplication(_ application: PeripheralGATTApplication) throws {
         for s in application.services {
             try server.add(path: s.path, interfaces: [Names.gattService: application.serviceProperties(s)])
         }
@@ -22,15 +36,37 @@ extension SimulatedPeripheral {
                                return try self.characteristicCall(c, call)
                            })
         }
-        try advertisementServer.add(path: options.advertisementPath,
-                                    interfaces: [Names.advertisement: application.advertisementProperties(name: options.name)],
-                                    methods: { [weak self] call in
-                                        guard call.member == "Release" else {
-                                            throw DBusError(name: DBusErrorName.unknownMethod.rawValue, message: "Unknown method \(call.member)")
-                                        }
-                                        self?.note("BlueZ released the advertisement")
-                                        return []
-                                    })
+    }
+
+    /// The board booted into another mode with another table (its Nordic bootloader, or its
+    /// application after an update): unregister the old GATT application, export and register
+    /// the new one, and advertise with the new name and service.
+    func switchApplication(to new: PeripheralGATTApplication) async {
+        let old = state.withLock { s -> PeripheralGATTApplication in
+            let old = s.application
+            s.application = new
+            s.notifying.removeAll()
+            // The old characteristics' sockets go with them (their paths are reused by the new table).
+            for socket in s.writeSockets.values { socket.close() }
+            for socket in s.notifySockets.values { socket.close() }
+            s.writeSockets.removeAll()
+            s.notifySockets.removeAll()
+            return old
+        }
+        _ = try? await connection.call(destination: Names.busName, path: options.adapterPath, interface: Names.gattManager,
+                                       method: "UnregisterApplication", arguments: [.objectPath(options.applicationPath)])
+        for path in (old.characteristics.map(\.path) + old.services.map(\.path)) { try? server.remove(path: path) }
+        do {
+            try exportApplication(new)
+            let advertised = new.advertisementProperties(name: advertisedName)
+            try advertisementServer.setProperties(path: options.advertisementPath, interface: Names.advertisement, advertised,
+                                                  invalidated: advertised["ServiceUUIDs"] == nil ? ["ServiceUUIDs"] : [])
+            _ = try await connection.call(destination: Names.busName, path: options.adapterPath, interface: Names.gattManager,
+                                          method: "RegisterApplication", arguments: [.objectPath(options.applicationPath), .propertyMap([:])])
+            note("GATT application switched: \(new.services.map(\.uuid.uuidString).joined(separator: ", ")) as \"\(advertisedName)\"")
+        } catch {
+            note("cannot switch the GATT application: \(error)")
+        }
     }
 
     /// Checks that BlueZ has the adapter, and switches it on.
@@ -123,7 +159,7 @@ extension SimulatedPeripheral {
             return try acquire(c, write: call.member == "AcquireWrite", options: (try? call.arguments[0].properties()) ?? [:])
         case "StartNotify", "StopNotify":
             let on = call.member == "StartNotify"
-            guard c.flags.contains("notify") else { throw DBusError(name: "org.bluez.Error.NotSupported", message: "Notify not supported") }
+            guard c.canNotify else { throw DBusError(name: "org.bluez.Error.NotSupported", message: "Notify not supported") }
             locked { s in
                 if on { s.notifying.insert(c.path) } else { s.notifying.remove(c.path) }
             }
@@ -199,7 +235,7 @@ extension SimulatedPeripheral {
     func apply(_ step: GATTBoardHost.Step, _ s: inout PeripheralState) {
         for line in step.notes { note(line) }
         for n in step.notifications {
-            guard let c = application.characteristic(for: n.characteristic) else { continue }
+            guard let c = s.application.characteristic(for: n.characteristic) else { continue }
             s.counters.notifications += 1
             if let socket = s.notifySockets[c.path] {
                 do {
@@ -216,7 +252,13 @@ extension SimulatedPeripheral {
                 note("cannot send a notification: \(error)")
             }
         }
-        for work in step.work { schedule(.work(work), after: work.delay, &s) }
+        let now = s.host.now
+        for work in step.work {
+            // At time scale 0 the board's own timers (the bootloaders' 120 s inactivity reset)
+            // would fire before the central could act: they do not run.
+            if options.timeScale == 0, work.delay >= .seconds(10) { continue }
+            schedule(.work(work, due: now + work.delay), after: work.delay, &s)
+        }
         if let down = step.downFor {
             s.counters.resets += 1
             note("board resets: disconnecting the central, back in \(down) (modelled)")
@@ -231,13 +273,19 @@ extension SimulatedPeripheral {
 
     func handle(_ event: PeripheralEvent, _ s: inout PeripheralState) {
         switch event {
-        case .work(let work):
+        case let .work(work, due):
+            // The board's clock reaches the work's time, even when the work runs at once (time scale 0).
+            s.host.now = max(s.host.now, due)
             apply(s.host.perform(work), &s)
         case .boot:
             apply(s.host.boot(), &s)
             options.onBoardChanged(s.host.board)
+            let table = PeripheralGATTApplication(board: s.host.board, rootPath: options.applicationPath,
+                                                  acquire: options.acquireSockets)
+            let switched = table != s.application
             request { [weak self] in
                 guard let self else { return }
+                if switched { await self.switchApplication(to: table) }
                 do {
                     try await self.registerAdvertisement()
                     self.note("advertising again")

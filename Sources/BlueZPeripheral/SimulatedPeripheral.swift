@@ -74,7 +74,10 @@ public struct PeripheralCounters: Sendable {
 /// adapter, another computer) can scan for it, connect and flash it. Writes go to the board in
 /// real time (`GATTBoardHost`); its notifications are `PropertiesChanged(Value)`, which
 /// bluetoothd sends to the subscribed central; a board reset disconnects the central and stops
-/// advertising until the board has booted.
+/// advertising until the board has booted. A stock board that resets into its Nordic
+/// bootloader (or back) comes up with another GATT table and name: the peripheral then
+/// registers the bootloader's application ("DfuTarg", FE59 or 1530) in place of the
+/// application's, as the board's own stack would after the reset.
 ///
 /// ```swift
 /// let peripheral = try await SimulatedPeripheral.start(board: board, options: options)
@@ -83,11 +86,11 @@ public struct PeripheralCounters: Sendable {
 /// ```
 public final class SimulatedPeripheral: Sendable {
     public let connection: DBusConnection
-    public let application: PeripheralGATTApplication
     let options: PeripheralOptions
     let server: DBusObjectServer
     let advertisementServer: DBusObjectServer
     let state: Mutex<PeripheralState>
+    let started = ContinuousClock.now
     /// BlueZ calls made on the board's behalf (disconnect, advertising), one at a time, in order.
     let requests: AsyncStream<@Sendable () async -> Void>.Continuation
     private let tasks = Mutex<[Task<Void, Never>]>([])
@@ -120,8 +123,8 @@ public final class SimulatedPeripheral: Sendable {
     private init(connection: DBusConnection, board: SimulatedBoard, options: PeripheralOptions) throws {
         self.connection = connection
         self.options = options
-        application = PeripheralGATTApplication(board: board, rootPath: options.applicationPath, acquire: options.acquireSockets)
-        state = Mutex(PeripheralState(host: GATTBoardHost(board: board)))
+        let application = PeripheralGATTApplication(board: board, rootPath: options.applicationPath, acquire: options.acquireSockets)
+        state = Mutex(PeripheralState(host: GATTBoardHost(board: board), application: application))
         server = try DBusObjectServer(connection: connection, rootPath: options.applicationPath, listsStandardInterfaces: false)
         advertisementServer = try DBusObjectServer(connection: connection, rootPath: options.advertisementPath,
                                                    listsStandardInterfaces: false)
@@ -134,6 +137,14 @@ public final class SimulatedPeripheral: Sendable {
 
     /// The board as it stands now.
     public var board: SimulatedBoard { state.withLock { $0.host.board } }
+
+    /// The GATT application registered for the board's current mode.
+    public var application: PeripheralGATTApplication { state.withLock { $0.application } }
+
+    /// The name the board advertises now: "DfuTarg" while its Nordic bootloader runs.
+    var advertisedName: String {
+        state.withLock { $0.host.board.inNordicBootloader ? $0.host.board.advertisedName : options.name }
+    }
 
     public var counters: PeripheralCounters { state.withLock { $0.counters } }
 
@@ -178,6 +189,9 @@ public final class SimulatedPeripheral: Sendable {
     /// Runs `body` under the lock, then handles the events that fell due meanwhile.
     func locked<T>(_ body: (inout PeripheralState) throws -> T) rethrows -> T {
         try state.withLock { s in
+            // The board's modelled time: real time over the time scale (real time at scale 0).
+            let real = started.duration(to: ContinuousClock.now)
+            s.host.now = max(s.host.now, options.timeScale > 0 ? real / options.timeScale : real)
             defer {
                 while !s.due.isEmpty { handle(s.due.removeFirst(), &s) }
             }
@@ -210,13 +224,15 @@ public final class SimulatedPeripheral: Sendable {
 
 /// Something the board does later.
 enum PeripheralEvent: Sendable {
-    case work(GATTBoardHost.Work)
+    case work(GATTBoardHost.Work, due: Duration)
     case boot
 }
 
 /// Everything that changes, under one lock.
 struct PeripheralState: Sendable {
     var host: GATTBoardHost
+    /// The GATT application exported (and registered) for the board's mode.
+    var application: PeripheralGATTApplication
     /// The central's device object on the peripheral's adapter, from BlueZ's write options.
     var central: String?
     var notifying: Set<String> = []

@@ -115,6 +115,15 @@ extension BlueZDeviceTransport {
         }
     }
 
+    /// Waits until bluetoothd has read every write command sent on the write sockets (and so
+    /// handed them to its ATT queue, B566 `src/gatt-client.c` `sock_read()`), up to `timeout`.
+    /// Before a `Disconnect`, and for a write that is waited for: a datagram bluetoothd has not
+    /// read when the link goes is lost with the socket.
+    func flushWriteSockets(timeout: Duration) async {
+        let open = sockets.withLock { $0.write.values.map(\.socket) }
+        for socket in open { _ = await socket.waitUntilRead(timeout: timeout) }
+    }
+
     /// After `StartNotify` worked on this link, trades it for an `AcquireNotify` socket.
     ///
     /// Only then: BlueZ 5.66 never answers an `AcquireNotify` whose CCC write the board

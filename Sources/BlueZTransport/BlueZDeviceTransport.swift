@@ -29,12 +29,15 @@ public final class BlueZDeviceTransport: BLETransport {
         /// Default on; `BITFLASH_BLUEZ_ACQUIRE=0` in the environment turns it off (to compare the
         /// two paths, or where a BlueZ's sockets misbehave).
         public var acquireSockets = ProcessInfo.processInfo.environment["BITFLASH_BLUEZ_ACQUIRE"] != "0"
+        /// After a board reset into its Nordic bootloader (or out of it): how long to try the
+        /// address it is expected at before scanning for it at its other address (the next one).
+        public var bootloaderAddressWindow: Duration = .seconds(5)
         public init() {}
     }
 
     public let bus: BlueZBus
     public let settings: Settings
-    /// The board's address, `AA:BB:CC:DD:EE:FF`.
+    /// The board's address, `AA:BB:CC:DD:EE:FF` (its application's; see `currentAddress`).
     public let address: String
     public let adapterPath: String
     /// The name it advertised, when known.
@@ -128,6 +131,7 @@ public final class BlueZDeviceTransport: BLETransport {
             s.closingLocally = true
             return (s.devicePath, s.linkUp)
         }
+        if up { await flushWriteSockets(timeout: .seconds(2)) }
         _ = try? await bus.rawCall(path, BlueZNames.device, "Disconnect", timeout: .seconds(10))
         if up { try? await waitUntil(timeout: .seconds(5), operation: "disconnect") { !$0.linkUp } }
         state.withLock {
@@ -149,7 +153,15 @@ public final class BlueZDeviceTransport: BLETransport {
         guard bytes.count <= BlueZLimits.maximumValueLength else {
             throw TransportError.failed(operation: operation, message: "\(bytes.count) bytes is more than an attribute holds (512)")
         }
-        if kind == .command, try await sendThroughSocket(bytes, to: characteristic, timeout: timeout, operation: operation) { return }
+        if kind == .command, try await sendThroughSocket(bytes, to: characteristic, timeout: timeout, operation: operation) {
+            // Waited for, as `WriteValue`'s reply is: until bluetoothd has taken it from the socket.
+            await flushWriteSockets(timeout: timeout)
+            return
+        }
+        // A D-Bus call can overtake datagrams bluetoothd has not read yet: the commands sent
+        // before this write must reach its ATT queue first (where commands leave before
+        // requests, B566 `src/shared/att.c` `pick_next_send_op()`).
+        await flushWriteSockets(timeout: timeout)
         sockets.withLock { $0.counts.valueWrites += 1 }
         try await gattCall(operation, characteristic, "WriteValue",
                            [.bytes(bytes), .propertyMap(["type": .string(kind.rawValue)])], timeout: timeout)
@@ -166,6 +178,7 @@ public final class BlueZDeviceTransport: BLETransport {
         }
         if try await sendThroughSocket(bytes, to: characteristic, timeout: timeout, operation: operation) { return }
         let path = try await characteristicPath(characteristic, operation: operation)
+        await flushWriteSockets(timeout: timeout)
         let reply: DBusPendingReply
         do {
             reply = try bus.connection.send(destination: BlueZNames.service, path: path, interface: BlueZNames.gattCharacteristic,
@@ -187,6 +200,7 @@ public final class BlueZDeviceTransport: BLETransport {
 
     public func read(_ characteristic: GATTCharacteristic, timeout: Duration) async throws -> [UInt8] {
         let operation = "read of \(characteristic.characteristic)"
+        await flushWriteSockets(timeout: timeout)
         let reply = try await gattCall(operation, characteristic, "ReadValue", [.propertyMap([:])], timeout: timeout)
         guard let value = try? reply.argument(0).bytes() else {
             throw TransportError.failed(operation: operation, message: "BlueZ sent '\(reply.signature)' instead of the bytes 'ay'")
@@ -205,6 +219,7 @@ public final class BlueZDeviceTransport: BLETransport {
     /// `AcquireNotify` instead (`acquireNotifications`).
     public func enableNotifications(_ characteristic: GATTCharacteristic, timeout: Duration) async throws {
         if notifiesThroughSocket(characteristic) { return }
+        try await bondBeforeBondedEntry(characteristic)
         try await startNotify(characteristic, timeout: timeout)
         guard settings.acquireSockets else { return }
         let path = try await characteristicPath(characteristic, operation: "enabling notifications of \(characteristic.characteristic)")

@@ -100,6 +100,29 @@ public final class PacketSocket: Sendable {
         }
     }
 
+    /// The bytes sent on this end that the other end has not read yet (Linux `SIOCOUTQ` on a
+    /// Unix socket: the datagrams still queued for the peer); nil once closed or on an error.
+    public var unreadBytes: Int? {
+        book.withLock { b -> Int? in
+            guard b.fd >= 0 else { return nil }
+            var queued: Int32 = 0
+            // SIOCOUTQ is TIOCOUTQ (asm-generic/sockios.h, linux/sockios.h).
+            guard ioctl(b.fd, UInt(TIOCOUTQ), &queued) == 0 else { return nil }
+            return Int(queued)
+        }
+    }
+
+    /// Waits (1 ms at a time, up to `timeout`) until the other end has read every datagram
+    /// sent on this end; true when it has, false on timeout or when the socket is closed.
+    public func waitUntilRead(timeout: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while let queued = unreadBytes {
+            if queued == 0 { return true }
+            guard ContinuousClock.now < deadline, (try? await Task.sleep(for: .milliseconds(1))) != nil else { return false }
+        }
+        return false
+    }
+
     /// The datagrams that arrive, in order, until the other end closes (or ``close()``).
     /// Call once: a socket has one reader.
     public func datagrams() -> AsyncStream<[UInt8]> {

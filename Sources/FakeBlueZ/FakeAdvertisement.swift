@@ -58,31 +58,46 @@ extension FakeDevice {
     /// A build with security: the whitelist is on in application mode (MakeCode ties the two:
     /// "No pairing required" turns both off; CODAL `MICROBIT_BLE_OPEN` forces mode 1 and no whitelist).
     var whitelisted: Bool { behaviour.requiresPairing }
+}
 
-
-    /// What the board advertises now; nil when it does not advertise.
-    var advertisement: FakeAdvertisement? {
-        guard !behaviour.absent, !host.isDown else { return nil }
-        let board = host.board
-        if let fixed = behaviour.advertisedUUIDs {
-            guard board.isConnectable, !(behaviour.pairingModeOnly && board.mode != .pairing) else { return nil }
-            return FakeAdvertisement(name: board.inNordicBootloader ? board.advertisedName : name,
+extension FakeState {
+    /// What device `i` advertises now; nil when it does not advertise. A device at a board's
+    /// next address (`owner` set) is that board's bootloader built without bonds, which
+    /// advertises there, and only there, while it runs (nRF5 SDK `nrf_dfu_ble.c` `gap_address_change`).
+    func advertisement(of i: Int) -> FakeAdvertisement? {
+        let own = devices[boardIndex(i)]
+        guard !own.behaviour.absent, !own.host.isDown else { return nil }
+        let board = own.host.board
+        if devices[i].owner != nil {
+            return board.inNordicBootloader ? Self.bootloaderAdvertisement(board) : nil
+        }
+        if own.behaviour.bootloaderAtNextAddress, board.inNordicBootloader { return nil }
+        let d = devices[i]
+        if let fixed = d.behaviour.advertisedUUIDs {
+            guard board.isConnectable, !(d.behaviour.pairingModeOnly && board.mode != .pairing && !board.inNordicBootloader) else {
+                return nil
+            }
+            return FakeAdvertisement(name: board.inNordicBootloader ? board.advertisedName : d.name,
                                      flags: FakeAdvertisement.discoverableFlags, uuids: fixed.map { $0.lowercased() })
         }
-        if board.inNordicBootloader {
-            let service = board.profile.services.contains(.legacyDFU) ? KnownGATT.legacyDFUService : KnownGATT.secureDFUService
-            return FakeAdvertisement(name: board.advertisedName, flags: FakeAdvertisement.discoverableFlags,
-                                     uuids: [service.uuidString])
-        }
+        // A Nordic bootloader advertises all the time, even for a program that keeps Bluetooth off.
+        if board.inNordicBootloader { return Self.bootloaderAdvertisement(board) }
         if board.mode == .pairing {
-            return FakeAdvertisement(name: pairingName, flags: FakeAdvertisement.discoverableFlags, uuids: [])
+            return FakeAdvertisement(name: d.pairingName, flags: FakeAdvertisement.discoverableFlags, uuids: [])
         }
-        guard board.profile.bluetoothInApplicationMode, !behaviour.pairingModeOnly else { return nil }
-        guard whitelisted else {
-            return FakeAdvertisement(name: pairingName, flags: FakeAdvertisement.discoverableFlags, uuids: [])
+        guard board.profile.bluetoothInApplicationMode, !d.behaviour.pairingModeOnly else { return nil }
+        guard d.whitelisted else {
+            return FakeAdvertisement(name: d.pairingName, flags: FakeAdvertisement.discoverableFlags, uuids: [])
         }
-        guard boardBonded else { return nil }
-        return FakeAdvertisement(name: FakeAdvertisement.baseName(of: pairingName), flags: FakeAdvertisement.bondedOnlyFlags,
+        guard d.boardBonded else { return nil }
+        return FakeAdvertisement(name: FakeAdvertisement.baseName(of: d.pairingName), flags: FakeAdvertisement.bondedOnlyFlags,
                                  uuids: [])
+    }
+
+    /// `DfuTarg` with the DFU service of the board's bootloader.
+    static func bootloaderAdvertisement(_ board: SimulatedBoard) -> FakeAdvertisement {
+        let service = board.profile.services.contains(.legacyDFU) ? KnownGATT.legacyDFUService : KnownGATT.secureDFUService
+        return FakeAdvertisement(name: board.advertisedName, flags: FakeAdvertisement.discoverableFlags,
+                                 uuids: [service.uuidString])
     }
 }

@@ -59,7 +59,7 @@ extension FakeBlueZ {
             guard s.devices[i].notifySessions[path]?.isEmpty ?? true else { throw BlueZ.inProgress }
             guard c.flags.contains("notify") else { throw BlueZ.notSupported }
             // The CCC write the board must accept (an ATT request, so its security applies).
-            try checkSecurity(s.devices[i])
+            try checkSecurity(i, s)
             let (mine, theirs) = try socketPair()
             s.devices[i].notifySockets[path] = AcquiredSocket(socket: mine, epoch: s.devices[i].linkEpoch)
             s.devices[i].acquiredNotifies += 1

@@ -20,7 +20,7 @@ extension FakeBlueZ {
                        methods: { [weak self] call in try self?.adapterCall(call) ?? [] },
                        setter: { [weak self] interface, name, value in try self?.setAdapterProperty(name, value) })
         try locked { s in
-            for i in s.devices.indices where s.devices[i].paired { exportDevice(i, &s) }
+            for i in s.devices.indices where s.devices[i].paired && s.devices[i].owner == nil { exportDevice(i, &s) }
         }
     }
 
@@ -124,7 +124,7 @@ extension FakeBlueZ {
     /// `device_set_rssi_with_delta(dev, rssi, 0)`), or nothing.
     func advertise(_ i: Int, _ s: inout FakeState) {
         let d = s.devices[i]
-        guard !s.stopped, s.powered, !d.connected, let ad = d.advertisement else { return }
+        guard !s.stopped, s.powered, !d.connected, let ad = s.advertisement(of: i) else { return }
         let outcome = s.outcome(of: d, ad)
         guard outcome == .created || outcome == .updated else { return }
         let renamed = d.knownName != ad.name
@@ -158,6 +158,17 @@ extension FakeBlueZ {
                 try server.setProperties(path: d.path, interface: BlueZ.device, [:], invalidated: ["RSSI"])
             }
         }
+    }
+
+    /// The board of device `b` booted: its bootloader's hand-over ends when the application
+    /// starts (V2 bootloader `nrf_dfu_settings_svci.c` `nrf_dfu_settings_additional_erase`), and
+    /// it advertises at the address of its mode.
+    func booted(_ b: Int, _ s: inout FakeState) {
+        let identities = s.identities(of: b)
+        if !s.board(of: b).inNordicBootloader {
+            for j in identities { s.devices[j].handedOverBond = false }
+        }
+        for j in identities { advertise(j, &s) }
     }
 
     /// A D-Bus client left the bus: its discovery session, filter and notification sessions end.

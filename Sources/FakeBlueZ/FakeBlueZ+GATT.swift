@@ -1,4 +1,5 @@
 import DBus
+import NordicDFUFrames
 import SimulatedBoard
 import Transport
 
@@ -77,14 +78,14 @@ extension FakeBlueZ {
     }
 
     /// What the board's security does to an acknowledged operation (read, write request, CCCD write).
-    func checkSecurity(_ d: FakeDevice) throws {
-        if d.staleBond { throw BlueZ.authenticationFailed }
-        if d.behaviour.requiresPairing, !d.paired { throw BlueZ.notPaired }
+    func checkSecurity(_ i: Int, _ s: FakeState) throws {
+        if s.devices[i].staleBond { throw BlueZ.authenticationFailed }
+        if s.needsBond(i), !s.devices[i].paired { throw BlueZ.notPaired }
     }
 
     private func readValue(_ i: Int, path: String, offset: UInt16, _ s: inout FakeState) throws -> [UInt8] {
         let c = try connected(i, path, s)
-        try checkSecurity(s.devices[i])
+        try checkSecurity(i, s)
         guard c.flags.contains("read") else { throw BlueZ.error("NotPermitted", "Read not permitted") }
         let value = s.devices[i].values[path] ?? []
         guard Int(offset) <= value.count else { throw BlueZ.error("InvalidArguments", "Invalid offset") }
@@ -112,18 +113,23 @@ extension FakeBlueZ {
             throw BlueZ.notSupported
         }
         // The board's stack drops a write command it may not accept; it refuses a request.
-        if kind == .request { try checkSecurity(d) }
+        if kind == .request { try checkSecurity(i, s) }
         deliverWrite(i, c, bytes, kind: kind, &s)
     }
 
     /// A write that reached the board (through `WriteValue` or an acquired socket).
     func deliverWrite(_ i: Int, _ c: FakeGATTTable.Characteristic, _ bytes: [UInt8], kind: WriteKind, _ s: inout FakeState) {
         let d = s.devices[i]
-        guard !d.staleBond, !(d.behaviour.requiresPairing && !d.paired), let characteristic = c.characteristic else {
+        guard !d.staleBond, !(s.needsBond(i) && !d.paired), let characteristic = c.characteristic else {
             note("[\(d.name)] write of \(bytes.count) bytes dropped by the board's security")
             return
         }
-        let step = s.devices[i].host.write(bytes, to: characteristic, kind: kind)
+        let bonded = d.paired && !d.staleBond
+        if characteristic == NordicGATT.buttonlessBonded, bonded {
+            // The bonded buttonless entry hands this bond to the bootloader (ble_dfu_bonded.c `enter_bootloader`).
+            s.devices[i].handedOverBond = true
+        }
+        let step = s.devices[s.boardIndex(i)].host.write(bytes, to: characteristic, kind: kind, bonded: bonded)
         s.devices[i].writesDelivered += 1
         apply(step, device: i, &s)
         if let left = s.devices[i].writesUntilDisconnect, s.devices[i].connected {
@@ -142,7 +148,7 @@ extension FakeBlueZ {
         guard let c = s.devices[i].gatt?.characteristic(at: path) else { throw BlueZ.gattNotConnected }
         guard s.devices[i].notifySockets[path] == nil else { throw BlueZ.error("NotPermitted", "Notify acquired") }
         guard c.canNotify else { throw BlueZ.notSupported }
-        if s.devices[i].behaviour.requiresPairing, !s.devices[i].paired { throw BlueZ.notPaired }
+        if s.needsBond(i), !s.devices[i].paired { throw BlueZ.notPaired }
         var sessions = s.devices[i].notifySessions[path] ?? []
         guard sessions.insert(sender).inserted else { return }
         s.devices[i].notifySessions[path] = sessions
@@ -201,7 +207,13 @@ extension FakeBlueZ {
             s.devices[i].outbox.append(.notification(epoch: s.devices[i].linkEpoch, n.characteristic, n.bytes))
             schedule(.deliver(device: i), after: Self.notificationLatency, minimumReal: Self.notificationLatency, &s)
         }
-        for work in step.work { schedule(.work(device: i, work), after: work.delay, &s) }
+        let now = s.devices[s.boardIndex(i)].host.now
+        for work in step.work {
+            // At time scale 0 the board's own timers (the bootloaders' 120 s inactivity reset)
+            // would fire before any client could act: they do not run.
+            if options.timeScale == 0, work.delay >= Self.longestInstantWork { continue }
+            schedule(.work(device: i, work, due: now + work.delay), after: work.delay, &s)
+        }
         if let down = step.downFor {
             if s.devices[i].outbox.isEmpty {
                 reset(i, down: down, &s)

@@ -53,6 +53,11 @@ public struct FakeBoardBehaviour: Sendable, Equatable, Codable {
     /// whenever the board is connectable), for tests written before the boards' real
     /// advertising was modelled; nil: advertise as the board's firmware does (`FakeAdvertisement`).
     public var advertisedUUIDs: [String]?
+    /// The board's Nordic bootloader advertises at the address + 1 (last octet, no carry), as
+    /// a stock Nordic bootloader built without bonds does (nRF5 SDK `nrf_dfu_ble.c`
+    /// `gap_address_change`), instead of at the application's address as every micro:bit and
+    /// Calliope mini bootloader does. That bootloader is open: it needs no bond.
+    public var bootloaderAtNextAddress = false
 
     public init() {}
 
@@ -68,7 +73,7 @@ public struct FakeBoardBehaviour: Sendable, Equatable, Codable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case requiresPairing, refusesPairing, connectFailures, servicesNeverResolve, disconnectAfterWrites, gattCache
         case absent, staleBond, bonded, pairingModeOnly, hostile, hostileSeed, rssi, advertisedUUIDs
-        case refusesAcquire, acquiredSocketsCloseAfter, startsInPairingMode
+        case refusesAcquire, acquiredSocketsCloseAfter, startsInPairingMode, bootloaderAtNextAddress
     }
 
     public init(from decoder: any Decoder) throws {
@@ -93,6 +98,7 @@ public struct FakeBoardBehaviour: Sendable, Equatable, Codable {
         if let n = acquiredSocketsCloseAfter, n < 1 {
             throw DecodingError.dataCorruptedError(forKey: .acquiredSocketsCloseAfter, in: c, debugDescription: "must be at least 1")
         }
+        bootloaderAtNextAddress = try c.decodeIfPresent(Bool.self, forKey: .bootloaderAtNextAddress) ?? false
         if let n = disconnectAfterWrites, n < 1 {
             throw DecodingError.dataCorruptedError(forKey: .disconnectAfterWrites, in: c,
                                                    debugDescription: "must be at least 1")

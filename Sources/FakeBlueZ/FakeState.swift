@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import NordicDFUFrames
 import SimulatedBoard
 import Transport
 
@@ -59,9 +60,16 @@ struct FakeDevice: Sendable {
     /// Notifications on their way to the client, oldest first, and a reset that waits for them.
     var outbox: [OutboxItem] = []
     var notificationsSent = 0
+    /// Set on the device of a board's bootloader at the next address: the index of the board's
+    /// own device, whose board this device plays while the bootloader runs.
+    var owner: Int?
+    /// The bonded buttonless entry handed this link's bond to the bootloader (V2 bootloader
+    /// "peer data"), so the bootloader encrypts with BlueZ's key.
+    var handedOverBond = false
 
-    init(spec: FakeBoard, adapterPath: String) {
+    init(spec: FakeBoard, adapterPath: String, owner: Int? = nil) {
         self.spec = spec
+        self.owner = owner
         path = BlueZ.devicePath(adapter: adapterPath, address: spec.address)
         host = GATTBoardHost(board: spec.board, timing: spec.timing)
         if spec.behaviour.pairingModeOnly || spec.behaviour.startsInPairingMode, host.board.mode != .pairing {
@@ -80,6 +88,7 @@ struct FakeDevice: Sendable {
         }
     }
 
+    /// The name in this device's trace lines.
     var name: String { spec.name ?? spec.board.profile.name }
     var behaviour: FakeBoardBehaviour { spec.behaviour }
     /// The hostility of the object at `path` (the seed picks per object and property).
@@ -89,8 +98,18 @@ struct FakeDevice: Sendable {
     /// `Device1.UUIDs`: the advertised service UUIDs until BlueZ has resolved the services,
     /// then the primary services of the GATT table (B566 `device.c` `dev_property_get_uuids()`).
     var uuidsProperty: [String] { resolvedUUIDs ?? knownUUIDs }
-    /// Whether the board advertises now.
-    var isAdvertising: Bool { advertisement != nil }
+
+    /// The device of `board`'s bootloader at the next address, playing the board of device `owner`.
+    /// That bootloader is built without bonds: open, no pairing (nRF5 SDK `nrf_dfu_ble.c`, the
+    /// `NRF_DFU_BLE_REQUIRES_BONDS 0` paths).
+    static func bootloader(of board: FakeBoard, owner: Int, adapterPath: String) -> FakeDevice {
+        var behaviour = FakeBoardBehaviour()
+        behaviour.rssi = board.behaviour.rssi
+        behaviour.gattCache = board.behaviour.gattCache
+        let spec = FakeBoard(board: board.board, name: NordicGATT.bootloaderName,
+                             address: FakeBlueZ.nextAddress(after: board.address), behaviour: behaviour)
+        return FakeDevice(spec: spec, adapterPath: adapterPath, owner: owner)
+    }
 }
 
 /// A discovery filter set with `Adapter1.SetDiscoveryFilter`.
@@ -174,6 +193,46 @@ struct FakeState: Sendable {
     }
 
     func index(ofDevice path: String) -> Int? { devices.firstIndex { $0.path == path } }
+
+    /// Moves every board's modelled time on to `now` (never back).
+    mutating func setTime(_ now: Duration) {
+        for i in devices.indices where devices[i].owner == nil { devices[i].host.now = max(devices[i].host.now, now) }
+    }
+
+    /// The index of the device whose board device `i` plays: itself, or the board's own device
+    /// for a bootloader at the next address.
+    func boardIndex(_ i: Int) -> Int { devices[i].owner ?? i }
+
+    /// The board behind device `i`, as it stands.
+    func board(of i: Int) -> SimulatedBoard { devices[boardIndex(i)].host.board }
+
+    /// The devices that play the board of device `i` (its own, and its bootloader's at the next address).
+    func identities(of i: Int) -> [Int] {
+        let b = boardIndex(i)
+        return devices.indices.filter { boardIndex($0) == b }
+    }
+
+    /// Whether device `i` advertises now.
+    func isAdvertising(_ i: Int) -> Bool { advertisement(of: i) != nil }
+
+    /// The name a connected board's GAP Device Name gives BlueZ (BlueZ `profiles/gap/gas.c`):
+    /// the name it advertises in its current mode ("DfuTarg" while the bootloader runs; CODAL
+    /// and DAL set the GAP name to the advertised one), else the one BlueZ knows.
+    func gapName(_ i: Int) -> String? {
+        advertisement(of: i)?.name ?? devices[i].knownName
+    }
+
+    /// Whether acknowledged operations on device `i` need a bond now: in the application and
+    /// pairing mode as the scenario says (a Just Works build); in the bootloader only while the
+    /// bond handed over by the bonded buttonless entry is valid, which needs a valid application
+    /// (V2 bootloader `nrf_dfu_ble.c` L1187-1200); never at the next address (built without bonds).
+    func needsBond(_ i: Int) -> Bool {
+        let d = devices[i]
+        guard d.behaviour.requiresPairing else { return false }
+        let board = board(of: i)
+        guard board.inNordicBootloader else { return true }
+        return d.handedOverBond && board.nordicSettings.applicationValid
+    }
 }
 
 /// Something that happens later on the fake's clock.
@@ -187,7 +246,7 @@ enum OutboxItem: Sendable {
 
 enum FakeEvent: Sendable {
     /// The board's scheduled work is done.
-    case work(device: Int, GATTBoardHost.Work)
+    case work(device: Int, GATTBoardHost.Work, due: Duration)
     /// The board's reset time is over.
     case boot(device: Int)
     /// GATT discovery of link `epoch` is over.

@@ -104,10 +104,10 @@ public struct AsyncFlowDriver<C: Clock>: Sendable where C.Duration == Duration {
                     tasks.cancel(key: "timer:\(id.name)")
                 case .disconnect:
                     await transport.disconnect()
-                case let .connect(after):
+                case let .connect(after, target):
                     if after > .zero { try await clock.sleep(for: after) }
                     do {
-                        let info = try await transport.connect(timeout: operationTimeout)
+                        let info = try await transport.connect(to: target, timeout: operationTimeout)
                         pending.append(.connected(info))
                     } catch let error as TransportError {
                         pending.append(.connectFailed(error))

@@ -7,6 +7,9 @@
 public protocol BLETransport: AnyObject, Sendable {
     /// Connects (or reconnects) to the board and resolves its services.
     func connect(timeout: Duration) async throws -> ConnectionInfo
+    /// Connects to `target`: the same device, or the board's bootloader or application after
+    /// it reset into the other (which may advertise at another address).
+    func connect(to target: ConnectTarget, timeout: Duration) async throws -> ConnectionInfo
     /// Closes the link; returns once it is closed.
     func disconnect() async
     /// The characteristics of a service, by UUID.
@@ -32,5 +35,10 @@ extension BLETransport {
     public func enqueueCommand(_ bytes: [UInt8], to characteristic: GATTCharacteristic, timeout: Duration,
                                failed: @escaping @Sendable (TransportError) -> Void) async throws {
         try await write(bytes, to: characteristic, kind: .command, timeout: timeout)
+    }
+
+    /// A transport whose board keeps one address in every mode connects to it whatever the target.
+    public func connect(to target: ConnectTarget, timeout: Duration) async throws -> ConnectionInfo {
+        try await connect(timeout: timeout)
     }
 }

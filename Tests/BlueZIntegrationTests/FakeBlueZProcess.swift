@@ -1,4 +1,5 @@
 import Foundation
+import SimulatedBoard
 import TestSupport
 
 /// The built `bitflash`, run with the system bus pointed at a private bus.
@@ -35,8 +36,10 @@ final class FakeBlueZProcess: @unchecked Sendable {
     private let output = Pipe()
 
     /// Starts the fake with the board options `options` and waits for its readiness line.
-    convenience init(_ options: [String] = [], profile: String = "microbit-v2-mcuboot") throws {
-        try self.init(arguments: ["--name", Self.name, "--address", Self.address, "--profile", profile] + options)
+    /// `prepare` runs first with the state folder (to put a board there, e.g. with `sim reset`).
+    convenience init(_ options: [String] = [], profile: String = "microbit-v2-mcuboot", name: String = FakeBlueZProcess.name,
+                     prepare: (URL) throws -> Void = { _ in }) throws {
+        try self.init(arguments: ["--name", name, "--address", Self.address, "--profile", profile] + options, prepare: prepare)
     }
 
     /// Starts the fake with the boards of a scenario (JSON text); `prepare` may first put
@@ -99,6 +102,36 @@ final class FakeBlueZProcess: @unchecked Sendable {
     /// Runs bitflash against this fake.
     func bitflash(_ arguments: [String]) throws -> Bitflash.Result {
         try Bitflash.run(arguments, bus: bus.address)
+    }
+
+    /// Runs bitflash against this fake from an async test, on a thread of its own: waiting for
+    /// the child must not hold one of the few threads the tests' async code (and the D-Bus
+    /// replies of the suites running beside it) runs on.
+    func bitflashAsync(_ arguments: [String]) async throws -> Bitflash.Result {
+        let address = bus.address
+        return try await Self.offPool { try Bitflash.run(arguments, bus: address) }
+    }
+
+    /// Runs `body` on a thread of its own.
+    static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    /// The first board's state file, saved whenever its link drops and whenever it boots.
+    var stateFile: URL { state.appendingPathComponent("sim.json") }
+
+    /// Waits until the saved board satisfies `condition` (the fake saves it at every boot), for
+    /// at most `limit`, a bound that only keeps a broken test from hanging.
+    func waitForBoard(limit: Duration = .seconds(30), _ condition: (SimulatedBoard) -> Bool) async throws -> SimulatedBoard {
+        let clock = ContinuousClock()
+        let deadline = clock.now + limit
+        while true {
+            if let board = try? SimulatedBoard.load(from: stateFile), condition(board) { return board }
+            guard clock.now < deadline else { throw BusFixtureError.gaveUpWaiting("the board's saved state") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
     }
 
     /// Stops the fake (it saves its boards) and returns the first board's state file.

@@ -9,7 +9,9 @@ through BlueZ's AcquireWrite/AcquireNotify sockets, the second through WriteValu
 D-Bus calls logged in gatt-calls.log show), the full update took the full path, the last
 flash found the board up to date, each verified; and the board's flash afterwards equals, region by
 region and over the whole application region (SHA-256), a board given the final file directly
-and a simulated board after the same three flashes (--simulate).
+and a simulated board after the same three flashes (--simulate). Likewise for the stock board:
+the new runtime by Nordic Secure DFU and the recovery from its bootloader, each verified, the
+board back in its application with the application region of a board given the file.
 Prints the bluetoothd version, the ATT MTU and connection interval(s) from the HCI trace, and
 the modelled time (the same flash under --simulate) next to the real time of each flash.
 """
@@ -111,6 +113,28 @@ check([r.get("hash") for r in board.get("regions", [])] == [r.get("hash") for r 
 check(board.get("mode") == "application" and board.get("flashIncomplete") is False,
       f"the board runs its application (mode {board.get('mode')}, flash incomplete {board.get('flashIncomplete')})")
 
+# The stock board (partial flashing + Nordic Secure DFU bootloader): a new runtime by Secure DFU,
+# then the same board left in its bootloader and recovered, each compared with a board given the file.
+stock_reference = show("reference-stock-show.json")
+stock_expected = {"flash-nordic": ("runtime-differs", "stock"), "flash-recover": ("in-bootloader", "stuck")}
+for name, (code, state) in stock_expected.items():
+    r = result(name + ".json") or {}
+    check(rc(name) == 0 and r.get("path") == "full" and r.get("fullPath") == "nordic" and r.get("verified") is True
+          and (r.get("reason") or {}).get("code") == code and not r.get("error"),
+          f"{name}: exit {rc(name)}, path {r.get('path')} by {r.get('fullPath')}, reason {(r.get('reason') or {}).get('code')}, "
+          f"verified {r.get('verified')} (expected full by nordic, {code})")
+    shown = show(state + "-show.json")
+    check(bool(stock_reference.get("applicationSHA256"))
+          and shown.get("applicationSHA256") == stock_reference.get("applicationSHA256"),
+          f"{name}: the stock board's application region equals a board given the file, byte for byte (SHA-256 "
+          f"{shown.get('applicationSHA256', '?')[:16]}…)")
+    check(shown.get("mode") == "application" and shown.get("flashIncomplete") is False
+          and [g.get("hash") for g in shown.get("regions", [])] == [g.get("hash") for g in stock_reference.get("regions", [])],
+          f"{name}: the stock board runs the new application (mode {shown.get('mode')}) with the file's region hashes")
+stock_serve = text("serve-stock.log")
+check(stock_serve.count("GATT application switched") >= 2 and "as \"DfuTarg\"" in stock_serve,
+      "the stock board's GATT application switched to the bootloader's (DfuTarg) and back")
+
 print()
 print("bluetoothd version:", text("bluetoothd-version").strip() or "unknown")
 hci = text("hci.txt")
@@ -126,11 +150,11 @@ stopped = re.search(r"stopped: .*", serve)
 print("the served board:", stopped.group(0) if stopped else "no stop line")
 print()
 print(f"{'flash':<20}{'path':<12}{'bytes':>9}{'modelled s':>12}{'real s':>9}{'wall s':>9}")
-for name in expected:
+for name in list(expected) + list(stock_expected):
     r, model = result(name + ".json") or {}, result(name + ".model.json") or {}
     print(f"{name:<20}{str(r.get('path')):<12}{r.get('bytesSent', 0):>9}{model.get('seconds', float('nan')):>12.2f}"
           f"{r.get('seconds', float('nan')):>9.2f}{text(name + '.wall').strip() or '?':>9}")
-print("(modelled: the same flash with --simulate microbit-v2-mcuboot and its link model; real: bitflash's own "
+print("(modelled: the same flash with --simulate microbit-v2-mcuboot, or microbit-v2 for the stock board, and its link model; real: bitflash's own "
       "figure over the real bluetoothd, in the VM under software emulation; wall: the whole command)")
 
 if failures:

@@ -7,8 +7,13 @@
 # AcquireWrite/AcquireNotify sockets), a partial flash back (through WriteValue and
 # PropertiesChanged: BITFLASH_BLUEZ_ACQUIRE=0), a full update with a new runtime, and a flash
 # of what the board already holds. The D-Bus calls to bluetoothd's characteristics are logged
-# (dbus-monitor) to tell the two paths apart; steps.tsv has each step's start and end. Every output goes to /tmp/out (the host's OUT_DIR);
-# the host checks it. Writes the status (0 when every step ran) to /tmp/out/status.
+# (dbus-monitor) to tell the two paths apart; steps.tsv has each step's start and end. Then a
+# stock micro:bit V2 (partial flashing and the Nordic Secure DFU bootloader) on hci1 at the same
+# address: a new runtime by Secure DFU (the buttonless entry, the reset, the reconnection to the
+# bootloader through BlueZ's cached table of the application), and the same board left in its
+# bootloader ("DfuTarg") by an interrupted update, recovered with the file's application. Every
+# output goes to /tmp/out (the host's OUT_DIR); the host checks it. Writes the status (0 when
+# every step ran) to /tmp/out/status.
 # The repository is at /tmp/repo (run.sh shares it there).
 set -u
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -75,4 +80,32 @@ step flash-partial "$bin" flash "$samples/sample-r1-counter.hex" --device "$addr
 step flash-partial-dbus env BITFLASH_BLUEZ_ACQUIRE=0 "$bin" flash "$samples/sample-r1-heart.hex" --device "$address" $bt --json
 step flash-full "$bin" flash "$samples/sample-r2-heart.hex" --device "$address" $bt --json
 step flash-same "$bin" flash "$samples/sample-r2-heart.hex" --device "$address" $bt --json
+
+# Stock boards. sim serve saves the board at every boot; the next board is served once the last
+# one has booted its application (the bootloader resets after answering the final Execute).
+stop_serve() { kill -TERM "$serve" 2>/dev/null && wait "$serve"; serve=""; }
+serve_board() { # NAME STATE [OPTIONS]: serves the board saved in STATE on hci1
+    name="$1"; state="$2"; shift 2
+    "$bin" sim serve --adapter hci1 --profile microbit-v2 --sim-state "$state" -v "$@" > "$out/serve-$name.log" 2>&1 &
+    serve=$!
+    for _ in $(seq 1 60); do grep -q " ready on hci1" "$out/serve-$name.log" && break; sleep 1; done
+    grep " ready on hci1" "$out/serve-$name.log" || { say "sim serve ($name) did not get ready:"; cat "$out/serve-$name.log"; finish 13; }
+}
+runs_application() { # STATE: waits until the saved board runs its application
+    for _ in $(seq 1 60); do
+        "$bin" sim show --json --sim-state "$1" 2>/dev/null | grep -q '"mode" : "application"' && return 0
+        sleep 1
+    done
+    say "the board in $1 did not come back in application mode"
+}
+stop_serve
+serve_board stock "$out/stock" --from "$samples/sample-r1-heart.hex"
+step flash-nordic "$bin" flash "$samples/sample-r2-heart.hex" --device "$address" $bt --json
+runs_application "$out/stock"
+stop_serve
+"$bin" sim reset --profile microbit-v2 --from "$samples/sample-r1-heart.hex" --stuck-in-bootloader --sim-state "$out/stuck" \
+    > /dev/null || finish 14
+serve_board stuck "$out/stuck"
+step flash-recover "$bin" flash "$samples/sample-r2-heart.hex" --device "$address" $bt --json
+runs_application "$out/stuck"
 finish 0

@@ -103,7 +103,7 @@ struct FlashCommand: AsyncParsableCommand {
             let store = SimStore(option: simulation.simState)
             let names = SimStore.names(count: boards)
             var sim = Simulation(link: try simulation.linkProfile(), faults: simulation.faultPlan())
-            let resume = ResumeStore(simulated: store)
+            let resume = FileResumeStore(simulated: store)
             var ids: [(plan: FlashPlan, board: BoardID, name: String)] = []
             for (i, name) in names.enumerated() {
                 ids.append((withResume(plan, board: name, store: resume),
@@ -193,7 +193,6 @@ struct FlashCommand: AsyncParsableCommand {
     static func options(mode: FlashMode, upgradeMode: UpgradeModeArgument, verbosity: Int) -> FlashOptions {
         var o = FlashOptions(mode: mode)
         o.mcumgr.mode = upgradeMode.mode
-        o.mcumgr.estimatedSwapTime = .seconds(2)
         o.mcumgr.traceBytes = verbosity > 1 ? 64 : (verbosity > 0 ? 16 : 0)
         o.optionNames = .commandLine
         return o

@@ -1,5 +1,5 @@
 import ArgumentParser
-import BlueZTransport
+import BlueZFlashing
 import Foundation
 import Transport
 
@@ -47,7 +47,7 @@ struct ScanCommand: AsyncParsableCommand {
         var name: String?
         var address: String
         var rssi: Int?
-        var mode: AdvertisedMode
+        var mode: FoundBoard.Mode
         var bonded: Bool
     }
 
@@ -55,46 +55,33 @@ struct ScanCommand: AsyncParsableCommand {
         guard timeout > 0, timeout <= 600 else { throw ValidationError("--timeout must be between 0 and 600 seconds") }
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
         if waitFor != nil, count != nil { throw ValidationError("give --wait-for or --count, not both") }
-        if let waitFor, DeviceQuery(waitFor).text.isEmpty { throw ValidationError("--wait-for needs an address or a name") }
+        if let waitFor, waitFor.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("--wait-for needs an address or a name") }
     }
 
-    var goal: ScanGoal {
-        if let waitFor { return .board(DeviceQuery(waitFor)) }
+    var until: ScanUntil {
+        if let waitFor { return .board(waitFor) }
         if let count { return .boards(count) }
-        return .fullTime
+        return .timeout
     }
 
     func run() async throws {
         try await runCommand {
-            let bus = try await BlueZBus.open()
-            defer { bus.close() }
+            var settings = BlueZFlashSettings()
+            settings.adapter = adapter
             let started = ContinuousClock.now
-            let seen = try await BlueZScanner(bus: bus, adapter: adapter).boards(timeout: .seconds(timeout), all: all, until: goal)
+            let found = try await BlueZFlasher(settings: settings)
+                .scan(for: .milliseconds(Int64((timeout * 1000).rounded())), everything: all, until: until)
             let elapsed = started.duration(to: .now).components
             let seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
-            let shown = seen.map { Shown(name: $0.name, address: $0.address, rssi: $0.rssi, mode: $0.mode, bonded: $0.bonded) }
+            let shown = found.map { Shown(name: $0.name, address: $0.address, rssi: $0.rssi, mode: $0.mode, bonded: $0.bonded) }
             StdOut.write(json ? try JSONText.document(shown) + "\n" : Self.text(shown, seconds: seconds))
-            if let missing = missingGoal(seen) {
+            if let missing = BlueZFlasher.missing(until, in: found) {
                 StdErr.write("bitflash: \(missing) after \(String(format: "%.1f", seconds)) s; check the board is powered and in range "
                              + "(pairing mode: hold A+B, press reset), or scan longer with --timeout\n")
                 return .boardNotFound
             }
             return .ok
         }
-    }
-
-    /// What --wait-for or --count asked for and did not get, in words.
-    func missingGoal(_ seen: [BoardSighting]) -> String? {
-        if let waitFor {
-            let query = DeviceQuery(waitFor)
-            let matched = seen.contains { query.rank(name: $0.name, address: $0.address) != nil }
-            return matched ? nil : "\(waitFor) was not seen"
-        }
-        if let count {
-            let boards = seen.count { $0.board != .other }
-            return boards >= count ? nil : "\(boards) of \(count) boards seen"
-        }
-        return nil
     }
 
     static func text(_ boards: [Shown], seconds: Double) -> String {

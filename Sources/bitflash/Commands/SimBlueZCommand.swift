@@ -84,6 +84,9 @@ struct SimBlueZCommand: AsyncParsableCommand {
                                valueName: "N"))
     var acquiredSocketsCloseAfter: Int?
 
+    @Flag(help: "The board's Nordic bootloader advertises at the address + 1 (a stock Nordic build without bonds), not at the board's own.")
+    var bootloaderAtNextAddress = false
+
     @Option(help: ArgumentHelp("D-Bus level hostility: wrong-types, oversized-values, missing-properties.", valueName: "MODE,MODE"))
     var hostile: String?
 
@@ -108,6 +111,7 @@ struct SimBlueZCommand: AsyncParsableCommand {
         profile != nil || name != nil || address != nil || from != nil || requiresPairing || refusesPairing
             || connectFailures != nil || servicesNeverResolve || disconnectAfterWrites != nil || absent || staleBond || gattCache || pairingModeOnly
             || bonded || inPairingMode || refusesAcquire || acquiredSocketsCloseAfter != nil
+            || bootloaderAtNextAddress
             || hostile != nil || hostileSeed != nil || firmwareHostile != nil
     }
 
@@ -183,6 +187,7 @@ struct SimBlueZCommand: AsyncParsableCommand {
         behaviour.acquiredSocketsCloseAfter = acquiredSocketsCloseAfter
         behaviour.gattCache = gattCache
         behaviour.pairingModeOnly = pairingModeOnly
+        behaviour.bootloaderAtNextAddress = bootloaderAtNextAddress
         behaviour.connectFailures = try Self.list(connectFailures, "--connect-failures")
         behaviour.hostile = Set(try Self.list(hostile, "--hostile"))
         behaviour.hostileSeed = hostileSeed
@@ -267,6 +272,7 @@ struct SimBlueZCommand: AsyncParsableCommand {
         if let n = b.acquiredSocketsCloseAfter { parts.append("acquired sockets close after \(n) writes") }
         if b.gattCache { parts.append("GATT cache") }
         if b.pairingModeOnly { parts.append("pairing mode only") }
+        if b.bootloaderAtNextAddress { parts.append("bootloader at the next address") }
         if !b.connectFailures.isEmpty { parts.append("connect fails: " + b.connectFailures.map(\.rawValue).joined(separator: ",")) }
         if b.servicesNeverResolve { parts.append("services never resolve") }
         if let n = b.disconnectAfterWrites { parts.append("link drops after \(n) writes") }

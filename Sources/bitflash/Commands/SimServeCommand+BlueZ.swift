@@ -28,9 +28,19 @@ extension SimServeCommand {
             // A PeripheralError says whether the adapter is missing (69) or Bluetooth unavailable (75).
             let peripheral = try await SimulatedPeripheral.start(board: board, options: options)
             let profile = SimProfile(board: board.profile.board, mcuboot: board.profile.services.contains(.smp))
-            let services = peripheral.application.services.map { $0.uuid == KnownGATT.partialFlashingService ? "partial flashing" : "SMP" }
+            let services = peripheral.application.services.map { service -> String in
+                switch service.uuid {
+                case KnownGATT.partialFlashingService: return "partial flashing"
+                case KnownGATT.smpService: return "SMP"
+                case KnownGATT.secureDFUService: return "Secure DFU"
+                case KnownGATT.microbitDFUControlService: return "DFU control"
+                case KnownGATT.legacyDFUService: return "legacy DFU"
+                default: return service.uuid.uuidString
+                }
+            }
+            let shown = board.inNordicBootloader ? board.advertisedName : options.name
             StdOut.write("board \(state) ready on \(adapter) (\(peripheral.adapterAddress ?? "address unknown")): advertising "
-                         + "\"\(options.name)\", \(profile), services \(services.joined(separator: " + ")), state \(store.directory.path)\n")
+                         + "\"\(shown)\", \(profile), services \(services.joined(separator: " + ")), state \(store.directory.path)\n")
             await Self.waitForStop(seconds: duration)
             let final = await peripheral.stop()
             try store.save(final, as: state)
