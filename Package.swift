@@ -59,7 +59,7 @@ let package = Package(
         // The partial-flashing client: memory map, decision, block writer.
         .target(name: "PartialFlashing", dependencies: ["Diagnostics", "FirmwareImage", "PartialFlashingFrames", "Transport"]),
         // The McuMgr firmware upgrade and the image-state read.
-        .target(name: "McuMgr", dependencies: ["Diagnostics", "SMP", "FirmwareImage", "Transport"]),
+        .target(name: "McuMgr", dependencies: ["Diagnostics", "SMP", "FirmwareImage", "Transport", crypto]),
         // The Nordic DFU clients (Secure and legacy DFU).
         .target(name: "NordicDFU", dependencies: ["FirmwareImage", "NordicDFUFrames", "Transport"]),
         // The BLE link model the estimates use: link profiles, air time, device timing, lower bounds.
@@ -148,13 +148,13 @@ let package = Package(
         .testTarget(name: "NordicDFUTests", dependencies: [
             "NordicDFU", "NordicDFUFrames", "FirmwareImage", "SampleFirmware", "Transport", "TestSupport", crypto,
         ]),
-        .testTarget(name: "McuMgrTests", dependencies: ["McuMgr", "SMP", "CBOR", "Transport", "TestSupport"]),
+        .testTarget(name: "McuMgrTests", dependencies: ["McuMgr", "SMP", "CBOR", "FirmwareImage", "Transport", "TestSupport", crypto]),
         .testTarget(name: "SimulatedBoardTests", dependencies: [
             "SimulatedBoard", "FirmwareImage", "LinkModel", "PartialFlashing", "PartialFlashingFrames", "McuMgr", "NordicDFU",
-            "NordicDFUFrames", "SMP", "Transport", "TestSupport", crypto,
+            "NordicDFUFrames", "SMP", "CBOR", "Transport", "TestSupport", crypto,
         ]),
         .testTarget(name: "FlashingTests", dependencies: [
-            "Flashing", "SimulatedFlashing", "Laboratory", "SimulatedBoard", "FirmwareImage", "LinkModel", "PartialFlashing",
+            "Flashing", "SimulatedFlashing", "Laboratory", "SimulatedBoard", "FirmwareImage", "LinkModel", "McuMgr", "PartialFlashing",
             "PartialFlashingFrames", "NordicDFU", "NordicDFUFrames", "SampleFirmware", "Transport", "TestSupport",
         ]),
         .testTarget(name: "LaboratoryTests", dependencies: [

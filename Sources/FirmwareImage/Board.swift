@@ -8,7 +8,7 @@ public enum ChipFamily: String, Sendable, CaseIterable, Codable {
     public var pageSize: UInt32 { self == .nrf51 ? 1024 : 4096 }
 
     /// The memory layout the stock bootloader and runtime use
-    /// (partial-flashing-protocol.md §5.1, §7).
+    /// (docs/protocols/partial-flashing.md §5.1, §7).
     public var layout: MemoryLayout {
         switch self {
         case .nrf51:

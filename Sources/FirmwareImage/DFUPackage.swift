@@ -2,7 +2,7 @@ import Foundation
 
 /// A DFU `.zip` package: `manifest.json` plus the firmware files it names.
 ///
-/// Two manifest styles are read (mcumgr-smp.md §5.4, nordic-dfu.md §4):
+/// Two manifest styles are read (docs/protocols/mcumgr-smp.md §5.4, docs/protocols/nordic-dfu.md §4):
 /// * nRF Connect SDK / McuMgr (`dfu_application.zip`): `files: [{file, image_index, type, …}]`,
 ///   each file an MCUboot image, uploaded in the order listed;
 /// * Nordic legacy / secure DFU (nrfutil): `manifest: {application: {bin_file, dat_file}, …}`,

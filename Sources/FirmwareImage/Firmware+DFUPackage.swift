@@ -6,7 +6,7 @@ import Crypto
 /// * McuMgr style (`files: [...]`): the application of image 0 must be an MCUboot image; its header
 ///   is checked as for an MCUboot file (magic, `img_size` within the file, TLVs).
 /// * Nordic style (`manifest.application`): `application.bin` is what the bootloader writes from the
-///   application start (nordic-dfu.md §2.7, §3.4), so the init packet (`dat_file`) decides the
+///   application start (docs/protocols/nordic-dfu.md §2.7, §3.4), so the init packet (`dat_file`) decides the
 ///   board family: the 56-byte `microbit_app` command is the Secure DFU bootloader's of micro:bit V2
 ///   and Calliope mini 3 (nRF52833, from 0x1C000), the 14-byte legacy packet the SDK 8 bootloader's
 ///   of micro:bit V1 and Calliope mini 1/2 (nRF51822, from 0x18000). The packet must match the
@@ -47,7 +47,7 @@ extension Firmware {
     }
 }
 
-/// What a Nordic DFU package's init packet says about its binary (nordic-dfu.md §2.7, §3.4).
+/// What a Nordic DFU package's init packet says about its binary (docs/protocols/nordic-dfu.md §2.7, §3.4).
 enum NordicInitPacket {
     /// The 56-byte `microbit_app` command: magic, version, app_size, hash_size, reversed SHA-256.
     case microbitApp(version: UInt32, applicationSize: UInt32, hashSize: UInt32, sha256: [UInt8])
@@ -125,7 +125,7 @@ enum NordicInitPacket {
 }
 
 /// CRC-16/CCITT-FALSE (polynomial 0x1021, initial 0xFFFF, no reflection, no final XOR): the
-/// legacy init packet's checksum of the binary (nordic-dfu.md §3.4).
+/// legacy init packet's checksum of the binary (docs/protocols/nordic-dfu.md §3.4).
 func crc16CCITTFalse(_ bytes: [UInt8]) -> UInt16 {
     var crc: UInt16 = 0xFFFF
     for b in bytes {

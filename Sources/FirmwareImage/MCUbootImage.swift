@@ -1,7 +1,7 @@
 import Crypto
 
 /// An MCUboot image: header, body, protected and unprotected TLV areas
-/// (mcumgr-smp.md §5), with its image hash checked the way the device computes it.
+/// (docs/protocols/mcumgr-smp.md §5), with its image hash checked the way the device computes it.
 public struct MCUbootImage: Sendable, Equatable {
     /// What the hash check found.
     public enum HashCheck: Sendable, Equatable {

@@ -2,7 +2,7 @@
 ///
 /// The program starts at a page-aligned 16-byte magic; the 8-byte runtime
 /// (DAL/CODAL) hash follows at +16 and the 8-byte program hash at +24
-/// (partial-flashing-protocol.md §5.2).
+/// (docs/protocols/partial-flashing.md §5.2).
 public struct MakeCodeProgram: Sendable, Equatable {
     /// The magic as stored in flash.
     public static let magic: [UInt8] = [0x70, 0x8E, 0x3B, 0x92, 0xC6, 0x15, 0xA8, 0x41,

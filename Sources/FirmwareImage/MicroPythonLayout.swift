@@ -1,4 +1,4 @@
-/// The MicroPython flash layout table (partial-flashing-protocol.md §5.5).
+/// The MicroPython flash layout table (docs/protocols/partial-flashing.md §5.5).
 ///
 /// A 16-byte header ends exactly at a page boundary: magic 0x597F30FE, u16 version,
 /// u16 table length (n × 16), u16 region count, u16 log2(page size), magic 0xC1B1D79D.

@@ -1,4 +1,4 @@
-/// Universal Hex vocabulary: board IDs and the two layouts (partial-flashing-protocol.md §6.2).
+/// Universal Hex vocabulary: board IDs and the two layouts (docs/protocols/partial-flashing.md §6.2).
 ///
 /// A Universal Hex holds one Intel HEX image per board, each introduced by a block-start (0A)
 /// record carrying the board ID. `IntelHexReader` reads both layouts; `UniversalHexWriter` writes them.

@@ -1,4 +1,4 @@
-/// Writes several board images as one Universal Hex (partial-flashing-protocol.md §6.2).
+/// Writes several board images as one Universal Hex (docs/protocols/partial-flashing.md §6.2).
 ///
 /// Sections layout: per board, an extended linear address record, the block start (0A), the
 /// board's address and data records (00 for V1 board IDs, 0D otherwise), 0C padding and a block

@@ -1,4 +1,5 @@
 import Diagnostics
+import McuMgr
 import Transport
 
 /// The errors of a flashing session: each says what went wrong and what to do.
@@ -31,8 +32,15 @@ public enum FlashError: Error, Sendable, CustomStringConvertible {
         case let .fullUpdateUnreachable(error):
             return "could not reconnect for the full update (\(error)): bring the board closer, reset it, and run bitflash again"
         case let .fullUpdateFailed(reason, error):
-            return "the full update (\(reason.code)) failed: \(describe(error)). Run the same command again: "
-                + "the board keeps its previous application until the new one is confirmed"
+            // The McuMgr failure says what to do and what the board holds, read back; nothing
+            // here claims more than that.
+            var text = "the full update (\(reason.code)) failed: \(describe(error))"
+            if !(error is McuMgrFailure) { text += ". What the board holds now was not read back" }
+            if reason.code == "partial-failed", let block = reason.details?.block {
+                text += ". Partial flashing had stopped at block \(block) of the program region before this update, "
+                    + "so that region may have changed since the image in slot 0 was installed"
+            }
+            return text
         case let .fullPathUnavailable(path, reason, names):
             let what = path == .nordic ? "no Nordic DFU (neither the buttonless service FE59 nor the micro:bit DFU control service)"
                 : "no McuMgr (SMP) service"
@@ -47,5 +55,10 @@ public enum FlashError: Error, Sendable, CustomStringConvertible {
 }
 
 extension FlashError: ExitStatusReporting {
-    public var exitStatus: ExitStatus { .flashFailed }
+    /// 74, but a full update that failed for its image exits as its error does (65: the image
+    /// cannot be for this board).
+    public var exitStatus: ExitStatus {
+        if case let .fullUpdateFailed(_, error) = self { return ExitStatus.of(error) }
+        return .flashFailed
+    }
 }

@@ -32,7 +32,7 @@ extension FlashPlan {
 
     /// The unsigned MCUboot image of the application region of `image` (nil when it holds no
     /// application): from the application start to its last data byte, rounded up to a multiple of
-    /// 4 with 0xFF as the Nordic DFU clients cut it (nordic-dfu.md §4), so that a hex and a DFU zip
+    /// 4 with 0xFF as the Nordic DFU clients cut it (docs/protocols/nordic-dfu.md §4), so that a hex and a DFU zip
     /// made from it give the same image.
     public static func applicationImage(of image: MemoryImage, family: ChipFamily) throws -> MCUbootImage? {
         let layout = family.layout

@@ -43,6 +43,9 @@ extension FlashReason {
         if let e = error as? PartialFlashError, case .gaveUp = e {
             return partialFailed(e, fullFollows: false)
         }
+        if let details = mcuMgrFailureDetails(error) {
+            return FlashReason(code: "failed", message: "the flash failed", details: details)
+        }
         return FlashReason(code: "failed", message: "the flash failed")
     }
 

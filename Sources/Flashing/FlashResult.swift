@@ -51,10 +51,13 @@ public struct FlashReasonDetails: Codable, Sendable, Equatable {
     public var resumedAtBlock: Int?
     /// `forced`: the option that forced the path.
     public var option: String?
+    /// `failed` after a full update over McuMgr: the board's slots as read back after the failure.
+    public var board: BoardSlotsDetails?
 
     public init(boardRuntimeHash: String? = nil, fileRuntimeHash: String? = nil, boardProgramStart: String? = nil,
                 fileProgramStart: String? = nil, programHash: String? = nil, block: Int? = nil, address: String? = nil,
-                retries: Int? = nil, lastError: String? = nil, resumedAtBlock: Int? = nil, option: String? = nil) {
+                retries: Int? = nil, lastError: String? = nil, resumedAtBlock: Int? = nil, option: String? = nil,
+                board: BoardSlotsDetails? = nil) {
         self.boardRuntimeHash = boardRuntimeHash
         self.fileRuntimeHash = fileRuntimeHash
         self.boardProgramStart = boardProgramStart
@@ -66,6 +69,7 @@ public struct FlashReasonDetails: Codable, Sendable, Equatable {
         self.lastError = lastError
         self.resumedAtBlock = resumedAtBlock
         self.option = option
+        self.board = board
     }
 }
 
@@ -137,7 +141,9 @@ extension FlashResult {
             decision = o.decision
             fullPath = o.fullPath
         case let .failure(error):
-            self.init(board: board, path: nil, reason: FlashReason.failure(error), seconds: seconds, error: describe(error))
+            // A session's own error says how the run exits (65 for an image that cannot be for the board).
+            self.init(board: board, path: nil, reason: FlashReason.failure(error), seconds: seconds, error: describe(error),
+                      exitStatus: (error as? FlashError)?.exitStatus)
         }
     }
 }

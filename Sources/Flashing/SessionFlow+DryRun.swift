@@ -4,7 +4,7 @@ import Transport
 
 /// The end of a dry run (`FlashOptions.dryRun`): the session stops once the path is decided and
 /// nothing was written. Reading the memory map of a board that runs its program restarts it in
-/// pairing mode (partial-flashing-protocol.md §3.7); a dry run must leave the board as it found
+/// pairing mode (docs/protocols/partial-flashing.md §3.7); a dry run must leave the board as it found
 /// it, so it restarts such a board into its program (`FF 01`) and waits for the restart's link
 /// drop before it finishes, as an up-to-date flash does.
 extension SessionFlow {

@@ -37,7 +37,10 @@ extension SessionFlow {
         case nil:
             if decision?.chosen == .nordicDFU, hasNordicDFU { return .success(.nordic) }
             if decision?.chosen == .mcumgr, hasSMP { return .success(.mcumgr) }
-            return !hasSMP && hasNordicDFU ? .success(.nordic) : .success(.mcumgr)
+            // An McuMgr image that cannot be installed leaves Nordic DFU, when the board has it;
+            // without it the McuMgr step refuses the image with the reason.
+            let smpUsable = hasSMP && mcuMgrImageProblem == nil
+            return !smpUsable && hasNordicDFU ? .success(.nordic) : .success(.mcumgr)
         }
     }
 

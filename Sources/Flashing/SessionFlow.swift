@@ -150,7 +150,7 @@ public struct SessionFlow: FlowMachine {
     }
 
     private var hasPartialService: Bool { connection?.services.contains(KnownGATT.partialFlashingService) ?? false }
-    private var hasMcuMgr: Bool { connection?.services.contains(KnownGATT.smpService) ?? false }
+    var hasMcuMgr: Bool { connection?.services.contains(KnownGATT.smpService) ?? false }
 
     private mutating func begin(_ info: ConnectionInfo, now: Duration) -> [FlowAction] {
         if let recovery = recoverFromBootloader(info, now: now) { return recovery }
@@ -210,14 +210,14 @@ public struct SessionFlow: FlowMachine {
 
     /// Partial-flashing errors after which a full update can still save the board.
     private func fullUpdateCanFollow(_ error: any Error) -> Bool {
-        guard (hasMcuMgr && plan.fullImage != nil) || hasNordicDFU else { return false }
+        guard (hasMcuMgr && plan.fullImage != nil && mcuMgrImageProblem == nil) || hasNordicDFU else { return false }
         return error is PartialFlashError
     }
 
     private mutating func goFull(_ reason: FlashReason, fallback: Bool, now: Duration) -> [FlowAction] {
         if decision == nil {
-            decision = SessionDecision.decide(partial: nil, full: fullEstimators(), options: options, family: plan.family,
-                                              connection: connection, meter: meter, now: now)
+            decision = SessionDecision.decide(partial: nil, full: fullEstimators(), excluded: excludedFullPaths, options: options,
+                                              family: plan.family, connection: connection, meter: meter, now: now)
         }
         let path: FullUpdatePath
         switch chooseFullPath(reason) {
@@ -243,7 +243,9 @@ public struct SessionFlow: FlowMachine {
 
     private mutating func startFull(_ info: ConnectionInfo, reason: FlashReason, fallback: Bool, now: Duration) -> [FlowAction] {
         guard let image = plan.fullImage else { return fail(FlashError.noFullImage(reason: reason, names: options.optionNames)) }
-        var child = ChildFlow(McuMgrUpgrade(image: image, options: options.mcumgr), scope: "mcumgr.")
+        var upgrade = options.mcumgr
+        upgrade.slotSize = mcuMgrSlot
+        var child = ChildFlow(McuMgrUpgrade(image: image, options: upgrade), scope: "mcumgr.")
         let (childActions, result) = child.handle(.start(info), now: now)
         let actions = Self.withoutDonePhase(childActions)
         stage = .full(child, reason: reason, fallback: fallback)
@@ -261,7 +263,7 @@ public struct SessionFlow: FlowMachine {
     /// leaves only the one it names.
     private func fullEstimators() -> [any PathEstimator] {
         var estimators: [any PathEstimator] = []
-        if hasMcuMgr, options.fullPath != .nordic, let image = plan.fullImage {
+        if hasMcuMgr, options.fullPath != .nordic, let image = plan.fullImage, mcuMgrImageProblem == nil {
             estimators.append(McuMgrEstimator(imageBytes: image.bytes.count, options: options.mcumgr))
         }
         if options.fullPath != .mcumgr, let nordic = nordicEstimator() { estimators.append(nordic) }
@@ -277,8 +279,8 @@ public struct SessionFlow: FlowMachine {
         if let blocks = child.machine.plan, child.machine.decision == .partial {
             region = plan.program?.region
             decision = SessionDecision.decide(partial: PartialEstimator(plan: blocks, verifies: options.partial.verifyAfterFlash),
-                                              full: fullEstimators(), options: options, family: plan.family,
-                                              connection: connection, meter: meter, now: now)
+                                              full: fullEstimators(), excluded: excludedFullPaths, options: options,
+                                              family: plan.family, connection: connection, meter: meter, now: now)
             note = decision.map { [.report(.note("decision: \($0.summary)"))] } ?? []
             if let d = decision, d.chosen != .partial {
                 let reason = FlashReason(code: "full-is-faster", message: "a full update is estimated faster: \(d.summary)")

@@ -2,8 +2,8 @@ import FirmwareImage
 
 /// How long the board's own work takes, per chip family.
 ///
-/// Flash figures are the product specifications' values as quoted in the project's
-/// link-model notes (link-model.md, "Device-side costs"): nRF52833 page erase 85 ms and
+/// Flash figures are the product specifications' values as quoted in
+/// docs/protocols/link-model.md, "Device-side costs": nRF52833 page erase 85 ms and
 /// word write 41 µs; nRF51822 page erase 22.3 ms and word write 46.3 µs.
 /// The other two figures are modelling assumptions, not measurements:
 /// - `reboot`: 300 ms from reset until the board advertises again;

@@ -2,7 +2,7 @@ import Diagnostics
 
 /// The parameters of a simulated BLE link between this computer (the central) and a board.
 ///
-/// Figures and sources (see the project's link-model notes):
+/// Figures and sources (docs/protocols/link-model.md):
 /// - connection interval: Linux kernel central default 30 ms (`le_conn_min_interval` 0x18);
 ///   the board asks for 10–20 ms (CODAL/DAL PPCP), granted as 15 ms; BLE minimum 7.5 ms.
 /// - packets per event each way: 6 (Nordic SoftDevice GAP event length 6 × 1.25 ms).

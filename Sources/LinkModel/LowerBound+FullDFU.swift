@@ -1,5 +1,5 @@
 extension LowerBound {
-    /// The full-DFU bound (link-model.md, "Lower bounds"): the larger of
+    /// The full-DFU bound (docs/protocols/link-model.md, "Lower bounds"): the larger of
     /// (a) the upload's link-layer packets sent `packetsPerEvent` per connection event, and
     /// (b) the device's progressive erase and word writes of the image,
     /// plus the fixed costs: the connection setup, the round trips of the state read, test,

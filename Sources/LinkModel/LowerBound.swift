@@ -1,6 +1,6 @@
 import FirmwareImage
 
-/// The lower bounds the benchmark prints beside each result (link-model.md,
+/// The lower bounds the benchmark prints beside each result (docs/protocols/link-model.md,
 /// "Lower bounds"). Each is the least modelled time the link model allows for the
 /// protocol's required exchanges, so `achieved / bound` ≥ 1 shows how much a strategy waits.
 public enum LowerBound {

@@ -7,6 +7,8 @@ import Transport
 public enum McuMgrError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The options or the image cannot work.
     case invalidInput(String)
+    /// The image cannot be installed (found before anything was sent).
+    case invalidImage(McuMgrImageProblem)
     /// The board does not offer the SMP service.
     case smpServiceMissing
     /// The device answered `command` with an error (either SMP form).
@@ -17,8 +19,10 @@ public enum McuMgrError: Error, Sendable, Equatable, CustomStringConvertible {
     case noResponse(command: String, attempts: Int, timeout: Duration)
     /// The run used up its retries.
     case tooManyRetries(Int)
-    /// The device kept refusing the chunk at `offset`.
-    case uploadStalled(offset: Int, attempts: Int)
+    /// The device took no new bytes through `attempts` retries; it stands at `offset` of `total`.
+    case uploadStalled(offset: Int, total: Int, attempts: Int)
+    /// The upgrade ran longer than its time limit; the upload stood at `offset` of `total`.
+    case timeLimitReached(Duration, offset: Int, total: Int)
     /// The device's SHA-256 of the uploaded slot did not match the file.
     case uploadMismatch
     /// A frame does not fit one write and the device does not reassemble.
@@ -43,6 +47,8 @@ public enum McuMgrError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case let .invalidInput(why):
             return "cannot start the McuMgr upgrade: \(why)"
+        case let .invalidImage(problem):
+            return "the image cannot be installed: \(problem); nothing was sent to the board"
         case .smpServiceMissing:
             return "the board does not offer the McuMgr SMP service (\(KnownGATT.smpService)); it runs firmware without McuMgr over Bluetooth, so use another update method"
         case let .deviceRefused(command, error):
@@ -53,8 +59,10 @@ public enum McuMgrError: Error, Sendable, Equatable, CustomStringConvertible {
             return "the device did not answer \(command) within \(timeout) (\(attempts) attempts); move closer to the board, check it is powered, and try again"
         case let .tooManyRetries(n):
             return "the upgrade gave up after \(n) retries on a poor link; move closer to the board or lower the pipeline depth and try again"
-        case let .uploadStalled(offset, attempts):
-            return "the device dropped the chunk at offset \(offset) \(attempts) times; try again with pipelining off (depth 1) or a larger byte alignment"
+        case let .uploadStalled(offset, total, attempts):
+            return "the device took no new bytes through \(attempts) retries at offset \(offset) of \(total); move closer to the board, or try again with pipelining off (depth 1) or a larger byte alignment"
+        case let .timeLimitReached(limit, offset, total):
+            return "the upgrade was still running after its time limit of \(limit) (the upload stood at \(offset) of \(total) bytes); the link is too poor: move closer to the board and try again"
         case .uploadMismatch:
             return "the device reports that the uploaded image does not match the file (SHA-256 mismatch); the transfer was corrupted, so run the update again"
         case let .frameTooLarge(command, size, limit):
@@ -113,5 +121,43 @@ public enum McuMgrError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 extension McuMgrError: ExitStatusReporting {
-    public var exitStatus: ExitStatus { .flashFailed }
+    /// 65 for an image that cannot be for this board (malformed, damaged, too large), whether
+    /// found here or refused by the device; 74 for every other failure.
+    public var exitStatus: ExitStatus {
+        switch self {
+        case .invalidImage: return .badFirmware
+        case let .deviceRefused(command, refusal) where command == ImageUploadRequest.name:
+            switch refusal {
+            case .group(.image(.invalidImageTooLarge)), .group(.image(.invalidImageHeaderMagic)),
+                 .group(.image(.invalidImageHeader)):
+                return .badFirmware
+            default: return .flashFailed
+            }
+        default: return .flashFailed
+        }
+    }
+}
+
+extension McuMgrError {
+    /// True when running the same update again may succeed (a poor link, a device busy or
+    /// reset); false when it would fail the same way (a bad or too large image, a command the
+    /// device lacks, a mode its bootloader does not take).
+    public var isTransient: Bool {
+        switch self {
+        case .noResponse, .tooManyRetries, .uploadStalled, .timeLimitReached, .uploadMismatch, .reconnectFailed,
+             .tooManyDisconnects, .secondarySlotBusy:
+            return true
+        case .invalidInput, .invalidImage, .smpServiceMissing, .malformedResponse, .frameTooLarge, .uploadFrameTooSmall,
+             .alreadyConfirmedCannotTest, .stateNotAccepted, .verificationFailed:
+            return false
+        case let .deviceRefused(_, refusal):
+            switch refusal {
+            case let .group(.image(code)):
+                return [.flashWriteFailed, .flashEraseFailed, .flashReadFailed, .flashOpenFailed, .hashNotFound,
+                        .noFreeSlot, .imageAlreadyPending].contains(code)
+            case let .returnCode(rc, _): return rc == .busy || rc == .badState || rc == .timeout
+            default: return false
+            }
+        }
+    }
 }

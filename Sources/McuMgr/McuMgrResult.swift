@@ -8,6 +8,9 @@ public struct McuMgrResult: Sendable, Equatable {
     public var chunks = 0
     /// Requests sent again after a timeout, a busy answer, a dropped chunk or a disconnect.
     public var retries = 0
+    /// The most upload retries charged in a row without the device taking new bytes (what
+    /// `McuMgrUpgradeOptions.maximumRetriesWithoutProgress` bounds).
+    public var mostRetriesWithoutProgress = 0
     /// Image bytes sent more than once.
     public var resentBytes = 0
     /// Times the upload continued on a new connection after a disconnect.

@@ -16,6 +16,13 @@ extension McuMgrUpgrade {
             case .reset: sent = try channel.send(ResetRequest())
             }
             pending = Pending(command: command, sequence: sent.sequence, attempts: attempts)
+            switch command {
+            case .test, .confirm, .reset:
+                sentChanges = true
+                changedSinceLastRead = true
+            case .params, .stateRead:
+                break
+            }
             return sent.actions + [.startTimer(Self.requestTimer, options.requestTimeout)]
         } catch {
             return fail(error)
@@ -43,7 +50,10 @@ extension McuMgrUpgrade {
     /// Feeds a notification and handles every frame it completes.
     mutating func received(_ bytes: [UInt8], now: Duration) -> [FlowAction] {
         let (frames, failure, traces) = channel.receive(bytes)
-        if !frames.isEmpty { consecutiveTimeouts = 0 }
+        if !frames.isEmpty {
+            consecutiveTimeouts = 0
+            silentUploadTimeouts = 0
+        }
         var actions = traces
         for frame in frames where stage != .finished {
             actions += stage == .upload ? uploadAnswered(frame) : answered(frame, now: now)
@@ -63,6 +73,7 @@ extension McuMgrUpgrade {
             return retryPending("device busy", after: options.busyRetryDelay)
         }
         pending = nil
+        disconnectsWithoutProgress = 0
         let stop: [FlowAction] = [.cancelTimer(Self.requestTimer)]
         do throws(SMPError) {
             switch command {
@@ -74,9 +85,12 @@ extension McuMgrUpgrade {
                 return stop + paramsKnown(params)
             case .stateRead:
                 let state = try frame.response(as: ImageStateResponse.self)
+                slotsRead(state.images)
+                if stage == .readBack, let cause = failure { return stop + finish(cause, .readAfterFailure, state.images) }
                 return stop + (stage == .verify ? verified(state.images) : validated(state.images))
             case .test, .confirm:
                 let state = try frame.response(as: ImageStateResponse.self)
+                slotsRead(state.images)
                 return stop + stateWritten(command, slots: state.images)
             case .reset:
                 _ = try frame.response(as: ResetResponse.self)
@@ -84,9 +98,30 @@ extension McuMgrUpgrade {
                 return stop + [.startTimer(Self.resetTimer, options.resetDisconnectTimeout)]
             }
         } catch {
-            if let refusal = try? frame.errorResponse() { return fail(.deviceRefused(command: command.name, refusal)) }
+            if let refusal = try? frame.errorResponse() {
+                // Confirming after the reset is refused while the image still waits for its test boot
+                // (Zephyr's `img_mgmt_set_next_boot_slot`, type TEST): the device did not reset.
+                if case .confirm = command, stage == .confirm, swapped, Self.isAlreadyPending(refusal),
+                   let again = resetAgain(stillPending: true) {
+                    return again
+                }
+                // A test sent again (its answer lost) after the device reset and swapped: the image
+                // already runs, and Zephyr refuses to test the active slot. Go on as after the swap.
+                if command == .test, stage == .test, refusal == .group(.image(.imageSettingTestToActiveDenied)) {
+                    swapped = true
+                    return [.report(.note("the device already runs the image (it reset after the test was set)"))]
+                        + (options.mode == .testAndConfirm ? begin(.confirm) : begin(.verify))
+                }
+                return fail(.deviceRefused(command: command.name, refusal))
+            }
             return fail(.malformedResponse(command: command.name, error))
         }
+    }
+
+    /// The device reported its slots: the board as it stands now.
+    private mutating func slotsRead(_ slots: [ImageSlotState]) {
+        lastSlots = slots
+        changedSinceLastRead = false
     }
 
     private mutating func paramsUnavailable(_ why: String) -> [FlowAction] {
@@ -176,14 +211,26 @@ extension McuMgrUpgrade {
     /// The image still waits in slot 1 after the reconnect: the reset request was lost and the
     /// device never swapped. Resets again (at most twice); nil when that does not apply.
     private mutating func resetAgain(_ ours: [ImageSlotState]) -> [FlowAction]? {
-        guard options.mode != .uploadOnly, ours.contains(where: { $0.slot == 1 && ($0.pending || $0.permanent) }),
-              resetRepeats < 2 else { return nil }
+        resetAgain(stillPending: ours.contains(where: { $0.slot == 1 && ($0.pending || $0.permanent) }))
+    }
+
+    private mutating func resetAgain(stillPending: Bool) -> [FlowAction]? {
+        guard options.mode != .uploadOnly, stillPending, resetRepeats < 2 else { return nil }
         resetRepeats += 1
         guard let report = countRetry("the device still holds the image in slot 1: it did not reset; resetting again") else {
             return fail(.tooManyRetries(result.retries - 1))
         }
-        afterReset = .verify
+        // A tested image still has to be confirmed once it runs.
+        afterReset = options.mode == .testAndConfirm && stage == .confirm ? .confirm : .verify
         return report + begin(.reset)
+    }
+
+    /// IMAGE_ALREADY_PENDING, in either SMP form (v1 translates it to EBADSTATE).
+    static func isAlreadyPending(_ refusal: SMPErrorResponse) -> Bool {
+        switch refusal {
+        case .group(.image(.imageAlreadyPending)), .returnCode(.badState, _): return true
+        default: return false
+        }
     }
 
     private mutating func verified(_ slots: [ImageSlotState]) -> [FlowAction] {

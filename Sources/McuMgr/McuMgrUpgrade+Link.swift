@@ -7,18 +7,7 @@ extension McuMgrUpgrade {
         switch id {
         case Self.requestTimer:
             guard !connecting else { return [] }
-            consecutiveTimeouts += 1
-            if options.reconnectAfterTimeouts > 0, consecutiveTimeouts >= options.reconnectAfterTimeouts, stage != .reset {
-                // A half-received frame may block the device's reassembly: start a fresh link.
-                consecutiveTimeouts = 0
-                return [.report(.retry("no answer \(options.reconnectAfterTimeouts) times in a row; reconnecting"))]
-                    + (stage == .upload ? shrinkUploadWrites() : []) + [.disconnect]
-            }
-            if stage == .upload {
-                guard !session.inFlight.isEmpty else { return [] }
-                return uploadRetry("no answer", timedOut: true)
-            }
-            return retryPending("no answer within \(options.requestTimeout)")
+            return requestTimedOut()
         case Self.busyTimer:
             guard !connecting else { return [] }
             if stage == .upload { return pumpUpload() }
@@ -32,11 +21,51 @@ extension McuMgrUpgrade {
         }
     }
 
+    /// The answer to the pending request (or to the upload chunks in flight) did not come.
+    ///
+    /// After `reconnectAfterTimeouts` timeouts in a row without any answer, or in the upload
+    /// without the device taking new bytes, the link is closed and opened again: Zephyr drops
+    /// a half-received frame when the link drops, and such a frame may be blocking its
+    /// reassembly. In the upload, frames are first made to fit one write each (a frame over
+    /// several writes is lost with any of them); only when the upload stays unanswered twice
+    /// as long after that are the writes made shorter.
+    private mutating func requestTimedOut() -> [FlowAction] {
+        if stage == .readBack {
+            return fail(.noResponse(command: ImageStateReadRequest.name, attempts: 1, timeout: options.requestTimeout))
+        }
+        if stage == .upload, session.resynchronising, !session.inFlight.isEmpty { return resyncWaitOver() }
+        consecutiveTimeouts += 1
+        let uploading = stage == .upload && !session.inFlight.isEmpty
+        if uploading { silentUploadTimeouts += 1 }
+        let n = options.reconnectAfterTimeouts
+        let stalled = uploading ? session.timedOut() : 0
+        if n > 0, stage != .reset, consecutiveTimeouts >= n || stalled >= n {
+            let silent = consecutiveTimeouts >= n
+            consecutiveTimeouts = 0
+            session.forgetTimeouts()
+            let why = silent ? "no answer \(n) times in a row" : "the device took no new bytes through \(n) timeouts"
+            var actions: [FlowAction] = [.report(.retry("\(why); reconnecting"))]
+            if stage == .upload {
+                let fitted = fitFramesToOneWrite("the upload went unanswered")
+                actions += fitted.isEmpty && silentUploadTimeouts >= 2 * n ? shrinkUploadWrites() : fitted
+            }
+            return actions + [.disconnect]
+        }
+        if stage == .upload {
+            guard !session.inFlight.isEmpty else { return [] }
+            // An unanswered chunk: a write of it (or its answer) was lost.
+            let fitted = fitFramesToOneWrite("an upload chunk went unanswered")
+            return fitted + uploadRetry("no answer", timedOut: true)
+        }
+        return retryPending("no answer within \(options.requestTimeout)")
+    }
+
     /// The upload went unanswered several times in a row on a link that stays up: some links
     /// (adapters, controllers) drop long write commands without an error, so the writes are
     /// made shorter (halved each time, down to 20 bytes) and one frame goes at a time.
     mutating func shrinkUploadWrites() -> [FlowAction] {
         let before = channel
+        silentUploadTimeouts = 0
         guard channel.shrinkWrites() else { return [] }
         // Without reassembly a frame is one write: it must still hold a first chunk (the
         // session fields and the image's 32-byte header), or the writes keep their size.
@@ -47,7 +76,7 @@ extension McuMgrUpgrade {
         depth = 1
         result.pipelineDepth = 1
         result.frameLimit = channel.frameLimit
-        return [.report(.note("the upload went unanswered \(options.reconnectAfterTimeouts) times in a row: the link may be "
+        return [.report(.note("the upload went unanswered \(2 * options.reconnectAfterTimeouts) times in a row: the link may be "
                               + "dropping long writes, so writes now carry at most \(channel.writeSize) bytes, one frame at a time"))]
     }
 
@@ -63,6 +92,8 @@ extension McuMgrUpgrade {
 
     mutating func disconnected(_ reason: DisconnectReason, now: Duration) -> [FlowAction] {
         guard !connecting, stage != .idle else { return [] }
+        linkUp = false
+        if stage == .readBack { return fail(.tooManyDisconnects(disconnects)) }
         let stop: [FlowAction] = [.cancelTimer(Self.requestTimer), .cancelTimer(Self.busyTimer), .cancelTimer(Self.resetTimer)]
         if stage == .reset, pending?.command == .reset || resetAnsweredAt != nil {
             // The expected drop: the device resets and MCUboot swaps the slots.
@@ -74,7 +105,10 @@ extension McuMgrUpgrade {
             return stop + [.report(.note("the device is resetting; reconnecting in \(wait)")), .connect(after: wait)]
         }
         disconnects += 1
-        guard disconnects <= options.maximumDisconnects else { return stop + fail(.tooManyDisconnects(disconnects)) }
+        disconnectsWithoutProgress += 1
+        guard disconnects <= options.maximumDisconnectsPerRun, disconnectsWithoutProgress <= options.maximumDisconnects else {
+            return stop + fail(.tooManyDisconnects(disconnects))
+        }
         if stage == .upload { session.disconnected() }
         connecting = true
         connectAttempts = 0
@@ -84,6 +118,7 @@ extension McuMgrUpgrade {
     mutating func connected(_ info: ConnectionInfo) -> [FlowAction] {
         guard connecting else { return [] }
         connecting = false
+        linkUp = true
         guard info.services.contains(KnownGATT.smpService) else { return fail(.smpServiceMissing) }
         channel.reconnected(mtu: info.mtu)
         var actions: [FlowAction] = [.subscribe(KnownGATT.smp)]

@@ -4,7 +4,7 @@ import Transport
 /// The McuMgr firmware upgrade of an MCUboot device over SMP, as a pure state
 /// machine: mcumgr parameters, validate (image state read), upload, then by
 /// mode test and/or confirm, reset, wait for the swap, reconnect, confirm and
-/// verify (mcumgr-smp.md §4).
+/// verify (docs/protocols/mcumgr-smp.md §4).
 ///
 /// The upload pipelines requests up to the device's buffer count, sends frames
 /// up to its `buf_size` cut into MTU − 3 writes, resends from the device's offset
@@ -21,7 +21,10 @@ public struct McuMgrUpgrade: FlowMachine {
 
     /// Where the upgrade stands.
     enum Stage: Equatable, Sendable {
-        case idle, params, validate, recoverConfirm, upload, test, confirm, reset, verify, finished
+        case idle, params, validate, recoverConfirm, upload, test, confirm, reset, verify
+        /// The upgrade failed; the board's slots are being read back for the error.
+        case readBack
+        case finished
     }
 
     /// A request other than upload, waiting for its answer.
@@ -64,15 +67,31 @@ public struct McuMgrUpgrade: FlowMachine {
     var afterReset = Stage.verify
     /// Set while the link is down and a `connect` is outstanding.
     var connecting = false
+    /// The link is up (from the start or the last connection to the last disconnect).
+    var linkUp = false
     var connectAttempts = 0
     var disconnects = 0
+    /// Unexpected disconnects since the upload last advanced or a request was last answered.
+    var disconnectsWithoutProgress = 0
+    /// When the upgrade started, for `McuMgrUpgradeOptions.maximumDuration`.
+    var startedAt: Duration?
     var resetAnsweredAt: Duration?
     var recoveries = 0
     /// Request timeouts since the last answer.
     var consecutiveTimeouts = 0
+    /// Upload timeouts since the last answer during the upload (reconnections do not reset it).
+    var silentUploadTimeouts = 0
     var uploadRestarts = 0
     /// Resets sent again because the device had not reset (the reset request was lost).
     var resetRepeats = 0
+    /// The last slot list the device reported (state read or state write answer).
+    var lastSlots: [ImageSlotState]?
+    /// Something that changes the board (an upload chunk, a test, a confirm, a reset) was
+    /// sent: ever, and since `lastSlots` were read.
+    var sentChanges = false
+    var changedSinceLastRead = false
+    /// The error being reported while the slots are read back.
+    var failure: McuMgrError?
 
     public init(image: McuMgrUpgradeImage, options: McuMgrUpgradeOptions = McuMgrUpgradeOptions()) {
         self.image = image
@@ -82,9 +101,12 @@ public struct McuMgrUpgrade: FlowMachine {
 
     public mutating func handle(_ event: FlowEvent, now: Duration) -> [FlowAction] {
         guard stage != .finished else { return [] }
+        if stage != .readBack, let started = startedAt, now - started > options.maximumDuration {
+            return fail(.timeLimitReached(options.maximumDuration, offset: session.deviceOffset, total: session.total))
+        }
         switch event {
         case let .start(info):
-            return start(info)
+            return start(info, now: now)
         case let .notification(characteristic, bytes):
             guard characteristic == KnownGATT.smp else { return [] }
             // The link is down: whatever still arrives belongs to the old connection, and acting
@@ -105,16 +127,20 @@ public struct McuMgrUpgrade: FlowMachine {
         }
     }
 
-    private mutating func start(_ info: ConnectionInfo) -> [FlowAction] {
+    private mutating func start(_ info: ConnectionInfo, now: Duration) -> [FlowAction] {
         guard stage == .idle else { return [] }
+        startedAt = now
         if let problem = options.problem { return fail(.invalidInput(problem)) }
         if image.bytes.count < 32 { return fail(.invalidInput("the image has \(image.bytes.count) bytes, fewer than an MCUboot header")) }
         if image.bytes.count > Int(UInt32.max) { return fail(.invalidInput("the image is larger than 4 GiB")) }
         if image.hash.count != 32 || image.fileSHA256.count != 32 {
             return fail(.invalidInput("the image hash and the file SHA-256 must be 32 bytes each"))
         }
+        // The image is checked here, before anything goes to the board.
+        if let problem = image.problem(slot: options.slotSize) { return fail(.invalidImage(problem)) }
         guard info.services.contains(KnownGATT.smpService) else { return fail(.smpServiceMissing) }
         channel = SMPChannel(mtu: info.mtu, version: options.smpVersion, traceBytes: options.traceBytes)
+        linkUp = true
         return [.subscribe(KnownGATT.smp)] + begin(.params)
     }
 
@@ -133,7 +159,7 @@ public struct McuMgrUpgrade: FlowMachine {
         case .upload:
             return [.report(.phase(.upload)), .report(.progress(done: session.deviceOffset, total: session.total, unit: .bytes))]
                 + pumpUpload()
-        case .idle, .recoverConfirm, .finished:
+        case .idle, .recoverConfirm, .readBack, .finished:
             return []
         }
     }
@@ -165,10 +191,42 @@ public struct McuMgrUpgrade: FlowMachine {
         return stopTimers() + [.report(.phase(.done)), .finish]
     }
 
+    /// Ends the upgrade with `error`, after reading the board's slots back when something that
+    /// changes the board was sent since they were last read and the link is up.
     mutating func fail(_ error: McuMgrError) -> [FlowAction] {
+        if stage == .readBack, let cause = failure {
+            // The read-back itself failed.
+            return finish(cause, .notRead(Self.readBackProblem(error)))
+        }
+        if !sentChanges {
+            if let slots = lastSlots { return finish(error, .lastRead, slots) }
+            return finish(error, .notRead("nothing that changes the board was sent before the failure"))
+        }
+        if !changedSinceLastRead, let slots = lastSlots { return finish(error, .lastRead, slots) }
+        guard stage != .idle, !connecting, linkUp else { return finish(error, .notRead("the link to the board is down")) }
+        failure = error
+        stage = .readBack
+        pending = nil
+        return stopTimers() + [.report(.note("reading the board's slots back after the failure"))] + send(.stateRead, attempts: 0)
+    }
+
+    /// The read-back answered (or could not be made): the upgrade ends with the failure.
+    mutating func finish(_ error: McuMgrError, _ source: McuMgrBoardState.Source, _ slots: [ImageSlotState] = []) -> [FlowAction] {
+        let board = McuMgrBoardState(source: source, slots: slots, newImageHash: image.hash, imageBytes: image.bytes.count,
+                                     uploadedBytes: session.chunksSent > 0 ? session.deviceOffset : nil)
         stage = .finished
-        outcome = .failure(error)
+        outcome = .failure(McuMgrFailure(cause: error, board: board))
         return stopTimers() + [.finish]
+    }
+
+    /// Why the read-back failed, in a few words.
+    static func readBackProblem(_ error: McuMgrError) -> String {
+        switch error {
+        case .noResponse, .tooManyRetries: return "the board did not answer the image state read"
+        case .reconnectFailed, .tooManyDisconnects: return "the link dropped"
+        case let .deviceRefused(_, refusal): return "the board refused the image state read: \(McuMgrError.describe(refusal))"
+        default: return "\(error)"
+        }
     }
 
     private func stopTimers() -> [FlowAction] {

@@ -24,7 +24,7 @@ public struct McuMgrUpgradeImage: Sendable, Equatable {
     }
 }
 
-/// Which steps follow the upload (mcumgr-smp.md §4.1).
+/// Which steps follow the upload (docs/protocols/mcumgr-smp.md §4.1).
 public enum McuMgrUpgradeMode: String, Sendable, Equatable, Codable, CaseIterable {
     /// Test, reset (the device swaps and boots the image once), then confirm it and verify.
     case testAndConfirm
@@ -37,7 +37,7 @@ public enum McuMgrUpgradeMode: String, Sendable, Equatable, Codable, CaseIterabl
 }
 
 /// How the upgrade behaves on the link. The defaults follow Nordic's reference clients
-/// (mcumgr-smp.md §4.4): 40 s for the first chunk (the device erases), 10 s otherwise.
+/// (docs/protocols/mcumgr-smp.md §4.4): 40 s for the first chunk (the device erases), 10 s otherwise.
 public struct McuMgrUpgradeOptions: Sendable, Equatable {
     public var mode: McuMgrUpgradeMode = .testAndConfirm
     /// Upload requests in flight at once; nil derives it from the device (`buf_count − 1`,
@@ -54,12 +54,22 @@ public struct McuMgrUpgradeOptions: Sendable, Equatable {
     public var firstChunkTimeout: Duration = .seconds(40)
     /// Time allowed for any other answer.
     public var requestTimeout: Duration = .seconds(10)
+    /// How long the upload waits, once the device has answered that it expects an earlier
+    /// offset, for the answers to the chunks still in flight (the device drops them and answers
+    /// each at once) before it sends again from that offset.
+    public var resyncWait: Duration = .seconds(1)
     /// Pause before re-sending a request the device refused as busy (`EBUSY`).
     public var busyRetryDelay: Duration = .milliseconds(100)
-    /// Re-sends allowed for one request (or one upload offset) before giving up.
+    /// Re-sends allowed for one request other than an upload chunk (a state read, a test, a
+    /// confirm, a reset) before giving up.
     public var maximumRetriesPerRequest = 3
-    /// Re-sends allowed over the whole run.
-    public var maximumRetriesPerRun = 25
+    /// Upload retries allowed since the device last took new bytes, that is since its offset
+    /// last passed every offset it had reported before. The budget is tied to progress: an
+    /// upload that keeps advancing on a poor link goes on, one that stops advancing ends here.
+    public var maximumRetriesWithoutProgress = 10
+    /// Re-sends allowed over the whole run, however the upload advances: a ceiling for a link
+    /// that loses nearly everything but still lets a little through.
+    public var maximumRetriesPerRun = 1000
     /// Unanswered requests in a row after which the link is closed and opened again (which
     /// also clears a half-received frame on the device); 0 never reconnects for timeouts.
     public var reconnectAfterTimeouts = 2
@@ -74,10 +84,19 @@ public struct McuMgrUpgradeOptions: Sendable, Equatable {
     public var reconnectAttempts = 5
     /// Pause before reconnecting after an unexpected disconnect, and between refused attempts.
     public var reconnectDelay: Duration = .seconds(1)
-    /// Unexpected disconnects tolerated over the whole run.
+    /// Unexpected disconnects tolerated in a row without progress (the upload advancing or a
+    /// request answered in between).
     public var maximumDisconnects = 5
+    /// Unexpected disconnects tolerated over the whole run.
+    public var maximumDisconnectsPerRun = 20
+    /// The longest the whole upgrade may take (reconnections and the swap included); the
+    /// upgrade ends with an error when it is still running then.
+    public var maximumDuration: Duration = .seconds(600)
     /// Time allowed between the reset answer and the device dropping the link.
     public var resetDisconnectTimeout: Duration = .seconds(5)
+    /// The size of the board's slot the image goes to, when known (from the board, or its
+    /// profile): a larger image is refused before anything is sent.
+    public var slotSize: SlotSize?
     /// Bytes of each frame shown in hex in `.trace` reports (0 turns frame traces off).
     public var traceBytes = 48
 
@@ -91,7 +110,11 @@ public struct McuMgrUpgradeOptions: Sendable, Equatable {
     var problem: String? {
         if let depth = pipelineDepth, depth < 1 { return "pipeline depth must be at least 1, got \(depth)" }
         if byteAlignment < 1 { return "byte alignment must be at least 1, got \(byteAlignment)" }
-        if maximumRetriesPerRequest < 0 || maximumRetriesPerRun < 0 { return "retry limits must not be negative" }
+        if maximumRetriesPerRequest < 0 || maximumRetriesWithoutProgress < 0 || maximumRetriesPerRun < 0 {
+            return "retry limits must not be negative"
+        }
+        if maximumDisconnects < 0 || maximumDisconnectsPerRun < 0 { return "disconnect limits must not be negative" }
+        if maximumDuration <= .zero { return "the time limit must be positive, got \(maximumDuration)" }
         if reconnectAttempts < 1 { return "at least one reconnect attempt is needed, got \(reconnectAttempts)" }
         return nil
     }

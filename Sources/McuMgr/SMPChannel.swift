@@ -68,9 +68,16 @@ struct SMPChannel: Sendable {
         }
         var actions: [FlowAction] = []
         if traceBytes > 0 { actions.append(.report(.trace("→ \(frame.header) " + Self.hex(bytes, limit: traceBytes)))) }
+        // A frame over several writes: the first write is the longest, the others one byte
+        // shorter. Zephyr's reassembly refuses a write longer than the bytes its partial frame
+        // still misses, and drops that partial frame (docs/protocols/mcumgr-smp.md §2.3). So when one write of
+        // a frame is lost on the way, the first write of the next frame cannot complete the
+        // broken frame with its own bytes (which the device would take as image data): it is
+        // refused, and the broken frame goes with it.
         var start = 0
         while start < bytes.count {
-            let end = min(bytes.count, start + writeSize)
+            let size = start == 0 || writeSize <= 20 ? writeSize : writeSize - 1
+            let end = min(bytes.count, start + size)
             actions.append(.write(KnownGATT.smp, Array(bytes[start..<end]), .command))
             writes += 1
             largestWrite = max(largestWrite, end - start)

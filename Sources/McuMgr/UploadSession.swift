@@ -7,6 +7,9 @@ import SMP
 /// has written, which is the next offset it expects. A different number than
 /// predicted means it dropped data; the session then stops sending, lets the
 /// chunks in flight be answered, and continues from the last reported offset.
+///
+/// Progress is the device's offset passing the one it reported before; the retry budget of
+/// the upload counts retries since then.
 struct UploadSession: Sendable {
     /// One request in flight.
     struct Chunk: Sendable, Equatable {
@@ -41,8 +44,12 @@ struct UploadSession: Sendable {
     private(set) var resynchronising = false
     /// The next chunk carries `len` and `sha` (first chunk, or first after a reconnect).
     private(set) var needsSessionFields = true
-    /// Chunks this many times sent again from the same offset.
-    private(set) var restartsAtOffset: [Int: Int] = [:]
+    /// True when the last answer took the device's offset past the one it reported before.
+    private(set) var advanced = false
+    /// Retries charged since the device's offset last advanced.
+    private(set) var retriesWithoutProgress = 0
+    /// Request timeouts since the device's offset last advanced.
+    private(set) var timeoutsWithoutProgress = 0
 
     private(set) var bytesSent = 0
     private(set) var chunksSent = 0
@@ -94,7 +101,14 @@ struct UploadSession: Sendable {
         let chunk = inFlight[index]
         inFlight.removeFirst(index + 1)
         if chunk.carriesSessionFields { needsSessionFields = false }
+        // Progress is the device taking new bytes: its offset passing the one it reported last
+        // (after a device reset it starts again from 0, and progress counts from there).
+        advanced = offset > deviceOffset
         deviceOffset = offset
+        if advanced {
+            retriesWithoutProgress = 0
+            timeoutsWithoutProgress = 0
+        }
         if offset == total {
             inFlight.removeAll()
             resynchronising = false
@@ -124,8 +138,19 @@ struct UploadSession: Sendable {
     private mutating func restart() {
         resynchronising = false
         nextOffset = deviceOffset
-        restartsAtOffset[deviceOffset, default: 0] += 1
     }
+
+    /// Charges one retry to the progress budget.
+    mutating func retried() { retriesWithoutProgress += 1 }
+
+    /// Counts one request timeout; returns how many came since the device last advanced.
+    mutating func timedOut() -> Int {
+        timeoutsWithoutProgress += 1
+        return timeoutsWithoutProgress
+    }
+
+    /// Forgets the timeouts counted (after a reconnection meant to clear them).
+    mutating func forgetTimeouts() { timeoutsWithoutProgress = 0 }
 
     /// Starts the upload again from offset 0 (a new session on the device); the counters stay.
     mutating func restartFromScratch() {
@@ -134,7 +159,9 @@ struct UploadSession: Sendable {
         nextOffset = 0
         resynchronising = false
         needsSessionFields = true
-        restartsAtOffset = [:]
+        advanced = false
+        retriesWithoutProgress = 0
+        timeoutsWithoutProgress = 0
     }
 
     /// Bytes sent but not confirmed by the device.

@@ -1,6 +1,6 @@
 import SMP
 
-/// What the device's slot list means for the upgrade (mcumgr-smp.md §4.2).
+/// What the device's slot list means for the upgrade (docs/protocols/mcumgr-smp.md §4.2).
 enum ValidateDecision: Equatable, Sendable {
     /// The image already runs as the mode wants it: nothing to send.
     case alreadyInstalled

@@ -1,7 +1,7 @@
 import NordicDFUFrames
 import Transport
 
-/// Legacy DFU (micro:bit V1, Calliope mini 1/2) as a pure state machine (nordic-dfu.md §3.5):
+/// Legacy DFU (micro:bit V1, Calliope mini 1/2) as a pure state machine (docs/protocols/nordic-dfu.md §3.5):
 /// `01` to the micro:bit DFU control characteristic, reconnection to "DfuTarg", Start DFU
 /// with the image sizes, the 14-byte init packet, the firmware in 20-byte packets with
 /// receipts, Validate (the bootloader's CRC-16 check) and Activate. The bootloader cannot

@@ -2,7 +2,7 @@ import NordicDFUFrames
 
 /// How a Nordic DFU runs: flow control, waits, timeouts and retry bounds.
 ///
-/// The defaults follow the reference clients (nordic-dfu.md §2.5, §3.5, §6): a packet receipt
+/// The defaults follow the reference clients (docs/protocols/nordic-dfu.md §2.5, §3.5, §6): a packet receipt
 /// every 12 packets on Secure DFU and every 8 on legacy DFU (the nRF51 bootloader has 8
 /// receive buffers), 0.3 s after each Create so that the page erase ends before data comes,
 /// three attempts per object.

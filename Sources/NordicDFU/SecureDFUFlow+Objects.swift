@@ -2,7 +2,7 @@ import NordicDFUFrames
 import Transport
 
 /// Secure DFU requests and the answers that move the flow on: the init command, the data
-/// objects with their receipts and checksums, and the resume rules (nordic-dfu.md §2.5, §2.6).
+/// objects with their receipts and checksums, and the resume rules (docs/protocols/nordic-dfu.md §2.5, §2.6).
 extension SecureDFUFlow {
     mutating func request(_ r: SecureDFURequest, step next: Step) -> [FlowAction] {
         step = next
@@ -100,7 +100,7 @@ extension SecureDFUFlow {
         }
     }
 
-    /// Where to go on after Select data (nordic-dfu.md §2.6).
+    /// Where to go on after Select data (docs/protocols/nordic-dfu.md §2.6).
     mutating func resume(offset o: Int, crc: UInt32) -> [FlowAction] {
         if o > 0, o <= image.count, crc == prefix(o) {
             if o == image.count || o % maxObject == 0 {

@@ -1,7 +1,7 @@
 import NordicDFUFrames
 import Transport
 
-/// Secure DFU (micro:bit V2, Calliope mini 3) as a pure state machine (nordic-dfu.md §2.5, §2.6):
+/// Secure DFU (micro:bit V2, Calliope mini 3) as a pure state machine (docs/protocols/nordic-dfu.md §2.5, §2.6):
 /// buttonless entry from the application (or straight on when the board is already in
 /// "DfuTarg"), reconnection, the init command, then the firmware in data objects with packet
 /// receipts and CRC-32 checks, resuming what the bootloader still holds after a link loss.

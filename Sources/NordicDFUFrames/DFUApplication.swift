@@ -1,7 +1,7 @@
 import FirmwareImage
 
 /// The application binary a Nordic DFU sends, cut from a board image as the reference
-/// clients cut it (nordic-dfu.md §4): the board's part of the hex from the application start
+/// clients cut it (docs/protocols/nordic-dfu.md §4): the board's part of the hex from the application start
 /// up to the bootloader (0x1C000…0x77000 on nRF52833, 0x18000…0x3C000 on nRF51), gaps filled
 /// with 0xFF, from the start to the highest byte of data, rounded up to a multiple of 4.
 public struct DFUApplication: Sendable, Equatable {

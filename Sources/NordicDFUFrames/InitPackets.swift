@@ -2,7 +2,7 @@ import Crypto
 import FirmwareImage
 
 /// The 56-byte `microbit_app` init command of the micro:bit V2 / Calliope mini 3 secure
-/// bootloader (nordic-dfu.md §2.7): magic, version 1, application size, hash size and the
+/// bootloader (docs/protocols/nordic-dfu.md §2.7): magic, version 1, application size, hash size and the
 /// SHA-256 of the application binary with its bytes in reverse order, all little-endian.
 public struct MicrobitAppInitPacket: Sendable, Equatable {
     public static let magic = Array("microbit_app".utf8)
@@ -51,7 +51,7 @@ public struct MicrobitAppInitPacket: Sendable, Equatable {
     }
 }
 
-/// The 14-byte init packet of the legacy (SDK 8) bootloader (nordic-dfu.md §3.4).
+/// The 14-byte init packet of the legacy (SDK 8) bootloader (docs/protocols/nordic-dfu.md §3.4).
 public struct LegacyInitPacket: Sendable, Equatable {
     public static let size = 14
     /// FWID of the S110 8.0.0 SoftDevice of micro:bit V1 and Calliope mini 1/2.

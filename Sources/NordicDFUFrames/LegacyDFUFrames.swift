@@ -1,7 +1,7 @@
 import Diagnostics
 import FirmwareImage
 
-/// A request written to the legacy DFU control point (nordic-dfu.md §3.3).
+/// A request written to the legacy DFU control point (docs/protocols/nordic-dfu.md §3.3).
 public enum LegacyDFURequest: Sendable, Equatable {
     /// `01 mode`: mode 0x04 = application.
     case start(mode: UInt8)

@@ -7,7 +7,7 @@ public enum SecureDFUObjectType: UInt8, Sendable, Equatable {
     case data = 0x02
 }
 
-/// A request written to the Secure DFU control point (nordic-dfu.md §2.3).
+/// A request written to the Secure DFU control point (docs/protocols/nordic-dfu.md §2.3).
 public enum SecureDFURequest: Sendable, Equatable {
     /// `01 type size:u32`.
     case create(type: UInt8, size: UInt32)
@@ -143,7 +143,7 @@ public enum SecureDFUResponse: Sendable, Equatable {
     }
 }
 
-/// The buttonless characteristic's messages (nordic-dfu.md §2.1).
+/// The buttonless characteristic's messages (docs/protocols/nordic-dfu.md §2.1).
 public enum ButtonlessMessage: Sendable, Equatable {
     /// `01`: enter the bootloader.
     case enterBootloader

@@ -3,7 +3,7 @@ import PartialFlashingFrames
 
 /// The 64-byte blocks partial flashing writes, in order.
 ///
-/// Rules (partial-flashing-protocol.md §3.3-§3.4): a board erases a page only when a
+/// Rules (docs/protocols/partial-flashing.md §3.3-§3.4): a board erases a page only when a
 /// block at the page's start arrives, so the first block of every page the program
 /// touches is always sent, and before any other block of that page. Nothing is planned
 /// outside the region the board declared (clipped to the scratch page). Blocks are

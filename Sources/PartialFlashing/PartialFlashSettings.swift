@@ -54,7 +54,7 @@ public struct PartialFlashSettings: Sendable, Equatable {
     /// the writer first has a STATUS (`EE`) answered: the board answers it in its write handler
     /// after every earlier write, so the block's 4th packet, if it arrived, arrived before it.
     /// That packet's flash event may still be erasing its page; REGION_INFO would reset the
-    /// `offset` that event reads when it burns (partial-flashing-protocol.md §2.1), so the
+    /// `offset` that event reads when it burns (docs/protocols/partial-flashing.md §2.1), so the
     /// writer waits this long before it sends REGION_INFO, unless the block's answer arrives
     /// first (the board sends it after the burn). A page erase takes 85 ms on an nRF52833 and
     /// 22.3 ms on an nRF51 by their datasheets, longer when the SoftDevice must fit it between

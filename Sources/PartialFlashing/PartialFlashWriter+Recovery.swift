@@ -52,7 +52,7 @@ extension PartialFlashWriter {
     }
 
     /// Sends STATUS after a block timeout. The board answers it in its write handler, after
-    /// every earlier write, and changes nothing (partial-flashing-protocol.md §2.5): once the
+    /// every earlier write, and changes nothing (docs/protocols/partial-flashing.md §2.5): once the
     /// answer is in, each packet of the block reached the board or never will.
     mutating func probe(attempt: Int) -> [FlowAction] {
         state = .probing(attempt: attempt)
@@ -148,7 +148,7 @@ extension PartialFlashWriter {
         if afterReboot { return [.report(.phase(.verify)), .subscribe(characteristic)] + sendVerification(attempt: 1) }
         stats.reconnects += 1
         // Resume from the first block of the page that holds the first unacknowledged block,
-        // not from that block itself (partial-flashing-protocol.md §3.4):
+        // not from that block itself (docs/protocols/partial-flashing.md §3.4):
         // * the link may have dropped because the board reset, possibly in the middle of
         //   erasing that page or burning that block; burning the same data again over a
         //   half-written word cannot set bits back to 1, only an erase can;

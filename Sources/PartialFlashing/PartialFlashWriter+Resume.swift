@@ -2,7 +2,7 @@ import Transport
 
 /// Continuing an interrupted write, and the checkpoints that make it possible across runs.
 ///
-/// Where a write may continue (partial-flashing-protocol.md §3.4): the board erases a page only
+/// Where a write may continue (docs/protocols/partial-flashing.md §3.4): the board erases a page only
 /// when the block at the page's start arrives (CODAL only when the page is not blank, DAL
 /// always). So the write continues from the first block of the page that holds the first
 /// unacknowledged block, never from that block itself:

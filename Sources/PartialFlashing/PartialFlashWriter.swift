@@ -69,7 +69,7 @@ public struct PartialFlashStats: Sendable, Equatable, Codable {
 /// So answers arrive in the order the board made them, at most once, and may be lost or late.
 /// From a synchronised state (the board expects packet `g`, holds no partial block and has no
 /// flash event pending), one transmission of `g … g+3` ends in one of these
-/// (partial-flashing-protocol.md §3.1-§3.2; CODAL and DAL `flashData`, `partialFlashingEvent`):
+/// (docs/protocols/partial-flashing.md §3.1-§3.2; CODAL and DAL `flashData`, `partialFlashingEvent`):
 ///
 /// | what reaches the board                          | what the board does                                   | answer           | board then expects |
 /// |-------------------------------------------------|-------------------------------------------------------|------------------|--------------------|

@@ -1,7 +1,7 @@
 import Diagnostics
 
 /// The frames of the micro:bit / Calliope partial-flashing service
-/// (partial-flashing-protocol.md §2). Every frame has one encoder (`bytes`) and
+/// (docs/protocols/partial-flashing.md §2). Every frame has one encoder (`bytes`) and
 /// one decoder (`init(bytes:)`). Multi-byte fields are big-endian.
 
 /// Why a frame could not be decoded.

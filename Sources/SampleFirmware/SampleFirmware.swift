@@ -3,7 +3,7 @@ import FirmwareImage
 
 /// Deterministic, realistic MakeCode-style board images, made by the project itself.
 ///
-/// Each image has what a MakeCode hex puts in flash (partial-flashing-protocol.md §5):
+/// Each image has what a MakeCode hex puts in flash (docs/protocols/partial-flashing.md §5):
 /// an MBR and SoftDevice stand-in below the application start, a runtime (the DAL/CODAL
 /// stand-in) from the application start, zeros up to the program, the program at the
 /// page after the runtime's end (pxt always adds a page) starting with the MakeCode

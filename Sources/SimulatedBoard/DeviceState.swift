@@ -37,7 +37,7 @@ public struct DeviceState: Sendable, Equatable {
 
     /// Boots: `RebootMode` (removed) or `flashIncomplete` (kept) or the user's button gesture
     /// select pairing mode, otherwise application mode; then the memory map is scanned again
-    /// (partial-flashing-protocol.md §3.7).
+    /// (docs/protocols/partial-flashing.md §3.7).
     mutating func boot(userRequestsPairing: Bool) {
         if nordic.bootloaderActive {
             bootCount += 1

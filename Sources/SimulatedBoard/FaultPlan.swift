@@ -48,7 +48,7 @@ public struct FaultPlan: Sendable, Equatable, Codable {
     /// These `connect` attempts fail.
     public var refuseConnectionAttempts: Set<Int> = []
     /// Every board resets at these times since the start of the run (the pairing-mode
-    /// timeouts of partial-flashing-protocol.md §3.7: 15 s after a new bond, ~270 s in pairing mode).
+    /// timeouts of docs/protocols/partial-flashing.md §3.7: 15 s after a new bond, ~270 s in pairing mode).
     public var resetDeviceAt: [Duration] = []
     /// A board resets when it has been in pairing mode this long (~270 s on real boards),
     /// counted from the start of the run or from its boot into pairing mode, whichever is later.

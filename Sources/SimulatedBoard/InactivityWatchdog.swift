@@ -1,7 +1,7 @@
 import LinkModel
 
 /// The Nordic bootloaders' inactivity reset: a bootloader that goes 120 s without progress
-/// restarts the board (nordic-dfu.md). One timer runs at a time; progress only moves the
+/// restarts the board (docs/protocols/nordic-dfu.md). One timer runs at a time; progress only moves the
 /// deadline, and a firing before the deadline schedules the rest.
 struct InactivityWatchdog: Sendable {
     static let timeout: Duration = .seconds(120)

@@ -5,7 +5,7 @@ import Transport
 
 /// The micro:bit DFU control service of a DAL application (micro:bit V1, Calliope mini 1/2):
 /// writing `01` makes the runtime drop the link and reset into the legacy bootloader
-/// (nordic-dfu.md §3.1). It reads `00`.
+/// (docs/protocols/nordic-dfu.md §3.1). It reads `00`.
 public struct DFUControlService: SimulatedService {
     public let uuid = KnownGATT.microbitDFUControlService
     public let characteristics: Set<GATTCharacteristic> = [NordicGATT.dfuControl]
@@ -26,7 +26,7 @@ public struct DFUControlService: SimulatedService {
 }
 
 /// The nRF51 legacy bootloader (SDK 8, DFU revision 0.4) as micro:bit V1 and Calliope mini 1/2
-/// ship it (nordic-dfu.md §3, §8): Start DFU with the 12-byte size packet erases the
+/// ship it (docs/protocols/nordic-dfu.md §3, §8): Start DFU with the 12-byte size packet erases the
 /// application and marks it invalid before answering; the init packet (padded per write to
 /// 4 bytes) is checked for the device type and SoftDevice; firmware packets must be multiples
 /// of 4 and are counted for receipts; Validate compares the CRC-16 of the received image

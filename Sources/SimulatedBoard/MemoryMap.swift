@@ -2,7 +2,7 @@ import FirmwareImage
 import PartialFlashingFrames
 
 /// The three REGION_INFO entries a runtime computes at boot by scanning its own flash
-/// (partial-flashing-protocol.md §2.1, §5.2).
+/// (docs/protocols/partial-flashing.md §2.1, §5.2).
 public enum MemoryMapScan {
     /// CODAL: scan page boundaries from `runtimeEnd` (rounded up) below the scratch page for
     /// the MakeCode magic. Found: 0 = [0, app start), 1 = [app start, runtime end) with the

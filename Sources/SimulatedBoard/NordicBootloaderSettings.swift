@@ -2,7 +2,7 @@ import FirmwareImage
 import NordicDFUFrames
 
 /// What a Nordic bootloader keeps across resets: its settings page and the GPREGRET flag
-/// the application sets before resetting into it (nordic-dfu.md §2.1, §2.4, §3.2).
+/// the application sets before resetting into it (docs/protocols/nordic-dfu.md §2.1, §2.4, §3.2).
 public struct NordicBootloaderSettings: Sendable, Equatable, Codable {
     /// The bootloader runs ("DfuTarg" advertises) instead of the application.
     public var bootloaderActive = false

@@ -48,7 +48,8 @@ extension PartialFlashingService {
             burn(device: &device, effects: &effects)
         case (.endOfTransmission, .burnDone):
             // CODAL also rewrites the bootloader settings and erases user storage; DAL's
-            // source-header scrub never matches (§3.5). Neither changes what is simulated.
+            // source-header scrub never matches (docs/protocols/partial-flashing.md §3.5). Neither changes
+            // what is simulated.
             device.storage.removeValue(forKey: StorageKey.flashIncomplete)
             effects.note("partial flashing: end of transmission, rebooting")
             effects.requestReboot()

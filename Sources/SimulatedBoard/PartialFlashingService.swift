@@ -3,7 +3,7 @@ import PartialFlashingFrames
 import Transport
 
 /// The partial-flashing service exactly as CODAL (nRF52833) and DAL (nRF51) implement it
-/// (partial-flashing-protocol.md §2, §3), including its traps:
+/// (docs/protocols/partial-flashing.md §2, §3), including its traps:
 /// - the write handler never checks the length: it reads the 20-byte characteristic value
 ///   buffer, so a short write reuses stale bytes of earlier writes;
 /// - a packet 1…7 behind the expected number is ignored; any other mismatch sends `01 AA`

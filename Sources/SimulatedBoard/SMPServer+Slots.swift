@@ -1,26 +1,52 @@
+import FirmwareImage
 import LinkModel
 import SMP
 
 /// Upload into the secondary slot, and MCUboot's swap at reset.
 extension SMPServer {
-    /// One upload chunk, with Zephyr's checks (`img_mgmt_upload`, mcumgr-smp.md §3.1).
-    mutating func receiveChunk(_ request: ImageUploadRequest, effects: inout ServiceEffects, work: inout Duration) -> Answer {
-        if let image = request.image, image != 0 { return .error(.group(.image(.invalidSlot))) }
+    /// One upload chunk, as Zephyr's `img_mgmt_upload` and `img_mgmt_upload_inspect` handle it
+    /// (`img_mgmt.c`, `zephyr_img_mgmt.c`; docs/protocols/mcumgr-smp.md §3.1). `image` is ignored, as in a
+    /// single-image build without direct upload. Any error ends the upload session.
+    mutating func receiveChunk(_ request: ImageUploadRequest, effects: inout ServiceEffects, work: inout Duration,
+                               device: DeviceState) -> Answer {
+        let answer = inspectAndWrite(request, effects: &effects, work: &work, device: device)
+        if case .error = answer {
+            // `img_mgmt_reset_upload()`: the next chunk at another offset than 0 is answered `off` 0.
+            upload = nil
+            erasedPages = 0
+        }
+        return answer
+    }
+
+    private mutating func inspectAndWrite(_ request: ImageUploadRequest, effects: inout ServiceEffects, work: inout Duration,
+                                          device: DeviceState) -> Answer {
         if request.offset == 0 {
-            guard let length = request.length else { return .error(.group(.image(.invalidLength))) }
             guard request.data.count >= 32 else { return .error(.group(.image(.invalidImageHeader))) }
+            guard let length = request.length else { return .error(.group(.image(.invalidLength))) }
             guard Array(request.data.prefix(4)) == [0x3D, 0xB8, 0xF3, 0x96] else {
                 return .error(.group(.image(.invalidImageHeaderMagic)))
             }
-            if let sha = request.sha, sha.count > 32 { return .error(.group(.image(.invalidHash))) }
-            guard !pendingTest, !revertible else { return .error(.group(.image(.noFreeSlot))) }
-            guard length <= secondary.count else { return .error(.group(.image(.invalidImageTooLarge))) }
-            if let current = upload, current.offset > 0, current.length == length, let sha = request.sha, sha == current.sha {
+            let sha = request.sha ?? []
+            if sha.count > 32 { return .error(.group(.image(.invalidHash))) }
+            if let current = upload, !sha.isEmpty, current.sha == sha {
                 // The same session (same `sha`): continue where it stands.
                 return .ok(ImageUploadResponse(offset: current.offset).payload)
             }
-            upload = UploadState(length: length, sha: request.sha, offset: 0)
+            // `img_mgmt_slot_in_use`: a slot MCUboot reverts to, or (without ALLOW_ERASE_PENDING) a pending one.
+            guard !revertible, configuration.allowErasePending || !pendingTest else { return .error(.group(.image(.noFreeSlot))) }
+            guard length <= secondary.count else { return .error(.group(.image(.invalidImageTooLarge))) }
+            if request.upgrade == true, let running = primaryImage(device: device),
+               let new = try? MCUbootHeader(decoding: Array(request.data.prefix(MCUbootHeader.encodedSize))),
+               Self.compare(running.rawVersion, new.version) >= 0 {
+                return .error(.group(.image(.currentVersionIsNewer)))
+            }
+            upload = UploadState(length: length, sha: sha, offset: 0)
             erasedPages = 0
+            if configuration.imageCheck, sha.count == 32, secondaryDigest(length) == sha {
+                // The slot already holds these bytes: nothing to write.
+                upload = nil
+                return .ok(ImageUploadResponse(offset: length, match: true).payload)
+            }
         }
         guard var session = upload, request.offset == session.offset else {
             // Not the expected offset: drop the data and say where to continue.
@@ -28,6 +54,11 @@ extension SMPServer {
         }
         guard request.offset + request.data.count <= session.length else {
             return .error(.group(.image(.invalidImageDataOverrun)))
+        }
+        guard !request.data.isEmpty else { return .ok(ImageUploadResponse(offset: session.offset).payload) }
+        if effects.rng.chance(configuration.flashWriteFailureProbability) {
+            statistics.injectedFlashFailures += 1
+            return .error(.group(.image(.flashWriteFailed)))
         }
         let end = request.offset + request.data.count
         // Progressive erase: every page this chunk reaches for the first time.
@@ -47,11 +78,22 @@ extension SMPServer {
             upload = session
             return .ok(ImageUploadResponse(offset: end).payload)
         }
-        // The last chunk: compare the slot with `sha` and close the session.
+        // The last chunk: the progressive erase erases the trailer's page at the end (flash_img.c
+        // `flash_img_buffered_write`), and a pending mark goes with it. Then the slot is
+        // compared with `sha`, zero-padded to 32 bytes as Zephyr keeps it, and the session closes.
         upload = nil
         erasedPages = 0
-        let match = session.sha.map { secondaryDigest(session.length).starts(with: $0) && !$0.isEmpty }
-        return .ok(ImageUploadResponse(offset: end, match: match).payload)
+        pendingTest = false
+        pendingPermanent = false
+        guard configuration.imageCheck else { return .ok(ImageUploadResponse(offset: end).payload) }
+        let padded = session.sha + [UInt8](repeating: 0, count: max(0, 32 - session.sha.count))
+        return .ok(ImageUploadResponse(offset: end, match: secondaryDigest(session.length) == padded).payload)
+    }
+
+    /// Zephyr's `img_mgmt_vercmp` without the build number (`VERSION_CMP_USE_BUILD_NUMBER` is off by default).
+    static func compare(_ a: MCUbootVersion, _ b: MCUbootVersion) -> Int {
+        let x = [Int(a.major), Int(a.minor), Int(a.revision)], y = [Int(b.major), Int(b.minor), Int(b.revision)]
+        return x == y ? 0 : (x.lexicographicallyPrecedes(y) ? -1 : 1)
     }
 
     /// What MCUboot will do at the next reset, and over how many pages.

@@ -4,12 +4,16 @@ import SMP
 import Transport
 
 /// The McuMgr SMP server of a simulated board, as a Zephyr `smp_svr` build with MCUboot
-/// answers over Bluetooth (mcumgr-smp.md §2, §3; figures in `SMPServerConfiguration`):
+/// answers over Bluetooth (docs/protocols/mcumgr-smp.md §2, §3; figures in `SMPServerConfiguration`):
 /// SMP reassembly into `buf_size` buffers, `buf_count` buffers shared by requests and
 /// responses, one request processed at a time in arrival order, the OS group (echo, reset,
 /// mcumgr params, bootloader info) and the image group (state read/write, upload, erase),
 /// progressive erase of the secondary slot, test/confirm/revert, and the MCUboot swap at reset.
-/// Errors go back as `err` to v2 requests and as `rc` to v1 requests.
+/// Errors go back as `err` to v2 requests and as `rc` to v1 requests (the image group's codes
+/// translated as `img_mgmt_translate_error_code` does). Answers are written as Zephyr's zcbor
+/// writes them (indefinite-length maps, keys in Zephyr's order), without `rc` on success; the
+/// image state of a single-image build has no `image` key and ends with `splitStatus` 0
+/// (`img_mgmt_state.c`; `SMPServerConfiguration` has the build options).
 public struct SMPServer: SimulatedService {
     public let uuid = KnownGATT.smpService
     public let characteristics: Set<GATTCharacteristic> = [KnownGATT.smp]
@@ -49,7 +53,8 @@ public struct SMPServer: SimulatedService {
 
     struct UploadState: Sendable {
         var length: Int
-        var sha: [UInt8]?
+        /// The first chunk's `sha`, as sent (empty when it had none).
+        var sha: [UInt8]
         var offset: Int
     }
 
@@ -148,24 +153,23 @@ public struct SMPServer: SimulatedService {
         let frame = waiting.removeFirst()
         var work = configuration.commandTime
         var (answer, resets) = (Answer.error(.returnCode(.busy)), false)
-        if effects.rng.chance(configuration.busyAnswerProbability) {
+        if frame.header.version.rawValue > SMPVersion.v2.rawValue {
+            // `smp_handle_single_req`: a version above 2 is answered MGMT_ERR_UNSUPPORTED_TOO_NEW in a v2 header.
+            answer = .error(.returnCode(.unsupportedTooNew))
+        } else if effects.rng.chance(configuration.busyAnswerProbability) {
             statistics.injectedBusy += 1
-        } else if frame.header.group == .image, frame.header.command == ImageUploadRequest.command,
-                  effects.rng.chance(configuration.flashWriteFailureProbability) {
-            statistics.injectedFlashFailures += 1
-            answer = .error(.group(.image(.flashWriteFailed)))
         } else {
             (answer, resets) = handle(frame, device: &device, effects: &effects, work: &work)
         }
         let bytes: [UInt8]
         switch answer {
         case let .ok(payload):
-            bytes = (try? SMPFrame(header: Self.responseHeader(to: frame.header), payload: payload).encoded()) ?? []
+            bytes = (try? SMPFrame(header: Self.responseHeader(to: frame.header), payload: payload).encoded(configuration.payloadEncoding)) ?? []
         case let .error(error):
             var error = error
             if frame.header.version == .v1, case let .group(g) = error { error = .returnCode(g.legacyReturnCode) }
             statistics.errorsSent += 1
-            bytes = (try? SMPFrame(error: error, to: frame.header).encoded()) ?? []
+            bytes = (try? SMPFrame(error: error, to: frame.header).encoded(configuration.payloadEncoding)) ?? []
         }
         processing = Processing(response: bytes, resetsAfter: resets)
         effects.schedule(after: work, tag: Self.responseTag)

@@ -1,4 +1,5 @@
 import FirmwareImage
+import SMP
 
 /// The figures of the simulated McuMgr SMP server (a Zephyr `smp_svr`-style build with
 /// MCUboot), stated here once:
@@ -38,10 +39,32 @@ public struct SMPServerConfiguration: Sendable, Equatable, Codable {
     public var commandTime: Duration
     /// From the reset answer to the reset (Zephyr `CONFIG_MCUMGR_GRP_OS_RESET_MS` defaults to 250 ms).
     public var resetDelay: Duration
+    /// How responses are written: `.zcbor` (indefinite-length maps and lists, keys in
+    /// Zephyr's order) as Zephyr does, or `.deterministic`.
+    public var payloadEncoding: SMPPayloadEncoding = .zcbor
+    /// `CONFIG_IMG_ENABLE_IMAGE_CHECK`: the answer to the upload's last chunk carries `match`
+    /// (the SHA-256 of the slot against the `sha` of the first chunk), and a first chunk whose
+    /// 32-byte `sha` the slot already matches is answered at once with the whole length.
+    public var imageCheck = true
+    /// `CONFIG_MCUMGR_GRP_IMG_ALLOW_ERASE_PENDING` (Zephyr's default, y): an upload or an erase
+    /// may overwrite a secondary slot that is marked for test or confirmed for the next boot.
+    public var allowErasePending = true
     /// Fault: a request is answered `rc` 10 (EBUSY) instead of being handled.
     public var busyAnswerProbability: Double = 0
     /// Fault: an upload chunk fails to write (IMG_MGMT_ERR_FLASH_WRITE_FAILED).
     public var flashWriteFailureProbability: Double = 0
+    /// Fault: writing the MCUboot trailer fails for these state writes, which are answered
+    /// IMG_MGMT_ERR_FLASH_WRITE_FAILED and change nothing (Zephyr `img_mgmt_state.c`,
+    /// `img_mgmt_set_next_boot_slot_common`: `boot_set_next` returning BOOT_EFLASH).
+    public var failingTrailerWrites: Set<TrailerWrite> = []
+
+    /// A state write that sets the MCUboot trailer.
+    public enum TrailerWrite: String, Sendable, Equatable, Hashable, Codable {
+        /// Marks an image for a test boot (`confirm` false).
+        case test
+        /// Confirms an image (`confirm` true).
+        case confirm
+    }
 
     public init(bufferSize: Int = 2475, bufferCount: Int = 4, notificationSize: Int = 244,
                 primarySlotStart: UInt32, slotSize: UInt32, pageSize: UInt32,

@@ -4,7 +4,7 @@ import LinkModel
 import NordicDFUFrames
 import Transport
 
-/// The secure bootloader's objects: Create, Execute and packet writes (nordic-dfu.md §2.4).
+/// The secure bootloader's objects: Create, Execute and packet writes (docs/protocols/nordic-dfu.md §2.4).
 extension SecureDFUBootloader {
     mutating func createCommand(_ size: Int, effects: inout ServiceEffects) -> SecureDFUResponse {
         let fail = Self.failure(0x01)

@@ -4,7 +4,7 @@ import LinkModel
 import NordicDFUFrames
 import Transport
 
-/// Nordic Secure DFU on a micro:bit V2 / Calliope mini 3 (nordic-dfu.md §2, §8).
+/// Nordic Secure DFU on a micro:bit V2 / Calliope mini 3 (docs/protocols/nordic-dfu.md §2, §8).
 ///
 /// In the application: service FE59 with the bonded buttonless characteristic; `01` is
 /// answered `20 01 01` and the board resets into the bootloader. In the bootloader

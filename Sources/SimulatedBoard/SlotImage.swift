@@ -2,12 +2,15 @@ import Crypto
 import FirmwareImage
 
 /// What the server reads from an MCUboot image in a slot, as Zephyr's `img_mgmt_read_info`
-/// does: the version and the SHA-256 TLV (mcumgr-smp.md §5), decoded by `MCUbootImage`.
+/// does: the version and the SHA-256 TLV (docs/protocols/mcumgr-smp.md §5), decoded by `MCUbootImage`.
 /// A slot without a readable image yields nil; nothing traps.
 struct SlotImageInfo: Sendable, Equatable {
-    /// "major.minor.revision", plus ".build" when the build number is not 0.
+    /// "major.minor.revision", plus ".build" when the build number is not 0 (`img_mgmt_ver_str`).
     var version: String
+    var rawVersion: MCUbootVersion
     var hash: [UInt8]
+    /// The header's `IMAGE_F_NON_BOOTABLE` flag is clear.
+    var bootable: Bool
     /// Header + body + protected TLVs + unprotected TLVs.
     var totalSize: Int
     /// The SHA-256 of header, body and protected TLVs matches the hash TLV (what MCUboot
@@ -24,6 +27,8 @@ struct SlotImageInfo: Sendable, Equatable {
               let image = try? MCUbootImage(bytes: bytes), let hash = image.reportedHash else { return nil }
         let v = image.version
         version = "\(v.major).\(v.minor).\(v.revision)" + (v.build == 0 ? "" : ".\(v.build)")
+        rawVersion = v
+        bootable = !header.flags.contains(.nonBootable)
         intact = image.hashCheck == .valid
         self.hash = hash
         totalSize = image.length

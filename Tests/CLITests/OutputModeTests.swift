@@ -53,7 +53,7 @@ struct OutputModeTests {
         #expect(quiet.stderr.isEmpty)
         let v = try flash(["-v"])
         #expect(v.status == 0)
-        // STATUS request and the board's answer (partial-flashing-protocol.md): `EE` then `EE 01 ...`.
+        // STATUS request and the board's answer (docs/protocols/partial-flashing.md): `EE` then `EE 01 ...`.
         #expect(v.stderr.contains("sim: → EE"), "\(v.stderr.prefix(600))")
         #expect(v.stderr.contains("sim: ← EE 01"))
         #expect(!v.stdout.contains("→"), "traces go to standard error, results stay on standard output")

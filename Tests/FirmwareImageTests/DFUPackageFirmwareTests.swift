@@ -6,10 +6,10 @@ import TestSupport
 
 /// A DFU zip read as firmware gives exactly the image its manifest describes, where its format
 /// puts it, or is refused: a Nordic package's binary lands at the application start of the family
-/// its init packet is for (nordic-dfu.md §2.7, §3.4) and must match that packet; a McuMgr
+/// its init packet is for (docs/protocols/nordic-dfu.md §2.7, §3.4) and must match that packet; a McuMgr
 /// package's application must be a valid MCUboot image.
 @Suite struct DFUPackageFirmwareTests {
-    /// The binary the reference clients cut from an image (nordic-dfu.md §4): from the
+    /// The binary the reference clients cut from an image (docs/protocols/nordic-dfu.md §4): from the
     /// application start to the highest data byte below the bootloader, rounded up to 4, gaps 0xFF.
     static func applicationBinary(_ image: MemoryImage, _ family: ChipFamily) throws -> [UInt8] {
         let layout = family.layout

@@ -65,7 +65,7 @@ import Testing
                     "\(after.flash.writeLog)")
         }
         // Acknowledgements for blocks never sent make bitflash start the next block while the board
-        // still assembles the last one in its single buffer (partial-flashing-protocol.md §3.1), so
+        // still assembles the last one in its single buffer (docs/protocols/partial-flashing.md §3.1), so
         // such a board may burn a block at a wrong address itself; bitflash cannot see it happen,
         // but the run must not end as a verified success unless the board holds the program.
         switch run.outcome {

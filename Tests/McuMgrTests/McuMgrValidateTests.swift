@@ -79,7 +79,7 @@ import Transport
         var run = UpgradeRun(image: image, options: Fixture.options(.testOnly), device: device)
         let raw = run.run()
         let outcome = try #require(raw)
-        #expect(throws: McuMgrError.alreadyConfirmedCannotTest) { try outcome.get() }
+        #expect(outcome.cause == McuMgrError.alreadyConfirmedCannotTest)
     }
 
     @Test func uploadsWhenTheDeviceListsNoReadableImage() {

@@ -3,7 +3,7 @@ import PartialFlashingFrames
 import Transport
 @testable import PartialFlashing
 
-/// A test-only model of the board side of partial flashing (partial-flashing-protocol.md §3),
+/// A test-only model of the board side of partial flashing (docs/protocols/partial-flashing.md §3),
 /// kept small and literal so the flows can be checked against it: packet counters with the
 /// "1-7 behind is ignored" rule, `01 AA` on any other mismatch, the block address split over
 /// packets 0 and 1, page erase only when a page-start block arrives, burning as a bitwise AND,

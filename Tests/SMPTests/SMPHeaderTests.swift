@@ -48,7 +48,7 @@ struct SMPHeaderTests {
     }
 
     @Test func matchesTheDocumentedReferenceFrames() throws {
-        // mcumgr-smp notes §1.2: image state read, seq 1, and OS mcumgr params, seq 6.
+        // docs/protocols/mcumgr-smp.md §1.2: image state read, seq 1, and OS mcumgr params, seq 6.
         #expect(try SMPFrame(request: ImageStateReadRequest(), sequence: 1).encoded() == [0x08, 0, 0, 1, 0, 1, 1, 0, 0xA0])
         #expect(try SMPFrame(request: MCUmgrParametersRequest(), sequence: 6).encoded() == [0x08, 0, 0, 1, 0, 0, 6, 6, 0xA0])
         #expect(try SMPFrame(request: ResetRequest(), sequence: 5).encoded() == [0x0A, 0, 0, 1, 0, 0, 5, 5, 0xA0])

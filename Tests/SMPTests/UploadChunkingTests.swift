@@ -40,7 +40,8 @@ struct UploadChunkingTests {
     @Test func matchesTheWorkedFiguresForAFirstChunk() throws {
         // With sha and no image, a first chunk with len < 65536 has 64 bytes before the data head
         // (8 header + 56 of map; cbor2 agrees), so a 495-byte frame holds 495 − 64 − 3 = 428 bytes
-        // and a 2475-byte buffer 2408. The research notes' estimate (65 bytes, 426–428) brackets this.
+        // and a 2475-byte buffer 2408. The estimate in docs/protocols/mcumgr-smp.md §3.1
+        // (65 bytes, 426–428) brackets this.
         let first = ImageUploadRequest.first(data: [], imageLength: 60_000, sha: Self.sha)
         #expect(try UploadChunking.maximumDataLength(fitting: .attMTU(498), template: first) == 428)
         #expect(try UploadChunking.maximumDataLength(fitting: .reassemblyBuffer(2475), template: first) == 2408)

@@ -6,7 +6,7 @@ import Transport
 @testable import SimulatedBoard
 
 /// Images built by the tests: a runtime, zeros up to a page-aligned MakeCode program with
-/// its magic and hashes, and a program body (partial-flashing-protocol.md §5.1-5.2).
+/// its magic and hashes, and a program body (docs/protocols/partial-flashing.md §5.1-5.2).
 enum Fixture {
     static let runtimeHash: [UInt8] = [0x22, 0x20, 0x4A, 0xC8, 0x74, 0x97, 0x7E, 0x7F]
     static let programHash: [UInt8] = [0x1E, 0x00, 0x53, 0x00, 0x12, 0x00, 0xA2, 0x00]

@@ -4,7 +4,7 @@ import PartialFlashingFrames
 import Testing
 @testable import SimulatedBoard
 
-/// REGION_INFO from the board's own scan of its flash (partial-flashing-protocol.md §2.1).
+/// REGION_INFO from the board's own scan of its flash (docs/protocols/partial-flashing.md §2.1).
 @Suite struct MemoryMapTests {
     func regionAnswer(_ board: SimulatedBoard, _ id: UInt8) throws -> RegionInfo? {
         var bench = Bench(board)

@@ -7,7 +7,7 @@ import Testing
 import Transport
 @testable import SimulatedBoard
 
-/// The simulated Nordic bootloaders, request by request (nordic-dfu.md §2.4, §3.3, §8).
+/// The simulated Nordic bootloaders, request by request (docs/protocols/nordic-dfu.md §2.4, §3.3, §8).
 @Suite struct NordicBootloaderTests {
     /// A stock board driven write by write, with the notifications each write produced.
     struct Bench {

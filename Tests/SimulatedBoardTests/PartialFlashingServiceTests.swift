@@ -3,7 +3,7 @@ import PartialFlashing
 import Testing
 @testable import SimulatedBoard
 
-/// The device state machine, case by case (partial-flashing-protocol.md §3.2-§3.5).
+/// The device state machine, case by case (docs/protocols/partial-flashing.md §3.2-§3.5).
 @Suite struct PartialFlashingServiceTests {
     static let ok: [UInt8] = [0x01, 0xFF]
     static let fail: [UInt8] = [0x01, 0xAA]

@@ -76,8 +76,11 @@ import Transport
                 #expect(flash == new.bytes, "seed \(seed): verified but the primary slot differs")
                 #expect(after.memoryMap.last?.hash == SMPFixture.newProgramHash, "seed \(seed)")
             case let .failure(error):
-                let mcuMgr = error as? McuMgrError
+                let mcuMgr = error as? McuMgrFailure
                 #expect(mcuMgr != nil, "seed \(seed): not an McuMgr error: \(error)")
+                // The message says what the board holds, read back, or that it could not be read.
+                #expect("\(error)".contains("the board reports slot 0") || "\(error)".contains("could not be read back")
+                    || "\(error)".contains("last state read"), "seed \(seed): \(error)")
                 #expect("\(error)".count > 40, "seed \(seed): unclear error: \(error)")
                 tally.failed[Self.kind(of: error), default: 0] += 1
             }
@@ -93,7 +96,7 @@ import Transport
     }
 
     static func kind(of error: any Error) -> String {
-        guard let e = error as? McuMgrError else { return "other" }
+        guard let e = (error as? McuMgrFailure)?.cause else { return "other" }
         switch e {
         case let .deviceRefused(command, answer): return "refused \(command): \(McuMgrError.describe(answer).prefix(40))"
         default: return String("\(e)".prefix(50))

@@ -1,5 +1,6 @@
 import FirmwareImage
 import LinkModel
+import McuMgr
 import SMP
 import Testing
 import Transport
@@ -11,6 +12,8 @@ import Transport
         var board: SimulatedBoard
         var server: SMPServer
         var answers: [[UInt8]] = []
+        /// The bytes of the last answer `send` took.
+        var lastAnswer: [UInt8]?
         var resets = 0
         var now = VirtualInstant.zero
 
@@ -54,7 +57,14 @@ import Transport
                 answers += write(Array(bytes[start..<min(bytes.count, start + 244)]))
                 start += 244
             }
+            lastAnswer = answers.first
             return try SMPFrame(bytes: try #require(answers.first))
+        }
+
+        /// The board resets: MCUboot swaps or reverts, the server starts afresh.
+        mutating func reboot() {
+            server.runBootloader(device: &board.device)
+            server.didBoot(device: board.device)
         }
     }
 
@@ -78,6 +88,12 @@ import Transport
         #expect(state.images.first?.hash == old.hash && state.images.first?.active == true && state.images.first?.version == "1.0.0")
     }
 
+    @Test func itsSlotsAreTheOnesTheClientTakesFromTheBoardProfile() {
+        for family in ChipFamily.allCases {
+            #expect(Int(SMPServerConfiguration.standard(for: family.layout).slotSize) == McuMgrUpgradeImage.profileSlotSize(for: family))
+        }
+    }
+
     @Test func sendsGroupErrorsAsErrToV2AndAsRcToV1() throws {
         var bench = try Bench()
         let unknown = [UInt8](repeating: 0x42, count: 32)
@@ -87,8 +103,11 @@ import Transport
         let v1 = try bench.send(ImageStateWriteRequest.test(hash: [1, 2, 3]), version: .v1)
         #expect(try v1.errorResponse() == .returnCode(.invalidValue))
         #expect(v1.header.version == .v1)
-        let unsupported = try bench.send(ImageEraseRequest(slot: 0))
-        #expect(try unsupported.errorResponse() == .group(.image(.invalidSlot)))
+        // `img_mgmt_erase`: the running slot is in use; a slot the build does not have is invalid.
+        let running = try bench.send(ImageEraseRequest(slot: 0))
+        #expect(try running.errorResponse() == .group(.image(.noFreeSlot)))
+        let missing = try bench.send(ImageEraseRequest(slot: 2))
+        #expect(try missing.errorResponse() == .group(.image(.invalidSlot)))
     }
 
     @Test func rejectsAnUploadThatIsNotAnMCUbootImage() throws {

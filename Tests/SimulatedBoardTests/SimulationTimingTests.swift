@@ -68,7 +68,7 @@ import Transport
         #expect(run.statistics.centralPackets == 4 + s.blocks.count * 4 + 1)
     }
 
-    /// The example programs of partial-flashing-protocol.md §8: V2 19 840 bytes (310 blocks)
+    /// The example programs of docs/protocols/partial-flashing.md §8: V2 19 840 bytes (310 blocks)
     /// and V1 12 000 bytes (188 blocks). Prints achieved and bound for the benchmark notes.
     @Test(arguments: [LinkProfile.linuxDefault, .deviceRequested, .fast])
     func examplePrograms(link: LinkProfile) throws {

@@ -8,7 +8,7 @@ import Transport
 /// One block timeout, one retry: a lost 4th packet, a lost `01 FF`, a lost `01 AA` and a lost
 /// block all recover with one STATUS, the REGION_INFO barrier and the block again; an answer that
 /// comes after the timeout is taken in before the barrier. On the simulated CODAL board, whose
-/// flash work runs after its write handler (partial-flashing-protocol.md §3.1), over the link model.
+/// flash work runs after its write handler (docs/protocols/partial-flashing.md §3.1), over the link model.
 @Suite struct WriterRecoveryTests {
     static let family = ChipFamily.nrf52833
     static let old = Fixture.image(family: family, magicAt: 0x47000, programLength: 6000, seed: 3)

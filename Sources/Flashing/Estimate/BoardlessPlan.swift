@@ -1,6 +1,7 @@
 import Diagnostics
 import FirmwareImage
 import LinkModel
+import McuMgr
 import NordicDFU
 import NordicDFUFrames
 import PartialFlashing
@@ -26,6 +27,8 @@ public struct BoardlessPlan: Sendable, Equatable, Codable {
     /// Bytes of the application a Nordic DFU sends (nil when the file has none for the board).
     public var nordicApplicationBytes: Int?
     public var byProfile: [ProfileEstimates]
+    /// Paths left out of the estimates, and why (an McuMgr image that cannot be installed on the board).
+    public var excluded: [ExcludedPath] = []
     /// What the estimates assume, one sentence each.
     public var notes: [String]
 
@@ -52,10 +55,18 @@ public struct BoardlessPlan: Sendable, Equatable, Codable {
         } else {
             notes.append("The file holds no MakeCode program: only a full update can write it.")
         }
+        var excluded: [ExcludedPath] = []
         if let image = plan.fullImage {
-            let m = McuMgrEstimator(imageBytes: image.bytes.count, options: options.mcumgr)
-            estimators.append(m)
-            notes.append("McuMgr: a board with the SMP service; buffers assumed \(McuMgrEstimator.assumedBuffers.count) × \(McuMgrEstimator.assumedBuffers.size) bytes, MTU 247.")
+            let slot = options.mcumgr.slotSize ?? .profile(plan.family)
+            if let problem = image.problem(slot: slot) {
+                // The board would refuse it (or MCUboot would): no estimate for a path that cannot succeed.
+                excluded.append(ExcludedPath(path: .mcumgr, reason: "the image cannot be installed: \(problem)"))
+                notes.append("McuMgr excluded: the image cannot be installed: \(problem).")
+            } else {
+                estimators.append(McuMgrEstimator(imageBytes: image.bytes.count, options: options.mcumgr))
+                notes.append("McuMgr: a board with the SMP service; buffers assumed \(McuMgrEstimator.assumedBuffers.count) × \(McuMgrEstimator.assumedBuffers.size) bytes, MTU 247; "
+                             + "its slot holds \(slot.bytes) bytes (\(slot.source.rawValue)).")
+            }
         }
         let application = try? DFUApplication.cut(from: plan.image, family: plan.family)
         if let application {
@@ -70,6 +81,7 @@ public struct BoardlessPlan: Sendable, Equatable, Codable {
         }
         return BoardlessPlan(board: board.displayName, chip: plan.family.chipName, region: region, partial: partialCounts,
                              fullImageBytes: plan.fullImage?.bytes.count, nordicApplicationBytes: application?.bytes.count,
-                             byProfile: PlanEstimates.byProfile(estimators, board: BoardCosts(family: plan.family)), notes: notes)
+                             byProfile: PlanEstimates.byProfile(estimators, board: BoardCosts(family: plan.family)),
+                             excluded: excluded, notes: notes)
     }
 }

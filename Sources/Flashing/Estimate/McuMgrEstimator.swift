@@ -87,11 +87,12 @@ public struct McuMgrEstimator: PathEstimator {
         let perFrame = max((try? UploadChunking.maximumDataLength(fitting: limit, template: template,
                                                                    alignment: options.byteAlignment)) ?? 1, 1)
         let overhead = limit.maximumFrameSize - perFrame
-        // Each frame: its writes of MTU − 3 bytes, each in link-layer packets of the data length.
+        // Each frame: its writes (the first of MTU − 3 bytes, the others one byte shorter, as
+        // `SMPChannel` cuts them), each in link-layer packets of the data length.
         func packets(frameBytes: Int) -> Int {
             var left = frameBytes, n = 0
             while left > 0 {
-                let w = min(left, writeSize)
+                let w = min(left, left == frameBytes || writeSize <= 20 ? writeSize : writeSize - 1)
                 n += AirTime.fragments(bytes: AirTime.writePDU(value: w), dataLength: profile.dataLength).count
                 left -= w
             }

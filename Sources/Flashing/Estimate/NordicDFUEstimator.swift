@@ -3,7 +3,7 @@ import NordicDFU
 import NordicDFUFrames
 
 /// Estimates a full update through a stock board's Nordic bootloader, stepped on the link
-/// model as `NordicDFUFlow` runs it (nordic-dfu.md §2.5, §3.5).
+/// model as `NordicDFUFlow` runs it (docs/protocols/nordic-dfu.md §2.5, §3.5).
 ///
 /// Time is counted in connection events: a write handed to the link leaves in the next event,
 /// the board's answer in the event after the one that carried the request, and the client's

@@ -33,6 +33,8 @@ public struct PathDecision: Sendable, Equatable, Codable {
     public var byProfile: [ProfileEstimates] = []
     /// Seconds the session had spent when it decided (connection, mode switch, memory map).
     public var decidedAfterSeconds: Double = 0
+    /// Paths the board offers that were left out, and why (e.g. an image larger than the slot).
+    public var excluded: [ExcludedPath] = []
 
     /// Chooses among `estimators` (the possible paths).
     /// - Parameters:
@@ -74,8 +76,20 @@ public struct PathDecision: Sendable, Equatable, Codable {
         case .forced: text += ": forced (--mode)"
         case .onlyPath: text += ": the only possible path"
         }
+        for e in excluded { text += "; \(e.path.rawValue) excluded: \(e.reason)" }
         let ci = link.profile.connectionInterval.millisecondsText
         text += " (connection interval \(ci) ms, \(link.source.rawValue); MTU \(link.profile.attMTU))"
         return text
+    }
+}
+
+/// A path the board offers that a decision or a plan left out, with the reason.
+public struct ExcludedPath: Sendable, Equatable, Codable {
+    public var path: EstimatedPath
+    public var reason: String
+
+    public init(path: EstimatedPath, reason: String) {
+        self.path = path
+        self.reason = reason
     }
 }

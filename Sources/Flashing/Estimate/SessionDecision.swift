@@ -11,8 +11,8 @@ enum SessionDecision {
 
     /// Chooses among the partial path (when possible) and the full paths, with the link as
     /// measured on this connection and `now` already spent.
-    static func decide(partial: PartialEstimator?, full: [any PathEstimator], options: FlashOptions, family: ChipFamily,
-                       connection: ConnectionInfo?, meter: IntervalMeter, now: Duration) -> PathDecision? {
+    static func decide(partial: PartialEstimator?, full: [any PathEstimator], excluded: [ExcludedPath] = [], options: FlashOptions,
+                       family: ChipFamily, connection: ConnectionInfo?, meter: IntervalMeter, now: Duration) -> PathDecision? {
         var estimators: [any PathEstimator] = full
         if let partial { estimators.insert(partial, at: 0) }
         let link = LinkEstimate.connection(connection, meter: meter, fallback: fallbackProfile)
@@ -21,6 +21,7 @@ enum SessionDecision {
         let prefer = options.mode == .auto ? options.prefer : nil
         var decision = PathDecision.choose(estimators, context: context, forced: forced, prefer: prefer)
         if options.dryRun { decision?.byProfile = PlanEstimates.byProfile(estimators, board: context.board) }
+        decision?.excluded = excluded
         return decision
     }
 

@@ -94,8 +94,15 @@ public enum CampaignInvariants {
             }
         }
         if let f = outcome?.full {
-            if f.retries > m.maximumRetriesPerRun { found.append(("retry-bound", "McuMgr retries \(f.retries) > limit \(m.maximumRetriesPerRun)")) }
-            if f.resumes > m.maximumDisconnects { found.append(("retry-bound", "McuMgr resumes \(f.resumes) > limit \(m.maximumDisconnects)")) }
+            // McuMgr's budget is tied to progress (retries and disconnects without the upload
+            // advancing); over a whole run only its ceilings bound the counts.
+            if f.mostRetriesWithoutProgress > m.maximumRetriesWithoutProgress {
+                found.append(("retry-bound", "McuMgr retried \(f.mostRetriesWithoutProgress) times without progress > limit \(m.maximumRetriesWithoutProgress)"))
+            }
+            if f.retries > m.maximumRetriesPerRun { found.append(("retry-bound", "McuMgr retries \(f.retries) > ceiling \(m.maximumRetriesPerRun)")) }
+            if f.resumes > m.maximumDisconnectsPerRun {
+                found.append(("retry-bound", "McuMgr resumes \(f.resumes) > ceiling \(m.maximumDisconnectsPerRun)"))
+            }
         }
         let n = options.nordic
         if let d = outcome?.nordic, d.retries > n.retryLimit {
@@ -103,7 +110,7 @@ public enum CampaignInvariants {
         }
         // Every connection is the first one, a reboot the flow asked for, or a bounded reconnection.
         let partialConnections = (p.modeSwitchLimit + p.reconnectLimit + 2) * (p.reconnectAttempts + 1)
-        let fullConnections = (m.maximumDisconnects + 3) * (m.reconnectAttempts + 1)
+        let fullConnections = (m.maximumDisconnectsPerRun + 3) * (m.reconnectAttempts + 1)
         let nordicConnections = (n.linkLossLimit + n.timeoutLimit + 3) * (n.reconnectAttempts + 1)
         let limit = 1 + partialConnections + fullConnections + nordicConnections
         if connections > limit { found.append(("retry-bound", "\(connections) connections > bound \(limit)")) }

@@ -38,6 +38,8 @@ struct FakeImageDevice {
     var refuse: (SMPHeader, Int) -> SMPErrorResponse? = { _, _ in nil }
     /// Upload frames (by index) the device never receives, as if lost on air.
     var lostUploadFrames: Set<Int> = []
+    /// The device stops taking image data at this offset: it answers every later chunk with it.
+    var stuckAt: Int?
 
     // What the device saw.
     /// The new image fails to boot: MCUboot reverts to the old one during the swap.
@@ -126,6 +128,8 @@ struct FakeImageDevice {
                 primaryConfirmed = true
                 revertible = false
             } else if request.hash == secondary?.hash {
+                // Zephyr refuses to change a test already set (img_mgmt_set_next_boot_slot, type TEST).
+                if pendingTest, !pendingPermanent { return encode(error: .group(.image(.imageAlreadyPending)), to: h) }
                 pendingTest = true
                 pendingPermanent = true
             } else {
@@ -157,6 +161,7 @@ struct FakeImageDevice {
             uploadBuffer = []
             secondary = nil
         }
+        if let stuck = stuckAt, uploadOffset >= stuck { return encode(ImageUploadResponse(offset: uploadOffset), to: h) }
         guard let length = uploadLength, request.offset == uploadOffset else {
             return encode(ImageUploadResponse(offset: uploadOffset), to: h)
         }

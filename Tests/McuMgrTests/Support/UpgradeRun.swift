@@ -26,6 +26,9 @@ struct UpgradeRun {
     var silent = false
     /// Writes longer than this vanish without an error (a controller that drops long write commands).
     var dropsWritesLongerThan: Int?
+    /// The device resets (and the link drops) right after it handled the first request whose
+    /// answer header this matches; that answer is lost.
+    var resetInsteadOfAnswering: ((SMPHeader) -> Bool)?
 
     private(set) var actions: [FlowAction] = []
     private(set) var writes: [[UInt8]] = []
@@ -101,6 +104,13 @@ struct UpgradeRun {
                     unconfirmedAtDisconnect = flow.session.unconfirmedBytes
                     if resetAtDisconnect { device.reset() }
                     dropLink(.supervisionTimeout)
+                    continue
+                }
+                if let matches = resetInsteadOfAnswering,
+                   answers.contains(where: { (try? SMPHeader(bytes: $0)).map(matches) ?? false }) {
+                    resetInsteadOfAnswering = nil
+                    device.reset()
+                    dropLink(.remoteTerminated)
                     continue
                 }
                 for frame in answers { notify(frame) }
