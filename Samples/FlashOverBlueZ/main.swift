@@ -20,7 +20,8 @@ let (name, path) = (arguments[0], arguments[1])
 let firmware = try Firmware.parse([UInt8](Data(contentsOf: URL(fileURLWithPath: path))), fileName: path)
 
 let flasher = BlueZFlasher()
-let boards = try await flasher.scan(for: .seconds(3))
+// Ends as soon as the board shows, or after 20 s.
+let boards = try await flasher.scan(for: .seconds(20), until: .board(name))
 guard let board = boards.first(where: { $0.name?.localizedCaseInsensitiveContains(name) ?? false }) else {
     print("no board called '\(name)' in range; seen: \(boards.map { $0.name ?? $0.address })")
     exit(69)
