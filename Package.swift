@@ -115,6 +115,8 @@ let package = Package(
             "PartialFlashing", "PartialFlashingFrames", "McuMgr", "NordicDFU", "NordicDFUFrames", "SMP", "CBOR", "Transport",
         ]),
 
+        // Stamps the command line with the git commit it is built from (`bitflash --version`).
+        .plugin(name: "CommitStamp", capability: .buildTool()),
         // The command line: options and output.
         .executableTarget(name: "bitflash", dependencies: [
             "Diagnostics", "FirmwareImage", "Flashing", "PartialFlashing", "PartialFlashingFrames", "McuMgr", "NordicDFU",
@@ -123,7 +125,7 @@ let package = Package(
             "Laboratory", crypto,
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
-        ]),
+        ], plugins: ["CommitStamp"]),
 
         // Samples/: short programs that use the library API (built by CI, run with `swift run`).
         .executableTarget(name: "sample-flash", dependencies: ["Flashing", "SimulatedFlashing", "FirmwareImage", "SampleFirmware", "SimulatedBoard"],
@@ -155,7 +157,7 @@ let package = Package(
         ]),
         .testTarget(name: "FlashingTests", dependencies: [
             "Flashing", "SimulatedFlashing", "Laboratory", "SimulatedBoard", "FirmwareImage", "LinkModel", "McuMgr", "PartialFlashing",
-            "PartialFlashingFrames", "NordicDFU", "NordicDFUFrames", "SampleFirmware", "Transport", "TestSupport",
+            "PartialFlashingFrames", "NordicDFU", "NordicDFUFrames", "SampleFirmware", "Transport", "TestSupport", "SMP", "Diagnostics",
         ]),
         .testTarget(name: "LaboratoryTests", dependencies: [
             "Laboratory", "Flashing", "SimulatedFlashing", "SimulatedBoard", "SampleFirmware", "FirmwareImage", "LinkModel",
@@ -174,7 +176,7 @@ let package = Package(
         .testTarget(name: "BlueZPeripheralTests", dependencies: [
             "BlueZPeripheral", "DBus", "SimulatedBoard", "NordicDFUFrames", "SMP", "SampleFirmware", "FirmwareImage", "Transport", "TestSupport",
         ]),
-        .testTarget(name: "CLITests", dependencies: ["TestSupport", "FirmwareImage", "SampleFirmware"]),
+        .testTarget(name: "CLITests", dependencies: ["TestSupport", "Diagnostics", "FirmwareImage", "SampleFirmware"]),
         // SMP over UDP, both sides: the client transport against the simulated server and third-party clients.
         .testTarget(name: "SMPUDPTests", dependencies: [
             "UDPTransport", "SimulatedUDP", "Flashing", "SimulatedFlashing", "McuMgr", "SMP", "SimulatedBoard", "FirmwareImage",

@@ -14,8 +14,11 @@ runs="${CAMPAIGN_RUNS:-2100}"
 seed="${CAMPAIGN_SEED:-20261122}"
 config="${CAMPAIGN_CONFIGURATION:-release}"
 if [ -z "${BITFLASH:-}" ]; then
-    swift build -c "$config" --product bitflash >/dev/null
-    BITFLASH="$(swift build -c "$config" --show-bin-path)/bitflash"
+    # A release build takes the flags of scripts/test's, so that each reuses the other's.
+    static=""
+    [ "$config" = release ] && static=--static-swift-stdlib
+    swift build -c "$config" $static --product bitflash >/dev/null
+    BITFLASH="$(swift build -c "$config" $static --show-bin-path)/bitflash"
 fi
 echo "== fault campaign: $runs runs, seed $seed, all paths"
 "$BITFLASH" sim campaign --runs "$runs" --seed "$seed" --path all

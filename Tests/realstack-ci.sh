@@ -42,6 +42,8 @@ if [ -n "$(ls -A "$out")" ]; then
     [ -f "$out/binary" ] || { echo "realstack-ci: $out is not empty and not a previous run's folder: give an empty one" >&2; exit 64; }
     rm -rf "${out:?}"/*
 fi
+# The guest's user steps run as nobody: a copy of the binary in OUT_DIR must be reachable.
+chmod 755 "$out"
 
 # OUT_DIR/binary names the binary for the guest: its path in the repository, which the guest
 # sees at /tmp/repo, or a copy in OUT_DIR (the guest's /tmp/out) when it lives elsewhere.
@@ -52,9 +54,11 @@ if [ -n "${BITFLASH:-}" ]; then
 else
     echo ".build/release/bitflash" > "$out/binary"
     build_start=$(date +%s)
-    run_logged "$out/release-build.log" "release build" swift build -c release --product bitflash \
+    # The flags of scripts/test's release build, so that each reuses the other's.
+    release=(swift build -c release --static-swift-stdlib)
+    run_logged "$out/release-build.log" "release build" "${release[@]}" --product bitflash \
         || { echo "realstack-ci: the release build failed" >&2; exit 1; }
-    bin="$(realpath "$(swift build -c release --show-bin-path)/bitflash")"
+    bin="$(realpath "$("${release[@]}" --show-bin-path)/bitflash")"
     built="release build $(( $(date +%s) - build_start )) s"
     echo "== $built"
 fi

@@ -162,7 +162,16 @@ extension BlueZDeviceTransport {
             for await bytes in datagrams {
                 guard let self else { return }
                 guard bytes.count <= BlueZLimits.maximumValueLength else {
-                    self.state.withLock { $0.droppedNotifications += 1 }
+                    // BlueZ writes one notification's value per datagram (B566
+                    // `src/gatt-client.c` `notify_io_cb()`): more than an attribute holds is
+                    // a value BlueZ never sends, as through PropertiesChanged.
+                    let first = self.state.withLock { s -> String? in
+                        s.droppedNotifications += 1
+                        let before = s.violation
+                        s.note("a notification that cannot come from a board (\(bytes.count) bytes, more than an attribute holds: 512)")
+                        return before == nil ? s.violation : nil
+                    }
+                    if let first { self.sinks.violation(first) }
                     continue
                 }
                 self.state.withLock { $0.deliveredNotifications += 1 }

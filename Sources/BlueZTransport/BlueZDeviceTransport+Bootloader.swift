@@ -28,8 +28,9 @@ extension BlueZDeviceTransport {
 
     /// `connect(to:timeout:)` with the richer `BlueZError`.
     public func establish(to target: ConnectTarget, timeout: Duration) async throws(BlueZError) -> ConnectionInfo {
-        guard target != .sameDevice else { return try await establish(timeout: timeout) }
         let current = currentAddress
+        // The application when the last link was to it (or to the bootloader at its address) is the same device.
+        guard target != .sameDevice, !(target == .application && current == address) else { return try await establish(timeout: timeout) }
         let next = BlueZDevice.nextAddress(after: address)
         let order: [String]
         switch target {

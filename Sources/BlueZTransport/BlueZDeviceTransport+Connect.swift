@@ -33,9 +33,11 @@ extension BlueZDeviceTransport {
             state.withLock { $0.mtu = mtu }
             // The name BlueZ has now: a board in its bootloader advertises "DfuTarg".
             return ConnectionInfo(services: table.services, mtu: mtu, name: state.withLock { $0.device?.name } ?? name)
-        } catch let error as BlueZError {
-            throw error
         } catch {
+            // A connect that failed after BlueZ sent what it never sends failed because of it,
+            // not because of the radio.
+            if let violation = stackViolation { throw BlueZError.unexpectedReply(operation: "connecting to \(label)", detail: violation) }
+            if let error = error as? BlueZError { throw error }
             throw BlueZError.failed(operation: "connecting to \(label)", message: "\(error)")
         }
     }
@@ -93,20 +95,30 @@ extension BlueZDeviceTransport {
         }
     }
 
-    /// Waits for `ServicesResolved`, failing early when the link drops.
+    /// Waits for `ServicesResolved`, failing early when the link drops, and at once when BlueZ
+    /// answers the property with something else than a boolean.
     func waitForServices(path: String) async throws {
-        // The signal may have come before the wait: read the property once.
-        if let v = try? await bus.get(path, BlueZNames.device, "ServicesResolved", operation: "reading ServicesResolved"),
-           case .bool(let resolved) = v {
-            state.withLock { $0.device?.servicesResolved = resolved }
-        }
-        do {
-            try await waitUntil(timeout: settings.servicesResolvedTimeout, operation: "resolving services") {
-                !($0.device?.connected ?? false) || ($0.device?.servicesResolved ?? false)
+        let clock = ContinuousClock()
+        let deadline = clock.now + settings.servicesResolvedTimeout
+        while true {
+            // The signal may have come before the wait, or malformed: read the property itself.
+            state.withLock { $0.malformedServicesResolved = false }
+            if let v = try? await bus.get(path, BlueZNames.device, "ServicesResolved", operation: "reading ServicesResolved") {
+                guard case .bool(let resolved) = v.unwrapped else {
+                    throw BlueZError.unexpectedReply(operation: "resolving the services of \(label)",
+                                                     detail: "ServicesResolved of type '\(v.unwrapped.signature)' instead of a boolean")
+                }
+                state.withLock { $0.device?.servicesResolved = resolved }
             }
-        } catch BlueZError.timeout {
-            await disconnect()
-            throw BlueZError.servicesNeverResolved(device: label, after: settings.servicesResolvedTimeout)
+            do {
+                try await waitUntil(timeout: max(clock.now.duration(to: deadline), .zero), operation: "resolving services") {
+                    !($0.device?.connected ?? false) || ($0.device?.servicesResolved ?? false) || $0.malformedServicesResolved
+                }
+            } catch BlueZError.timeout {
+                await disconnect()
+                throw BlueZError.servicesNeverResolved(device: label, after: settings.servicesResolvedTimeout)
+            }
+            if !(state.withLock { $0.malformedServicesResolved }) { break }
         }
         guard state.withLock({ $0.device?.connected ?? false }) else {
             throw BlueZError.connectFailed(device: label, message: "the board dropped the connection while its services were being resolved")
@@ -156,11 +168,15 @@ extension BlueZDeviceTransport {
     func currentGATT(operation: String) async throws -> GATTTable {
         if let table = state.withLock({ $0.gattDirty ? nil : $0.gatt }) { return table }
         let tree = try await bus.objects()
-        return state.withLock { s in
+        let (table, violation) = state.withLock { s -> (GATTTable, String?) in
             s.gatt = tree.gatt(under: s.devicePath)
             s.gattDirty = false
-            return s.gatt
+            let before = s.violation
+            if let problem = s.gatt.malformed.first { s.note(problem) }
+            return (s.gatt, before == nil ? s.violation : nil)
         }
+        if let violation { sinks.violation(violation) }
+        return table
     }
 
     /// Waits until `condition` holds on the state, or throws `BlueZError.timeout`.

@@ -9,7 +9,7 @@ import Transport
 /// `PropertiesChanged` match for every characteristic is on the bus before any `StartNotify`,
 /// and no early notification is lost. Each connect re-reads the GATT table, because a board
 /// that reset into pairing mode or into a new image may come back with other objects.
-public final class BlueZDeviceTransport: BLETransport {
+public final class BlueZDeviceTransport: BLETransport, StackIntegrityReporting {
     /// Tuning for the quirks of BlueZ and of boards.
     public struct Settings: Sendable {
         /// Connect attempts for the errors BlueZ wants retried (InProgress, connection aborts).
@@ -95,7 +95,12 @@ public final class BlueZDeviceTransport: BLETransport {
     deinit { close() }
 
     func handle(_ event: BlueZEvent) {
-        let effects = state.withLock { $0.apply(event) }
+        let (effects, violation) = state.withLock { s -> ([BlueZLinkState.Effect], String?) in
+            let before = s.violation
+            let effects = s.apply(event)
+            return (effects, before == nil ? s.violation : nil)
+        }
+        if let violation { sinks.violation(violation) }
         for effect in effects {
             switch effect {
             case .linkLost(let reason):
@@ -117,8 +122,8 @@ public final class BlueZDeviceTransport: BLETransport {
         sinks.tick()
     }
 
-    /// The label used in messages: name and address.
-    var label: String { name.map { "\($0) (\(address))" } ?? address }
+    /// The label used in messages: name (cut to 48 characters) and address.
+    var label: String { name.map { "\($0.count > 48 ? $0.prefix(47) + "…" : $0) (\(address))" } ?? address }
 
     // MARK: BLETransport
 
@@ -233,10 +238,24 @@ public final class BlueZDeviceTransport: BLETransport {
     /// Notification values dropped as impossible (wrong type or longer than 512 bytes).
     public var droppedNotifications: Int { state.withLock { $0.droppedNotifications } }
 
+    /// The first value BlueZ passed on for this board that BlueZ never sends.
+    public var stackViolation: String? { state.withLock { $0.violation } }
+
+    public func stackViolations() -> AsyncStream<String> {
+        let stream = sinks.violations()
+        // Already set: said at once (the stream buffers it for the reader).
+        if let violation = stackViolation { sinks.violation(violation) }
+        return stream
+    }
+
     /// Advice for a flow that failed on this board, from what the transport saw: notifications
     /// BlueZ passed on that cannot be real, or none at all from a bonded board (a stale bond).
     public var failureHint: String? {
-        let (dropped, delivered, paired) = state.withLock { ($0.droppedNotifications, $0.deliveredNotifications, $0.device?.paired ?? false) }
+        let (dropped, delivered, paired, violation) = state.withLock {
+            ($0.droppedNotifications, $0.deliveredNotifications, $0.device?.paired ?? false, $0.violation)
+        }
+        // A run that ended with the violation says so already.
+        if violation != nil { return nil }
         if dropped > 0 {
             return "BlueZ passed on \(dropped) notification\(dropped == 1 ? "" : "s") that cannot come from a board "
                 + "(wrong type or over 512 bytes); check the BlueZ version and other Bluetooth software on this computer"

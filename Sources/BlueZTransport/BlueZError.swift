@@ -83,7 +83,8 @@ extension BlueZError: CustomStringConvertible {
         case let .failed(op, message):
             return "\(op) failed: \(message)"
         case let .unexpectedReply(op, detail):
-            return "\(op): BlueZ sent an unexpected reply (\(detail)); check the BlueZ version (5.56 or later is needed)"
+            return "\(op): BlueZ sent an unexpected reply (\(detail)). This is not a radio problem, and running again does not help: "
+                + "check the BlueZ version (5.56 or later is needed) and other Bluetooth software on this computer"
         }
     }
 }
@@ -115,9 +116,9 @@ extension BlueZError: ExitStatusReporting {
         switch self {
         case .bluetoothUnavailable, .noAdapter, .adapterOff: return .bluetoothUnavailable
         case .deviceNotFound, .connectFailed, .ambiguousDevice: return .boardNotFound
-        case .servicesNeverResolved: return .servicesNotResolved
+        case .servicesNeverResolved, .unexpectedReply: return .servicesNotResolved
         case .pairingRefused: return .pairingRefused
-        case .disconnected, .notConnected, .timeout, .failed, .unexpectedReply: return .flashFailed
+        case .disconnected, .notConnected, .timeout, .failed: return .flashFailed
         }
     }
 }

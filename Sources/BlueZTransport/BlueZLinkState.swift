@@ -21,6 +21,11 @@ struct BlueZLinkState: Sendable {
     var droppedNotifications = 0
     /// Notification values passed on.
     var deliveredNotifications = 0
+    /// The first value BlueZ passed on that it never sends (of the wrong type or size), in words.
+    var violation: String?
+    /// Set when a `ServicesResolved` of the wrong type arrived: the wait for the services asks
+    /// BlueZ for the property itself, and its reply decides.
+    var malformedServicesResolved = false
 
     /// What an event means for the transport.
     enum Effect: Equatable {
@@ -32,14 +37,30 @@ struct BlueZLinkState: Sendable {
         switch event {
         case let .propertiesChanged(path, interface, changed, invalidated):
             if path == devicePath, interface == BlueZNames.device {
+                // A link loss sent as something else than a boolean would go unnoticed.
+                if let v = changed["Connected"]?.unwrapped, v.signature != "b" {
+                    note("Connected of type '\(v.signature)' instead of a boolean")
+                }
+                if let v = changed["ServicesResolved"]?.unwrapped, v.signature != "b" { malformedServicesResolved = true }
                 device?.apply(changed: changed, invalidated: invalidated)
                 if case .bool(false)? = changed["Connected"] { return loseLink() }
                 return []
             }
-            guard interface == BlueZNames.gattCharacteristic, let value = changed["Value"],
+            guard interface == BlueZNames.gattCharacteristic,
                   let key = gatt.characteristics.first(where: { $0.value == path })?.key else { return [] }
+            guard let value = changed["Value"] else {
+                // BlueZ sends a notification as the new Value; never by invalidating it.
+                if invalidated.contains("Value") {
+                    droppedNotifications += 1
+                    note("a notification without its value (Value invalidated)")
+                }
+                return []
+            }
             guard let bytes = try? value.bytes(), bytes.count <= BlueZLimits.maximumValueLength else {
                 droppedNotifications += 1
+                let v = value.unwrapped
+                note(v.signature != "ay" ? "a notification that cannot come from a board (of type '\(v.signature)' instead of bytes)"
+                     : "a notification that cannot come from a board (\((try? v.bytes().count) ?? 0) bytes, more than an attribute holds: 512)")
                 return []
             }
             deliveredNotifications += 1
@@ -63,6 +84,11 @@ struct BlueZLinkState: Sendable {
             if path == devicePath { pendingReason = Self.reason(reason, message) }
             return []
         }
+    }
+
+    /// Keeps the first violation.
+    mutating func note(_ what: String) {
+        if violation == nil { violation = what }
     }
 
     private mutating func loseLink() -> [Effect] {

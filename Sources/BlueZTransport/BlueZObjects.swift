@@ -72,6 +72,17 @@ public struct BlueZDevice: Sendable, Equatable, Codable {
     /// Vol 4 Part E 7.7.65.2; BlueZ passes it on, as btvirt's controllers show).
     static func signal(_ value: Int16) -> Int? { value == 127 ? nil : Int(value) }
 
+    /// Why BlueZ's properties of the device at `path` are not a device's, in words: an
+    /// `Address` missing or not a string address, which BlueZ always sends. Nil when they are.
+    public static func problem(path: String, properties p: [String: DBusValue]) -> String? {
+        guard let value = p["Address"]?.unwrapped else { return "the device \(path) has no Address" }
+        guard let text = try? value.string(), isAddress(text) else {
+            return value.signature == "s" ? "the device \(path) has an Address that is not one"
+                : "the device \(path) has an Address of type '\(value.signature)' instead of a string"
+        }
+        return nil
+    }
+
     /// True for `AA:BB:CC:DD:EE:FF` (either case).
     public static func isAddress(_ text: String) -> Bool {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
@@ -90,6 +101,8 @@ public struct BlueZObjectTree: Sendable {
     public var devices: [BlueZDevice] = []
     /// Path → interface → properties, as received (variants removed).
     public var objects: [String: [String: [String: DBusValue]]] = [:]
+    /// Device objects whose properties BlueZ never sends (`BlueZDevice.problem`), by path.
+    public var malformedDevices: [String: String] = [:]
 
     public init() {}
 
@@ -111,8 +124,12 @@ public struct BlueZObjectTree: Sendable {
                 adapters.append(BlueZAdapter(path: path, address: try? a["Address"]?.string(),
                                              powered: (try? a["Powered"]?.bool()) ?? false))
             }
-            if let d = interfaces[BlueZNames.device], let device = BlueZDevice(path: path, properties: d) {
-                devices.append(device)
+            if let d = interfaces[BlueZNames.device] {
+                if let device = BlueZDevice(path: path, properties: d) {
+                    devices.append(device)
+                } else if let problem = BlueZDevice.problem(path: path, properties: d) {
+                    malformedDevices[path] = problem
+                }
             }
         }
     }
@@ -133,6 +150,9 @@ public struct GATTTable: Sendable, Equatable {
     public var mtu: Int?
     /// The `Flags` of each characteristic (`write-without-response`, `notify`, …), where readable.
     public var flags: [GATTCharacteristic: Set<String>] = [:]
+    /// GATT objects below the device whose `UUID` BlueZ never sends that way (missing, not a
+    /// string, not a UUID), in words: skipped, so a service may seem to lack a characteristic.
+    public var malformed: [String] = []
 
     /// Walks the tree the way BlueZ links it: a service's `Device` is the device path, a
     /// characteristic's `Service` is one of those services. Entries of the wrong shape are
@@ -140,16 +160,22 @@ public struct GATTTable: Sendable, Equatable {
     public init(objects: [String: [String: [String: DBusValue]]], devicePath: String) {
         var servicePaths: [String: BLEUUID] = [:]
         for (path, interfaces) in objects where path.hasPrefix(devicePath + "/") {
-            guard let s = interfaces[BlueZNames.gattService],
-                  let uuid = (try? s["UUID"]?.string()).flatMap({ BLEUUID(validating: $0) }) else { continue }
+            guard let s = interfaces[BlueZNames.gattService] else { continue }
+            guard let uuid = (try? s["UUID"]?.string()).flatMap({ BLEUUID(validating: $0) }) else {
+                malformed.append(Self.uuidProblem(path, s["UUID"]))
+                continue
+            }
             let device = try? s["Device"]?.objectPath()
             guard device == nil || device == devicePath else { continue }
             servicePaths[path] = uuid
             services.insert(uuid)
         }
         for path in objects.keys.sorted() where path.hasPrefix(devicePath + "/") {
-            guard let c = objects[path]?[BlueZNames.gattCharacteristic],
-                  let uuid = (try? c["UUID"]?.string()).flatMap({ BLEUUID(validating: $0) }) else { continue }
+            guard let c = objects[path]?[BlueZNames.gattCharacteristic] else { continue }
+            guard let uuid = (try? c["UUID"]?.string()).flatMap({ BLEUUID(validating: $0) }) else {
+                malformed.append(Self.uuidProblem(path, c["UUID"]))
+                continue
+            }
             let servicePath = (try? c["Service"]?.objectPath())
                 ?? String(path.split(separator: "/").dropLast().joined(separator: "/")).withLeadingSlash
             guard let service = servicePaths[servicePath] else { continue }
@@ -165,6 +191,12 @@ public struct GATTTable: Sendable, Equatable {
     }
 
     public init() {}
+
+    static func uuidProblem(_ path: String, _ value: DBusValue?) -> String {
+        guard let v = value?.unwrapped else { return "the GATT object \(path) has no UUID" }
+        return v.signature == "s" ? "the GATT object \(path) has a UUID that is not one"
+            : "the GATT object \(path) has a UUID of type '\(v.signature)' instead of a string"
+    }
 }
 
 extension String {

@@ -65,7 +65,7 @@ public struct BlueZScanner: Sendable {
                      stopWhen: (@Sendable (BlueZDevice) -> Bool)? = nil) async throws -> [BlueZDevice] {
         try await discover(timeout: timeout, services: services, countsKnown: false) { seen in
             stopWhen.map { seen.contains(where: $0) } ?? false
-        }
+        }.inRange
     }
 
     /// Scans for boards (`BoardSighting.recognize`; with `all`, every device) until `goal` is
@@ -77,14 +77,17 @@ public struct BlueZScanner: Sendable {
             case .boards(let n): return seen.count(where: { BoardSighting.recognize($0) != nil }) >= n
             case .board(let query): return seen.contains { query.rank($0) != nil }
             }
-        }
+        }.inRange
         return seen.compactMap { all ? BoardSighting.any($0) : BoardSighting.recognize($0) }
     }
 
     /// The scan itself: the filter, discovery, and the devices seen (with `countsKnown`, also
-    /// every device BlueZ already knows) until `done` holds or the time is up.
+    /// every device BlueZ already knows) until `done` holds or the time is up. Device objects
+    /// BlueZ sent that are not a device's are kept by path; with `stopAtMalformed`, the scan
+    /// ends as soon as such an object's path satisfies it.
     func discover(timeout: Duration, services: [BLEUUID]?, countsKnown: Bool,
-                  done: @escaping @Sendable ([BlueZDevice]) -> Bool) async throws -> [BlueZDevice] {
+                  stopAtMalformed: (@Sendable (String) -> Bool)? = nil,
+                  done: @escaping @Sendable ([BlueZDevice]) -> Bool) async throws -> Sighted {
         let events = try await bus.events()
         let tree = try await bus.objects()
         let adapter = try adapter(in: tree)
@@ -93,7 +96,9 @@ public struct BlueZScanner: Sendable {
             start.devices[d.path] = d
             if countsKnown || d.rssi != nil || d.connected { start.seen.insert(d.path) }
         }
-        if done(start.seenDevices) { return Self.sorted(start.seenDevices) }
+        for (path, problem) in tree.malformedDevices where path.hasPrefix(adapter.path + "/") { start.malformed[path] = problem }
+        if done(start.seenDevices) { return start }
+        if let stopAtMalformed, start.malformed.keys.contains(where: stopAtMalformed) { return start }
 
         var filter: [String: DBusValue] = ["Transport": .string("le"), "DuplicateData": .bool(false)]
         if let services { filter["UUIDs"] = .strings(services.map(\.uuidString)) }
@@ -106,9 +111,10 @@ public struct BlueZScanner: Sendable {
         } catch let error as DBusError {
             throw BlueZError.from(error, operation: "starting the scan on \(adapter.name)")
         }
-        let collected = await Self.collect(events, from: start, adapter: adapter.path, timeout: timeout, done: done)
+        let collected = await Self.collect(events, from: start, adapter: adapter.path, timeout: timeout,
+                                           stopAtMalformed: stopAtMalformed, done: done)
         _ = try? await bus.rawCall(adapter.path, BlueZNames.adapter, "StopDiscovery", timeout: .seconds(5))
-        return Self.sorted(collected.seenDevices)
+        return collected
     }
 
     /// Finds the board a query names: at once if BlueZ already knows it, else by scanning.
@@ -117,10 +123,24 @@ public struct BlueZScanner: Sendable {
         // An address, a whole name or a bracketed friendly name is final as soon as it shows
         // (a device BlueZ knows counts: its Connect waits for the board's advertisements);
         // a part of a name waits for the whole scan, so that every board it matches is seen.
-        let seen = try await discover(timeout: timeout, services: nil, countsKnown: true) { seen in
+        // A device object BlueZ sent malformed may be the board (its path holds the address):
+        // it ends the scan at once, and is what the failure reports.
+        let wanted = query.address.map { "/dev_" + $0.replacingOccurrences(of: ":", with: "_") }
+        let scan = try await discover(timeout: timeout, services: nil, countsKnown: true,
+                                      stopAtMalformed: { path in wanted.map { path.uppercased().hasSuffix($0.uppercased()) } ?? false }) { seen in
             seen.contains { query.rank($0).map { $0 <= 2 } ?? false }
         }
+        let seen = scan.inRange
         if let match = try query.best(in: seen) { return match }
+        let suspects = scan.malformed.filter { path, _ in wanted.map { path.uppercased().hasSuffix($0.uppercased()) } ?? true }
+        if let problem = suspects.sorted(by: { $0.key < $1.key }).first?.value {
+            throw BlueZError.unexpectedReply(operation: "looking for '\(query.text)'", detail: problem)
+        }
+        // BlueZ keeps a name of at most 248 bytes (HCI_MAX_NAME_LENGTH, lib/bluetooth/hci.h); a longer one hides the board's.
+        if query.address == nil, let long = seen.first(where: { ($0.name?.utf8.count ?? 0) > 248 }) {
+            throw BlueZError.unexpectedReply(operation: "looking for '\(query.text)'",
+                                             detail: "the device \(long.path) has a name of \(long.name?.utf8.count ?? 0) bytes; a Bluetooth name holds at most 248")
+        }
         throw BlueZError.deviceNotFound(query: query.text, seen: seen.filter(\.looksFlashable).map(\.label))
     }
 
@@ -128,14 +148,24 @@ public struct BlueZScanner: Sendable {
         devices.sorted { ($0.rssi ?? -999, $1.address) > ($1.rssi ?? -999, $0.address) }
     }
 
-    /// The devices of one adapter, and which of them were seen in range.
+    /// The devices of one adapter, which of them were seen in range, and the device objects
+    /// BlueZ sent that are not a device's (by path, in words).
     struct Sighted: Sendable {
         var devices: [String: BlueZDevice] = [:]
         var seen: Set<String> = []
+        var malformed: [String: String] = [:]
         var seenDevices: [BlueZDevice] { seen.compactMap { devices[$0] } }
+        /// The devices seen, strongest first.
+        var inRange: [BlueZDevice] { BlueZScanner.sorted(seenDevices) }
+        /// The devices seen, strongest first.
 
         /// Applies one event of the scan.
         mutating func apply(_ event: BlueZEvent, adapter: String) {
+            if case let .interfacesAdded(path, interfaces) = event, path.hasPrefix(adapter + "/"),
+               let p = interfaces[BlueZNames.device], let problem = BlueZDevice.problem(path: path, properties: p) {
+                malformed[path] = problem
+                return
+            }
             guard let path = BlueZScanner.apply(event, to: &devices, adapter: adapter) else {
                 if case let .interfacesRemoved(path, _) = event, devices[path] == nil { seen.remove(path) }
                 return
@@ -153,9 +183,11 @@ public struct BlueZScanner: Sendable {
         }
     }
 
-    /// Applies events until the timeout or until `done` holds for the devices seen.
-    static func collect(_ events: AsyncStream<BlueZEvent>, from start: Sighted, adapter: String,
-                        timeout: Duration, done: @escaping @Sendable ([BlueZDevice]) -> Bool) async -> Sighted {
+    /// Applies events until the timeout, until `done` holds for the devices seen, or until a
+    /// malformed device object's path satisfies `stopAtMalformed`.
+    static func collect(_ events: AsyncStream<BlueZEvent>, from start: Sighted, adapter: String, timeout: Duration,
+                        stopAtMalformed: (@Sendable (String) -> Bool)?,
+                        done: @escaping @Sendable ([BlueZDevice]) -> Bool) async -> Sighted {
         final class Shared: Sendable {
             let state: Mutex<Sighted>
             init(_ s: Sighted) { state = Mutex(s) }
@@ -166,6 +198,8 @@ public struct BlueZScanner: Sendable {
                 for await event in events {
                     if shared.state.withLock({ s in
                         s.apply(event, adapter: adapter)
+                        if let stopAtMalformed, case let .interfacesAdded(path, _) = event,
+                           s.malformed[path] != nil, stopAtMalformed(path) { return true }
                         return done(s.seenDevices)
                     }) { return }
                 }

@@ -9,6 +9,7 @@ final class Sinks: Sendable {
         var notify: [GATTCharacteristic: [Int: AsyncStream<[UInt8]>.Continuation]] = [:]
         var disconnects: [Int: AsyncStream<DisconnectReason>.Continuation] = [:]
         var ticks: [Int: AsyncStream<Void>.Continuation] = [:]
+        var violations: [Int: AsyncStream<String>.Continuation] = [:]
         var finished = false
         mutating func id() -> Int {
             nextID += 1
@@ -44,6 +45,24 @@ final class Sinks: Sendable {
         return stream
     }
 
+    /// A stream that yields the first value BlueZ sent that it never sends (`violation`).
+    func violations() -> AsyncStream<String> {
+        let (stream, sink) = AsyncStream<String>.makeStream(bufferingPolicy: .unbounded)
+        let id = book.withLock { b -> Int? in
+            guard !b.finished else { return nil }
+            let id = b.id()
+            b.violations[id] = sink
+            return id
+        }
+        guard let id else { sink.finish(); return stream }
+        sink.onTermination = { [weak self] _ in _ = self?.book.withLock { $0.violations.removeValue(forKey: id) } }
+        return stream
+    }
+
+    func violation(_ text: String) {
+        for sink in book.withLock({ Array($0.violations.values) }) { sink.yield(text) }
+    }
+
     /// A stream that yields whenever the state may have changed.
     func ticks() -> AsyncStream<Void> {
         let (stream, sink) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -77,6 +96,8 @@ final class Sinks: Sendable {
             for (_, group) in b.notify { for (_, s) in group { enders.append { s.finish() } } }
             for (_, s) in b.disconnects { enders.append { s.finish() } }
             for (_, s) in b.ticks { enders.append { s.finish() } }
+            for (_, s) in b.violations { enders.append { s.finish() } }
+            b.violations = [:]
             b.notify = [:]
             b.disconnects = [:]
             b.ticks = [:]

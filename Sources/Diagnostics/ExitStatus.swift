@@ -1,8 +1,14 @@
 /// How a run of bitflash ends, as the exit status a script sees: the sysexits(3) codes the
-/// README documents, plus 3 for a flash that succeeded only after falling back.
+/// README documents, plus 2 for a flash that could not be read back and 3 for a flash that
+/// succeeded only after falling back.
 public enum ExitStatus: Int32, Sendable, Equatable, CaseIterable, Codable {
-    /// Flashed and verified, or already up to date.
+    /// Flashed and verified, or already up to date (and read back).
     case ok = 0
+    /// Written (every block acknowledged and the flash ended, or a full update completed), or
+    /// found up to date, but the board could not be read back running the program in application
+    /// mode: the result's `verification` is `unverified` and its `verificationNote` says why
+    /// (for example a program that keeps Bluetooth off). Not a success: nothing confirmed it.
+    case writtenUnverified = 2
     /// Flashed and verified, but partial flashing failed and the full update was used.
     case okAfterFallback = 3
     /// Bad command line, or a request that contradicts itself (EX_USAGE).
@@ -19,32 +25,51 @@ public enum ExitStatus: Int32, Sendable, Equatable, CaseIterable, Codable {
     case cannotWrite = 73
     /// Flashing failed; the message says what to do (EX_IOERR).
     case flashFailed = 74
-    /// Bluetooth is not usable: bluetoothd not running, no adapter, or the adapter is off (EX_TEMPFAIL).
+    /// Bluetooth is not usable (bluetoothd not running, no adapter, or the adapter is off), or something
+    /// else is held for now: a port, a state folder (EX_TEMPFAIL).
     case bluetoothUnavailable = 75
-    /// The board connected but BlueZ never resolved its services (EX_PROTOCOL).
+    /// The board connected but BlueZ never resolved its services, or BlueZ sent what it never
+    /// sends (EX_PROTOCOL): the stack broke its side of the protocol.
     case servicesNotResolved = 76
     /// The board refused to pair (EX_NOPERM).
     case pairingRefused = 77
 
-    /// What the status means, in the words of the README's table.
+    /// What the status means: the README's table, word for word (without its Markdown).
     public var meaning: String {
         switch self {
         case .ok: return "flashed and verified, or already up to date"
+        case .writtenUnverified:
+            return "written, but not read back running in application mode (the result's verificationNote says why)"
         case .okAfterFallback: return "flashed and verified after falling back from partial flashing to a full update"
-        case .usage: return "bad command line"
-        case .badFirmware: return "the firmware file is malformed, or has no image for this board"
-        case .cannotRead: return "a file could not be read"
+        case .usage: return "bad command line (an output that is the input file included; a number outside its option's range, see docs/options.md)"
+        case .badFirmware:
+            return "the firmware file is malformed (the message names file, line and column), larger than its "
+                + "format can be, has no image for this board, or is for another board (see --force)"
+        case .cannotRead: return "a file could not be read (missing, not permitted, a directory)"
         case .boardNotFound: return "board not found or not connectable"
-        case .internalError: return "internal error (please report it)"
-        case .cannotWrite: return "an output file could not be written"
-        case .flashFailed: return "flashing failed"
-        case .bluetoothUnavailable: return "Bluetooth not available (bluetoothd not running, no adapter, or adapter off)"
-        case .servicesNotResolved: return "the board connected but its services never resolved"
-        case .pairingRefused: return "the board refused to pair"
+        case .internalError: return "internal error in bitflash (please report it)"
+        case .cannotWrite: return "an output file could not be written (the previous file is left as it was)"
+        case .flashFailed: return "flashing failed (the message says what to do)"
+        case .bluetoothUnavailable:
+            return "Bluetooth not available (bluetoothd not running, no adapter, or the adapter is off), or something else "
+                + "held for now: a port another program holds, simulated boards another bitflash run is using"
+        case .servicesNotResolved:
+            return "the board connected but BlueZ never resolved its services, or BlueZ sent what it "
+                + "never sends (not a radio problem: running again does not help)"
+        case .pairingRefused: return "the board refused to pair (or needs a bond and --no-pair was given)"
         }
     }
 
-    /// True for the statuses of a run that left every board running what it was sent.
+    /// 75 by what it means beyond Bluetooth: something bitflash needs is held or missing for now
+    /// (a port another program holds, a state folder another bitflash holds); trying later may work.
+    public static var temporarilyUnavailable: ExitStatus { .bluetoothUnavailable }
+
+    /// 76 by what it means beyond resolving services: the Bluetooth stack sent what its protocol
+    /// never allows (a software problem on this computer, not a radio one).
+    public static var stackViolation: ExitStatus { .servicesNotResolved }
+
+    /// True for the statuses of a run that left every board running what it was sent, read back.
+    /// `writtenUnverified` is not one: nothing confirmed what the board runs.
     public var succeeded: Bool { self == .ok || self == .okAfterFallback }
 }
 

@@ -369,6 +369,13 @@ public final class FakeBlueZ: Sendable {
 }
 
 extension FakeBlueZError: ExitStatusReporting {
-    /// The fake could not serve its boards: to its clients, no board is there.
-    public var exitStatus: ExitStatus { .boardNotFound }
+    /// A malformed address or scenario is the caller's mistake (64, 65); a bus the fake cannot
+    /// serve on leaves its clients with no board (69).
+    public var exitStatus: ExitStatus {
+        switch self {
+        case .invalidAddress, .duplicateAddress: return .usage
+        case .badScenario: return .badFirmware
+        case .bus: return .boardNotFound
+        }
+    }
 }

@@ -6,6 +6,11 @@ import Transport
 /// machine. The driver turns the machine's actions into transport calls and
 /// feeds back what happened (notifications, timer firings, disconnects, connect
 /// results) as events, one at a time, in the order they arrive.
+///
+/// A connection attempt runs beside the machine's timers: a machine that bounds how long it
+/// looks for a board (`PartialFlashSettings.restartWindow`) may finish while the attempt still
+/// waits, and the attempt is then abandoned. Its result arrives as a `connected` or
+/// `connectFailed` event like any other.
 public struct AsyncFlowDriver<C: Clock>: Sendable where C.Duration == Duration {
     public let transport: any BLETransport
     public let clock: C
@@ -36,6 +41,13 @@ public struct AsyncFlowDriver<C: Clock>: Sendable where C.Duration == Duration {
         tasks.start(key: "disconnects") {
             for await reason in disconnects { sink.yield(.flow(.disconnected(reason))) }
         }
+        // What the stack passed on that no board can send ends the run (see below).
+        if let integrity = transport as? any StackIntegrityReporting {
+            let violations = integrity.stackViolations()
+            tasks.start(key: "violations") {
+                for await violation in violations { sink.yield(.violation(violation)) }
+            }
+        }
         var pending: [FlowEvent] = [.start(connection)]
         var iterator = events.makeAsyncIterator()
         var timerGeneration = 0
@@ -49,6 +61,10 @@ public struct AsyncFlowDriver<C: Clock>: Sendable where C.Duration == Duration {
                 switch await iterator.next() {
                 case .flow(let e)?:
                     event = e
+                case let .violation(text)?:
+                    throw StackViolation(text)
+                case let .thrown(error)?:
+                    throw error
                 case let .timer(id, generation)?:
                     // A timer cancelled or restarted after it fired is stale: drop it.
                     guard liveTimers[id] == generation else { continue }
@@ -58,6 +74,9 @@ public struct AsyncFlowDriver<C: Clock>: Sendable where C.Duration == Duration {
                     throw CancellationError()
                 }
             }
+            // A stack that passed on something no board can send (and the transport dropped)
+            // ends the run now: the answers the flow waits for may be what was dropped.
+            if let violation = (transport as? any StackIntegrityReporting)?.stackViolation { throw StackViolation(violation) }
             let now = start.duration(to: clock.now)
             for action in machine.handle(event, now: now) {
                 switch action {
@@ -105,12 +124,21 @@ public struct AsyncFlowDriver<C: Clock>: Sendable where C.Duration == Duration {
                 case .disconnect:
                     await transport.disconnect()
                 case let .connect(after, target):
-                    if after > .zero { try await clock.sleep(for: after) }
-                    do {
-                        let info = try await transport.connect(to: target, timeout: operationTimeout)
-                        pending.append(.connected(info))
-                    } catch let error as TransportError {
-                        pending.append(.connectFailed(error))
+                    let transport = self.transport, clock = self.clock, timeout = operationTimeout
+                    tasks.start(key: "connect") {
+                        if after > .zero {
+                            do { try await clock.sleep(for: after) } catch { return }
+                        }
+                        do {
+                            let info = try await transport.connect(to: target, timeout: timeout)
+                            sink.yield(.flow(.connected(info)))
+                        } catch let error as TransportError {
+                            sink.yield(.flow(.connectFailed(error)))
+                        } catch is CancellationError {
+                            // The machine finished while the attempt waited.
+                        } catch {
+                            sink.yield(.thrown(error))
+                        }
                     }
                 case let .report(report):
                     onReport(report, now)
@@ -129,6 +157,10 @@ public struct AsyncFlowDriver<C: Clock>: Sendable where C.Duration == Duration {
 private enum Incoming: Sendable {
     case flow(FlowEvent)
     case timer(TimerID, Int)
+    /// The transport's stack passed on something no board can send.
+    case violation(String)
+    /// An error a transport call threw that is not the transport's (ends the run).
+    case thrown(any Error)
 }
 
 /// The driver's background tasks, by key; starting a key again replaces its task.

@@ -19,6 +19,9 @@ public enum FlashError: Error, Sendable, CustomStringConvertible {
     case nordicDFUFailed(reason: FlashReason, error: any Error)
     /// The file has no image for this board.
     case noImageForBoard(String)
+    /// The full update completed, but reading the board back afterwards failed (the board runs
+    /// something else, or it stays in pairing mode).
+    case notFinishedAfterFullUpdate(reason: FlashReason, error: any Error)
 
     public var description: String {
         switch self {
@@ -33,9 +36,12 @@ public enum FlashError: Error, Sendable, CustomStringConvertible {
             return "could not reconnect for the full update (\(error)): bring the board closer, reset it, and run bitflash again"
         case let .fullUpdateFailed(reason, error):
             // The McuMgr failure says what to do and what the board holds, read back; nothing
-            // here claims more than that.
+            // here claims more than that. Only a transient failure may go better on the same command.
             var text = "the full update (\(reason.code)) failed: \(describe(error))"
-            if !(error is McuMgrFailure) { text += ". What the board holds now was not read back" }
+            if !(error is McuMgrFailure) {
+                text += ". What the board holds now was not read back"
+                if ExitStatus.isTransient(error) { text += "; run the same command again" }
+            }
             if reason.code == "partial-failed", let block = reason.details?.block {
                 text += ". Partial flashing had stopped at block \(block) of the program region before this update, "
                     + "so that region may have changed since the image in slot 0 was installed"
@@ -50,15 +56,21 @@ public enum FlashError: Error, Sendable, CustomStringConvertible {
             return "the full update by Nordic DFU (\(reason.code)) failed: \(describe(error))"
         case let .noImageForBoard(message):
             return message
+        case let .notFinishedAfterFullUpdate(reason, error):
+            return "the full update (\(reason.code)) wrote the new program, but the board was not left running it: \(describe(error))"
         }
     }
 }
 
 extension FlashError: ExitStatusReporting {
-    /// 74, but a full update that failed for its image exits as its error does (65: the image
-    /// cannot be for this board).
+    /// 65 when the file cannot give what the board needs (the same as `bitflash plan` says); a
+    /// full update that failed exits as its error does (65: the image cannot be for this board;
+    /// 76: the Bluetooth stack broke its protocol); 74 otherwise.
     public var exitStatus: ExitStatus {
-        if case let .fullUpdateFailed(_, error) = self { return ExitStatus.of(error) }
-        return .flashFailed
+        switch self {
+        case .noFullImage, .noImageForBoard: return .badFirmware
+        case let .fullUpdateFailed(_, error): return ExitStatus.of(error)
+        default: return .flashFailed
+        }
     }
 }

@@ -102,6 +102,9 @@ public struct FlashPlan: Sendable, Equatable {
     public var program: MakeCodeProgram?
     /// The MCUboot image a full update uploads; nil when none can be made.
     public var fullImage: McuMgrUpgradeImage?
+    /// The full image was made from the file, so after a McuMgr update the board runs the file's
+    /// program (false for an image the user gave with `--dfu-image`).
+    public var fullImageHoldsTheProgram = true
     /// Where an earlier, interrupted partial flash of this program to this board stopped
     /// (saved from its `FlowReport.checkpoint`s); nil to start from the beginning.
     public var resume: ResumePoint?

@@ -27,7 +27,9 @@ extension FlashPlan {
         } else {
             full = try applicationImage(of: image, family: family)
         }
-        return FlashPlan(family: family, image: image, program: program, fullImage: full.map(upgradeImage))
+        var plan = FlashPlan(family: family, image: image, program: program, fullImage: full.map(upgradeImage))
+        plan.fullImageHoldsTheProgram = dfuImage == nil
+        return plan
     }
 
     /// The unsigned MCUboot image of the application region of `image` (nil when it holds no

@@ -64,6 +64,20 @@ extension FlashReason {
         return FlashReason(code: "runtime-matches", message: message, details: details)
     }
 
+    /// The board reported the file's program but came back in pairing mode from a restart into
+    /// it (`flashIncomplete`): the whole program was written again.
+    static func flashIncomplete(_ program: MakeCodeProgram?, stats: PartialFlashStats) -> FlashReason {
+        let message = "the board held this program but kept starting in pairing mode (a flash that was not finished "
+            + "left flashIncomplete), so the program was written again: \(stats.blocks) blocks, "
+            + "\(stats.pages) page\(stats.pages == 1 ? "" : "s")"
+        let details = FlashReasonDetails(boardRuntimeHash: program?.runtimeHash.hexString,
+                                         fileRuntimeHash: program?.runtimeHash.hexString,
+                                         boardProgramStart: program.map { Hex.address($0.magicAddress) },
+                                         fileProgramStart: program.map { Hex.address($0.magicAddress) },
+                                         programHash: program?.programHash.hexString)
+        return FlashReason(code: "flash-incomplete", message: message, details: details)
+    }
+
     /// The report that announces this reason before anything is written.
     var decision: FlowAction { .report(.decision(code: code, message: message)) }
 }

@@ -73,6 +73,22 @@ public struct FlashReasonDetails: Codable, Sendable, Equatable {
     }
 }
 
+/// How far the result of a flash was confirmed: the `verification` word of `--json`.
+public enum FlashVerification: String, Codable, Sendable, Equatable {
+    /// Read back after the board's last restart: it runs the new program in application mode
+    /// (STATUS and the program's hashes; after a full update without a MakeCode program, the
+    /// active image's hash from McuMgr or the bootloader's check of the whole image).
+    case verified
+    /// The program is on the board (every block acknowledged and END_OF_TRANSMISSION sent, a
+    /// full update completed, or found up to date), but the board could not be read back running
+    /// it in application mode; `verificationNote` says why. Exit status 2.
+    case unverified
+    /// The flash failed (`error` says why and what to do).
+    case failed
+    /// A dry run: nothing was written, so there is nothing to verify.
+    case dryRun = "dry-run"
+}
+
 /// What happened to one board. This is the stable result object of `--json`.
 public struct FlashResult: Codable, Sendable, Equatable {
     /// The board's name or address (`simulated:microbit-v2` for a simulated board).
@@ -86,8 +102,13 @@ public struct FlashResult: Codable, Sendable, Equatable {
     public var bytesSent: Int
     /// Modelled seconds on a simulated board, real seconds otherwise.
     public var seconds: Double
-    /// True when the board confirmed the new program's hashes (or image hash) afterwards.
+    /// True when the board was read back running the new program in application mode
+    /// (`verification` is `verified`).
     public var verified: Bool
+    /// `verified`, `unverified`, `failed` or `dry-run` (see `FlashVerification`).
+    public var verification: FlashVerification
+    /// Why the result is not verified, when it is not (and not a failure or a dry run).
+    public var verificationNote: String?
     public var retries: Int
     /// Set when the flash failed: what went wrong and what to do.
     public var error: String?
@@ -95,20 +116,24 @@ public struct FlashResult: Codable, Sendable, Equatable {
     public var decision: PathDecision?
     /// The protocol of a full update (`mcumgr` or `nordic`); nil for other paths.
     public var fullPath: FullUpdatePath? = nil
-    /// How a run that ends with this result exits: 0 flashed, 3 flashed after a fallback, 74 the
-    /// session failed, or the status of the error that kept the session from running (board
-    /// not found, Bluetooth unavailable, ...). Not part of the JSON object.
+    /// How a run that ends with this result exits: 0 flashed and verified, 2 written but not read
+    /// back, 3 flashed and verified after a fallback, 74 the session failed, or the status of the
+    /// error that kept the session from running (board not found, Bluetooth unavailable, ...).
+    /// Not part of the JSON object.
     public var exitStatus: ExitStatus = .ok
 
     enum CodingKeys: String, CodingKey {
-        case board, path, reason, fallback, bytesSent, seconds, verified, retries, error, decision, fullPath
+        case board, path, reason, fallback, bytesSent, seconds, verified, verification, verificationNote, retries, error,
+             decision, fullPath
     }
 
-    /// - Parameter exitStatus: the status of the run; by default 0 (3 after a fallback), or 74
-    ///   (flashing failed) when `error` is set.
+    /// - Parameters:
+    ///   - verification: by default `failed` with an `error`, `verified` when `verified`, else `unverified`.
+    ///   - exitStatus: the status of the run; by default 74 (flashing failed) when `error` is set,
+    ///     2 when unverified, 3 after a fallback, else 0.
     public init(board: String, path: FlashPath?, reason: FlashReason, fallback: Bool = false,
-                bytesSent: Int = 0, seconds: Double = 0, verified: Bool = false, retries: Int = 0, error: String? = nil,
-                exitStatus: ExitStatus? = nil) {
+                bytesSent: Int = 0, seconds: Double = 0, verified: Bool = false, verification: FlashVerification? = nil,
+                verificationNote: String? = nil, retries: Int = 0, error: String? = nil, exitStatus: ExitStatus? = nil) {
         self.board = board
         self.path = path
         self.reason = reason
@@ -116,9 +141,43 @@ public struct FlashResult: Codable, Sendable, Equatable {
         self.bytesSent = bytesSent
         self.seconds = seconds
         self.verified = verified
+        let word = verification ?? (error != nil ? .failed : verified ? .verified : .unverified)
+        self.verification = word
+        self.verificationNote = word == .unverified ? (verificationNote ?? "the board was not read back") : verificationNote
         self.retries = retries
         self.error = error
-        self.exitStatus = exitStatus ?? (error != nil ? .flashFailed : fallback ? .okAfterFallback : .ok)
+        self.exitStatus = exitStatus ?? Self.status(verification: word, fallback: fallback)
+    }
+
+    /// The exit status a result with this verification has: 74 failed, 2 unverified, 3 verified
+    /// after a fallback, 0 otherwise (a dry run too).
+    public static func status(verification: FlashVerification, fallback: Bool) -> ExitStatus {
+        switch verification {
+        case .failed: return .flashFailed
+        case .unverified: return .writtenUnverified
+        case .verified: return fallback ? .okAfterFallback : .ok
+        case .dryRun: return .ok
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        board = try c.decode(String.self, forKey: .board)
+        path = try c.decodeIfPresent(FlashPath.self, forKey: .path)
+        reason = try c.decode(FlashReason.self, forKey: .reason)
+        fallback = try c.decode(Bool.self, forKey: .fallback)
+        bytesSent = try c.decode(Int.self, forKey: .bytesSent)
+        seconds = try c.decode(Double.self, forKey: .seconds)
+        verified = try c.decode(Bool.self, forKey: .verified)
+        retries = try c.decode(Int.self, forKey: .retries)
+        error = try c.decodeIfPresent(String.self, forKey: .error)
+        decision = try c.decodeIfPresent(PathDecision.self, forKey: .decision)
+        fullPath = try c.decodeIfPresent(FullUpdatePath.self, forKey: .fullPath)
+        // Results written before the word existed: derived as the initialiser derives it.
+        verification = try c.decodeIfPresent(FlashVerification.self, forKey: .verification)
+            ?? (error != nil ? .failed : verified ? .verified : .unverified)
+        verificationNote = try c.decodeIfPresent(String.self, forKey: .verificationNote)
+        exitStatus = Self.status(verification: verification, fallback: fallback)
     }
 
     /// The result for a board the session never ran on: it could not be found, reached or
@@ -128,7 +187,18 @@ public struct FlashResult: Codable, Sendable, Equatable {
                   error: describe(error), exitStatus: ExitStatus.of(error))
     }
 
+    /// True when the flash did not fail (it may still be unverified: see `verification`).
     public var succeeded: Bool { error == nil }
+
+    /// How a run that flashed these boards exits: the first failure's status (74 for a failed
+    /// flash), else 2 when any board was not read back, else 3 after any fallback, else 0.
+    public static func runStatus(_ results: [FlashResult]) -> ExitStatus {
+        for r in results where r.error != nil {
+            return r.exitStatus.succeeded || r.exitStatus == .writtenUnverified ? .flashFailed : r.exitStatus
+        }
+        if results.contains(where: { $0.verification == .unverified }) { return .writtenUnverified }
+        return results.contains(where: \.fallback) ? .okAfterFallback : .ok
+    }
 }
 
 extension FlashResult {
@@ -137,13 +207,16 @@ extension FlashResult {
         switch outcome {
         case let .success(o):
             self.init(board: board, path: o.path, reason: o.reason, fallback: o.fallback, bytesSent: o.bytesSent,
-                      seconds: seconds, verified: o.verified, retries: o.retries)
+                      seconds: seconds, verified: o.verified, verification: o.dryRun ? .dryRun : nil,
+                      verificationNote: o.unverifiedReason, retries: o.retries)
             decision = o.decision
             fullPath = o.fullPath
         case let .failure(error):
-            // A session's own error says how the run exits (65 for an image that cannot be for the board).
+            // A session's own error says how the run exits: 65 for a file or image that cannot be
+            // for the board, 76 when the Bluetooth stack broke its protocol; 74 otherwise.
+            let own = ExitStatus.of(error)
             self.init(board: board, path: nil, reason: FlashReason.failure(error), seconds: seconds, error: describe(error),
-                      exitStatus: (error as? FlashError)?.exitStatus)
+                      exitStatus: (error as? FlashError)?.exitStatus ?? (own == .badFirmware || own == .stackViolation ? own : nil))
         }
     }
 }

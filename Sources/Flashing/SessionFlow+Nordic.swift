@@ -93,14 +93,15 @@ extension SessionFlow {
         var child = ChildFlow(NordicDFUFlow(image: plan.image, family: plan.family, options: options.nordic), scope: "nordic.")
         let (actions, result) = child.handle(.start(info), now: now)
         enter(.nordic(child, reason: reason, fallback: fallback))
-        return Self.withoutDonePhase(actions) + (result.map { nordicFinished($0, reason: reason, fallback: fallback) } ?? [])
+        return Self.withoutDonePhase(actions) + (result.map { nordicFinished($0, reason: reason, fallback: fallback, now: now) } ?? [])
     }
 
-    mutating func nordicFinished(_ result: Result<NordicDFUResult, any Error>, reason: FlashReason, fallback: Bool) -> [FlowAction] {
+    mutating func nordicFinished(_ result: Result<NordicDFUResult, any Error>, reason: FlashReason, fallback: Bool,
+                                 now: Duration) -> [FlowAction] {
         switch result {
         case let .success(stats):
-            return succeed(SessionOutcome(path: .full, reason: reason, fallback: fallback, partial: partialStats,
-                                          full: nil, nordic: stats))
+            return fullUpdateDone(SessionOutcome(path: .full, reason: reason, fallback: fallback, partial: partialStats,
+                                                 full: nil, nordic: stats), now: now)
         case let .failure(error):
             return fail(FlashError.nordicDFUFailed(reason: reason, error: error))
         }

@@ -20,18 +20,39 @@ public struct SessionOutcome: Sendable, Equatable {
     public var region: Range<UInt32>?
     /// Set when the full update was a Nordic DFU.
     public var nordic: NordicDFUResult? = nil
+    /// What reading the board back found, when that decided the verification: an up-to-date
+    /// board, or the board after a full update (`ProgramCheck`). Nil for a partial write, whose
+    /// stats say it, and for a full update that was not read back this way.
+    public var readBack: Verification? = nil
+    /// The page rewrites that cleared `flashIncomplete` after a full update (nil when none).
+    public var rewrites: PartialFlashStats? = nil
 
     /// Which full-update path ran, if any.
     public var fullPath: FullUpdatePath? { nordic != nil ? .nordic : (full != nil ? .mcumgr : nil) }
-    public var bytesSent: Int { (partial?.bytes ?? 0) + (full?.bytesSent ?? 0) + (nordic?.bytesSent ?? 0) }
-    public var retries: Int { (partial?.retries ?? 0) + (full?.retries ?? 0) + (nordic?.retries ?? 0) }
+    public var bytesSent: Int {
+        (partial?.bytes ?? 0) + (full?.bytesSent ?? 0) + (nordic?.bytesSent ?? 0) + (rewrites?.bytes ?? 0)
+    }
+    public var retries: Int {
+        (partial?.retries ?? 0) + (full?.retries ?? 0) + (nordic?.retries ?? 0) + (rewrites?.retries ?? 0)
+    }
+    /// True when the board was read back running the new program in application mode (see
+    /// `FlashVerification.verified`).
     public var verified: Bool {
         if dryRun { return false }
+        if let readBack { return readBack == .verified }
         switch path {
         case .upToDate: return true
         case .partial: return partial?.verified ?? false
         case .full: return full.map { !$0.finalSlots.isEmpty } ?? nordic?.verified ?? false
         }
+    }
+    /// Why the result is not verified (nil when it is, and for a dry run).
+    public var unverifiedReason: String? {
+        guard !dryRun, !verified else { return nil }
+        if case let .unverified(why)? = readBack { return why }
+        // A partial write says why itself; none said is a writer's fault, left for checks to find.
+        if path == .partial { return partial?.unverifiedReason }
+        return "the board was not read back after the update"
     }
 }
 
@@ -53,8 +74,9 @@ public struct SessionFlow: FlowMachine {
         /// Waiting for a connection before the Nordic DFU starts (SessionFlow+Nordic.swift).
         case nordicReconnecting(reason: FlashReason, fallback: Bool, attempts: Int)
         case nordic(ChildFlow<NordicDFUFlow>, reason: FlashReason, fallback: Bool)
-        /// A dry run restarting a board it found running its program (SessionFlow+DryRun.swift).
-        case dryRunRestarting(SessionOutcome)
+        /// After a full update: reading the board back, ending an unfinished flash that keeps it
+        /// in pairing mode (SessionFlow+Check.swift).
+        case checking(ChildFlow<ProgramCheck>, SessionOutcome)
         case done
     }
 
@@ -67,9 +89,10 @@ public struct SessionFlow: FlowMachine {
     /// Round trips of the memory-map read, for the connection interval.
     private var meter = IntervalMeter()
     private(set) var decision: PathDecision?
-    /// The memory-map read switched the board from its program into pairing mode.
-    var boardWasRunningItsProgram = false
     var region: Range<UInt32>?
+    /// The board offered the partial-flashing service when the session began: its program can
+    /// be read back over it after a full update.
+    private(set) var offeredPartialFlashing = false
 
     public init(plan: FlashPlan, options: FlashOptions = FlashOptions()) {
         self.plan = plan
@@ -131,8 +154,8 @@ public struct SessionFlow: FlowMachine {
             guard let result else { return actions }
             switch result {
             case let .success(stats):
-                return actions + succeed(SessionOutcome(path: .full, reason: reason, fallback: fallback,
-                                                        partial: partialStats, full: stats))
+                return actions + fullUpdateDone(SessionOutcome(path: .full, reason: reason, fallback: fallback,
+                                                               partial: partialStats, full: stats), now: now)
             case let .failure(error):
                 return actions + fail(FlashError.fullUpdateFailed(reason: reason, error: error))
             }
@@ -141,9 +164,9 @@ public struct SessionFlow: FlowMachine {
         case .nordic(var child, let reason, let fallback):
             let (actions, result) = child.handle(event, now: now)
             stage = .nordic(child, reason: reason, fallback: fallback)
-            return Self.withoutDonePhase(actions) + (result.map { nordicFinished($0, reason: reason, fallback: fallback) } ?? [])
-        case let .dryRunRestarting(outcome):
-            return dryRunRestarting(event, outcome: outcome)
+            return Self.withoutDonePhase(actions) + (result.map { nordicFinished($0, reason: reason, fallback: fallback, now: now) } ?? [])
+        case let .checking(child, outcome):
+            return checking(child, outcome: outcome, event: event, now: now)
         case .done:
             return []
         }
@@ -153,6 +176,7 @@ public struct SessionFlow: FlowMachine {
     var hasMcuMgr: Bool { connection?.services.contains(KnownGATT.smpService) ?? false }
 
     private mutating func begin(_ info: ConnectionInfo, now: Duration) -> [FlowAction] {
+        offeredPartialFlashing = info.services.contains(KnownGATT.partialFlashingService)
         if let recovery = recoverFromBootloader(info, now: now) { return recovery }
         switch options.mode {
         case .full:
@@ -183,14 +207,16 @@ public struct SessionFlow: FlowMachine {
 
     private mutating func partialFinished(_ result: Result<PartialFlashResult, any Error>, flow: PartialFlashFlow,
                                           now: Duration) -> [FlowAction] {
-        boardWasRunningItsProgram = flow.switchedBoardToPairingMode
         switch result {
-        case .success(.upToDate):
-            return succeed(SessionOutcome(path: .upToDate, reason: upToDateReason, fallback: false))
+        case let .success(.upToDate(verification)):
+            var o = SessionOutcome(path: .upToDate, reason: upToDateReason, fallback: false)
+            o.readBack = verification
+            return succeed(o)
         case let .success(.flashed(stats)):
             partialStats = stats
-            return succeed(SessionOutcome(path: .partial, reason: .runtimeMatches(plan.program, stats: stats),
-                                          fallback: false, partial: stats))
+            let reason = flow.rewroteIncompleteProgram ? FlashReason.flashIncomplete(plan.program, stats: stats)
+                : .runtimeMatches(plan.program, stats: stats)
+            return succeed(SessionOutcome(path: .partial, reason: reason, fallback: false, partial: stats))
         case let .success(.fullRequired(why)):
             let reason = FlashReason(why)
             if options.mode == .partial { return fail(FlashError.partialImpossible(why.description)) }
@@ -252,7 +278,8 @@ public struct SessionFlow: FlowMachine {
         guard let result else { return actions }
         switch result {
         case let .success(stats):
-            return actions + succeed(SessionOutcome(path: .full, reason: reason, fallback: fallback, partial: partialStats, full: stats))
+            return actions + fullUpdateDone(SessionOutcome(path: .full, reason: reason, fallback: fallback, partial: partialStats,
+                                                           full: stats), now: now)
         case let .failure(error):
             return actions + fail(FlashError.fullUpdateFailed(reason: reason, error: error))
         }
@@ -263,10 +290,16 @@ public struct SessionFlow: FlowMachine {
     /// leaves only the one it names.
     private func fullEstimators() -> [any PathEstimator] {
         var estimators: [any PathEstimator] = []
+        let readsBack = plan.program != nil && options.partial.verifyAfterFlash
         if hasMcuMgr, options.fullPath != .nordic, let image = plan.fullImage, mcuMgrImageProblem == nil {
-            estimators.append(McuMgrEstimator(imageBytes: image.bytes.count, options: options.mcumgr))
+            var m = McuMgrEstimator(imageBytes: image.bytes.count, options: options.mcumgr)
+            m.readsBack = readsBack
+            estimators.append(m)
         }
-        if options.fullPath != .mcumgr, let nordic = nordicEstimator() { estimators.append(nordic) }
+        if options.fullPath != .mcumgr, var nordic = nordicEstimator() {
+            nordic.readsBack = readsBack
+            estimators.append(nordic)
+        }
         return estimators
     }
 
@@ -274,11 +307,12 @@ public struct SessionFlow: FlowMachine {
     /// write, go full, or (dry run) finish with the plan.
     private mutating func decideAtPause(_ child: ChildFlow<PartialFlashFlow>, now: Duration) -> [FlowAction] {
         var child = child
-        boardWasRunningItsProgram = child.machine.switchedBoardToPairingMode
         var note: [FlowAction] = []
         if let blocks = child.machine.plan, child.machine.decision == .partial {
             region = plan.program?.region
-            decision = SessionDecision.decide(partial: PartialEstimator(plan: blocks, verifies: options.partial.verifyAfterFlash),
+            let switches = child.machine.boardMap?.mode == .application && options.partial.switchToPairingMode
+            decision = SessionDecision.decide(partial: PartialEstimator(plan: blocks, verifies: options.partial.verifyAfterFlash,
+                                                                        switchesToPairingMode: switches),
                                               full: fullEstimators(), excluded: excludedFullPaths, options: options,
                                               family: plan.family, connection: connection, meter: meter, now: now)
             note = decision.map { [.report(.note("decision: \($0.summary)"))] } ?? []

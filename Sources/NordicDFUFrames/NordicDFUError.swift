@@ -87,7 +87,12 @@ public enum NordicDFUError: Error, Sendable, Equatable, CustomStringConvertible 
         guard case let .failure(_, result, ext) = r else { return r.bytes.hexText }
         let words = SecureDFUResult(rawValue: result)?.words ?? "unknown result 0x\(Hex.number(result, digits: 2, prefix: false))"
         switch (result, ext) {
-        case (0x0B, 0x0C?): return "\(r.bytes.hexText), the image's hash does not match the init packet (hash failed): run the same command again"
+        case (0x0B, 0x0C?):
+            // Every object arrived with a matching CRC, so the image and its init packet disagree:
+            // sending them again fails the same way.
+            return "\(r.bytes.hexText), the image's hash does not match the one in its init packet (hash failed): "
+                + "the image and the init packet bitflash made for it disagree, so sending them again fails the same way: "
+                + "please report it, with the file"
         case (0x0B, 0x04?): return "\(r.bytes.hexText), init command invalid: the application size is zero"
         case (0x0B, 0x02?): return "\(r.bytes.hexText), wrong init command format: this bootloader expects the microbit_app init packet"
         case (0x04, _): return "\(r.bytes.hexText), \(words): the application does not fit the board's bootloader; flash it over USB"

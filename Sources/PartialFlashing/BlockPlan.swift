@@ -111,6 +111,23 @@ public struct BlockPlan: Sendable, Equatable {
         self.sealIndex = nil
     }
 
+    /// The blocks (indices) of the page that is cheapest to write again as it is: the page with
+    /// the fewest planned blocks, opener first, other than the first page, which holds the
+    /// program's magic and hashes (a rewrite of it cut short would leave a board that reports no
+    /// program). With a one-page program, the whole plan (with the block that seals the hash).
+    /// Ties go to the later page. Used to end an unfinished flash with END_OF_TRANSMISSION on a
+    /// board whose flash holds the program already (docs/protocols/board-storage.md §7).
+    public var cheapestPage: Range<Int> {
+        let end = sealIndex ?? blocks.count
+        let openers = blocks[..<end].indices.filter { blocks[$0].opensPage }
+        var best: Range<Int>?
+        for (k, opener) in openers.enumerated() where opener > 0 {
+            let page = opener..<(k + 1 < openers.count ? openers[k + 1] : end)
+            if best == nil || page.count <= best!.count { best = page }
+        }
+        return best ?? 0..<blocks.count
+    }
+
     /// The index of the block that opens the page holding block `index`: where a write
     /// resumes after the link was lost (see `PartialFlashWriter`).
     public func pageOpenerIndex(of index: Int) -> Int {

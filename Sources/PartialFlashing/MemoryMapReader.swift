@@ -2,29 +2,30 @@ import FirmwareImage
 import PartialFlashingFrames
 import Transport
 
-/// Reads what a board reports about itself: STATUS (`EE`), then REGION_INFO 1 and 2.
+/// Reads what a board reports about itself: STATUS (`EE`), then REGION_INFO 1 and 2, in
+/// whatever mode the board is in. Nothing it sends changes the board.
 ///
-/// Each request has a timeout and a bounded number of attempts. A board running its
-/// application is rebooted into pairing mode (`FF 00`) first: the reader waits for the
-/// disconnect, connects again, subscribes again and starts over from STATUS, at most
-/// `modeSwitchLimit` times. Answers are validated (malformed frames, unrequested
-/// regions, impossible regions); stray notifications (a late `01 FF`, a repeated
-/// answer) are traced and ignored. The last request is REGION_INFO 2, so when the
-/// reader finishes the board's packet counters are reset and writing may start at 0.
+/// Each request has a timeout and a bounded number of attempts; a link that drops is
+/// connected again (`LinkRecovery`) and the read starts over from STATUS. Answers are
+/// validated (malformed frames, unrequested regions, impossible regions); stray
+/// notifications (a late `01 FF`, a repeated answer) are traced and ignored. The last
+/// request is REGION_INFO 2, so when the reader finishes the board's packet counters are
+/// reset and writing may start at 0 (the barrier `PartialFlashWriter` needs).
+///
+/// Deciding what to do with the map, and restarting a board that runs its program into
+/// pairing mode before writing (`PairingModeSwitch`), are the caller's.
 public struct MemoryMapReader: FlowMachine {
     public typealias Output = BoardMemoryMap
 
     public private(set) var outcome: Result<BoardMemoryMap, any Error>?
-    /// Connections made again after a reboot or link loss.
+    /// Connections made again after a link loss.
     public private(set) var reconnects = 0
-    /// `FF 00` reboots sent.
-    public private(set) var modeSwitches = 0
-    /// Link losses the reader did not ask for.
+    /// Link losses while reading.
     public var linkLosses: Int { recovery.losses }
 
     private enum State: Sendable, Equatable {
         case idle, awaitingStatus(attempt: Int), awaitingRegion(UInt8, attempt: Int)
-        case awaitingReboot, closingLink, reconnecting, finished
+        case reconnecting, finished
     }
 
     private let settings: PartialFlashSettings
@@ -39,8 +40,8 @@ public struct MemoryMapReader: FlowMachine {
     /// - Parameters:
     ///   - family: the board's chip family, when known; regions outside its layout are refused.
     ///     When nil, the family is inferred from the runtime region's start (0x18000 or 0x1C000).
-    ///   - settings: timeouts and limits (`answerTimeout`, `requestAttempts`, `switchToPairingMode`,
-    ///     `modeSwitchLimit`, `rebootTimeout`, `reconnectDelay`, `reconnectAttempts`, `reconnectLimit`).
+    ///   - settings: timeouts and limits (`answerTimeout`, `requestAttempts`, `reconnectDelay`,
+    ///     `reconnectAttempts`, `reconnectLimit`).
     public init(family: ChipFamily? = nil, settings: PartialFlashSettings = PartialFlashSettings()) {
         self.family = family
         self.settings = settings
@@ -139,13 +140,7 @@ public struct MemoryMapReader: FlowMachine {
 
     private mutating func statusReceived(version: UInt8, mode: BoardMode) -> [FlowAction] {
         status = (version, mode)
-        guard mode == .application, settings.switchToPairingMode else { return sendRegion(1, attempt: 1) }
-        guard modeSwitches < settings.modeSwitchLimit else { return fail(.staysInApplicationMode(switches: modeSwitches)) }
-        modeSwitches += 1
-        state = .awaitingReboot
-        return [.report(.phase(.switchingToPairingMode)),
-                .report(.note("the board runs its program; restarting it in Bluetooth pairing mode"))]
-            + send(.reset(.pairing)) + [arm(PartialFlashTimer.reboot, settings.rebootTimeout)]
+        return sendRegion(1, attempt: 1)
     }
 
     private mutating func regionReceived(_ region: RegionInfo) -> [FlowAction] {
@@ -182,13 +177,6 @@ public struct MemoryMapReader: FlowMachine {
                                       timeout: settings.answerTimeout))
             }
             return [.report(.retry("no answer to REGION_INFO \(id); asking again"))] + sendRegion(id, attempt: attempt + 1)
-        case .awaitingReboot:
-            // The board kept the link: close it ourselves, as the reboot would have.
-            state = .closingLink
-            return [.report(.trace("no disconnect after FF 00; closing the link")), .disconnect,
-                    arm(PartialFlashTimer.reboot, settings.rebootTimeout)]
-        case .closingLink:
-            return fail(.rebootNotObserved(after: "the switch to pairing mode (FF 00)", waited: settings.rebootTimeout))
         default:
             return []
         }
@@ -196,9 +184,6 @@ public struct MemoryMapReader: FlowMachine {
 
     private mutating func linkLost(_ reason: DisconnectReason) -> [FlowAction] {
         switch state {
-        case .awaitingReboot, .closingLink:
-            state = .reconnecting
-            return disarm() + [.report(.trace("link closed: \(reason)"))] + recovery.expectedLoss()
         case .awaitingStatus, .awaitingRegion:
             state = .reconnecting
             return disarm() + settle(recovery.unexpectedLoss(reason))

@@ -111,6 +111,11 @@ public enum PartialFlashError: Error, Sendable, Equatable, CustomStringConvertib
     case unaccountedAnswers(count: Int)
     /// After the reboot the board does not report the program that was written.
     case verificationFailed(expectedStart: UInt32, expectedHash: [UInt8], reported: RegionInfo)
+    /// Between the decision and the write (the restart into pairing mode) the board's regions changed.
+    case boardChanged(before: BoardMemoryMap, after: BoardMemoryMap)
+    /// The board still comes back in pairing mode after `rewrites` page rewrites ended with
+    /// END_OF_TRANSMISSION: `flashIncomplete` is not cleared.
+    case staysInPairingMode(rewrites: Int)
 
     public var description: String {
         switch self {
@@ -154,6 +159,15 @@ public enum PartialFlashError: Error, Sendable, Equatable, CustomStringConvertib
         case let .unaccountedAnswers(count):
             return "the board sent \(count) more write answer(s) than blocks were sent (a duplicated notification), "
                 + "so a block may have been skipped and the program may be incomplete; flash it again with a full flash"
+        case let .boardChanged(before, after):
+            return "the board's regions changed while it restarted into pairing mode (runtime \(before.runtime.hash.hexString), "
+                + "program \(before.program.hash.hexString) at \(hex32(before.program.start)) before; runtime "
+                + "\(after.runtime.hash.hexString), program \(after.program.hash.hexString) at \(hex32(after.program.start)) after); "
+                + "nothing was written: run bitflash again"
+        case let .staysInPairingMode(rewrites):
+            return "the program is on the board, but the board still starts in pairing mode after \(rewrites) "
+                + "attempt\(rewrites == 1 ? "" : "s") to end the unfinished flash that keeps it there (flashIncomplete); "
+                + "run bitflash again, or flash the file over USB"
         case let .verificationFailed(start, hash, reported):
             return "after flashing, the board reports program \(reported.hash.hexString) at \(hex32(reported.start)), "
                 + "expected \(hash.hexString) at \(hex32(start)); flash it again or use a full flash"

@@ -4,21 +4,32 @@ import Transport
 
 /// How a partial-flashing run ended.
 public enum PartialFlashResult: Sendable, Equatable {
-    /// The board already ran this program; it was restarted into it (`FF 01`).
-    case upToDate
-    /// The program was written; `stats.verified` tells whether the board reported it after its reboot.
+    /// The board already held this program; nothing was written. Verified when the board was
+    /// read in application mode (left running, untouched), or restarted from pairing mode into
+    /// its program and read back there.
+    case upToDate(Verification)
+    /// The program was written; `stats.verified` tells whether the board was read back running it
+    /// in application mode, `stats.unverifiedReason` why not.
     case flashed(stats: PartialFlashStats)
     /// Nothing was written: the board needs a full flash, for this reason.
     case fullRequired(FullFlashReason)
 }
 
-/// A whole partial flash: read the board's memory map, decide, then write the program
-/// or restart an up-to-date board.
+/// A whole partial flash: read the board's memory map in whatever mode it is in, decide, and
+/// only then act.
 ///
-/// Runs `MemoryMapReader`, then `PartialFlashDecision`, then `BlockPlan` and
-/// `PartialFlashWriter`. Errors of the reader or the writer end the flow with that
-/// `PartialFlashError`; a board that cannot take the file ends it with
-/// `.fullRequired(reason)` before anything is written.
+/// Runs `MemoryMapReader` and `PartialFlashDecision`, then:
+/// - the board needs a full update: `.fullRequired(reason)`, nothing written, the board left
+///   in its mode (every full-update path starts from there);
+/// - up to date in application mode: nothing sent at all, the board keeps running;
+/// - up to date in pairing mode: `ProgramCheck` restarts it into its program (`FF 01`); a board
+///   that comes back in pairing mode has `flashIncomplete` set and a program that may be half
+///   written although it reports this program's hash, so the whole program is written again;
+/// - partial: a board running its program is restarted into pairing mode first
+///   (`PairingModeSwitch`), then `PartialFlashWriter` writes the `BlockPlan`, and `ProgramCheck`
+///   reads the board back after END_OF_TRANSMISSION, clearing a `flashIncomplete` that
+///   survived it by rewriting one page.
+/// Errors of any step end the flow with that step's error.
 public struct PartialFlashFlow: FlowMachine {
     public typealias Output = PartialFlashResult
 
@@ -29,25 +40,33 @@ public struct PartialFlashFlow: FlowMachine {
     public private(set) var decision: PartialFlashDecision?
     /// The plan, when the board takes a partial flash.
     public private(set) var plan: BlockPlan?
-    /// The memory-map read found the board running its program and restarted it into pairing
-    /// mode (a caller that ends without writing restarts it into its program again).
-    public private(set) var switchedBoardToPairingMode = false
+    /// The board reported this program but came back in pairing mode from a restart into it
+    /// (`flashIncomplete`), so the whole program was written again.
+    public private(set) var rewroteIncompleteProgram = false
 
     private enum Stage: Sendable {
         case reading(MemoryMapReader)
-        case writing(PartialFlashWriter)
-        /// `FF 01` sent to an up-to-date board: waiting for it to drop the link as it restarts.
-        case restarting
         /// The decision is made and nothing is written yet: waiting for `resume(now:)`.
         case paused(Paused)
+        /// Restarting a board that runs its program into pairing mode, then writing with the writer.
+        case switching(PairingModeSwitch, then: PartialFlashWriter, from: Int?)
+        case writing(PartialFlashWriter)
+        /// Reading the board back (after a write, or restarting an up-to-date board).
+        case checking(ProgramCheck, after: AfterCheck)
         case done
     }
 
     /// What `resume(now:)` does.
     private enum Paused: Sendable {
-        case restart
+        case upToDate
         /// Write with `writer` from `block` (nil: the first), after reporting `announce`.
         case write(PartialFlashWriter, from: Int?, announce: [FlowAction])
+    }
+
+    /// What a `ProgramCheck` follows.
+    private enum AfterCheck: Sendable {
+        case written(PartialFlashStats)
+        case upToDate
     }
 
     /// When true, the flow stops after the memory map is read and the decision made (and the
@@ -100,44 +119,53 @@ public struct PartialFlashFlow: FlowMachine {
             stage = .reading(reader)
             guard let result = reader.outcome else { return actions }
             return withoutFinish(actions) + readerFinished(result, reader: reader, now: now)
+        case .switching(var modeSwitch, let writer, let block):
+            let actions = modeSwitch.handle(event, now: now)
+            stage = .switching(modeSwitch, then: writer, from: block)
+            guard let result = modeSwitch.outcome else { return actions }
+            readerLinkLosses += modeSwitch.linkLosses
+            switch result {
+            case .failure(let error): return withoutFinish(actions) + finish(.failure(error))
+            case .success: return withoutFinish(actions) + begin(writer, from: block, now: now)
+            }
         case var .writing(writer):
             let actions = writer.handle(event, now: now)
             stage = .writing(writer)
-            return withoutFinish(actions) + writerFinished(writer)
-        case .restarting:
-            switch event {
-            case .disconnected:
-                return [.cancelTimer(PartialFlashTimer.reboot)] + finish(.success(.upToDate))
-            case .timerFired(PartialFlashTimer.reboot):
-                return [.report(.trace("the board did not drop the link after FF 01 within \(settings.rebootTimeout)"))]
-                    + finish(.success(.upToDate))
-            default:
-                return []
-            }
+            return withoutFinish(actions) + writerFinished(writer, now: now)
+        case .checking(var check, let after):
+            let actions = check.handle(event, now: now)
+            stage = .checking(check, after: after)
+            guard let result = check.outcome else { return actions }
+            return withoutFinish(actions) + checkFinished(result, after: after, now: now)
         case .paused, .done:
             return []
         }
     }
 
-    /// Continues a paused flow: writes the planned blocks, or restarts an up-to-date board.
+    /// Continues a paused flow: writes the planned blocks (restarting a board that runs its
+    /// program into pairing mode first), or finishes with an up-to-date board.
     public mutating func resume(now: Duration) -> [FlowAction] {
         guard case let .paused(next) = stage else { return [] }
         switch next {
-        case .restart:
-            return restart()
+        case .upToDate:
+            return upToDate(now: now)
         case let .write(writer, block, announce):
-            return announce + begin(writer, from: block, now: now)
+            return announce + switchThenWrite(writer, from: block, now: now)
         }
     }
 
-    private mutating func restart() -> [FlowAction] {
-        // Wait for the restart's link drop: finishing at once could close the link before
-        // the write leaves, and leave the board in pairing mode.
-        let bytes = PartialFlashingRequest.reset(.application).bytes
-        stage = .restarting
-        return [.report(.note("the board already runs this program; restarting it")),
-                .report(.trace("→ \(bytes.spacedHex)")), .write(KnownGATT.partialFlashing, bytes, .command),
-                .startTimer(PartialFlashTimer.reboot, settings.rebootTimeout)]
+    /// An up-to-date board: one in application mode keeps running, untouched; one in pairing
+    /// mode is restarted into its program and read back there (`ProgramCheck`).
+    private mutating func upToDate(now: Duration) -> [FlowAction] {
+        guard let program, boardMap?.mode == .pairing else {
+            return [.report(.note("the board already runs this program; it is left running, untouched"))]
+                + finish(.success(.upToDate(.verified)))
+        }
+        var check = ProgramCheck(image: image, program: program, family: family, settings: settings,
+                                 start: .restart, knownComplete: false)
+        let actions = check.begin(now: now)
+        stage = .checking(check, after: .upToDate)
+        return [.report(.note("the board already holds this program and waits in pairing mode"))] + actions
     }
 
     private mutating func readerFinished(_ result: Result<BoardMemoryMap, any Error>,
@@ -149,9 +177,13 @@ public struct PartialFlashFlow: FlowMachine {
         }
         boardMap = map
         readerLinkLosses = reader.linkLosses
-        switchedBoardToPairingMode = reader.modeSwitches > 0
         var resumeNotes: [FlowAction] = []
-        if let point = resumePoint, let program, point.block > 0 || !map.hasProgram {
+        if resumePoint != nil, map.mode == .application {
+            // Every flash that left something unfinished left `flashIncomplete`, which sends every
+            // boot to pairing mode: a board running its program has nothing unfinished.
+            resumeNotes = [.report(.trace("the board runs its program: no earlier write is unfinished")),
+                           .report(.checkpoint(nil))]
+        } else if let point = resumePoint, let program, point.block > 0 || !map.hasProgram {
             switch resumablePlan(point, map: map, program: program) {
             case let .success(plan):
                 self.decision = .partial
@@ -178,10 +210,10 @@ public struct PartialFlashFlow: FlowMachine {
             let hash = program?.programHash.hexString ?? "?"
             let decided = resumeNotes + [.report(.decision(code: "up-to-date", message: "the board already runs this program (program hash \(hash))"))]
             if pauseBeforeWriting {
-                stage = .paused(.restart)
+                stage = .paused(.upToDate)
                 return decided
             }
-            return decided + restart()
+            return decided + upToDate(now: now)
         case .partial:
             guard let program else { return finish(.success(.fullRequired(.fileHasNoProgram))) }
             let plan: BlockPlan
@@ -235,24 +267,99 @@ public struct PartialFlashFlow: FlowMachine {
             stage = .paused(.write(writer, from: block, announce: announce))
             return []
         }
-        return announce + begin(writer, from: block, now: now)
+        return announce + switchThenWrite(writer, from: block, now: now)
+    }
+
+    /// Writes with `writer`; a board that runs its program is restarted into pairing mode first.
+    private mutating func switchThenWrite(_ writer: PartialFlashWriter, from block: Int?, now: Duration) -> [FlowAction] {
+        guard let map = boardMap, map.mode == .application, settings.switchToPairingMode else {
+            return begin(writer, from: block, now: now)
+        }
+        var modeSwitch = PairingModeSwitch(decided: map, family: family, settings: settings)
+        let actions = modeSwitch.begin()
+        stage = .switching(modeSwitch, then: writer, from: block)
+        return actions
     }
 
     private mutating func begin(_ writer: PartialFlashWriter, from block: Int?, now: Duration) -> [FlowAction] {
         var writer = writer
         let actions = writer.beginAfterRegionInfo(now: now, from: block)
         stage = .writing(writer)
-        return withoutFinish(actions) + writerFinished(writer)
+        return withoutFinish(actions) + writerFinished(writer, now: now)
     }
 
-    private mutating func writerFinished(_ writer: PartialFlashWriter) -> [FlowAction] {
+    private mutating func writerFinished(_ writer: PartialFlashWriter, now: Duration) -> [FlowAction] {
         guard let result = writer.outcome else { return [] }
         switch result {
         case let .failure(error): return finish(.failure(error))
         case var .success(stats):
             stats.reconnects += readerLinkLosses
+            guard settings.verifyAfterFlash, let program else {
+                stats.unverifiedReason = "reading the board back after the flash was turned off"
+                return finish(.success(.flashed(stats: stats)))
+            }
+            // Every block was acknowledged: the flash holds the whole program.
+            var check = ProgramCheck(image: image, program: program, family: family, settings: settings, start: .restarted,
+                                     knownComplete: true, acceptedHashes: boardMap.map { [$0.program.hash] } ?? [])
+            let actions = check.begin(now: now)
+            stage = .checking(check, after: .written(stats))
+            return actions
+        }
+    }
+
+    private mutating func checkFinished(_ result: Result<ProgramCheckResult, any Error>, after: AfterCheck,
+                                        now: Duration) -> [FlowAction] {
+        let found: ProgramCheckResult
+        switch result {
+        case let .failure(error): return finish(.failure(error))
+        case let .success(r): found = r
+        }
+        switch (after, found) {
+        case (.upToDate, .flashIncomplete(let map)):
+            return rewriteWholeProgram(map, now: now)
+        case (.upToDate, _):
+            return finish(.success(.upToDate(found.verification ?? .verified)))
+        case var (.written(stats), _):
+            switch found {
+            case let .verified(_, rewrites):
+                stats.verified = true
+                if let rewrites { stats.add(rewrites); stats.pageRewrites = rewrites.pageRewrites }
+            case let .unverified(why, rewrites):
+                stats.verified = false
+                stats.unverifiedReason = why
+                if let rewrites { stats.add(rewrites); stats.pageRewrites = rewrites.pageRewrites }
+            case .flashIncomplete:
+                return finish(.failure(PartialFlashError.staysInPairingMode(rewrites: 0)))
+            }
             return finish(.success(.flashed(stats: stats)))
         }
+    }
+
+    /// The board reported this program but came back in pairing mode from a restart into it:
+    /// `flashIncomplete` is set and nothing tells how much of the program its flash holds, so the
+    /// whole program is written again.
+    private mutating func rewriteWholeProgram(_ map: BoardMemoryMap, now: Duration) -> [FlowAction] {
+        guard let program else { return finish(.success(.fullRequired(.fileHasNoProgram))) }
+        boardMap = map
+        rewroteIncompleteProgram = true
+        let plan: BlockPlan
+        do {
+            plan = try BlockPlan(image: image, program: program, boardRegion: map.program, family: family,
+                                 skipErasedBlocks: settings.skipErasedBlocks, sealProgramHash: settings.sealProgramHash)
+        } catch {
+            let reason = FullFlashReason.regionDoesNotFit(
+                program: program.region, board: PartialFlashDecision.writableRange(of: map.program, family: family))
+            return [.report(.note("\(reason) (\(error))"))] + finish(.success(.fullRequired(reason)))
+        }
+        self.plan = plan
+        self.decision = .partial
+        var writer = PartialFlashWriter(plan: plan, program: program, settings: settings)
+        writer.checkpointBase = .base(program: program, board: map, plan: plan)
+        let words = "the board reports this program but came back in pairing mode after a restart: a flash that was not "
+            + "finished left its mark (flashIncomplete), and the program hash sits in the first page such a flash writes, "
+            + "so the program may be incomplete; writing all of it again: \(plan.blockCount) blocks"
+        // `ProgramCheck` read the board last, ending with REGION_INFO 2.
+        return [.report(.decision(code: "flash-incomplete", message: words))] + begin(writer, from: nil, now: now)
     }
 
     private mutating func finish(_ result: Result<PartialFlashResult, any Error>) -> [FlowAction] {

@@ -14,11 +14,28 @@ public struct PartialFlashSettings: Sendable, Equatable {
     public var answerTimeout: Duration
     /// How many times STATUS or REGION_INFO is sent before giving up. Default 3.
     public var requestAttempts: Int
-    /// Reboot a board that runs its application into pairing mode (`FF 00`) before
-    /// reading its regions. Default true.
+    /// Restart a board that runs its program into pairing mode (`FF 00`) before writing it
+    /// partially (never before deciding, and never for any other path). Default true.
     public var switchToPairingMode: Bool
     /// How many `FF 00` switches one run may make. Default 2.
     public var modeSwitchLimit: Int
+    /// How long a board that restarted as asked (END_OF_TRANSMISSION, `FF 01`, the end of a full
+    /// update) is looked for before the result is reported as not read back. Default 10 s.
+    ///
+    /// A board that advertises after its restart does so within about 2 s: the reset (modelled
+    /// 0.3 s), the runtime's boot decision (0.1 s, plus 0.5 s of LED fill when `flashIncomplete`
+    /// sends it to pairing mode, 1.25 s on Calliope mini 1/2), then advertising every 50 ms in
+    /// application mode or 200 ms in pairing mode (docs/protocols/board-storage.md §5,
+    /// docs/protocols/partial-flashing.md §3.7); connecting and resolving its services take a
+    /// few connection intervals more. A board not connected by then does not advertise: in
+    /// application mode its program keeps Bluetooth off (MakeCode programs without the Bluetooth
+    /// extension), or it is out of range. A pairing-mode board always advertises, so one that
+    /// stays silent has no `flashIncomplete`. Connection attempts are made until the window ends,
+    /// at most `reconnectAttempts`; the window cuts an attempt that is still waiting.
+    public var restartWindow: Duration
+    /// How many times one run rewrites a page and sends END_OF_TRANSMISSION again to clear
+    /// `flashIncomplete` from a board that came back in pairing mode. Default 2.
+    public var pageRewriteLimit: Int
     /// How long to wait for the board to drop the link after `FF 00` or END_OF_TRANSMISSION. Default 10 s.
     public var rebootTimeout: Duration
     /// The pause before connecting again after the link dropped. Default 1 s.
@@ -76,7 +93,10 @@ public struct PartialFlashSettings: Sendable, Equatable {
                 blockTimeout: Duration = .seconds(1), blockRetryLimit: Int = 5, runRetryLimit: Int = 50,
                 deadlineBase: Duration = .seconds(30), deadlinePerBlock: Duration = .milliseconds(250),
                 skipErasedBlocks: Bool = true, verifyAfterFlash: Bool = true,
-                settleTime: Duration = .milliseconds(500), sealProgramHash: Bool = true) {
+                settleTime: Duration = .milliseconds(500), sealProgramHash: Bool = true,
+                restartWindow: Duration = .seconds(10), pageRewriteLimit: Int = 2) {
+        self.restartWindow = restartWindow
+        self.pageRewriteLimit = max(0, pageRewriteLimit)
         self.answerTimeout = answerTimeout
         self.requestAttempts = max(1, requestAttempts)
         self.switchToPairingMode = switchToPairingMode
@@ -118,6 +138,8 @@ public enum PartialFlashTimer {
     public static let deadline = TimerID("partial-flash.deadline")
     /// The wait for the board to finish a block it may still be writing, before a resynchronisation.
     public static let settle = TimerID("partial-flash.settle")
+    /// How long a restarted board is looked for (`PartialFlashSettings.restartWindow`).
+    public static let restartWindow = TimerID("partial-flash.restart-window")
 }
 
 extension Duration {

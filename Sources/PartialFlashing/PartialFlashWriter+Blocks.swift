@@ -51,13 +51,6 @@ extension PartialFlashWriter {
                 .write(characteristic, bytes, .command), arm(PartialFlashTimer.reboot, settings.rebootTimeout)]
     }
 
-    mutating func sendVerification(attempt: Int) -> [FlowAction] {
-        state = .verifying(attempt: attempt)
-        let bytes = PartialFlashingRequest.regionInfo(2).bytes
-        return [.report(.trace("→ \(bytes.spacedHex) (verify)")), .write(characteristic, bytes, .command),
-                arm(PartialFlashTimer.answer, settings.answerTimeout)]
-    }
-
     // MARK: - Answers
 
     /// Takes a notification in order: a write answer is the answer of the one transmission
@@ -69,7 +62,7 @@ extension PartialFlashWriter {
             notification = try PartialFlashingNotification(bytes: bytes)
         } catch {
             switch state {
-            case .awaitingAck, .syncing, .probing, .settling, .verifying:
+            case .awaitingAck, .syncing, .probing, .settling:
                 let problem = (error as? FrameError) ?? .badValue("\(error)")
                 return [trace] + fail(.malformedNotification(bytes: bytes, problem: problem))
             default:
@@ -89,8 +82,6 @@ extension PartialFlashWriter {
         case let (.regionInfo(region), .syncing) where region.id == 2:
             // The barrier: the board's counters are 0 and every earlier answer has arrived.
             return [trace] + disarm() + sendBlock(from: 0)
-        case let (.regionInfo(region), .verifying) where region.id == 2:
-            return [trace] + disarm() + verify(region)
         case (.writeSuccess, .ending), (.writeFail, .ending):
             // Every transmission yields at most one answer and the last one was consumed, so this
             // one is extra: an earlier answer was duplicated and taken for a later block's.
@@ -109,8 +100,9 @@ extension PartialFlashWriter {
         blockRetries = 0
         outOfOrderSeen = false
         lastProblem = nil
-        let report = [FlowAction.report(.progress(done: progress, total: plan.blockCount, unit: .blocks))] + checkpoint()
-        if index == plan.blockCount { return timer + report + sendEndOfTransmission(sends: 1) }
+        let report = [FlowAction.report(.progress(done: progress - range.lowerBound, total: range.count, unit: .blocks))]
+            + checkpoint()
+        if index == range.upperBound { return timer + report + sendEndOfTransmission(sends: 1) }
         if index == plan.sealIndex {
             // Every other block is acknowledged and its answer consumed, so no flash event is
             // pending and no answer is due: an answer before the barrier's is one too many (a
@@ -143,18 +135,6 @@ extension PartialFlashWriter {
         return timer + [.report(.retry("block \(index + 1) at \(address): packet out of order; resending as "
                                        + "packets \(next)-\(next &+ 3)"))]
             + sendBlock(from: next)
-    }
-
-    private mutating func verify(_ region: RegionInfo) -> [FlowAction] {
-        guard region.start == expectedStart, region.hash == expectedHash else {
-            return fail(.verificationFailed(expectedStart: expectedStart, expectedHash: expectedHash, reported: region))
-        }
-        if unaccountedAnswers > 0 { return fail(.unaccountedAnswers(count: unaccountedAnswers)) }
-        stats.verified = true
-        outcome = .success(stats)
-        state = .finished
-        return [.report(.trace("verified: program \(region.hash.hexString) at \(hex32(region.start))")),
-                .cancelTimer(PartialFlashTimer.deadline), .finish]
     }
 
     // MARK: - Bookkeeping

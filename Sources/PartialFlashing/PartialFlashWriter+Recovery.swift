@@ -39,13 +39,6 @@ extension PartialFlashWriter {
             // Harmless to repeat: the board burns its buffer (the last block) at the same address again.
             return [.report(.retry("the board did not restart after 02; sending it again"))]
                 + sendEndOfTransmission(sends: sends + 1)
-        case let .verifying(attempt):
-            guard attempt < settings.requestAttempts else {
-                return fail(.noAnswer(request: "REGION_INFO 2 (00 02) after the reboot", attempts: attempt,
-                                      timeout: settings.answerTimeout))
-            }
-            return [.report(.retry("no answer to REGION_INFO 2 after the reboot; asking again"))]
-                + sendVerification(attempt: attempt + 1)
         default:
             return []
         }
@@ -106,46 +99,24 @@ extension PartialFlashWriter {
             let timer = disarm()
             lateAnswerPending = false
             if let error = countRetry(.linkLost(reason)) { return timer + fail(error) }
-            state = .reconnecting(afterReboot: false)
+            state = .reconnecting
             return timer + settle(recovery.unexpectedLoss(reason))
         case .ending:
+            // The board restarts as END_OF_TRANSMISSION asks (or the link dropped before it got
+            // there: `ProgramCheck` finds out which when it reads the board back).
             let timer = disarm()
             if unaccountedAnswers > 0 { return timer + fail(.unaccountedAnswers(count: unaccountedAnswers)) }
-            guard settings.verifyAfterFlash else {
-                outcome = .success(stats)
-                state = .finished
-                return timer + [.report(.trace("the board restarted: \(reason)")),
-                                .cancelTimer(PartialFlashTimer.deadline), .finish]
-            }
-            state = .reconnecting(afterReboot: true)
-            // Every block is written: the run deadline is over. Reading the result back is bounded
-            // by its own connection attempts (a board whose new program keeps Bluetooth off takes
-            // a connect timeout per attempt, which must not turn a finished write into a failure).
-            return timer + [.report(.trace("the board restarted: \(reason)")), .cancelTimer(PartialFlashTimer.deadline)]
-                + recovery.expectedLoss()
-        case .verifying:
-            let timer = disarm()
-            state = .reconnecting(afterReboot: true)
-            return timer + settle(recovery.unexpectedLoss(reason))
+            outcome = .success(stats)
+            state = .finished
+            return timer + [.report(.trace("the link dropped after END_OF_TRANSMISSION: \(reason)")),
+                            .cancelTimer(PartialFlashTimer.deadline), .finish]
         default:
             return []
         }
     }
 
-    /// All blocks were written and END_OF_TRANSMISSION made the board restart, but it cannot be
-    /// reached again: it runs the new program, which may not start Bluetooth. Not an error.
-    mutating func finishUnverified(_ error: TransportError) -> [FlowAction] {
-        if unaccountedAnswers > 0 { return fail(.unaccountedAnswers(count: unaccountedAnswers)) }
-        outcome = .success(stats)
-        state = .finished
-        return [.report(.note("the board restarted into its new program and does not accept connections "
-                              + "(\(error)), so the result was not read back")),
-                .cancelTimer(PartialFlashTimer.deadline), .finish]
-    }
-
-    mutating func connected(_ info: ConnectionInfo, afterReboot: Bool) -> [FlowAction] {
+    mutating func connected(_ info: ConnectionInfo) -> [FlowAction] {
         recovery.connected()
-        if afterReboot { return [.report(.phase(.verify)), .subscribe(characteristic)] + sendVerification(attempt: 1) }
         stats.reconnects += 1
         // Resume from the first block of the page that holds the first unacknowledged block,
         // not from that block itself (docs/protocols/partial-flashing.md §3.4):

@@ -64,7 +64,8 @@ extension PartialFlashWriter {
         point.blockCount = plan.blockCount
         point.block = block
         point.address = plan.blocks[block].address
-        point.acknowledged = index
+        // A page rewrite runs over a program whose every block was written before.
+        point.acknowledged = rewritesOnePage ? plan.blockCount : index
         return [.report(.checkpoint(point))]
     }
 }

@@ -18,17 +18,25 @@ public struct PartialFlashStats: Sendable, Equatable, Codable {
     public var resyncs: Int
     /// Connections made again after an unexpected link loss (the reboot at the end is not counted).
     public var reconnects: Int
-    /// True when the board reported the new program after its reboot. False when verification
-    /// was turned off, or when the board restarted into a program that does not accept
-    /// connections (MakeCode programs without the Bluetooth extension), so nothing could be read back.
+    /// True when the board was read back after its last restart: in application mode, reporting
+    /// the program's start and hash (`ProgramCheck`). A writer alone never sets it.
     public var verified: Bool
+    /// Why the result was not read back, when it was not (the new program keeps Bluetooth off,
+    /// verification was turned off, ...).
+    public var unverifiedReason: String?
     /// Set when this run continued a write an earlier run left unfinished: the block (0-based)
     /// it started from. Blocks before it were not sent again.
     public var resumedAtBlock: Int?
+    /// Pages rewritten (each followed by END_OF_TRANSMISSION) to clear `flashIncomplete` from a
+    /// board that came back in pairing mode; their blocks and bytes are counted above.
+    public var pageRewrites: Int
 
     public init(blocks: Int = 0, bytes: Int = 0, pages: Int = 0, skippedBlocks: Int = 0, retries: Int = 0,
-                resyncs: Int = 0, reconnects: Int = 0, verified: Bool = false, resumedAtBlock: Int? = nil) {
+                resyncs: Int = 0, reconnects: Int = 0, verified: Bool = false, unverifiedReason: String? = nil,
+                resumedAtBlock: Int? = nil, pageRewrites: Int = 0) {
         self.resumedAtBlock = resumedAtBlock
+        self.unverifiedReason = unverifiedReason
+        self.pageRewrites = pageRewrites
         self.blocks = blocks
         self.bytes = bytes
         self.pages = pages
@@ -37,6 +45,16 @@ public struct PartialFlashStats: Sendable, Equatable, Codable {
         self.resyncs = resyncs
         self.reconnects = reconnects
         self.verified = verified
+    }
+
+    /// Adds the blocks, bytes, pages and retries of `other` (a page rewrite after this write).
+    public mutating func add(_ other: PartialFlashStats) {
+        blocks += other.blocks
+        bytes += other.bytes
+        pages += other.pages
+        retries += other.retries
+        resyncs += other.resyncs
+        reconnects += other.reconnects
     }
 }
 
@@ -133,13 +151,22 @@ public struct PartialFlashStats: Sendable, Equatable, Codable {
 /// # The end
 ///
 /// END_OF_TRANSMISSION (`02`) goes only after the last block was acknowledged (by an answer
-/// received after the last REGION_INFO, so the board's buffer and offset hold that block).
-/// Then the writer waits for the reboot, connects again, reads REGION_INFO 2 and checks the
-/// board now reports the program's start and hash. With `sealProgramHash` the hash is written
-/// by a last block (see `BlockPlan.sealed` and `rewindTarget(for:)`), sent after a REGION_INFO
-/// barrier: once every other block is acknowledged nothing may answer before the barrier, so
-/// an answer too many (a duplicate taken for a later block's answer) stops the write before
-/// the board can report the new program over an incomplete one.
+/// received after the last REGION_INFO, so the board's buffer and offset hold that block:
+/// END_OF_TRANSMISSION burns the buffer at `offset` again, and after a REGION_INFO that offset is
+/// 0, where the burn never completes and the board hangs, docs/protocols/partial-flashing.md §3.5).
+/// The writer finishes when the board drops the link as it restarts; reading the board back is
+/// `ProgramCheck`'s. With `sealProgramHash` the hash is written by a last block (see
+/// `BlockPlan.sealed` and `rewindTarget(for:)`), sent after a REGION_INFO barrier: once every
+/// other block is acknowledged nothing may answer before the barrier, so an answer too many (a
+/// duplicate taken for a later block's answer) stops the write before the board can report the
+/// new program over an incomplete one.
+///
+/// # Rewriting one page
+///
+/// `init(rewritingPageOf:settings:)` writes only the cheapest page of a plan
+/// (`BlockPlan.cheapestPage`), opener first, and then END_OF_TRANSMISSION: the one way to make a
+/// board whose flash already holds the program remove `flashIncomplete` and leave pairing mode
+/// (docs/protocols/board-storage.md §7). A whole page, because its first block erases it.
 ///
 /// Every retry counts against `blockRetryLimit` and `runRetryLimit`, and the whole write
 /// has a deadline; when one is exhausted the writer finishes with
@@ -165,15 +192,14 @@ public struct PartialFlashWriter: FlowMachine {
         case settling
         /// END_OF_TRANSMISSION sent `sends` times; waiting for the reboot.
         case ending(sends: Int)
-        case reconnecting(afterReboot: Bool)
-        /// Waiting for REGION_INFO 2 after the reboot.
-        case verifying(attempt: Int)
+        /// Connecting again after an unexpected link loss.
+        case reconnecting
         case finished
     }
 
     let settings: PartialFlashSettings
-    let expectedStart: UInt32
-    let expectedHash: [UInt8]
+    /// The blocks of the plan this writer sends: all of them, or one page (`init(rewritingPageOf:settings:)`).
+    public let range: Range<Int>
     let characteristic = KnownGATT.partialFlashing
     var state = State.idle
     /// The first block not yet acknowledged.
@@ -206,26 +232,40 @@ public struct PartialFlashWriter: FlowMachine {
 
     /// - Parameters:
     ///   - plan: the blocks to write.
-    ///   - expectedStart: the program start REGION_INFO 2 must report after the reboot.
-    ///   - expectedHash: the program hash REGION_INFO 2 must report after the reboot.
     ///   - settings: `blockTimeout`, `blockRetryLimit`, `runRetryLimit`, `deadlineBase`,
     ///     `deadlinePerBlock`, `answerTimeout`, `requestAttempts`, `rebootTimeout`,
-    ///     `reconnectDelay`, `reconnectAttempts`, `reconnectLimit`, `verifyAfterFlash`.
-    public init(plan: BlockPlan, expectedStart: UInt32, expectedHash: [UInt8],
-                settings: PartialFlashSettings = PartialFlashSettings()) {
-        self.plan = plan
-        self.expectedStart = expectedStart
-        self.expectedHash = expectedHash
-        self.settings = settings
-        self.recovery = LinkRecovery(settings: settings)
-        self.stats = PartialFlashStats(blocks: plan.blockCount, bytes: plan.byteCount, pages: plan.pagesOpened,
-                                       skippedBlocks: plan.skippedBlocks)
+    ///     `reconnectDelay`, `reconnectAttempts`, `reconnectLimit`, `settleTime`.
+    public init(plan: BlockPlan, settings: PartialFlashSettings = PartialFlashSettings()) {
+        self.init(plan: plan, range: 0..<plan.blockCount, settings: settings)
     }
 
-    /// Writes `plan` and verifies that the board then reports `program`.
+    /// Writes `plan` (the program's blocks). Reading the board back afterwards is `ProgramCheck`'s.
     public init(plan: BlockPlan, program: MakeCodeProgram, settings: PartialFlashSettings = PartialFlashSettings()) {
-        self.init(plan: plan, expectedStart: program.magicAddress, expectedHash: program.programHash, settings: settings)
+        self.init(plan: plan, settings: settings)
     }
+
+    /// Rewrites only the cheapest page of `plan` (`BlockPlan.cheapestPage`) and ends with
+    /// END_OF_TRANSMISSION: for a board whose flash holds the plan's program already, to clear
+    /// `flashIncomplete`. Blocks count from the page's opener.
+    public init(rewritingPageOf plan: BlockPlan, settings: PartialFlashSettings = PartialFlashSettings()) {
+        self.init(plan: plan, range: plan.cheapestPage, settings: settings)
+    }
+
+    private init(plan: BlockPlan, range: Range<Int>, settings: PartialFlashSettings) {
+        self.plan = plan
+        self.range = range
+        self.settings = settings
+        self.recovery = LinkRecovery(settings: settings)
+        let blocks = plan.blocks[range]
+        self.stats = PartialFlashStats(blocks: blocks.count, bytes: blocks.count * Int(BlockPlan.blockSize),
+                                       pages: blocks.reduce(0) { $0 + ($1.opensPage ? 1 : 0) },
+                                       skippedBlocks: range.count == plan.blockCount ? plan.skippedBlocks : 0)
+        self.index = range.lowerBound
+        self.progress = range.lowerBound
+    }
+
+    /// True when this writer rewrites one page of an already written program.
+    public var rewritesOnePage: Bool { range.count != plan.blockCount }
 
     /// Starts writing on a connection where notifications are enabled and a REGION_INFO
     /// was just answered (so the board expects packet 0): the first block goes out at once.
@@ -235,7 +275,7 @@ public struct PartialFlashWriter: FlowMachine {
     /// `block` continues an earlier, interrupted write (see `resume(from:)`); nil starts afresh.
     public mutating func beginAfterRegionInfo(now: Duration = .zero, from block: Int? = nil) -> [FlowAction] {
         guard state == .idle else { return [] }
-        guard !plan.blocks.isEmpty else { return fail(.nothingToWrite) }
+        guard !range.isEmpty else { return fail(.nothingToWrite) }
         let notes = block.map { resume(from: $0) } ?? []
         return opening() + notes + checkpoint() + sendBlock(from: 0)
     }
@@ -245,7 +285,7 @@ public struct PartialFlashWriter: FlowMachine {
         switch event {
         case .start:
             guard state == .idle else { return [] }
-            guard !plan.blocks.isEmpty else { return fail(.nothingToWrite) }
+            guard !range.isEmpty else { return fail(.nothingToWrite) }
             return opening() + checkpoint() + [.subscribe(characteristic)] + resync(attempt: 1)
         case let .notification(c, bytes):
             guard c == characteristic else { return [.report(.trace("ignored notification from \(c)"))] }
@@ -258,13 +298,11 @@ public struct PartialFlashWriter: FlowMachine {
         case let .disconnected(reason):
             return linkLost(reason)
         case let .connected(info):
-            guard case let .reconnecting(afterReboot) = state else { return [] }
-            return connected(info, afterReboot: afterReboot)
+            guard state == .reconnecting else { return [] }
+            return connected(info)
         case let .connectFailed(error):
-            guard case let .reconnecting(afterReboot) = state else { return [] }
-            let result = recovery.connectFailed(error)
-            if afterReboot, case .failure = result { return finishUnverified(error) }
-            return settle(result)
+            guard state == .reconnecting else { return [] }
+            return settle(recovery.connectFailed(error))
         case let .writeFailed(_, error):
             // The block or answer timer notices the loss; remember why.
             if state == .awaitingAck { writeFailure = error }
@@ -273,8 +311,11 @@ public struct PartialFlashWriter: FlowMachine {
     }
 
     private mutating func opening() -> [FlowAction] {
-        [.report(.phase(.partial)),
-         .report(.note("writing \(plan.blockCount) blocks (\(plan.byteCount) bytes, \(plan.pagesOpened) pages)")),
-         .startTimer(PartialFlashTimer.deadline, settings.deadline(blocks: plan.blockCount))]
+        let what = rewritesOnePage
+            ? "rewriting the page at \(hex32(plan.blocks[range.lowerBound].address)) as it is (\(range.count) blocks), "
+                + "then END_OF_TRANSMISSION, to clear the mark of an unfinished flash"
+            : "writing \(plan.blockCount) blocks (\(plan.byteCount) bytes, \(plan.pagesOpened) pages)"
+        return [.report(.phase(.partial)), .report(.note(what)),
+                .startTimer(PartialFlashTimer.deadline, settings.deadline(blocks: range.count))]
     }
 }

@@ -5,8 +5,8 @@ import PartialFlashingFrames
 
 /// Saving and loading a simulated board, so it survives between runs of the tool.
 ///
-/// The file is JSON: the profile, the mode, the key-value storage, the runtime end and
-/// only the flash pages that are not blank (base64). Loading gives the board as it was
+/// The file is JSON: the profile, the mode, the key-value storage (also in its flash page;
+/// listed for people), the runtime end and only the flash pages that are not blank (base64). Loading gives the board as it was
 /// saved (same mode, same flags); RAM state of its services starts afresh.
 extension SimulatedBoard {
     struct SavedBoard: Codable {
@@ -42,6 +42,13 @@ extension SimulatedBoard {
         return try encoder.encode(saved)
     }
 
+    /// True when `data` is a saved board's file (of any version): a JSON object whose `format`
+    /// is this file format's name. Other JSON files a user keeps beside the boards are not.
+    public static func isSavedBoard(_ data: Data) -> Bool {
+        struct Header: Decodable { var format: String }
+        return (try? JSONDecoder().decode(Header.self, from: data))?.format == SavedBoard.formatName
+    }
+
     /// A board from `encoded()` output.
     /// - Throws: `SimulatedBoardError.badStateFile` naming what is wrong.
     public init(encoded data: Data) throws {
@@ -67,8 +74,12 @@ extension SimulatedBoard {
             try? image.write([UInt8](page.data), at: page.address, overwrite: true)
         }
         let flash = try FlashMemory(layout: layout, image: image)
-        var device = DeviceState(flash: flash, storage: saved.storage.mapValues { [UInt8]($0) }, mode: mode,
-                                 runtimeEnd: saved.runtimeEnd, layout: layout, runtime: saved.profile.runtime)
+        var device = DeviceState(flash: flash, mode: mode, runtimeEnd: saved.runtimeEnd, layout: layout,
+                                 runtime: saved.profile.runtime)
+        // Files written before the store lived in flash list the keys only: put them in its page.
+        for (key, value) in saved.storage.sorted(by: { $0.key < $1.key }) where device.storage[key] == nil {
+            device.putKey(key, [UInt8](value))
+        }
         device.nordic = saved.nordic ?? NordicBootloaderSettings()
         self.init(profile: saved.profile, device: device)
     }

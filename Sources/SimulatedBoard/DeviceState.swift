@@ -1,12 +1,13 @@
 import FirmwareImage
 import PartialFlashingFrames
 
-/// Everything a simulated board remembers: flash, persistent key-value storage, and the
-/// mode it booted into. Services read and change it through `SimulatedService`.
+/// Everything a simulated board remembers: flash (which holds the runtime's key-value store,
+/// see `KeyValueStore`), and the mode it booted into. Services read and change it through
+/// `SimulatedService`.
 public struct DeviceState: Sendable, Equatable {
     public var flash: FlashMemory
-    /// The runtime's persistent key-value store (CODAL `KeyValueStorage`, DAL `MicroBitStorage`).
-    public var storage: [String: [UInt8]]
+    /// Where and how the runtime keeps its persistent keys (CODAL `KeyValueStorage`, DAL `MicroBitStorage`).
+    public let keyValueStore: KeyValueStore
     /// The mode chosen at the last boot (a RAM variable on the board).
     public var mode: BoardMode
     /// The REGION_INFO table computed at the last boot.
@@ -20,10 +21,9 @@ public struct DeviceState: Sendable, Equatable {
     /// Boots since the board was created (or loaded).
     public internal(set) var bootCount = 0
 
-    init(flash: FlashMemory, storage: [String: [UInt8]], mode: BoardMode, runtimeEnd: UInt32,
-         layout: MemoryLayout, runtime: BoardRuntime) {
+    init(flash: FlashMemory, mode: BoardMode, runtimeEnd: UInt32, layout: MemoryLayout, runtime: BoardRuntime) {
         self.flash = flash
-        self.storage = storage
+        self.keyValueStore = KeyValueStore(runtime: runtime, layout: layout)
         self.mode = mode
         self.runtimeEnd = runtimeEnd
         self.layout = layout
@@ -32,34 +32,49 @@ public struct DeviceState: Sendable, Equatable {
         rescanMemoryMap()
     }
 
+    /// The keys the store holds now, with their 32-byte values (read from the flash page).
+    public var storage: [String: [UInt8]] {
+        Dictionary(keyValueStore.pairs(in: flash).map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+    }
+
     /// True while an interrupted partial flash forces pairing mode on every boot.
     public var flashIncomplete: Bool { storage[StorageKey.flashIncomplete] != nil }
 
-    /// Boots: `RebootMode` (removed) or `flashIncomplete` (kept) or the user's button gesture
-    /// select pairing mode, otherwise application mode; then the memory map is scanned again
-    /// (docs/protocols/partial-flashing.md §3.7).
+    /// True when the next boot goes to pairing mode because of a key (`RebootMode` or
+    /// `flashIncomplete`) rather than the user's gesture.
+    public var bootsIntoPairingMode: Bool { flashIncomplete || storage[StorageKey.rebootMode] != nil }
+
+    /// Stores a key as the runtime's `put` does; false when the store refuses it (full).
+    @discardableResult
+    mutating func putKey(_ key: String, _ value: [UInt8]) -> Bool { keyValueStore.put(key, value, flash: &flash) }
+
+    /// Removes a key as the runtime's `remove` does.
+    mutating func removeKey(_ key: String) { keyValueStore.remove(key, flash: &flash) }
+
+    /// Boots, as CODAL's and DAL's `MicroBit::init` decide (codal-microbit-v2 `model/MicroBit.cpp` L233-281, microbit `source/MicroBit.cpp` L125-189):
+    /// read `RebootMode` and `flashIncomplete` (an empty store is initialised on the way);
+    /// `RebootMode` selects pairing mode and is removed; `flashIncomplete` selects pairing mode
+    /// and is kept (so every boot goes there until an END_OF_TRANSMISSION completes); the user's
+    /// gesture (A+B held, or a triple reset on CODAL) selects it too; otherwise application mode.
+    /// Pairing mode ends only with a reset, which decides again. Then the memory map is scanned
+    /// again (docs/protocols/partial-flashing.md §3.7).
     mutating func boot(userRequestsPairing: Bool) {
         if nordic.bootloaderActive {
             bootCount += 1
             return
         }
-        if storage.removeValue(forKey: StorageKey.rebootMode) != nil {
+        let rebootMode = keyValueStore.get(StorageKey.rebootMode, flash: &flash) != nil
+        let incomplete = keyValueStore.get(StorageKey.flashIncomplete, flash: &flash) != nil
+        if rebootMode {
+            removeKey(StorageKey.rebootMode)
             mode = .pairing
-        } else if flashIncomplete || userRequestsPairing {
+        } else if incomplete || userRequestsPairing {
             mode = .pairing
         } else {
             mode = .application
         }
         bootCount += 1
         rescanMemoryMap()
-    }
-
-    /// A bootloader replaced the whole application (an MCUboot swap or revert): the flag of
-    /// an interrupted partial flash no longer applies to the program now in flash.
-    /// (The runtime's `FLASH_PROGRAM_END` is kept from the board's creation; see the README's
-    /// known limits.)
-    mutating func applicationReplaced() {
-        storage[StorageKey.flashIncomplete] = nil
     }
 
     mutating func rescanMemoryMap() {

@@ -18,6 +18,10 @@ public struct FlashMemory: Sendable, Equatable {
     public private(set) var writeLog: [Range<UInt32>] = []
     /// Start addresses of erased pages, in order.
     public private(set) var eraseLog: [UInt32] = []
+    /// Erases and writes the runtime made in its own key-value page (and DAL's scratch page)
+    /// to keep its keys (`KeyValueStore`). They are the board's bookkeeping, not writes a
+    /// client asked for, so they stay out of the counters and logs above.
+    public private(set) var storageOperations = 0
 
     /// A blank (all 0xFF) flash of the layout's size and page size.
     public init(layout: MemoryLayout) {
@@ -100,12 +104,28 @@ public struct FlashMemory: Sendable, Equatable {
         }
     }
 
+    /// Erases a page for the runtime's key-value store (not counted or logged as a client's erase).
+    mutating func eraseForStorage(pageAt address: UInt32) {
+        let start = pageStart(of: address)
+        guard start < size else { return }
+        storage.replaceSubrange(Int(start)..<Int(start + pageSize), with: repeatElement(0xFF, count: Int(pageSize)))
+        storageOperations += 1
+    }
+
+    /// Writes words for the runtime's key-value store (`old & new`, not counted or logged as a client's write).
+    mutating func writeForStorage(_ bytes: [UInt8], at address: UInt32) {
+        guard UInt64(address) + UInt64(bytes.count) <= UInt64(size) else { return }
+        for (i, b) in bytes.enumerated() { storage[Int(address) + i] &= b }
+        storageOperations += 1
+    }
+
     /// Forgets the counters and logs (the contents stay).
     public mutating func resetCounters() {
         eraseCount = 0
         wordWriteCount = 0
         writeLog = []
         eraseLog = []
+        storageOperations = 0
     }
 
     /// Start addresses of the pages that hold anything but 0xFF.

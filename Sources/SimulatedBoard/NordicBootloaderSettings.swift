@@ -24,11 +24,23 @@ public struct NordicBootloaderSettings: Sendable, Equatable, Codable {
 }
 
 extension DeviceState {
-    /// A Nordic DFU replaced the application: the flag of an interrupted partial flash no
-    /// longer applies, and the runtime end is the new runtime's (the partial-flashing memory
-    /// map scans from it at the next boot).
+    /// An MCUboot swap or revert put another application in the primary slot: the runtime end
+    /// is that runtime's (the memory map scans from it at the next boot).
+    mutating func applicationSwapped() {
+        let app = layout.applicationStart..<layout.scratchPage
+        guard let bytes = try? flash.read(app) else { return }
+        var image = MemoryImage()
+        try? image.write(bytes, at: app.lowerBound)
+        runtimeEnd = MemoryMapScan.deriveRuntimeEnd(image: image, layout: layout)
+    }
+
+    /// A Nordic DFU replaced the application: the runtime end is the new runtime's (the
+    /// partial-flashing memory map scans from it at the next boot). The runtime's key-value
+    /// page stays as it was, `flashIncomplete` included: the V2 bootloader erases only the pages
+    /// of the new image and keeps the 12 KiB below itself (`NRF_DFU_APP_DATA_AREA_SIZE`), the
+    /// legacy bootloader erases only the image's size from the application start
+    /// (docs/protocols/board-storage.md §4).
     mutating func nordicApplicationReplaced(start: UInt32, bytes: [UInt8]) {
-        applicationReplaced()
         var image = MemoryImage()
         try? image.write(bytes, at: start)
         runtimeEnd = MemoryMapScan.deriveRuntimeEnd(image: image, layout: layout)

@@ -138,7 +138,10 @@ extension SMPServer {
             try? device.flash.writeWords(externalPage, at: address)
             if internalPage.count == page { secondary.replaceSubrange((p * page)..<((p + 1) * page), with: internalPage) }
         }
-        device.applicationReplaced()
+        // The swap touches only the slots: the runtime's key-value page, with any
+        // `flashIncomplete`, stays as it was (docs/protocols/board-storage.md §4). The runtime now
+        // in the primary slot has its own `FLASH_PROGRAM_END`, from which its memory map scans.
+        device.applicationSwapped()
         if plan.swapping {
             statistics.swaps += 1
             primaryConfirmed = pendingPermanent

@@ -28,8 +28,7 @@ public struct SimulatedBoard: Sendable {
         let flash = try FlashMemory(layout: layout, image: flashImage)
         let end = profile.runtimeEnd ?? MemoryMapScan.deriveRuntimeEnd(image: image, layout: layout)
         self.init(profile: profile,
-                  device: DeviceState(flash: flash, storage: [:], mode: mode, runtimeEnd: end,
-                                      layout: layout, runtime: profile.runtime))
+                  device: DeviceState(flash: flash, mode: mode, runtimeEnd: end, layout: layout, runtime: profile.runtime))
     }
 
     /// A board with the standard profile of `board`.
@@ -64,8 +63,22 @@ public struct SimulatedBoard: Sendable {
     public var mode: BoardMode { device.mode }
     /// True while an interrupted partial flash forces pairing mode on every boot.
     public var flashIncomplete: Bool { device.flashIncomplete }
+    /// The pages the runtime writes for itself: its key-value page and, on DAL, the flash scratch
+    /// page its store copies through (`KeyValueStore`). No firmware file puts anything there.
+    public var runtimeStoragePages: [UInt32] {
+        let store = device.keyValueStore
+        return [store.page] + (store.scratchPage.map { [$0] } ?? [])
+    }
+
     /// The REGION_INFO table the board answers with.
     public var memoryMap: [RegionInfo] { device.memoryMap }
+
+    /// Leaves the board as a partial flash that was not finished leaves it, by whichever client:
+    /// `flashIncomplete` in its key-value page, so it starts in pairing mode at every boot
+    /// until an END_OF_TRANSMISSION completes. It takes effect at the next boot (`reset`).
+    public mutating func markFlashIncomplete() {
+        device.putKey(StorageKey.flashIncomplete, [0x01])
+    }
 
     /// Forgets the flash's erase/write counters and logs (before a run whose writes are checked).
     public mutating func resetFlashCounters() { device.flash.resetCounters() }
@@ -121,6 +134,21 @@ public struct SimulatedBoard: Sendable {
     /// Tells the services that the central's link dropped.
     mutating func linkDropped() {
         for i in services.indices { services[i].didDisconnect() }
+    }
+
+    /// How long the runtime's boot decision would take beyond `DeviceTiming.reboot`, if the board
+    /// reset now: a key makes it light the LED matrix step by step before pairing mode starts,
+    /// one step for `RebootMode`, 25 for `flashIncomplete` alone; a step is 20 ms (CODAL, and DAL
+    /// on micro:bit V1) or 50 ms (DAL on Calliope mini 1/2) (codal-microbit-v2 `model/MicroBit.cpp`
+    /// L248-258; microbit `source/MicroBit.cpp` L139, calliope-mini/microbit L156). The user's
+    /// gesture is not simulated in time.
+    public var bootDecisionTime: Duration {
+        guard !device.nordic.enterOnReset, device.nordic.applicationValid else { return .zero }
+        let step: Duration = profile.board == .calliopeMini1 || profile.board == .calliopeMini2 ? .milliseconds(50) : .milliseconds(20)
+        let store = device.storage
+        if store[StorageKey.rebootMode] != nil { return step }
+        if store[StorageKey.flashIncomplete] != nil { return step * 25 }
+        return .zero
     }
 
     /// How long the bootloader would work before the board boots, if it reset now (an MCUboot swap).

@@ -37,7 +37,7 @@ public enum SimulatedBoardError: Error, Sendable, Equatable, CustomStringConvert
         case let .unalignedWrite(a):
             return "flash word write at \(Hex.number(a, uppercase: false)) is not 4-byte aligned (the chip would fault)"
         case let .badStateFile(why):
-            return "the saved simulated board cannot be read: \(why). Delete the file to start with a fresh board"
+            return "the saved simulated board cannot be read: \(why)"
         case let .imageOutsideFlash(a):
             return "the firmware image holds data at \(Hex.number(a, uppercase: false)), outside the board's flash: pick the image for this board"
         case let .unknownBoard(id):

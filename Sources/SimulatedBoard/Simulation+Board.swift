@@ -115,7 +115,8 @@ extension Simulation {
     /// connection event), pending work is void, and it boots after its reboot time.
     mutating func reboot(_ b: Int) {
         boards[b].epoch += 1
-        let up = now + boards[b].timing.reboot + boards[b].board.bootloaderTime(timing: boards[b].timing)
+        let board = boards[b].board
+        let up = now + boards[b].timing.reboot + board.bootloaderTime(timing: boards[b].timing) + board.bootDecisionTime
         boards[b].downUntil = up
         trace.record(t, board: b, .reboot, "the board resets, back at \((up - runStart).secondsText)")
         if let c = boards[b].connection, let conn = connections[c] {

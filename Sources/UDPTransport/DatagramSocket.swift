@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import NIOCore
 import NIOPosix
 import Synchronization
@@ -35,9 +38,19 @@ package final class DatagramSocket: Sendable {
                 }
                 .bind(host: host, port: port).get()
             return DatagramSocket(channel: channel, datagrams: stream)
+        } catch let error as SocketAddressError.UnknownHost {
+            sink.finish()
+            throw .unknownHost(host: host, detail: error.errorDescription)
         } catch {
             sink.finish()
-            throw .bindFailed(endpoint: UDPEndpoint(host: host, port: port).description, message: "\(error)")
+            let reason: BindFailure
+            switch (error as? IOError)?.errnoCode {
+            case EADDRINUSE: reason = .inUse(port: port)
+            case EADDRNOTAVAIL: reason = .notLocal(host: host)
+            case EACCES: reason = .notPermitted(port: port)
+            default: reason = .other("\(error)")
+            }
+            throw .bindFailed(endpoint: UDPEndpoint(host: host, port: port).description, reason: reason)
         }
     }
 
@@ -63,6 +76,8 @@ package final class DatagramSocket: Sendable {
     package static func resolve(_ endpoint: UDPEndpoint) throws(SMPUDPError) -> SocketAddress {
         do {
             return try SocketAddress.makeAddressResolvingHost(endpoint.host, port: endpoint.port)
+        } catch let error as SocketAddressError.UnknownHost {
+            throw .unknownHost(host: endpoint.host, detail: error.errorDescription)
         } catch {
             throw .badEndpoint(endpoint.description)
         }

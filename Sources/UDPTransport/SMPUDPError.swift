@@ -4,8 +4,10 @@ import Diagnostics
 public enum SMPUDPError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `HOST:PORT` could not be read.
     case badEndpoint(String)
+    /// The host name did not resolve to an address (getaddrinfo's words in `detail`).
+    case unknownHost(host: String, detail: String)
     /// The socket could not be opened or bound.
-    case bindFailed(endpoint: String, message: String)
+    case bindFailed(endpoint: String, reason: BindFailure)
     /// No SMP server answered the probe within the time allowed.
     case noAnswer(endpoint: String, after: Duration)
     /// The socket is closed.
@@ -15,8 +17,10 @@ public enum SMPUDPError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case let .badEndpoint(text):
             return "'\(text)' is not HOST:PORT (for example 127.0.0.1:1337 or [::1]:1337)"
-        case let .bindFailed(endpoint, message):
-            return "cannot open a UDP socket on \(endpoint): \(message); pick another port or free this one"
+        case let .unknownHost(host, detail):
+            return "the host name '\(host)' does not resolve (\(detail)): check the name, or give an address such as 127.0.0.1:1337"
+        case let .bindFailed(endpoint, reason):
+            return reason.message(endpoint)
         case let .noAnswer(endpoint, after):
             return "no SMP server answered at \(endpoint) within \(after): start one or check the address and port"
         case .closed:
@@ -58,12 +62,45 @@ public struct UDPEndpoint: Sendable, Equatable, CustomStringConvertible {
     public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 }
 
+/// Why a UDP socket could not be bound, from the `errno` of `bind(2)`.
+public enum BindFailure: Sendable, Equatable {
+    /// EADDRINUSE: another socket holds the port.
+    case inUse(port: Int)
+    /// EADDRNOTAVAIL: the address is not one of this computer's.
+    case notLocal(host: String)
+    /// EACCES: a port below 1024 without the privilege to bind it.
+    case notPermitted(port: Int)
+    /// Anything else, in the system's words.
+    case other(String)
+
+    func message(_ endpoint: String) -> String {
+        switch self {
+        case let .inUse(port):
+            return "cannot listen on \(endpoint): UDP port \(port) is in use by another program; stop it, or pick another port (0 takes any free port)"
+        case let .notLocal(host):
+            return "cannot listen on \(endpoint): \(host) is not an address of this computer; use one of its own, such as 127.0.0.1"
+        case let .notPermitted(port):
+            return "cannot listen on \(endpoint): port \(port) needs a privilege this user lacks; pick a port from 1024 up (0 takes any free port)"
+        case let .other(message):
+            return "cannot open a UDP socket on \(endpoint): \(message)"
+        }
+    }
+}
+
 extension SMPUDPError: ExitStatusReporting {
+    /// 64 for an endpoint that cannot be used as written, 69 for a board (server) that cannot be
+    /// reached, 75 for a port another program holds (it may be free later).
     public var exitStatus: ExitStatus {
         switch self {
         case .badEndpoint: return .usage
-        case .noAnswer: return .boardNotFound
-        case .bindFailed, .closed: return .flashFailed
+        case .noAnswer, .unknownHost: return .boardNotFound
+        case let .bindFailed(_, reason):
+            switch reason {
+            case .inUse: return .temporarilyUnavailable
+            case .notLocal, .notPermitted: return .usage
+            case .other: return .boardNotFound
+            }
+        case .closed: return .flashFailed
         }
     }
 }

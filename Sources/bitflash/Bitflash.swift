@@ -3,23 +3,65 @@ import Laboratory
 
 @main
 struct Bitflash: AsyncParsableCommand {
+    /// bitflash's version: the one place it is written down (`scripts/package` reads it back
+    /// from `bitflash --version`).
+    static let version = "0.9.0"
+
+    /// `bitflash 0.9.0 (commit abc1234, 2026-11-25)`: the version and the commit it was built
+    /// from, stamped at build time (`CommitStamp`); "commit unknown" when built outside a git
+    /// checkout, "with local changes" when the sources differed from the commit.
+    static var versionLine: String {
+        guard let commit = CommitStamp.commit else { return "bitflash \(version) (commit unknown)" }
+        let changes = CommitStamp.modified ? " with local changes" : ""
+        let date = CommitStamp.date.map { ", \($0)" } ?? ""
+        return "bitflash \(version) (commit \(commit)\(changes)\(date))"
+    }
+
     static let configuration = CommandConfiguration(
         commandName: "bitflash",
         abstract: "Flash BBC micro:bit and Calliope mini boards over Bluetooth LE.",
+        version: versionLine,
         subcommands: [FlashCommand.self, ScanCommand.self, InfoCommand.self, ForgetCommand.self, PlanCommand.self, DemoCommand.self, InspectCommand.self,
                       ConvertCommand.self, SimCommand.self, TraceCommand.self, BenchCommand.self])
 
     /// Lets `--simulate` stand without a profile (`bitflash flash prog.hex --simulate`):
-    /// a missing or non-profile value gets the default profile.
+    /// a missing or non-profile value gets the default profile, marked as not named so that
+    /// the kind of board already in the state folder wins.
     static func main() async {
         var args = Array(CommandLine.arguments.dropFirst())
+        let named = zip(args, args.dropFirst()).contains { $0 == "--simulate" && SimProfile(argument: $1) != nil }
         var i = 0
         while i < args.count {
             if args[i] == "--simulate", i + 1 == args.count || SimProfile(argument: args[i + 1]) == nil {
-                args.insert(SimProfile.default.description, at: i + 1)
+                args.insert(contentsOf: [SimProfile.default.description] + (named ? [] : ["--" + SimulationOptions.unnamedProfileFlag]),
+                            at: i + 1)
             }
             i += 1
         }
-        await main(args)
+        await main(attachingNegativeNumbers(args))
+    }
+
+    /// The options that take a list of numbers (`--sim-reset-at 1 2 3`).
+    static let numberListOptions: Set<String> = ["--sim-drop-at-write", "--sim-reset-at"]
+
+    /// A negative number in a number list (`--sim-reset-at 1 -2`) looks like an option to the
+    /// argument parser; attached (`--sim-reset-at=-2`), it reaches the option's range check and
+    /// is refused by name. The single-value number options read their next word whatever it
+    /// looks like (`parsing: .unconditional`).
+    static func attachingNegativeNumbers(_ args: [String]) -> [String] {
+        var out: [String] = []
+        var list: String?
+        for arg in args {
+            if arg == "--" { list = nil }
+            if let option = list, arg.count > 1, arg.hasPrefix("-"), Double(arg) != nil {
+                // Right after the option, the option itself takes it; later, a repetition does.
+                if out.last == option { out.removeLast() }
+                out.append("\(option)=\(arg)")
+                continue
+            }
+            if arg.hasPrefix("-") { list = numberListOptions.contains(arg) ? arg : nil }
+            out.append(arg)
+        }
+        return out
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Diagnostics
+import Flashing
 import Foundation
 
 /// An error the CLI shows as it is, with the exit status it implies.
@@ -31,6 +32,21 @@ func runCommand(_ body: () async throws -> ExitStatus) async throws {
         throw ExitCode(classify(error).rawValue)
     }
     if code != .ok { throw ExitCode(code.rawValue) }
+}
+
+/// The status of a run that flashed boards with these results, after one line on stderr for
+/// each board that failed (also with `--json`, whose standard output holds the result objects):
+/// the first failure's status, else 3 after a fallback, else 0.
+func finishFlash(_ results: [FlashResult]) -> ExitStatus {
+    let prefix = { (r: FlashResult) in results.count == 1 ? "" : "\(r.board): " }
+    for r in results {
+        if let message = r.error {
+            StdErr.write("bitflash: error: \(prefix(r))\(message)\n")
+        } else if r.verification == .unverified {
+            StdErr.write("bitflash: warning: \(prefix(r))written but not verified: \(r.verificationNote ?? "the board was not read back")\n")
+        }
+    }
+    return FlashResult.runStatus(results)
 }
 
 /// A readable description of any error: the command line's wording where it has one

@@ -98,11 +98,13 @@ struct BlueZCommandTests {
         try Self.expectBoardHolds("sample-r2-heart.hex", stateFile: fake.stop())
     }
 
-    @Test("when partial flashing fails, auto mode falls back to a full update and exits 3")
+    @Test("when partial flashing fails, auto mode falls back to a full update; a board whose partial-flashing answers stay broken is not read back, and that exits 2")
     func autoFallback() throws {
         let fake = try FakeBlueZProcess(["--firmware-hostile", "truncated-notifications", "--time-scale", "0.2"])
         let r = try fake.bitflash(["flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig", "--json"])
-        #expect(r.status == 3, "\(r.stderr)")
+        // The new program runs the same lying service, so the read back after the update fails too.
+        #expect(r.status == 2, "\(r.stderr)")
+        #expect(r.stderr.contains("written but not verified"), "\(r.stderr)")
         let result = try Self.result(r)
         #expect(result["path"] as? String == "full")
         #expect(result["fallback"] as? Bool == true)
@@ -211,6 +213,21 @@ struct BlueZCommandTests {
         let scan = try fake.bitflash(["scan", "--timeout", "1"])
         #expect(scan.status == 0, "\(mode): \(scan.stderr)")
         #expect(scan.lines.allSatisfy { $0.count < 400 }, "\(mode)")
+    }
+
+    @Test("a flash that meets a D-Bus value BlueZ never sends ends with 76 and says it is not a radio problem",
+          arguments: ["oversized-values", "wrong-types", "missing-properties"])
+    func stackViolationEndsFlash(mode: String) throws {
+        let fake = try FakeBlueZProcess(["--hostile", mode])
+        let r = try fake.bitflash(["flash", Self.sample("sample-r1-counter.hex").path, "--device", FakeBlueZProcess.address,
+                                   "--scan-timeout", "2", "--json"])
+        #expect(r.status == 76, "\(mode): exit \(r.status) \(r.stderr.prefix(400))")
+        #expect(r.stderr.contains("not a radio problem"), "\(mode): \(r.stderr.prefix(400))")
+        #expect(r.stderr.contains("running again does not help"), "\(mode)")
+        #expect(!r.stderr.contains("closer") && !r.stderr.contains("run the same command again"), "\(mode): \(r.stderr.prefix(400))")
+        #expect(r.stderr.count < 1000, "\(mode): \(r.stderr.count) characters of error")
+        // The oversized notifications are the board's answers: the run ends at the first one.
+        if mode == "oversized-values" { #expect(r.stderr.contains("4096 bytes"), "\(r.stderr.prefix(400))") }
     }
 
     @Test("a board that forgot its bond is diagnosed, `bitflash forget` removes the bond, and the next flash pairs afresh")

@@ -101,7 +101,8 @@ import Transport
         let query = DeviceQuery("zotig")
         let result = try await withThrowingTaskGroup(of: BlueZScanner.Sighted?.self) { group in
             group.addTask {
-                await BlueZScanner.collect(events, from: BlueZScanner.Sighted(), adapter: Self.adapter, timeout: .seconds(600)) { seen in
+                await BlueZScanner.collect(events, from: BlueZScanner.Sighted(), adapter: Self.adapter, timeout: .seconds(600),
+                                          stopAtMalformed: nil) { seen in
                     seen.contains { query.rank($0) != nil }
                 }
             }

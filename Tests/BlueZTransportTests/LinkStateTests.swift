@@ -43,6 +43,37 @@ import Transport
         #expect(s.apply(try #require(valueChanged(.bytes(Array(repeating: 1, count: 512))))).count == 1)
     }
 
+    @Test("the first value BlueZ never sends is kept as the violation, in words; later ones do not replace it")
+    func firstViolationIsKept() throws {
+        var s = try connectedState()
+        #expect(s.violation == nil)
+        _ = s.apply(try #require(valueChanged(.bytes(Array(repeating: 0xAA, count: 4096)))))
+        #expect(s.violation == "a notification that cannot come from a board (4096 bytes, more than an attribute holds: 512)")
+        _ = s.apply(try #require(valueChanged(.string("01ff"))))
+        #expect(s.violation?.contains("4096 bytes") == true)
+
+        var typed = try connectedState()
+        _ = typed.apply(try #require(valueChanged(.string("01ff"))))
+        #expect(typed.violation == "a notification that cannot come from a board (of type 's' instead of bytes)")
+    }
+
+    @Test("a notification that only invalidates Value, and Connected of the wrong type, are violations; a good value is not")
+    func otherViolations() throws {
+        var s = try connectedState()
+        _ = s.apply(.propertiesChanged(path: charPath, interface: "org.bluez.GattCharacteristic1", changed: [:], invalidated: ["Value"]))
+        #expect(s.violation?.contains("Value invalidated") == true)
+        #expect(s.droppedNotifications == 1)
+
+        var c = try connectedState()
+        _ = c.apply(.propertiesChanged(path: Fixtures.microbit, interface: "org.bluez.Device1", changed: ["Connected": .int32(0)], invalidated: []))
+        #expect(c.violation == "Connected of type 'i' instead of a boolean")
+
+        var good = try connectedState()
+        _ = good.apply(try #require(valueChanged(.bytes(Array(repeating: 1, count: 512)))))
+        _ = good.apply(.propertiesChanged(path: Fixtures.microbit, interface: "org.bluez.Device1", changed: ["RSSI": .int16(-40)], invalidated: []))
+        #expect(good.violation == nil)
+    }
+
     @Test("Connected=false ends the link once, as a remote termination")
     func remoteDisconnect() throws {
         var s = try connectedState()

@@ -45,6 +45,17 @@ struct FlashCommandTests {
         #expect(try results(back).first?["path"] as? String == "full")
     }
 
+    @Test func aPlainSimulateFlashesTheKindOfBoardTheStateFolderHolds() throws {
+        let reset = try BitflashBinary.run(["sim", "reset", "--profile", "microbit-v2", "--sim-state", state.path])
+        #expect(reset.status == 0, "\(reset.stderr)")
+        // A new runtime on a stock board: Secure DFU, not a refusal for want of an MCUboot board.
+        let r = try flash("sample-r2-heart.hex", ["--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let result = try #require(try results(r).first)
+        #expect(result["path"] as? String == "full")
+        #expect(r.stdout.contains("DFU"))
+    }
+
     @Test func jsonEventsAndTheResultCarryEveryDocumentedField() throws {
         let r = try flash("sample-r1-counter.hex", ["--json"])
         #expect(r.status == 0, "\(r.stderr)")
@@ -77,6 +88,28 @@ struct FlashCommandTests {
         #expect(r.status == 3, "\(r.stdout)\n\(r.stderr)")
         #expect(r.stdout.contains("full (after fallback)"), "\(r.stdout)")
         #expect(r.stdout.contains("verified"))
+    }
+
+    @Test func aProgramWithoutBluetoothIsWrittenButReportedUnverifiedWithExit2() throws {
+        // The board runs a program that keeps Bluetooth off in application mode; the user put it
+        // into pairing mode. After the write it restarts into that program and cannot be reached
+        // to read it back: that is no success.
+        let reset = try BitflashBinary.run(["sim", "reset", "--no-app-bluetooth", "--pairing-mode", "--sim-state", state.path])
+        #expect(reset.status == 0, "\(reset.stderr)")
+        let r = try flash("sample-r1-counter.hex", ["--json"])
+        #expect(r.status == 2, "\(r.stdout)\n\(r.stderr)")
+        let result = try #require(try results(r).first)
+        #expect(result["path"] as? String == "partial")
+        #expect(result["verified"] as? Bool == false)
+        #expect(result["verification"] as? String == "unverified")
+        #expect((result["verificationNote"] as? String)?.contains("Bluetooth off in application mode") == true, "\(result)")
+        #expect(result["error"] == nil || result["error"] is NSNull)
+        // The plain output says it in words.
+        let again = try BitflashBinary.run(["sim", "reset", "--no-app-bluetooth", "--pairing-mode", "--sim-state", state.path])
+        #expect(again.status == 0)
+        let plain = try flash("sample-r1-counter.hex")
+        #expect(plain.status == 2)
+        #expect(plain.stdout.contains("NOT VERIFIED: the board did not accept a connection"), "\(plain.stdout)")
     }
 
     @Test func aNewRuntimeOverMcuMgrOnABoardWithoutMCUbootFailsWithExit74AndSaysWhatToDo() throws {

@@ -1,3 +1,4 @@
+import Diagnostics
 import Testing
 import Synchronization
 @testable import Flashing
@@ -176,5 +177,125 @@ private struct BlockFlow: FlowMachine {
         #expect(transport.enqueued == [[1], [2], [3], [4]])
         #expect(transport.awaited == [[9]])
         #expect(error == .failed(operation: "write", message: "refused later"))
+    }
+}
+
+/// A transport whose stack passes on, after the first write, a value no board can send: the
+/// transport drops it (the board's answer never reaches the flow) and reports the violation.
+final class ViolatingTransport: StackIntegrityReporting, Sendable {
+    let inner = ScriptedTransport { _ in [] }
+    private let state = Mutex<(violation: String?, sinks: [AsyncStream<String>.Continuation])>((nil, []))
+
+    var writes: [[UInt8]] { inner.writes }
+    var stackViolation: String? { state.withLock { $0.violation } }
+    func stackViolations() -> AsyncStream<String> {
+        let (stream, sink) = AsyncStream<String>.makeStream()
+        let now = state.withLock { s -> String? in s.sinks.append(sink); return s.violation }
+        if let now { sink.yield(now) }
+        return stream
+    }
+
+    func connect(timeout: Duration) async throws -> ConnectionInfo { try await inner.connect(timeout: timeout) }
+    func disconnect() async { await inner.disconnect() }
+    func characteristics(of service: BLEUUID, timeout: Duration) async throws -> [BLEUUID] { [] }
+    func write(_ bytes: [UInt8], to c: GATTCharacteristic, kind: WriteKind, timeout: Duration) async throws {
+        try await inner.write(bytes, to: c, kind: kind, timeout: timeout)
+        let sinks = state.withLock { s -> [AsyncStream<String>.Continuation] in
+            guard s.violation == nil else { return [] }
+            s.violation = "a notification of 4096 bytes"
+            return s.sinks
+        }
+        for sink in sinks { sink.yield("a notification of 4096 bytes") }
+    }
+    func read(_ c: GATTCharacteristic, timeout: Duration) async throws -> [UInt8] { [] }
+    func notifications(of c: GATTCharacteristic) -> AsyncStream<[UInt8]> { inner.notifications(of: c) }
+    func enableNotifications(_ c: GATTCharacteristic, timeout: Duration) async throws {}
+    func disconnects() -> AsyncStream<DisconnectReason> { inner.disconnects() }
+    var mtu: Int { 23 }
+}
+
+@Suite struct StackViolationDriverTests {
+    let info = ConnectionInfo(services: [KnownGATT.partialFlashingService], mtu: 23)
+
+    @Test("a value the stack never sends ends the run at once with the violation, before any retry, with exit 76")
+    func violationEndsTheRun() async throws {
+        let transport = ViolatingTransport()
+        let driver = AsyncFlowDriver(transport: transport, clock: InstantClock())
+        do {
+            _ = try await driver.run(StatusFlow(), connection: info)
+            Issue.record("the run went on after the violation")
+        } catch let error as StackViolation {
+            #expect(error.detail == "a notification of 4096 bytes")
+            #expect(error.description.contains("not a radio problem"))
+            #expect(ExitStatus.of(error) == .servicesNotResolved)
+            #expect(error.isTransient == false)
+        }
+        // Without the violation the flow asks three times and gives up (see above): here, once.
+        #expect(transport.writes == [[0xEE]])
+    }
+
+    @Test("a violation already seen before the run ends it before the flow writes anything")
+    func violationBeforeTheRun() async throws {
+        let transport = ViolatingTransport()
+        try await transport.write([0], to: KnownGATT.partialFlashing, kind: .command, timeout: .seconds(1))
+        let driver = AsyncFlowDriver(transport: transport, clock: InstantClock())
+        await #expect(throws: StackViolation.self) { _ = try await driver.run(StatusFlow(), connection: info) }
+        #expect(transport.writes == [[0]])
+    }
+}
+
+/// A transport whose connection attempts never succeed: each waits on the clock until its timeout.
+final class SilentBoardTransport: BLETransport, Sendable {
+    let clock: InstantClock
+    private let attempts = Mutex(0)
+    init(clock: InstantClock) { self.clock = clock }
+    var connectAttempts: Int { attempts.withLock { $0 } }
+    func connect(timeout: Duration) async throws -> ConnectionInfo {
+        attempts.withLock { $0 += 1 }
+        // Long enough that the flow's own timer comes first.
+        for _ in 0..<200 { try await clock.sleep(for: timeout / 200) }
+        throw TransportError.connectFailed("no advertisement within \(timeout)")
+    }
+    func disconnect() async {}
+    func characteristics(of service: BLEUUID, timeout: Duration) async throws -> [BLEUUID] { [] }
+    func write(_ bytes: [UInt8], to c: GATTCharacteristic, kind: WriteKind, timeout: Duration) async throws {}
+    func read(_ c: GATTCharacteristic, timeout: Duration) async throws -> [UInt8] { [] }
+    func notifications(of c: GATTCharacteristic) -> AsyncStream<[UInt8]> { AsyncStream { $0.finish() } }
+    func enableNotifications(_ c: GATTCharacteristic, timeout: Duration) async throws {}
+    func disconnects() -> AsyncStream<DisconnectReason> { AsyncStream { _ in } }
+    var mtu: Int { 23 }
+}
+
+/// Looks for the board for 2 s: connects, and gives up when its window timer fires first.
+private struct WindowFlow: FlowMachine {
+    var outcome: Result<String, any Error>?
+    mutating func handle(_ event: FlowEvent, now: Duration) -> [FlowAction] {
+        switch event {
+        case .start:
+            return [.startTimer(TimerID("window"), .seconds(2)), .connect(after: .zero)]
+        case .connected:
+            outcome = .success("connected")
+            return [.finish]
+        case .connectFailed:
+            outcome = .success("attempt failed")
+            return [.finish]
+        case .timerFired(TimerID("window")):
+            outcome = .success("window over at \(now)")
+            return [.finish]
+        default:
+            return []
+        }
+    }
+}
+
+extension AsyncFlowDriverTests {
+    @Test func aFlowTimerEndsAConnectionAttemptThatStillWaits() async throws {
+        let clock = InstantClock()
+        let transport = SilentBoardTransport(clock: clock)
+        let driver = AsyncFlowDriver(transport: transport, clock: clock, operationTimeout: .seconds(20))
+        let result = try await driver.run(WindowFlow(), connection: info)
+        #expect(result.hasPrefix("window over"))
+        #expect(transport.connectAttempts == 1)
+        #expect(clock.now.offset < .seconds(20))
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import FirmwareImage
 import LinkModel
 import PartialFlashing
@@ -19,8 +20,10 @@ import Testing
         #expect(report.violations.isEmpty, "\(report.table())")
         // The campaign injected faults and some runs failed and were repaired, or it proves little.
         #expect(report.faults.values.reduce(0, +) > 150)
+        // Every failed or unverified run was read back running its program by the plain run after it.
         let failed = report.outcomes[CampaignOutcome.failedCleanly.rawValue] ?? 0
-        #expect(report.repairedAfterFailure == failed)
+        let unverified = report.outcomes[CampaignOutcome.unverified.rawValue] ?? 0
+        #expect(report.repairedAfterFailure == failed + unverified)
         switch path {
         case .partial:
             #expect((report.outcomes["partial"] ?? 0) > 75)
@@ -71,7 +74,29 @@ import Testing
         let one = single.run()
         #expect(one.runs == 1)
         #expect(one.seconds.first == report.seconds.last, "run 11 alone is run 11 of the campaign")
-        #expect((single.lastTrace?.entries.count ?? 0) > 100)
+        #expect(single.lastTraces.map(\.part) == ["run 11"])
+        #expect((single.lastTraces.first?.trace.entries.count ?? 0) > 100)
+    }
+
+    @Test func theTraceOfAFailedRunHoldsItsRepairRunAndReadsAsATraceFile() throws {
+        // Run 11 of this hostile campaign fails (the board hides that it marked the image for
+        // test); the plain run after it repairs the board.
+        var configuration = FaultCampaign.Configuration(runs: 1, seed: 20261122, paths: [.auto])
+        configuration.hostile = .wrongSlotHash
+        configuration.firstRun = 11
+        configuration.recordsTrace = true
+        var campaign = FaultCampaign(configuration)
+        let report = campaign.run()
+        try #require(report.outcomes[CampaignOutcome.failedCleanly.rawValue] == 1)
+        #expect(campaign.lastTraces.map(\.part) == ["run 11", "run 11 repair"])
+        var text = Data()
+        for (part, trace) in campaign.lastTraces { text += try TraceFile.encode(trace, names: [part]) }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("campaign-\(UUID().uuidString).trace")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try text.write(to: file)
+        let lines = try TraceFile.read(file.path)
+        #expect(Set(lines.map(\.name)) == ["run 11", "run 11 repair"])
+        #expect(lines.contains { $0.name == "run 11 repair" && $0.kind == "write" })
     }
 
     /// Runs that once broke an invariant, kept so they never do again:
@@ -116,6 +141,34 @@ import Testing
         let found = CampaignInvariants.checkSuccess(outcome, plan: plan, board: bad)
         #expect(found.map(\.rule) == ["flash-differs"])
         #expect(found.first?.detail.contains(String(at, radix: 16, uppercase: true)) == true)
+    }
+
+    @Test func checkerCatchesAVerifiedBoardThatWouldBootIntoPairingMode() throws {
+        let plan = try Self.plan(.nrf52833, .counter)
+        let outcome = SessionOutcome(path: .partial, reason: FlashReason(code: "runtime-matches", message: "test"), fallback: false,
+                                     partial: PartialFlashStats(blocks: 10, bytes: 640, pages: 1, verified: true))
+        var board = try SimulatedBoard(.microbitV2, image: plan.image)
+        board.markFlashIncomplete()
+        board.reset()
+        #expect(CampaignInvariants.checkSuccess(outcome, plan: plan, board: board).map(\.rule) == ["boots-into-pairing-mode"])
+    }
+
+    @Test func anUnverifiedResultIsItsOwnCategoryWithItsOwnChecks() throws {
+        let plan = try Self.plan(.nrf52833, .counter)
+        var stats = PartialFlashStats(blocks: 10, bytes: 640, pages: 1, verified: false)
+        stats.unverifiedReason = "the board did not accept a connection within 10 s of its restart"
+        let outcome = SessionOutcome(path: .partial, reason: FlashReason(code: "runtime-matches", message: "test"), fallback: false,
+                                     partial: stats)
+        #expect(CampaignOutcome(outcome) == .unverified)
+        // Written but not read back: the flash must hold the program; the board may be in any mode.
+        var board = try SimulatedBoard(.microbitV2, image: plan.image)
+        board.markFlashIncomplete()
+        #expect(CampaignInvariants.checkSuccess(outcome, plan: plan, board: board).isEmpty)
+        let other = try SimulatedBoard(.microbitV2, image: try Self.plan(.nrf52833, .heart).image)
+        #expect(CampaignInvariants.checkSuccess(outcome, plan: plan, board: other).map(\.rule) == ["flash-differs"])
+        stats.unverifiedReason = nil
+        let silent = SessionOutcome(path: .partial, reason: outcome.reason, fallback: false, partial: stats)
+        #expect(CampaignInvariants.checkSuccess(silent, plan: plan, board: board).map(\.rule) == ["unclear-error"])
     }
 
     @Test func checkerCatchesAWriteOutsideTheDeclaredRegion() throws {

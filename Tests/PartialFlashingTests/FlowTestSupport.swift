@@ -86,3 +86,10 @@ extension FlowMachine {
         return e as? PartialFlashError
     }
 }
+
+/// The block address in the first FLASH_DATA packets of `actions`.
+func firstBlockAddress(in actions: [FlowAction]) -> UInt32? {
+    let packets = writes(actions).filter { $0.first == 0x01 && $0.count == 20 }
+    guard packets.count >= 2 else { return nil }
+    return UInt32(packets[0][1]) << 8 | UInt32(packets[0][2]) | UInt32(packets[1][1]) << 24 | UInt32(packets[1][2]) << 16
+}

@@ -45,39 +45,13 @@ import Transport
         #expect((try? reader.outcome?.get())?.program.start == 0x47000)
     }
 
-    @Test func switchesApplicationModeBoardToPairingModeAndStartsOver() {
+    @Test func readsAnApplicationModeBoardWithoutRestartingIt() {
         var reader = MemoryMapReader(family: .nrf52833)
-        _ = reader.handle(.start(link), now: .zero)
-        let switching = reader.handle(status(.application), now: .zero)
-        #expect(reports(switching).contains(.phase(.switchingToPairingMode)))
-        #expect(effects(switching) == [.cancelTimer(answer), .write(pf, [0xFF, 0x00], .command),
-                                       .startTimer(PartialFlashTimer.reboot, .seconds(10))])
-        #expect(effects(reader.handle(.disconnected(.remoteTerminated), now: .seconds(1)))
-                == [.cancelTimer(PartialFlashTimer.reboot), .connect(after: .zero)])  // the attempt waits for the board
-        #expect(effects(reader.handle(.connected(link), now: .seconds(3)))
-                == [.subscribe(pf), .write(pf, [0xEE], .command), .startTimer(answer, .seconds(2))])
-        _ = reader.run([status(.pairing), v2Runtime, v2Program])
-        let map = try? reader.outcome?.get()
-        #expect(map?.mode == .pairing)
-        #expect(reader.modeSwitches == 1 && reader.reconnects == 1 && reader.linkLosses == 0)
-    }
-
-    @Test func closesTheLinkWhenResetIsIgnoredAndGivesUpAfterTheSwitchLimit() {
-        var reader = MemoryMapReader(settings: PartialFlashSettings(modeSwitchLimit: 1))
-        _ = reader.run([.start(link), status(.application)])
-        let closing = reader.handle(.timerFired(PartialFlashTimer.reboot), now: .seconds(10))
-        #expect(effects(closing) == [.disconnect, .startTimer(PartialFlashTimer.reboot, .seconds(10))])
-        _ = reader.run([.disconnected(.localTerminated), .connected(link)])
-        #expect(effects(reader.handle(status(.application), now: .seconds(13))) == [.cancelTimer(answer), .finish])
-        #expect(reader.partialFlashError == .staysInApplicationMode(switches: 1))
-        #expect(reader.partialFlashError?.description.contains("Bluetooth mode by hand") == true)
-    }
-
-    @Test func readsApplicationModeBoardWhenSwitchingIsOff() {
-        var reader = MemoryMapReader(settings: PartialFlashSettings(switchToPairingMode: false))
-        _ = reader.run([.start(link), status(.application), v2Runtime, v2Program])
+        let actions = reader.run([.start(link), status(.application), v2Runtime, v2Program])
+        #expect(writes(actions) == [[0xEE], [0x00, 0x01], [0x00, 0x02]])
+        #expect(!reports(actions).contains(.phase(.switchingToPairingMode)))
         #expect((try? reader.outcome?.get())?.mode == .application)
-        #expect(reader.modeSwitches == 0)
+        #expect(reader.reconnects == 0)
     }
 
     @Test func reconnectsAfterUnexpectedLinkLossAndFailsAfterConnectAttempts() {

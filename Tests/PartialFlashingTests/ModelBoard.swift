@@ -13,6 +13,10 @@ struct ModelBoard {
     let family: ChipFamily
     var flash: [UInt8]
     var mode: BoardMode
+    /// The runtime's `flashIncomplete` key: set by the first block of a boot, removed by
+    /// END_OF_TRANSMISSION; while set, every boot goes to pairing mode.
+    var flashIncomplete = false
+    private var markedThisBoot = false
     private var packetCount: UInt8 = 0
     private var blockPacketCount: UInt8 = 0
     private var blockNum = 0
@@ -50,6 +54,7 @@ struct ModelBoard {
         case .endOfTransmission:
             if offset == 0 { violations.append("END_OF_TRANSMISSION with no block written since REGION_INFO") }
             burn()
+            flashIncomplete = false
             mode = .application
             reboot()
             return ([], true)
@@ -58,10 +63,12 @@ struct ModelBoard {
         }
     }
 
-    /// A reset that keeps flash (power glitch, pairing-mode timeout).
+    /// A reset that keeps flash (power glitch, pairing-mode timeout); `flashIncomplete` sends it to pairing mode.
     mutating func reboot() {
         reboots += 1
         packetCount = 0; blockPacketCount = 0; blockNum = 0; offset = 0
+        markedThisBoot = false
+        if flashIncomplete { mode = .pairing }
     }
 
     private mutating func flashData(field: UInt16, number: UInt8, data: [UInt8]) -> [[UInt8]] {
@@ -81,6 +88,7 @@ struct ModelBoard {
         case 3:
             blockNum = 0
             blockPacketCount &+= 4
+            if !markedThisBoot { markedThisBoot = true; flashIncomplete = true }
             let page = family.pageSize
             if offset % page == 0 {
                 let range = Int(offset)..<Int(offset + page)

@@ -18,34 +18,61 @@ import Transport
         let violations = driver.board.violations
         #expect(violations.isEmpty)
         #expect(driver.flow.decision == .partial)
-        // EE, 00 01, 00 02, 142 × 4 packets, the 00 02 barrier, the hash block, 02, then 00 02 to verify.
-        #expect(driver.written.count == 3 + 143 * 4 + 1 + 1 + 1)
+        // EE, 00 01, 00 02, 142 × 4 packets, the 00 02 barrier, the hash block, 02, then EE, 00 01, 00 02 to read back.
+        #expect(driver.written.count == 3 + 143 * 4 + 1 + 1 + 3)
         #expect(driver.written.prefix(3) == [[0xEE], [0x00, 0x01], [0x00, 0x02]])
-        #expect(driver.written.suffix(2) == [[0x02], [0x00, 0x02]])
+        #expect(driver.written.suffix(4) == [[0x02], [0xEE], [0x00, 0x01], [0x00, 0x02]])
+        #expect(driver.board.mode == .application && !driver.board.flashIncomplete)
     }
 
-    @Test func restartsUpToDateBoardWithoutWriting() throws {
+    @Test func leavesAnUpToDateBoardThatRunsItsProgramUntouched() throws {
+        let (image, program) = makeProgram(bodySize: 2000)
+        var flow = PartialFlashFlow(image: image, program: program, family: .nrf52833)
+        let actions = flow.run([.start(link), status(.application), v2Runtime, region(2, 0x47000, 0x73000, newProgramHash)])
+        #expect(writes(actions) == [[0xEE], [0x00, 0x01], [0x00, 0x02]], "no FF 00, no FF 01, no block")
+        #expect(try flow.outcome?.get() == .upToDate(.verified))
+        #expect(actions.last == .finish)
+    }
+
+    @Test func restartsAnUpToDateBoardInPairingModeAndReadsItBackRunningItsProgram() throws {
         let (image, program) = makeProgram(bodySize: 2000)
         var board = ModelBoard(family: .nrf52833)
         board.load(image.read(program.region), at: 0x47000)
         var flow = PartialFlashFlow(image: image, program: program, family: .nrf52833)
         let actions = flow.run([.start(link), status(.pairing), v2Runtime, region(2, 0x47000, 0x73000, newProgramHash)])
         #expect(writes(actions) == [[0xEE], [0x00, 0x01], [0x00, 0x02], [0xFF, 0x01]])
-        // Done only when the board drops the link to restart, so that FF 01 surely left.
         #expect(flow.outcome == nil)
         #expect(actions.last == .startTimer(PartialFlashTimer.reboot, .seconds(10)))
         let restarted = flow.handle(.disconnected(.remoteTerminated), now: .seconds(1))
-        #expect(restarted.first == .cancelTimer(PartialFlashTimer.reboot))
-        #expect(restarted.last == .finish)
-        #expect(try flow.outcome?.get() == .upToDate)
+        #expect(effects(restarted) == [.cancelTimer(PartialFlashTimer.reboot),
+                                       .startTimer(PartialFlashTimer.restartWindow, .seconds(10)), .connect(after: .zero, to: .application)])
+        _ = flow.run([.connected(link), status(.application), v2Runtime, region(2, 0x47000, 0x73000, newProgramHash)])
+        #expect(try flow.outcome?.get() == .upToDate(.verified))
         // The same against the model board.
-        var driver = LoopbackDriver(flow: PartialFlashFlow(image: image, program: program, family: .nrf52833),
-                                    board: board)
+        var driver = LoopbackDriver(flow: PartialFlashFlow(image: image, program: program, family: .nrf52833), board: board)
         let finished = driver.run()
         #expect(finished)
-        #expect(try driver.flow.outcome?.get() == .upToDate)
-        let mode = driver.board.mode
-        #expect(mode == .application)
+        #expect(try driver.flow.outcome?.get() == .upToDate(.verified))
+        #expect(driver.board.mode == .application && !driver.written.contains { $0.first == 0x01 })
+    }
+
+    @Test func rewritesTheWholeProgramWhenAnUpToDateBoardComesBackInPairingMode() throws {
+        // Another tool's flash stopped after the first page: the board reports the new hash, and
+        // the rest of the program is the old one. It keeps starting in pairing mode.
+        let (image, program) = makeProgram(bodySize: 9000)
+        var board = boardWithOldProgram(family: .nrf52833, at: 0x47000)
+        board.load(image.read(0x47000..<0x48000), at: 0x47000)
+        board.flashIncomplete = true
+        var driver = LoopbackDriver(flow: PartialFlashFlow(image: image, program: program, family: .nrf52833), board: board)
+        let finished = driver.run()
+        #expect(finished)
+        guard case let .flashed(stats)? = try driver.flow.outcome?.get() else {
+            Issue.record("expected the program written again, got \(String(describing: driver.flow.outcome))"); return
+        }
+        #expect(stats.verified && stats.blocks == 143 && driver.flow.rewroteIncompleteProgram)
+        #expect(boardHolds(driver.board, image: image, program: program, pageSize: 4096))
+        #expect(driver.board.mode == .application && !driver.board.flashIncomplete)
+        #expect(driver.written.prefix(4) == [[0xEE], [0x00, 0x01], [0x00, 0x02], [0xFF, 0x01]])
     }
 
     @Test func requiresFullFlashForOtherRuntimeWithoutWritingAnyBlock() throws {
@@ -88,7 +115,8 @@ import Transport
             Issue.record("expected flashed, got \(String(describing: driver.flow.outcome))"); return
         }
         #expect(stats.pages == 3 && stats.reconnects == 0 && stats.verified)
-        #expect(driver.written.prefix(3) == [[0xEE], [0xFF, 0x00], [0xEE]])
+        // Decided on the map read in application mode; restarted into pairing mode only to write.
+        #expect(driver.written.prefix(7) == [[0xEE], [0x00, 0x01], [0x00, 0x02], [0xFF, 0x00], [0xEE], [0x00, 0x01], [0x00, 0x02]])
         let holds = boardHolds(driver.board, image: image, program: program, pageSize: 1024)
         #expect(holds)
     }
@@ -106,7 +134,7 @@ import Transport
         var flow = PartialFlashFlow(image: image, program: program, family: .nrf52833)
         // One block, the barrier, and the block that writes the program hash.
         let actions = flow.run([.start(link), status(.pairing), v2Runtime, v2Program, ack, v2Program, ack,
-                                .disconnected(.remoteTerminated), .connected(link),
+                                .disconnected(.remoteTerminated), .connected(link), status(.application), v2Runtime,
                                 region(2, 0x47000, 0x73000, newProgramHash)])
         let phases = reports(actions).compactMap { if case let .phase(p) = $0 { p } else { nil } }
         #expect(phases == [.readingMemoryMap, .partial, .reset, .verify, .done])

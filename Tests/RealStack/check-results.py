@@ -3,7 +3,8 @@
 
     check-results.py OUT_DIR
 
-Fails (exit 1, naming every failed check) unless: the scan found the board, info read it,
+Fails (exit 1, naming every failed check) unless: the user steps ran as an unprivileged user
+outside the bluetooth group, the scan found the board, info read it,
 both partial flashes took the partial path (the first with its packets and notifications
 through BlueZ's AcquireWrite/AcquireNotify sockets, the second through WriteValue, as the
 D-Bus calls logged in gatt-calls.log show), the full update took the full path, the last
@@ -57,6 +58,11 @@ m = re.search(r" ready on hci1 \(([0-9A-F:]+)\)", serve)
 address = m.group(1) if m else None
 check(address is not None, "sim serve --adapter hci1 got ready and advertised")
 
+user = text("user-id")
+check("uid=65534" in user and "bluetooth" not in user and "CapEff:\t0000000000000000" in user,
+      "the user steps ran as nobody, outside the bluetooth group, with no capability, under Debian's D-Bus policy")
+check(not any("cannot save" in text(name + ".err") for name in ("flash-partial", "flash-partial-dbus", "flash-full", "flash-same", "flash-nordic", "flash-recover")),
+      "the user's flashes kept their resume records (no warning that they could not be saved)")
 try:
     scanned = [b for b in json.loads(text("scan.json") or "[]") if b.get("address") == address]
 except ValueError:

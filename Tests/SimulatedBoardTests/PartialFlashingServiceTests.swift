@@ -162,26 +162,63 @@ import Testing
         #expect(try b.board.readFlash(0x50000..<0x50040) == data0)
     }
 
-    @Test func endOfTransmissionWithoutABlockWritesTheStaleBufferAtAddressZero() throws {
+    @Test func endOfTransmissionWithoutABlockHangsTheFlashWorkInsteadOfWritingAddressZero() throws {
         var b = try Bench(family: .nrf52833)
         b.write([0x00, 0x02])
         b.block(0x50000, data0, first: 0)
         b.write([0x00, 0x02])                             // resets offset to 0
+        _ = b.take()
+        let log = b.board.flash.writeLog
         b.write([0x02])
         b.settle()
-        #expect(b.board.flash.writeLog.contains(0x0..<0x40))
-        #expect(try b.board.readFlash(0x0..<0x40) == data0)
+        // The SoftDevice refuses the MBR: nothing is written, the board does not restart and
+        // keeps flashIncomplete.
+        #expect(b.board.flash.writeLog == log)
+        #expect(b.reboots == 0 && b.board.flashIncomplete)
+        #expect(try b.board.readFlash(0x0..<0x40) != data0)
+        try expectHungButAnswering(&b)
     }
 
-    @Test func endOfTransmissionAfterOnePacketWritesNearAddressZero() throws {
+    @Test func endOfTransmissionAfterOnePacketHangsInsteadOfWritingTheSoftDevice() throws {
         var b = try Bench(family: .nrf52833)
         b.write([0x00, 0x02])
         b.write(Fixture.packets(address: 0x47040, data: data0, first: 0)[0])   // only the low half arrived
         b.write([0x02])
         b.settle()
-        // The buffer went to 0x00007040, inside the SoftDevice, not to 0x47040.
-        #expect(b.board.flash.writeLog == [0x7040..<0x7080])
-        #expect(try b.board.readFlash(0x7040..<0x7050) == Array(data0[0..<16]))
+        // The buffer would go to 0x00007040, inside the SoftDevice: refused, so nothing is written.
+        #expect(b.board.flash.writeLog.isEmpty)
+        #expect(b.reboots == 0)
+        try expectHungButAnswering(&b)
+    }
+
+    @Test func aBlockSentBeforeThePreviousWasWrittenCannotReachTheSoftDevice() throws {
+        var b = try Bench(family: .nrf52833)
+        b.write([0x00, 0x02])
+        _ = b.take()
+        // The first block's flash work runs after the next block's first packet set `offset`
+        // to its low 16 bits only (0x8040): the SoftDevice refuses that address.
+        for pkt in Fixture.packets(address: 0x48000, data: data0, first: 0) { b.write(pkt) }
+        b.write(Fixture.packets(address: 0x48040, data: data1, first: 4)[0])
+        b.settle()
+        #expect(b.board.flash.writeLog.allSatisfy { $0.lowerBound >= 0x1C000 })
+        #expect(b.take().isEmpty)                         // no 01 FF: the work hangs
+        try expectHungButAnswering(&b)
+    }
+
+    /// A board whose flash work hangs still answers STATUS and REGION_INFO from the write
+    /// handler, never acts on FF 00 (queued behind the hung work), and restarts on FF 01.
+    func expectHungButAnswering(_ b: inout Bench) throws {
+        _ = b.take()
+        b.write([0xEE])
+        #expect(b.take() == [[0xEE, 0x01, 0x00]])
+        b.write([0xFF, 0x00])
+        b.settle()
+        #expect(b.reboots == 0)
+        b.write([0xFF, 0x01])
+        #expect(b.reboots == 1)
+        b.write([0x00, 0x02])
+        b.block(0x50000, data2, first: 0)
+        #expect(b.take().last == Self.ok)                 // after the reset, blocks are written again
     }
 
     @Test func statusReportsVersionAndMode() throws {

@@ -14,7 +14,9 @@ run_logged() {
     (
         started=$(date +%s)
         # Stops with the script, even when an interrupt leaves this background loop running.
-        while sleep "${BITFLASH_PROGRESS_SECONDS:-60}" && kill -0 $$ 2> /dev/null; do
+        # sleep gets no standard output: killing this loop must not leave a sleep holding the
+        # caller's pipe open (`x="$(script)"` would wait out the minute).
+        while sleep "${BITFLASH_PROGRESS_SECONDS:-60}" > /dev/null 2>&1 && kill -0 $$ 2> /dev/null; do
             echo "   $label: $(minutes_seconds "$(seconds_since "$started")") so far$(progress_in "$log")"
         done
     ) &

@@ -23,6 +23,9 @@ public struct McuMgrEstimator: PathEstimator {
     public var bufferCount: Int?
     /// The upgrade's options (pipeline depth, reassembly, mode, how long it waits after reset).
     public var options: McuMgrUpgradeOptions
+    /// Whether the session reads the restarted board back over partial flashing (STATUS and
+    /// REGION_INFO 1 and 2 on the same connection: a file with a MakeCode program).
+    public var readsBack = false
 
     /// What a Zephyr SMP server over BLE offers when its parameters have not been read
     /// (the nRF Connect SDK Bluetooth overlay's `buf_size` 2475 with 4 buffers).
@@ -67,7 +70,7 @@ public struct McuMgrEstimator: PathEstimator {
             .init(name: "reset, reboot and swap", duration: max(boardBack, options.estimatedSwapTime)),
             .init(name: "reconnect", duration: profile.connectionSetup),
             .init(name: "confirm and verify", duration: roundTrip * (roundTripsAfterUpload - 2)),
-        ]
+        ] + (readsBack ? [.init(name: "read back the program", duration: roundTrip * 3)] : [])
         return PathEstimate(path: .mcumgr, parts: parts,
                             counts: ["bytes": imageBytes, "frames": upload.frames, "frameBytes": upload.frameSize,
                                      "pipelineDepth": upload.depth, "pages": board.pages(imageBytes)],

@@ -40,6 +40,10 @@ public struct NordicDFUEstimator: PathEstimator {
     public var bootloaderResetDelay: Duration
     /// From the buttonless answer to the reset into the bootloader (Secure DFU).
     public var buttonlessResetDelay: Duration
+    /// Whether the session reads the restarted board back over partial flashing (a file with a
+    /// MakeCode program): after Secure DFU on a new connection, after legacy DFU on the
+    /// connection the flow ends on; STATUS and REGION_INFO 1 and 2.
+    public var readsBack = false
 
     /// The Secure DFU bootloader of micro:bit V2 and Calliope mini 3 takes objects of 4 KiB.
     public static let secureObjectSize = 4096
@@ -73,7 +77,13 @@ public struct NordicDFUEstimator: PathEstimator {
         }
         var counts = ["bytes": applicationBytes, "pages": context.board.pages(applicationBytes), "packets": steps.packets]
         if dfuProtocol == .secure { counts["objects"] = (applicationBytes + objectSize - 1) / objectSize }
-        return PathEstimate(path: .nordicDFU, parts: [context.beforeDecision] + steps.parts, counts: counts, assumptions: assumptions)
+        var parts = [context.beforeDecision] + steps.parts
+        if readsBack {
+            let profile = context.link.profile
+            let roundTrips = Duration.microseconds(3 * 2 * profile.connectionIntervalMicroseconds)
+            parts.append(.init(name: "read back the program", duration: dfuProtocol == .secure ? profile.connectionSetup + roundTrips : roundTrips))
+        }
+        return PathEstimate(path: .nordicDFU, parts: parts, counts: counts, assumptions: assumptions)
     }
 }
 

@@ -8,25 +8,35 @@ import PartialFlashing
 /// `(⌊W / CI⌋ + 2) · CI` — the block's writes leave in one event, the `01 FF` in the first
 /// event after the work, the next block in the event after that (the link model's partial
 /// bound). Then END_OF_TRANSMISSION (one event and the last write again), the reboot, and the
-/// verification on a new connection (setup and one REGION_INFO round trip).
+/// read-back on a new connection (setup, then STATUS and REGION_INFO 1 and 2). A board that runs
+/// its program is first restarted into pairing mode: `FF 00` in one event, the runtime's event,
+/// the reboot with its one `RebootMode` step (20 ms), a new connection and the same three round
+/// trips again.
 public struct PartialEstimator: PathEstimator {
     public var path: EstimatedPath { .partial }
     /// Blocks to send.
     public var blocks: Int
     /// Blocks that open (and so erase) a page.
     public var pagesOpened: Int
-    /// Whether the session reconnects after the reboot to check the program hash.
+    /// Whether the session reconnects after the reboot to read the board back.
     public var verifies: Bool
+    /// Whether the board runs its program and is restarted into pairing mode before the write.
+    public var switchesToPairingMode: Bool
 
-    public init(blocks: Int, pagesOpened: Int, verifies: Bool = true) {
+    /// The step of CODAL's boot decision that a `RebootMode` key costs (codal-microbit-v2 `model/MicroBit.cpp`).
+    static let rebootModeStep = Duration.milliseconds(20)
+
+    public init(blocks: Int, pagesOpened: Int, verifies: Bool = true, switchesToPairingMode: Bool = false) {
         self.blocks = max(blocks, 0)
         self.pagesOpened = min(max(pagesOpened, 0), max(blocks, 0))
         self.verifies = verifies
+        self.switchesToPairingMode = switchesToPairingMode
     }
 
     /// The blocks and pages of a block plan.
-    public init(plan: BlockPlan, verifies: Bool = true) {
-        self.init(blocks: plan.blockCount, pagesOpened: plan.pagesOpened, verifies: verifies)
+    public init(plan: BlockPlan, verifies: Bool = true, switchesToPairingMode: Bool = false) {
+        self.init(blocks: plan.blockCount, pagesOpened: plan.pagesOpened, verifies: verifies,
+                  switchesToPairingMode: switchesToPairingMode)
     }
 
     public func estimate(_ context: EstimateContext) -> PathEstimate {
@@ -37,15 +47,25 @@ public struct PartialEstimator: PathEstimator {
         let openingWork = plainWork + t.pageErase.wholeMicroseconds
         func blockCost(_ work: Int64) -> Int64 { (work / ci + 2) * ci }
         let transfer = Int64(blocks - pagesOpened) * blockCost(plainWork) + Int64(pagesOpened) * blockCost(openingWork)
-        var parts: [PathEstimate.Part] = [
-            context.beforeDecision,
+        let readMap = profile.connectionSetup + .microseconds(3 * 2 * ci)
+        var parts: [PathEstimate.Part] = [context.beforeDecision]
+        if switchesToPairingMode {
+            parts.append(.init(name: "restart in pairing mode and read the memory map again",
+                               duration: .microseconds(ci) + t.eventDispatch + t.reboot + Self.rebootModeStep + readMap))
+        }
+        parts += [
             .init(name: "blocks", duration: .microseconds(transfer)),
             .init(name: "end of transmission and reboot", duration: .microseconds(ci + plainWork) + t.reboot),
         ]
         if verifies {
-            parts.append(.init(name: "verify on a new connection", duration: profile.connectionSetup + .microseconds(2 * ci)))
+            parts.append(.init(name: "read back on a new connection", duration: readMap))
         }
+        // A CODAL board erases a page only when it is not blank (docs/protocols/partial-flashing.md
+        // §3.4); every page but the first (which holds the board's program header) may be.
+        let skippable = context.board.family == .nrf52833 && pagesOpened > 1
+            ? Int64(pagesOpened - 1) * (blockCost(openingWork) - blockCost(plainWork)) : 0
         return PathEstimate(path: .partial, parts: parts,
-                            counts: ["blocks": blocks, "pages": pagesOpened, "bytes": blocks * Int(BlockPlan.blockSize)])
+                            counts: ["blocks": blocks, "pages": pagesOpened, "bytes": blocks * Int(BlockPlan.blockSize)],
+                            skippableSeconds: Duration.microseconds(skippable).seconds)
     }
 }

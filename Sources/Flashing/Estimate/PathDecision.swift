@@ -46,6 +46,13 @@ public struct PathDecision: Sendable, Equatable, Codable {
         guard let fastest = estimates.first else { return nil }
         var chosen = fastest
         var basis = Basis.fastest
+        // A full update goes first only when it is faster even if the board skips all the work
+        // partial flashing may not need (blank pages a CODAL board does not erase): otherwise the
+        // two are within what the estimates cannot know, and partial flashing sends less.
+        if fastest.path != .partial, let partial = estimates.first(where: { $0.path == .partial }),
+           partial.optimisticSeconds <= fastest.seconds {
+            chosen = partial
+        }
         if estimates.count == 1 {
             basis = .onlyPath
         } else if let forced, let e = estimates.first(where: { $0.path == forced }) {
@@ -71,7 +78,11 @@ public struct PathDecision: Sendable, Equatable, Codable {
         let others = estimates.filter { $0.path != chosen }.map { "\($0.path.rawValue) \(s($0.seconds))" }
         if !others.isEmpty { text += " against " + others.joined(separator: ", ") }
         switch basis {
-        case .fastest: if let m = marginSeconds { text += ": \(s(m)) faster" }
+        case .fastest:
+            if let m = marginSeconds, m >= 0 { text += ": \(s(m)) faster" }
+            if let m = marginSeconds, m < 0, let e = chosenEstimate {
+                text += ": as little as \(s(e.optimisticSeconds)) when pages it writes are blank (not erased)"
+            }
         case .preferred: text += ": preferred (--prefer)" + (marginSeconds.map { $0 < 0 ? ", \(s(-$0)) slower" : "" } ?? "")
         case .forced: text += ": forced (--mode)"
         case .onlyPath: text += ": the only possible path"

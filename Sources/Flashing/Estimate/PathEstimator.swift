@@ -34,14 +34,23 @@ public struct PathEstimate: Sendable, Equatable, Codable {
     public var parts: [Part]
     /// Inputs that were assumed rather than known, in words (empty when all were known).
     public var assumptions: [String]
+    /// Work counted in `seconds` that the board may skip, in seconds (nil: none): a CODAL board
+    /// does not erase a page that is already blank, and which pages are cannot be read over
+    /// Bluetooth. The path may take this much less.
+    public var skippableSeconds: Double?
 
-    public init(path: EstimatedPath, parts: [Part], counts: [String: Int], assumptions: [String] = []) {
+    public init(path: EstimatedPath, parts: [Part], counts: [String: Int], assumptions: [String] = [],
+                skippableSeconds: Double? = nil) {
         self.path = path
         self.parts = parts
         self.counts = counts
         self.assumptions = assumptions
+        self.skippableSeconds = skippableSeconds.flatMap { $0 > 0 ? $0 : nil }
         self.seconds = parts.reduce(0) { $0 + $1.seconds }
     }
+
+    /// The estimate if the board skips all the work it may skip.
+    public var optimisticSeconds: Double { seconds - (skippableSeconds ?? 0) }
 
     /// The whole estimate.
     public var duration: Duration { .microseconds(Int64((seconds * 1_000_000).rounded())) }

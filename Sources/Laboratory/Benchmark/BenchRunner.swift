@@ -47,10 +47,10 @@ public enum BenchRunner {
     /// How the figures are made, for the report.
     public static let notes: [String] = [
         "Modelled time is RunStatistics.completionTime: from the start of the session until the board runs the new program (the partial-flashing board's reboot, the McuMgr confirm).",
-        "Each run starts on a fresh simulated board that runs the scenario's first program in application mode with Bluetooth on (the partial-flashing service beside McuMgr SMP), as a MakeCode program with Bluetooth does. Partial flashing restarts it in pairing mode first (FF 00); that switch is in every auto run and in its bound: FF 00 leaves one event after STATUS's answer (1 CI), the reboot (300 ms), a new connection setup and STATUS again (2 CI).",
-        "Partial bound: LowerBound.partial(blocks, pagesOpened) — connection setup, STATUS and two REGION_INFO round trips, 2 CI per block (plus the page erase rounded up to whole events for a block that opens a page the board erases: a CODAL board skips blank pages), END_OF_TRANSMISSION and the reboot — plus the switch to pairing mode, plus the verification after the reboot (a new connection setup and the REGION_INFO 2 round trip, 2 CI), which the full update's bound has too (reconnect and confirm).",
-        "Up-to-date bound: the switch to pairing mode, then connection setup, STATUS and two REGION_INFO round trips, the restart command's event and the reboot.",
-        "Full bound: SMPServerConfiguration.lowerBound with the frame size the upload used: max(air time of the upload's LL packets at packetsPerEvent per CI, progressive erase + word writes) + two connection setups + state read, test, reset and confirm round trips + reset delay + reboot + MCUboot swap of both slots. An auto run that had to go full adds what it did first: the switch to pairing mode and the STATUS and REGION_INFO round trips (6 CI).",
+        "Each run starts on a fresh simulated board that runs the scenario's first program in application mode with Bluetooth on (the partial-flashing service beside McuMgr SMP), as a MakeCode program with Bluetooth does. The session reads STATUS and both REGION_INFOs there and decides; only a partial write restarts the board in pairing mode first (FF 00), and that switch is in its bound: FF 00 in the event after the last answer (1 CI), the reboot (300 ms) with the RebootMode step of the boot (20 ms), a new connection setup, and STATUS and both REGION_INFOs again (6 CI).",
+        "Partial bound: LowerBound.partial(blocks, pagesOpened) — connection setup, STATUS and two REGION_INFO round trips, 2 CI per block (plus the page erase rounded up to whole events for a block that opens a page the board erases: a CODAL board skips blank pages), END_OF_TRANSMISSION and the reboot — plus the switch to pairing mode, plus the read-back after the reboot (a new connection setup, STATUS and both REGION_INFOs, 6 CI).",
+        "Up-to-date bound: connection setup, STATUS and two REGION_INFO round trips; the board runs its program and is left untouched.",
+        "Full bound: SMPServerConfiguration.lowerBound with the frame size the upload used: max(air time of the upload's LL packets at packetsPerEvent per CI, progressive erase + word writes) + two connection setups + state read, test, reset and confirm round trips + reset delay + reboot + MCUboot swap of both slots, plus the read-back of the program over partial flashing (6 CI on the same connection). An auto run that went full adds what it did first: the STATUS and REGION_INFO round trips (6 CI).",
         "Both full configurations reconnect as soon as the board advertises after the swap (estimatedSwapTime 0).",
         "Full (Nordic DFU) runs on a stock board (partial flashing and its Nordic bootloader, no SMP) with --mode full. Bound: LowerBound.nordicDFU — entry (setup, buttonless or DFU-control write, reboot, setup), the init command's round trips, per 4 KiB object a Create, its page erase, its packets at packetsPerEvent per CI, the checksum and Execute (Secure DFU), or one Start with the erase of the whole image, the init, the packets, Validate and Activate (legacy DFU); then the reset. The client's 0.3 s wait after each Create and its packet-receipt round trips are not in the bound; the estimate (NordicDFUEstimator) steps the flow with them.",
         "Host CPU is this thread's CPU time for the simulated session (CLOCK_THREAD_CPUTIME_ID).",
@@ -108,12 +108,15 @@ public enum BenchRunner {
         let ci = profile.connectionIntervalMicroseconds
         let timing = DeviceTiming.of(family)
         let setup = profile.connectionSetup.wholeMicroseconds
-        // The board runs its program: partial flashing restarts it in pairing mode first. FF 00
-        // leaves one event after STATUS's answer, the board reboots, a new connection is set
-        // up and STATUS is asked again (2 CI).
-        let modeSwitch = Duration.microseconds(3 * ci + timing.reboot.wholeMicroseconds + setup)
-        // Verification after the reboot: a new connection and the REGION_INFO 2 round trip.
-        let verification = Duration.microseconds(setup + 2 * ci)
+        // The board runs its program: a partial write restarts it in pairing mode first. FF 00
+        // leaves in the event after the last answer, the board reboots (with the RebootMode step
+        // of its boot decision), a new connection is set up and the map read again (6 CI).
+        let readMap = 3 * 2 * ci
+        let modeSwitch = Duration.microseconds(ci + timing.reboot.wholeMicroseconds + setup + readMap) + .milliseconds(20)
+        // The read-back after the reboot: a new connection, STATUS and both REGION_INFOs.
+        let verification = Duration.microseconds(setup + readMap)
+        // After a full update the program is read back over partial flashing too.
+        let readsBack = plan.program != nil
         switch outcome.path {
         case .partial:
             let p = outcome.partial ?? PartialFlashStats()
@@ -128,20 +131,21 @@ public enum BenchRunner {
                 + (p.verified ? ", + verification" : "")
         case .upToDate:
             row.transferUnit = "blocks"
-            let bound = LowerBound.partial(blocks: 0, pagesOpened: 0, family: family, profile: profile) - timing.blockWrite + modeSwitch
-            row.boundSeconds = bound.seconds
-            row.boundNote = "up to date: switch to pairing mode, setup, 3 round trips, restart, reboot"
+            row.boundSeconds = Duration.microseconds(setup + readMap).seconds
+            row.boundNote = "up to date: setup, 3 round trips; the board keeps running"
         case .full where outcome.nordic != nil:
             let n = outcome.nordic ?? NordicDFUResult(dfuProtocol: .secure, applicationBytes: 0)
             let secure = n.dfuProtocol == .secure
             row.transfers = secure ? (n.applicationBytes + 4095) / 4096 : (n.applicationBytes + 19) / 20
             row.transferUnit = secure ? "objects" : "packets"
-            let bound = LowerBound.nordicDFU(imageBytes: n.applicationBytes, initBytes: secure ? 56 : 14,
+            var bound = LowerBound.nordicDFU(imageBytes: n.applicationBytes, initBytes: secure ? 56 : 14,
                                              protocol: secure ? .secure(objectSize: 4096) : .legacy,
                                              attMTU: secure ? min(profile.attMTU, 247) : 23, dataLength: secure ? min(profile.dataLength, 251) : 27,
                                              pageSize: Int(family.pageSize), resetDelay: .milliseconds(100), profile: profile, timing: timing)
+            if readsBack { bound += .microseconds((secure ? setup : 0) + readMap) }
             row.boundSeconds = bound.seconds
             row.boundNote = "Nordic \(secure ? "Secure" : "legacy") DFU: \(n.applicationBytes) B application"
+                + (readsBack ? ", + read-back" : "")
         case .full:
             let f = outcome.full ?? McuMgrResult()
             row.transfers = f.chunks
@@ -151,9 +155,13 @@ public enum BenchRunner {
                 var bound = fullBound(configuration: configuration, frameLimit: f.frameLimit, oldBytes: running.count,
                                       newBytes: image.bytes.count, profile: profile, timing: timing)
                 var note = "full: \(image.bytes.count) B image, frames of \(f.frameLimit) B"
+                if readsBack {
+                    bound += .microseconds(readMap)
+                    note += ", + read-back"
+                }
                 if strategy == .auto {
-                    bound += modeSwitch + .microseconds(3 * 2 * ci)
-                    note += ", + switch to pairing mode and the memory-map read"
+                    bound += .microseconds(readMap)
+                    note += ", + the memory-map read"
                 }
                 row.boundSeconds = bound.seconds
                 row.boundNote = note

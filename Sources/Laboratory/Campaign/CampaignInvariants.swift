@@ -9,8 +9,8 @@ import SimulatedBoard
 public struct CampaignViolation: Sendable, Equatable, Codable, CustomStringConvertible {
     /// The run's index in the campaign.
     public var run: Int
-    /// Which invariant: `flash-differs`, `not-verified`, `unclear-error`, `not-repaired`,
-    /// `deadline`, `retry-bound`, `write-outside-region`.
+    /// Which invariant: `flash-differs`, `not-verified`, `boots-into-pairing-mode`,
+    /// `unclear-error`, `not-repaired`, `deadline`, `retry-bound`, `write-outside-region`.
     public var rule: String
     /// What was seen, with addresses and values.
     public var detail: String
@@ -22,33 +22,35 @@ public struct CampaignViolation: Sendable, Equatable, Codable, CustomStringConve
 
 /// The invariants every campaign run must keep, checked on the board's memory after the run.
 ///
-/// - success ⇒ the board's flash is byte-exact over the written region (the program region
-///   for partial flashing, the application region for a full update) and the new program's
-///   hashes are what the board reports (region 2, or the active primary slot);
+/// - success (verified) ⇒ the board's flash holds the program, byte-exact over the written
+///   region (the program region for partial flashing, the application region for a full
+///   update); the board reports it (region 2, or the active primary slot); and it would boot into
+///   application mode: its key-value page holds neither `flashIncomplete` nor `RebootMode`
+///   (nor is it left in a Nordic bootloader);
+/// - unverified (written, not read back) ⇒ a reason in words, and the flash holds the program;
+///   it never counts as a success: the plain run that follows must read it back;
 /// - failure ⇒ a clear error (a sentence, not a simulator error);
 /// - no run reaches its (modelled) deadline;
 /// - retries, reconnections and connection attempts stay within their configured bounds;
 /// - no write lands outside the region the board declared (region 2 for partial flashing,
 ///   the primary slot when MCUboot swapped images).
 public enum CampaignInvariants {
-    /// Checks a successful session's effect on `board`.
+    /// Checks a successful session's effect on `board`: a verified one by every rule, an
+    /// unverified one by `checkUnverified`.
     public static func checkSuccess(_ outcome: SessionOutcome, plan: FlashPlan, board: SimulatedBoard) -> [(rule: String, detail: String)] {
-        var found: [(String, String)] = []
+        guard outcome.verified else { return checkUnverified(outcome, plan: plan, board: board) }
+        var found = checkFlashHoldsTheProgram(outcome, plan: plan, board: board)
+        if board.device.bootsIntoPairingMode {
+            let keys = board.device.storage.keys.sorted().joined(separator: ", ")
+            found.append(("boots-into-pairing-mode", "a verified \(outcome.path.rawValue) result, but the board's key-value page "
+                          + "holds \(keys): it starts in pairing mode at every boot"))
+        }
         switch outcome.path {
         case .partial, .upToDate:
-            guard let program = plan.program else { return [("flash-differs", "a \(outcome.path.rawValue) result without a MakeCode program")] }
-            if let at = firstDifference(board, plan.image, program.region) {
-                found.append(("flash-differs", "\(outcome.path.rawValue): flash differs from the image at \(Hex.number(at)) in the program region \(Hex.number(program.region.lowerBound))-\(Hex.number(program.region.upperBound))"))
-            }
-            if let region = board.memoryMap.first(where: { $0.id == 2 }), region.hash != program.programHash {
+            if let program = plan.program, let region = board.memoryMap.first(where: { $0.id == 2 }), region.hash != program.programHash {
                 found.append(("not-verified", "region 2 reports program hash \(region.hash.hexString), expected \(program.programHash.hexString)"))
             }
         case .full:
-            let layout = plan.family.layout
-            if let end = plan.image.slice(layout.applicationStart..<layout.scratchPage).span?.upperBound,
-               let at = firstDifference(board, plan.image, layout.applicationStart..<end) {
-                found.append(("flash-differs", "full: flash differs from the image at \(Hex.number(at)) in the application region"))
-            }
             if let nordic = outcome.nordic {
                 if board.inNordicBootloader || !board.nordicSettings.applicationValid {
                     found.append(("not-verified", "a Nordic DFU reported success (verified \(nordic.verified)), but the board is still in its bootloader"))
@@ -61,11 +63,43 @@ public enum CampaignInvariants {
                 if active?.hash != expected {
                     found.append(("not-verified", "the active primary slot reports hash \(active?.hash?.hexString ?? "none"), expected \(expected.hexString)"))
                 }
+                if plan.fullImageHoldsTheProgram, let program = plan.program,
+                   let region = board.memoryMap.first(where: { $0.id == 2 }), region.hash != program.programHash {
+                    found.append(("not-verified", "after the McuMgr update region 2 reports program hash \(region.hash.hexString), expected \(program.programHash.hexString)"))
+                }
             }
         }
-        // A session that could not read the board back after its reboot (no connection in the
-        // time allowed) still succeeds, unverified; the checks above read the board itself.
         return found
+    }
+
+    /// An unverified result (written, or found up to date, but not read back): it must say why
+    /// in words, and the flash must hold the program.
+    public static func checkUnverified(_ outcome: SessionOutcome, plan: FlashPlan, board: SimulatedBoard) -> [(rule: String, detail: String)] {
+        var found = checkFlashHoldsTheProgram(outcome, plan: plan, board: board)
+        let why = outcome.unverifiedReason ?? ""
+        if why.filter({ !$0.isWhitespace }).count < 12 {
+            found.append(("unclear-error", "an unverified result without a reason in words: '\(why)'"))
+        }
+        return found
+    }
+
+    /// The board's flash holds the file byte for byte where the path wrote it: the program region
+    /// (partial flashing, up to date) or the application region (a full update).
+    static func checkFlashHoldsTheProgram(_ outcome: SessionOutcome, plan: FlashPlan, board: SimulatedBoard) -> [(rule: String, detail: String)] {
+        switch outcome.path {
+        case .partial, .upToDate:
+            guard let program = plan.program else { return [("flash-differs", "a \(outcome.path.rawValue) result without a MakeCode program")] }
+            if let at = firstDifference(board, plan.image, program.region) {
+                return [("flash-differs", "\(outcome.path.rawValue): flash differs from the image at \(Hex.number(at)) in the program region \(Hex.number(program.region.lowerBound))-\(Hex.number(program.region.upperBound))")]
+            }
+        case .full:
+            let layout = plan.family.layout
+            if let end = plan.image.slice(layout.applicationStart..<layout.scratchPage).span?.upperBound,
+               let at = firstDifference(board, plan.image, layout.applicationStart..<end) {
+                return [("flash-differs", "full: flash differs from the image at \(Hex.number(at)) in the application region")]
+            }
+        }
+        return []
     }
 
     /// Checks that a failed session says what went wrong in words, and is no simulator error
@@ -108,8 +142,10 @@ public enum CampaignInvariants {
         if let d = outcome?.nordic, d.retries > n.retryLimit {
             found.append(("retry-bound", "Nordic DFU retries \(d.retries) > limit \(n.retryLimit)"))
         }
-        // Every connection is the first one, a reboot the flow asked for, or a bounded reconnection.
-        let partialConnections = (p.modeSwitchLimit + p.reconnectLimit + 2) * (p.reconnectAttempts + 1)
+        // Every connection is the first one, a reboot the flow asked for, or a bounded reconnection;
+        // reading the board back connects again after each page rewrite (and after FF 01).
+        let readBacks = (p.pageRewriteLimit + 2) * (p.reconnectAttempts + p.reconnectLimit + 1)
+        let partialConnections = (p.modeSwitchLimit + p.reconnectLimit + 2) * (p.reconnectAttempts + 1) + 2 * readBacks
         let fullConnections = (m.maximumDisconnectsPerRun + 3) * (m.reconnectAttempts + 1)
         let nordicConnections = (n.linkLossLimit + n.timeoutLimit + 3) * (n.reconnectAttempts + 1)
         let limit = 1 + partialConnections + fullConnections + nordicConnections

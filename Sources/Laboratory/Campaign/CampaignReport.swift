@@ -2,11 +2,14 @@ import Flashing
 import LinkModel
 import SimulatedBoard
 
-/// How one campaign run ended.
+/// How one campaign run ended. `partial`, `full`, `fallback` and `up-to-date` are successes: the
+/// board was read back running the program in application mode. `unverified` is not: the session
+/// wrote (or found) the program but could not read the board back (exit status 2).
 public enum CampaignOutcome: String, Sendable, Equatable, Codable, CaseIterable {
-    case partial, full, fallback, upToDate = "up-to-date", failedCleanly = "failed-cleanly"
+    case partial, full, fallback, upToDate = "up-to-date", unverified, failedCleanly = "failed-cleanly"
 
     init(_ o: SessionOutcome) {
+        guard o.verified else { self = .unverified; return }
         switch o.path {
         case .partial: self = .partial
         case .upToDate: self = .upToDate
@@ -20,7 +23,8 @@ public struct CampaignRecord: Sendable {
     public var scenario: CampaignScenario
     public var outcome: CampaignOutcome = .failedCleanly
     public var error: String?
-    /// After a failure: whether the plain run repaired the board.
+    /// After a failure or an unverified run: whether the plain run repaired the board (read back
+    /// running the program in application mode).
     public var repaired: Bool?
     public var seconds: Double = 0
     public var retries = 0
@@ -129,7 +133,8 @@ public struct CampaignReport: Sendable, Codable {
             let byPath = outcomesByPath.sorted { $0.key < $1.key }.compactMap { p, m in m[o.rawValue].map { "\(p) \($0)" } }
             row("  \(o.rawValue)", "\(outcomes[o.rawValue] ?? 0)" + (byPath.isEmpty ? "" : "  (\(byPath.joined(separator: ", ")))"))
         }
-        row("  repaired by the next plain run", "\(repairedAfterFailure) of \(outcomes[CampaignOutcome.failedCleanly.rawValue] ?? 0)")
+        let needingRepair = (outcomes[CampaignOutcome.failedCleanly.rawValue] ?? 0) + (outcomes[CampaignOutcome.unverified.rawValue] ?? 0)
+        row("  repaired by the next plain run", "\(repairedAfterFailure) of \(needingRepair) (failed or unverified)")
         row("invariant violations", "\(violations.count)")
         row("retries (successful runs)", "\(retries)")
         row("resumes / reconnects", "\(resumes)")

@@ -37,7 +37,7 @@ public struct FaultCampaign: Sendable {
         /// The index of the first run (runs are numbered from 0, as violations name them), so
         /// that one run of a long campaign can be run again on its own.
         public var firstRun = 0
-        /// Record the trace of each run's flash (`FaultCampaign.lastTrace`); off for long campaigns.
+        /// Record the trace of each run's flash (`FaultCampaign.lastTraces`); off for long campaigns.
         public var recordsTrace = false
 
         public init(runs: Int, seed: UInt64, paths: [CampaignPath] = CampaignPath.allCases,
@@ -58,8 +58,12 @@ public struct FaultCampaign: Sendable {
     private var images: [String: MemoryImage] = [:]
     private var plans: [String: FlashPlan] = [:]
     private var shapes: [String: CampaignShape] = [:]
-    /// The trace of the last run's flash under faults, when `Configuration.recordsTrace` is on.
-    public private(set) var lastTrace: Trace?
+    /// The traces of the last run, when `Configuration.recordsTrace` is on, in the order they ran:
+    /// the run bitflash was killed in (when there was one), the flash under faults, and the plain
+    /// run after a failure (the repair), each named after its part.
+    public var lastTraces: [(part: String, trace: Trace)] { traceKeeper.parts }
+    /// The parts' traces, kept while a run goes on (the killed and repair runs are not mutating).
+    private let traceKeeper = TraceKeeper()
 
     public init(_ configuration: Configuration) {
         self.configuration = configuration
@@ -88,6 +92,7 @@ public struct FaultCampaign: Sendable {
 
     /// Runs one scenario: the flash under faults, the checks, and the repair run after a failure.
     public mutating func runOne(_ scenario: CampaignScenario) -> CampaignRecord {
+        traceKeeper.clear()
         var record = CampaignRecord(scenario: scenario)
         var plan: FlashPlan
         var board: SimulatedBoard
@@ -116,7 +121,7 @@ public struct FaultCampaign: Sendable {
         let saved = CheckpointKeeper()
         let run = SimulatedFlash.run(plan: plan, options: options, on: id, named: "sim", in: &sim, deadline: configuration.deadline,
                                      onEvent: { saved.keep($0) })
-        if configuration.recordsTrace { lastTrace = run.trace }
+        if configuration.recordsTrace { traceKeeper.keep("run \(scenario.index)", run.trace) }
         guard let after = try? sim.board(id) else { record.violate("setup", "the board vanished"); return record }
         record.seconds = run.statistics.modelledTime.seconds
         record.faults = run.statistics.faults
@@ -138,6 +143,13 @@ public struct FaultCampaign: Sendable {
             if outcome.partial?.resumedAtBlock != nil { record.resumedAcrossRuns += 1 }
             record.check(CampaignInvariants.checkSuccess(outcome, plan: plan, board: after))
             record.check(CampaignInvariants.checkBounds(outcome, connections: run.statistics.connections, options: options))
+            if !outcome.verified {
+                // Not read back is not done: the plain run must read it back.
+                record.error = outcome.unverifiedReason
+                var next = plan
+                next.resume = saved.point
+                repair(after, declared: declared, plan: next, scenario: scenario, record: &record)
+            }
         case let .failure(error):
             record.outcome = .failedCleanly
             record.error = run.result.error
@@ -150,8 +162,8 @@ public struct FaultCampaign: Sendable {
         return record
     }
 
-    /// The plain run after a failure: no faults on the link or in the server; it must succeed
-    /// and leave the board as the target image says.
+    /// The plain run after a failure or an unverified run: no faults on the link or in the
+    /// server; it must succeed, read the board back, and leave it as the target image says.
     private func repair(_ failed: SimulatedBoard, declared: Range<UInt32>, plan: FlashPlan, scenario: CampaignScenario,
                         record: inout CampaignRecord) {
         var board = failed
@@ -159,17 +171,21 @@ public struct FaultCampaign: Sendable {
         board.setServerFaults(busyAnswers: 0, flashWriteFailures: 0)
         board.resetFlashCounters()
         var sim = Simulation(link: scenario.link, faults: .none)
-        sim.recordsTrace = false
+        sim.recordsTrace = configuration.recordsTrace
         let id = sim.addBoard(board)
         let options = Self.options(scenario.path)
         let run = SimulatedFlash.run(plan: plan, options: options, on: id, named: "sim", in: &sim, deadline: configuration.deadline)
+        if configuration.recordsTrace { traceKeeper.keep("run \(scenario.index) repair", run.trace) }
         guard let after = try? sim.board(id) else { return }
         record.check(CampaignInvariants.checkWrites(before: board, after: after, declared: declared))
         switch run.outcome {
         case let .success(outcome):
-            record.repaired = true
+            record.repaired = outcome.verified
             if outcome.partial?.resumedAtBlock != nil { record.resumedAcrossRuns += 1 }
             record.check(CampaignInvariants.checkSuccess(outcome, plan: plan, board: after).map { ($0.rule, "after the repair run: " + $0.detail) })
+            if !outcome.verified {
+                record.violate("not-repaired", "the plain run after '\(record.error ?? "?")' was not read back either: \(outcome.unverifiedReason ?? "?")")
+            }
         case .failure:
             record.repaired = false
             record.violate("not-repaired", "the plain run after the failure (\(record.error ?? "?")) failed too: \(run.result.error ?? "?")")
@@ -184,11 +200,12 @@ public struct FaultCampaign: Sendable {
         var board = board
         board.resetFlashCounters()
         var sim = Simulation(link: scenario.link, faults: scenario.faults)
-        sim.recordsTrace = false
+        sim.recordsTrace = configuration.recordsTrace
         let id = sim.addBoard(board)
         let saved = CheckpointKeeper()
         let run = SimulatedFlash.run(plan: plan, options: options, on: id, named: "sim", in: &sim, deadline: at,
                                      onEvent: { saved.keep($0) })
+        if configuration.recordsTrace { traceKeeper.keep("run \(scenario.index) killed at \(at.secondsText)", run.trace) }
         guard let after = try? sim.board(id) else { record.violate("setup", "the board vanished"); return nil }
         record.kills += 1
         record.check(CampaignInvariants.checkWrites(before: board, after: after, declared: declared))
@@ -261,4 +278,12 @@ final class CheckpointKeeper: Sendable {
         if case let .checkpoint(point) = event.report { saved.withLock { $0 = point } }
     }
     var point: ResumePoint? { saved.withLock { $0 } }
+}
+
+/// The traces of one campaign run's parts, in the order they ran.
+final class TraceKeeper: Sendable {
+    private let kept = Mutex<[(part: String, trace: Trace)]>([])
+    func keep(_ part: String, _ trace: Trace) { kept.withLock { $0.append((part, trace)) } }
+    func clear() { kept.withLock { $0 = [] } }
+    var parts: [(part: String, trace: Trace)] { kept.withLock { $0 } }
 }

@@ -39,14 +39,18 @@ public struct SimProfile: Sendable, Equatable, CustomStringConvertible {
     public static var allValueStrings: [String] { all.map(\.description) }
 
     /// A board of this profile holding `image` (for an MCUboot board, its application as a
-    /// confirmed image in the primary slot), connectable in application mode.
-    public func makeBoard(holding image: MemoryImage, name: String, address: String) throws -> SimulatedBoard {
+    /// confirmed image in the primary slot), connectable in application mode unless
+    /// `applicationBluetooth` is false (a MakeCode program without the Bluetooth extension keeps
+    /// Bluetooth off there; CODAL inc/MicroBitConfig.h: `MICROBIT_BLE_ENABLED 0` by default).
+    public func makeBoard(holding image: MemoryImage, name: String, address: String,
+                          applicationBluetooth: Bool = true) throws -> SimulatedBoard {
         var memory = image
-        var profile = SimulatedBoard.stockProfile(board, name: name, address: address)
+        var profile = SimulatedBoard.stockProfile(board, name: name, address: address, bluetoothInApplicationMode: applicationBluetooth)
         if mcuboot {
             let standard = SimulatedBoard.mcuMgrProfile(board)
             profile = BoardProfile(board: board, name: name, address: address, services: standard.services,
-                                   bluetoothInApplicationMode: true, attMTU: standard.attMTU, dataLength: standard.dataLength)
+                                   bluetoothInApplicationMode: applicationBluetooth, attMTU: standard.attMTU,
+                                   dataLength: standard.dataLength)
             guard let app = try FlashPlan.applicationImage(of: image, family: board.family) else {
                 throw SimStoreError.noApplication(board)
             }

@@ -30,14 +30,37 @@ public struct SimStore: Sendable {
     public func url(of name: String) -> URL { directory.appendingPathComponent("\(name).json") }
 
     /// The saved board `name`, or nil when there is none yet.
+    /// - Throws: `.notABoard` when the file of that name is not a board's (bitflash never
+    ///   replaces it), `.unreadable` when it is a board's file that cannot be read.
     public func load(_ name: String) throws(SimStoreError) -> SimulatedBoard? {
         let url = url(of: name)
         guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        guard isBoardFile(url) else { throw .notABoard(path: url.path) }
         do {
             return try SimulatedBoard.load(from: url)
         } catch {
             throw .unreadable(path: url.path, reason: "\(error)")
         }
+    }
+
+    /// The kind of the saved board `name`, or nil when there is none (or it cannot be read: the
+    /// load that follows says why).
+    public func savedProfile(of name: String) -> SimProfile? {
+        guard let board = try? load(name) else { return nil }
+        return SimProfile(board: board.profile.board, mcuboot: board.profile.services.contains(.smp))
+    }
+
+    /// Throws `.notABoard` when a file holds the name of board `name` and is not a board's: a
+    /// run that would save the board refuses before it starts.
+    public func requireOwnFile(_ name: String) throws(SimStoreError) {
+        let url = url(of: name)
+        if FileManager.default.fileExists(atPath: url.path), !isBoardFile(url) { throw .notABoard(path: url.path) }
+    }
+
+    /// True for a saved board's file; false for anything else (a user's JSON file, a folder).
+    func isBoardFile(_ url: URL) -> Bool {
+        guard let data = try? Data(contentsOf: url) else { return false }
+        return SimulatedBoard.isSavedBoard(data)
     }
 
     /// The saved board `name`, or a fresh board of `profile` holding the sample program.
@@ -53,6 +76,7 @@ public struct SimStore: Sendable {
     }
 
     public func save(_ board: SimulatedBoard, as name: String) throws(SimStoreError) {
+        try requireOwnFile(name)
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             try board.save(to: url(of: name))
@@ -61,10 +85,12 @@ public struct SimStore: Sendable {
         }
     }
 
-    /// The saved boards' names, sorted.
+    /// The saved boards' names, sorted: the `.json` files that are boards' (other files in the
+    /// folder are the user's and are left alone).
     public func savedNames() -> [String] {
         let files = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        return files.filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) }.sorted()
+        return files.filter { $0.hasSuffix(".json") && isBoardFile(directory.appendingPathComponent($0)) }
+            .map { String($0.dropLast(5)) }.sorted()
     }
 
     public static func address(_ index: Int) -> String {
@@ -77,6 +103,8 @@ public struct SimStore: Sendable {
 public enum SimStoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A saved board's file could not be read.
     case unreadable(path: String, reason: String)
+    /// A file has a board's name but is not a board's: bitflash neither reads nor replaces it.
+    case notABoard(path: String)
     /// The saved board is of another kind than the one asked for.
     case otherProfile(name: String, directory: String, saved: SimProfile, wanted: SimProfile)
     /// A board could not be saved.
@@ -87,6 +115,9 @@ public enum SimStoreError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case let .unreadable(path, reason): return "\(path): \(reason)"
+        case let .notABoard(path):
+            return "\(path) is not a simulated board's file, so bitflash leaves it as it is: "
+                + "move it out of the folder, or keep the simulated boards in another one"
         case let .otherProfile(name, directory, saved, wanted):
             return "the simulated board '\(name)' in \(directory) is a \(saved), not a \(wanted)"
         case let .cannotSave(path, reason): return "cannot save the simulated board to \(path): \(reason)"
@@ -100,7 +131,7 @@ extension SimStoreError: ExitStatusReporting {
         switch self {
         case .unreadable: return .cannotRead
         case .otherProfile: return .usage
-        case .cannotSave: return .cannotWrite
+        case .cannotSave, .notABoard: return .cannotWrite
         case .noApplication: return .badFirmware
         }
     }

@@ -30,10 +30,15 @@ struct BenchFlashCommand: ParsableCommand {
     @Option(help: "Scenarios: all (the corpus, else samples), corpus, samples, quick.")
     var scenarios: ScenarioSet = .all
 
-    @Option(name: .customLong("profile"), help: ArgumentHelp("Link profiles (default linux-default, device-requested, fast).", valueName: "NAME"))
+    @Option(name: .customLong("profile"), parsing: .unconditionalSingleValue,
+            help: ArgumentHelp("Link profiles (default linux-default, device-requested, fast), or connection intervals such as 11.25ms.", valueName: "NAME"),
+            transform: OptionValues.link)
     var profiles: [String] = []
 
-    @Option(name: .customLong("ci"), help: ArgumentHelp("Also a profile with this connection interval in ms (repeatable).", valueName: "MS"))
+    @Option(name: .customLong("ci"), parsing: .unconditionalSingleValue,
+            help: ArgumentHelp("Also a profile with this connection interval in ms, \(Limits.connectionIntervalMilliseconds.text) in steps of 1.25 ms (repeatable).",
+                               valueName: "MS"),
+            transform: OptionValues.connectionInterval)
     var intervals: [Double] = []
 
     @Flag(help: "Print the report as JSON instead of tables.")

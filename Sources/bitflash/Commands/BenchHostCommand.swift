@@ -18,7 +18,8 @@ struct BenchHostCommand: ParsableCommand {
             (wall-clock) time next to the modelled time.
             """)
 
-    @Option(help: "Timed parses of the parse benchmark; the best counts.")
+    @Option(parsing: .unconditional, help: Limits.iterations.help("Timed parses of the parse benchmark; the best counts", valueName: "N"),
+            transform: Limits.iterations.transform)
     var iterations = 10
 
     @Flag(help: "Do not run Python intelhex.")

@@ -19,15 +19,11 @@ struct BenchParseCommand: ParsableCommand {
     @Option(help: "The file to parse (default: the largest Universal Hex in the corpus).")
     var file: String?
 
-    @Option(help: "Timed parses; the best counts.")
+    @Option(parsing: .unconditional, help: Limits.iterations.help("Timed parses; the best counts", valueName: "N"), transform: Limits.iterations.transform)
     var iterations = 20
 
     @Flag(help: "Do not run Python intelhex.")
     var skipPython = false
-
-    func validate() throws {
-        guard iterations >= 1 else { throw ValidationError("--iterations must be at least 1") }
-    }
 
     func run() throws {
         let baselineRSS = HostBenchmark.peakRSS()

@@ -9,25 +9,22 @@ struct BluetoothOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The Bluetooth adapter (default: the first one switched on).", valueName: "hciN"))
     var adapter: String?
 
-    @Option(name: .customLong("scan-timeout"),
-            help: ArgumentHelp("How long to look for a board, in seconds (default \(Self.defaults.scanTimeout.seconds.formatted())).",
-                               valueName: "S"))
+    @Option(name: .customLong("scan-timeout"), parsing: .unconditional,
+            help: Limits.bluetoothSeconds.help("How long to look for a board, in seconds (default \(Self.defaults.scanTimeout.seconds.formatted()))",
+                                               valueName: "S"),
+            transform: Limits.bluetoothSeconds.transform)
     var scanTimeout: Double?
 
-    @Option(name: .customLong("connect-timeout"),
-            help: ArgumentHelp("How long one connect (and the wait for the board's services) may take, in seconds "
-                               + "(default \(Self.defaults.connectTimeout.seconds.formatted())).", valueName: "S"))
+    @Option(name: .customLong("connect-timeout"), parsing: .unconditional,
+            help: Limits.bluetoothSeconds.help("How long one connect (and the wait for the board's services) may take, in seconds "
+                                               + "(default \(Self.defaults.connectTimeout.seconds.formatted()))", valueName: "S"),
+            transform: Limits.bluetoothSeconds.transform)
     var connectTimeout: Double?
 
     @Flag(name: .customLong("no-pair"), help: "Never pair: fail on a board that asks for a bond.")
     var noPair = false
 
     static let defaults = BlueZFlashSettings()
-
-    func validateTimes() throws {
-        if let s = scanTimeout, !(s > 0 && s <= 600) { throw ValidationError("--scan-timeout must be between 0 and 600 seconds") }
-        if let s = connectTimeout, !(s > 0 && s <= 600) { throw ValidationError("--connect-timeout must be between 0 and 600 seconds") }
-    }
 
     /// The scan timeout in effect, in seconds.
     var scanSeconds: Double { scanTimeout ?? Self.defaults.scanTimeout.seconds }

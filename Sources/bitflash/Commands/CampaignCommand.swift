@@ -42,10 +42,11 @@ struct SimCampaignCommand: AsyncParsableCommand {
             64 for a bad command line. Times are modelled seconds.
             """)
 
-    @Option(help: "How many runs.")
+    @Option(parsing: .unconditional, help: Limits.runs.help("How many runs", valueName: "N"), transform: Limits.runs.transform)
     var runs: Int = 1000
 
-    @Option(help: "The campaign's seed: the same seed gives the same runs.")
+    @Option(parsing: .unconditional, help: Limits.seed.help("The campaign's seed: the same seed gives the same runs", valueName: "SEED"),
+            transform: Limits.seed.transform)
     var seed: UInt64 = 1
 
     @Option(help: "partial, full, auto, nordic (stock boards: Nordic DFU, some starting in DfuTarg), or all (the four in turn).")
@@ -54,28 +55,31 @@ struct SimCampaignCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Only boards of this kind (repeatable); a name without -mcuboot keeps partial runs on stock boards. Default: microbit-v2, microbit-v1, calliope-mini-3.", valueName: "PROFILE"))
     var profile: [SimProfile] = []
 
-    @Option(help: ArgumentHelp("A fixed modelled link (linux-default, device-requested, fast, or an interval such as 11.25ms). Default: one of the three named profiles per run.", valueName: "PROFILE"))
+    @Option(parsing: .unconditional,
+            help: ArgumentHelp("A fixed modelled link (linux-default, device-requested, fast, or an interval such as 11.25ms). Default: one of the three named profiles per run.", valueName: "PROFILE"),
+            transform: OptionValues.link)
     var link: String?
 
     @Option(help: ArgumentHelp("Every board lies (\(HostileKind.firmwareKinds.map(\.rawValue).joined(separator: ", "))), or every link does what a BLE link never does (\(HostileKind.allCases.filter(\.isLinkFault).map(\.rawValue).joined(separator: ", "))). The plain run after a failure is on the honest board and link.", valueName: "KIND"))
     var hostile: HostileKind?
 
-    @Option(name: .customLong("from"), help: ArgumentHelp("Start at this run (runs are numbered from 0, as violations name them): `--from 1790 --runs 1` runs run 1790 of the same seed and path again on its own.", valueName: "RUN"))
+    @Option(name: .customLong("from"), parsing: .unconditional,
+            help: Limits.firstRun.help("Start at this run (runs are numbered from 0, as violations name them): `--from 1790 --runs 1` runs run 1790 of the same seed and path again on its own", valueName: "RUN"),
+            transform: Limits.firstRun.transform)
     var firstRun: Int = 0
 
-    @Option(help: ArgumentHelp("With --runs 1: write that run's trace (every write, notification, fault and timer, as JSON lines) to FILE.", valueName: "FILE"))
+    @Option(help: ArgumentHelp("With --runs 1: write that run's trace to FILE (every write, notification, fault and timer, as JSON lines; the killed run and the repair run too, each under its own name; read it with `bitflash trace show`).", valueName: "FILE"))
     var trace: String?
 
-    @Option(help: ArgumentHelp("Every SECONDS of real time, print the runs done and the violations so far to standard error (0: never).", valueName: "SECONDS"))
+    @Option(parsing: .unconditional,
+            help: Limits.progressSeconds.help("Every SECONDS of real time, print the runs done and the violations so far to standard error (0: never)", valueName: "SECONDS"),
+            transform: Limits.progressSeconds.transform)
     var progress: Int = 30
 
     @Flag(help: "Print the report as JSON.")
     var json = false
 
     func validate() throws {
-        guard (1...10_000_000).contains(runs) else { throw ValidationError("--runs must be between 1 and 10000000") }
-        guard firstRun >= 0 else { throw ValidationError("--from must be 0 or more") }
-        guard progress >= 0 else { throw ValidationError("--progress must be 0 or more seconds") }
         guard trace == nil || runs == 1 else {
             throw ValidationError("--trace records one run: add --runs 1 (and --from RUN to pick the run)")
         }
@@ -108,8 +112,14 @@ struct SimCampaignCommand: AsyncParsableCommand {
                              + " (\(Int((lastProgress - started).seconds)) s)\n")
             }
             let elapsed = clock.now - started
-            if let trace, let recorded = campaign.lastTrace {
-                try OutputFile.write(Array(recorded.jsonLines().utf8), to: trace, what: "the trace")
+            if let trace, !campaign.lastTraces.isEmpty {
+                // One trace file: each part of the run (killed run, run under faults, repair run)
+                // as a board of its own name, readable by `bitflash trace show`.
+                var text = Data()
+                for (part, recorded) in campaign.lastTraces {
+                    text += try TraceFile.encode(recorded, names: [part])
+                }
+                try OutputFile.write(Array(text), to: trace, what: "the trace")
             }
             if json {
                 StdOut.write(try JSONText.document(report) + "\n")

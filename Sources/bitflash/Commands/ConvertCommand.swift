@@ -37,7 +37,8 @@ struct ConvertCommand: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: ArgumentHelp("The output file.", valueName: "OUT"))
     var output: String
 
-    @Option(help: ArgumentHelp("For bin: the address range, e.g. 0x1C000-0x77000, inside the board's flash or UICR.", valueName: "START-END"))
+    @Option(parsing: .unconditional,
+            help: ArgumentHelp("For bin: the address range, e.g. 0x1C000-0x77000, inside the board's flash or UICR.", valueName: "START-END"))
     var range: String?
 
     @Flag(help: "Convert a file whose UF2 family ID or MCUboot header says it is for another board (the checks `flash --force` skips).")

@@ -17,7 +17,8 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The kind of board.", valueName: "PROFILE"))
     var profile: SimProfile = .default
 
-    @Option(help: ArgumentHelp("Modelled link: linux-default, device-requested or fast.", valueName: "PROFILE"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Modelled link: linux-default, device-requested or fast.", valueName: "PROFILE"),
+            transform: OptionValues.link)
     var link: String = "device-requested"
 
     @OptionGroup var output: OutputOptions

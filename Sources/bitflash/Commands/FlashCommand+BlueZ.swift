@@ -37,13 +37,7 @@ extension FlashCommand {
         }
         let results = outcomes.map(\.result)
         out.finish(results)
-        if queries.count == 1, let failure = results.first(where: { !$0.exitStatus.succeeded }) {
-            // One board: its failure is the command's, with the message on stderr too.
-            if let message = failure.error { StdErr.write("bitflash: error: \(message)\n") }
-            return failure.exitStatus
-        }
-        if let failure = results.first(where: { !$0.exitStatus.succeeded }) { return failure.exitStatus }
-        return results.contains(where: \.fallback) ? .okAfterFallback : .ok
+        return finishFlash(results)
     }
 
     /// The library's settings with what the options chose; the plan of each board comes from

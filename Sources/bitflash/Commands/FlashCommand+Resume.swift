@@ -28,8 +28,11 @@ extension FlashCommand {
         }
     }
 
+    /// A board read back running its program has nothing unfinished; one not read back keeps its
+    /// point (its END_OF_TRANSMISSION may not have arrived: the next run then rewrites one page,
+    /// and a board found running its program forgets the point).
     static func forgetFinished(_ results: [FlashResult], in store: FileResumeStore) {
-        for r in results where r.error == nil { store.forgetQuietly(board: r.board) }
+        for r in results where r.error == nil && r.verification != .unverified { store.forgetQuietly(board: r.board) }
     }
 
     /// The result of a run stopped by `--sim-kill-at`: what a killed bitflash leaves behind.

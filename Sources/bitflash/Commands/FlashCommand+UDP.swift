@@ -33,6 +33,6 @@ extension FlashCommand {
             .withUDPServerHint("\(endpoint)")
         out.result(result)
         out.finish([result])
-        return result.exitStatus
+        return finishFlash([result])
     }
 }

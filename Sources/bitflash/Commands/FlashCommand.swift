@@ -19,7 +19,8 @@ struct FlashCommand: AsyncParsableCommand {
             With --device (repeatable) or --all-in-range, real boards are flashed over BlueZ, in real \
             seconds. With --simulate, a simulated board whose flash persists in a state folder is flashed \
             on a modelled Bluetooth link; times are modelled seconds. The path taken and why is printed \
-            before and after. Exit codes: 0 flashed (or up to date), 3 flashed after falling back from \
+            before and after. Exit codes: 0 flashed and read back (or up to date), 2 written but not read \
+            back (the result says why), 3 flashed after falling back from \
             partial flashing to a full update, 64 bad command line, 65 bad firmware file, 66 unreadable \
             file, 69 board not found, 73 a file could not be written, 74 flashing failed, 75 Bluetooth not \
             available, 76 the board's services never resolved, 77 pairing refused.
@@ -36,11 +37,17 @@ struct FlashCommand: AsyncParsableCommand {
 
     @OptionGroup var bluetooth: BluetoothOptions
 
-    @Option(help: ArgumentHelp("Flash a simulated board of this kind (default microbit-v2-mcuboot).", valueName: "PROFILE"))
+    @Option(help: ArgumentHelp("Flash a simulated board of this kind (default: the kind already in the state folder, else microbit-v2-mcuboot).", valueName: "PROFILE"))
     var simulate: SimProfile?
 
-    @Option(help: "How many simulated boards to flash at once (a class set sharing one adapter).")
+    @Option(parsing: .unconditional, help: Limits.boards.help("How many simulated boards to flash at once (a class set sharing one adapter)", valueName: "N"),
+            transform: Limits.boards.transform)
     var boards: Int = 1
+
+    @Option(name: .customLong("sim-state-wait"), parsing: .unconditional,
+            help: Limits.stateWaitSeconds.help("How long to wait for another bitflash run that uses the same simulated boards' folder", valueName: "SECONDS"),
+            transform: Limits.stateWaitSeconds.transform)
+    var stateWait: Double = 30
 
     @Option(help: ArgumentHelp("Use the file's section for this board (default: the board's own).", valueName: "BOARD"))
     var board: String?
@@ -62,7 +69,8 @@ struct FlashCommand: AsyncParsableCommand {
     @Option(name: .customLong("upgrade-mode"), help: "What follows a full upload: test-and-confirm, confirm-only, test-only, upload-only.")
     var upgradeMode: UpgradeModeArgument = .testAndConfirm
 
-    @Option(help: ArgumentHelp("Full McuMgr update over SMP/UDP to this server (Zephyr's UDP transport, or `bitflash sim serve --udp`).", valueName: "HOST:PORT"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Full McuMgr update over SMP/UDP to this server (Zephyr's UDP transport, or `bitflash sim serve --udp`).", valueName: "HOST:PORT"),
+            transform: OptionValues.serverEndpoint)
     var udp: String?
 
     @Flag(name: .customLong("no-resume"), help: "Start a partial flash from the beginning even when an earlier run left it unfinished.")
@@ -77,14 +85,10 @@ struct FlashCommand: AsyncParsableCommand {
 
     func validate() throws {
         try validateUDP()
-        guard boards >= 1, boards <= 64 else { throw ValidationError("--boards must be between 1 and 64") }
         if !devices.isEmpty || allInRange, simulate != nil { throw ValidationError("use either --device/--all-in-range or --simulate, not both") }
         if allInRange, !devices.isEmpty { throw ValidationError("use either --device or --all-in-range, not both") }
         if boards > 1, !devices.isEmpty || allInRange { throw ValidationError("--boards counts simulated boards: repeat --device instead") }
-        try bluetooth.validateTimes()
         if boards > 1, simulate == nil, devices.isEmpty { throw ValidationError("--boards counts simulated boards: add --simulate") }
-        if let k = simulation.killAt, !(k > 0) { throw ValidationError("--sim-kill-at must be a positive number of seconds") }
-        if simulation.resetAt.contains(where: { !($0 >= 0) }) { throw ValidationError("--sim-reset-at takes seconds from 0 on") }
         if let prefer, mode != .auto {
             throw ValidationError("--prefer \(prefer.rawValue) chooses among paths in auto mode, but --mode \(mode.rawValue) already forces one: drop one of them")
         }
@@ -96,12 +100,18 @@ struct FlashCommand: AsyncParsableCommand {
             if let udp { return try await runOverUDP(udp) }
             if !devices.isEmpty || allInRange { return try await runOnDevices() }
             Verbose.bootstrap(output.verbose)
-            let profile = simulate ?? .default
+            let store = SimStore(option: simulation.simState)
+            // Held until the boards and their resume records are saved (see StateFolderLock).
+            let lock = try StateFolderLock.acquire(store.directory, wait: .milliseconds(Int64((stateWait * 1000).rounded()))) {
+                StdErr.write("bitflash: note: \($0)\n")
+            }
+            defer { withExtendedLifetime(lock) {} }
+            let names = SimStore.names(count: boards)
+            // Without a profile, the boards already in the state folder say what they are.
+            let profile = simulation.profile(simulate, store: store, name: names[0])
             if let trace = output.trace { try OutputFile.refuseInputs(trace, inputs: [file] + (dfuImage.map { [$0] } ?? []), what: "the trace") }
             let firmware = try FirmwareFileLoading.loadForFlash(file)
             let plan = try makePlan(firmware, profile: profile)
-            let store = SimStore(option: simulation.simState)
-            let names = SimStore.names(count: boards)
             var sim = Simulation(link: try simulation.linkProfile(), faults: simulation.faultPlan())
             let resume = FileResumeStore(simulated: store)
             var ids: [(plan: FlashPlan, board: BoardID, name: String)] = []
@@ -134,8 +144,7 @@ struct FlashCommand: AsyncParsableCommand {
             }
             for r in results { out.result(r) }
             out.finish(results)
-            if results.contains(where: { $0.error != nil }) { return .flashFailed }
-            return results.contains(where: \.fallback) ? .okAfterFallback : .ok
+            return finishFlash(results)
         }
     }
 
@@ -163,11 +172,15 @@ struct FlashCommand: AsyncParsableCommand {
                                + "give an MCUboot image or a DFU .zip with one, or leave out --dfu-image to build one from the file")
         }
         try FirmwareFileLoading.checkFits(firmware, file: file, board: target, force: force, dfuImage: dfu)
+        try FirmwareFileLoading.requireIntactImages(firmware, file: file, dfuImage: dfu)
+        let plan: FlashPlan
         do {
-            return try FlashPlan.make(firmware: firmware, board: target, dfuImage: dfu?.image)
+            plan = try FlashPlan.make(firmware: firmware, board: target, dfuImage: dfu?.image)
         } catch let error as FirmwareImageError {
-            throw CLIError(.badFirmware, "\(file): \(error.message); the board is a \(target.displayName) (\(target.family.chipName))")
+            throw CLIError(.badFirmware, "\(file): \(error.message)" + (error.message.contains("board is a ") ? "" : "; the board is a \(target.displayName) (\(target.family.chipName))"))
         }
+        try FirmwareFileLoading.requireSomethingToWrite(plan, file: file, board: target)
+        return plan
     }
 
     /// Prints each board's dry-run plan; the same for a simulated and a real board.
@@ -177,6 +190,10 @@ struct FlashCommand: AsyncParsableCommand {
             let plan = DryRunPlan(board: board, outcome: outcome)
             failed = failed || plan.error != nil
             StdOut.write(output.json ? try PlanText.json(plan) + "\n" : PlanText.dryRun(plan, file: file))
+        }
+        for (board, outcome) in outcomes {
+            guard case let .failure(error) = outcome else { continue }
+            StdErr.write("bitflash: error: \(outcomes.count == 1 ? "" : "\(board): ")\(describe(error))\n")
         }
         return failed ? .flashFailed : .ok
     }
@@ -218,22 +235,43 @@ enum UpgradeModeArgument: String, ExpressibleByArgument, CaseIterable {
 
 /// Options shared by the commands that run simulated boards.
 struct SimulationOptions: ParsableArguments {
+    /// Set by `Bitflash.main` when `--simulate` came without a profile: the boards already in
+    /// the state folder then say what kind they are.
+    @Flag(name: .customLong(SimulationOptions.unnamedProfileFlag), help: .hidden)
+    var profileUnnamed = false
+
+    static let unnamedProfileFlag = "simulate-profile-unnamed"
+
+    /// The kind of simulated board to use: `named` when given, else (for `--simulate` alone or
+    /// no `--simulate`) the kind of the board `name` saved in `store`, else the default.
+    func profile(_ named: SimProfile?, store: SimStore, name: String) -> SimProfile {
+        if let named, !profileUnnamed { return named }
+        return store.savedProfile(of: name) ?? .default
+    }
+
     @Option(name: .customLong("sim-state"), help: ArgumentHelp("Folder of the simulated boards (default: the XDG state folder).", valueName: "DIR"))
     var simState: String?
 
-    @Option(help: ArgumentHelp("Modelled link: linux-default (30 ms), device-requested (15 ms), fast (7.5 ms), or a connection interval such as 11.25ms.", valueName: "PROFILE"))
+    @Option(parsing: .unconditional,
+            help: ArgumentHelp("Modelled link: linux-default (30 ms), device-requested (15 ms), fast (7.5 ms), or a connection interval "
+                               + "\(Limits.connectionIntervalMilliseconds.text) in steps of 1.25 ms, such as 11.25ms.", valueName: "PROFILE"),
+            transform: OptionValues.link)
     var link: String = "device-requested"
 
     @Option(name: .customLong("sim-drop-at-write"), parsing: .upToNextOption,
-            help: ArgumentHelp("Fault injection: the simulated link drops at these ATT write numbers (e.g. 60 120 180 240).", valueName: "N"))
+            help: Limits.writeNumber.help("Fault injection: the simulated link drops at these ATT write numbers (e.g. 60 120 180 240)", valueName: "N"),
+            transform: Limits.writeNumber.transform)
     var dropAtWrite: [Int] = []
 
     @Option(name: .customLong("sim-reset-at"), parsing: .upToNextOption,
-            help: ArgumentHelp("Fault injection: the simulated board resets at these modelled times (seconds).", valueName: "SECONDS"))
+            help: Limits.modelledSeconds.help("Fault injection: the simulated board resets at these modelled times, in seconds", valueName: "SECONDS"),
+            transform: Limits.modelledSeconds.transform)
     var resetAt: [Double] = []
 
-    @Option(name: .customLong("sim-kill-at"),
-            help: ArgumentHelp("Fault injection: bitflash stops at this modelled time (seconds) as if killed; the board keeps what it got.", valueName: "SECONDS"))
+    @Option(name: .customLong("sim-kill-at"), parsing: .unconditional,
+            help: Limits.killSeconds.help("Fault injection: bitflash stops at this modelled time, in seconds, as if killed; the board keeps what it got",
+                                          valueName: "SECONDS"),
+            transform: Limits.killSeconds.transform)
     var killAt: Double?
 
     /// The faults the simulated link suffers (none unless asked).
@@ -244,6 +282,7 @@ struct SimulationOptions: ParsableArguments {
         return plan
     }
 
+    /// The `--link` profile (the option's parse has checked it).
     func linkProfile() throws -> LinkProfile {
         do { return try LinkProfile(named: link) } catch { throw CLIError(.usage, "--link \(link): \(error)") }
     }

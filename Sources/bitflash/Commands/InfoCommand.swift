@@ -65,7 +65,6 @@ struct InfoCommand: AsyncParsableCommand {
         if device != nil, simulate != nil || boardName != nil {
             throw ValidationError("use either --device or --simulate/--name, not both")
         }
-        try bluetooth.validateTimes()
     }
 
     func run() async throws {

@@ -31,17 +31,15 @@ struct PlanCommand: AsyncParsableCommand {
             let firmware = try FirmwareFileLoading.loadForFlash(file)
             for b in try boards(firmware) {
                 try FirmwareFileLoading.checkFits(firmware, file: file, board: b, force: false)
+                try FirmwareFileLoading.requireIntactImages(firmware, file: file)
                 let plan: FlashPlan
                 do {
                     plan = try FlashPlan.make(firmware: firmware, board: b)
                 } catch let error as FirmwareImageError {
-                    throw CLIError(.badFirmware, "\(file): \(error.message); the board is a \(b.displayName) (\(b.family.chipName))")
+                    throw CLIError(.badFirmware, "\(file): \(error.message)" + (error.message.contains("board is a ") ? "" : "; the board is a \(b.displayName) (\(b.family.chipName))"))
                 }
+                try FirmwareFileLoading.requireSomethingToWrite(plan, file: file, board: b)
                 let made = BoardlessPlan.make(plan, board: b)
-                if made.byProfile.first?.estimates.isEmpty ?? true {
-                    throw CLIError(.badFirmware, "\(file): neither path can write this file to a \(b.displayName): "
-                                       + "it holds no MakeCode program and no full image could be made from it")
-                }
                 StdOut.write(json ? try PlanText.json(BoardlessPlanJSON(file: file, plan: made)) + "\n"
                                   : PlanText.boardless(made, file: file))
             }

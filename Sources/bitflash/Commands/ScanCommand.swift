@@ -23,14 +23,16 @@ struct ScanCommand: AsyncParsableCommand {
             69 --wait-for or --count not met in time, 75 Bluetooth not available.
             """)
 
-    @Option(help: ArgumentHelp("How long to scan, at most, in seconds.", valueName: "S"))
+    @Option(parsing: .unconditional, help: Limits.bluetoothSeconds.help("How long to scan, at most, in seconds", valueName: "S"),
+            transform: Limits.bluetoothSeconds.transform)
     var timeout: Double = 5
 
     @Option(name: .customLong("wait-for"),
             help: ArgumentHelp("End the scan as soon as this board (address, name or friendly name) is seen.", valueName: "ADDR|NAME"))
     var waitFor: String?
 
-    @Option(help: ArgumentHelp("End the scan as soon as this many boards are seen.", valueName: "N"))
+    @Option(parsing: .unconditional, help: Limits.boards.help("End the scan as soon as this many boards are seen", valueName: "N"),
+            transform: Limits.boards.transform)
     var count: Int?
 
     @Option(help: ArgumentHelp("The Bluetooth adapter (default: the first one switched on).", valueName: "hciN"))
@@ -52,8 +54,6 @@ struct ScanCommand: AsyncParsableCommand {
     }
 
     func validate() throws {
-        guard timeout > 0, timeout <= 600 else { throw ValidationError("--timeout must be between 0 and 600 seconds") }
-        if let count, count < 1 { throw ValidationError("--count must be at least 1") }
         if waitFor != nil, count != nil { throw ValidationError("give --wait-for or --count, not both") }
         if let waitFor, waitFor.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("--wait-for needs an address or a name") }
     }

@@ -34,7 +34,8 @@ struct SimBlueZCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The advertised name (default: the saved board's).", valueName: "NAME"))
     var name: String?
 
-    @Option(help: ArgumentHelp("The Bluetooth address (default: the saved board's).", valueName: "AA:BB:CC:DD:EE:FF"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("The Bluetooth address (default: the saved board's).", valueName: "AA:BB:CC:DD:EE:FF"),
+            transform: OptionValues.bluetoothAddress)
     var address: String?
 
     @Option(help: ArgumentHelp("Put this firmware on the board first (as `sim reset --from`).", valueName: "FILE"))
@@ -56,7 +57,8 @@ struct SimBlueZCommand: AsyncParsableCommand {
     @Flag(help: "The link comes up but ServicesResolved never becomes true.")
     var servicesNeverResolve = false
 
-    @Option(help: ArgumentHelp("The link drops once, right after this many writes.", valueName: "N"))
+    @Option(parsing: .unconditional, help: Limits.writesBeforeDrop.help("The link drops once, right after this many writes", valueName: "N"),
+            transform: Limits.writesBeforeDrop.transform)
     var disconnectAfterWrites: Int?
 
     @Flag(help: "The board never advertises.")
@@ -80,8 +82,9 @@ struct SimBlueZCommand: AsyncParsableCommand {
     @Flag(help: "AcquireWrite and AcquireNotify answer UnknownMethod, as a BlueZ before 5.46 does.")
     var refusesAcquire = false
 
-    @Option(help: ArgumentHelp("The sockets of AcquireWrite/AcquireNotify close after this many writes through them (once).",
-                               valueName: "N"))
+    @Option(parsing: .unconditional,
+            help: Limits.writesBeforeDrop.help("The sockets of AcquireWrite/AcquireNotify close once, after this many writes through them", valueName: "N"),
+            transform: Limits.writesBeforeDrop.transform)
     var acquiredSocketsCloseAfter: Int?
 
     @Flag(help: "The board's Nordic bootloader advertises at the address + 1 (a stock Nordic build without bonds), not at the board's own.")
@@ -94,14 +97,19 @@ struct SimBlueZCommand: AsyncParsableCommand {
         + "\(HostileKind.firmwareKinds.map(\.rawValue).joined(separator: ", ")).", valueName: "KIND,KIND"))
     var firmwareHostile: String?
 
-    @Option(help: ArgumentHelp("With --hostile: distort each property and notification by one mode or none, as this seed picks.",
-                               valueName: "SEED"))
+    @Option(parsing: .unconditional,
+            help: Limits.seed.help("With --hostile: distort each property and notification by one mode or none, as this seed picks", valueName: "SEED"),
+            transform: Limits.seed.transform)
     var hostileSeed: UInt64?
 
-    @Option(name: .customLong("time-scale"), help: "Real seconds per modelled second (0: at once; default 1, or the scenario's).")
+    @Option(name: .customLong("time-scale"), parsing: .unconditional,
+            help: Limits.timeScale.help("Real seconds per modelled second, 0 for at once; without it, 1 or the scenario's", valueName: "S"),
+            transform: Limits.timeScale.transform)
     var timeScale: Double?
 
-    @Option(name: .customLong("for"), help: ArgumentHelp("Stop after this many seconds (default: until killed).", valueName: "SECONDS"))
+    @Option(name: .customLong("for"), parsing: .unconditional,
+            help: Limits.serveSeconds.help("Stop after this many seconds; without it, run until killed", valueName: "SECONDS"),
+            transform: Limits.serveSeconds.transform)
     var duration: Double?
 
     @Flag(name: .short, help: "Print the boards' trace lines.")
@@ -119,10 +127,6 @@ struct SimBlueZCommand: AsyncParsableCommand {
         if scenario != nil, usesBoardOptions {
             throw ValidationError("--scenario describes the boards: put the board options into the scenario file")
         }
-        if let duration, !(duration > 0) { throw ValidationError("--for must be a positive number of seconds") }
-        if let timeScale, !(0...100).contains(timeScale) { throw ValidationError("--time-scale must be between 0 and 100") }
-        if let n = disconnectAfterWrites, n < 1 { throw ValidationError("--disconnect-after-writes must be at least 1") }
-        if let n = acquiredSocketsCloseAfter, n < 1 { throw ValidationError("--acquired-sockets-close-after must be at least 1") }
     }
 
     func run() async throws {
@@ -208,6 +212,9 @@ struct SimBlueZCommand: AsyncParsableCommand {
         let url = URL(fileURLWithPath: path)
         let scenario: FakeBlueZScenario
         do { scenario = try FakeBlueZScenario.load(from: url) } catch { throw CLIError(.badFirmware, "\(error)") }
+        if let scale = scenario.timeScale, !Limits.timeScale.range.contains(scale) {
+            throw CLIError(.badFirmware, "\(path): timeScale \(scale) is outside what --time-scale allows (\(Limits.timeScale.text))")
+        }
         let store = SimStore(option: simState)
         let names = SimStore.names(count: scenario.boards.count)
         let base = url.deletingLastPathComponent()
@@ -243,6 +250,7 @@ struct SimBlueZCommand: AsyncParsableCommand {
     /// A board holding `from`; else the saved board `state` (which must be of `profile` when
     /// one is given); else a fresh board of `profile` holding the sample program.
     static func board(store: SimStore, state: String, index: Int, profile: SimProfile?, from: String?) throws -> SimulatedBoard {
+        try store.requireOwnFile(state)
         if let from {
             let profile = profile ?? .default
             return try profile.makeBoard(holding: try profile.image(fromFile: from), name: state, address: SimStore.address(index))

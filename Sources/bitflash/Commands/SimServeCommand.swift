@@ -1,4 +1,5 @@
 import ArgumentParser
+import Diagnostics
 import Dispatch
 import Foundation
 import Laboratory
@@ -26,7 +27,9 @@ struct SimServeCommand: AsyncParsableCommand {
             modelled time times --time-scale. Port 0 takes any free port; the port bound is printed.
             """)
 
-    @Option(help: ArgumentHelp("Where to listen (use a loopback address unless you mean otherwise).", valueName: "HOST:PORT"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Where to listen (use a loopback address unless you mean otherwise; port 0: any free port).",
+                                                        valueName: "HOST:PORT"),
+            transform: OptionValues.listenEndpoint)
     var udp: String?
 
     @Option(help: ArgumentHelp("Play the board as a Bluetooth peripheral on this BlueZ adapter.", valueName: "hciN"))
@@ -47,10 +50,14 @@ struct SimServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("sim-state"), help: ArgumentHelp("Folder of the simulated boards.", valueName: "DIR"))
     var simState: String?
 
-    @Option(name: .customLong("for"), help: ArgumentHelp("Stop after this many seconds (default: until killed).", valueName: "SECONDS"))
+    @Option(name: .customLong("for"), parsing: .unconditional,
+            help: Limits.serveSeconds.help("Stop after this many seconds; without it, run until killed", valueName: "SECONDS"),
+            transform: Limits.serveSeconds.transform)
     var duration: Double?
 
-    @Option(name: .customLong("time-scale"), help: "Real seconds per modelled second of device work (0: at once).")
+    @Option(name: .customLong("time-scale"), parsing: .unconditional,
+            help: Limits.timeScale.help("Real seconds per modelled second of device work (0: at once)", valueName: "S"),
+            transform: Limits.timeScale.transform)
     var timeScale: Double = 1
 
     @Flag(name: .customLong("no-acquire"),
@@ -63,14 +70,9 @@ struct SimServeCommand: AsyncParsableCommand {
     func validate() throws {
         guard (udp == nil) != (adapter == nil) else { throw ValidationError("give either --udp HOST:PORT or --adapter hciN") }
         if let adapter, adapter.isEmpty || adapter.contains("/") { throw ValidationError("--adapter takes an adapter name such as hci1") }
-        guard adapter == nil else {
-            guard timeScale >= 0, timeScale <= 100 else { throw ValidationError("--time-scale must be between 0 and 100") }
-            return
-        }
+        guard adapter == nil else { return }
         if from != nil || name != nil || noAcquire { throw ValidationError("--from, --name and --no-acquire go with --adapter") }
         guard profile.mcuboot else { throw ValidationError("--profile \(profile) has no SMP service: use \(profile)-mcuboot") }
-        if let duration, !(duration > 0) { throw ValidationError("--for must be a positive number of seconds") }
-        guard timeScale >= 0, timeScale <= 100 else { throw ValidationError("--time-scale must be between 0 and 100") }
     }
 
     func run() async throws {
@@ -87,7 +89,13 @@ struct SimServeCommand: AsyncParsableCommand {
                 server = try await SimulatedUDPServer.start(board: board, on: endpoint, timeScale: timeScale,
                                                             onNote: { if verbose { StdOut.write("  \($0)\n") } })
             } catch {
-                throw CLIError(.cannotWrite, "\(error)")
+                // Where to listen must be one of this computer's addresses: a name that does not
+                // resolve is a bad command line here, not a board out of reach.
+                if case let SMPUDPError.unknownHost(host, detail) = error {
+                    throw CLIError(.usage, "cannot listen on \(endpoint): the host name '\(host)' does not resolve (\(detail)); "
+                                       + "use one of this computer's addresses, such as 127.0.0.1")
+                }
+                throw CLIError(ExitStatus.of(error), "\(error)")
             }
             StdOut.write("serving SMP over UDP on \(server.endpoint) (board \(name), \(profile), state \(store.directory.path))\n")
             await Self.waitForStop(seconds: duration)

@@ -9,7 +9,7 @@ import Transport
 struct TraceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "trace",
-        abstract: "Look at traces recorded with `bitflash flash --trace FILE`.",
+        abstract: "Look at traces recorded with `bitflash flash --trace FILE` or `bitflash sim campaign --runs 1 --trace FILE`.",
         subcommands: [TraceShowCommand.self])
 }
 

@@ -3,6 +3,7 @@ import Flashing
 import Foundation
 import Laboratory
 import SimulatedBoard
+import UDPTransport
 
 /// Where the command line words what the library says neutrally: the library names its options
 /// and leaves out commands; the command line names its flags and the command that helps.
@@ -25,6 +26,7 @@ extension SimStoreError: CommandLineHinted {
         case let .otherProfile(_, _, saved, wanted):
             return "\(self): run `bitflash sim reset --profile \(wanted)` first, or use --simulate \(saved)"
         case .cannotSave, .noApplication: return description
+        case .notABoard: return "\(self) (--sim-state DIR)"
         }
     }
 }
@@ -44,9 +46,10 @@ extension PeripheralError: CommandLineHinted {
 }
 
 extension FlashResult {
-    /// A flash over UDP that found no server: how to start a simulated one to try.
+    /// A flash over UDP that found no server on this computer: how to start a simulated one to try.
     func withUDPServerHint(_ endpoint: String) -> FlashResult {
-        guard exitStatus == .boardNotFound, let error else { return self }
+        guard exitStatus == .boardNotFound, let error, let e = try? UDPEndpoint(parsing: endpoint),
+              e.host == "localhost" || e.host == "::1" || e.host.hasPrefix("127.") else { return self }
         var r = self
         r.error = error + "; to try a simulated board, start one with `bitflash sim serve --udp \(endpoint)`"
         return r

@@ -113,7 +113,11 @@ enum Figures {
         if r.bytesSent > 0 { parts.append("\(grouped(r.bytesSent)) bytes") }
         parts.append(seconds(r.seconds))
         if r.retries > 0 { parts.append("\(r.retries) retr\(r.retries == 1 ? "y" : "ies")") }
-        if r.verified { parts.append("verified") }
+        switch r.verification {
+        case .verified: parts.append("verified")
+        case .unverified: parts.append("NOT VERIFIED: \(r.verificationNote ?? "the board was not read back")")
+        case .failed, .dryRun: break
+        }
         return parts.joined(separator: ", ")
     }
 }

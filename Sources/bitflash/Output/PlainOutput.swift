@@ -49,8 +49,8 @@ enum SummaryTable {
     static func render(_ results: [FlashResult], labels: [String]? = nil) -> String {
         var header = ["board", "result", "path", "fallback", "bytes", "time", "verified"]
         var rows = results.map { r in
-            [r.board, r.error == nil ? "ok" : "FAILED", r.path?.rawValue ?? "-", r.fallback ? "yes" : "no", Figures.grouped(r.bytesSent),
-             Figures.seconds(r.seconds), r.verified ? "yes" : "no"]
+            [r.board, r.error != nil ? "FAILED" : r.verification == .unverified ? "unverified" : "ok", r.path?.rawValue ?? "-",
+             r.fallback ? "yes" : "no", Figures.grouped(r.bytesSent), Figures.seconds(r.seconds), r.verified ? "yes" : "no"]
         }
         if let labels, labels.count == rows.count {
             header.insert("step", at: 0)
@@ -65,7 +65,9 @@ enum SummaryTable {
         out += fmt(widths.map { String(repeating: "-", count: $0) })
         for row in rows { out += fmt(row) }
         let failed = results.filter { $0.error != nil }.count
-        out += "\(results.count - failed) of \(results.count) boards flashed\(failed > 0 ? ", \(failed) failed" : "")\n"
+        let unverified = results.filter { $0.error == nil && $0.verification == .unverified }.count
+        out += "\(results.count - failed) of \(results.count) boards flashed\(failed > 0 ? ", \(failed) failed" : "")"
+            + (unverified > 0 ? ", \(unverified) not read back" : "") + "\n"
         return out
     }
 }

@@ -55,7 +55,8 @@ final class TerminalOutput: FlashOutput {
     }
 
     func result(_ r: FlashResult) {
-        lines[r.board, default: Line()].final = (r.error == nil ? "✔ " : "✘ ") + Figures.summary(r)
+        let mark = r.error != nil ? "✘ " : r.verification == .unverified ? "? " : "✔ "
+        lines[r.board, default: Line()].final = mark + Figures.summary(r)
         redraw(force: true)
     }
 
