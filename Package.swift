@@ -137,7 +137,7 @@ let package = Package(
 
         .target(name: "TestSupport", dependencies: ["FirmwareImage", "SampleFirmware"], path: "Tests/TestSupport"),
         .testTarget(name: "FirmwareImageTests", dependencies: [
-            "FirmwareImage", "TestSupport", crypto, .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+            "FirmwareImage", "Diagnostics", "TestSupport", crypto, .product(name: "ZIPFoundation", package: "ZIPFoundation"),
         ]),
         .testTarget(name: "SampleFirmwareTests", dependencies: ["SampleFirmware", "FirmwareImage", "TestSupport", crypto]),
         .testTarget(name: "DiagnosticsTests", dependencies: ["Diagnostics"]),
@@ -145,7 +145,7 @@ let package = Package(
         .testTarget(name: "CBORTests", dependencies: ["CBOR", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "SMPTests", dependencies: ["SMP", "CBOR", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "PartialFlashingTests", dependencies: [
-            "PartialFlashing", "PartialFlashingFrames", "FirmwareImage", "Transport", "TestSupport",
+            "PartialFlashing", "PartialFlashingFrames", "Diagnostics", "FirmwareImage", "Transport", "TestSupport",
         ]),
         .testTarget(name: "NordicDFUTests", dependencies: [
             "NordicDFU", "NordicDFUFrames", "FirmwareImage", "SampleFirmware", "Transport", "TestSupport", crypto,

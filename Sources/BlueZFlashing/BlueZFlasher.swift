@@ -56,9 +56,9 @@ public struct BlueZFlasher: Sendable {
         let clock = ContinuousClock()
         let started = clock.now
         func elapsed() -> Double { started.duration(to: clock.now).seconds }
-        func unreached(_ error: any Error, address: String? = nil) -> BoardFlashResult {
+        func unreached(_ error: any Error, address: String? = nil, name: String? = nil) -> BoardFlashResult {
             let error = Task.isCancelled ? BoardFlashError.cancelled(resumable: false) : error
-            return BoardFlashResult(result: FlashResult(board: query, unreached: error, seconds: elapsed()), address: address)
+            return BoardFlashResult(result: FlashResult(board: query, unreached: error, seconds: elapsed()), address: address, name: name)
         }
         channel.send(.event(FlashEvent(board: query, elapsed: .zero, report: .phase(.connecting))))
         let board: BlueZBoard
@@ -72,7 +72,7 @@ public struct BlueZFlasher: Sendable {
             plan = try makePlan(firmware, for: try await board.detect(onReport: trace), settings: settings)
         } catch {
             await closeOutsideCancellation(board)
-            return unreached(error, address: key)
+            return unreached(error, address: key, name: board.device.name)
         }
         let dryRun = settings.options.dryRun
         let store = dryRun ? nil : settings.resumeStore
@@ -100,11 +100,12 @@ public struct BlueZFlasher: Sendable {
         if Task.isCancelled, unfinished.withLock({ $0 }) { await restartInPairingMode(board) }
         await closeOutsideCancellation(board)
         var result = FlashResult(board: query, outcome: session, seconds: elapsed())
-        if result.error == nil, let store {
+        // A board not read back keeps its record: its END_OF_TRANSMISSION may not have arrived.
+        if result.error == nil, result.verification != .unverified, let store {
             do { try store.forget(board: key) } catch { channel.send(.warning(board: query, message: "\(error)")) }
         }
         if let error = result.error, let hint, !Task.isCancelled { result.error = "\(error); \(hint)" }
-        return BoardFlashResult(result: result, address: key, session: session)
+        return BoardFlashResult(result: result, address: key, name: board.device.name, session: session)
     }
 
     /// The plan for a detected board: the settings' planner, else `FlashPlan.make` for the

@@ -17,6 +17,8 @@ public struct BoardFlashResult: Sendable {
     public var result: FlashResult
     /// The address the board was found at (nil when it was never found).
     public var address: String?
+    /// The name the board advertised when it was found (nil when it was never found, or has none).
+    public var name: String?
     /// The session's own outcome, when the session ran (a dry run's plan is in it).
     public var session: Result<SessionOutcome, any Error>?
 

@@ -111,7 +111,7 @@ extension Double {
 }
 
 extension BlueZError: ExitStatusReporting {
-    /// The exit status of each failure, documented in the README.
+    /// The exit status of each failure, documented in docs/json-and-exit-codes.md.
     public var exitStatus: ExitStatus {
         switch self {
         case .bluetoothUnavailable, .noAdapter, .adapterOff: return .bluetoothUnavailable

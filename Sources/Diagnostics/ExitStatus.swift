@@ -1,6 +1,6 @@
-/// How a run of bitflash ends, as the exit status a script sees: the sysexits(3) codes the
-/// README documents, plus 2 for a flash that could not be read back and 3 for a flash that
-/// succeeded only after falling back.
+/// How a run of bitflash ends, as the exit status a script sees: the sysexits(3) codes
+/// docs/json-and-exit-codes.md documents, plus 2 for a flash that could not be read back and
+/// 3 for a flash that succeeded only after falling back.
 public enum ExitStatus: Int32, Sendable, Equatable, CaseIterable, Codable {
     /// Flashed and verified, or already up to date (and read back).
     case ok = 0
@@ -34,7 +34,7 @@ public enum ExitStatus: Int32, Sendable, Equatable, CaseIterable, Codable {
     /// The board refused to pair (EX_NOPERM).
     case pairingRefused = 77
 
-    /// What the status means: the README's table, word for word (without its Markdown).
+    /// What the status means: the table of docs/json-and-exit-codes.md, word for word (without its Markdown).
     public var meaning: String {
         switch self {
         case .ok: return "flashed and verified, or already up to date"

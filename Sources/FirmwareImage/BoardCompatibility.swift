@@ -1,3 +1,5 @@
+import Diagnostics
+
 /// Why a firmware file cannot be for a board: found in the file before anything is sent, each with
 /// what was found and what the board needs.
 ///
@@ -67,8 +69,8 @@ extension Firmware {
         if format == .uf2 {
             let foreign = uf2FamilyIDs.filter { $0 != family.uf2FamilyID }
             if !foreign.isEmpty {
-                let named = foreign.map { id in UF2Family.name(of: id).map { "\(FormatText.hex32(id)) (\($0))" } ?? FormatText.hex32(id) }
-                let needs = family.uf2FamilyID.map { "needs \(FormatText.hex32($0)) (\(family.chipName))" }
+                let named = foreign.map { id in UF2Family.name(of: id).map { "\(Hex.address(id)) (\($0))" } ?? Hex.address(id) }
+                let needs = family.uf2FamilyID.map { "needs \(Hex.address($0)) (\(family.chipName))" }
                     ?? "has no UF2 family ID (\(family.chipName)), so its UF2 files name none"
                 found.append(BoardProblem(.uf2Family, "the UF2 blocks name chip family \(named.joined(separator: ", ")); a \(board.displayName) \(needs)",
                                           overridable: true))
@@ -110,13 +112,13 @@ extension Firmware {
         if let first = outside.first {
             let bytes = outside.reduce(0) { $0 + $1.count }
             found.append(BoardProblem(.outsideMemory, "the file puts \(grouped(bytes)) bytes at addresses a \(board.displayName) has no memory for "
-                                      + "(first \(hex8(first.lowerBound))-\(hex8(first.upperBound))); its flash is \(hex8(0))-\(hex8(layout.flashSize)) "
-                                      + "(\(layout.flashSize / 1024) KiB) and its UICR \(hex8(layout.uicr.lowerBound))-\(hex8(layout.uicr.upperBound)): the file is for a larger chip",
+                                      + "(first \(Hex.address(first.lowerBound))-\(Hex.address(first.upperBound))); its flash is \(Hex.address(0))-\(Hex.address(layout.flashSize)) "
+                                      + "(\(layout.flashSize / 1024) KiB) and its UICR \(Hex.address(layout.uicr.lowerBound))-\(Hex.address(layout.uicr.upperBound)): the file is for a larger chip",
                                       overridable: false))
         }
         if let sd = SoftDeviceInfo(in: image), sd.end != layout.applicationStart {
-            found.append(BoardProblem(.softDevice, "the file holds a SoftDevice (FWID \(FormatText.hex16(sd.firmwareID))) that ends at \(hex8(sd.end)); "
-                                      + "a \(board.displayName) runs its application from \(hex8(layout.applicationStart)), right after its own SoftDevice: "
+            found.append(BoardProblem(.softDevice, "the file holds a SoftDevice (FWID \(Hex.number(sd.firmwareID, digits: 4))) that ends at \(Hex.address(sd.end)); "
+                                      + "a \(board.displayName) runs its application from \(Hex.address(layout.applicationStart)), right after its own SoftDevice: "
                                       + "the file is for another chip or SoftDevice",
                                       overridable: false))
         }
@@ -132,30 +134,30 @@ extension MCUbootImage {
         var found: [BoardProblem] = []
         let layout = board.family.layout
         let slot = layout.mcubootPrimarySlot
-        let span = "\(hex8(slot.lowerBound))-\(hex8(slot.upperBound))"
+        let span = "\(Hex.address(slot.lowerBound))-\(Hex.address(slot.upperBound))"
         if length > slot.count {
             found.append(BoardProblem(.mcubootSlot, "the MCUboot image is \(grouped(length)) bytes with its header and TLVs; "
                                       + "a \(board.displayName)'s primary slot (\(span)) holds \(grouped(slot.count))",
                                       overridable: false))
         }
         if header.flags.contains(.ramLoad) {
-            found.append(BoardProblem(.mcubootSlot, "the MCUboot image is built to be copied to RAM at \(hex8(header.loadAddress)) (RAM_LOAD); "
-                                      + "a \(board.displayName)'s MCUboot runs images in place from its slot at \(hex8(slot.lowerBound))",
+            found.append(BoardProblem(.mcubootSlot, "the MCUboot image is built to be copied to RAM at \(Hex.address(header.loadAddress)) (RAM_LOAD); "
+                                      + "a \(board.displayName)'s MCUboot runs images in place from its slot at \(Hex.address(slot.lowerBound))",
                                       overridable: false))
         } else if header.flags.contains(.romFixed), header.loadAddress != slot.lowerBound {
-            found.append(BoardProblem(.mcubootSlot, "the MCUboot image is fixed to run from \(hex8(header.loadAddress)) (ROM_FIXED); "
-                                      + "a \(board.displayName)'s primary slot starts at \(hex8(slot.lowerBound))",
+            found.append(BoardProblem(.mcubootSlot, "the MCUboot image is fixed to run from \(Hex.address(header.loadAddress)) (ROM_FIXED); "
+                                      + "a \(board.displayName)'s primary slot starts at \(Hex.address(slot.lowerBound))",
                                       overridable: false))
         }
         if let address, address != slot.lowerBound {
-            found.append(BoardProblem(.mcubootLayout, "the file puts the MCUboot image at \(hex8(address)); a \(board.displayName)'s primary slot starts at \(hex8(slot.lowerBound))",
+            found.append(BoardProblem(.mcubootLayout, "the file puts the MCUboot image at \(Hex.address(address)); a \(board.displayName)'s primary slot starts at \(Hex.address(slot.lowerBound))",
                                       overridable: true))
         }
         if Int(header.headerSize) != Int(layout.pageSize) {
             let start = UInt64(slot.lowerBound) + UInt64(header.headerSize)
-            found.append(BoardProblem(.mcubootLayout, "the MCUboot header is \(FormatText.hex16(header.headerSize)) bytes, so the application would start at "
-                                      + "\(hex8(UInt32(truncatingIfNeeded: start))); a \(board.displayName)'s MCUboot images have a one-page header "
-                                      + "(\(FormatText.hex16(UInt16(layout.pageSize)))) that puts the application at \(hex8(layout.applicationStart)), where it is linked: "
+            found.append(BoardProblem(.mcubootLayout, "the MCUboot header is \(Hex.number(header.headerSize, digits: 4)) bytes, so the application would start at "
+                                      + "\(Hex.address(UInt32(truncatingIfNeeded: start))); a \(board.displayName)'s MCUboot images have a one-page header "
+                                      + "(\(Hex.number(UInt16(layout.pageSize), digits: 4))) that puts the application at \(Hex.address(layout.applicationStart)), where it is linked: "
                                       + "the image was built for another board's layout",
                                       overridable: true))
         }

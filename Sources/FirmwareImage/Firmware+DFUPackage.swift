@@ -1,4 +1,5 @@
 import Crypto
+import Diagnostics
 
 /// A DFU `.zip` as firmware: exactly the application image its manifest describes, at the address
 /// its format implies, or a refusal.
@@ -98,13 +99,13 @@ enum NordicInitPacket {
             } else {
                 let actual = Array(SHA256.hash(data: app.bytes))
                 guard actual == sha256 else {
-                    throw mismatch("its SHA-256 is \(hexString(sha256.prefix(8)))…, the binary's \(hexString(actual.prefix(8)))…")
+                    throw mismatch("its SHA-256 is \(Hex.bytes(sha256.prefix(8)))…, the binary's \(Hex.bytes(actual.prefix(8)))…")
                 }
             }
         case let .legacy(softDevices, crc16):
             family = .nrf51
             guard softDevices.contains(where: acceptedLegacySoftDevices.contains) else {
-                let listed = softDevices.map { FormatText.hex16($0) }.joined(separator: ", ")
+                let listed = softDevices.map { Hex.number($0, digits: 4) }.joined(separator: ", ")
                 throw FirmwareImageError.dfuWrongSoftDevice(listed: listed)
             }
             guard app.bytes.count % 4 == 0 else {
@@ -112,7 +113,7 @@ enum NordicInitPacket {
             }
             let actual = crc16CCITTFalse(app.bytes)
             guard actual == crc16 else {
-                throw mismatch("its CRC-16 is \(FormatText.hex16(crc16)), the binary's \(FormatText.hex16(actual))")
+                throw mismatch("its CRC-16 is \(Hex.number(crc16, digits: 4)), the binary's \(Hex.number(actual, digits: 4))")
             }
         }
         let layout = family.layout
@@ -133,8 +134,4 @@ func crc16CCITTFalse(_ bytes: [UInt8]) -> UInt16 {
         for _ in 0..<8 { crc = crc & 0x8000 != 0 ? (crc << 1) ^ 0x1021 : crc << 1 }
     }
     return crc
-}
-
-private func hexString(_ bytes: some Sequence<UInt8>) -> String {
-    bytes.map { hex2($0, prefix: false) }.joined()
 }

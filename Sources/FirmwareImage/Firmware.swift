@@ -1,3 +1,5 @@
+import Diagnostics
+
 /// A firmware file, read: its format and one memory image per board section.
 ///
 /// `Firmware.parse` is the front door: it detects the format from the content, not the name.
@@ -186,7 +188,7 @@ public struct Firmware: Sendable, Equatable {
     /// `starts with 23 20 41 64 … ("# Ad…")`.
     static func describeStart(_ bytes: [UInt8]) -> String {
         let head = bytes.prefix(8)
-        let hex = head.map { hex2($0, prefix: false) }.joined(separator: " ")
+        let hex = head.map { Hex.number($0, digits: 2, prefix: false) }.joined(separator: " ")
         let text = String(decoding: head.map { (0x20...0x7E).contains($0) ? $0 : UInt8(ascii: ".") }, as: UTF8.self)
         return "it starts with \(hex)\(bytes.count > 8 ? " …" : "") (\"\(text)\")"
     }

@@ -1,3 +1,4 @@
+import Diagnostics
 import Foundation
 
 /// A place in a text firmware file: 1-based line and column (columns count bytes).
@@ -189,13 +190,13 @@ extension FirmwareImageError: CustomStringConvertible, LocalizedError {
         case .truncatedRecord(_, let expected, let found):
             return "record is truncated: its length byte announces \(expected) characters after ':', the line has \(found)"
         case .badChecksum(_, let expected, let found):
-            return "bad checksum: expected \(hex2(expected)), found \(hex2(found))"
+            return "bad checksum: expected \(Hex.number(expected, digits: 2)), found \(Hex.number(found, digits: 2))"
         case .badRecordLength(_, let type, let length, let expected):
-            return "bad length \(length) for a type-\(hex2(type, prefix: false)) record: expected \(expected)"
+            return "bad length \(length) for a type-\(Hex.number(type, digits: 2, prefix: false)) record: expected \(expected)"
         case .unexpectedCharacter(_, let found, let expected):
             return "expected \(expected), found \(describe(found))"
         case .unknownRecordType(_, let type):
-            return "unknown record type \(hex2(type, prefix: false)): expected 00-05 (Intel HEX) or 0A-0E (Universal Hex)"
+            return "unknown record type \(Hex.number(type, digits: 2, prefix: false)): expected 00-05 (Intel HEX) or 0A-0E (Universal Hex)"
         case .addressOverflow(_, let address):
             return "data record reaches past the 32-bit address space (to 0x\(String(address, radix: 16, uppercase: true)))"
         case .missingEndOfFile:
@@ -204,7 +205,7 @@ extension FirmwareImageError: CustomStringConvertible, LocalizedError {
             return "the file is empty: expected Intel HEX records"
         case .overlappingData(_, let address, let board, let byte, let firstLine, let firstByte):
             let section = board.map { " in the section for board ID \(UniversalHex.boardIDString($0))" } ?? ""
-            return "overlapping data\(section): address \(hex8(address)) holds \(hex2(firstByte)) from line \(firstLine) and \(hex2(byte)) here; expected the same byte"
+            return "overlapping data\(section): address \(Hex.address(address)) holds \(Hex.number(firstByte, digits: 2)) from line \(firstLine) and \(Hex.number(byte, digits: 2)) here; expected the same byte"
         case .dataOutsideUniversalHexSection(_, let firstDataLine):
             return "block-start (0A) record after data records that belong to no board (first on line \(firstDataLine)): expected every Universal Hex data record inside a board section"
         case .tooManySections(_, let limit):
@@ -219,13 +220,13 @@ extension FirmwareImageError: CustomStringConvertible, LocalizedError {
         case let .uf2SizeNotBlockMultiple(size):
             return "the file is \(size) bytes, not a whole number of 512-byte UF2 blocks: it is truncated or not a UF2 file"
         case let .uf2BadMagic(block, offset, found):
-            return "UF2 block \(block) has a wrong magic number at byte \(offset) (\(FormatText.hex32(found))): the file is corrupt or not a UF2 file"
+            return "UF2 block \(block) has a wrong magic number at byte \(offset) (\(Hex.address(found))): the file is corrupt or not a UF2 file"
         case let .uf2PayloadTooLarge(block, size):
             return "UF2 block \(block) claims \(size) payload bytes, more than the 476 a block can hold: the file is corrupt"
         case let .uf2FileContainer(block):
             return "UF2 block \(block) belongs to a file container, which carries files rather than flash contents: use a UF2 made for flashing"
         case let .uf2FamilyMismatch(block, found, expected):
-            return "UF2 block \(block) is for chip family \(FormatText.hex32(found)), but the board needs \(FormatText.hex32(expected)): use the file made for this board"
+            return "UF2 block \(block) is for chip family \(Hex.address(found)), but the board needs \(Hex.address(expected)): use the file made for this board"
         case let .uf2MissingBlocks(numbers, missing, total):
             let more = missing > numbers.count ? " and \(missing - numbers.count) more" : ""
             return "the UF2 file lacks \(missing) of its \(total) blocks (block\(missing == 1 ? "" : "s") \(list(numbers))\(more)): the download is incomplete, fetch the file again"
@@ -236,25 +237,25 @@ extension FirmwareImageError: CustomStringConvertible, LocalizedError {
         case let .uf2BlockNumberOutOfRange(block, number, total):
             return "UF2 block \(block) is numbered \(number), not below its total of \(total): the file is corrupt"
         case let .uf2AddressOverflow(block, address):
-            return "UF2 block \(block) at \(FormatText.hex32(address)) runs past the 4 GiB address space: the file is corrupt"
+            return "UF2 block \(block) at \(Hex.address(address)) runs past the 4 GiB address space: the file is corrupt"
         case let .uf2Conflict(block, address):
-            return "UF2 block \(block) puts a different byte at \(FormatText.hex32(address)) than an earlier block: the file is inconsistent"
+            return "UF2 block \(block) puts a different byte at \(Hex.address(address)) than an earlier block: the file is inconsistent"
         case .uf2NoFlashData:
             return "every UF2 block is marked 'not main flash': the file has nothing to flash"
         case let .mcubootTruncated(size, needed, what):
             return "the MCUboot image is \(size) bytes but its \(what) needs \(needed): the file is truncated"
         case let .mcubootBadMagic(found):
-            return "not an MCUboot image: the first word is \(FormatText.hex32(found)), not 0x96F3B83D; sign the application with imgtool first"
+            return "not an MCUboot image: the first word is \(Hex.address(found)), not 0x96F3B83D; sign the application with imgtool first"
         case .mcubootLegacyMagic:
             return "this is a legacy (v1) MCUboot image (magic 0x96F3B83C), which is not supported: sign it again with a current imgtool"
         case let .mcubootHeaderTooSmall(size):
             return "the MCUboot header size field is \(size), smaller than the 32-byte header: the image is corrupt"
         case let .mcubootBadTLVArea(offset, expected, found):
-            return "expected the MCUboot TLV area magic \(FormatText.hex16(expected)) at byte \(offset), found \(FormatText.hex16(found)): the image is corrupt or unsigned"
+            return "expected the MCUboot TLV area magic \(Hex.number(expected, digits: 4)) at byte \(offset), found \(Hex.number(found, digits: 4)): the image is corrupt or unsigned"
         case let .mcubootProtectedSizeMismatch(header, area):
             return "the MCUboot header announces \(header) bytes of protected TLVs but the area says \(area): the image is corrupt"
         case let .mcubootTLVOverrun(offset, type, length):
-            return "the MCUboot TLV of type \(FormatText.hex16(type)) at byte \(offset) claims \(length) bytes, past the end of its area: the image is corrupt"
+            return "the MCUboot TLV of type \(Hex.number(type, digits: 4)) at byte \(offset) claims \(length) bytes, past the end of its area: the image is corrupt"
         case .mcubootSeveralHashes:
             return "the MCUboot image carries more than one SHA-256 TLV, which the device rejects: sign it again"
         case let .mcubootCannotBuild(reason):
@@ -291,11 +292,11 @@ extension FirmwareImageError: CustomStringConvertible, LocalizedError {
             return "the DFU package's legacy init packet asks for SoftDevice FWID \(listed); micro:bit V1 and Calliope mini 1/2 run S110 8.0.0 (0x0064), so their bootloader would refuse it: the package is for another board"
         case let .dfuApplicationTooLarge(name, size, family):
             let region = family.layout.application
-            return "the DFU package's \(name) is \(grouped(size)) bytes; a \(family.chipName) application goes from \(hex8(region.lowerBound)) to the bootloader at \(hex8(region.upperBound)) (\(grouped(region.count)) bytes at most)"
+            return "the DFU package's \(name) is \(grouped(size)) bytes; a \(family.chipName) application goes from \(Hex.address(region.lowerBound)) to the bootloader at \(Hex.address(region.upperBound)) (\(grouped(region.count)) bytes at most)"
         case let .imageConflict(address, existing, new):
-            return "address \(hex8(address)) already holds \(hex2(existing)), and a later write brings \(hex2(new)): the file puts two different bytes at one address"
+            return "address \(Hex.address(address)) already holds \(Hex.number(existing, digits: 2)), and a later write brings \(Hex.number(new, digits: 2)): the file puts two different bytes at one address"
         case let .imagePastAddressSpace(address, count):
-            return "\(count) bytes at \(hex8(address)) run past the end of the 32-bit address space: the file is corrupt"
+            return "\(count) bytes at \(Hex.address(address)) run past the end of the 32-bit address space: the file is corrupt"
         case let .fileTooLarge(format, size, limit):
             let kind = format == .universalHex ? Firmware.Format.intelHex.displayName : format.displayName
             guard let size else {
@@ -320,16 +321,6 @@ extension FirmwareImageError: CustomStringConvertible, LocalizedError {
     public var errorDescription: String? { description }
 }
 
-func hex2(_ b: UInt8, prefix: Bool = true) -> String {
-    let s = String(b, radix: 16, uppercase: true)
-    return (prefix ? "0x" : "") + (s.count < 2 ? "0" + s : s)
-}
-
-func hex8(_ v: UInt32) -> String {
-    let s = String(v, radix: 16, uppercase: true)
-    return "0x" + String(repeating: "0", count: max(0, 8 - s.count)) + s
-}
-
 /// `'#' (0x23)` for printable ASCII, `byte 0x0A (line feed)` otherwise.
 private func describe(_ b: UInt8) -> String {
     switch b {
@@ -337,15 +328,9 @@ private func describe(_ b: UInt8) -> String {
     case 0x0D: return "end of line (carriage return)"
     case 0x20: return "a space"
     case 0x09: return "a tab"
-    case 0x21...0x7E: return "'\(Character(Unicode.Scalar(b)))' (\(hex2(b)))"
-    default: return "byte \(hex2(b))"
+    case 0x21...0x7E: return "'\(Character(Unicode.Scalar(b)))' (\(Hex.number(b, digits: 2)))"
+    default: return "byte \(Hex.number(b, digits: 2))"
     }
-}
-
-/// Hex spellings shared by the format readers' messages.
-enum FormatText {
-    static func hex32(_ v: UInt32) -> String { "0x" + String(format: "%08X", v) }
-    static func hex16(_ v: UInt16) -> String { "0x" + String(format: "%04X", v) }
 }
 
 private func list(_ numbers: [UInt32]) -> String {

@@ -1,3 +1,5 @@
+import Diagnostics
+
 /// Something odd about a firmware file that does not stop it from being used. Shown to the user.
 public enum FirmwareWarning: Sendable, Hashable, CustomStringConvertible {
     /// Non-blank lines after the end-of-file record were ignored (as DAPLink and `intelhex` do).
@@ -14,7 +16,7 @@ public enum FirmwareWarning: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .linesAfterEndOfFile(let eofLine, let firstLine, let lines, let types, let dataBytes):
             let kinds = types.sorted { $0.key < $1.key }.map { type, count in
-                "\(count) type-\(hex2(type, prefix: false)) record\(count == 1 ? "" : "s")"
+                "\(count) type-\(Hex.number(type, digits: 2, prefix: false)) record\(count == 1 ? "" : "s")"
                     + (type == 0x00 ? " (\(dataBytes) data bytes)" : "")
             }
             let other = lines - types.values.reduce(0, +)

@@ -1,3 +1,5 @@
+import Diagnostics
+
 /// One Intel HEX record: `:LLAAAATT<data>CC`.
 ///
 /// This file holds the only decoder and the only encoder of the record syntax in the module.
@@ -32,7 +34,7 @@ public struct IntelHexRecord: Sendable, Hashable, CustomStringConvertible {
         /// 0E (Universal Hex): other data (e.g. MakeCode source), ignored.
         public static let otherData = RecordType(rawValue: 0x0E)
 
-        public var description: String { hex2(rawValue, prefix: false) }
+        public var description: String { Hex.number(rawValue, digits: 2, prefix: false) }
     }
 
     public var type: RecordType
@@ -151,9 +153,9 @@ public enum StartAddress: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .segment(let cs, let ip):
-            return "start segment address \(hex4(cs)):\(hex4(ip))"
+            return "start segment address \(Hex.number(cs, digits: 4, prefix: false)):\(Hex.number(ip, digits: 4, prefix: false))"
         case .linear(let a):
-            return "start linear address \(hex8(a))"
+            return "start linear address \(Hex.address(a))"
         }
     }
 
@@ -168,11 +170,6 @@ public enum StartAddress: Sendable, Hashable, CustomStringConvertible {
                                   data: [UInt8(a >> 24), UInt8(truncatingIfNeeded: a >> 16), UInt8(truncatingIfNeeded: a >> 8), UInt8(truncatingIfNeeded: a)])
         }
     }
-}
-
-func hex4(_ v: UInt16) -> String {
-    let s = String(v, radix: 16, uppercase: true)
-    return String(repeating: "0", count: max(0, 4 - s.count)) + s
 }
 
 /// The record syntax: the decoder shared by `IntelHexRecord` and `IntelHexReader`.

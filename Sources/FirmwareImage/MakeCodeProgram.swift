@@ -1,3 +1,5 @@
+import Diagnostics
+
 /// The MakeCode program region of a board image: what partial flashing sends.
 ///
 /// The program starts at a page-aligned 16-byte magic; the 8-byte runtime
@@ -70,9 +72,9 @@ extension MakeCodeProgram {
             case .noMagic:
                 return "the MakeCode magic does not occur in the image"
             case .notPageAligned(let addresses, let pageSize):
-                return "the MakeCode magic occurs at \(addresses.map(hex8).joined(separator: ", ")), not at a \(pageSize)-byte page boundary where the device looks"
+                return "the MakeCode magic occurs at \(addresses.map(Hex.address).joined(separator: ", ")), not at a \(pageSize)-byte page boundary where the device looks"
             case .outsideApplicationRegion(let addresses, let searched):
-                return "the MakeCode magic occurs at \(addresses.map(hex8).joined(separator: ", ")), outside \(hex8(searched.lowerBound))-\(hex8(searched.upperBound)) where the device looks"
+                return "the MakeCode magic occurs at \(addresses.map(Hex.address).joined(separator: ", ")), outside \(Hex.address(searched.lowerBound))-\(Hex.address(searched.upperBound)) where the device looks"
             }
         }
     }

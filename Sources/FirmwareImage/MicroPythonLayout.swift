@@ -1,3 +1,5 @@
+import Diagnostics
+
 /// The MicroPython flash layout table (docs/protocols/partial-flashing.md §5.5).
 ///
 /// A 16-byte header ends exactly at a page boundary: magic 0x597F30FE, u16 version,
@@ -65,8 +67,8 @@ public struct MicroPythonLayout: Sendable, Equatable {
 
     /// One line for `inspect`, e.g. "MicroPython, file-system region at 0x6D000-0x73000 (24 KiB)".
     public var summary: String {
-        guard let fs = fileSystem else { return "MicroPython layout table at \(FormatText.hex32(headerAddress)), no file-system region" }
-        return "MicroPython, file-system region at \(FormatText.hex32(fs.startAddress))-\(FormatText.hex32(fs.range.upperBound)) (\(fs.length / 1024) KiB)"
+        guard let fs = fileSystem else { return "MicroPython layout table at \(Hex.address(headerAddress)), no file-system region" }
+        return "MicroPython, file-system region at \(Hex.address(fs.startAddress))-\(Hex.address(fs.range.upperBound)) (\(fs.length / 1024) KiB)"
     }
 
     /// Finds the layout table in `image`: the header must end at a page boundary of

@@ -1,3 +1,5 @@
+import Diagnostics
+
 /// A UF2 file read into a memory image, and the UF2 writer.
 ///
 /// Reading checks every block (magics, payload size, flags, numbering). Blocks marked
@@ -142,6 +144,6 @@ public struct UF2File: Sendable, Equatable {
     }
 
     private static func familyName(_ id: UInt32) -> String {
-        UF2Family.name(of: id).map { "\($0) (\(FormatText.hex32(id)))" } ?? FormatText.hex32(id)
+        UF2Family.name(of: id).map { "\($0) (\(Hex.address(id)))" } ?? Hex.address(id)
     }
 }

@@ -1,3 +1,5 @@
+import Diagnostics
+
 /// Universal Hex vocabulary: board IDs and the two layouts (docs/protocols/partial-flashing.md §6.2).
 ///
 /// A Universal Hex holds one Intel HEX image per board, each introduced by a block-start (0A)
@@ -17,7 +19,7 @@ public enum UniversalHex {
     }
 
     /// `0x9903`.
-    public static func boardIDString(_ id: UInt16) -> String { "0x" + hex4(id) }
+    public static func boardIDString(_ id: UInt16) -> String { "0x" + Hex.number(id, digits: 4, prefix: false) }
 
     /// `board ID 0x9900 (micro:bit V1 section: nRF51822)`, for messages naming a file's sections.
     public static func sectionName(boardID id: UInt16) -> String {

@@ -32,7 +32,7 @@ extension SessionFlow {
             // McuMgr and legacy DFU end on a connection to the restarted application.
             start = linkUp ? .connected : .restarted
         }
-        var check = ChildFlow(ProgramCheck(image: plan.image, program: program, family: plan.family, settings: options.partial,
+        var check = ChildFlow(ProgramCheck(image: plan.image, program: program, family: plan.family, settings: partialSettings,
                                            start: start, knownComplete: true), scope: "check.")
         let (childActions, result) = check.perform { $0.begin(now: now, connection: connection) }
         enter(.checking(check, outcome))

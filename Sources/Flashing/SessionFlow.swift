@@ -1,4 +1,5 @@
 import FirmwareImage
+import LinkModel
 import McuMgr
 import NordicDFU
 import PartialFlashing
@@ -175,6 +176,23 @@ public struct SessionFlow: FlowMachine {
     private var hasPartialService: Bool { connection?.services.contains(KnownGATT.partialFlashingService) ?? false }
     var hasMcuMgr: Bool { connection?.services.contains(KnownGATT.smpService) ?? false }
 
+    /// The partial-flashing settings for this board. On a board with MCUboot (it offers McuMgr)
+    /// a reset may swap in an image left marked for test in the secondary slot (by an update
+    /// that was cut off, or that another tool started), which MCUboot does before the
+    /// application starts (docs/protocols/mcumgr-smp.md §4.3, §6.3); so the window in which the board
+    /// is looked for after its restart also covers a swap of the whole primary slot: both slots
+    /// erased and rewritten page by page at the chip's datasheet timing. The window only
+    /// bounds the wait: a board back sooner is read back at once.
+    var partialSettings: PartialFlashSettings {
+        var settings = options.partial
+        guard hasMcuMgr else { return settings }
+        let layout = plan.family.layout
+        let pages = Int(layout.mcubootPrimarySlot.count) / Int(layout.pageSize)
+        let timing = DeviceTiming.of(plan.family)
+        settings.restartWindow += (timing.pageErase + timing.wordWrite * Int(layout.pageSize / 4)) * (2 * pages)
+        return settings
+    }
+
     private mutating func begin(_ info: ConnectionInfo, now: Duration) -> [FlowAction] {
         offeredPartialFlashing = info.services.contains(KnownGATT.partialFlashingService)
         if let recovery = recoverFromBootloader(info, now: now) { return recovery }
@@ -193,7 +211,7 @@ public struct SessionFlow: FlowMachine {
                 return [reason.decision] + goFull(reason, fallback: false, now: now)
             }
             var flow = PartialFlashFlow(image: plan.image, program: plan.program, family: plan.family,
-                                        settings: options.partial, resume: plan.resume)
+                                        settings: partialSettings, resume: plan.resume)
             flow.pauseBeforeWriting = true
             var child = ChildFlow(flow, scope: "partial.")
             let (childActions, result) = child.handle(.start(info), now: now)

@@ -1,3 +1,4 @@
+import Diagnostics
 import FirmwareImage
 import PartialFlashingFrames
 import Transport
@@ -95,7 +96,7 @@ public struct MemoryMapReader: FlowMachine {
 
     private func send(_ request: PartialFlashingRequest) -> [FlowAction] {
         let bytes = request.bytes
-        return [.report(.trace("→ \(bytes.spacedHex)")), .write(characteristic, bytes, .command)]
+        return [.report(.trace("→ \(Hex.bytes(bytes, separator: " "))")), .write(characteristic, bytes, .command)]
     }
 
     private mutating func arm(_ timer: TimerID, _ duration: Duration) -> FlowAction {
@@ -112,7 +113,7 @@ public struct MemoryMapReader: FlowMachine {
     // MARK: - Answers
 
     private mutating func received(_ bytes: [UInt8]) -> [FlowAction] {
-        let trace = FlowAction.report(.trace("← \(bytes.spacedHex)"))
+        let trace = FlowAction.report(.trace("← \(Hex.bytes(bytes, separator: " "))"))
         let waiting: Bool
         switch state {
         case .awaitingStatus, .awaitingRegion: waiting = true
@@ -158,7 +159,7 @@ public struct MemoryMapReader: FlowMachine {
         outcome = .success(map)
         state = .finished
         return [.report(.trace("board: protocol \(status.version), \(status.mode) mode, runtime "
-                               + "\(runtime.hash.hexString), program \(region.hash.hexString) at \(hex32(region.start))")),
+                               + "\(runtime.hash.hexString), program \(region.hash.hexString) at \(Hex.address(region.start))")),
                 .finish]
     }
 

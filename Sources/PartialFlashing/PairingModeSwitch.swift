@@ -1,3 +1,4 @@
+import Diagnostics
 import FirmwareImage
 import PartialFlashingFrames
 import Transport
@@ -105,7 +106,7 @@ public struct PairingModeSwitch: FlowMachine {
         let bytes = PartialFlashingRequest.reset(.pairing).bytes
         return [.report(.phase(.switchingToPairingMode)),
                 .report(.note("the board runs its program; restarting it in Bluetooth pairing mode to write it")),
-                .report(.trace("→ \(bytes.spacedHex)")), .write(KnownGATT.partialFlashing, bytes, .command),
+                .report(.trace("→ \(Hex.bytes(bytes, separator: " "))")), .write(KnownGATT.partialFlashing, bytes, .command),
                 .startTimer(PartialFlashTimer.reboot, settings.rebootTimeout)]
     }
 

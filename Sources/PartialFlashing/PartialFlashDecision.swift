@@ -1,3 +1,4 @@
+import Diagnostics
 import FirmwareImage
 import PartialFlashingFrames
 
@@ -36,17 +37,17 @@ public enum FullFlashReason: Sendable, Equatable, CustomStringConvertible {
         case .fileHasNoProgram:
             return "the file holds no MakeCode program, so only a full flash can write it"
         case let .boardHasNoProgram(r):
-            return "the board reports no MakeCode program (region \(hex32(r.start))-\(hex32(r.end)), "
+            return "the board reports no MakeCode program (region \(Hex.address(r.start))-\(Hex.address(r.end)), "
                 + "hash \(r.hash.hexString)), so a full flash is needed"
         case let .runtimeDiffers(board, file):
             return "the board's runtime \(board.hexString) differs from the file's runtime \(file.hexString), "
                 + "so a full flash is needed"
         case let .programMoved(board, file):
-            return "the program starts at \(hex32(board)) on the board but at \(hex32(file)) in the file, "
+            return "the program starts at \(Hex.address(board)) on the board but at \(Hex.address(file)) in the file, "
                 + "so a full flash is needed"
         case let .regionDoesNotFit(program, board):
-            return "the file's program (\(hex32(program.lowerBound))-\(hex32(program.upperBound))) does not fit "
-                + "the board's program region (\(hex32(board.lowerBound))-\(hex32(board.upperBound))), "
+            return "the file's program (\(Hex.address(program.lowerBound))-\(Hex.address(program.upperBound))) does not fit "
+                + "the board's program region (\(Hex.address(board.lowerBound))-\(Hex.address(board.upperBound))), "
                 + "so a full flash is needed"
         case let .unsupportedProtocol(version):
             return "the board speaks partial-flashing version \(version), this tool knows version 1, "

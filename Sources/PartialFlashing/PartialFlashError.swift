@@ -17,9 +17,9 @@ public enum RegionProblem: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .zeroStart: return "it starts at address 0 but is not empty"
         case .endBeforeStart: return "its end lies before its start"
-        case let .outsideFlash(r): return "it reaches beyond the flash (\(hex32(r.lowerBound))-\(hex32(r.upperBound)))"
+        case let .outsideFlash(r): return "it reaches beyond the flash (\(Hex.address(r.lowerBound))-\(Hex.address(r.upperBound)))"
         case let .outsideApplication(r):
-            return "it lies outside the application area (\(hex32(r.lowerBound))-\(hex32(r.upperBound)))"
+            return "it lies outside the application area (\(Hex.address(r.lowerBound))-\(Hex.address(r.upperBound)))"
         }
     }
 }
@@ -126,13 +126,13 @@ public enum PartialFlashError: Error, Sendable, Equatable, CustomStringConvertib
             return "the board did not answer \(request) (\(attempts) attempts, \(timeout.shortText) each); "
                 + "move it closer, reset it into Bluetooth mode and try again"
         case let .malformedNotification(bytes, problem):
-            return "the board sent a notification that is not a partial-flashing answer (\(bytes.spacedHex)): "
+            return "the board sent a notification that is not a partial-flashing answer (\(Hex.bytes(bytes, separator: " "))): "
                 + "\(problem); its firmware may not support partial flashing, use a full flash"
         case let .unexpectedRegion(requested, got):
             return "the board answered REGION_INFO \(requested) with region \(got); "
                 + "its firmware does not follow the protocol, use a full flash"
         case let .invalidRegion(r, problem):
-            return "the board reported region \(r.id) as \(hex32(r.start))-\(hex32(r.end)), which is impossible: "
+            return "the board reported region \(r.id) as \(Hex.address(r.start))-\(Hex.address(r.end)), which is impossible: "
                 + "\(problem); use a full flash"
         case let .staysInApplicationMode(n):
             return "the board still runs its program after \(n) reboots into pairing mode; "
@@ -145,15 +145,15 @@ public enum PartialFlashError: Error, Sendable, Equatable, CustomStringConvertib
         case let .tooManyLinkLosses(count, last):
             return "the link dropped \(count) times (last: \(last)); move the board closer and try again"
         case let .programDoesNotFit(program, writable):
-            return "the program (\(hex32(program.lowerBound))-\(hex32(program.upperBound))) does not fit the region "
-                + "the board can take (\(hex32(writable.lowerBound))-\(hex32(writable.upperBound))); use a full flash"
+            return "the program (\(Hex.address(program.lowerBound))-\(Hex.address(program.upperBound))) does not fit the region "
+                + "the board can take (\(Hex.address(writable.lowerBound))-\(Hex.address(writable.upperBound))); use a full flash"
         case let .programNotPageAligned(start, page):
-            return "the program starts at \(hex32(start)), not on a \(page)-byte flash page; use a full flash"
+            return "the program starts at \(Hex.address(start)), not on a \(page)-byte flash page; use a full flash"
         case .nothingToWrite:
             return "the program holds no data to write; check the firmware file"
         case let .gaveUp(block, address, retries, budget, last):
             let lastText = last.map { "; last problem: \($0)" } ?? ""
-            return "partial flashing gave up on block \(block) (address \(hex32(address))) after \(retries) retries, "
+            return "partial flashing gave up on block \(block) (address \(Hex.address(address))) after \(retries) retries, "
                 + "reaching \(budget)\(lastText); the board's program is incomplete: flash it again "
                 + "(a full flash replaces it)"
         case let .unaccountedAnswers(count):
@@ -161,16 +161,16 @@ public enum PartialFlashError: Error, Sendable, Equatable, CustomStringConvertib
                 + "so a block may have been skipped and the program may be incomplete; flash it again with a full flash"
         case let .boardChanged(before, after):
             return "the board's regions changed while it restarted into pairing mode (runtime \(before.runtime.hash.hexString), "
-                + "program \(before.program.hash.hexString) at \(hex32(before.program.start)) before; runtime "
-                + "\(after.runtime.hash.hexString), program \(after.program.hash.hexString) at \(hex32(after.program.start)) after); "
+                + "program \(before.program.hash.hexString) at \(Hex.address(before.program.start)) before; runtime "
+                + "\(after.runtime.hash.hexString), program \(after.program.hash.hexString) at \(Hex.address(after.program.start)) after); "
                 + "nothing was written: run bitflash again"
         case let .staysInPairingMode(rewrites):
             return "the program is on the board, but the board still starts in pairing mode after \(rewrites) "
                 + "attempt\(rewrites == 1 ? "" : "s") to end the unfinished flash that keeps it there (flashIncomplete); "
                 + "run bitflash again, or flash the file over USB"
         case let .verificationFailed(start, hash, reported):
-            return "after flashing, the board reports program \(reported.hash.hexString) at \(hex32(reported.start)), "
-                + "expected \(hash.hexString) at \(hex32(start)); flash it again or use a full flash"
+            return "after flashing, the board reports program \(reported.hash.hexString) at \(Hex.address(reported.start)), "
+                + "expected \(hash.hexString) at \(Hex.address(start)); flash it again or use a full flash"
         }
     }
 }

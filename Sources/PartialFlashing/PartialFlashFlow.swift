@@ -1,3 +1,4 @@
+import Diagnostics
 import FirmwareImage
 import PartialFlashingFrames
 import Transport
@@ -191,7 +192,7 @@ public struct PartialFlashFlow: FlowMachine {
                     ? Self.partialMessage(program, plan: plan) + "; continuing the unfinished write at block \(point.block + 1)"
                     : "the board shows no program since it restarted during this computer's earlier write of this program "
                         + "(its first page was torn then); continuing that write at block \(point.block + 1) "
-                        + "in \(hex32(point.regionStart))-\(hex32(point.regionEnd))"
+                        + "in \(Hex.address(point.regionStart))-\(Hex.address(point.regionEnd))"
                 return startWriting(plan: plan, program: program, base: point, from: point.block,
                                     announce: [.report(.decision(code: map.hasProgram ? "runtime-matches" : "unfinished-write", message: words))],
                                     now: now)
@@ -235,7 +236,7 @@ public struct PartialFlashFlow: FlowMachine {
 
     /// The words of a partial decision: both hashes and the start match.
     static func partialMessage(_ program: MakeCodeProgram, plan: BlockPlan) -> String {
-        "the board runs the same runtime (\(program.runtimeHash.hexString)) with the program at \(hex32(program.magicAddress)), "
+        "the board runs the same runtime (\(program.runtimeHash.hexString)) with the program at \(Hex.address(program.magicAddress)), "
             + "so only the program is written: \(plan.blockCount) blocks, \(plan.pagesOpened) page\(plan.pagesOpened == 1 ? "" : "s")"
     }
 

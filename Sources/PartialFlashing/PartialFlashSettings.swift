@@ -151,19 +151,3 @@ extension Duration {
         return "\(ms) ms"
     }
 }
-
-extension Array where Element == UInt8 {
-    /// Spaced upper-case hex for traces: `01 47 00 00`.
-    var spacedHex: String {
-        map { b in
-            let s = String(b, radix: 16, uppercase: true)
-            return b < 16 ? "0" + s : s
-        }.joined(separator: " ")
-    }
-}
-
-/// `0x00047000`: addresses in messages.
-func hex32(_ v: UInt32) -> String {
-    let s = String(v, radix: 16, uppercase: true)
-    return "0x" + String(repeating: "0", count: max(0, 8 - s.count)) + s
-}

@@ -1,3 +1,4 @@
+import Diagnostics
 import PartialFlashingFrames
 import Transport
 
@@ -23,9 +24,9 @@ extension PartialFlashWriter {
         lateAnswerPending = false
         state = .awaitingAck
         var actions: [FlowAction] = [.report(.trace(
-            "block \(index + 1)/\(plan.blockCount) at \(hex32(block.address)), packets \(first)-\(first &+ 3)"))]
+            "block \(index + 1)/\(plan.blockCount) at \(Hex.address(block.address)), packets \(first)-\(first &+ 3)"))]
         for bytes in packets(of: block, from: first) {
-            actions.append(.report(.trace("→ \(bytes.spacedHex)")))
+            actions.append(.report(.trace("→ \(Hex.bytes(bytes, separator: " "))")))
             actions.append(.write(characteristic, bytes, .command))
         }
         actions.append(arm(PartialFlashTimer.block, settings.blockTimeout))
@@ -40,14 +41,14 @@ extension PartialFlashWriter {
         state = .syncing(attempt: attempt)
         outOfOrderSeen = false
         let bytes = PartialFlashingRequest.regionInfo(2).bytes
-        return [.report(.trace("→ \(bytes.spacedHex) (resynchronise packet numbers)")),
+        return [.report(.trace("→ \(Hex.bytes(bytes, separator: " ")) (resynchronise packet numbers)")),
                 .write(characteristic, bytes, .command), arm(PartialFlashTimer.answer, settings.answerTimeout)]
     }
 
     mutating func sendEndOfTransmission(sends: Int) -> [FlowAction] {
         state = .ending(sends: sends)
         let bytes = PartialFlashingRequest.endOfTransmission.bytes
-        return [.report(.phase(.reset)), .report(.trace("→ \(bytes.spacedHex) (end of transmission)")),
+        return [.report(.phase(.reset)), .report(.trace("→ \(Hex.bytes(bytes, separator: " ")) (end of transmission)")),
                 .write(characteristic, bytes, .command), arm(PartialFlashTimer.reboot, settings.rebootTimeout)]
     }
 
@@ -56,7 +57,7 @@ extension PartialFlashWriter {
     /// Takes a notification in order: a write answer is the answer of the one transmission
     /// that has not answered yet, whenever it arrives.
     mutating func received(_ bytes: [UInt8]) -> [FlowAction] {
-        let trace = FlowAction.report(.trace("← \(bytes.spacedHex)"))
+        let trace = FlowAction.report(.trace("← \(Hex.bytes(bytes, separator: " "))"))
         let notification: PartialFlashingNotification
         do {
             notification = try PartialFlashingNotification(bytes: bytes)
@@ -117,7 +118,7 @@ extension PartialFlashWriter {
     mutating func outOfOrder() -> [FlowAction] {
         let timer = disarm()
         if let error = countRetry(.outOfOrder) { return timer + fail(error) }
-        let address = hex32(plan.blocks[index].address)
+        let address = Hex.address(plan.blocks[index].address)
         if outOfOrderSeen {
             // Two lossy transmissions in a row, or numbering that is off: REGION_INFO settles it.
             // From a synchronised board each `01 AA` answers its own transmission and nothing is

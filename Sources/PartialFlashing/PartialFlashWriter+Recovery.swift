@@ -1,3 +1,4 @@
+import Diagnostics
 import PartialFlashingFrames
 import Transport
 
@@ -10,7 +11,7 @@ extension PartialFlashWriter {
             var problem = WriteProblem.noAcknowledgement(settings.blockTimeout)
             if let error = writeFailure { problem = .writeFailed(error) }
             if let error = countRetry(problem) { return fail(error) }
-            let address = hex32(plan.blocks[index].address)
+            let address = Hex.address(plan.blocks[index].address)
             // A lost 4th packet, a lost block, a lost `01 FF` or `01 AA`, or an answer still on its
             // way: the same recovery for all (see `PartialFlashWriter`).
             lateAnswerPending = true
@@ -50,7 +51,7 @@ extension PartialFlashWriter {
     mutating func probe(attempt: Int) -> [FlowAction] {
         state = .probing(attempt: attempt)
         let bytes = PartialFlashingRequest.status.bytes
-        return [.report(.trace("→ \(bytes.spacedHex) (has the board every write?)")),
+        return [.report(.trace("→ \(Hex.bytes(bytes, separator: " ")) (has the board every write?)")),
                 .write(characteristic, bytes, .command), arm(PartialFlashTimer.answer, settings.answerTimeout)]
     }
 
@@ -132,7 +133,7 @@ extension PartialFlashWriter {
         // be written, `rewindTarget` goes back to the first block instead (see there).
         let (resume, why) = rewindTarget(for: index)
         let note = FlowAction.report(.trace(
-            "connected again; resuming at block \(resume + 1) (\(hex32(plan.blocks[resume].address))): \(why), "
+            "connected again; resuming at block \(resume + 1) (\(Hex.address(plan.blocks[resume].address))): \(why), "
                 + "for block \(index + 1)"))
         index = resume
         return [note, .subscribe(characteristic)] + resync(attempt: 1)

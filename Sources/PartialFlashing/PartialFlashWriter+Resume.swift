@@ -1,3 +1,4 @@
+import Diagnostics
 import Transport
 
 /// Continuing an interrupted write, and the checkpoints that make it possible across runs.
@@ -48,7 +49,7 @@ extension PartialFlashWriter {
         stats.bytes = rest.count * Int(BlockPlan.blockSize)
         stats.pages = rest.reduce(0) { $0 + ($1.opensPage ? 1 : 0) }
         return [.report(.note("continuing the unfinished write at block \(start + 1) of \(plan.blockCount) "
-                              + "(\(hex32(plan.blocks[start].address))): \(start) blocks were written before"))]
+                              + "(\(Hex.address(plan.blocks[start].address))): \(start) blocks were written before"))]
     }
 
     /// A checkpoint when the block a later run would continue from moved (nothing when it did not).

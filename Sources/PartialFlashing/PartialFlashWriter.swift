@@ -1,3 +1,4 @@
+import Diagnostics
 import FirmwareImage
 import PartialFlashingFrames
 import Transport
@@ -312,7 +313,7 @@ public struct PartialFlashWriter: FlowMachine {
 
     private mutating func opening() -> [FlowAction] {
         let what = rewritesOnePage
-            ? "rewriting the page at \(hex32(plan.blocks[range.lowerBound].address)) as it is (\(range.count) blocks), "
+            ? "rewriting the page at \(Hex.address(plan.blocks[range.lowerBound].address)) as it is (\(range.count) blocks), "
                 + "then END_OF_TRANSMISSION, to clear the mark of an unfinished flash"
             : "writing \(plan.blockCount) blocks (\(plan.byteCount) bytes, \(plan.pagesOpened) pages)"
         return [.report(.phase(.partial)), .report(.note(what)),

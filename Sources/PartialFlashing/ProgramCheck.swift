@@ -1,3 +1,4 @@
+import Diagnostics
 import FirmwareImage
 import PartialFlashingFrames
 import Transport
@@ -125,7 +126,7 @@ public struct ProgramCheck: FlowMachine {
             state = .awaitingDrop
             let bytes = PartialFlashingRequest.reset(.application).bytes
             return opening + [.report(.note("restarting the board into its program")),
-                              .report(.trace("→ \(bytes.spacedHex)")), .write(KnownGATT.partialFlashing, bytes, .command),
+                              .report(.trace("→ \(Hex.bytes(bytes, separator: " "))")), .write(KnownGATT.partialFlashing, bytes, .command),
                               .startTimer(PartialFlashTimer.reboot, settings.rebootTimeout)]
         }
     }
@@ -216,7 +217,7 @@ public struct ProgramCheck: FlowMachine {
         if map.mode == .application {
             guard reportsProgram else { return fail(mismatch(map)) }
             return [.report(.trace("verified: application mode, program \(map.program.hash.hexString) at "
-                                   + "\(hex32(map.program.start))"))] + finish(.verified(map, rewrites: rewrites))
+                                   + "\(Hex.address(map.program.start))"))] + finish(.verified(map, rewrites: rewrites))
         }
         guard knownComplete else {
             guard reportsProgram else { return fail(mismatch(map)) }

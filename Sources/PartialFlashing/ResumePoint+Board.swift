@@ -1,3 +1,4 @@
+import Diagnostics
 import FirmwareImage
 import PartialFlashingFrames
 import Transport
@@ -29,8 +30,8 @@ extension ResumePoint {
             return "the board's runtime is \(board.runtime.hash.hexString), the saved write was for \(runtimeHash)"
         }
         guard board.program.start == regionStart, board.program.end == regionEnd else {
-            return "the board's program region is \(hex32(board.program.start))-\(hex32(board.program.end)), "
-                + "the saved write was for \(hex32(regionStart))-\(hex32(regionEnd))"
+            return "the board's program region is \(Hex.address(board.program.start))-\(Hex.address(board.program.end)), "
+                + "the saved write was for \(Hex.address(regionStart))-\(Hex.address(regionEnd))"
         }
         let reported = board.program.hash.hexString
         // Every block acknowledged except perhaps the one writing the hash: it may be written.
@@ -43,7 +44,7 @@ extension ResumePoint {
               acknowledged >= block, acknowledged <= plan.blockCount
         else {
             return "it does not fit this file's plan of \(plan.blockCount) blocks (saved: block \(block + 1) of \(blockCount) "
-                + "at \(hex32(address)))"
+                + "at \(Hex.address(address)))"
         }
         return nil
     }

@@ -35,6 +35,8 @@ public struct PartialFlashingService: SimulatedService {
     private var value = [UInt8](repeating: 0, count: 20)
     /// True once the first block since boot has marked `flashIncomplete`.
     var markedIncomplete = false
+    /// True once the flash work hangs on a write the SoftDevice refuses (until a reset).
+    public internal(set) var hangs = false
 
     enum Job: Sendable, Equatable { case flashData, endOfTransmission, restartInPairingMode }
     enum Step: Int { case begin = 1, eraseDone = 2, burnDone = 3 }

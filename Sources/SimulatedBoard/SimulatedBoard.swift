@@ -63,6 +63,14 @@ public struct SimulatedBoard: Sendable {
     public var mode: BoardMode { device.mode }
     /// True while an interrupted partial flash forces pairing mode on every boot.
     public var flashIncomplete: Bool { device.flashIncomplete }
+    /// True while the partial-flashing work hangs on a write the SoftDevice refuses
+    /// (`PartialFlashingService.hangs`): only a reset ends it.
+    public var flashWorkHangs: Bool {
+        services.contains { service in
+            let honest = (service as? HostileService)?.inner ?? service
+            return (honest as? PartialFlashingService)?.hangs ?? false
+        }
+    }
     /// The pages the runtime writes for itself: its key-value page and, on DAL, the flash scratch
     /// page its store copies through (`KeyValueStore`). No firmware file puts anything there.
     public var runtimeStoragePages: [UInt32] {

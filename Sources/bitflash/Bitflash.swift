@@ -21,7 +21,7 @@ struct Bitflash: AsyncParsableCommand {
         commandName: "bitflash",
         abstract: "Flash BBC micro:bit and Calliope mini boards over Bluetooth LE.",
         version: versionLine,
-        subcommands: [FlashCommand.self, ScanCommand.self, InfoCommand.self, ForgetCommand.self, PlanCommand.self, DemoCommand.self, InspectCommand.self,
+        subcommands: [FlashCommand.self, WatchCommand.self, ScanCommand.self, InfoCommand.self, ForgetCommand.self, PlanCommand.self, DemoCommand.self, InspectCommand.self,
                       ConvertCommand.self, SimCommand.self, TraceCommand.self, BenchCommand.self])
 
     /// Lets `--simulate` stand without a profile (`bitflash flash prog.hex --simulate`):

@@ -6,7 +6,7 @@ import Glibc
 import Testing
 import TestSupport
 
-/// The README's exit-code table is the single truth: the code's statuses are its rows, and the
+/// The exit-code table of docs/json-and-exit-codes.md is the single truth: the code's statuses are its rows, and the
 /// built binary exits with the documented code for a representative failure of each row.
 @Suite(.enabled(if: BitflashBinary.url != nil, "bitflash binary not built (.build/debug/bitflash): CLI tests skipped"))
 struct ExitCodeTableTests {
@@ -17,10 +17,10 @@ struct ExitCodeTableTests {
         var description: String { "\(code) \(name)" }
     }
 
-    /// The rows of the table under "### Exit codes" in README.md, meanings without Markdown.
+    /// The rows of the table under "### Exit codes" in docs/json-and-exit-codes.md, meanings without Markdown.
     static func readmeRows() throws -> [Row] {
-        let text = try String(contentsOf: Corpus.repoRoot.appendingPathComponent("README.md"), encoding: .utf8)
-        let section = try #require(text.components(separatedBy: "### Exit codes").dropFirst().first, "README.md has no exit-code table")
+        let text = try String(contentsOf: Corpus.repoRoot.appendingPathComponent("docs/json-and-exit-codes.md"), encoding: .utf8)
+        let section = try #require(text.components(separatedBy: "### Exit codes").dropFirst().first, "docs/json-and-exit-codes.md has no exit-code table")
         var rows: [Row] = []
         for line in section.split(separator: "\n").map(String.init) {
             if line.hasPrefix("#") { break }
@@ -41,7 +41,7 @@ struct ExitCodeTableTests {
         return text.replacingOccurrences(of: "`", with: "")
     }
 
-    @Test("the README's table has exactly the code's statuses, with their names and meanings, in order")
+    @Test("the documented table has exactly the code's statuses, with their names and meanings, in order")
     func tableIsTheCode() throws {
         let rows = try Self.readmeRows()
         let code = Diagnostics.ExitStatus.allCases.map { Row(code: $0.rawValue, name: "\($0)", meaning: $0.meaning) }
@@ -93,7 +93,7 @@ struct ExitCodeTableTests {
         let r = try BitflashBinary.run(c.arguments, environment: c.environment)
         #expect(r.status == c.code, "\(c.arguments): exit \(r.status) \(r.stderr.prefix(300))")
         let rows = try Self.readmeRows()
-        #expect(rows.contains { $0.code == r.status }, "exit \(r.status) is not in the README's table")
+        #expect(rows.contains { $0.code == r.status }, "exit \(r.status) is not in the documented table")
         if c.code >= 64 { #expect(r.stderr.contains("rror"), "\(c.arguments): nothing on stderr") }
     }
 

@@ -65,7 +65,7 @@ struct OutputModeTests {
     @Test func aClassSetPrintsASummaryTable() throws {
         let r = try flash(["--boards", "3"])
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.stdout.contains("board  result  path     fallback  bytes  time"), "\(r.stdout.suffix(500))")
+        #expect(r.stdout.contains("board  name   address            result  path     time    verified  fix"), "\(r.stdout.suffix(500))")
         #expect(r.stdout.contains("3 of 3 boards flashed"))
         for name in ["sim-1", "sim-2", "sim-3"] { #expect(r.lines.contains { $0.hasPrefix(name) && $0.contains("partial") }) }
     }

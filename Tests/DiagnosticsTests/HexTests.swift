@@ -30,7 +30,7 @@ import Testing
     }
 }
 
-/// The exit statuses are the README's codes, and an error that reports none is a failed flash.
+/// The exit statuses are the documented codes (docs/json-and-exit-codes.md), and an error that reports none is a failed flash.
 /// (Swift Testing has an `ExitStatus` of its own, hence `Diagnostics.ExitStatus` here.)
 @Suite struct ExitStatusTests {
     struct Plain: Error {}

@@ -1,3 +1,4 @@
+import Diagnostics
 import Testing
 @testable import FirmwareImage
 
@@ -23,10 +24,10 @@ import Testing
     @Test func badChecksumNamesExpectedAndFound() {
         let good = Self.data(0x10, Self.sixteen)
         let cs = IntelHexRecord(type: .data, offset: 0x10, data: Self.sixteen).checksum
-        let bad = String(good.dropLast(2)) + hex2(cs &+ 1, prefix: false)
+        let bad = String(good.dropLast(2)) + Hex.number(cs &+ 1, digits: 2, prefix: false)
         let expected = FirmwareImageError.badChecksum(TextPosition(line: 2, column: 42), expected: cs, found: cs &+ 1)
         #expect(throws: expected) { try Self.parse([Self.ela0, bad, Self.eof]) }
-        #expect(expected.description == "line 2, column 42: bad checksum: expected \(hex2(cs)), found \(hex2(cs &+ 1))")
+        #expect(expected.description == "line 2, column 42: bad checksum: expected \(Hex.number(cs, digits: 2)), found \(Hex.number(cs &+ 1, digits: 2))")
     }
 
     @Test func nonHexDigitNamesTheColumn() {

@@ -1,3 +1,4 @@
+import Diagnostics
 import FirmwareImage
 import PartialFlashingFrames
 import Testing
@@ -141,7 +142,7 @@ import Testing
         for block in plan.blocks {
             let pageStart = block.address & ~(page - 1)
             if block.opensPage { opened.insert(pageStart) }
-            #expect(opened.contains(pageStart), "block \(hex32(block.address)) in a page that was not opened")
+            #expect(opened.contains(pageStart), "block \(Hex.address(block.address)) in a page that was not opened")
         }
         var touched = Set<UInt32>()
         var a = region.lowerBound & ~(page - 1)

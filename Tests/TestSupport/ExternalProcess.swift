@@ -74,6 +74,11 @@ public final class ExternalProcess: Sendable {
         return await finish(within: timeout)
     }
 
+    /// Sends SIGINT, as Ctrl-C in a terminal does.
+    public func interrupt() {
+        if process.isRunning { kill(process.processIdentifier, SIGINT) }
+    }
+
     /// Runs to the end and returns (status, stdout, stderr).
     public static func run(_ executable: URL, _ arguments: [String], timeout: Duration,
                     environment: [String: String] = [:]) async throws -> (status: Int32, stdout: String, stderr: String) {

@@ -9,13 +9,15 @@ import Foundation
 /// reported like a simulated flash (progress lines, JSON events, one result per board and, for
 /// several boards, the summary table).
 extension FlashCommand {
-    func runOnDevices() async throws -> ExitStatus {
+    /// - Parameter only: the boards to flash (`--retry-failed`), instead of --device or --all-in-range.
+    func runOnDevices(_ only: [String]? = nil, firmware given: Firmware?, output makeOutput: OutputMaker) async throws -> BoardsRun {
         Verbose.bootstrap(output.verbose)
-        let firmware = try FirmwareFileLoading.loadForFlash(file)
+        let firmware = try given ?? FirmwareFileLoading.loadForFlash(file)
         let flasher = BlueZFlasher(settings: try deviceSettings())
-        let queries = allInRange ? try await boardsInRange(flasher) : devices
+        let queries: [String]
+        if let only { queries = only } else { queries = allInRange ? try await boardsInRange(flasher) : devices }
         // A dry run prints plans, not progress and results.
-        let out = SharedOutput(dryRun ? SilentOutput() : Output.make(output.mode, boards: queries, verbosity: output.verbose))
+        let out = SharedOutput(dryRun ? SilentOutput() : makeOutput(output.mode, queries, output.verbose))
         var finished: [BoardFlashResult] = []
         for await update in flasher.flash(firmware, on: queries) {
             switch update {
@@ -31,13 +33,18 @@ extension FlashCommand {
         let order = { (r: BoardFlashResult) in queries.firstIndex(of: r.board) ?? queries.count }
         let outcomes = finished.sorted { order($0) < order($1) }
         if dryRun {
-            return try printPlans(outcomes.map { entry -> (board: String, outcome: Result<SessionOutcome, any Error>) in
+            return .planned(try printPlans(outcomes.map { entry -> (board: String, outcome: Result<SessionOutcome, any Error>) in
                 (entry.board, entry.session ?? .failure(CLIError(entry.result.exitStatus, entry.result.error ?? "the board could not be reached")))
-            })
+            }))
         }
         let results = outcomes.map(\.result)
-        out.finish(results)
-        return finishFlash(results)
+        var identities: [String: BoardIdentity] = [:]
+        for entry in outcomes where entry.address != nil || entry.name != nil {
+            identities[entry.board] = BoardIdentity(name: entry.name, address: entry.address)
+        }
+        out.finish(results, identities: identities)
+        recordClassRun(results, identities: identities, folder: ClassRunRecord.realBoardsFolder)
+        return .flashed(results)
     }
 
     /// The library's settings with what the options chose; the plan of each board comes from

@@ -26,7 +26,7 @@ struct FlashCommand: AsyncParsableCommand {
             available, 76 the board's services never resolved, 77 pairing refused.
             """)
 
-    @Argument(help: "The firmware file: Intel HEX, Universal Hex, UF2, MCUboot image or DFU .zip.")
+    @Argument(help: "The firmware file: Intel HEX, Universal Hex, UF2, MCUboot image or DFU .zip (watch: a file or folder to watch).")
     var file: String
 
     @Option(name: .customLong("device"), help: ArgumentHelp("A real board's address or name (repeat for a class set).", valueName: "ADDR|NAME"))
@@ -73,6 +73,10 @@ struct FlashCommand: AsyncParsableCommand {
             transform: OptionValues.serverEndpoint)
     var udp: String?
 
+    @Flag(name: .customLong("retry-failed"),
+          help: "Flash again only the boards that failed in the last run of several boards with this file (real boards; with --simulate, simulated ones).")
+    var retryFailed = false
+
     @Flag(name: .customLong("no-resume"), help: "Start a partial flash from the beginning even when an earlier run left it unfinished.")
     var noResume = false
 
@@ -85,6 +89,7 @@ struct FlashCommand: AsyncParsableCommand {
 
     func validate() throws {
         try validateUDP()
+        try validateRetry()
         if !devices.isEmpty || allInRange, simulate != nil { throw ValidationError("use either --device/--all-in-range or --simulate, not both") }
         if allInRange, !devices.isEmpty { throw ValidationError("use either --device or --all-in-range, not both") }
         if boards > 1, !devices.isEmpty || allInRange { throw ValidationError("--boards counts simulated boards: repeat --device instead") }
@@ -98,53 +103,10 @@ struct FlashCommand: AsyncParsableCommand {
     func run() async throws {
         try await runCommand {
             if let udp { return try await runOverUDP(udp) }
-            if !devices.isEmpty || allInRange { return try await runOnDevices() }
-            Verbose.bootstrap(output.verbose)
-            let store = SimStore(option: simulation.simState)
-            // Held until the boards and their resume records are saved (see StateFolderLock).
-            let lock = try StateFolderLock.acquire(store.directory, wait: .milliseconds(Int64((stateWait * 1000).rounded()))) {
-                StdErr.write("bitflash: note: \($0)\n")
+            switch try await flashBoards() {
+            case let .planned(status): return status
+            case let .flashed(results): return finishFlash(results)
             }
-            defer { withExtendedLifetime(lock) {} }
-            let names = SimStore.names(count: boards)
-            // Without a profile, the boards already in the state folder say what they are.
-            let profile = simulation.profile(simulate, store: store, name: names[0])
-            if let trace = output.trace { try OutputFile.refuseInputs(trace, inputs: [file] + (dfuImage.map { [$0] } ?? []), what: "the trace") }
-            let firmware = try FirmwareFileLoading.loadForFlash(file)
-            let plan = try makePlan(firmware, profile: profile)
-            var sim = Simulation(link: try simulation.linkProfile(), faults: simulation.faultPlan())
-            let resume = FileResumeStore(simulated: store)
-            var ids: [(plan: FlashPlan, board: BoardID, name: String)] = []
-            for (i, name) in names.enumerated() {
-                ids.append((withResume(plan, board: name, store: resume),
-                            sim.addBoard(try store.loadOrCreate(name, profile: profile, index: i + 1)), name))
-            }
-            if dryRun {
-                let runs = SimulatedFlash.runAll(ids, options: options(), in: &sim)
-                for (entry, _) in zip(ids, runs) { try store.save(sim.board(entry.board), as: entry.name) }
-                return try printPlans(zip(names, runs.map(\.outcome)).map { ($0, $1) })
-            }
-            let out = SharedOutput(Output.make(output.mode, boards: names, verbosity: output.verbose))
-            let kill = simulation.killAt.map { Duration.milliseconds(Int64(($0 * 1000).rounded())) }
-            let runs = SimulatedFlash.runAll(ids, options: options(), in: &sim, deadline: kill ?? SimulatedFlash.defaultDeadline,
-                                             onEvent: { Self.keep($0, in: resume); out.event($0) })
-            for (entry, _) in zip(ids, runs) { try store.save(sim.board(entry.board), as: entry.name) }
-            var results = runs.map(\.result)
-            if let kill { results = results.map { $0.error == nil ? $0 : Self.killed($0, at: kill) } }
-            Self.forgetFinished(results, in: resume)
-            // The boards share one run, so one trace holds every board's lines, each with its name.
-            if let first = runs.first {
-                Verbose.dump(first.trace, names: names)
-                if let trace = output.trace {
-                    let text = try TraceFile.encode(first.trace, names: names,
-                                                    header: traceHeader(profile: profile, plans: ids.map { ($0.name, $0.plan.resume) }),
-                                                    results: results.map { ($0.board, TraceResult($0)) }, full: output.verbose > 0)
-                    try OutputFile.write([UInt8](text), to: trace, what: "the trace", inputs: [file] + (dfuImage.map { [$0] } ?? []))
-                }
-            }
-            for r in results { out.result(r) }
-            out.finish(results)
-            return finishFlash(results)
         }
     }
 
@@ -210,6 +172,7 @@ struct FlashCommand: AsyncParsableCommand {
     static func options(mode: FlashMode, upgradeMode: UpgradeModeArgument, verbosity: Int) -> FlashOptions {
         var o = FlashOptions(mode: mode)
         o.mcumgr.mode = upgradeMode.mode
+        o.mcumgr.estimatedSwapTime = .seconds(2)
         o.mcumgr.traceBytes = verbosity > 1 ? 64 : (verbosity > 0 ? 16 : 0)
         o.optionNames = .commandLine
         return o
@@ -308,5 +271,5 @@ final class SharedOutput: Sendable {
     init(_ output: sending FlashOutput) { self.output = Mutex(output) }
     func event(_ e: FlashEvent) { output.withLock { $0.event(e) } }
     func result(_ r: FlashResult) { output.withLock { $0.result(r) } }
-    func finish(_ rs: [FlashResult]) { output.withLock { $0.finish(rs) } }
+    func finish(_ rs: [FlashResult], identities: [String: BoardIdentity] = [:]) { output.withLock { $0.finish(rs, identities: identities) } }
 }

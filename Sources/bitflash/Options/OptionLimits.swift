@@ -3,8 +3,8 @@ import LinkModel
 import SimulatedFlashing
 import UDPTransport
 
-/// Every number option's allowed values, in one place (the README's "Options that take
-/// numbers" lists the same). Options share a limit when they mean the same quantity.
+/// Every number option's allowed values, in one place (docs/options.md, "Options that
+/// take numbers", lists the same). Options share a limit when they mean the same quantity.
 enum Limits {
     /// `--boards`: a class set of simulated boards sharing one adapter; `scan --count`.
     static let boards = NumberLimit(1...64)
@@ -34,6 +34,8 @@ enum Limits {
     static let iterations = NumberLimit(1...1_000)
     /// `--ci`: a BLE connection interval in milliseconds (also a multiple of 1.25 ms).
     static let connectionIntervalMilliseconds = NumberLimit(7.5...4_000.0, unit: " ms")
+    /// `watch --settle`, `watch --incomplete-wait`: real seconds a watched file stays unchanged.
+    static let watchSeconds = NumberLimit(0.0...3_600.0, unit: " s")
     /// `BITFLASH_STATE_LOCK_WAIT`: how long a run waits for a state folder another run holds.
     static let lockWaitSeconds = NumberLimit(0.0...3_600.0, unit: " s")
 

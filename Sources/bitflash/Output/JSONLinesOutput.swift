@@ -3,7 +3,9 @@ import Flashing
 import Transport
 
 /// One JSON object per line. Events: `{"type":"phase"|"progress"|"retry"|"note"|"trace"|"decision", "board", "t", ...}`;
-/// then one `{"type":"result", ...FlashResult}` per board. The fields are documented in the README and stable.
+/// then one `{"type":"result", ...FlashResult}` per board and, for several boards, the class report
+/// (`{"type":"summary", ...}`, see `ClassReport`). The fields are documented in
+/// docs/json-and-exit-codes.md and stable.
 final class JSONLinesOutput: FlashOutput {
     private struct Event: Encodable {
         var type: String
@@ -49,5 +51,9 @@ final class JSONLinesOutput: FlashOutput {
 
     func result(_ r: FlashResult) { emit(Result(result: r)) }
 
-    func finish(_ results: [FlashResult]) {}
+    /// Several boards: the class report, `{"type":"summary","boards":[{board, name, address, result,
+    /// path, fallback, seconds, verified, exitCode, error, fix}], "flashed", "failed"}`.
+    func finish(_ results: [FlashResult], identities: [String: BoardIdentity]) {
+        if results.count > 1 { emit(ClassReport(results, identities: identities)) }
+    }
 }

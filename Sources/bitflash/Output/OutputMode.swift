@@ -22,15 +22,20 @@ enum OutputMode: Equatable {
 protocol FlashOutput: AnyObject {
     func event(_ event: FlashEvent)
     func result(_ result: FlashResult)
-    /// Called once at the end, with every board's result.
-    func finish(_ results: [FlashResult])
+    /// Called once at the end, with every board's result and, where known, each board's name
+    /// and address (by the name it was flashed under): several boards close with the class report.
+    func finish(_ results: [FlashResult], identities: [String: BoardIdentity])
+}
+
+extension FlashOutput {
+    func finish(_ results: [FlashResult]) { finish(results, identities: [:]) }
 }
 
 /// Shows nothing: a dry run over BlueZ prints its plans instead of progress.
 final class SilentOutput: FlashOutput {
     func event(_ event: FlashEvent) {}
     func result(_ result: FlashResult) {}
-    func finish(_ results: [FlashResult]) {}
+    func finish(_ results: [FlashResult], identities: [String: BoardIdentity]) {}
 }
 
 enum Output {

@@ -37,9 +37,9 @@ final class PlainOutput: FlashOutput {
         line(r.board, .microseconds(Int64((r.seconds * 1_000_000).rounded())), Figures.summary(r))
     }
 
-    func finish(_ results: [FlashResult]) {
+    func finish(_ results: [FlashResult], identities: [String: BoardIdentity]) {
         guard results.count > 1 else { return }
-        StdOut.write(SummaryTable.render(results))
+        StdOut.write(ClassReport(results, identities: identities).table())
     }
 }
 

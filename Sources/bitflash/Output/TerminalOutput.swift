@@ -60,9 +60,9 @@ final class TerminalOutput: FlashOutput {
         redraw(force: true)
     }
 
-    func finish(_ results: [FlashResult]) {
+    func finish(_ results: [FlashResult], identities: [String: BoardIdentity]) {
         if cursorHidden { StdOut.write("\u{1B}[?25h"); cursorHidden = false }
-        if results.count > 1 { StdOut.write(SummaryTable.render(results)) }
+        if results.count > 1 { StdOut.write(ClassReport(results, identities: identities).table()) }
     }
 
     private func render(_ board: String, _ l: Line) -> String {

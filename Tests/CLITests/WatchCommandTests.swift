@@ -1,0 +1,135 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `bitflash watch` on a simulated board: the built binary, run as a child, fed files the way an
+/// editor and a browser write them, stopped with SIGINT.
+@Suite(.enabled(if: BitflashBinary.url != nil, "bitflash binary not built (.build/debug/bitflash): CLI tests skipped"))
+struct WatchCommandTests {
+    static func objects(_ p: ExternalProcess) -> [[String: Any]] {
+        p.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+
+    static func flashes(_ p: ExternalProcess) -> [[String: Any]] { objects(p).filter { $0["type"] as? String == "flash" } }
+
+    static func start(_ arguments: [String]) throws -> ExternalProcess {
+        let bitflash = try #require(BitflashBinary.url)
+        return try ExternalProcess(bitflash, ["watch"] + arguments + ["--json"])
+    }
+
+    /// The application region's hash of the simulated boards in `state`, as `sim show` gives it.
+    static func applicationHashes(_ state: URL) throws -> [String] {
+        let show = try BitflashBinary.run(["sim", "show", "--json", "--sim-state", state.path])
+        let boards = try #require(try JSONSerialization.jsonObject(with: Data(show.stdout.utf8)) as? [[String: Any]])
+        return boards.compactMap { $0["applicationSHA256"] as? String }
+    }
+
+    /// The hash a stock micro:bit V2 holds once given `file`.
+    static func expectedHash(_ file: URL) throws -> String {
+        let reference = try BitflashBinary.temporaryDirectory()
+        let reset = try BitflashBinary.run(["sim", "reset", "--profile", "microbit-v2", "--from", file.path, "--sim-state", reference.path])
+        #expect(reset.status == 0, "\(reset.stderr)")
+        return try #require(try applicationHashes(reference).first)
+    }
+
+    /// Writes `bytes` to `url` in `parts` pieces, `pause` apart, as a slow editor or download would.
+    static func writeInSteps(_ bytes: Data, to url: URL, parts: Int, pause: Duration) async throws {
+        FileManager.default.createFile(atPath: url.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: url)
+        defer { try? handle.close() }
+        let step = (bytes.count + parts - 1) / parts
+        for start in stride(from: 0, to: bytes.count, by: step) {
+            try handle.write(contentsOf: bytes[start..<min(bytes.count, start + step)])
+            try await Task.sleep(for: pause)
+        }
+    }
+
+    @Test("A file written in several steps, each pause longer than the settle time, is flashed once, complete; Ctrl-C exits 130")
+    func fileWrittenInStepsIsFlashedOnceComplete() async throws {
+        let dir = try BitflashBinary.temporaryDirectory()
+        let state = dir.appendingPathComponent("state")
+        let file = dir.appendingPathComponent("prog.hex")
+        // The simulated micro:bit V2 starts with the heart program: the counter is a partial flash.
+        let source = BitflashBinary.sample("sample-r1-counter.hex")
+        let watch = try Self.start([file.path, "--simulate", "microbit-v2", "--sim-state", state.path,
+                                    "--settle", "0.2", "--incomplete-wait", "60"])
+        #expect(await watch.wait(upTo: .seconds(60)) { $0.stdout.contains("\"watching\"") }, "\(watch.stderr)")
+        // Four pieces 0.7 s apart: between them the file is settled but is no complete hex yet.
+        try await Self.writeInSteps(try Data(contentsOf: source), to: file, parts: 4, pause: .milliseconds(700))
+        #expect(await watch.wait(upTo: .seconds(60)) { !Self.flashes($0).isEmpty }, "\(watch.stdout) \(watch.stderr)")
+        // Time for a second flash, if a wrong one were coming.
+        try await Task.sleep(for: .seconds(1.5))
+        watch.interrupt()
+        #expect(await watch.finish(within: .seconds(60)) == 130)
+        #expect(watch.stderr.contains("stopped (Ctrl-C)"), "\(watch.stderr)")
+        let flashes = Self.flashes(watch)
+        #expect(flashes.count == 1, "\(watch.stdout)")
+        #expect(flashes.first?["file"] as? String == file.path)
+        let results = try #require(flashes.first?["results"] as? [[String: Any]])
+        #expect(results.count == 1)
+        #expect(results.first?["path"] as? String == "partial", "\(results)")
+        #expect(results.first?["verified"] as? Bool == true, "\(results)")
+        #expect(results.first?["error"] == nil)
+        #expect(!Self.objects(watch).contains { ["incomplete", "error"].contains($0["type"] as? String) }, "\(watch.stdout)")
+        #expect(try Self.applicationHashes(state) == [try Self.expectedHash(source)])
+    }
+
+    @Test("Two downloads in quick succession (a renamed .crdownload, then name (1).hex): only the newer is flashed; old files are left alone")
+    func twoDownloadsFlashTheNewest() async throws {
+        let dir = try BitflashBinary.temporaryDirectory()
+        let downloads = dir.appendingPathComponent("Downloads")
+        let state = dir.appendingPathComponent("state")
+        try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
+        // A download from before the watch started is not flashed.
+        try FileManager.default.copyItem(at: BitflashBinary.sample("sample-r2-heart.hex"), to: downloads.appendingPathComponent("old.hex"))
+        let watch = try Self.start([downloads.path, "--simulate", "microbit-v2", "--sim-state", state.path, "--settle", "1"])
+        #expect(await watch.wait(upTo: .seconds(60)) { $0.stdout.contains("\"watching\"") }, "\(watch.stderr)")
+        // Chrome: the download grows as name.hex.crdownload and is renamed when done.
+        let first = downloads.appendingPathComponent("microbit-prog.hex")
+        let partial = downloads.appendingPathComponent("microbit-prog.hex.crdownload")
+        try await Self.writeInSteps(try Data(contentsOf: BitflashBinary.sample("sample-r1-heart.hex")), to: partial, parts: 3, pause: .milliseconds(100))
+        try FileManager.default.moveItem(at: partial, to: first)
+        try await Task.sleep(for: .milliseconds(100))
+        let second = downloads.appendingPathComponent("microbit-prog (1).hex")
+        let newest = BitflashBinary.sample("sample-r1-counter.hex")
+        try await Self.writeInSteps(try Data(contentsOf: newest), to: second, parts: 2, pause: .milliseconds(100))
+        #expect(await watch.wait(upTo: .seconds(60)) { !Self.flashes($0).isEmpty }, "\(watch.stdout) \(watch.stderr)")
+        try await Task.sleep(for: .seconds(1.5))
+        watch.interrupt()
+        #expect(await watch.finish(within: .seconds(60)) == 130)
+        let flashes = Self.flashes(watch)
+        #expect(flashes.map { $0["file"] as? String } == [second.path], "\(watch.stdout)")
+        let passed = Self.objects(watch).filter { $0["type"] as? String == "passed-over" }
+        #expect(passed.map { $0["file"] as? String } == [first.path])
+        #expect(passed.first?["newer"] as? String == second.path)
+        #expect(try Self.applicationHashes(state) == [try Self.expectedHash(newest)])
+    }
+
+    @Test("A file that stays incomplete is reported once and never flashed")
+    func incompleteFileIsReportedNotFlashed() async throws {
+        let dir = try BitflashBinary.temporaryDirectory()
+        let file = dir.appendingPathComponent("prog.hex")
+        let bytes = try Data(contentsOf: BitflashBinary.sample("sample-r1-counter.hex"))
+        try bytes.prefix(bytes.count / 2).write(to: file)
+        let watch = try Self.start([file.path, "--simulate", "microbit-v2", "--sim-state", dir.appendingPathComponent("state").path,
+                                    "--settle", "0.2", "--incomplete-wait", "1"])
+        #expect(await watch.wait(upTo: .seconds(60)) { $0.stdout.contains("\"incomplete\"") }, "\(watch.stdout) \(watch.stderr)")
+        try await Task.sleep(for: .seconds(1))
+        watch.interrupt()
+        #expect(await watch.finish(within: .seconds(60)) == 130)
+        #expect(Self.flashes(watch).isEmpty)
+        let reports = Self.objects(watch).filter { $0["type"] as? String == "incomplete" }
+        #expect(reports.count == 1)
+        #expect((reports.first?["message"] as? String ?? "").contains("end-of-file record"), "\(reports)")
+    }
+
+    @Test("Options watch cannot honour are refused with exit 64 and the reason", arguments: [
+        (["--dry-run"], "to see a plan"), (["--retry-failed"], "--retry-failed belongs to"), (["--trace", "t.jsonl"], "--trace records one flash"),
+    ])
+    func refusesWhatItCannotDo(_ extra: [String], _ message: String) throws {
+        let dir = try BitflashBinary.temporaryDirectory()
+        let r = try BitflashBinary.run(["watch", dir.path, "--simulate", "--sim-state", dir.path] + extra)
+        #expect(r.status == 64)
+        #expect(r.stderr.contains(message), "\(r.stderr)")
+    }
+}
