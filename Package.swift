@@ -18,8 +18,9 @@ let package = Package(
         .library(name: "ProtocolFrames", targets: ["CBOR", "SMP", "PartialFlashingFrames", "NordicDFUFrames"]),
         // The flows and the session: what a program needs to flash a board through a transport.
         .library(name: "Flashing", targets: ["Flashing"]),
-        // The backends: BlueZ over D-Bus, and SMP over UDP.
-        .library(name: "BlueZTransport", targets: ["BlueZTransport"]),
+        // The backends: BlueZ over D-Bus (the transport, and flashing real boards through it),
+        // and SMP over UDP.
+        .library(name: "BlueZTransport", targets: ["BlueZTransport", "BlueZFlashing"]),
         .library(name: "UDPTransport", targets: ["UDPTransport"]),
         // Simulated boards, the link simulation, the fakes and sample firmware, for tests and trials.
         .library(name: "Simulation", targets: [
@@ -74,6 +75,12 @@ let package = Package(
         .target(name: "DBus", dependencies: ["CDBus", "Diagnostics"]),
         // The BlueZ backend of the transport.
         .target(name: "BlueZTransport", dependencies: ["DBus", "Diagnostics", "Transport"]),
+        // Real boards through BlueZ: find them, flash one or many (progress as an AsyncSequence),
+        // resume records, cancellation. What `bitflash scan` and `flash --device` run.
+        .target(name: "BlueZFlashing", dependencies: [
+            "BlueZTransport", "DBus", "Diagnostics", "FirmwareImage", "Flashing", "McuMgr", "NordicDFUFrames",
+            "PartialFlashing", "PartialFlashingFrames", "Transport",
+        ]),
         // SMP over UDP (Zephyr's port 1337 transport): the client transport and the flash over it.
         // The only client-side module that imports swift-nio.
         .target(name: "UDPTransport", dependencies: [
@@ -93,7 +100,9 @@ let package = Package(
         // library with before it meets a real board.
         .target(name: "SimulatedFlashing", dependencies: ["Flashing", "FirmwareImage", "LinkModel", "SimulatedBoard", "Transport"]),
         // A fake BlueZ (org.bluez on a private bus) playing simulated boards, for tests.
-        .target(name: "FakeBlueZ", dependencies: ["DBus", "Diagnostics", "FirmwareImage", "SimulatedBoard", "LinkModel", "Transport"]),
+        .target(name: "FakeBlueZ", dependencies: [
+            "DBus", "Diagnostics", "FirmwareImage", "NordicDFUFrames", "SimulatedBoard", "LinkModel", "Transport",
+        ]),
         // A simulated board in the peripheral role on the real BlueZ (GATT application + advertisement).
         .target(name: "BlueZPeripheral", dependencies: ["DBus", "Diagnostics", "SimulatedBoard", "LinkModel", "Transport"]),
         // A simulated board serving McuMgr over UDP in real time (`bitflash sim serve --udp`).
@@ -111,7 +120,7 @@ let package = Package(
         // The command line: options and output.
         .executableTarget(name: "bitflash", dependencies: [
             "Diagnostics", "FirmwareImage", "Flashing", "PartialFlashing", "PartialFlashingFrames", "McuMgr", "NordicDFU",
-            "NordicDFUFrames", "SMP", "LinkModel", "Transport", "DBus", "BlueZTransport", "UDPTransport",
+            "NordicDFUFrames", "SMP", "LinkModel", "Transport", "DBus", "BlueZTransport", "BlueZFlashing", "UDPTransport",
             "SimulatedBoard", "SimulatedFlashing", "SampleFirmware", "FakeBlueZ", "BlueZPeripheral", "SimulatedUDP",
             "Laboratory", crypto,
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -121,6 +130,8 @@ let package = Package(
         // Samples/: short programs that use the library API (built by CI, run with `swift run`).
         .executableTarget(name: "sample-flash", dependencies: ["Flashing", "SimulatedFlashing", "FirmwareImage", "SampleFirmware", "SimulatedBoard"],
                           path: "Samples/FlashWithProgress"),
+        .executableTarget(name: "sample-flash-bluez", dependencies: ["BlueZFlashing", "Flashing", "FirmwareImage"],
+                          path: "Samples/FlashOverBlueZ"),
         .executableTarget(name: "sample-memory-map", dependencies: ["PartialFlashing", "FirmwareImage", "SampleFirmware", "SimulatedBoard"],
                           path: "Samples/MemoryMap"),
 
@@ -156,14 +167,14 @@ let package = Package(
         .testTarget(name: "BlueZTransportTests", dependencies: ["BlueZTransport", "DBus", "Transport"]),
         // Runs the built bitflash against the fake org.bluez (`bitflash sim bluez`) on a private bus.
         .testTarget(name: "BlueZIntegrationTests", dependencies: [
-            "TestSupport", "FirmwareImage", "SimulatedBoard", "BlueZTransport", "DBus", "Transport",
+            "TestSupport", "FirmwareImage", "SimulatedBoard", "BlueZTransport", "BlueZFlashing", "Flashing", "DBus", "Transport",
         ]),
         .testTarget(name: "FakeBlueZTests", dependencies: [
-            "FakeBlueZ", "DBus", "SimulatedBoard", "PartialFlashing", "PartialFlashingFrames", "SMP", "FirmwareImage",
+            "FakeBlueZ", "DBus", "SimulatedBoard", "PartialFlashing", "PartialFlashingFrames", "NordicDFUFrames", "SMP", "FirmwareImage",
             "SampleFirmware", "Transport", "TestSupport",
         ]),
         .testTarget(name: "BlueZPeripheralTests", dependencies: [
-            "BlueZPeripheral", "DBus", "SimulatedBoard", "SMP", "SampleFirmware", "FirmwareImage", "Transport", "TestSupport",
+            "BlueZPeripheral", "DBus", "SimulatedBoard", "NordicDFUFrames", "SMP", "SampleFirmware", "FirmwareImage", "Transport", "TestSupport",
         ]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "Diagnostics", "FirmwareImage", "SampleFirmware"]),
         // SMP over UDP, both sides: the client transport against the simulated server and third-party clients.

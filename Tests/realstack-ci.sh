@@ -8,10 +8,13 @@
 # Builds the release bitflash (unless BITFLASH names one), boots the VM (Tests/RealStack/run.sh,
 # which shares this repository and OUT_DIR into the guest wherever they are) with the guest script
 # Tests/RealStack/guest-test.sh, then checks on the host: the JSON results of scan, info and
-# the three flashes (partial, full update with a new runtime, up to date), and the board's
-# flash afterwards byte for byte against a board given the same file. Prints the bluetoothd
-# version, the ATT MTU and connection interval negotiated (from the HCI trace), and the
-# modelled time (the same flashes with --simulate) next to the real time of each flash.
+# the four flashes (partial through BlueZ's sockets, partial back through WriteValue, full update
+# with a new runtime, up to date), which D-Bus path each partial flash took, and the board's
+# flash afterwards byte for byte against a board given the same file; then those of a stock
+# board's Secure DFU and of the recovery of a board left in its bootloader, likewise. Prints the
+# bluetoothd version, the ATT MTU and connection interval negotiated (from the HCI trace), the
+# modelled time (the same flashes with --simulate) next to the real time of each flash, and per
+# flash how long its partial-flashing blocks took in the HCI trace (Tests/RealStack/hci-blocks.py).
 #
 # Skipped, loudly, when qemu or the BlueZ tools are missing. The kernel package and the
 # initramfs are cached in $BITFLASH_VM_CACHE (default ~/.cache/bitflash-realstack).
@@ -76,9 +79,21 @@ vm_seconds=$(( $(date +%s) - vm_start ))
 # Modelled time: the same three flashes on a simulated board with the link model.
 model="$out/model"
 "$bin" sim reset --profile microbit-v2-mcuboot --from Samples/firmware/sample-r1-heart.hex --sim-state "$model" > /dev/null
-for step in flash-partial:sample-r1-counter flash-full:sample-r2-heart flash-same:sample-r2-heart; do
+for step in flash-partial:sample-r1-counter flash-partial-dbus:sample-r1-heart flash-full:sample-r2-heart flash-same:sample-r2-heart; do
     "$bin" flash "Samples/firmware/${step#*:}.hex" --simulate microbit-v2-mcuboot --sim-state "$model" --json \
         > "$out/${step%%:*}.model.json" || true
+done
+# And the stock board's: the Secure DFU of the new runtime, and the recovery from DfuTarg.
+"$bin" sim reset --profile microbit-v2 --from Samples/firmware/sample-r1-heart.hex --sim-state "$out/model-stock" > /dev/null
+"$bin" flash Samples/firmware/sample-r2-heart.hex --simulate microbit-v2 --sim-state "$out/model-stock" --json \
+    > "$out/flash-nordic.model.json" || true
+"$bin" sim reset --profile microbit-v2 --from Samples/firmware/sample-r1-heart.hex --stuck-in-bootloader \
+    --sim-state "$out/model-stuck" > /dev/null
+"$bin" flash Samples/firmware/sample-r2-heart.hex --simulate microbit-v2 --sim-state "$out/model-stuck" --json \
+    > "$out/flash-recover.model.json" || true
+"$bin" sim reset --profile microbit-v2 --from Samples/firmware/sample-r2-heart.hex --sim-state "$out/reference-stock" > /dev/null
+for board in stock stuck reference-stock; do
+    "$bin" sim show --json --sim-state "$out/$board" > "$out/$board-show.json" || true
 done
 # The reference board: given the final file directly.
 reference="$out/reference"
@@ -89,5 +104,8 @@ reference="$out/reference"
 # btmon can fail at the end of a trace cut short by the power-off; what it decoded is kept.
 (btmon -r "$out/hci.snoop" > "$out/hci.txt" || true) 2> /dev/null
 
+echo "== partial-flashing blocks in the HCI trace"
+python3 "$repo/Tests/RealStack/hci-blocks.py" "$out/hci.snoop" "$out/steps.tsv" | tee "$out/hci-blocks.txt" \
+    || echo "(the HCI trace could not be read; see $out/hci.snoop)"
 python3 "$repo/Tests/RealStack/check-results.py" "$out"
 echo "== real-stack test passed: $built, VM $vm_seconds s; files in $out"

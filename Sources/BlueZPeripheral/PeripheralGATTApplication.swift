@@ -20,9 +20,12 @@ public enum BlueZServerNames {
 /// service of the board and one `GattCharacteristic1` per characteristic, below the
 /// application root (`…/service0/char0`), with the flags the board's firmware declares.
 ///
-/// It deliberately has no `WriteAcquired`/`NotifyAcquired` properties: BlueZ then delivers
-/// every write through `WriteValue` and sends a notification for every
-/// `PropertiesChanged(Value)` the application emits, instead of handing out sockets.
+/// With `acquire`, characteristics that allow write commands carry `WriteAcquired` and those
+/// that notify carry `NotifyAcquired`: bluetoothd then asks the application for a socket
+/// (`AcquireWrite`, `AcquireNotify`) and passes writes and notifications through it, one
+/// datagram each (B566 `src/gatt-database.c` `chrc_write_cb()`, `ccc_write_cb()`,
+/// `sock_io_read()`). Without, every write comes as a `WriteValue` call and every
+/// notification goes out as a `PropertiesChanged(Value)` signal.
 public struct PeripheralGATTApplication: Sendable, Equatable {
     public struct Service: Sendable, Equatable {
         public var path: String
@@ -34,16 +37,21 @@ public struct PeripheralGATTApplication: Sendable, Equatable {
         public var servicePath: String
         public var characteristic: GATTCharacteristic
         public var flags: [String]
+        /// Notifications or indications (the buttonless characteristics indicate).
+        public var canNotify: Bool { flags.contains("notify") || flags.contains("indicate") }
     }
 
     /// The application root, where BlueZ calls `GetManagedObjects`.
     public let rootPath: String
+    /// Whether the characteristics offer BlueZ the socket methods.
+    public let acquire: Bool
     public private(set) var services: [Service] = []
     public private(set) var characteristics: [Characteristic] = []
 
     /// The application for `board`, rooted at `rootPath`.
-    public init(board: SimulatedBoard, rootPath: String) {
+    public init(board: SimulatedBoard, rootPath: String, acquire: Bool = true) {
         self.rootPath = rootPath
+        self.acquire = acquire
         for (n, (service, chars)) in board.gattServices.enumerated() {
             let path = rootPath + "/service\(n)"
             services.append(Service(path: path, uuid: service))
@@ -54,12 +62,12 @@ public struct PeripheralGATTApplication: Sendable, Equatable {
         }
     }
 
-    /// The service UUIDs to advertise: partial flashing when the board has it (a 128-bit UUID
-    /// and the name already fill most of a legacy advertisement), else its first service.
+    /// The service UUIDs to advertise: a Nordic bootloader's DFU service (FE59 or 1530, as the
+    /// bootloaders advertise it, nordic-dfu.md §2.2, §3.2; V2 bootloader `nrf_dfu_ble.c`
+    /// `advertising_init`); none for a CODAL or DAL board, which advertises its name only
+    /// (`MicroBitBLEManager.cpp`).
     public var advertisedServices: [BLEUUID] {
-        let uuids = services.map(\.uuid)
-        if uuids.contains(KnownGATT.partialFlashingService) { return [KnownGATT.partialFlashingService] }
-        return Array(uuids.prefix(1))
+        services.map(\.uuid).filter { $0 == KnownGATT.secureDFUService || $0 == KnownGATT.legacyDFUService }
     }
 
     public func characteristic(at path: String) -> Characteristic? {
@@ -79,20 +87,28 @@ public struct PeripheralGATTApplication: Sendable, Equatable {
         var p: [String: DBusValue] = ["UUID": .string(c.characteristic.characteristic.uuidString),
                                       "Service": .objectPath(c.servicePath), "Flags": .strings(c.flags),
                                       "Value": .bytes([])]
-        if c.flags.contains("notify") { p["Notifying"] = .bool(false) }
+        if c.canNotify { p["Notifying"] = .bool(false) }
+        if acquire, c.flags.contains("write-without-response") { p["WriteAcquired"] = .bool(false) }
+        if acquire, c.flags.contains("notify") { p["NotifyAcquired"] = .bool(false) }
         return p
     }
 
-    /// The advertisement's properties (`LEAdvertisement1`): connectable, with the service
-    /// UUIDs and the board's name.
+    /// The advertisement's properties (`LEAdvertisement1`): connectable and discoverable, with
+    /// the board's name and no service UUIDs, as CODAL and DAL advertise in pairing mode and
+    /// in the application of a build without whitelist (`MicroBitBLEManager.cpp`; the VM's
+    /// BlueZ cannot pair, so the whitelisted case does not arise there); "DfuTarg" with the
+    /// DFU service in the Nordic bootloader (`advertisedServices`).
     func advertisementProperties(name: String) -> [String: DBusValue] {
-        ["Type": .string("peripheral"), "ServiceUUIDs": .strings(advertisedServices.map(\.uuidString)),
-         "LocalName": .string(name), "Discoverable": .bool(true)]
+        var p: [String: DBusValue] = ["Type": .string("peripheral"), "LocalName": .string(name), "Discoverable": .bool(true)]
+        if !advertisedServices.isEmpty { p["ServiceUUIDs"] = .strings(advertisedServices.map(\.uuidString)) }
+        return p
     }
 
     /// The methods, for introspection.
     static let members: [String: [DBusMemberDescription]] = [
         BlueZServerNames.gattCharacteristic: [.method("ReadValue", ["a{sv}"], returns: ["ay"]), .method("WriteValue", ["ay", "a{sv}"]),
+                                              .method("AcquireWrite", ["a{sv}"], returns: ["h", "q"]),
+                                              .method("AcquireNotify", ["a{sv}"], returns: ["h", "q"]),
                                               .method("StartNotify"), .method("StopNotify")],
         BlueZServerNames.advertisement: [.method("Release")],
     ]

@@ -12,6 +12,20 @@ extension SimulatedPeripheral {
             server.describe(interface: interface, members)
             advertisementServer.describe(interface: interface, members)
         }
+        try exportApplication(application)
+        try advertisementServer.add(path: options.advertisementPath,
+                                    interfaces: [Names.advertisement: application.advertisementProperties(name: advertisedName)],
+                                    methods: { [weak self] call in
+                                        guard call.member == "Release" else {
+                                            throw DBusError(name: DBusErrorName.unknownMethod.rawValue, message: "Unknown method \(call.member)")
+                                        }
+                                        self?.note("BlueZ released the advertisement")
+                                        return []
+                                    })
+    }
+
+    /// Exports the services and characteristics of `application`.
+    func exportApplication(_ application: PeripheralGATTApplication) throws {
         for s in application.services {
             try server.add(path: s.path, interfaces: [Names.gattService: application.serviceProperties(s)])
         }
@@ -22,15 +36,37 @@ extension SimulatedPeripheral {
                                return try self.characteristicCall(c, call)
                            })
         }
-        try advertisementServer.add(path: options.advertisementPath,
-                                    interfaces: [Names.advertisement: application.advertisementProperties(name: options.name)],
-                                    methods: { [weak self] call in
-                                        guard call.member == "Release" else {
-                                            throw DBusError(name: DBusErrorName.unknownMethod.rawValue, message: "Unknown method \(call.member)")
-                                        }
-                                        self?.note("BlueZ released the advertisement")
-                                        return []
-                                    })
+    }
+
+    /// The board booted into another mode with another table (its Nordic bootloader, or its
+    /// application after an update): unregister the old GATT application, export and register
+    /// the new one, and advertise with the new name and service.
+    func switchApplication(to new: PeripheralGATTApplication) async {
+        let old = state.withLock { s -> PeripheralGATTApplication in
+            let old = s.application
+            s.application = new
+            s.notifying.removeAll()
+            // The old characteristics' sockets go with them (their paths are reused by the new table).
+            for socket in s.writeSockets.values { socket.close() }
+            for socket in s.notifySockets.values { socket.close() }
+            s.writeSockets.removeAll()
+            s.notifySockets.removeAll()
+            return old
+        }
+        _ = try? await connection.call(destination: Names.busName, path: options.adapterPath, interface: Names.gattManager,
+                                       method: "UnregisterApplication", arguments: [.objectPath(options.applicationPath)])
+        for path in (old.characteristics.map(\.path) + old.services.map(\.path)) { try? server.remove(path: path) }
+        do {
+            try exportApplication(new)
+            let advertised = new.advertisementProperties(name: advertisedName)
+            try advertisementServer.setProperties(path: options.advertisementPath, interface: Names.advertisement, advertised,
+                                                  invalidated: advertised["ServiceUUIDs"] == nil ? ["ServiceUUIDs"] : [])
+            _ = try await connection.call(destination: Names.busName, path: options.adapterPath, interface: Names.gattManager,
+                                          method: "RegisterApplication", arguments: [.objectPath(options.applicationPath), .propertyMap([:])])
+            note("GATT application switched: \(new.services.map(\.uuid.uuidString).joined(separator: ", ")) as \"\(advertisedName)\"")
+        } catch {
+            note("cannot switch the GATT application: \(error)")
+        }
     }
 
     /// Checks that BlueZ has the adapter, and switches it on.
@@ -114,16 +150,16 @@ extension SimulatedPeripheral {
             default: kind = c.flags.contains("write") ? .request : .command
             }
             locked { s in
-                if case .objectPath(let device)? = options["device"] { s.central = device }
-                if case .uint16(let mtu)? = options["mtu"] { s.counters.mtu = max(s.counters.mtu ?? 0, Int(mtu)) }
-                let step = s.host.write(bytes, to: c.characteristic, kind: kind)
-                if step.delivered { s.counters.writes += 1 } else { s.counters.droppedWrites += 1 }
-                apply(step, &s)
+                noteOptions(options, &s)
+                deliver(bytes, to: c, kind: kind, &s)
             }
             return []
+        case "AcquireWrite", "AcquireNotify":
+            try call.expectSignature("a{sv}")
+            return try acquire(c, write: call.member == "AcquireWrite", options: (try? call.arguments[0].properties()) ?? [:])
         case "StartNotify", "StopNotify":
             let on = call.member == "StartNotify"
-            guard c.flags.contains("notify") else { throw DBusError(name: "org.bluez.Error.NotSupported", message: "Notify not supported") }
+            guard c.canNotify else { throw DBusError(name: "org.bluez.Error.NotSupported", message: "Notify not supported") }
             locked { s in
                 if on { s.notifying.insert(c.path) } else { s.notifying.remove(c.path) }
             }
@@ -134,20 +170,95 @@ extension SimulatedPeripheral {
         }
     }
 
+    /// The central and the ATT MTU bluetoothd names in a call's options.
+    private func noteOptions(_ options: [String: DBusValue], _ s: inout PeripheralState) {
+        if case .objectPath(let device)? = options["device"] { s.central = device }
+        if case .uint16(let mtu)? = options["mtu"] { s.counters.mtu = max(s.counters.mtu ?? 0, Int(mtu)) }
+    }
+
+    /// A write that reached the board (through `WriteValue` or a socket).
+    private func deliver(_ bytes: [UInt8], to c: PeripheralGATTApplication.Characteristic, kind: WriteKind, _ s: inout PeripheralState) {
+        let step = s.host.write(bytes, to: c.characteristic, kind: kind)
+        if step.delivered { s.counters.writes += 1 } else { s.counters.droppedWrites += 1 }
+        apply(step, &s)
+    }
+
+    /// `AcquireWrite`/`AcquireNotify` from bluetoothd: a `SOCK_SEQPACKET` pair, one end
+    /// returned with the MTU. Each datagram bluetoothd writes is one write command of a
+    /// central; each datagram the board writes is one notification to the subscribed centrals.
+    /// bluetoothd closing its end (the last subscriber gone, `ccc_write_cb()`) releases it.
+    private func acquire(_ c: PeripheralGATTApplication.Characteristic, write: Bool,
+                         options: [String: DBusValue]) throws -> [DBusValue] {
+        guard application.acquire,
+              c.flags.contains(write ? "write-without-response" : "notify") else {
+            throw DBusError(name: "org.bluez.Error.NotSupported", message: "Operation is not supported")
+        }
+        let pair: (PacketSocket, DBusFileDescriptor)
+        do { pair = try PacketSocket.pair() } catch {
+            throw DBusError(name: "org.bluez.Error.Failed", message: "cannot make a socket pair: \(error)")
+        }
+        let (mine, theirs) = pair
+        let datagrams = mine.datagrams()
+        let mtu = locked { s -> UInt16 in
+            noteOptions(options, &s)
+            if write {
+                s.writeSockets[c.path]?.close()
+                s.writeSockets[c.path] = mine
+                s.counters.acquiredWrites += 1
+            } else {
+                s.notifySockets[c.path]?.close()
+                s.notifySockets[c.path] = mine
+                s.notifying.insert(c.path)
+                s.counters.acquiredNotifies += 1
+            }
+            return UInt16(clamping: s.counters.mtu ?? 23)
+        }
+        note("BlueZ acquired the \(write ? "write" : "notify") socket of \(c.characteristic.characteristic)")
+        Task { [weak self] in
+            for await bytes in datagrams where write {
+                self?.locked { s in
+                    s.counters.socketWrites += 1
+                    self?.deliver(bytes, to: c, kind: .command, &s)
+                }
+            }
+            self?.locked { s in
+                if write, s.writeSockets[c.path] === mine { s.writeSockets[c.path] = nil }
+                if !write, s.notifySockets[c.path] === mine { s.notifySockets[c.path] = nil }
+            }
+            mine.close()
+        }
+        return [.unixFD(theirs), .uint16(mtu)]
+    }
+
     // MARK: what the board asks for
 
     func apply(_ step: GATTBoardHost.Step, _ s: inout PeripheralState) {
         for line in step.notes { note(line) }
         for n in step.notifications {
-            guard let c = application.characteristic(for: n.characteristic) else { continue }
+            guard let c = s.application.characteristic(for: n.characteristic) else { continue }
             s.counters.notifications += 1
+            if let socket = s.notifySockets[c.path] {
+                do {
+                    try socket.trySend(n.bytes)
+                    s.counters.socketNotifications += 1
+                } catch {
+                    note("a notification through the socket was lost: \(error)")
+                }
+                continue
+            }
             do {
                 try server.setProperties(path: c.path, interface: Names.gattCharacteristic, ["Value": .bytes(n.bytes)])
             } catch {
                 note("cannot send a notification: \(error)")
             }
         }
-        for work in step.work { schedule(.work(work), after: work.delay, &s) }
+        let now = s.host.now
+        for work in step.work {
+            // At time scale 0 the board's own timers (the bootloaders' 120 s inactivity reset)
+            // would fire before the central could act: they do not run.
+            if options.timeScale == 0, work.delay >= .seconds(10) { continue }
+            schedule(.work(work, due: now + work.delay), after: work.delay, &s)
+        }
         if let down = step.downFor {
             s.counters.resets += 1
             note("board resets: disconnecting the central, back in \(down) (modelled)")
@@ -162,13 +273,19 @@ extension SimulatedPeripheral {
 
     func handle(_ event: PeripheralEvent, _ s: inout PeripheralState) {
         switch event {
-        case .work(let work):
+        case let .work(work, due):
+            // The board's clock reaches the work's time, even when the work runs at once (time scale 0).
+            s.host.now = max(s.host.now, due)
             apply(s.host.perform(work), &s)
         case .boot:
             apply(s.host.boot(), &s)
             options.onBoardChanged(s.host.board)
+            let table = PeripheralGATTApplication(board: s.host.board, rootPath: options.applicationPath,
+                                                  acquire: options.acquireSockets)
+            let switched = table != s.application
             request { [weak self] in
                 guard let self else { return }
+                if switched { await self.switchApplication(to: table) }
                 do {
                     try await self.registerAdvertisement()
                     self.note("advertising again")

@@ -16,6 +16,9 @@ public struct PeripheralOptions: Sendable {
     public var applicationPath = "/org/bitflash/peripheral"
     /// Real seconds per modelled second of device work and reboots; 0 does them at once.
     public var timeScale: Double = 1
+    /// Offer BlueZ `AcquireWrite`/`AcquireNotify` (writes and notifications through sockets);
+    /// false: every write is a `WriteValue` call, every notification a `PropertiesChanged`.
+    public var acquireSockets = true
     /// Receives the board's trace lines and the peripheral's own notes.
     public var onNote: @Sendable (String) -> Void = { _ in }
     /// Called with the board whenever the link drops or the board boots (to save it).
@@ -50,6 +53,13 @@ public enum PeripheralError: Error, CustomStringConvertible {
 /// Counters of what the peripheral saw, for the final report.
 public struct PeripheralCounters: Sendable {
     public var writes = 0
+    /// Of the writes, those that came through a socket of `AcquireWrite`.
+    public var socketWrites = 0
+    /// Of the notifications, those sent through a socket of `AcquireNotify`.
+    public var socketNotifications = 0
+    /// Sockets handed to BlueZ.
+    public var acquiredWrites = 0
+    public var acquiredNotifies = 0
     public var droppedWrites = 0
     public var notifications = 0
     public var resets = 0
@@ -64,7 +74,10 @@ public struct PeripheralCounters: Sendable {
 /// adapter, another computer) can scan for it, connect and flash it. Writes go to the board in
 /// real time (`GATTBoardHost`); its notifications are `PropertiesChanged(Value)`, which
 /// bluetoothd sends to the subscribed central; a board reset disconnects the central and stops
-/// advertising until the board has booted.
+/// advertising until the board has booted. A stock board that resets into its Nordic
+/// bootloader (or back) comes up with another GATT table and name: the peripheral then
+/// registers the bootloader's application ("DfuTarg", FE59 or 1530) in place of the
+/// application's, as the board's own stack would after the reset.
 ///
 /// ```swift
 /// let peripheral = try await SimulatedPeripheral.start(board: board, options: options)
@@ -73,11 +86,11 @@ public struct PeripheralCounters: Sendable {
 /// ```
 public final class SimulatedPeripheral: Sendable {
     public let connection: DBusConnection
-    public let application: PeripheralGATTApplication
     let options: PeripheralOptions
     let server: DBusObjectServer
     let advertisementServer: DBusObjectServer
     let state: Mutex<PeripheralState>
+    let started = ContinuousClock.now
     /// BlueZ calls made on the board's behalf (disconnect, advertising), one at a time, in order.
     let requests: AsyncStream<@Sendable () async -> Void>.Continuation
     private let tasks = Mutex<[Task<Void, Never>]>([])
@@ -110,8 +123,8 @@ public final class SimulatedPeripheral: Sendable {
     private init(connection: DBusConnection, board: SimulatedBoard, options: PeripheralOptions) throws {
         self.connection = connection
         self.options = options
-        application = PeripheralGATTApplication(board: board, rootPath: options.applicationPath)
-        state = Mutex(PeripheralState(host: GATTBoardHost(board: board)))
+        let application = PeripheralGATTApplication(board: board, rootPath: options.applicationPath, acquire: options.acquireSockets)
+        state = Mutex(PeripheralState(host: GATTBoardHost(board: board), application: application))
         server = try DBusObjectServer(connection: connection, rootPath: options.applicationPath, listsStandardInterfaces: false)
         advertisementServer = try DBusObjectServer(connection: connection, rootPath: options.advertisementPath,
                                                    listsStandardInterfaces: false)
@@ -124,6 +137,14 @@ public final class SimulatedPeripheral: Sendable {
 
     /// The board as it stands now.
     public var board: SimulatedBoard { state.withLock { $0.host.board } }
+
+    /// The GATT application registered for the board's current mode.
+    public var application: PeripheralGATTApplication { state.withLock { $0.application } }
+
+    /// The name the board advertises now: "DfuTarg" while its Nordic bootloader runs.
+    var advertisedName: String {
+        state.withLock { $0.host.board.inNordicBootloader ? $0.host.board.advertisedName : options.name }
+    }
 
     public var counters: PeripheralCounters { state.withLock { $0.counters } }
 
@@ -148,6 +169,12 @@ public final class SimulatedPeripheral: Sendable {
     }
 
     private func close() async {
+        state.withLock { s in
+            for socket in s.writeSockets.values { socket.close() }
+            for socket in s.notifySockets.values { socket.close() }
+            s.writeSockets = [:]
+            s.notifySockets = [:]
+        }
         requests.finish()
         tasks.withLock { for t in $0 { t.cancel() } }
         server.stop()
@@ -162,6 +189,9 @@ public final class SimulatedPeripheral: Sendable {
     /// Runs `body` under the lock, then handles the events that fell due meanwhile.
     func locked<T>(_ body: (inout PeripheralState) throws -> T) rethrows -> T {
         try state.withLock { s in
+            // The board's modelled time: real time over the time scale (real time at scale 0).
+            let real = started.duration(to: ContinuousClock.now)
+            s.host.now = max(s.host.now, options.timeScale > 0 ? real / options.timeScale : real)
             defer {
                 while !s.due.isEmpty { handle(s.due.removeFirst(), &s) }
             }
@@ -194,16 +224,22 @@ public final class SimulatedPeripheral: Sendable {
 
 /// Something the board does later.
 enum PeripheralEvent: Sendable {
-    case work(GATTBoardHost.Work)
+    case work(GATTBoardHost.Work, due: Duration)
     case boot
 }
 
 /// Everything that changes, under one lock.
 struct PeripheralState: Sendable {
     var host: GATTBoardHost
+    /// The GATT application exported (and registered) for the board's mode.
+    var application: PeripheralGATTApplication
     /// The central's device object on the peripheral's adapter, from BlueZ's write options.
     var central: String?
     var notifying: Set<String> = []
+    /// The sockets handed to BlueZ, by characteristic path (bluetoothd keeps them across links
+    /// until one side closes; B566 `src/gatt-database.c` `sock_hup()`).
+    var writeSockets: [String: PacketSocket] = [:]
+    var notifySockets: [String: PacketSocket] = [:]
     var adapterAddress: String?
     var counters = PeripheralCounters()
     var stopped = false

@@ -9,6 +9,7 @@ extension BlueZDeviceTransport {
     /// reads the GATT table afresh.
     public func establish(timeout: Duration) async throws(BlueZError) -> ConnectionInfo {
         do {
+            dropSockets()
             try await ensureDeviceKnown()
             let path = state.withLock { $0.devicePath }
             let already = state.withLock { ($0.device?.connected ?? false) && ($0.device?.servicesResolved ?? false) }
@@ -30,7 +31,8 @@ extension BlueZDeviceTransport {
             // the MTU a write can use.
             let mtu = min(table.mtu ?? BlueZLimits.defaultMTU, BlueZLimits.usableMTU)
             state.withLock { $0.mtu = mtu }
-            return ConnectionInfo(services: table.services, mtu: mtu, name: name)
+            // The name BlueZ has now: a board in its bootloader advertises "DfuTarg".
+            return ConnectionInfo(services: table.services, mtu: mtu, name: state.withLock { $0.device?.name } ?? name)
         } catch {
             // A connect that failed after BlueZ sent what it never sends failed because of it,
             // not because of the radio.
@@ -49,7 +51,7 @@ extension BlueZDeviceTransport {
             return
         }
         let scanner = BlueZScanner(bus: bus, adapter: adapterPath)
-        let found = try await scanner.find(DeviceQuery(address), timeout: settings.rediscoverTimeout)
+        let found = try await scanner.find(DeviceQuery(currentAddress), timeout: settings.rediscoverTimeout)
         state.withLock {
             $0.devicePath = found.path
             $0.device = found

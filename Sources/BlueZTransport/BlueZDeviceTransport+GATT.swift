@@ -29,15 +29,21 @@ extension BlueZDeviceTransport {
                     do { try await pair() } catch let e as BlueZError { throw e.transportError }
                     continue
                 }
-                var mapped = BlueZError.from(error, operation: operation)
-                if case .notConnected = mapped, let reason = state.withLock({ $0.linkUp ? nil : $0.pendingReason }) {
-                    mapped = .disconnected(operation: operation, reason: reason)
-                }
-                throw mapped.transportError
+                throw transportError(error, operation: operation)
             } catch let error as BlueZError {
                 throw error.transportError
             }
         }
+    }
+
+    /// A D-Bus error of a GATT call as the flows see it: "not connected" after a link loss
+    /// becomes that loss, with its reason.
+    func transportError(_ error: DBusError, operation: String) -> TransportError {
+        var mapped = BlueZError.from(error, operation: operation)
+        if case .notConnected = mapped, let reason = state.withLock({ $0.linkUp ? nil : $0.pendingReason }) {
+            mapped = .disconnected(operation: operation, reason: reason)
+        }
+        return mapped.transportError
     }
 
     /// The object path of a characteristic on the current connection.

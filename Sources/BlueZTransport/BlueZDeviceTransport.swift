@@ -1,4 +1,5 @@
 import DBus
+import Foundation
 import Synchronization
 import Transport
 
@@ -23,12 +24,20 @@ public final class BlueZDeviceTransport: BLETransport, StackIntegrityReporting {
         public var pairWhenRequired = true
         /// Pair right after the first connect, before the board asks.
         public var pairAlways = false
+        /// Write commands and take notifications through the sockets of `AcquireWrite` and
+        /// `AcquireNotify` where BlueZ grants them (else `WriteValue` and `PropertiesChanged`).
+        /// Default on; `BITFLASH_BLUEZ_ACQUIRE=0` in the environment turns it off (to compare the
+        /// two paths, or where a BlueZ's sockets misbehave).
+        public var acquireSockets = ProcessInfo.processInfo.environment["BITFLASH_BLUEZ_ACQUIRE"] != "0"
+        /// After a board reset into its Nordic bootloader (or out of it): how long to try the
+        /// address it is expected at before scanning for it at its other address (the next one).
+        public var bootloaderAddressWindow: Duration = .seconds(5)
         public init() {}
     }
 
     public let bus: BlueZBus
     public let settings: Settings
-    /// The board's address, `AA:BB:CC:DD:EE:FF`.
+    /// The board's address, `AA:BB:CC:DD:EE:FF` (its application's; see `currentAddress`).
     public let address: String
     public let adapterPath: String
     /// The name it advertised, when known.
@@ -36,6 +45,7 @@ public final class BlueZDeviceTransport: BLETransport, StackIntegrityReporting {
 
     let state: Mutex<BlueZLinkState>
     let sinks = Sinks()
+    let sockets = Mutex(AcquiredSockets())
     private let pump: Mutex<Task<Void, Never>?> = Mutex(nil)
 
     init(bus: BlueZBus, device: BlueZDevice, settings: Settings) {
@@ -76,6 +86,7 @@ public final class BlueZDeviceTransport: BLETransport, StackIntegrityReporting {
     /// Stops listening and closes the bus connection (BlueZ then drops this client's
     /// notification sessions). The link itself is left as it is: call `disconnect()` first.
     public func close() {
+        dropSockets()
         pump.withLock { $0?.cancel() }
         sinks.finishAll()
         bus.close()
@@ -92,8 +103,20 @@ public final class BlueZDeviceTransport: BLETransport, StackIntegrityReporting {
         if let violation { sinks.violation(violation) }
         for effect in effects {
             switch effect {
-            case .linkLost(let reason): sinks.linkLost(reason)
-            case let .notification(c, bytes): sinks.notify(c, bytes)
+            case .linkLost(let reason):
+                // BlueZ shuts the acquired sockets down at a disconnect; a new link acquires anew.
+                dropSockets()
+                sinks.linkLost(reason)
+            case let .notification(c, bytes):
+                // While notifications come through an AcquireNotify socket, BlueZ emits no
+                // Value change for them: one that comes anyway is not a notification to this
+                // client (another client's read, or a notification registration BlueZ 5.66
+                // kept from an earlier client), and would arrive twice.
+                if notifiesThroughSocket(c) {
+                    sockets.withLock { $0.counts.ignoredSignals += 1 }
+                } else {
+                    sinks.notify(c, bytes)
+                }
             }
         }
         sinks.tick()
@@ -113,6 +136,7 @@ public final class BlueZDeviceTransport: BLETransport, StackIntegrityReporting {
             s.closingLocally = true
             return (s.devicePath, s.linkUp)
         }
+        if up { await flushWriteSockets(timeout: .seconds(2)) }
         _ = try? await bus.rawCall(path, BlueZNames.device, "Disconnect", timeout: .seconds(10))
         if up { try? await waitUntil(timeout: .seconds(5), operation: "disconnect") { !$0.linkUp } }
         state.withLock {
@@ -134,12 +158,54 @@ public final class BlueZDeviceTransport: BLETransport, StackIntegrityReporting {
         guard bytes.count <= BlueZLimits.maximumValueLength else {
             throw TransportError.failed(operation: operation, message: "\(bytes.count) bytes is more than an attribute holds (512)")
         }
+        if kind == .command, try await sendThroughSocket(bytes, to: characteristic, timeout: timeout, operation: operation) {
+            // Waited for, as `WriteValue`'s reply is: until bluetoothd has taken it from the socket.
+            await flushWriteSockets(timeout: timeout)
+            return
+        }
+        // A D-Bus call can overtake datagrams bluetoothd has not read yet: the commands sent
+        // before this write must reach its ATT queue first (where commands leave before
+        // requests, B566 `src/shared/att.c` `pick_next_send_op()`).
+        await flushWriteSockets(timeout: timeout)
+        sockets.withLock { $0.counts.valueWrites += 1 }
         try await gattCall(operation, characteristic, "WriteValue",
                            [.bytes(bytes), .propertyMap(["type": .string(kind.rawValue)])], timeout: timeout)
     }
 
+    /// A write command that does not wait: a datagram on the acquired socket, else a
+    /// `WriteValue` whose reply is collected in the background (libdbus sends the calls in
+    /// order, and bluetoothd queues commands in order, B566 `src/shared/att.c` `bt_att_send()`).
+    public func enqueueCommand(_ bytes: [UInt8], to characteristic: GATTCharacteristic, timeout: Duration,
+                               failed: @escaping @Sendable (TransportError) -> Void) async throws {
+        let operation = "write to \(characteristic.characteristic)"
+        guard bytes.count <= BlueZLimits.maximumValueLength else {
+            throw TransportError.failed(operation: operation, message: "\(bytes.count) bytes is more than an attribute holds (512)")
+        }
+        if try await sendThroughSocket(bytes, to: characteristic, timeout: timeout, operation: operation) { return }
+        let path = try await characteristicPath(characteristic, operation: operation)
+        await flushWriteSockets(timeout: timeout)
+        let reply: DBusPendingReply
+        do {
+            reply = try bus.connection.send(destination: BlueZNames.service, path: path, interface: BlueZNames.gattCharacteristic,
+                                            method: "WriteValue",
+                                            arguments: [.bytes(bytes), .propertyMap(["type": .string(WriteKind.command.rawValue)])],
+                                            timeout: timeout)
+        } catch let error as DBusError {
+            throw transportError(error, operation: operation)
+        }
+        sockets.withLock { $0.counts.valueWrites += 1 }
+        Task { [weak self] in
+            do {
+                _ = try await reply.reply()
+            } catch let error as DBusError {
+                failed(self?.transportError(error, operation: operation) ?? BlueZError.from(error, operation: operation).transportError)
+            } catch {}
+        }
+    }
+
     public func read(_ characteristic: GATTCharacteristic, timeout: Duration) async throws -> [UInt8] {
         let operation = "read of \(characteristic.characteristic)"
+        await flushWriteSockets(timeout: timeout)
         let reply = try await gattCall(operation, characteristic, "ReadValue", [.propertyMap([:])], timeout: timeout)
         guard let value = try? reply.argument(0).bytes() else {
             throw TransportError.failed(operation: operation, message: "BlueZ sent '\(reply.signature)' instead of the bytes 'ay'")
@@ -154,13 +220,15 @@ public final class BlueZDeviceTransport: BLETransport, StackIntegrityReporting {
         sinks.notifications(of: characteristic)
     }
 
+    /// `StartNotify` (pairing when the board asks), then, where BlueZ grants it, the socket of
+    /// `AcquireNotify` instead (`acquireNotifications`).
     public func enableNotifications(_ characteristic: GATTCharacteristic, timeout: Duration) async throws {
-        do {
-            try await gattCall("enabling notifications of \(characteristic.characteristic)", characteristic, "StartNotify", [],
-                               timeout: timeout)
-        } catch TransportError.failed(_, let message) where message.contains("still in progress") {
-            // A subscription of this client is already pending: it will be on shortly.
-        }
+        if notifiesThroughSocket(characteristic) { return }
+        try await bondBeforeBondedEntry(characteristic)
+        try await startNotify(characteristic, timeout: timeout)
+        guard settings.acquireSockets else { return }
+        let path = try await characteristicPath(characteristic, operation: "enabling notifications of \(characteristic.characteristic)")
+        try await acquireNotifications(characteristic, path: path, timeout: timeout)
     }
 
     public func disconnects() -> AsyncStream<DisconnectReason> { sinks.disconnects() }

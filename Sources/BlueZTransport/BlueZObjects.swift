@@ -25,7 +25,13 @@ public struct BlueZDevice: Sendable, Equatable, Codable {
     public var connected: Bool
     public var servicesResolved: Bool
     public var paired: Bool
+    /// `Device1.Bonded` (BlueZ 5.65 and later): the pairing keys are stored. Nil when BlueZ
+    /// does not report it.
+    public var bondedProperty: Bool?
     public var trusted: Bool
+
+    /// BlueZ holds a bond with the device: `Bonded`, or `Paired` where BlueZ has no `Bonded`.
+    public var bonded: Bool { bondedProperty ?? paired }
 
     /// Reads a device from its properties; nil when a property it cannot do without
     /// (`Address`) is missing or has the wrong type. Optional properties of the wrong type
@@ -40,25 +46,31 @@ public struct BlueZDevice: Sendable, Equatable, Codable {
         // BlueZ sets Alias to the address (with dashes) when there is no name.
         let upper = address.uppercased()
         self.name = name.flatMap { $0.isEmpty || $0.replacingOccurrences(of: "-", with: ":").uppercased() == upper ? nil : $0 }
-        rssi = (try? p["RSSI"]?.int16("RSSI")).map(Int.init)
+        rssi = (try? p["RSSI"]?.int16("RSSI")).flatMap(Self.signal)
         services = ((try? p["UUIDs"]?.strings("UUIDs")) ?? []).compactMap { BLEUUID(validating: $0) }
         connected = (try? p["Connected"]?.bool("Connected")) ?? false
         servicesResolved = (try? p["ServicesResolved"]?.bool("ServicesResolved")) ?? false
         paired = (try? p["Paired"]?.bool("Paired")) ?? false
+        bondedProperty = try? p["Bonded"]?.bool("Bonded")
         trusted = (try? p["Trusted"]?.bool("Trusted")) ?? false
     }
 
     /// Applies a `PropertiesChanged` of `org.bluez.Device1`, ignoring values of the wrong type.
     public mutating func apply(changed p: [String: DBusValue], invalidated: [String] = []) {
         if let v = try? p["Name"]?.string("Name") { name = v.isEmpty ? nil : v }
-        if let v = try? p["RSSI"]?.int16("RSSI") { rssi = Int(v) }
+        if let v = try? p["RSSI"]?.int16("RSSI") { rssi = Self.signal(v) }
         if let v = try? p["UUIDs"]?.strings("UUIDs") { services = v.compactMap { BLEUUID(validating: $0) } }
         if let v = try? p["Connected"]?.bool("Connected") { connected = v }
         if let v = try? p["ServicesResolved"]?.bool("ServicesResolved") { servicesResolved = v }
         if let v = try? p["Paired"]?.bool("Paired") { paired = v }
+        if let v = try? p["Bonded"]?.bool("Bonded") { bondedProperty = v }
         if let v = try? p["Trusted"]?.bool("Trusted") { trusted = v }
         if invalidated.contains("RSSI") { rssi = nil }
     }
+
+    /// An RSSI in dBm; nil for 127, which a controller reports when it has none (Core spec
+    /// Vol 4 Part E 7.7.65.2; BlueZ passes it on, as btvirt's controllers show).
+    static func signal(_ value: Int16) -> Int? { value == 127 ? nil : Int(value) }
 
     /// Why BlueZ's properties of the device at `path` are not a device's, in words: an
     /// `Address` missing or not a string address, which BlueZ always sends. Nil when they are.
@@ -136,6 +148,8 @@ public struct GATTTable: Sendable, Equatable {
     public var characteristics: [GATTCharacteristic: String] = [:]
     /// The `MTU` property of the characteristics, where one was valid.
     public var mtu: Int?
+    /// The `Flags` of each characteristic (`write-without-response`, `notify`, …), where readable.
+    public var flags: [GATTCharacteristic: Set<String>] = [:]
     /// GATT objects below the device whose `UUID` BlueZ never sends that way (missing, not a
     /// string, not a UUID), in words: skipped, so a service may seem to lack a characteristic.
     public var malformed: [String] = []
@@ -166,7 +180,10 @@ public struct GATTTable: Sendable, Equatable {
                 ?? String(path.split(separator: "/").dropLast().joined(separator: "/")).withLeadingSlash
             guard let service = servicePaths[servicePath] else { continue }
             let key = GATTCharacteristic(service: service, characteristic: uuid)
-            if characteristics[key] == nil { characteristics[key] = path }
+            if characteristics[key] == nil {
+                characteristics[key] = path
+                if let f = try? c["Flags"]?.strings() { flags[key] = Set(f) }
+            }
             if let m = try? c["MTU"]?.uint16(), Int(m) >= BlueZLimits.defaultMTU, Int(m) <= BlueZLimits.maximumMTU {
                 mtu = max(mtu ?? 0, Int(m))
             }

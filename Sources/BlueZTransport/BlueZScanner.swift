@@ -1,9 +1,20 @@
 import DBus
 import Foundation
+import Synchronization
 import Transport
 
-/// Finds boards: picks the adapter, runs LE discovery filtered on the flashing services, and
-/// collects devices from `GetManagedObjects`, `InterfacesAdded` and `PropertiesChanged`.
+/// When a board scan may end before its timeout.
+public enum ScanGoal: Sendable, Equatable {
+    /// Scan for the whole timeout.
+    case fullTime
+    /// Until this many boards have been seen.
+    case boards(Int)
+    /// Until a device the query names (address, name, friendly name or a part of it) has been seen.
+    case board(DeviceQuery)
+}
+
+/// Finds boards: picks the adapter, runs LE discovery, and collects the devices seen from
+/// `GetManagedObjects`, `InterfacesAdded` and `PropertiesChanged`.
 public struct BlueZScanner: Sendable {
     public let bus: BlueZBus
     /// `hci0`, or nil for the first powered adapter.
@@ -34,25 +45,59 @@ public struct BlueZScanner: Sendable {
         return a
     }
 
-    /// Scans for `timeout` and returns the devices seen (or already known), strongest first.
-    /// `services` goes into BlueZ's discovery filter (nil: LE devices of any service); with
-    /// `stopWhen`, returns as soon as a device satisfies it.
-    public func scan(timeout: Duration, services: [BLEUUID]? = KnownGATT.flashingServices,
+    /// Scans for `timeout` and returns the devices seen in range, strongest first: those whose
+    /// advertisements BlueZ reported during the scan (or was reporting to another client when
+    /// it began: they carry an RSSI) and those connected to this computer. Devices BlueZ only
+    /// remembers (bonded, cached) are not in range until they advertise.
+    ///
+    /// The scan is LE with no service filter by default: the micro:bit and Calliope mini
+    /// advertise only their flags and name, so a `UUIDs` filter would hide them (the kernel
+    /// drops reports without a listed UUID; B566 `src/adapter.c` `merge_discovery_filters()`,
+    /// Linux `mgmt.c` `is_filter_match()`). Any filter at all makes BlueZ report
+    /// non-discoverable advertisers too (B566 `device_is_discoverable()`: every LE report counts
+    /// when `filtered_discovery` is set), which is how a board in application mode with the
+    /// whitelist on (flags 0x04) shows up. `Pattern` is not used: it can hold one prefix only,
+    /// and it hides every other device from every other client of bluetoothd.
+    /// - Parameters:
+    ///   - services: service UUIDs for BlueZ's filter (nil: every LE device).
+    ///   - stopWhen: return as soon as a device seen satisfies it.
+    public func scan(timeout: Duration, services: [BLEUUID]? = nil,
                      stopWhen: (@Sendable (BlueZDevice) -> Bool)? = nil) async throws -> [BlueZDevice] {
-        try await scanRecording(timeout: timeout, services: services, stopWhen: stopWhen).devices
+        try await discover(timeout: timeout, services: services, countsKnown: false) { seen in
+            stopWhen.map { seen.contains(where: $0) } ?? false
+        }.inRange
     }
 
-    /// `scan`, with the device objects BlueZ sent that are not a device's (by path). With
-    /// `stopAtMalformed`, returns as soon as such an object's path satisfies it.
-    func scanRecording(timeout: Duration, services: [BLEUUID]?, stopWhen: (@Sendable (BlueZDevice) -> Bool)?,
-                       stopAtMalformed: (@Sendable (String) -> Bool)? = nil) async throws -> Scan {
+    /// Scans for boards (`BoardSighting.recognize`; with `all`, every device) until `goal` is
+    /// met or `timeout` has passed, and returns them strongest first.
+    public func boards(timeout: Duration, all: Bool = false, until goal: ScanGoal = .fullTime) async throws -> [BoardSighting] {
+        let seen = try await discover(timeout: timeout, services: nil, countsKnown: false) { seen in
+            switch goal {
+            case .fullTime: return false
+            case .boards(let n): return seen.count(where: { BoardSighting.recognize($0) != nil }) >= n
+            case .board(let query): return seen.contains { query.rank($0) != nil }
+            }
+        }.inRange
+        return seen.compactMap { all ? BoardSighting.any($0) : BoardSighting.recognize($0) }
+    }
+
+    /// The scan itself: the filter, discovery, and the devices seen (with `countsKnown`, also
+    /// every device BlueZ already knows) until `done` holds or the time is up. Device objects
+    /// BlueZ sent that are not a device's are kept by path; with `stopAtMalformed`, the scan
+    /// ends as soon as such an object's path satisfies it.
+    func discover(timeout: Duration, services: [BLEUUID]?, countsKnown: Bool,
+                  stopAtMalformed: (@Sendable (String) -> Bool)? = nil,
+                  done: @escaping @Sendable ([BlueZDevice]) -> Bool) async throws -> Sighted {
         let events = try await bus.events()
         let tree = try await bus.objects()
         let adapter = try adapter(in: tree)
-        var start = Scan()
-        for d in tree.devices where d.adapterPath == adapter.path { start.found[d.path] = d }
+        var start = Sighted()
+        for d in tree.devices where d.adapterPath == adapter.path {
+            start.devices[d.path] = d
+            if countsKnown || d.rssi != nil || d.connected { start.seen.insert(d.path) }
+        }
         for (path, problem) in tree.malformedDevices where path.hasPrefix(adapter.path + "/") { start.malformed[path] = problem }
-        if stopWhen.map({ stop in start.found.values.contains(where: stop) }) ?? false { return start }
+        if done(start.seenDevices) { return start }
         if let stopAtMalformed, start.malformed.keys.contains(where: stopAtMalformed) { return start }
 
         var filter: [String: DBusValue] = ["Transport": .string("le"), "DuplicateData": .bool(false)]
@@ -66,31 +111,26 @@ public struct BlueZScanner: Sendable {
         } catch let error as DBusError {
             throw BlueZError.from(error, operation: "starting the scan on \(adapter.name)")
         }
-        let collected = await Self.collect(events, into: start, adapter: adapter.path, timeout: timeout, stopWhen: stopWhen,
-                                           stopAtMalformed: stopAtMalformed)
+        let collected = await Self.collect(events, from: start, adapter: adapter.path, timeout: timeout,
+                                           stopAtMalformed: stopAtMalformed, done: done)
         _ = try? await bus.rawCall(adapter.path, BlueZNames.adapter, "StopDiscovery", timeout: .seconds(5))
         return collected
-    }
-
-    /// What a scan saw: devices by path, and device objects that are not a device's.
-    struct Scan: Sendable {
-        var found: [String: BlueZDevice] = [:]
-        var malformed: [String: String] = [:]
-        var devices: [BlueZDevice] { BlueZScanner.sorted(found) }
     }
 
     /// Finds the board a query names: at once if BlueZ already knows it, else by scanning.
     /// - Throws: `BlueZError.deviceNotFound` (with the boards seen) or `.ambiguousDevice`.
     public func find(_ query: DeviceQuery, timeout: Duration) async throws -> BlueZDevice {
-        // An address, a whole name or a bracketed friendly name is final as soon as it shows;
+        // An address, a whole name or a bracketed friendly name is final as soon as it shows
+        // (a device BlueZ knows counts: its Connect waits for the board's advertisements);
         // a part of a name waits for the whole scan, so that every board it matches is seen.
-        // No service filter: a board in pairing mode may advertise only its name.
         // A device object BlueZ sent malformed may be the board (its path holds the address):
         // it ends the scan at once, and is what the failure reports.
         let wanted = query.address.map { "/dev_" + $0.replacingOccurrences(of: ":", with: "_") }
-        let scan = try await scanRecording(timeout: timeout, services: nil, stopWhen: { query.rank($0).map { $0 <= 2 } ?? false },
-                                           stopAtMalformed: { path in wanted.map { path.uppercased().hasSuffix($0.uppercased()) } ?? false })
-        let seen = scan.devices
+        let scan = try await discover(timeout: timeout, services: nil, countsKnown: true,
+                                      stopAtMalformed: { path in wanted.map { path.uppercased().hasSuffix($0.uppercased()) } ?? false }) { seen in
+            seen.contains { query.rank($0).map { $0 <= 2 } ?? false }
+        }
+        let seen = scan.inRange
         if let match = try query.best(in: seen) { return match }
         let suspects = scan.malformed.filter { path, _ in wanted.map { path.uppercased().hasSuffix($0.uppercased()) } ?? true }
         if let problem = suspects.sorted(by: { $0.key < $1.key }).first?.value {
@@ -104,41 +144,72 @@ public struct BlueZScanner: Sendable {
         throw BlueZError.deviceNotFound(query: query.text, seen: seen.filter(\.looksFlashable).map(\.label))
     }
 
-    static func sorted(_ devices: [String: BlueZDevice]) -> [BlueZDevice] {
-        devices.values.sorted { ($0.rssi ?? -999, $1.address) > ($1.rssi ?? -999, $0.address) }
+    static func sorted(_ devices: [BlueZDevice]) -> [BlueZDevice] {
+        devices.sorted { ($0.rssi ?? -999, $1.address) > ($1.rssi ?? -999, $0.address) }
     }
 
-    /// Applies events until the timeout or until `stopWhen` holds.
-    static func collect(_ events: AsyncStream<BlueZEvent>, into start: Scan, adapter: String, timeout: Duration,
-                        stopWhen: (@Sendable (BlueZDevice) -> Bool)?, stopAtMalformed: (@Sendable (String) -> Bool)?) async -> Scan {
-        await withTaskGroup(of: Scan?.self) { group in
-            group.addTask {
-                var scan = start
-                for await event in events {
-                    if case let .interfacesAdded(path, interfaces) = event, path.hasPrefix(adapter + "/"),
-                       let p = interfaces[BlueZNames.device], let problem = BlueZDevice.problem(path: path, properties: p) {
-                        scan.malformed[path] = problem
-                        if let stopAtMalformed, stopAtMalformed(path) { break }
-                        continue
-                    }
-                    guard let changed = apply(event, to: &scan.found, adapter: adapter) else { continue }
-                    if let stopWhen, let d = scan.found[changed], stopWhen(d) { break }
-                }
-                return scan
+    /// The devices of one adapter, which of them were seen in range, and the device objects
+    /// BlueZ sent that are not a device's (by path, in words).
+    struct Sighted: Sendable {
+        var devices: [String: BlueZDevice] = [:]
+        var seen: Set<String> = []
+        var malformed: [String: String] = [:]
+        var seenDevices: [BlueZDevice] { seen.compactMap { devices[$0] } }
+        /// The devices seen, strongest first.
+        var inRange: [BlueZDevice] { BlueZScanner.sorted(seenDevices) }
+        /// The devices seen, strongest first.
+
+        /// Applies one event of the scan.
+        mutating func apply(_ event: BlueZEvent, adapter: String) {
+            if case let .interfacesAdded(path, interfaces) = event, path.hasPrefix(adapter + "/"),
+               let p = interfaces[BlueZNames.device], let problem = BlueZDevice.problem(path: path, properties: p) {
+                malformed[path] = problem
+                return
             }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return nil
+            guard let path = BlueZScanner.apply(event, to: &devices, adapter: adapter) else {
+                if case let .interfacesRemoved(path, _) = event, devices[path] == nil { seen.remove(path) }
+                return
             }
-            // Whichever ends first: the sleep (nil) means "time is up", so take the collector's
-            // state by cancelling it (its loop ends and returns what it has).
-            var result = start
-            for await r in group {
-                if let r { result = r; group.cancelAll(); break }
-                group.cancelAll()
+            switch event {
+            case .interfacesAdded:
+                seen.insert(path)
+            case let .propertiesChanged(_, _, changed, _):
+                // An advertisement sets the RSSI (with a filter, every report does: B566
+                // `device_set_rssi_with_delta(dev, rssi, 0)`); a connection means it is near.
+                if changed["RSSI"] != nil || devices[path]?.connected == true { seen.insert(path) }
+            default:
+                break
             }
-            return result
         }
+    }
+
+    /// Applies events until the timeout, until `done` holds for the devices seen, or until a
+    /// malformed device object's path satisfies `stopAtMalformed`.
+    static func collect(_ events: AsyncStream<BlueZEvent>, from start: Sighted, adapter: String, timeout: Duration,
+                        stopAtMalformed: (@Sendable (String) -> Bool)?,
+                        done: @escaping @Sendable ([BlueZDevice]) -> Bool) async -> Sighted {
+        final class Shared: Sendable {
+            let state: Mutex<Sighted>
+            init(_ s: Sighted) { state = Mutex(s) }
+        }
+        let shared = Shared(start)
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await event in events {
+                    if shared.state.withLock({ s in
+                        s.apply(event, adapter: adapter)
+                        if let stopAtMalformed, case let .interfacesAdded(path, _) = event,
+                           s.malformed[path] != nil, stopAtMalformed(path) { return true }
+                        return done(s.seenDevices)
+                    }) { return }
+                }
+            }
+            group.addTask { try? await Task.sleep(for: timeout) }
+            // Whichever ends first: the goal met, or the time up.
+            await group.next()
+            group.cancelAll()
+        }
+        return shared.state.withLock { $0 }
     }
 
     /// Applies one event; returns the path of the device it changed, if any.

@@ -21,8 +21,13 @@ public struct DeviceQuery: Sendable, Equatable, CustomStringConvertible {
 
     /// How well `device` matches: nil for no match, lower is better.
     public func rank(_ device: BlueZDevice) -> Int? {
-        if let address { return device.address == address ? 0 : nil }
-        guard let name = device.name?.lowercased(), !text.isEmpty else { return nil }
+        rank(name: device.name, address: device.address)
+    }
+
+    /// How well a device of this name and address matches: nil for no match, lower is better.
+    public func rank(name: String?, address deviceAddress: String) -> Int? {
+        if let address { return deviceAddress.uppercased() == address ? 0 : nil }
+        guard let name = name?.lowercased(), !text.isEmpty else { return nil }
         let q = text.lowercased()
         if name == q { return 1 }
         if let open = name.lastIndex(of: "["), let close = name.lastIndex(of: "]"), open < close,
@@ -64,11 +69,7 @@ extension BlueZDevice {
         return offersSMP ? "\(kind == "unknown" ? "board" : kind) with MCUboot (full updates)" : kind
     }
 
-    /// True when the device advertises a service bitflash can flash with, or a board's name.
-    /// (Filters of several BlueZ clients are merged, so every client checks its own.)
-    public var looksFlashable: Bool {
-        let n = (name ?? "").lowercased()
-        return services.contains(where: KnownGATT.flashingServices.contains)
-            || n.contains("micro:bit") || n.contains("calliope")
-    }
+    /// True when the device is a board by the rules of `BoardSighting.recognize`: a runtime's
+    /// name, "DfuTarg", the McuMgr service, or the flashing services BlueZ resolved before.
+    public var looksFlashable: Bool { BoardSighting.recognize(self) != nil }
 }

@@ -30,10 +30,30 @@ struct CoreState: Sendable {
     }
 }
 
+/// Who waits for a reply: a task suspended in `send`, or a `DBusPendingReply` of `sendNow`.
+enum ReplyWaiter: Sendable {
+    case task(CheckedContinuation<Message, any Error>)
+    case handle(DBusPendingReply)
+
+    func resume(returning reply: Message) {
+        switch self {
+        case .task(let c): c.resume(returning: reply)
+        case .handle(let h): h.complete(.success(reply))
+        }
+    }
+
+    func resume(throwing error: any Error) {
+        switch self {
+        case .task(let c): c.resume(throwing: error)
+        case .handle(let h): h.complete(.failure(error))
+        }
+    }
+}
+
 /// A call sent and not yet answered.
 struct PendingCall: Sendable {
     let ticket: UInt64
-    let continuation: CheckedContinuation<Message, any Error>
+    let continuation: ReplyWaiter
     let deadline: ContinuousClock.Instant
     let label: String
     let timeout: Duration
@@ -59,16 +79,29 @@ extension ConnectionCore {
         }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                register(message, ticket: ticket, label: label, timeout: timeout, continuation: continuation)
+                register(message, ticket: ticket, label: label, timeout: timeout, continuation: .task(continuation))
             }
         } onCancel: {
             cancel(ticket: ticket)
         }
     }
 
+    /// Sends `message` before returning, and hands back what will receive its reply: calls
+    /// made this way leave in the order they were made, whoever waits for their replies.
+    func sendNow(_ message: Message, label: String, timeout: Duration) -> DBusPendingReply {
+        let ticket = state.withLock { state -> UInt64 in
+            let id = state.makeID()
+            state.tickets[id] = .new
+            return id
+        }
+        let handle = DBusPendingReply(label: label)
+        register(message, ticket: ticket, label: label, timeout: timeout, continuation: .handle(handle))
+        return handle
+    }
+
     private func register(
         _ message: Message, ticket: UInt64, label: String, timeout: Duration,
-        continuation: CheckedContinuation<Message, any Error>
+        continuation: ReplyWaiter
     ) {
         let failure: (any Error)? = state.withLock { state in
             guard let phase = state.tickets[ticket] else { return CancellationError() }

@@ -81,6 +81,20 @@ public final class DBusConnection: Sendable {
         return try reply.arguments()
     }
 
+    /// Sends a method call without waiting for its reply: when this returns the call has been
+    /// handed to the bus connection, after every call made before it on this connection
+    /// (libdbus keeps the order). Await ``DBusPendingReply/reply()`` for the answer.
+    /// - Throws: ``DBusError/invalidArgument(_:)`` for names or values that cannot be sent.
+    ///   Failures of the call itself (error reply, timeout, disconnect) come from `reply()`.
+    public func send(
+        destination: String, path: String, interface: String, method: String,
+        arguments: [DBusValue] = [], timeout: Duration = .seconds(25)
+    ) throws -> DBusPendingReply {
+        let message = try Message.methodCall(destination: destination, path: path, interface: interface, method: method)
+        try message.append(arguments)
+        return core.sendNow(message, label: "\(interface).\(method) on \(path)", timeout: timeout)
+    }
+
     /// Asks the bus for a well-known name (without queueing).
     /// - Throws: ``DBusError/nameNotAcquired(name:reply:)`` if someone else owns it.
     public func requestName(_ name: String, timeout: Duration = .seconds(5)) async throws {

@@ -72,6 +72,12 @@ extension DBusValue {
         throw mismatch("d", context)
     }
 
+    /// The file descriptor of an `h` (still owned by the value: ``DBusFileDescriptor/take()`` it to keep it).
+    public func unixFD(_ context: String = "value") throws -> DBusFileDescriptor {
+        if case .unixFD(let fd) = unwrapped { return fd }
+        throw mismatch("h", context)
+    }
+
     /// The bytes of an `ay` (also accepted: an array of `y` built by hand).
     public func bytes(_ context: String = "value") throws -> [UInt8] {
         switch unwrapped {

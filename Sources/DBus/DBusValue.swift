@@ -29,6 +29,9 @@ public indirect enum DBusValue: Sendable, Hashable {
     case structure([DBusValue])
     /// A variant `v`, holding any value (including another variant).
     case variant(DBusValue)
+    /// A Unix file descriptor `h`, passed between processes by the bus (a connection that
+    /// cannot pass them refuses to send it).
+    case unixFD(DBusFileDescriptor)
 
     /// The D-Bus type signature of this value, e.g. `a{sv}` or `(yq)`.
     public var signature: String {
@@ -50,6 +53,7 @@ public indirect enum DBusValue: Sendable, Hashable {
         case .dictionary(let key, let value, _): return "a{" + key + value + "}"
         case .structure(let fields): return "(" + fields.map(\.signature).joined() + ")"
         case .variant: return "v"
+        case .unixFD: return "h"
         }
     }
 

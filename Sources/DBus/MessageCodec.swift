@@ -51,6 +51,12 @@ enum MessageCodec {
             try container(&iter, CDBUS_TYPE_VARIANT, inner.signature) { sub in
                 try append(inner, to: &sub)
             }
+        case .unixFD(let descriptor):
+            // libdbus appends a duplicate: the descriptor stays the caller's.
+            guard let fd = descriptor.rawValue else {
+                throw DBusError.invalidArgument("a file descriptor that was already closed or handed over cannot be sent")
+            }
+            try basic(&iter, CDBUS_TYPE_UNIX_FD, fd)
         }
     }
 
@@ -124,9 +130,7 @@ enum MessageCodec {
             var sub = DBusMessageIter()
             dbus_message_iter_recurse(&iter, &sub)
             return .variant(try decode(&sub))
-        case CDBUS_TYPE_UNIX_FD:
-            throw DBusError.typeMismatch(expected: "a type without file descriptors", actual: "h", context: "message body")
-        case CDBUS_TYPE_BYTE, CDBUS_TYPE_BOOLEAN, CDBUS_TYPE_INT16, CDBUS_TYPE_UINT16, CDBUS_TYPE_INT32,
+        case CDBUS_TYPE_UNIX_FD, CDBUS_TYPE_BYTE, CDBUS_TYPE_BOOLEAN, CDBUS_TYPE_INT16, CDBUS_TYPE_UINT16, CDBUS_TYPE_INT32,
              CDBUS_TYPE_UINT32, CDBUS_TYPE_INT64, CDBUS_TYPE_UINT64, CDBUS_TYPE_DOUBLE:
             break
         default:
@@ -144,6 +148,13 @@ enum MessageCodec {
         case CDBUS_TYPE_INT64: return .int64(Int64(basic.i64))
         case CDBUS_TYPE_UINT64: return .uint64(UInt64(basic.u64))
         case CDBUS_TYPE_DOUBLE: return .double(basic.dbl)
+        case CDBUS_TYPE_UNIX_FD:
+            // libdbus hands out a duplicate, which the value now owns; -1 when the message
+            // came over a connection that could not carry the descriptor.
+            guard basic.fd >= 0 else {
+                throw DBusError.typeMismatch(expected: "a file descriptor", actual: "h without a descriptor", context: "message body")
+            }
+            return .unixFD(DBusFileDescriptor(taking: basic.fd))
         default:
             throw DBusError.typeMismatch(expected: "a known D-Bus type", actual: String(UnicodeScalar(UInt8(truncatingIfNeeded: type))), context: "message body")
         }

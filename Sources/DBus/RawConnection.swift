@@ -45,8 +45,14 @@ final class RawConnection: @unchecked Sendable {
     var isConnected: Bool { dbus_connection_get_is_connected(pointer) != 0 }
     var hasMessagesToSend: Bool { dbus_connection_has_messages_to_send(pointer) != 0 }
 
+    /// Whether the peer accepted Unix file descriptors during authentication.
+    var canPassFileDescriptors: Bool { dbus_connection_can_send_type(pointer, CDBUS_TYPE_UNIX_FD) != 0 }
+
     /// Queues `message` (and writes it at once if the socket allows); returns its serial.
     func send(_ message: Message) throws -> UInt32 {
+        if dbus_message_contains_unix_fds(message.pointer) != 0, !canPassFileDescriptors {
+            throw DBusError.invalidArgument("this bus connection cannot pass file descriptors (not a Unix socket, or the bus refused them)")
+        }
         var serial: UInt32 = 0
         guard dbus_connection_send(pointer, message.pointer, &serial) != 0 else { throw DBusError.outOfMemory }
         return serial

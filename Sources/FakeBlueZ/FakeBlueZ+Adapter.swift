@@ -20,7 +20,7 @@ extension FakeBlueZ {
                        methods: { [weak self] call in try self?.adapterCall(call) ?? [] },
                        setter: { [weak self] interface, name, value in try self?.setAdapterProperty(name, value) })
         try locked { s in
-            for i in s.devices.indices where s.devices[i].staleBond { exportDevice(i, &s) }
+            for i in s.devices.indices where s.devices[i].paired && s.devices[i].owner == nil { exportDevice(i, &s) }
         }
     }
 
@@ -49,7 +49,7 @@ extension FakeBlueZ {
             try locked { s in
                 guard s.powered else { throw BlueZ.notReady }
                 guard s.sessions.remove(call.sender) != nil else { throw BlueZ.error("Failed", "No discovery started") }
-                if s.sessions.isEmpty { setAdapter(["Discovering": .bool(false)]) }
+                if s.sessions.isEmpty { discoveryStopped(&s) }
             }
         case "SetDiscoveryFilter":
             try call.expectSignature("a{sv}")
@@ -104,7 +104,7 @@ extension FakeBlueZ {
                 for i in s.devices.indices { dropLink(i, &s) }
                 if !s.sessions.isEmpty {
                     s.sessions.removeAll()
-                    setAdapter(["Discovering": .bool(false)])
+                    discoveryStopped(&s)
                 }
             }
         case "Alias", "Discoverable", "DiscoverableTimeout", "Pairable", "PairableTimeout":
@@ -118,23 +118,63 @@ extension FakeBlueZ {
         emit("adapter properties") { try server.setProperties(path: adapterPath, interface: BlueZ.adapter, changes) }
     }
 
-    /// The board's advertisement reaches the adapter: a new device appears (InterfacesAdded),
-    /// a known one gets a fresh RSSI.
+    /// The board's advertisement reaches the adapter, and BlueZ does with it what 5.66 does
+    /// (`FakeState.outcome`): a new device object (InterfacesAdded), a known one's name and
+    /// RSSI (PropertiesChanged; with a filter every report signals its RSSI, B566
+    /// `device_set_rssi_with_delta(dev, rssi, 0)`), or nothing.
     func advertise(_ i: Int, _ s: inout FakeState) {
         let d = s.devices[i]
-        guard !s.stopped, s.powered, d.isAdvertising, s.discovers(d) else { return }
-        if !d.exported {
+        guard !s.stopped, s.powered, !d.connected, let ad = s.advertisement(of: i) else { return }
+        let outcome = s.outcome(of: d, ad)
+        guard outcome == .created || outcome == .updated else { return }
+        let renamed = d.knownName != ad.name
+        let newUUIDs = d.resolvedUUIDs == nil && d.knownUUIDs != ad.uuids
+        s.devices[i].knownName = ad.name
+        s.devices[i].knownUUIDs = ad.uuids
+        s.devices[i].rssiValid = true
+        if outcome == .created {
             exportDevice(i, &s)
-            note("[\(d.name)] discovered at \(d.spec.address)")
-        } else if !d.connected {
-            setDevice(i, ["RSSI": .int16(d.behaviour.rssi)], s)
+            note("[\(d.name)] discovered at \(d.spec.address) as \"\(ad.name)\"\(ad.discoverable ? "" : " (not discoverable)")")
+            return
         }
+        var changes: [String: DBusValue] = ["RSSI": .int16(d.behaviour.rssi)]
+        if renamed {
+            changes["Name"] = .string(ad.name)
+            if d.alias == nil { changes["Alias"] = .string(ad.name) }
+        }
+        if newUUIDs { changes["UUIDs"] = .strings(ad.uuids) }
+        setDevice(i, changes, s)
+    }
+
+    /// The last discovery session ended: BlueZ forgets the RSSI of every device
+    /// (B566 `discovery_cleanup()` → `invalidate_rssi_and_tx_power()`).
+    func discoveryStopped(_ s: inout FakeState) {
+        setAdapter(["Discovering": .bool(false)])
+        for i in s.devices.indices where s.devices[i].rssiValid {
+            s.devices[i].rssiValid = false
+            let d = s.devices[i]
+            guard d.exported else { continue }
+            emit("RSSI invalidated") {
+                try server.setProperties(path: d.path, interface: BlueZ.device, [:], invalidated: ["RSSI"])
+            }
+        }
+    }
+
+    /// The board of device `b` booted: its bootloader's hand-over ends when the application
+    /// starts (V2 bootloader `nrf_dfu_settings_svci.c` `nrf_dfu_settings_additional_erase`), and
+    /// it advertises at the address of its mode.
+    func booted(_ b: Int, _ s: inout FakeState) {
+        let identities = s.identities(of: b)
+        if !s.board(of: b).inNordicBootloader {
+            for j in identities { s.devices[j].handedOverBond = false }
+        }
+        for j in identities { advertise(j, &s) }
     }
 
     /// A D-Bus client left the bus: its discovery session, filter and notification sessions end.
     func clientLeft(_ name: String, _ s: inout FakeState) {
         s.filters[name] = nil
-        if s.sessions.remove(name) != nil, s.sessions.isEmpty { setAdapter(["Discovering": .bool(false)]) }
+        if s.sessions.remove(name) != nil, s.sessions.isEmpty { discoveryStopped(&s) }
         for i in s.devices.indices {
             for path in s.devices[i].notifySessions.keys where s.devices[i].notifySessions[path]?.contains(name) == true {
                 stopNotifySession(i, path: path, sender: name, &s)

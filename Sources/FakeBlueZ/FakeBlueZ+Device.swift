@@ -16,21 +16,25 @@ extension FakeBlueZ {
     /// The ATT MTU BlueZ asks for in its exchange (`[GATT] ExchangeMTU`).
     static let centralMTU = 517
 
-    func deviceProperties(_ d: FakeDevice) -> [String: DBusValue] {
+    func deviceProperties(_ i: Int, _ s: FakeState) -> [String: DBusValue] {
+        let d = s.devices[i]
+        // Alias is the name, or the address with dashes when no name is known (B566 `device.c`).
         var p: [String: DBusValue] = [
-            "Address": .string(d.spec.address), "AddressType": .string("random"), "Name": .string(d.name),
-            "Alias": .string(d.alias ?? d.name), "Paired": .bool(d.paired), "Bonded": .bool(d.bonded),
+            "Address": .string(d.spec.address), "AddressType": .string("random"),
+            "Alias": .string(d.alias ?? d.knownName ?? d.spec.address.replacingOccurrences(of: ":", with: "-")),
+            "Paired": .bool(d.paired), "Bonded": .bool(d.bonded),
             "Trusted": .bool(d.trusted), "Blocked": .bool(d.blocked), "LegacyPairing": .bool(false),
-            "Connected": .bool(d.connected), "ServicesResolved": .bool(d.resolved), "UUIDs": .strings(d.advertisedUUIDs),
-            "Adapter": .objectPath(adapterPath), "AdvertisingFlags": .bytes([0x06]),
+            "Connected": .bool(d.connected), "ServicesResolved": .bool(d.resolved), "UUIDs": .strings(d.uuidsProperty),
+            "Adapter": .objectPath(adapterPath),
         ]
-        if d.isAdvertising { p["RSSI"] = .int16(d.behaviour.rssi) }
+        if let name = d.knownName { p["Name"] = .string(name) }
+        if d.rssiValid { p["RSSI"] = .int16(d.behaviour.rssi) }
         return d.hostile(at: d.path).properties(BlueZ.device, p)
     }
 
     func exportDevice(_ i: Int, _ s: inout FakeState) {
         let path = s.devices[i].path
-        let properties = deviceProperties(s.devices[i])
+        let properties = deviceProperties(i, s)
         emit("device \(path)") {
             try server.add(path: path, interfaces: [BlueZ.device: properties],
                            methods: { [weak self] call in try await self?.deviceCall(i, call) ?? [] },
@@ -104,7 +108,7 @@ extension FakeBlueZ {
         while true {
             let done: Bool = try locked { s in
                 guard s.devices[i].connecting, !s.stopped else { throw BlueZ.abortByLocal }
-                guard s.devices[i].isAdvertising else {
+                guard s.isAdvertising(i) else {
                     if ContinuousClock.now >= deadline {
                         s.devices[i].connecting = false
                         throw BlueZ.abortByLocal
@@ -143,6 +147,12 @@ extension FakeBlueZ {
                 note("[\(d.name)] refuses pairing")
                 throw BlueZ.authenticationFailed
             }
+            if s.board(of: i).inNordicBootloader {
+                // Both bootloaders answer a pairing request "pairing not supported" (V2 bootloader
+                // `nrf_dfu_ble.c` L751-768; SDK 8 `dfu_transport_ble.c` L813-830).
+                note("[\(d.name)] the bootloader does not support pairing")
+                throw BlueZ.authenticationFailed
+            }
             s.devices[i].pairing = true
             s.devices[i].pairingCancelled = false
         }
@@ -155,6 +165,7 @@ extension FakeBlueZ {
                 guard s.devices[i].connected else { throw BlueZ.error("AuthenticationFailed", "Authentication Failed") }
                 s.devices[i].paired = true
                 s.devices[i].bonded = true
+                s.devices[i].boardBonded = true
                 note("[\(s.devices[i].name)] paired (Just Works)")
                 setDevice(i, ["Paired": .bool(true), "Bonded": .bool(true)], s)
             }
@@ -177,41 +188,59 @@ extension FakeBlueZ {
     }
 
     /// GATT discovery is over: the GATT objects appear, then `ServicesResolved` goes true.
+    ///
+    /// With BlueZ's GATT cache the objects of the last connection are still there: the primary
+    /// service discovery keeps the services whose handle range and UUID did not change (and
+    /// their characteristics, even if the board changed them) and replaces the others, with
+    /// `InterfacesRemoved` and `InterfacesAdded` before `ServicesResolved` (FakeGATTTable
+    /// `rediscovered(over:)`). A board that reset into its bootloader therefore shows the
+    /// bootloader's FE59 (or 1530) service under new paths, as BlueZ 5.66 does.
     func resolveServices(_ i: Int, epoch: Int, _ s: inout FakeState) {
         let d = s.devices[i]
         guard d.connected, d.linkEpoch == epoch, !d.resolved else { return }
-        if d.gatt != nil {
-            // BlueZ's GATT cache: the table of the last connection is kept and reused as is.
-            // The MTU exchange still happens on every connection (the cached objects' MTU
-            // property already shows its result).
-            s.devices[i].mtu = UInt16(min(Self.centralMTU, d.host.board.profile.attMTU))
-            s.devices[i].resolved = true
-            note("[\(d.name)] services resolved from the cache")
-            setDevice(i, ["ServicesResolved": .bool(true)], s)
-            return
-        }
-        let table = FakeGATTTable(board: d.host.board, devicePath: d.path)
-        let mtu = UInt16(min(Self.centralMTU, d.host.board.profile.attMTU))
+        let board = s.board(of: i)
+        // The MTU exchange happens on every connection, with what the running firmware supports.
+        let mtu = UInt16(min(Self.centralMTU, board.attMTU))
         s.devices[i].mtu = mtu
+        let discovered = FakeGATTTable(board: board, devicePath: d.path)
+        let (table, kept) = d.gatt.map { discovered.rediscovered(over: $0) } ?? (discovered, [])
+        let gone = d.gatt?.paths(except: kept) ?? []
         emit("GATT objects") {
-            for service in table.services {
+            for path in gone.reversed() { try server.remove(path: path) }
+            for service in table.services where !kept.contains(service.path) {
                 try server.add(path: service.path, interfaces: [
                     BlueZ.gattService: d.hostile(at: service.path).properties(BlueZ.gattService, table.serviceProperties(service, devicePath: d.path)),
                 ])
+                for c in table.characteristics where c.servicePath == service.path {
+                    let path = c.path
+                    try server.add(path: path, interfaces: [
+                        BlueZ.gattCharacteristic: d.hostile(at: path).properties(BlueZ.gattCharacteristic, table.characteristicProperties(c, mtu: mtu)),
+                    ], methods: { [weak self] call in try self?.characteristicCall(i, path: path, call) ?? [] })
+                    try server.add(path: c.descriptorPath, interfaces: [BlueZ.gattDescriptor: table.descriptorProperties(c)],
+                                   methods: { [weak self] call in try self?.descriptorCall(i, path: path, call) ?? [] })
+                }
             }
-            for c in table.characteristics {
-                let path = c.path
-                try server.add(path: path, interfaces: [
-                    BlueZ.gattCharacteristic: d.hostile(at: path).properties(BlueZ.gattCharacteristic, table.characteristicProperties(c, mtu: mtu)),
-                ], methods: { [weak self] call in try self?.characteristicCall(i, path: path, call) ?? [] })
-                try server.add(path: c.descriptorPath, interfaces: [BlueZ.gattDescriptor: table.descriptorProperties(c)],
-                               methods: { [weak self] call in try self?.descriptorCall(i, path: path, call) ?? [] })
-            }
+        }
+        for path in gone {
+            s.devices[i].notifySessions[path] = nil
+            s.devices[i].values[path] = nil
         }
         s.devices[i].gatt = table
         s.devices[i].resolved = true
-        note("[\(d.name)] services resolved (\(table.services.count) services, MTU \(mtu))")
-        setDevice(i, ["ServicesResolved": .bool(true)], s)
+        let uuids = table.services.map(\.uuid.uuidString)
+        var changes: [String: DBusValue] = ["ServicesResolved": .bool(true)]
+        if s.devices[i].uuidsProperty != uuids { changes["UUIDs"] = .strings(uuids) }
+        s.devices[i].resolvedUUIDs = uuids
+        if let name = s.gapName(i), name != d.knownName {
+            // BlueZ reads the GAP Device Name of every connected board (`profiles/gap/gas.c`):
+            // "DfuTarg" while the bootloader runs at the board's address, the board's name after.
+            s.devices[i].knownName = name
+            changes["Name"] = .string(name)
+            if d.alias == nil { changes["Alias"] = .string(name) }
+        }
+        let reused = kept.isEmpty ? "" : ", \(kept.count) from the cache"
+        note("[\(d.name)] services resolved (\(table.services.count) services\(reused), MTU \(mtu))")
+        setDevice(i, changes, s)
     }
 
     /// The link is gone (client disconnect, board reset, RF loss): ServicesResolved and
@@ -225,17 +254,19 @@ extension FakeBlueZ {
         s.devices[i].connected = false
         s.devices[i].resolved = false
         s.devices[i].linkEpoch += 1
+        closeAcquiredSockets(i, &s)
         // With the GATT cache the objects stay (calls on them fail "Not connected"; notification
         // sessions are replayed at the next connection); without it they go.
         if !d.behaviour.gattCache { removeGATT(i, &s) }
         if d.connected {
-            s.devices[i].host.linkDropped()
+            s.devices[s.boardIndex(i)].host.linkDropped()
             save(i, s)
         }
     }
 
     /// Removes the GATT objects (InterfacesRemoved, children first) and their sessions.
     func removeGATT(_ i: Int, _ s: inout FakeState) {
+        closeAcquiredSockets(i, &s)
         if let table = s.devices[i].gatt {
             emit("GATT objects removed") {
                 for path in table.paths.reversed() { try server.remove(path: path) }

@@ -1,4 +1,5 @@
 import DBus
+import NordicDFUFrames
 import SimulatedBoard
 import Transport
 
@@ -51,13 +52,19 @@ extension FakeBlueZ {
         case "StopNotify":
             try call.expectSignature("")
             try locked { s in
+                if s.devices[i].notifySockets[path] != nil {
+                    releaseNotify(i, path: path, &s)
+                    return
+                }
                 guard s.devices[i].notifySessions[path]?.contains(call.sender) == true else {
                     throw BlueZ.error("Failed", "No notify session started")
                 }
                 stopNotifySession(i, path: path, sender: call.sender, &s)
             }
-        case "AcquireWrite", "AcquireNotify":
-            throw BlueZ.notSupported
+        case "AcquireWrite":
+            return try acquireWrite(i, path: path, call)
+        case "AcquireNotify":
+            return try acquireNotify(i, path: path, call)
         default:
             throw DBusError(name: DBusErrorName.unknownMethod.rawValue, message: "Unknown method \(call.member) on \(BlueZ.gattCharacteristic)")
         }
@@ -71,14 +78,14 @@ extension FakeBlueZ {
     }
 
     /// What the board's security does to an acknowledged operation (read, write request, CCCD write).
-    private func checkSecurity(_ d: FakeDevice) throws {
-        if d.staleBond { throw BlueZ.authenticationFailed }
-        if d.behaviour.requiresPairing, !d.paired { throw BlueZ.notPaired }
+    func checkSecurity(_ i: Int, _ s: FakeState) throws {
+        if s.devices[i].staleBond { throw BlueZ.authenticationFailed }
+        if s.needsBond(i), !s.devices[i].paired { throw BlueZ.notPaired }
     }
 
     private func readValue(_ i: Int, path: String, offset: UInt16, _ s: inout FakeState) throws -> [UInt8] {
         let c = try connected(i, path, s)
-        try checkSecurity(s.devices[i])
+        try checkSecurity(i, s)
         guard c.flags.contains("read") else { throw BlueZ.error("NotPermitted", "Read not permitted") }
         let value = s.devices[i].values[path] ?? []
         guard Int(offset) <= value.count else { throw BlueZ.error("InvalidArguments", "Invalid offset") }
@@ -89,6 +96,7 @@ extension FakeBlueZ {
     private func writeValue(_ i: Int, path: String, _ bytes: [UInt8], _ options: GATTOptions, _ s: inout FakeState) throws {
         let c = try connected(i, path, s)
         let d = s.devices[i]
+        guard d.writeSockets[path] == nil else { throw BlueZ.error("NotPermitted", "Write acquired") }
         let type = options.type ?? (c.flags.contains("write") ? "request" : "command")
         let kind: WriteKind
         switch type {
@@ -105,12 +113,23 @@ extension FakeBlueZ {
             throw BlueZ.notSupported
         }
         // The board's stack drops a write command it may not accept; it refuses a request.
-        if kind == .request { try checkSecurity(d) }
-        guard !d.staleBond, !(d.behaviour.requiresPairing && !d.paired), let characteristic = c.characteristic else {
+        if kind == .request { try checkSecurity(i, s) }
+        deliverWrite(i, c, bytes, kind: kind, &s)
+    }
+
+    /// A write that reached the board (through `WriteValue` or an acquired socket).
+    func deliverWrite(_ i: Int, _ c: FakeGATTTable.Characteristic, _ bytes: [UInt8], kind: WriteKind, _ s: inout FakeState) {
+        let d = s.devices[i]
+        guard !d.staleBond, !(s.needsBond(i) && !d.paired), let characteristic = c.characteristic else {
             note("[\(d.name)] write of \(bytes.count) bytes dropped by the board's security")
             return
         }
-        let step = s.devices[i].host.write(bytes, to: characteristic, kind: kind)
+        let bonded = d.paired && !d.staleBond
+        if characteristic == NordicGATT.buttonlessBonded, bonded {
+            // The bonded buttonless entry hands this bond to the bootloader (ble_dfu_bonded.c `enter_bootloader`).
+            s.devices[i].handedOverBond = true
+        }
+        let step = s.devices[s.boardIndex(i)].host.write(bytes, to: characteristic, kind: kind, bonded: bonded)
         s.devices[i].writesDelivered += 1
         apply(step, device: i, &s)
         if let left = s.devices[i].writesUntilDisconnect, s.devices[i].connected {
@@ -127,8 +146,9 @@ extension FakeBlueZ {
     private func startNotify(_ i: Int, path: String, sender: String, _ s: inout FakeState) throws {
         // On a cached table StartNotify succeeds while disconnected; BlueZ enables it at the next connection.
         guard let c = s.devices[i].gatt?.characteristic(at: path) else { throw BlueZ.gattNotConnected }
+        guard s.devices[i].notifySockets[path] == nil else { throw BlueZ.error("NotPermitted", "Notify acquired") }
         guard c.canNotify else { throw BlueZ.notSupported }
-        if s.devices[i].behaviour.requiresPairing, !s.devices[i].paired { throw BlueZ.notPaired }
+        if s.needsBond(i), !s.devices[i].paired { throw BlueZ.notPaired }
         var sessions = s.devices[i].notifySessions[path] ?? []
         guard sessions.insert(sender).inserted else { return }
         s.devices[i].notifySessions[path] = sessions
@@ -143,7 +163,7 @@ extension FakeBlueZ {
         }
     }
 
-    private func setCharacteristic(_ i: Int, path: String, _ changes: [String: DBusValue], _ s: FakeState) {
+    func setCharacteristic(_ i: Int, path: String, _ changes: [String: DBusValue], _ s: FakeState) {
         let changes = s.devices[i].hostile(at: path).properties(BlueZ.gattCharacteristic, changes)
         guard !changes.isEmpty else { return }
         emit("characteristic properties") { try server.setProperties(path: path, interface: BlueZ.gattCharacteristic, changes) }
@@ -166,8 +186,10 @@ extension FakeBlueZ {
         switch s.devices[i].outbox.removeFirst() {
         case let .notification(epoch, characteristic, bytes):
             let d = s.devices[i]
-            guard d.connected, epoch == d.linkEpoch, !d.staleBond, let c = d.gatt?.characteristic(for: characteristic),
-                  d.notifySessions[c.path]?.isEmpty == false else { return }
+            guard d.connected, epoch == d.linkEpoch, !d.staleBond, let c = d.gatt?.characteristic(for: characteristic) else { return }
+            if notifyThroughSocket(i, path: c.path, bytes, &s) { return }
+            guard d.notifySessions[c.path]?.isEmpty == false else { return }
+            s.devices[i].signalNotifications += 1
             notifyValue(i, path: c.path, bytes, &s)
         case .reset(let down):
             reset(i, down: down, &s)
@@ -185,7 +207,13 @@ extension FakeBlueZ {
             s.devices[i].outbox.append(.notification(epoch: s.devices[i].linkEpoch, n.characteristic, n.bytes))
             schedule(.deliver(device: i), after: Self.notificationLatency, minimumReal: Self.notificationLatency, &s)
         }
-        for work in step.work { schedule(.work(device: i, work), after: work.delay, &s) }
+        let now = s.devices[s.boardIndex(i)].host.now
+        for work in step.work {
+            // At time scale 0 the board's own timers (the bootloaders' 120 s inactivity reset)
+            // would fire before any client could act: they do not run.
+            if options.timeScale == 0, work.delay >= Self.longestInstantWork { continue }
+            schedule(.work(device: i, work, due: now + work.delay), after: work.delay, &s)
+        }
         if let down = step.downFor {
             if s.devices[i].outbox.isEmpty {
                 reset(i, down: down, &s)

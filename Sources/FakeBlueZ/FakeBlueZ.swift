@@ -12,7 +12,8 @@
 //      --address AA:BB:CC:DD:EE:FF, --from FILE (put this firmware on the board first, like
 //      `bitflash sim reset --from`), --requires-pairing, --refuses-pairing,
 //      --connect-failures in-progress,le-connection-abort-by-local, --services-never-resolve,
-//      --disconnect-after-writes N, --absent, --stale-bond, --gatt-cache, --pairing-mode-only,
+//      --disconnect-after-writes N, --absent, --stale-bond, --bonded, --gatt-cache, --pairing-mode-only, --in-pairing-mode,
+//      --refuses-acquire, --acquired-sockets-close-after N, --bootloader-at-next-address,
 //      --hostile MODE[,MODE] [--hostile-seed N],
 //      --firmware-hostile KIND[,KIND] (the board's firmware misbehaves, as in `sim campaign --hostile`),
 //      --time-scale S (real seconds per modelled second; 0: everything at once; default 1),
@@ -24,9 +25,9 @@
 //                     "requiresPairing": false, "refusesPairing": false,
 //                     "connectFailures": ["in-progress", "le-connection-abort-by-local"],
 //                     "servicesNeverResolve": false, "disconnectAfterWrites": 40, "absent": false, "gattCache": false,
-//                     "pairingModeOnly": false,
-//                     "staleBond": false, "hostile": ["wrong-types", "oversized-values", "missing-properties"],
-//                     "hostileSeed": 7,
+//                     "pairingModeOnly": false, "bootloaderAtNextAddress": false,
+//                     "staleBond": false, "bonded": false, "startsInPairingMode": false, "hostile": ["wrong-types", "oversized-values", "missing-properties"],
+//                     "hostileSeed": 7, "refusesAcquire": false, "acquiredSocketsCloseAfter": 100,
 //                     "advertisedUUIDs": ["e97dd91d-251d-470a-a062-fa1922dfa9a8"]}]}
 //      Every key but "boards" is optional; "state" names the board's file in the state folder
 //      (default `sim`, or `sim-N` for the Nth of several), "from" is relative to the scenario
@@ -47,16 +48,32 @@
 //      boots, so `bitflash sim show --sim-state DIR` shows the flash while the fake runs.
 //
 // WHAT IT EXPORTS, as BlueZ 5.66 does: `/` ObjectManager; `/org/bluez` AgentManager1;
-// `/org/bluez/hci0` Adapter1; `…/dev_XX_XX_XX_XX_XX_XX` Device1 after StartDiscovery (bonded
-// devices from the start); while connected and resolved, `…/serviceNNNN` GattService1,
+// `/org/bluez/hci0` Adapter1; `…/dev_XX_XX_XX_XX_XX_XX` Device1 once a discovery reports the
+// board's advertisement (bonded devices from the start). Boards advertise as their firmware does
+// (FakeAdvertisement.swift: name only in pairing and application mode, DfuTarg with its DFU
+// service, whitelisted builds only when bonded and not discoverable), and BlueZ's discovery rules
+// decide what a client sees (FakeState.outcome). While connected and resolved, `…/serviceNNNN` GattService1,
 // `…/charNNNN` GattCharacteristic1 and `…/descNNNN` GattDescriptor1 for BlueZ's Generic
 // Attribute service and the board's partial-flashing (and SMP) services. Notifications are
-// `PropertiesChanged(Value)` on the characteristic. A board reset (partial flashing's reset
+// `PropertiesChanged(Value)` on the characteristic, or datagrams on the socket of AcquireNotify
+// (AcquireWrite and AcquireNotify: FakeBlueZ+Acquire.swift). A board reset (partial flashing's reset
 // into pairing mode or END_OF_TRANSMISSION, McuMgr reset) drops the link: ServicesResolved and
 // Connected go false, the GATT objects are removed, and the device is connectable again once
 // the board has booted (its modelled reboot and MCUboot swap time, times the time scale).
 // The GATT cache is off by default (as `[GATT] Cache = no`): the table is read afresh at every
-// connect; `--gatt-cache` keeps the objects across disconnects, as BlueZ's default does.
+// connect; `--gatt-cache` keeps the objects across disconnects, as BlueZ's default does, and each
+// connection's primary service discovery keeps the cached services whose handle range and UUID
+// did not change and replaces the others (FakeGATTTable `rediscovered(over:)`).
+//
+// STOCK BOARDS (`--profile microbit-v2`, `calliope-mini-3`, `microbit-v1`, ...): the GATT table
+// is the one the board offers in its current mode. The buttonless entry (FE59 `8EC90004`, a
+// write request of `01` on a bonded link; `20 01 07` without a bond) or the micro:bit DFU
+// control (`E95D93B1` `01`) resets the board into its Nordic bootloader: the link drops, the
+// board comes back advertising "DfuTarg" with only the bootloader's service (FE59 with the
+// control point and packet, or the legacy 1530 service) at the same address, or at the address
+// + 1 with `--bootloader-at-next-address` (a second Device1 object, open, no bond). The
+// bootloader refuses pairing; it needs the bond only when the bonded entry handed one over and
+// the application is still valid. `sim reset --stuck-in-bootloader` leaves a board there.
 
 import DBus
 import Diagnostics
@@ -86,6 +103,24 @@ public struct FakeBoard: Sendable {
         self.behaviour = behaviour
         self.stateFile = stateFile
         self.timing = timing
+    }
+}
+
+/// How one board's traffic went (see `FakeBlueZ.traffic`).
+public struct FakeTraffic: Sendable, Equatable, CustomStringConvertible {
+    public var acquiredWrites = 0
+    public var acquiredNotifies = 0
+    /// Writes that reached the board through an acquired socket, and through `WriteValue`.
+    public var socketWrites = 0
+    public var valueWrites = 0
+    /// Notifications sent through an acquired socket, and as `PropertiesChanged(Value)`.
+    public var socketNotifications = 0
+    public var signalNotifications = 0
+
+    public var description: String {
+        "writes: \(socketWrites) through AcquireWrite sockets (\(acquiredWrites) granted), \(valueWrites) through WriteValue; "
+            + "notifications: \(socketNotifications) through AcquireNotify sockets (\(acquiredNotifies) granted), "
+            + "\(signalNotifications) as PropertiesChanged"
     }
 }
 
@@ -133,6 +168,7 @@ public final class FakeBlueZ: Sendable {
     let options: FakeBlueZOptions
     let adapterPath: String
     let state: Mutex<FakeState>
+    let started = ContinuousClock.now
     private let watcher = Mutex<Task<Void, Never>?>(nil)
 
     /// Connects to `bus`, exports the adapter (and bonded devices), and owns `org.bluez`.
@@ -143,6 +179,10 @@ public final class FakeBlueZ: Sendable {
         for b in boards {
             guard Self.isAddress(b.address) else { throw FakeBlueZError.invalidAddress(b.address) }
             guard seen.insert(b.address).inserted else { throw FakeBlueZError.duplicateAddress(b.address) }
+        }
+        for b in boards where b.behaviour.bootloaderAtNextAddress {
+            let next = Self.nextAddress(after: b.address)
+            guard seen.insert(next).inserted else { throw FakeBlueZError.duplicateAddress(next) }
         }
         guard Self.isAddress(options.adapterAddress) else { throw FakeBlueZError.invalidAddress(options.adapterAddress) }
         do {
@@ -162,14 +202,33 @@ public final class FakeBlueZ: Sendable {
         self.options = options
         adapterPath = BlueZ.rootPath + "/" + options.adapterName
         server = try DBusObjectServer(connection: connection)
-        state = Mutex(FakeState(devices: boards.map { FakeDevice(spec: $0, adapterPath: BlueZ.rootPath + "/" + options.adapterName) }))
+        let adapter = BlueZ.rootPath + "/" + options.adapterName
+        var devices = boards.map { FakeDevice(spec: $0, adapterPath: adapter) }
+        // A bootloader at the next address is a device of its own, playing the same board.
+        for (i, b) in boards.enumerated() where b.behaviour.bootloaderAtNextAddress {
+            devices.append(FakeDevice.bootloader(of: b, owner: i, adapterPath: adapter))
+        }
+        state = Mutex(FakeState(devices: devices))
     }
 
     /// The boards as they stand now.
-    public var boards: [SimulatedBoard] { state.withLock { $0.devices.map(\.host.board) } }
+    public var boards: [SimulatedBoard] { state.withLock { $0.devices.filter { $0.owner == nil }.map(\.host.board) } }
+
+    /// How each board's writes and notifications travelled: through the sockets of
+    /// `AcquireWrite`/`AcquireNotify` or through `WriteValue` and `PropertiesChanged`; a board's
+    /// bootloader at its next address comes after the boards, as a device of its own.
+    public var traffic: [FakeTraffic] {
+        state.withLock { s in
+            s.devices.map { d in
+                FakeTraffic(acquiredWrites: d.acquiredWrites, acquiredNotifies: d.acquiredNotifies, socketWrites: d.socketWrites,
+                            valueWrites: d.writesDelivered - d.socketWrites, socketNotifications: d.socketNotifications,
+                            signalNotifications: d.signalNotifications)
+            }
+        }
+    }
 
     /// The object path of each board's `Device1` (exported or not yet).
-    public var devicePaths: [String] { state.withLock { $0.devices.map(\.path) } }
+    public var devicePaths: [String] { state.withLock { $0.devices.filter { $0.owner == nil }.map(\.path) } }
 
     /// Releases `org.bluez`, completes resets in progress, saves the boards and closes the
     /// connection. Returns the boards as they stand.
@@ -178,15 +237,24 @@ public final class FakeBlueZ: Sendable {
         watcher.withLock { $0?.cancel() }
         let boards = state.withLock { s -> [SimulatedBoard] in
             s.stopped = true
-            for i in s.devices.indices {
+            for i in s.devices.indices where s.devices[i].owner == nil {
                 if s.devices[i].host.isDown { _ = s.devices[i].host.boot() }
                 save(i, s)
             }
-            return s.devices.map(\.host.board)
+            return s.devices.filter { $0.owner == nil }.map(\.host.board)
         }
         server.stop()
         connection.close()
         return boards
+    }
+
+    /// The address + 1 on the last octet, wrapping 0xFF to 0x00 without carry, as a stock Nordic
+    /// bootloader built without bonds advertises (nRF5 SDK `nrf_dfu_ble.c` `gap_address_change`).
+    static func nextAddress(after address: String) -> String {
+        var parts = address.uppercased().split(separator: ":").map(String.init)
+        guard parts.count == 6, let last = UInt8(parts[5], radix: 16) else { return address }
+        parts[5] = Hex.number(last &+ 1, digits: 2, prefix: false)
+        return parts.joined(separator: ":")
     }
 
     static func isAddress(_ text: String) -> Bool {
@@ -199,9 +267,21 @@ public final class FakeBlueZ: Sendable {
     /// Runs `body` under the lock, then handles the events that fell due meanwhile.
     func locked<T>(_ body: (inout FakeState) throws -> T) throws -> T {
         try state.withLock { s in
+            s.setTime(modelledNow)
             defer { drain(&s) }
             return try body(&s)
         }
+    }
+
+    /// At time scale 0, device work of this length or more is a timer of the board's own, which does not run.
+    static let longestInstantWork: Duration = .seconds(10)
+
+    /// The boards' modelled time: the real time since the fake started over the time scale
+    /// (at time scale 0, where device work takes no time, the real time itself, moved on to
+    /// the time of each piece of work when it is done).
+    var modelledNow: Duration {
+        let real = started.duration(to: ContinuousClock.now)
+        return options.timeScale > 0 ? real / options.timeScale : real
     }
 
     private func drain(_ s: inout FakeState) {
@@ -232,16 +312,19 @@ public final class FakeBlueZ: Sendable {
 
     func handle(_ event: FakeEvent, _ s: inout FakeState) {
         switch event {
-        case let .work(i, work):
-            let step = s.devices[i].host.perform(work)
+        case let .work(i, work, due):
+            // The board's clock reaches the work's time, even when the work runs at once (time scale 0).
+            s.devices[s.boardIndex(i)].host.now = max(s.devices[s.boardIndex(i)].host.now, due)
+            let step = s.devices[s.boardIndex(i)].host.perform(work)
             apply(step, device: i, &s)
         case let .deliver(i):
             deliverNotification(i, &s)
         case let .boot(i):
-            let step = s.devices[i].host.boot()
+            let b = s.boardIndex(i)
+            let step = s.devices[b].host.boot()
             apply(step, device: i, &s)
-            save(i, s)
-            advertise(i, &s)
+            save(b, s)
+            booted(b, &s)
         case let .resolve(i, epoch):
             resolveServices(i, epoch: epoch, &s)
         case .advertise:
@@ -252,9 +335,10 @@ public final class FakeBlueZ: Sendable {
     func note(_ text: String) { options.onNote(text) }
 
     func save(_ i: Int, _ s: FakeState) {
-        guard let url = s.devices[i].spec.stateFile else { return }
+        let b = s.boardIndex(i)
+        guard let url = s.devices[b].spec.stateFile else { return }
         do {
-            try s.devices[i].host.board.save(to: url)
+            try s.devices[b].host.board.save(to: url)
         } catch {
             note("cannot save board \(s.devices[i].spec.address) to \(url.path): \(error)")
         }

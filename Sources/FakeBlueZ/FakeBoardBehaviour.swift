@@ -20,6 +20,13 @@ public struct FakeBoardBehaviour: Sendable, Equatable, Codable {
     /// with `org.bluez.Error.AuthenticationFailed`, and `Pair` says "Already Exists" until the
     /// device is removed (`Adapter1.RemoveDevice`) and paired afresh.
     public var staleBond = false
+    /// The board starts in pairing mode, as after the user's A+B + reset (its program may
+    /// still use Bluetooth; compare `pairingModeOnly`).
+    public var startsInPairingMode = false
+    /// BlueZ and the board hold a bond from an earlier pairing: the device is known (and
+    /// paired) from the start. With `requiresPairing` (a build with the whitelist on), this is
+    /// what makes the board advertise in application mode at all.
+    public var bonded = false
     /// BlueZ's GATT cache (`[GATT] Cache = always`, its default): the GATT objects stay
     /// exported across disconnects, calls on them fail with `org.bluez.Error.Failed` "Not
     /// connected" meanwhile, and the next connection resolves from the cache at once. Off, the
@@ -29,6 +36,12 @@ public struct FakeBoardBehaviour: Sendable, Equatable, Codable {
     /// starts in pairing mode (as after the user's A+B + reset). After a flash it boots into
     /// its program and is gone until the user resets it into pairing mode again.
     public var pairingModeOnly = false
+    /// `AcquireWrite` and `AcquireNotify` are answered `UnknownMethod`, as by a BlueZ older
+    /// than 5.46: clients must write with `WriteValue` and take notifications as `PropertiesChanged`.
+    public var refusesAcquire = false
+    /// The sockets handed out by `AcquireWrite`/`AcquireNotify` are closed after this many
+    /// writes came through them (once; the link stays up).
+    public var acquiredSocketsCloseAfter: Int?
     /// D-Bus level hostility, for fuzz-style tests of a client.
     public var hostile: Set<HostileDBusMode> = []
     /// With `hostile`: each property and notification gets one of the modes, or none, as this
@@ -36,8 +49,15 @@ public struct FakeBoardBehaviour: Sendable, Equatable, Codable {
     public var hostileSeed: UInt64?
     /// The RSSI reported when the board is seen advertising.
     public var rssi: Int16 = -60
-    /// The service UUIDs in the advertisement; nil: the board's GATT services.
+    /// A fixed advertisement with these service UUIDs (the name as given, discoverable,
+    /// whenever the board is connectable), for tests written before the boards' real
+    /// advertising was modelled; nil: advertise as the board's firmware does (`FakeAdvertisement`).
     public var advertisedUUIDs: [String]?
+    /// The board's Nordic bootloader advertises at the address + 1 (last octet, no carry), as
+    /// a stock Nordic bootloader built without bonds does (nRF5 SDK `nrf_dfu_ble.c`
+    /// `gap_address_change`), instead of at the application's address as every micro:bit and
+    /// Calliope mini bootloader does. That bootloader is open: it needs no bond.
+    public var bootloaderAtNextAddress = false
 
     public init() {}
 
@@ -52,7 +72,8 @@ public struct FakeBoardBehaviour: Sendable, Equatable, Codable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case requiresPairing, refusesPairing, connectFailures, servicesNeverResolve, disconnectAfterWrites, gattCache
-        case absent, staleBond, pairingModeOnly, hostile, hostileSeed, rssi, advertisedUUIDs
+        case absent, staleBond, bonded, pairingModeOnly, hostile, hostileSeed, rssi, advertisedUUIDs
+        case refusesAcquire, acquiredSocketsCloseAfter, startsInPairingMode, bootloaderAtNextAddress
     }
 
     public init(from decoder: any Decoder) throws {
@@ -66,10 +87,18 @@ public struct FakeBoardBehaviour: Sendable, Equatable, Codable {
         gattCache = try c.decodeIfPresent(Bool.self, forKey: .gattCache) ?? false
         pairingModeOnly = try c.decodeIfPresent(Bool.self, forKey: .pairingModeOnly) ?? false
         staleBond = try c.decodeIfPresent(Bool.self, forKey: .staleBond) ?? false
+        bonded = try c.decodeIfPresent(Bool.self, forKey: .bonded) ?? false
+        startsInPairingMode = try c.decodeIfPresent(Bool.self, forKey: .startsInPairingMode) ?? false
         hostile = try c.decodeIfPresent(Set<HostileDBusMode>.self, forKey: .hostile) ?? []
         hostileSeed = try c.decodeIfPresent(UInt64.self, forKey: .hostileSeed)
         rssi = try c.decodeIfPresent(Int16.self, forKey: .rssi) ?? -60
         advertisedUUIDs = try c.decodeIfPresent([String].self, forKey: .advertisedUUIDs)
+        refusesAcquire = try c.decodeIfPresent(Bool.self, forKey: .refusesAcquire) ?? false
+        acquiredSocketsCloseAfter = try c.decodeIfPresent(Int.self, forKey: .acquiredSocketsCloseAfter)
+        if let n = acquiredSocketsCloseAfter, n < 1 {
+            throw DecodingError.dataCorruptedError(forKey: .acquiredSocketsCloseAfter, in: c, debugDescription: "must be at least 1")
+        }
+        bootloaderAtNextAddress = try c.decodeIfPresent(Bool.self, forKey: .bootloaderAtNextAddress) ?? false
         if let n = disconnectAfterWrites, n < 1 {
             throw DecodingError.dataCorruptedError(forKey: .disconnectAfterWrites, in: c,
                                                    debugDescription: "must be at least 1")

@@ -45,6 +45,15 @@ struct HostileDBus: Sendable {
         return (["Value": .bytes(bytes)], [])
     }
 
+    /// A notification as it leaves through an acquired socket: only its size can be hostile
+    /// (a datagram carries bytes, no type); nil drops it as a missing value would be.
+    func datagram(_ bytes: [UInt8], index: Int) -> [UInt8]? {
+        let modes = chosen(for: "notification \(index)")
+        if modes.contains(.missingProperties) { return nil }
+        if modes.contains(.oversizedValues) { return bytes + [UInt8](repeating: 0xA5, count: max(0, 4_096 - bytes.count)) }
+        return bytes
+    }
+
     /// The modes that apply to one property or notification.
     private func chosen(for what: String) -> [HostileDBusMode] {
         let all = HostileDBusMode.allCases.filter(modes.contains)

@@ -80,6 +80,17 @@ public struct AsyncFlowDriver<C: Clock>: Sendable where C.Duration == Duration {
             let now = start.duration(to: clock.now)
             for action in machine.handle(event, now: now) {
                 switch action {
+                case let .write(characteristic, bytes, .command):
+                    // Commands are not acknowledged by the board; the stack's acceptance is
+                    // not waited for either, so the packets of a block leave back to back
+                    // (a refusal that comes later arrives as `writeFailed`).
+                    do {
+                        try await transport.enqueueCommand(bytes, to: characteristic, timeout: operationTimeout) { error in
+                            sink.yield(.flow(.writeFailed(characteristic, error)))
+                        }
+                    } catch let error as TransportError {
+                        pending.append(.writeFailed(characteristic, error))
+                    }
                 case let .write(characteristic, bytes, kind):
                     do {
                         try await transport.write(bytes, to: characteristic, kind: kind, timeout: operationTimeout)
@@ -112,14 +123,14 @@ public struct AsyncFlowDriver<C: Clock>: Sendable where C.Duration == Duration {
                     tasks.cancel(key: "timer:\(id.name)")
                 case .disconnect:
                     await transport.disconnect()
-                case let .connect(after):
+                case let .connect(after, target):
                     let transport = self.transport, clock = self.clock, timeout = operationTimeout
                     tasks.start(key: "connect") {
                         if after > .zero {
                             do { try await clock.sleep(for: after) } catch { return }
                         }
                         do {
-                            let info = try await transport.connect(timeout: timeout)
+                            let info = try await transport.connect(to: target, timeout: timeout)
                             sink.yield(.flow(.connected(info)))
                         } catch let error as TransportError {
                             sink.yield(.flow(.connectFailed(error)))

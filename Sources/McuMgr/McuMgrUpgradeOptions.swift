@@ -75,8 +75,11 @@ public struct McuMgrUpgradeOptions: Sendable, Equatable {
     public var reconnectAfterTimeouts = 2
     /// Full re-uploads allowed when the device reports that the uploaded image does not match.
     public var maximumUploadRestarts = 1
-    /// How long the device needs after `reset` to swap the slots and advertise again.
-    public var estimatedSwapTime: Duration = .seconds(10)
+    /// How long the device needs after `reset` to swap the slots and advertise again: the
+    /// upgrade waits this long (from the reset answer) before it reconnects. A reconnection
+    /// that comes too early costs nothing but a retry (a BlueZ connect waits for the board to
+    /// advertise), so the default is short: 2 s, what `bitflash flash` has always used.
+    public var estimatedSwapTime: Duration = .seconds(2)
     /// Connection attempts after each disconnect before giving up.
     public var reconnectAttempts = 5
     /// Pause before reconnecting after an unexpected disconnect, and between refused attempts.

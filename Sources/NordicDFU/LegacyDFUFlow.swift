@@ -55,11 +55,11 @@ public struct LegacyDFUFlow: FlowMachine, RetryBudgetedFlow {
             // (one whose program keeps Bluetooth off does not advertise at all).
             connectFailures += 1
             guard connectFailures < 2 * options.reconnectAttempts else { return finish() }
-            return [.connect(after: options.reconnectDelay)]
+            return [.connect(after: options.reconnectDelay, to: .application)]
         case let .connectFailed(error):
             connectFailures += 1
             guard connectFailures < options.reconnectAttempts else { return fail(.bootloaderNotFound(attempts: connectFailures)) }
-            return [.report(.retry("reconnecting: \(error)")), .connect(after: options.reconnectDelay)]
+            return [.report(.retry("reconnecting: \(error)")), .connect(after: options.reconnectDelay, to: .bootloader)]
         case let .disconnected(reason): return disconnected(reason)
         case let .writeFailed(_, error):
             if case .characteristicNotFound = error { return fail(.noDFUService) }
@@ -131,12 +131,12 @@ public struct LegacyDFUFlow: FlowMachine, RetryBudgetedFlow {
         case .activating:
             // The bootloader resets into the validated application; a new connection shows whether it runs.
             step = .verifying
-            return cancel + [.report(.trace("checking that the board left its bootloader")), .connect(after: options.reconnectDelay)]
+            return cancel + [.report(.trace("checking that the board left its bootloader")), .connect(after: options.reconnectDelay, to: .application)]
         case .verifying:
             return []
         case .entering, .resetting:
             step = .reconnecting
-            return cancel + [.report(.phase(.connecting)), .connect(after: options.reconnectDelay)]
+            return cancel + [.report(.phase(.connecting)), .connect(after: options.reconnectDelay, to: .bootloader)]
         default:
             if !answeredOnThisLink {
                 silentDrops += 1
@@ -148,7 +148,7 @@ public struct LegacyDFUFlow: FlowMachine, RetryBudgetedFlow {
             guard restarts <= options.linkLossLimit else { return fail(.linkLost(step: during, attempts: restarts)) }
             step = .reconnecting
             return cancel + [.report(.retry("link lost during \(during) (\(reason)): starting the transfer again")),
-                             .connect(after: options.reconnectDelay)]
+                             .connect(after: options.reconnectDelay, to: .bootloader)]
         }
     }
 

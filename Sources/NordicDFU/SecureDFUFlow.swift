@@ -60,7 +60,7 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
         case let .connectFailed(error):
             connectFailures += 1
             guard connectFailures < options.reconnectAttempts else { return fail(.bootloaderNotFound(attempts: connectFailures)) }
-            return [.report(.retry("reconnecting: \(error)")), .connect(after: options.reconnectDelay)]
+            return [.report(.retry("reconnecting: \(error)")), .connect(after: options.reconnectDelay, to: .bootloader)]
         case let .disconnected(reason): return disconnected(reason)
         case let .writeFailed(ch, error):
             if step == .buttonless, ch == NordicGATT.buttonlessBonded, case .characteristicNotFound = error {
@@ -119,7 +119,7 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
         case .buttonless, .waitingForReset:
             step = .reconnecting
             return [.cancelTimer(Self.responseTimer), .cancelTimer(Self.resetTimer), .report(.phase(.connecting)),
-                    .connect(after: options.reconnectDelay)]
+                    .connect(after: options.reconnectDelay, to: .bootloader)]
         default:
             linkLosses += 1
             result.retries += 1
@@ -128,7 +128,7 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
             step = .reconnecting
             return [.cancelTimer(Self.responseTimer), .cancelTimer(Self.receiptTimer), .cancelTimer(Self.delayTimer),
                     .report(.retry("link lost during \(during) (\(reason)): reconnecting to the bootloader")),
-                    .connect(after: options.reconnectDelay)]
+                    .connect(after: options.reconnectDelay, to: .bootloader)]
         }
     }
 

@@ -172,7 +172,7 @@ public struct ProgramCheck: FlowMachine {
                 }
                 state = .connecting(attempts: attempts + 1, windowEnds: windowEnds)
                 return [.report(.retry("connecting failed (\(error)); attempt \(attempts + 1) of \(settings.reconnectAttempts)")),
-                        .connect(after: settings.reconnectDelay)]
+                        .connect(after: settings.reconnectDelay, to: .application)]
             case .timerFired(PartialFlashTimer.restartWindow):
                 return unreachable()
             default:
@@ -187,8 +187,10 @@ public struct ProgramCheck: FlowMachine {
 
     private mutating func connectAgain(now: Duration) -> [FlowAction] {
         state = .connecting(attempts: 1, windowEnds: now + settings.restartWindow)
+        // The board restarts into its program (or pairing mode), at its application's address:
+        // after a Nordic DFU the last link was to the bootloader, which may be at the next one.
         return [.startTimer(PartialFlashTimer.restartWindow, settings.restartWindow),
-                .connect(after: settings.rebootReconnectDelay)]
+                .connect(after: settings.rebootReconnectDelay, to: .application)]
     }
 
     private mutating func read(_ info: ConnectionInfo, now: Duration) -> [FlowAction] {

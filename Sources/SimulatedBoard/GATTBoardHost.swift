@@ -1,5 +1,6 @@
 import FirmwareImage
 import LinkModel
+import NordicDFUFrames
 import Transport
 
 /// Runs one simulated board outside a `Simulation`, in real time, for a host that speaks
@@ -44,6 +45,11 @@ public struct GATTBoardHost: Sendable {
 
     public private(set) var board: SimulatedBoard
     public let timing: DeviceTiming
+    /// The board's modelled time, which the caller advances before each call (a real-time
+    /// host: the real time since it started, divided by its time scale). The board's timed
+    /// behaviour reads it: how long a page erase keeps the Secure DFU flash queue busy, the
+    /// bootloaders' 120 s inactivity reset.
+    public var now: Duration = .zero
     /// True while the board resets (between a reset and `boot()`).
     public private(set) var isDown = false
     private var epoch = 0
@@ -56,12 +62,14 @@ public struct GATTBoardHost: Sendable {
         self.rng = SplitMix64(seed: seed)
     }
 
-    /// A client wrote `bytes` to `characteristic`.
-    public mutating func write(_ bytes: [UInt8], to characteristic: GATTCharacteristic, kind: WriteKind) -> Step {
+    /// A client wrote `bytes` to `characteristic`, on a link that is `bonded` or not.
+    public mutating func write(_ bytes: [UInt8], to characteristic: GATTCharacteristic, kind: WriteKind,
+                               bonded: Bool = true) -> Step {
         guard !isDown else {
             return Step(notes: ["write of \(bytes.count) bytes dropped: the board is resetting"], delivered: false)
         }
         var effects = makeEffects()
+        effects.linkBonded = bonded
         guard let service = board.write(bytes, to: characteristic, kind: kind, effects: &effects) else {
             return Step(notes: ["write dropped: the board has no characteristic \(characteristic)"], delivered: false)
         }
@@ -99,7 +107,7 @@ public struct GATTBoardHost: Sendable {
     }
 
     private func makeEffects() -> ServiceEffects {
-        ServiceEffects(now: VirtualInstant.zero, timing: timing, rng: rng, slowErase: 0, slowEraseFactor: 1)
+        ServiceEffects(now: VirtualInstant.zero + now, timing: timing, rng: rng, slowErase: 0, slowEraseFactor: 1)
     }
 
     private mutating func apply(_ effects: ServiceEffects, service: Int) -> Step {
@@ -117,21 +125,34 @@ public struct GATTBoardHost: Sendable {
 }
 
 extension SimulatedBoard {
-    /// The board's GATT table as a central discovers it: each service with its characteristics,
-    /// in the order the board registers them.
+    /// The board's GATT table as a central discovers it now: each service it offers with the
+    /// characteristics it offers, in the order the board registers them. It changes with the
+    /// mode: a board in its Nordic bootloader offers only the bootloader's service
+    /// (nordic-dfu.md §2.2, §3.2), and FE59 holds the buttonless characteristic in the
+    /// application but the control point and packet in the bootloader.
     public var gattServices: [(service: BLEUUID, characteristics: [GATTCharacteristic])] {
-        services.map { ($0.uuid, $0.characteristics.sorted { $0.characteristic < $1.characteristic }) }
+        services.filter { $0.isOffered(device: device) }.map { service in
+            (service.uuid, service.characteristics.filter { service.offers($0, device: device) }
+                .sorted { $0.characteristic < $1.characteristic })
+        }
     }
 }
 
 extension GATTCharacteristic {
     /// The characteristic properties the boards' firmware declares, in BlueZ's flag names:
     /// partial flashing takes write commands and requests, SMP write commands (Zephyr's
-    /// `smp_bt`); both notify.
+    /// `smp_bt`); both notify. Nordic DFU (nordic-dfu.md §2.1, §2.2, §3.1, §3.2): the buttonless
+    /// characteristics write + indicate, the control points write + notify, the packets write
+    /// without response, the legacy revision read, the micro:bit DFU control read + write.
     public var declaredFlags: [String] {
         switch self {
         case KnownGATT.partialFlashing: return ["write-without-response", "write", "notify"]
         case KnownGATT.smp: return ["write-without-response", "notify"]
+        case NordicGATT.buttonlessBonded, NordicGATT.buttonlessUnbonded: return ["write", "indicate"]
+        case NordicGATT.secureControlPoint, NordicGATT.legacyControlPoint: return ["write", "notify"]
+        case NordicGATT.securePacket, NordicGATT.legacyPacket: return ["write-without-response"]
+        case NordicGATT.legacyRevision: return ["read"]
+        case NordicGATT.dfuControl: return ["read", "write"]
         default: return ["read", "write-without-response", "write", "notify"]
         }
     }

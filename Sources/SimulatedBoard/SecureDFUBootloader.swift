@@ -100,7 +100,12 @@ public struct SecureDFUBootloader: SimulatedService {
         switch characteristic {
         case NordicGATT.buttonlessBonded:
             guard kind == .request else { return }
-            if bytes == ButtonlessMessage.enterBootloader.bytes {
+            if bytes == ButtonlessMessage.enterBootloader.bytes, !effects.linkBonded {
+                // The bonded variant hands the peer's bond to the bootloader: without one it
+                // refuses (NRF5SDK-CODAL ble_dfu_bonded.c `retrieve_peer_data`, nordic-dfu.md §2.1).
+                effects.notify(characteristic, ButtonlessMessage.response(opcode: 0x01, result: ButtonlessMessage.notBonded).bytes)
+                effects.note("buttonless DFU: the link is not bonded, 20 01 07")
+            } else if bytes == ButtonlessMessage.enterBootloader.bytes {
                 effects.notify(characteristic, ButtonlessMessage.response(opcode: 0x01, result: ButtonlessMessage.success).bytes)
                 device.nordic.enterOnReset = true
                 effects.note("buttonless DFU: entering the bootloader after the indication")

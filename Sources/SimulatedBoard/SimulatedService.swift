@@ -64,6 +64,10 @@ public struct ServiceEffects: Sendable {
     let slowEraseProbability: Double
     let slowEraseFactor: Int
     public private(set) var slowErases = 0
+    /// Whether the link the write came on is bonded (encrypted with a key the board keeps).
+    /// The simulated link does not model bonds and counts as bonded; a host that knows (the
+    /// fake BlueZ) says so per write.
+    public internal(set) var linkBonded = true
 
     init(now: VirtualInstant, timing: DeviceTiming, rng: SplitMix64, slowErase: Double, slowEraseFactor: Int) {
         self.now = now

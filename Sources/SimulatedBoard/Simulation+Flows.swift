@@ -114,8 +114,9 @@ extension Simulation {
             }
             connections[c]?.closing = true
             queue.schedule(.localDisconnect(conn: c), at: conn.schedule.firstEvent(after: now))
-        case let .connect(after):
-            trace.record(t, board: b, .connect, "connect after \(after.secondsText)")
+        case let .connect(after, target):
+            // One simulated board plays its application and its bootloader: every target is the board.
+            trace.record(t, board: b, .connect, "connect after \(after.secondsText)\(Self.targetText(target))")
             queue.schedule(.connectAttempt(job: j, startedAt: now + after, initial: false), at: now + after)
         case let .report(r):
             trace.record(t, board: b, .report, Self.text(of: r))
@@ -149,6 +150,15 @@ extension Simulation {
 
     /// The trace text of the flow's own `disconnect`.
     static let closeText = "flow closes the link"
+
+    /// How a trace line names a connect target (nothing for the same device, as before targets existed).
+    static func targetText(_ target: ConnectTarget) -> String {
+        switch target {
+        case .sameDevice: return ""
+        case .bootloader: return " to the bootloader"
+        case .application: return " to the application"
+        }
+    }
 
     static func text(of report: FlowReport) -> String {
         switch report {

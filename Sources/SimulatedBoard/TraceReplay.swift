@@ -57,7 +57,8 @@ public enum TraceReplay {
         switch action {
         case let .write(_, bytes, kind): return (TraceKind.write.rawValue, "\(kind.rawValue) \(bytes.hexString)")
         case let .subscribe(ch): return (TraceKind.subscribe.rawValue, "\(ch.characteristic)")
-        case let .connect(after): return (TraceKind.connect.rawValue, "connect after \(after.secondsText)")
+        case let .connect(after, target):
+            return (TraceKind.connect.rawValue, "connect after \(after.secondsText)\(Simulation.targetText(target))")
         case .disconnect: return (TraceKind.disconnect.rawValue, Simulation.closeText)
         default: return nil
         }

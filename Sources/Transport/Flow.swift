@@ -67,12 +67,29 @@ public enum FlowAction: Sendable, Equatable {
     case cancelTimer(TimerID)
     /// Close the link. A `disconnected` event follows.
     case disconnect
-    /// Wait `after`, then connect to the same board again. `connected` or `connectFailed` follows.
-    case connect(after: Duration)
+    /// Wait `after`, then connect to the board again: to the same device, or to the board's
+    /// Nordic bootloader or application after it reset into the other (`ConnectTarget`).
+    /// `connected` or `connectFailed` follows.
+    case connect(after: Duration, to: ConnectTarget = .sameDevice)
     /// Tell the user (progress bar, JSON events, `-v` traces).
     case report(FlowReport)
     /// The flow has ended; its `outcome` is set.
     case finish
+}
+
+/// What a `connect` action connects to. A board keeps one Bluetooth address in its
+/// application, in pairing mode and in the micro:bit and Calliope bootloaders, but a Nordic
+/// bootloader built without bonds advertises at the address + 1 (last octet, no carry;
+/// nRF5 SDK `nrf_dfu_ble.c` `gap_address_change`), so the transport, which knows addresses,
+/// resolves where "the bootloader" is; a simulated link has one board and ignores the target.
+public enum ConnectTarget: String, Sendable, Equatable, Codable {
+    /// The device of the last connection.
+    case sameDevice
+    /// The board's Nordic bootloader ("DfuTarg"), just entered from its application (or reset):
+    /// at the application's address, else at the next one.
+    case bootloader
+    /// The board's application, started by its bootloader: at the application's address.
+    case application
 }
 
 /// What a flow tells the user while it runs.

@@ -29,7 +29,7 @@ struct BlueZCommandTests {
         #expect(!board.flashIncomplete)
     }
 
-    @Test("scan lists the board with its address, name, RSSI, services and kind")
+    @Test("scan lists the board with its name, address, RSSI, mode and bond, and nothing else")
     func scan() throws {
         let fake = try FakeBlueZProcess()
         let r = try fake.bitflash(["scan", "--timeout", "1", "--json"])
@@ -37,13 +37,15 @@ struct BlueZCommandTests {
         let boards = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]])
         let board = try #require(boards.first)
         #expect(boards.count == 1)
+        #expect(Set(board.keys) == ["name", "address", "rssi", "mode", "bonded"])
         #expect(board["address"] as? String == FakeBlueZProcess.address)
         #expect(board["name"] as? String == FakeBlueZProcess.name)
         #expect(board["rssi"] as? Int == -60)
-        #expect(Set(board["services"] as? [String] ?? []) == ["partial-flashing", "mcumgr"])
-        #expect(board["kind"] as? String == "micro:bit with MCUboot (full updates)")
+        // Pairing mode or an open build's program: the advertisement does not tell.
+        #expect(board["mode"] as? String == "unknown")
+        #expect(board["bonded"] as? Bool == false)
         let text = try fake.bitflash(["scan", "--timeout", "1"])
-        #expect(text.stdout.contains("BBC micro:bit [zotig]         F0:0D:00:00:00:01  -60"))
+        #expect(text.stdout.contains("BBC micro:bit [zotig]         F0:0D:00:00:00:01  -60   unknown      no"), "\(text.stdout)")
         let all = try fake.bitflash(["scan", "--timeout", "1", "--all"])
         #expect(all.status == 0 && all.stdout.contains("F0:0D:00:00:00:01"), "\(all.stderr)")
     }
@@ -112,18 +114,24 @@ struct BlueZCommandTests {
         try Self.expectBoardHolds("sample-r1-counter.hex", stateFile: fake.stop())
     }
 
-    @Test("a board that needs a bond is paired (Just Works) and flashed")
+    @Test("a board that needs a bond is put in pairing mode, paired (Just Works), flashed, and verified in its program, which then advertises to its bonded host only")
     func pairing() throws {
-        let fake = try FakeBlueZProcess(["--requires-pairing"])
+        let fake = try FakeBlueZProcess(["--requires-pairing", "--in-pairing-mode"])
         let r = try fake.bitflash(["flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig"])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("partial: runtime matches"))
+        // Back in its program, the whitelisted build advertises its bare name, not discoverable.
+        let scan = try fake.bitflash(["scan", "--timeout", "1", "--json"])
+        let boards = try #require(try JSONSerialization.jsonObject(with: Data(scan.stdout.utf8)) as? [[String: Any]])
+        #expect(boards.first?["name"] as? String == "BBC micro:bit")
+        #expect(boards.first?["mode"] as? String == "application")
+        #expect(boards.first?["bonded"] as? Bool == true)
         try Self.expectBoardHolds("sample-r1-counter.hex", stateFile: fake.stop())
     }
 
     @Test("a refused pairing says so and exits 77; with --no-pair, so does a board that needs a bond")
     func pairingRefused() throws {
-        let fake = try FakeBlueZProcess(["--requires-pairing", "--refuses-pairing"])
+        let fake = try FakeBlueZProcess(["--requires-pairing", "--refuses-pairing", "--in-pairing-mode"])
         let r = try fake.bitflash(["flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig"])
         #expect(r.status == 77)
         #expect(r.stderr.contains("pairing refused by BBC micro:bit [zotig] (F0:0D:00:00:00:01)"))
@@ -316,6 +324,41 @@ struct BlueZCommandTests {
         #expect((try? FileManager.default.contentsOfDirectory(atPath: state.appendingPathComponent("resume").path)) ?? [] == [],
                 "a finished flash forgets its record")
         try Self.expectBoardHolds("sample-r1-counter.hex", stateFile: fake.stop())
+    }
+
+    @Test("a partial flash goes through the sockets of AcquireWrite/AcquireNotify where BlueZ grants them, through WriteValue and PropertiesChanged where not, and changes over when the sockets close",
+          arguments: [[], ["--refuses-acquire"], ["--acquired-sockets-close-after", "60"]])
+    func acquirePaths(options: [String]) throws {
+        let fake = try FakeBlueZProcess(options)
+        let r = try fake.bitflash(["flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig", "--json"])
+        #expect(r.status == 0, "\(options): \(r.stderr)")
+        #expect(try Self.result(r)["path"] as? String == "partial")
+        try Self.expectBoardHolds("sample-r1-counter.hex", stateFile: fake.stop())
+        let t = try #require(fake.traffic, "\(fake.printed.suffix(500))")
+        let (socketWrites, valueWrites, socketNotifications, signalNotifications) = (t[0], t[2], t[3], t[5])
+        switch options.first {
+        case nil:
+            #expect(socketWrites > 500 && valueWrites == 0, "\(t)")
+            #expect(socketNotifications > 100 && signalNotifications == 0, "\(t)")
+        case "--refuses-acquire":
+            #expect(socketWrites == 0 && valueWrites > 500, "\(t)")
+            #expect(socketNotifications == 0 && signalNotifications > 100, "\(t)")
+        default:
+            #expect(socketWrites >= 60 && valueWrites > 100, "\(t)")
+            #expect(socketNotifications > 0 && signalNotifications > 0, "\(t)")
+        }
+    }
+
+    @Test("BITFLASH_BLUEZ_ACQUIRE=0 keeps bitflash on WriteValue and PropertiesChanged although BlueZ would grant the sockets")
+    func acquireTurnedOff() throws {
+        let fake = try FakeBlueZProcess()
+        let r = try BitflashBinary.run(["flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig", "--json"],
+                                       environment: ["DBUS_SYSTEM_BUS_ADDRESS": fake.bus.address, "BITFLASH_BLUEZ_ACQUIRE": "0"])
+        #expect(r.status == 0, "\(r.stderr)")
+        try Self.expectBoardHolds("sample-r1-counter.hex", stateFile: fake.stop())
+        let t = try #require(fake.traffic)
+        #expect(t[1] == 0 && t[4] == 0, "no socket was asked for: \(t)")
+        #expect(t[2] > 500 && t[5] > 100, "\(t)")
     }
 
     @Test("a dry run over BlueZ prints the plan with its estimates and writes nothing")

@@ -1,4 +1,5 @@
 import Foundation
+import SimulatedBoard
 import TestSupport
 
 /// The built `bitflash`, run with the system bus pointed at a private bus.
@@ -35,21 +36,25 @@ final class FakeBlueZProcess: @unchecked Sendable {
     private let output = Pipe()
 
     /// Starts the fake with the board options `options` and waits for its readiness line.
-    convenience init(_ options: [String] = [], profile: String = "microbit-v2-mcuboot") throws {
-        try self.init(arguments: ["--name", Self.name, "--address", Self.address, "--profile", profile] + options)
+    /// `prepare` runs first with the state folder (to put a board there, e.g. with `sim reset`).
+    convenience init(_ options: [String] = [], profile: String = "microbit-v2-mcuboot", name: String = FakeBlueZProcess.name,
+                     prepare: (URL) throws -> Void = { _ in }) throws {
+        try self.init(arguments: ["--name", name, "--address", Self.address, "--profile", profile] + options, prepare: prepare)
     }
 
-    /// Starts the fake with the boards of a scenario (JSON text).
-    convenience init(scenario: String) throws {
+    /// Starts the fake with the boards of a scenario (JSON text); `prepare` may first put
+    /// boards into the state folder (with `sim reset`).
+    convenience init(scenario: String, prepare: (URL) throws -> Void = { _ in }) throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("bitflash-scenario-\(UUID().uuidString).json")
         try scenario.write(to: file, atomically: true, encoding: .utf8)
-        try self.init(arguments: ["--scenario", file.path])
+        try self.init(arguments: ["--scenario", file.path], prepare: prepare)
     }
 
-    init(arguments options: [String]) throws {
+    init(arguments options: [String], prepare: (URL) throws -> Void = { _ in }) throws {
         bus = try PrivateBus()
         state = bus.directory.appendingPathComponent("state")
         try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+        try prepare(state)
         process.executableURL = Bitflash.url
         process.arguments = ["sim", "bluez", "--sim-state", state.path] + options
         var env = ProcessInfo.processInfo.environment
@@ -67,13 +72,66 @@ final class FakeBlueZProcess: @unchecked Sendable {
             }
             seen.append(chunk)
         }
-        // Keep draining its output so that it never blocks on a full pipe.
-        output.fileHandleForReading.readabilityHandler = { handle in _ = handle.availableData }
+        // Keep reading its output so that it never blocks on a full pipe (the notes of `-v` are kept).
+        let log = self.log
+        log.append(seen)
+        output.fileHandleForReading.readabilityHandler = { handle in log.append(handle.availableData) }
+    }
+
+    /// Everything the fake printed so far (its board notes with `-v`; after `stop()`, each
+    /// board's traffic line).
+    var printed: String { log.text }
+
+    /// The numbers of the fake's traffic line for the first board, after `stop()`:
+    /// `writes: A through AcquireWrite sockets (B granted), C through WriteValue; notifications:
+    /// D through AcquireNotify sockets (E granted), F as PropertiesChanged`.
+    var traffic: [Int]? {
+        guard let line = printed.split(separator: "\n").first(where: { $0.contains("through AcquireWrite sockets") }) else { return nil }
+        return line.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }.suffix(6)
+    }
+
+    private let log = Log()
+
+    final class Log: @unchecked Sendable {
+        private let lock = NSLock()
+        private var data = Data()
+        func append(_ chunk: Data) { lock.withLock { data.append(chunk) } }
+        var text: String { lock.withLock { String(decoding: data, as: UTF8.self) } }
     }
 
     /// Runs bitflash against this fake.
     func bitflash(_ arguments: [String]) throws -> Bitflash.Result {
         try Bitflash.run(arguments, bus: bus.address)
+    }
+
+    /// Runs bitflash against this fake from an async test, on a thread of its own: waiting for
+    /// the child must not hold one of the few threads the tests' async code (and the D-Bus
+    /// replies of the suites running beside it) runs on.
+    func bitflashAsync(_ arguments: [String]) async throws -> Bitflash.Result {
+        let address = bus.address
+        return try await Self.offPool { try Bitflash.run(arguments, bus: address) }
+    }
+
+    /// Runs `body` on a thread of its own.
+    static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    /// The first board's state file, saved whenever its link drops and whenever it boots.
+    var stateFile: URL { state.appendingPathComponent("sim.json") }
+
+    /// Waits until the saved board satisfies `condition` (the fake saves it at every boot), for
+    /// at most `limit`, a bound that only keeps a broken test from hanging.
+    func waitForBoard(limit: Duration = .seconds(30), _ condition: (SimulatedBoard) -> Bool) async throws -> SimulatedBoard {
+        let clock = ContinuousClock()
+        let deadline = clock.now + limit
+        while true {
+            if let board = try? SimulatedBoard.load(from: stateFile), condition(board) { return board }
+            guard clock.now < deadline else { throw BusFixtureError.gaveUpWaiting("the board's saved state") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
     }
 
     /// Stops the fake (it saves its boards) and returns the first board's state file.
@@ -83,7 +141,10 @@ final class FakeBlueZProcess: @unchecked Sendable {
             process.terminate()
             process.waitUntilExit()
         }
-        output.fileHandleForReading.readabilityHandler = nil
+        if output.fileHandleForReading.readabilityHandler != nil {
+            output.fileHandleForReading.readabilityHandler = nil
+            log.append(output.fileHandleForReading.readDataToEndOfFile())
+        }
         return state.appendingPathComponent("sim.json")
     }
 

@@ -104,14 +104,16 @@ struct PeripheralApplicationTests {
             #expect(services[service] != nil && path.hasPrefix(service + "/"))
             let flags = try #require(c["Flags"]).strings()
             #expect(flags.contains("write-without-response") && flags.contains("notify"))
-            // No sockets: BlueZ must deliver writes through WriteValue and notify on PropertiesChanged.
-            #expect(c["WriteAcquired"] == nil && c["NotifyAcquired"] == nil)
+            // BlueZ may ask for sockets (AcquireWrite, AcquireNotify) for both.
+            #expect(c["WriteAcquired"] == .bool(false) && c["NotifyAcquired"] == .bool(false))
         }
         let ad = try await bluez.call(me, "\(app)/advertisement0", DBusStandard.properties, "GetAll",
                                       [.string("org.bluez.LEAdvertisement1")]).argument(0).properties()
         #expect(ad["Type"] == .string("peripheral"))
-        #expect(ad["ServiceUUIDs"] == .strings([KnownGATT.partialFlashingService.uuidString]))
+        // As the boards advertise: the name only, discoverable, no service UUIDs.
+        #expect(ad["ServiceUUIDs"] == nil)
         #expect(ad["LocalName"] == .string("BBC micro:bit [sim]"))
+        #expect(ad["Discoverable"] == .bool(true))
         _ = await peripheral.stop()
         #expect(try await bluez.calls(count: 4).suffix(2) == ["UnregisterAdvertisement \(app)/advertisement0", "UnregisterApplication \(app)"])
     }
@@ -176,6 +178,68 @@ struct PeripheralApplicationTests {
         let response = try SMPFrame(bytes: answer)
         #expect(response.header.sequence == 3)
         #expect(try response.response(as: EchoResponse.self).text == text)
+        _ = await peripheral.stop()
+    }
+
+    @Test("bluetoothd's AcquireWrite and AcquireNotify get sockets: a write datagram reaches the board, its answer comes back as a datagram, no signal")
+    func sockets() async throws {
+        let bluez = try await BlueZSide()
+        let board = try Self.board()
+        let peripheral = try await Self.start(bluez, board: board)
+        let me = peripheral.connection.uniqueName
+        let pf = try #require(peripheral.application.characteristic(for: KnownGATT.partialFlashing)).path
+        let options: DBusValue = .propertyMap(["device": .objectPath(Self.central), "link": .string("LE"), "mtu": .uint16(247)])
+        let notifyReply = try await bluez.call(me, pf, "org.bluez.GattCharacteristic1", "AcquireNotify", [options])
+        let writeReply = try await bluez.call(me, pf, "org.bluez.GattCharacteristic1", "AcquireWrite", [options])
+        #expect(writeReply.signature == "hq" && notifyReply.signature == "hq")
+        #expect(try writeReply.argument(1).uint16() == 247)
+        let notifications = try PacketSocket(try notifyReply.argument(0).unixFD())
+        let writes = try PacketSocket(try writeReply.argument(0).unixFD())
+        var incoming = notifications.datagrams().makeAsyncIterator()
+        // REGION_INFO for regions 1 and 0, back to back: answered in order.
+        try await writes.send([0x00, 0x01], timeout: .seconds(2))
+        try await writes.send([0x00, 0x00], timeout: .seconds(2))
+        let first = try #require(await incoming.next())
+        let second = try #require(await incoming.next())
+        #expect(Array(first.prefix(2)) == [0x00, 0x01] && Array(second.prefix(2)) == [0x00, 0x00])
+        #expect(Array(first[10..<18]) == board.memoryMap[1].hash)
+        let counters = peripheral.counters
+        #expect(counters.socketWrites == 2 && counters.socketNotifications == 2 && counters.writes == 2)
+        #expect(counters.acquiredWrites == 1 && counters.acquiredNotifies == 1 && counters.mtu == 247)
+        // bluetoothd closing its end (no subscriber left) releases the socket: answers go back to signals.
+        notifications.close()
+        let values = try await bluez.connection.signals(matching: .propertiesChanged(sender: me, path: pf, interface: "org.bluez.GattCharacteristic1"))
+        // (Closing takes effect a moment later: ask until an answer comes as a signal, as a safety net at most 200 times.)
+        var signalled = false
+        for _ in 0..<200 where !signalled {
+            try await writes.send([0x00, 0x02], timeout: .seconds(2))
+            signalled = await withTaskGroup(of: Bool.self) { group in
+                group.addTask { for await signal in values where signal.arguments.count > 1 { return true }; return false }
+                group.addTask { try? await Task.sleep(for: .milliseconds(100)); return false }
+                defer { group.cancelAll() }
+                return await group.next() ?? false
+            }
+        }
+        #expect(signalled)
+        writes.close()
+        _ = await peripheral.stop()
+    }
+
+    @Test("with acquireSockets off, the characteristics offer no sockets and refuse the methods")
+    func noSockets() async throws {
+        let bluez = try await BlueZSide()
+        var options = PeripheralOptions()
+        options.timeScale = 0
+        options.acquireSockets = false
+        let peripheral = try await SimulatedPeripheral.start(bus: .address(bluez.bus.address), board: try Self.board(), options: options)
+        let me = peripheral.connection.uniqueName
+        let pf = try #require(peripheral.application.characteristic(for: KnownGATT.partialFlashing)).path
+        let props = try await bluez.call(me, pf, DBusStandard.properties, "GetAll", [.string("org.bluez.GattCharacteristic1")])
+            .argument(0).properties()
+        #expect(props["WriteAcquired"] == nil && props["NotifyAcquired"] == nil)
+        await #expect(throws: DBusError.self) {
+            _ = try await bluez.call(me, pf, "org.bluez.GattCharacteristic1", "AcquireWrite", [.propertyMap([:])])
+        }
         _ = await peripheral.stop()
     }
 

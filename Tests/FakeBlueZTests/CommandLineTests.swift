@@ -38,8 +38,8 @@ struct CommandLineTests {
         #expect(reset.status == 0, "\(reset.stderr)")
         let bus = try PrivateBus()
         let fake = try await Self.start(["--sim-state", dir.path, "--time-scale", "0", "--name", "BBC micro:bit [vugat]",
-                                         "--requires-pairing"], bus: bus)
-        #expect(fake.stdout.contains("board sim: F0:0D:00:00:00:01 \"BBC micro:bit [vugat]\" microbit-v2 at /org/bluez/hci0/dev_F0_0D_00_00_00_01 (requires pairing)"),
+                                         "--requires-pairing", "--in-pairing-mode"], bus: bus)
+        #expect(fake.stdout.contains("board sim: F0:0D:00:00:00:01 \"BBC micro:bit [vugat]\" microbit-v2 at /org/bluez/hci0/dev_F0_0D_00_00_00_01 (requires pairing; starts in pairing mode)"),
                 "\(fake.stdout)")
 
         let client = try DBusConnection(bus: .address(bus.address))
@@ -61,7 +61,8 @@ struct CommandLineTests {
         #expect(show.status == 0)
         let shown = try JSONSerialization.jsonObject(with: Data(show.stdout.utf8)) as? [[String: Any]]
         #expect(shown?.first?["name"] as? String == "sim")
-        #expect(shown?.first?["mode"] as? String == "application")
+        // The user put it in pairing mode (--in-pairing-mode); nothing reset it since.
+        #expect(shown?.first?["mode"] as? String == "pairing")
     }
 
     @Test("A scenario file plays several boards with their own firmware and faults; each board gets its state file")
@@ -81,7 +82,9 @@ struct CommandLineTests {
         let bus = try PrivateBus()
         let fake = try await Self.start(["--scenario", scenario.path, "--sim-state", dir.appendingPathComponent("state").path], bus: bus)
         #expect(fake.stdout.contains("board sim-1: F0:0D:00:00:00:0A \"BBC micro:bit [one]\" microbit-v2 at"), "\(fake.stdout)")
-        #expect(fake.stdout.contains("board second: F0:0D:00:00:00:02 \"second\" calliope-mini-3-mcuboot at"))
+        // Unnamed, it advertises as its runtime would, with its state name as the friendly name.
+        #expect(fake.stdout.contains("board second: F0:0D:00:00:00:02 \"Calliope mini [second]\" calliope-mini-3-mcuboot at"),
+                "\(fake.stdout)")
         #expect(fake.stdout.contains("(absent; connect fails: in-progress)"))
         #expect(fake.stdout.contains("2 boards"))
         #expect(await fake.stop(within: .seconds(30)) == 0)

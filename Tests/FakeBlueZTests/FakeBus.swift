@@ -19,6 +19,7 @@ final class FakeBus: Sendable {
         let bus = try PrivateBus()
         var options = FakeBlueZOptions()
         options.timeScale = timeScale
+        if ProcessInfo.processInfo.environment["FAKEBUS_DEBUG"] != nil { options.onNote = { print("  fake: \($0)") } }
         let fake = try await FakeBlueZ.start(bus: .address(bus.address), boards: boards, options: options)
         let client = try DBusConnection(bus: .address(bus.address))
         return FakeBus(bus: bus, fake: fake, client: client)

@@ -33,9 +33,12 @@ struct FaultScenarioTests {
         }
     }
 
-    @Test("A board that needs a bond refuses StartNotify and write requests with NotPermitted until Pair, then answers")
+    @Test("A board that needs a bond (in pairing mode) refuses StartNotify and write requests with NotPermitted until Pair, then answers")
     func pairingIsRequired() async throws {
-        let fixture = try await FakeBus.start([try Self.board { $0.requiresPairing = true }])
+        let fixture = try await FakeBus.start([try Self.board {
+            $0.requiresPairing = true
+            $0.startsInPairingMode = true
+        }])
         let device = try #require(try await fixture.discover().keys.first)
         let pf = try #require(try await fixture.connectAndResolve(device)[TestBoards.pfCharacteristic])
         let notify = await Self.failure { try await fixture.call(pf, Self.characteristic, "StartNotify") }
@@ -54,7 +57,8 @@ struct FaultScenarioTests {
         let values = try await fixture.signals(.propertiesChanged(sender: "org.bluez", path: pf, interface: Self.characteristic))
         try await fixture.call(pf, Self.characteristic, "StartNotify")
         try await fixture.call(pf, Self.characteristic, "WriteValue", [.bytes([0xEE]), Self.request])
-        #expect(try await values.next { $0.changed["Value"] != nil }.changed["Value"]?.bytes() == [0xEE, 0x01, 0x01])
+        // STATUS in pairing mode: mode byte 0x00 (partial-flashing-protocol.md §2.5).
+        #expect(try await values.next { $0.changed["Value"] != nil }.changed["Value"]?.bytes() == [0xEE, 0x01, 0x00])
         _ = await fixture.stop()
     }
 
@@ -167,10 +171,12 @@ struct FaultScenarioTests {
         _ = await fixture.stop()
     }
 
-    @Test("A discovery filter for other services hides the board; one for its service shows it")
+    @Test("A discovery filter on a service shows only boards that advertise it: never a micro:bit, which advertises its name only")
     func discoveryFilterSelectsBoards() async throws {
-        let fixture = try await FakeBus.start([try Self.board({ _ in }, address: "F0:0D:00:00:00:01"),
-                                               try Self.board({ $0.advertisedUUIDs = [] }, address: "F0:0D:00:00:00:02")])
+        let fixture = try await FakeBus.start([
+            try Self.board({ $0.advertisedUUIDs = [KnownGATT.partialFlashingService.uuidString] }, address: "F0:0D:00:00:00:01"),
+            try Self.board({ _ in }, address: "F0:0D:00:00:00:02"),
+        ])
         try await fixture.call(FakeBus.adapter, "org.bluez.Adapter1", "SetDiscoveryFilter", [.propertyMap([
             "UUIDs": .strings([KnownGATT.partialFlashingService.uuidString]), "Transport": .string("le"),
         ])])

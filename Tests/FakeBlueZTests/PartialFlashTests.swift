@@ -99,6 +99,15 @@ struct PartialFlashTests {
         let device = try #require(try await fixture.discover().keys.first)
         let pf = try #require(try await fixture.connectAndResolve(device)[TestBoards.pfCharacteristic])
         let link = try await fixture.signals(.propertiesChanged(sender: "org.bluez", path: device, interface: "org.bluez.Device1"))
+        // One block first, the program's first as it is: an END_OF_TRANSMISSION with no block
+        // since the board started burns at offset 0, which the SoftDevice refuses, and the
+        // board hangs instead of restarting (`PartialFlashingService.refusesProtectedFlash`).
+        let program = try #require(fixture.fake.boards[0].memoryMap.first { $0.id == 2 })
+        let block = try fixture.fake.boards[0].readFlash(program.start..<(program.start + 64))
+        let offsets: [UInt16] = [UInt16(program.start & 0xFFFF), UInt16(program.start >> 16), 0, 0]
+        for k in 0..<4 {
+            try await Self.send(fixture, pf, .flashData(offsetField: offsets[k], packetNumber: UInt8(k), data: Array(block[(k * 16)..<(k * 16 + 16)])))
+        }
         try await Self.send(fixture, pf, .endOfTransmission)
         #expect(try await link.next { $0.changed["Connected"] != nil }.changed["Connected"]?.bool() == false)
         #expect(fixture.fake.boards[0].mode == .application)

@@ -87,7 +87,7 @@ struct ReferenceToolTests {
         bus.add_signal_receiver(changed, 'PropertiesChanged', 'org.freedesktop.DBus.Properties', 'org.bluez', path_keyword='path')
         GLib.timeout_add(20000, loop.quit)
         adapter = dbus.Interface(bus.get_object('org.bluez', '/org/bluez/hci0'), 'org.bluez.Adapter1')
-        adapter.SetDiscoveryFilter({'Transport': 'le', 'UUIDs': dbus.Array([service], signature='s')})
+        adapter.SetDiscoveryFilter({'Transport': 'le'})
         adapter.StartDiscovery()
         if 'device' not in out: loop.run()
         device = bus.get_object('org.bluez', out['device'])

@@ -114,6 +114,72 @@ private struct StatusFlow: FlowMachine {
     }
 }
 
+/// A transport that hands commands on without waiting, and refuses one of them later (as
+/// BlueZ's reply to a `WriteValue` not waited for would).
+final class PipelinedTransport: BLETransport, Sendable {
+    private let log = Mutex<(enqueued: [[UInt8]], awaited: [[UInt8]], later: [@Sendable () -> Void])>(([], [], []))
+    let refuse: [UInt8]
+    init(refusing bytes: [UInt8]) { refuse = bytes }
+    var enqueued: [[UInt8]] { log.withLock { $0.enqueued } }
+    var awaited: [[UInt8]] { log.withLock { $0.awaited } }
+
+    func enqueueCommand(_ bytes: [UInt8], to c: GATTCharacteristic, timeout: Duration,
+                        failed: @escaping @Sendable (TransportError) -> Void) async throws {
+        log.withLock { s in
+            s.enqueued.append(bytes)
+            if bytes == refuse { s.later.append { failed(.failed(operation: "write", message: "refused later")) } }
+        }
+    }
+    /// Delivers the refusals collected so far.
+    func answer() { for refusal in log.withLock({ s in defer { s.later = [] }; return s.later }) { refusal() } }
+
+    func connect(timeout: Duration) async throws -> ConnectionInfo { ConnectionInfo(services: [], mtu: 23) }
+    func disconnect() async {}
+    func characteristics(of service: BLEUUID, timeout: Duration) async throws -> [BLEUUID] { [] }
+    func write(_ bytes: [UInt8], to c: GATTCharacteristic, kind: WriteKind, timeout: Duration) async throws {
+        log.withLock { $0.awaited.append(bytes) }
+    }
+    func read(_ c: GATTCharacteristic, timeout: Duration) async throws -> [UInt8] { [] }
+    func notifications(of c: GATTCharacteristic) -> AsyncStream<[UInt8]> { AsyncStream { $0.finish() } }
+    func enableNotifications(_ c: GATTCharacteristic, timeout: Duration) async throws {}
+    func disconnects() -> AsyncStream<DisconnectReason> { AsyncStream { _ in } }
+    var mtu: Int { 23 }
+}
+
+/// Sends four commands and a request at once, then finishes with the first write failure it hears of.
+private struct BlockFlow: FlowMachine {
+    var outcome: Result<TransportError, any Error>?
+    let transport: PipelinedTransport
+    mutating func handle(_ event: FlowEvent, now: Duration) -> [FlowAction] {
+        switch event {
+        case .start:
+            return (1...4).map { .write(KnownGATT.partialFlashing, [UInt8($0)], .command) }
+                + [.write(KnownGATT.smp, [9], .request), .startTimer(TimerID("answer"), .seconds(1))]
+        case .timerFired:
+            // By now every write was handed over; the stack's answers come in.
+            transport.answer()
+            return []
+        case let .writeFailed(_, error):
+            outcome = .success(error)
+            return [.finish]
+        default:
+            return []
+        }
+    }
+}
+
+@Suite struct PipelinedWriteTests {
+    @Test("commands are handed over without waiting for the stack, requests are awaited, and a later refusal arrives as writeFailed")
+    func commandsDoNotWait() async throws {
+        let transport = PipelinedTransport(refusing: [2])
+        let driver = AsyncFlowDriver(transport: transport, clock: InstantClock())
+        let error = try await driver.run(BlockFlow(transport: transport), connection: ConnectionInfo(services: [], mtu: 23))
+        #expect(transport.enqueued == [[1], [2], [3], [4]])
+        #expect(transport.awaited == [[9]])
+        #expect(error == .failed(operation: "write", message: "refused later"))
+    }
+}
+
 /// A transport whose stack passes on, after the first write, a value no board can send: the
 /// transport drops it (the board's answer never reaches the flow) and reports the violation.
 final class ViolatingTransport: StackIntegrityReporting, Sendable {

@@ -26,7 +26,8 @@ import Transport
         let activate = h.feed(.notification(cp, [0x10, 0x04, 0x01]))
         #expect(H.writes(activate, to: cp) == [[0x05]])
         let check = h.feed(.disconnected(.remoteTerminated))
-        #expect(check.contains(.connect(after: NordicDFUOptions().reconnectDelay)))
+        // After Activate the board should run its application, at the application's address.
+        #expect(check.contains(.connect(after: NordicDFUOptions().reconnectDelay, to: .application)))
         #expect(h.flow.outcome == nil)
         h.feed(.connected(Boards.legacyApp))
         #expect(try h.flow.outcome?.get().verified == true)
@@ -86,5 +87,21 @@ import Transport
         refused.feed(.notification(cp, [0x10, 0x02, 0x06]))
         #expect(refused.error == .legacyRejected(step: "the init packet", opcode: 2, status: 6))
         #expect(refused.error?.description.contains("SoftDevice") == true)
+    }
+}
+
+/// Where each reconnection of a legacy DFU goes: the transport resolves the target to an address.
+@Suite struct LegacyReconnectTargetTests {
+    typealias H = Harness<LegacyDFUFlow>
+
+    @Test("The entry from the application reconnects to the bootloader, a failed attempt there too")
+    func entryTargetsTheBootloader() {
+        var h = H(LegacyDFUFlow(application: Boards.application(100, family: .nrf51)))
+        let entry = h.feed(.start(Boards.legacyApp))
+        #expect(H.writes(entry, to: NordicGATT.dfuControl) == [[0x01]])
+        let reconnect = h.feed(.disconnected(.remoteTerminated))
+        #expect(reconnect.contains(.connect(after: NordicDFUOptions().reconnectDelay, to: .bootloader)))
+        let again = h.feed(.connectFailed(.connectFailed("le-connection-abort-by-local")))
+        #expect(again.contains(.connect(after: NordicDFUOptions().reconnectDelay, to: .bootloader)))
     }
 }

@@ -132,7 +132,7 @@ struct LoopbackDriver<Flow: FlowMachine> {
                 timers[id] = nil
             case .disconnect:
                 if connected { drop(.localTerminated) }
-            case let .connect(after):
+            case let .connect(after, _):
                 connected = true
                 enqueue(.connected(link), at: now + after)
             case .subscribe, .report, .finish:

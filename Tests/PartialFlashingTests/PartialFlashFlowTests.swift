@@ -45,7 +45,7 @@ import Transport
         #expect(actions.last == .startTimer(PartialFlashTimer.reboot, .seconds(10)))
         let restarted = flow.handle(.disconnected(.remoteTerminated), now: .seconds(1))
         #expect(effects(restarted) == [.cancelTimer(PartialFlashTimer.reboot),
-                                       .startTimer(PartialFlashTimer.restartWindow, .seconds(10)), .connect(after: .zero)])
+                                       .startTimer(PartialFlashTimer.restartWindow, .seconds(10)), .connect(after: .zero, to: .application)])
         _ = flow.run([.connected(link), status(.application), v2Runtime, region(2, 0x47000, 0x73000, newProgramHash)])
         #expect(try flow.outcome?.get() == .upToDate(.verified))
         // The same against the model board.

@@ -24,7 +24,7 @@ import Transport
         var check = ProgramCheck(image: image, program: program, family: .nrf52833, start: .restarted, knownComplete: true)
         let first = check.begin(now: .seconds(1))
         #expect(reports(first).contains(.phase(.verify)))
-        #expect(effects(first) == [.startTimer(window, .seconds(10)), .connect(after: .zero)])
+        #expect(effects(first) == [.startTimer(window, .seconds(10)), .connect(after: .zero, to: .application)])
         let read = check.run([.connected(link), status(.application), v2Runtime, newProgramRegion()], at: .seconds(2))
         #expect(writes(read) == [[0xEE], [0x00, 0x01], [0x00, 0x02]])
         #expect(effects(read).first == .cancelTimer(window))
@@ -78,7 +78,7 @@ import Transport
         var check = ProgramCheck(image: image, program: program, family: .nrf52833, start: .restarted, knownComplete: true)
         _ = check.begin(now: .zero)
         let refused = TransportError.connectFailed("le-connection-abort-by-local")
-        #expect(effects(check.handle(.connectFailed(refused), now: .seconds(1))) == [.connect(after: .seconds(1))])
+        #expect(effects(check.handle(.connectFailed(refused), now: .seconds(1))) == [.connect(after: .seconds(1), to: .application)])
         let over = check.handle(.timerFired(window), now: .seconds(10))
         #expect(over.last == .finish)
         guard case let .unverified(why, nil)? = try check.outcome?.get() else {

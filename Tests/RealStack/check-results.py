@@ -5,10 +5,14 @@
 
 Fails (exit 1, naming every failed check) unless: the user steps ran as an unprivileged user
 outside the bluetooth group, the scan found the board, info read it,
-the partial flash took the partial path, the full update took the full path, the last flash
-found the board up to date, each verified; and the board's flash afterwards equals, region by
+both partial flashes took the partial path (the first with its packets and notifications
+through BlueZ's AcquireWrite/AcquireNotify sockets, the second through WriteValue, as the
+D-Bus calls logged in gatt-calls.log show), the full update took the full path, the last
+flash found the board up to date, each verified; and the board's flash afterwards equals, region by
 region and over the whole application region (SHA-256), a board given the final file directly
-and a simulated board after the same three flashes (--simulate).
+and a simulated board after the same three flashes (--simulate). Likewise for the stock board:
+the new runtime by Nordic Secure DFU and the recovery from its bootloader, each verified, the
+board back in its application with the application region of a board given the file.
 Prints the bluetoothd version, the ATT MTU and connection interval(s) from the HCI trace, and
 the modelled time (the same flash under --simulate) next to the real time of each flash.
 """
@@ -57,17 +61,45 @@ check(address is not None, "sim serve --adapter hci1 got ready and advertised")
 user = text("user-id")
 check("uid=65534" in user and "bluetooth" not in user and "CapEff:\t0000000000000000" in user,
       "the user steps ran as nobody, outside the bluetooth group, with no capability, under Debian's D-Bus policy")
-check(not any("cannot save" in text(name + ".err") for name in ("flash-partial", "flash-full", "flash-same")),
+check(not any("cannot save" in text(name + ".err") for name in ("flash-partial", "flash-partial-dbus", "flash-full", "flash-same", "flash-nordic", "flash-recover")),
       "the user's flashes kept their resume records (no warning that they could not be saved)")
-check(rc("scan") == 0 and address is not None and address in text("scan.json"),
-      f"scan on hci0 found the board {address}")
+try:
+    scanned = [b for b in json.loads(text("scan.json") or "[]") if b.get("address") == address]
+except ValueError:
+    scanned = []
+# The served board advertises its name only, no service UUIDs, as CODAL does: found by name.
+check(rc("scan") == 0 and address is not None and len(scanned) == 1
+      and (scanned[0].get("name") or "").startswith("BBC micro:bit") and scanned[0].get("mode") in ("pairing", "unknown"),
+      f"scan on hci0 found the board {address} by its name ({scanned[0] if scanned else 'not listed'})")
 check(rc("info") == 0 and address is not None and address in text("info.json"), "info --device read the board")
 
-expected = {"flash-partial": ("partial", {0}), "flash-full": ("full", {0, 3}), "flash-same": ("up-to-date", {0})}
+expected = {"flash-partial": ("partial", {0}), "flash-partial-dbus": ("partial", {0}), "flash-full": ("full", {0, 3}),
+            "flash-same": ("up-to-date", {0})}
 for name, (path, codes) in expected.items():
     r = result(name + ".json") or {}
     check(rc(name) in codes and r.get("path") == path and r.get("verified") is True and not r.get("error"),
           f"{name}: exit {rc(name)}, path {r.get('path')}, verified {r.get('verified')} (expected {path})")
+
+
+def gatt_calls():
+    """Per step: how often bitflash called each GattCharacteristic1 method of bluetoothd."""
+    steps = [line.split() for line in text("steps.tsv").splitlines() if len(line.split()) == 3]
+    counts = {name: {} for name, _, _ in steps}
+    for m in re.finditer(r"method call time=([\d.]+) .*?member=(\w+)", text("gatt-calls.log")):
+        when, member = float(m.group(1)), m.group(2)
+        for name, start, end in steps:
+            if float(start) <= when <= float(end):
+                counts[name][member] = counts[name].get(member, 0) + 1
+    return counts
+
+
+calls = gatt_calls()
+socket_step, dbus_step = calls.get("flash-partial", {}), calls.get("flash-partial-dbus", {})
+check(socket_step.get("AcquireWrite", 0) >= 1 and socket_step.get("AcquireNotify", 0) >= 1
+      and socket_step.get("WriteValue", 0) < 20,
+      f"flash-partial went through BlueZ's sockets (calls: {dict(sorted(socket_step.items()))})")
+check(dbus_step.get("AcquireWrite", 0) == 0 and dbus_step.get("AcquireNotify", 0) == 0 and dbus_step.get("WriteValue", 0) > 100,
+      f"flash-partial-dbus (BITFLASH_BLUEZ_ACQUIRE=0) went through WriteValue (calls: {dict(sorted(dbus_step.items()))})")
 
 
 def show(name):
@@ -83,7 +115,7 @@ check(bool(reference.get("applicationSHA256")) and board.get("applicationSHA256"
       "the board's application region equals a board given the file, byte for byte (SHA-256 "
       f"{board.get('applicationSHA256', '?')[:16]}…)")
 check(model.get("applicationSHA256") == board.get("applicationSHA256"),
-      "the board's application region equals the simulated board's after the same three flashes (--simulate)")
+      "the board's application region equals the simulated board's after the same four flashes (--simulate)")
 # The memory map after a full update is the bootloader's view of the new image; a board given the
 # file directly computes it from the file, so the same flashes under --simulate are the reference.
 check(board.get("regions") == model.get("regions") and bool(model.get("regions")),
@@ -92,6 +124,28 @@ check([r.get("hash") for r in board.get("regions", [])] == [r.get("hash") for r 
       "the board's region hashes equal those of a board given the file")
 check(board.get("mode") == "application" and board.get("flashIncomplete") is False,
       f"the board runs its application (mode {board.get('mode')}, flash incomplete {board.get('flashIncomplete')})")
+
+# The stock board (partial flashing + Nordic Secure DFU bootloader): a new runtime by Secure DFU,
+# then the same board left in its bootloader and recovered, each compared with a board given the file.
+stock_reference = show("reference-stock-show.json")
+stock_expected = {"flash-nordic": ("runtime-differs", "stock"), "flash-recover": ("in-bootloader", "stuck")}
+for name, (code, state) in stock_expected.items():
+    r = result(name + ".json") or {}
+    check(rc(name) == 0 and r.get("path") == "full" and r.get("fullPath") == "nordic" and r.get("verified") is True
+          and (r.get("reason") or {}).get("code") == code and not r.get("error"),
+          f"{name}: exit {rc(name)}, path {r.get('path')} by {r.get('fullPath')}, reason {(r.get('reason') or {}).get('code')}, "
+          f"verified {r.get('verified')} (expected full by nordic, {code})")
+    shown = show(state + "-show.json")
+    check(bool(stock_reference.get("applicationSHA256"))
+          and shown.get("applicationSHA256") == stock_reference.get("applicationSHA256"),
+          f"{name}: the stock board's application region equals a board given the file, byte for byte (SHA-256 "
+          f"{shown.get('applicationSHA256', '?')[:16]}…)")
+    check(shown.get("mode") == "application" and shown.get("flashIncomplete") is False
+          and [g.get("hash") for g in shown.get("regions", [])] == [g.get("hash") for g in stock_reference.get("regions", [])],
+          f"{name}: the stock board runs the new application (mode {shown.get('mode')}) with the file's region hashes")
+stock_serve = text("serve-stock.log")
+check(stock_serve.count("GATT application switched") >= 2 and "as \"DfuTarg\"" in stock_serve,
+      "the stock board's GATT application switched to the bootloader's (DfuTarg) and back")
 
 print()
 print("bluetoothd version:", text("bluetoothd-version").strip() or "unknown")
@@ -104,12 +158,15 @@ print("ATT MTU exchanged (HCI trace):", ", ".join(mtus) or "none seen",
 print("connection interval (HCI trace, per connection or update):",
       ", ".join(sorted(set(intervals), key=intervals.index)) or "none seen", f"({len(intervals)} events)")
 print()
-print(f"{'flash':<15}{'path':<12}{'bytes':>9}{'modelled s':>12}{'real s':>9}{'wall s':>9}")
-for name in expected:
+stopped = re.search(r"stopped: .*", serve)
+print("the served board:", stopped.group(0) if stopped else "no stop line")
+print()
+print(f"{'flash':<20}{'path':<12}{'bytes':>9}{'modelled s':>12}{'real s':>9}{'wall s':>9}")
+for name in list(expected) + list(stock_expected):
     r, model = result(name + ".json") or {}, result(name + ".model.json") or {}
-    print(f"{name:<15}{str(r.get('path')):<12}{r.get('bytesSent', 0):>9}{model.get('seconds', float('nan')):>12.2f}"
+    print(f"{name:<20}{str(r.get('path')):<12}{r.get('bytesSent', 0):>9}{model.get('seconds', float('nan')):>12.2f}"
           f"{r.get('seconds', float('nan')):>9.2f}{text(name + '.wall').strip() or '?':>9}")
-print("(modelled: the same flash with --simulate microbit-v2-mcuboot and its link model; real: bitflash's own "
+print("(modelled: the same flash with --simulate microbit-v2-mcuboot, or microbit-v2 for the stock board, and its link model; real: bitflash's own "
       "figure over the real bluetoothd, in the VM under software emulation; wall: the whole command)")
 
 if failures:

@@ -3,10 +3,18 @@
 #
 # Starts the system bus with Debian's own policy, two virtual LE controllers (btvirt: hci0,
 # hci1) and the real bluetoothd; plays a simulated board on hci1 (`bitflash sim serve --adapter
-# hci1`, as root) and, as a user would on hci0 (as nobody, without supplementary groups): scan,
-# info, a partial flash, a full update with a new runtime, and a flash of what the board
-# already holds. Every output goes to /tmp/out (the host's OUT_DIR);
-# the host checks it. Writes the status (0 when every step ran) to /tmp/out/status.
+# hci1`, as root) and, as a user would on hci0 (as nobody, without supplementary groups): scan
+# (waiting for the board), info, a partial flash (through BlueZ's AcquireWrite/AcquireNotify
+# sockets), a partial flash back (through WriteValue and PropertiesChanged:
+# BITFLASH_BLUEZ_ACQUIRE=0), a full update with a new runtime, and a flash of what the board
+# already holds. The D-Bus calls to bluetoothd's characteristics are logged (dbus-monitor) to
+# tell the two paths apart; steps.tsv has each step's start and end. Then a stock micro:bit V2
+# (partial flashing and the Nordic Secure DFU bootloader) on hci1 at the same address: a new
+# runtime by Secure DFU (the buttonless entry, the reset, the reconnection to the bootloader
+# through BlueZ's cached table of the application), and the same board left in its bootloader
+# ("DfuTarg") by an interrupted update, recovered with the file's application. Every output
+# goes to /tmp/out (the host's OUT_DIR); the host checks it. Writes the status (0 when every
+# step ran) to /tmp/out/status.
 # The repository is at /tmp/repo (run.sh shares it there).
 set -u
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -20,6 +28,7 @@ profile=microbit-v2-mcuboot
 say() { echo "guest: $(date +%T) $*"; }
 finish() {
     [ -n "${serve:-}" ] && kill -TERM "$serve" 2>/dev/null && wait "$serve"
+    [ -n "${calls:-}" ] && kill -TERM "$calls" 2>/dev/null && wait "$calls"
     [ -n "${monitor:-}" ] && kill -INT "$monitor" 2>/dev/null && wait "$monitor"
     sync
     echo "$1" > "$out/status"
@@ -41,6 +50,9 @@ monitor=$!
 for _ in $(seq 1 20); do busctl --system status org.bluez > /dev/null 2>&1 && break; sleep 1; done
 btmgmt --index 0 power on > /dev/null
 say "controllers up"
+dbus-monitor --system "type='method_call',destination='org.bluez',interface='org.bluez.GattCharacteristic1'" \
+    > "$out/gatt-calls.log" 2>&1 &
+calls=$!
 
 "$bin" sim serve --adapter hci1 --profile "$profile" --from "$samples/sample-r1-heart.hex" \
     --sim-state "$out/board" -v > "$out/serve.log" 2>&1 &
@@ -59,7 +71,9 @@ step() {
     "$@" > "$out/$name.json" 2> "$out/$name.err"
     rc=$?
     echo "$rc" > "$out/$name.rc"
-    echo "$(date +%s.%N) $start" | awk '{ printf "%.2f\n", $1 - $2 }' > "$out/$name.wall"
+    end=$(date +%s.%N)
+    echo "$end $start" | awk '{ printf "%.2f\n", $1 - $2 }' > "$out/$name.wall"
+    echo "$name $start $end" >> "$out/steps.tsv"
     say "$name: exit $rc after $(cat "$out/$name.wall") s"
 }
 # The user steps run as nobody, with no supplementary group (so not in `bluetooth`) and no
@@ -75,9 +89,39 @@ as_user() {
 as_user sh -c 'id; grep "^Cap[EP]" /proc/self/status' > "$out/user-id"
 say "user steps as $(head -n 1 "$out/user-id")"
 bt="--adapter hci0 --connect-timeout 60 --scan-timeout 30"
-step scan as_user "$bin" scan --adapter hci0 --timeout 8 --json
+# On a busy machine the first advertisement can take a while to reach hci0: wait for this board.
+step scan as_user "$bin" scan --adapter hci0 --timeout 120 --wait-for "$address" --json
 step info as_user "$bin" info --device "$address" $bt --json
 step flash-partial as_user "$bin" flash "$samples/sample-r1-counter.hex" --device "$address" $bt --json
+step flash-partial-dbus as_user env BITFLASH_BLUEZ_ACQUIRE=0 "$bin" flash "$samples/sample-r1-heart.hex" --device "$address" $bt --json
 step flash-full as_user "$bin" flash "$samples/sample-r2-heart.hex" --device "$address" $bt --json
 step flash-same as_user "$bin" flash "$samples/sample-r2-heart.hex" --device "$address" $bt --json
+
+# Stock boards. sim serve saves the board at every boot; the next board is served once the last
+# one has booted its application (the bootloader resets after answering the final Execute).
+stop_serve() { kill -TERM "$serve" 2>/dev/null && wait "$serve"; serve=""; }
+serve_board() { # NAME STATE [OPTIONS]: serves the board saved in STATE on hci1
+    name="$1"; state="$2"; shift 2
+    "$bin" sim serve --adapter hci1 --profile microbit-v2 --sim-state "$state" -v "$@" > "$out/serve-$name.log" 2>&1 &
+    serve=$!
+    for _ in $(seq 1 60); do grep -q " ready on hci1" "$out/serve-$name.log" && break; sleep 1; done
+    grep " ready on hci1" "$out/serve-$name.log" || { say "sim serve ($name) did not get ready:"; cat "$out/serve-$name.log"; finish 13; }
+}
+runs_application() { # STATE: waits until the saved board runs its application
+    for _ in $(seq 1 60); do
+        "$bin" sim show --json --sim-state "$1" 2>/dev/null | grep -q '"mode" : "application"' && return 0
+        sleep 1
+    done
+    say "the board in $1 did not come back in application mode"
+}
+stop_serve
+serve_board stock "$out/stock" --from "$samples/sample-r1-heart.hex"
+step flash-nordic as_user "$bin" flash "$samples/sample-r2-heart.hex" --device "$address" $bt --json
+runs_application "$out/stock"
+stop_serve
+"$bin" sim reset --profile microbit-v2 --from "$samples/sample-r1-heart.hex" --stuck-in-bootloader --sim-state "$out/stuck" \
+    > /dev/null || finish 14
+serve_board stuck "$out/stuck"
+step flash-recover as_user "$bin" flash "$samples/sample-r2-heart.hex" --device "$address" $bt --json
+runs_application "$out/stuck"
 finish 0

@@ -5,7 +5,7 @@ import Foundation
 public enum BitflashBinary {
     public static var url: URL? { ExternalProcess.bitflash }
 
-    public struct Result {
+    public struct Result: Sendable {
         public var status: Int32
         public var stdout: String
         public var stderr: String

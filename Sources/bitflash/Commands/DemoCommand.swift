@@ -43,7 +43,6 @@ struct DemoCommand: AsyncParsableCommand {
                 return try FlashPlan.make(firmware: firmware, board: profile.board)
             }
             var options = FlashOptions()
-            options.mcumgr.estimatedSwapTime = .seconds(2)
             options.optionNames = .commandLine
             var sim = Simulation(link: linkProfile)
             let board = sim.addBoard(try profile.makeBoard(holding: profile.factoryImage(), name: "sim", address: SimStore.address(1)))

@@ -50,7 +50,7 @@ extension FlashCommand {
             }
             defer { withExtendedLifetime(lock) {} }
             var sim = Simulation(link: try simulation.linkProfile(), faults: simulation.faultPlan())
-            let resume = ResumeStore(simulated: store)
+            let resume = FileResumeStore(simulated: store)
             var ids: [(plan: FlashPlan, board: BoardID, name: String)] = []
             for (i, name) in names.enumerated() {
                 ids.append((withResume(plan, board: name, store: resume),

@@ -3,14 +3,15 @@ import Foundation
 import SimulatedBoard
 import Transport
 
-/// Continuing interrupted partial flashes across runs, and the simulated interruption.
+/// Continuing interrupted partial flashes of simulated boards across runs, and the simulated
+/// interruption. (Real boards: `BlueZFlasher` does the same with `FileResumeStore.standard()`.)
 extension FlashCommand {
     /// `plan` for board `name` with the point an earlier run saved (none with --no-resume,
     /// which also forgets it).
-    func withResume(_ plan: FlashPlan, board name: String, store: ResumeStore) -> FlashPlan {
+    func withResume(_ plan: FlashPlan, board name: String, store: FileResumeStore) -> FlashPlan {
         var plan = plan
         if noResume {
-            store.forget(board: name)
+            store.forgetQuietly(board: name)
             return plan
         }
         plan.resume = store.load(board: name) { StdErr.write("bitflash: \($0)\n") }
@@ -18,16 +19,20 @@ extension FlashCommand {
     }
 
     /// Keeps the latest checkpoint of each board; forgets it once the board's flash succeeded.
-    static func keep(_ event: FlashEvent, in store: ResumeStore) {
+    static func keep(_ event: FlashEvent, in store: FileResumeStore) {
         guard case let .checkpoint(point) = event.report else { return }
-        do { try store.save(point, board: event.board) } catch { StdErr.write("bitflash: warning: \(error)\n") }
+        do {
+            if let point { try store.save(point, board: event.board) } else { try store.forget(board: event.board) }
+        } catch {
+            StdErr.write("bitflash: warning: \(error)\n")
+        }
     }
 
     /// A board read back running its program has nothing unfinished; one not read back keeps its
     /// point (its END_OF_TRANSMISSION may not have arrived: the next run then rewrites one page,
     /// and a board found running its program forgets the point).
-    static func forgetFinished(_ results: [FlashResult], in store: ResumeStore) {
-        for r in results where r.error == nil && r.verification != .unverified { store.forget(board: r.board) }
+    static func forgetFinished(_ results: [FlashResult], in store: FileResumeStore) {
+        for r in results where r.error == nil && r.verification != .unverified { store.forgetQuietly(board: r.board) }
     }
 
     /// The result of a run stopped by `--sim-kill-at`: what a killed bitflash leaves behind.

@@ -73,6 +73,23 @@ struct SimBlueZCommand: AsyncParsableCommand {
     @Flag(help: "BlueZ holds a bond the board has forgotten.")
     var staleBond = false
 
+    @Flag(help: "The board starts in pairing mode (as after A+B + reset).")
+    var inPairingMode = false
+
+    @Flag(help: "BlueZ and the board hold a bond from the start (a whitelisted board then advertises in application mode).")
+    var bonded = false
+
+    @Flag(help: "AcquireWrite and AcquireNotify answer UnknownMethod, as a BlueZ before 5.46 does.")
+    var refusesAcquire = false
+
+    @Option(parsing: .unconditional,
+            help: Limits.writesBeforeDrop.help("The sockets of AcquireWrite/AcquireNotify close once, after this many writes through them", valueName: "N"),
+            transform: Limits.writesBeforeDrop.transform)
+    var acquiredSocketsCloseAfter: Int?
+
+    @Flag(help: "The board's Nordic bootloader advertises at the address + 1 (a stock Nordic build without bonds), not at the board's own.")
+    var bootloaderAtNextAddress = false
+
     @Option(help: ArgumentHelp("D-Bus level hostility: wrong-types, oversized-values, missing-properties.", valueName: "MODE,MODE"))
     var hostile: String?
 
@@ -101,6 +118,8 @@ struct SimBlueZCommand: AsyncParsableCommand {
     private var usesBoardOptions: Bool {
         profile != nil || name != nil || address != nil || from != nil || requiresPairing || refusesPairing
             || connectFailures != nil || servicesNeverResolve || disconnectAfterWrites != nil || absent || staleBond || gattCache || pairingModeOnly
+            || bonded || inPairingMode || refusesAcquire || acquiredSocketsCloseAfter != nil
+            || bootloaderAtNextAddress
             || hostile != nil || hostileSeed != nil || firmwareHostile != nil
     }
 
@@ -136,7 +155,9 @@ struct SimBlueZCommand: AsyncParsableCommand {
             StdOut.write("fake org.bluez ready on \(options.adapterName) (\(options.adapterAddress)): "
                          + "\(boards.count) board\(boards.count == 1 ? "" : "s"), state \(store.directory.path)\n")
             await SimServeCommand.waitForStop(seconds: duration)
+            let traffic = fake.traffic
             _ = await fake.stop()
+            for (board, counts) in zip(boards, traffic) { StdOut.write("board \(board.address) \(counts)\n") }
             StdOut.write("stopped; boards saved\n")
             return .ok
         }
@@ -164,8 +185,13 @@ struct SimBlueZCommand: AsyncParsableCommand {
         behaviour.disconnectAfterWrites = disconnectAfterWrites
         behaviour.absent = absent
         behaviour.staleBond = staleBond
+        behaviour.bonded = bonded
+        behaviour.startsInPairingMode = inPairingMode
+        behaviour.refusesAcquire = refusesAcquire
+        behaviour.acquiredSocketsCloseAfter = acquiredSocketsCloseAfter
         behaviour.gattCache = gattCache
         behaviour.pairingModeOnly = pairingModeOnly
+        behaviour.bootloaderAtNextAddress = bootloaderAtNextAddress
         behaviour.connectFailures = try Self.list(connectFailures, "--connect-failures")
         behaviour.hostile = Set(try Self.list(hostile, "--hostile"))
         behaviour.hostileSeed = hostileSeed
@@ -178,7 +204,8 @@ struct SimBlueZCommand: AsyncParsableCommand {
             guard !kind.isLinkFault else { throw CLIError(.usage, "--firmware-hostile: \(kind.rawValue) is a fault of the link, not of the firmware (sim campaign --hostile)") }
             board.makeHostile(kind)
         }
-        return FakeBoard(board: board, name: name, address: address, behaviour: behaviour, stateFile: store.url(of: state))
+        return FakeBoard(board: board, name: name ?? Self.advertisedName(board), address: address, behaviour: behaviour,
+                         stateFile: store.url(of: state))
     }
 
     private func loadScenario(_ path: String) throws -> ([FakeBoard], Double?, String?) {
@@ -203,10 +230,21 @@ struct SimBlueZCommand: AsyncParsableCommand {
             let state = entry.state ?? names[i]
             let from = entry.from.map { $0.hasPrefix("/") ? $0 : base.appendingPathComponent($0).path }
             let board = try Self.board(store: store, state: state, index: i + 1, profile: profile, from: from)
-            boards.append(FakeBoard(board: board, name: entry.name, address: entry.address, behaviour: entry.behaviour,
+            boards.append(FakeBoard(board: board, name: entry.name ?? Self.advertisedName(board), address: entry.address,
+                                    behaviour: entry.behaviour,
                                     stateFile: store.url(of: state)))
         }
         return (boards, scenario.timeScale, scenario.adapterAddress)
+    }
+
+    /// The name a board advertises when none is given: its own if it is a runtime's name, else
+    /// the runtime's with the board's (state) name as the friendly name, as pairing mode has it
+    /// (`BBC micro:bit [sim]`), so that `bitflash scan` lists it as the board it is.
+    static func advertisedName(_ board: SimulatedBoard) -> String {
+        let name = board.profile.name
+        if name.hasPrefix("BBC micro:bit") || name.hasPrefix("Calliope mini") { return name }
+        let runtime = board.profile.board.rawValue.hasPrefix("calliope") ? "Calliope mini" : "BBC micro:bit"
+        return "\(runtime) [\(name)]"
     }
 
     /// A board holding `from`; else the saved board `state` (which must be of `profile` when
@@ -236,8 +274,13 @@ struct SimBlueZCommand: AsyncParsableCommand {
         if b.requiresPairing { parts.append("requires pairing") }
         if b.refusesPairing { parts.append("refuses pairing") }
         if b.staleBond { parts.append("stale bond") }
+        if b.bonded { parts.append("bonded") }
+        if b.startsInPairingMode { parts.append("starts in pairing mode") }
+        if b.refusesAcquire { parts.append("no AcquireWrite/AcquireNotify") }
+        if let n = b.acquiredSocketsCloseAfter { parts.append("acquired sockets close after \(n) writes") }
         if b.gattCache { parts.append("GATT cache") }
         if b.pairingModeOnly { parts.append("pairing mode only") }
+        if b.bootloaderAtNextAddress { parts.append("bootloader at the next address") }
         if !b.connectFailures.isEmpty { parts.append("connect fails: " + b.connectFailures.map(\.rawValue).joined(separator: ",")) }
         if b.servicesNeverResolve { parts.append("services never resolve") }
         if let n = b.disconnectAfterWrites { parts.append("link drops after \(n) writes") }

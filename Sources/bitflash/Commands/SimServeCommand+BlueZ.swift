@@ -20,22 +20,34 @@ extension SimServeCommand {
             let verbose = self.verbose
             var options = PeripheralOptions()
             options.adapterName = adapter
-            options.name = name ?? board.profile.name
+            options.name = name ?? SimBlueZCommand.advertisedName(board)
             options.timeScale = timeScale
+            options.acquireSockets = !noAcquire
             options.onNote = { line in if verbose { StdOut.write("  \(line)\n") } }
             options.onBoardChanged = { board in try? store.save(board, as: state) }
             // A PeripheralError says whether the adapter is missing (69) or Bluetooth unavailable (75).
             let peripheral = try await SimulatedPeripheral.start(board: board, options: options)
             let profile = SimProfile(board: board.profile.board, mcuboot: board.profile.services.contains(.smp))
-            let services = peripheral.application.services.map { $0.uuid == KnownGATT.partialFlashingService ? "partial flashing" : "SMP" }
+            let services = peripheral.application.services.map { service -> String in
+                switch service.uuid {
+                case KnownGATT.partialFlashingService: return "partial flashing"
+                case KnownGATT.smpService: return "SMP"
+                case KnownGATT.secureDFUService: return "Secure DFU"
+                case KnownGATT.microbitDFUControlService: return "DFU control"
+                case KnownGATT.legacyDFUService: return "legacy DFU"
+                default: return service.uuid.uuidString
+                }
+            }
+            let shown = board.inNordicBootloader ? board.advertisedName : options.name
             StdOut.write("board \(state) ready on \(adapter) (\(peripheral.adapterAddress ?? "address unknown")): advertising "
-                         + "\"\(options.name)\", \(profile), services \(services.joined(separator: " + ")), state \(store.directory.path)\n")
+                         + "\"\(shown)\", \(profile), services \(services.joined(separator: " + ")), state \(store.directory.path)\n")
             await Self.waitForStop(seconds: duration)
             let final = await peripheral.stop()
             try store.save(final, as: state)
             let c = peripheral.counters
-            StdOut.write("stopped: \(c.links) link\(c.links == 1 ? "" : "s"), \(c.writes) writes (\(c.droppedWrites) dropped while resetting), "
-                         + "\(c.notifications) notifications, \(c.resets) reset\(c.resets == 1 ? "" : "s"), "
+            StdOut.write("stopped: \(c.links) link\(c.links == 1 ? "" : "s"), \(c.writes) writes (\(c.droppedWrites) dropped while resetting, "
+                         + "\(c.socketWrites) through AcquireWrite sockets), \(c.notifications) notifications (\(c.socketNotifications) through "
+                         + "AcquireNotify sockets), \(c.resets) reset\(c.resets == 1 ? "" : "s"), "
                          + "ATT MTU \(c.mtu.map(String.init) ?? "unknown"); board saved\n")
             return .ok
         }

@@ -60,6 +60,10 @@ struct SimServeCommand: AsyncParsableCommand {
             transform: Limits.timeScale.transform)
     var timeScale: Double = 1
 
+    @Flag(name: .customLong("no-acquire"),
+          help: "With --adapter: offer BlueZ no AcquireWrite/AcquireNotify (every write a WriteValue call, every notification a signal).")
+    var noAcquire = false
+
     @Flag(name: .short, help: "Print the board's trace lines.")
     var verbose = false
 
@@ -67,7 +71,7 @@ struct SimServeCommand: AsyncParsableCommand {
         guard (udp == nil) != (adapter == nil) else { throw ValidationError("give either --udp HOST:PORT or --adapter hciN") }
         if let adapter, adapter.isEmpty || adapter.contains("/") { throw ValidationError("--adapter takes an adapter name such as hci1") }
         guard adapter == nil else { return }
-        if from != nil || name != nil { throw ValidationError("--from and --name go with --adapter") }
+        if from != nil || name != nil || noAcquire { throw ValidationError("--from, --name and --no-acquire go with --adapter") }
         guard profile.mcuboot else { throw ValidationError("--profile \(profile) has no SMP service: use \(profile)-mcuboot") }
     }
 

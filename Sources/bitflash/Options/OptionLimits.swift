@@ -6,7 +6,7 @@ import UDPTransport
 /// Every number option's allowed values, in one place (docs/options.md, "Options that
 /// take numbers", lists the same). Options share a limit when they mean the same quantity.
 enum Limits {
-    /// `--boards`: a class set of simulated boards sharing one adapter.
+    /// `--boards`: a class set of simulated boards sharing one adapter; `scan --count`.
     static let boards = NumberLimit(1...64)
     /// `--timeout` (scan), `--scan-timeout`, `--connect-timeout`: real seconds of one Bluetooth step.
     static let bluetoothSeconds = NumberLimit(0.1...600.0, unit: " s")
@@ -21,7 +21,7 @@ enum Limits {
     static let stateWaitSeconds = NumberLimit(0.0...3600.0, unit: " s")
     /// `--time-scale`: real seconds per modelled second (0: at once).
     static let timeScale = NumberLimit(0.0...100.0)
-    /// `--disconnect-after-writes`.
+    /// `--disconnect-after-writes`, `--acquired-sockets-close-after`.
     static let writesBeforeDrop = NumberLimit(1...1_000_000)
     /// `--seed`, `--hostile-seed`: any 64-bit seed.
     static let seed = NumberLimit(UInt64.min...UInt64.max)

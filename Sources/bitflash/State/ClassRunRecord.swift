@@ -1,3 +1,4 @@
+import Flashing
 import Foundation
 import Laboratory
 
@@ -15,7 +16,7 @@ struct ClassRunRecord: Codable, Equatable {
     static let fileName = "last-class-run.json"
 
     /// The folder of the real boards' record: the state folder that holds `resume/`.
-    static var realBoardsFolder: URL { ResumeStore.realBoards.directory.deletingLastPathComponent() }
+    static var realBoardsFolder: URL { FileResumeStore.standard().directory.deletingLastPathComponent() }
 
     /// The folder of the simulated boards' record.
     static func simulatedFolder(_ store: SimStore) -> URL { store.directory }

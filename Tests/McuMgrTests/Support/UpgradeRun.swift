@@ -124,7 +124,7 @@ struct UpgradeRun {
                 timers[id.name] = nil
             case .disconnect:
                 dropLink(.localTerminated)
-            case let .connect(after):
+            case let .connect(after, _):
                 connectAt = now + after
             case .subscribe, .report, .finish:
                 break

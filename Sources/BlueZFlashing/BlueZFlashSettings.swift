@@ -1,0 +1,56 @@
+import BlueZTransport
+import DBus
+import FirmwareImage
+import Flashing
+import McuMgr
+
+/// Everything `BlueZFlasher` needs to know besides the file and the boards.
+///
+/// The defaults are the command line's: `bitflash flash --device` with no options runs
+/// exactly these settings.
+public struct BlueZFlashSettings: Sendable {
+    /// The Bluetooth adapter (`hci0`), or nil for the first one switched on.
+    public var adapter: String?
+    /// The D-Bus address of BlueZ's bus, or nil for the system bus (`DBUS_SYSTEM_BUS_ADDRESS`,
+    /// else the standard socket). Tests point it at a private bus with a fake BlueZ.
+    public var busAddress: String?
+    /// How long to look for a board (and for a board BlueZ forgot after a reset).
+    public var scanTimeout: Duration = .seconds(10)
+    /// How long one connect, and the wait for the board's services, may take.
+    public var connectTimeout: Duration = .seconds(20)
+    /// The limit for one transport call of a flow (a write, a subscription, a reconnection).
+    public var operationTimeout: Duration = .seconds(20)
+    /// Pair (Just Works) when a board asks for a bond; when false such boards fail.
+    public var pairWhenRequired = true
+    /// After a Nordic bootloader entry: how long to wait for the board at its own address
+    /// before looking for its bootloader at the next address.
+    public var bootloaderAddressWindow: Duration = .seconds(5)
+    /// How the flashing session runs: mode, preferences, timeouts of each protocol.
+    public var options = FlashOptions()
+    /// The board to plan for instead of the one detected (for example a Calliope mini 3
+    /// where the name does not tell); it must be of the detected board's chip family.
+    public var board: Board?
+    /// The MCUboot image a full McuMgr update uploads; nil builds one from the file.
+    public var dfuImage: MCUbootImage?
+    /// Where interrupted partial flashes are recorded and continued from; nil keeps no records.
+    public var resumeStore: (any ResumeRecordStore)? = FileResumeStore.standard()
+    /// Forget any record and start a partial flash from its first block.
+    public var startOver = false
+    /// Builds the plan for a board once it is known; nil uses `FlashPlan.make` with `board`
+    /// and `dfuImage`. A front end sets it to add its own checks and wording.
+    public var planner: (@Sendable (Firmware, DetectedBoard) throws -> FlashPlan)?
+
+    /// The command line's defaults.
+    public init() {}
+
+    var bus: DBusBusAddress { busAddress.map { .address($0) } ?? .system }
+
+    var transportSettings: BlueZDeviceTransport.Settings {
+        var s = BlueZDeviceTransport.Settings()
+        s.servicesResolvedTimeout = connectTimeout
+        s.rediscoverTimeout = scanTimeout
+        s.pairWhenRequired = pairWhenRequired
+        s.bootloaderAddressWindow = bootloaderAddressWindow
+        return s
+    }
+}

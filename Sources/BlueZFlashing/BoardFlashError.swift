@@ -1,0 +1,43 @@
+import Diagnostics
+import FirmwareImage
+
+/// Why a real board could not be flashed before its session started, or why its flash stopped.
+public enum BoardFlashError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The board offers none of partial flashing, McuMgr and Nordic DFU.
+    case noFlashingService(board: String)
+    /// The board asked for (`BlueZFlashSettings.board`) is of another chip family than the one connected.
+    case boardMismatch(requested: Board, detected: Board, board: String)
+    /// The file holds nothing for this board (the reason from the file's reader).
+    case firmwareNotForBoard(message: String, board: Board)
+    /// The flash was cancelled; the board keeps what it received.
+    case cancelled(resumable: Bool)
+
+    /// What went wrong and what to do, in one sentence.
+    public var description: String {
+        switch self {
+        case let .noFlashingService(board):
+            return "\(board) offers neither partial flashing, nor McuMgr, nor Nordic DFU; "
+                + "reset it into pairing mode (hold A+B, press reset) and try again"
+        case let .boardMismatch(requested, detected, board):
+            return "the board asked for, a \(requested.displayName) (\(requested.family.chipName)), does not match "
+                + "\(board), a \(detected.displayName) (\(detected.family.chipName))"
+        case let .firmwareNotForBoard(message, board):
+            return "\(message); the board is a \(board.displayName) (\(board.family.chipName))"
+        case let .cancelled(resumable):
+            return "the flash was cancelled; the board keeps what it received"
+                + (resumable ? ": flash the same file again to continue where it stopped" : ": flash the file again")
+        }
+    }
+}
+
+extension BoardFlashError: ExitStatusReporting {
+    /// 64 for a board of another family than the one asked for, 65 for a file with nothing
+    /// for the board, 74 otherwise.
+    public var exitStatus: ExitStatus {
+        switch self {
+        case .noFlashingService, .cancelled: return .flashFailed
+        case .boardMismatch: return .usage
+        case .firmwareNotForBoard: return .badFirmware
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import ArgumentParser
+import BlueZFlashing
+import Flashing
+import Foundation
+
+/// Options of the commands that talk to real boards through BlueZ. Each is optional: what the
+/// user leaves out keeps the library's default (`BlueZFlashSettings`), which the help shows.
+struct BluetoothOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The Bluetooth adapter (default: the first one switched on).", valueName: "hciN"))
+    var adapter: String?
+
+    @Option(name: .customLong("scan-timeout"), parsing: .unconditional,
+            help: Limits.bluetoothSeconds.help("How long to look for a board, in seconds (default \(Self.defaults.scanTimeout.seconds.formatted()))",
+                                               valueName: "S"),
+            transform: Limits.bluetoothSeconds.transform)
+    var scanTimeout: Double?
+
+    @Option(name: .customLong("connect-timeout"), parsing: .unconditional,
+            help: Limits.bluetoothSeconds.help("How long one connect (and the wait for the board's services) may take, in seconds "
+                                               + "(default \(Self.defaults.connectTimeout.seconds.formatted()))", valueName: "S"),
+            transform: Limits.bluetoothSeconds.transform)
+    var connectTimeout: Double?
+
+    @Flag(name: .customLong("no-pair"), help: "Never pair: fail on a board that asks for a bond.")
+    var noPair = false
+
+    static let defaults = BlueZFlashSettings()
+
+    /// The scan timeout in effect, in seconds.
+    var scanSeconds: Double { scanTimeout ?? Self.defaults.scanTimeout.seconds }
+
+    /// The library's settings with what the user chose.
+    var settings: BlueZFlashSettings {
+        var s = BlueZFlashSettings()
+        s.adapter = adapter
+        if let scanTimeout { s.scanTimeout = .milliseconds(Int64((scanTimeout * 1000).rounded())) }
+        if let connectTimeout { s.connectTimeout = .milliseconds(Int64((connectTimeout * 1000).rounded())) }
+        if noPair { s.pairWhenRequired = false }
+        return s
+    }
+}

@@ -1,0 +1,81 @@
+import FirmwareImage
+import NordicDFUFrames
+import Testing
+import Transport
+@testable import SimulatedBoard
+
+/// A stock board played in real time by `GATTBoardHost` (the fake BlueZ, the peripheral on
+/// the real BlueZ): its GATT table per mode, the bonded buttonless entry, its clock.
+@Suite struct GATTBoardHostTests {
+    static func stock(_ board: Board) throws -> SimulatedBoard {
+        try SimulatedBoard(profile: SimulatedBoard.stockProfile(board), image: MemoryImage())
+    }
+
+    static func table(_ board: SimulatedBoard) -> [BLEUUID: Set<BLEUUID>] {
+        Dictionary(uniqueKeysWithValues: board.gattServices.map { ($0.service, Set($0.characteristics.map(\.characteristic))) })
+    }
+
+    @Test("The table a central discovers is the application's, then only the bootloader's (nordic-dfu.md §2.2, §3.2)")
+    func tablePerMode() throws {
+        var v2 = try Self.stock(.microbitV2)
+        #expect(Self.table(v2) == [
+            KnownGATT.partialFlashingService: [KnownGATT.partialFlashing.characteristic],
+            NordicGATT.secureService: [NordicGATT.buttonlessBonded.characteristic],
+        ])
+        try v2.strandInBootloader()
+        #expect(Self.table(v2) == [
+            NordicGATT.secureService: [NordicGATT.secureControlPoint.characteristic, NordicGATT.securePacket.characteristic],
+        ])
+        var v1 = try Self.stock(.microbitV1)
+        #expect(Set(Self.table(v1).keys) == [KnownGATT.partialFlashingService, KnownGATT.microbitDFUControlService])
+        try v1.strandInBootloader()
+        #expect(Self.table(v1) == [NordicGATT.legacyService: [
+            NordicGATT.legacyControlPoint.characteristic, NordicGATT.legacyPacket.characteristic,
+            NordicGATT.legacyRevision.characteristic,
+        ]])
+    }
+
+    @Test("The bonded buttonless entry refuses a link without a bond (20 01 07) and enters with one")
+    func bondedEntry() throws {
+        var host = GATTBoardHost(board: try Self.stock(.microbitV2))
+        let refused = host.write([0x01], to: NordicGATT.buttonlessBonded, kind: .request, bonded: false)
+        #expect(refused.notifications.map(\.bytes) == [[0x20, 0x01, 0x07]])
+        #expect(refused.work.isEmpty)
+        let entered = host.write([0x01], to: NordicGATT.buttonlessBonded, kind: .request, bonded: true)
+        #expect(entered.notifications.map(\.bytes) == [[0x20, 0x01, 0x01]])
+        let reset = host.perform(try #require(entered.work.first))
+        let down = try #require(reset.downFor)
+        #expect(down > .zero)
+        _ = host.boot()
+        #expect(host.board.inNordicBootloader)
+        #expect(host.board.advertisedName == "DfuTarg")
+    }
+
+    @Test("The host's clock ends the page erase after a data Create: later packets are not dropped")
+    func clockEndsTheErase() throws {
+        var board = try Self.stock(.microbitV2)
+        try board.strandInBootloader()
+        var host = GATTBoardHost(board: board)
+        let app = try DFUApplication.cut(from: Self.image(), family: .nrf52833)
+        let cp = NordicGATT.secureControlPoint
+        func request(_ r: SecureDFURequest) -> [UInt8]? { host.write(r.bytes, to: cp, kind: .request).notifications.last?.bytes }
+        _ = request(.create(.command, size: UInt32(app.secureInitPacket.bytes.count)))
+        _ = host.write(app.secureInitPacket.bytes, to: NordicGATT.securePacket, kind: .command)
+        #expect(request(.execute) == [0x60, 0x04, 0x01])
+        _ = request(.setPRN(0))
+        #expect(request(.create(.data, size: 4096)) == [0x60, 0x01, 0x01])
+        // 0.3 s later, as the clients wait after a Create, the erase is over.
+        host.now += .milliseconds(300)
+        for offset in stride(from: 0, to: 4096, by: 244) {
+            _ = host.write(Array(app.bytes[offset..<min(4096, offset + 244)]), to: NordicGATT.securePacket, kind: .command)
+        }
+        let checksum = try #require(request(.calculateChecksum))
+        #expect(Array(checksum.prefix(7)) == [0x60, 0x03, 0x01, 0x00, 0x10, 0x00, 0x00])
+    }
+
+    static func image() -> MemoryImage {
+        var image = MemoryImage()
+        try? image.write((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }, at: 0x1C000)
+        return image
+    }
+}
