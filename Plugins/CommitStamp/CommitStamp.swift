@@ -17,9 +17,11 @@ struct CommitStamp: BuildToolPlugin {
             .prebuildCommand(
                 displayName: "Stamping \(target.name) with the git commit",
                 executable: URL(filePath: "/bin/sh"),
-                arguments: [script.path(percentEncoded: false), context.package.directoryURL.path(percentEncoded: false),
-                            output.path(percentEncoded: false), work.path(percentEncoded: false)],
-                outputFilesDirectory: output),
+                arguments: [
+                    script.path(percentEncoded: false), context.package.directoryURL.path(percentEncoded: false),
+                    output.path(percentEncoded: false), work.path(percentEncoded: false)
+                ],
+                outputFilesDirectory: output)
         ]
     }
 }

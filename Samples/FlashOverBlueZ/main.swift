@@ -58,8 +58,9 @@ for await update in flasher.flash(firmware, on: [board.address]) {
             print("failed: \(error)")
             status = result.result.exitStatus.rawValue
         } else {
-            print("\(result.result.path?.rawValue ?? "-") in \(String(format: "%.1f", result.result.seconds)) s, "
-                  + "\(result.result.bytesSent) bytes, verified: \(result.result.verified)")
+            print(
+                "\(result.result.path?.rawValue ?? "-") in \(String(format: "%.1f", result.result.seconds)) s, "
+                    + "\(result.result.bytesSent) bytes, verified: \(result.result.verified)")
         }
     }
 }

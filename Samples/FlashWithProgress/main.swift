@@ -39,4 +39,6 @@ if let error = result.error {
     exit(1)
 }
 print("\(result.path?.rawValue ?? "-"): \(result.reason.message)")
-print("\(result.bytesSent) bytes in \(String(format: "%.2f", result.seconds)) modelled seconds, verified: \(result.verified)")
+print(
+    "\(result.bytesSent) bytes in \(String(format: "%.2f", result.seconds)) modelled seconds, verified: \(result.verified)"
+)

@@ -35,7 +35,9 @@ public final class BlueZBoard: Sendable {
     /// `BBC micro:bit [zotig]`, or a unique part of a name) and connects to it.
     /// - Throws: `BlueZError` (not found, ambiguous, Bluetooth unavailable, connect failed,
     ///   services never resolved, pairing refused).
-    public static func connect(_ query: String, settings: BlueZFlashSettings = BlueZFlashSettings()) async throws -> BlueZBoard {
+    public static func connect(_ query: String, settings: BlueZFlashSettings = BlueZFlashSettings()) async throws
+        -> BlueZBoard
+    {
         let bus = try await BlueZBus.open(bus: settings.bus)
         let device: BlueZDevice
         do {
@@ -45,10 +47,12 @@ public final class BlueZBoard: Sendable {
             bus.close()
             throw error
         }
-        let transport = try await BlueZDeviceTransport.open(device: device, settings: settings.transportSettings, on: bus)
+        let transport = try await BlueZDeviceTransport.open(
+            device: device, settings: settings.transportSettings, on: bus)
         do {
             let info = try await transport.establish(timeout: settings.connectTimeout)
-            return BlueZBoard(device: device, transport: transport, connection: info, operationTimeout: settings.operationTimeout)
+            return BlueZBoard(
+                device: device, transport: transport, connection: info, operationTimeout: settings.operationTimeout)
         } catch {
             transport.close()
             throw error
@@ -58,14 +62,18 @@ public final class BlueZBoard: Sendable {
     /// Runs a flow on the live connection, on the real clock; `onReport` gets its reports
     /// with the time since the flow started.
     /// - Throws: the flow's error, or `CancellationError` when the task is cancelled.
-    public func run<M: FlowMachine>(_ machine: M,
-                                    onReport: @escaping @Sendable (FlowReport, Duration) -> Void = { _, _ in }) async throws -> M.Output {
+    public func run<M: FlowMachine>(
+        _ machine: M,
+        onReport: @escaping @Sendable (FlowReport, Duration) -> Void = { _, _ in }
+    ) async throws -> M.Output {
         let driver = AsyncFlowDriver(transport: transport, clock: ContinuousClock(), operationTimeout: operationTimeout)
         return try await driver.run(machine, connection: connection, onReport: onReport)
     }
 
     /// Reads the memory map without switching the board's mode.
-    public func memoryMap(onReport: @escaping @Sendable (FlowReport, Duration) -> Void = { _, _ in }) async throws -> BoardMemoryMap {
+    public func memoryMap(onReport: @escaping @Sendable (FlowReport, Duration) -> Void = { _, _ in }) async throws
+        -> BoardMemoryMap
+    {
         var settings = PartialFlashSettings()
         settings.switchToPairingMode = false
         return try await run(MemoryMapReader(settings: settings), onReport: onReport)
@@ -75,7 +83,9 @@ public final class BlueZBoard: Sendable {
     /// from its McuMgr service (MCUboot boards are nRF52833) or from its Nordic DFU service
     /// (Secure DFU: nRF52833, legacy DFU: nRF51), and the board of that family its name suggests.
     /// - Throws: `BoardFlashError.noFlashingService` when the board offers none of them.
-    public func detect(onReport: @escaping @Sendable (FlowReport, Duration) -> Void = { _, _ in }) async throws -> DetectedBoard {
+    public func detect(onReport: @escaping @Sendable (FlowReport, Duration) -> Void = { _, _ in }) async throws
+        -> DetectedBoard
+    {
         let services = connection.services
         let mcumgr = services.contains(KnownGATT.smpService)
         let nordic = NordicDFUTarget(connection)
@@ -84,7 +94,7 @@ public final class BlueZBoard: Sendable {
             family = nordic.map { $0.isSecure ? .nrf52833 : .nrf51 } ?? .nrf52833
             do {
                 family = DetectedBoard.family(of: try await memoryMap(onReport: onReport))
-            } catch where mcumgr || nordic != nil {
+            } catch  where mcumgr || nordic != nil {
                 // The session meets the problem again and falls back to the full update.
             }
         } else if mcumgr {
@@ -95,8 +105,9 @@ public final class BlueZBoard: Sendable {
             throw BoardFlashError.noFlashingService(board: device.label)
         }
         let name = connection.name ?? device.name
-        return DetectedBoard(board: DetectedBoard.guess(family: family, name: name), address: device.address, name: name,
-                             inBootloader: nordic?.isBootloader ?? false)
+        return DetectedBoard(
+            board: DetectedBoard.guess(family: family, name: name), address: device.address, name: name,
+            inBootloader: nordic?.isBootloader ?? false)
     }
 
     /// Advice for a flow that failed on this board, from what the transport saw (a stale

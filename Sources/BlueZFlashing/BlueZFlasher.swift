@@ -42,7 +42,8 @@ public struct BlueZFlasher: Sendable {
             await withTaskGroup(of: Void.self) { group in
                 for query in boards {
                     group.addTask {
-                        let result = await Self.flashOne(query, firmware: firmware, settings: settings, channel: channel)
+                        let result = await Self.flashOne(
+                            query, firmware: firmware, settings: settings, channel: channel)
                         channel.send(.finished(result))
                     }
                 }
@@ -51,14 +52,17 @@ public struct BlueZFlasher: Sendable {
     }
 
     /// One board's whole flash; never throws: a failure is the result's error.
-    static func flashOne(_ query: String, firmware: Firmware, settings: BlueZFlashSettings,
-                         channel: UpdateChannel) async -> BoardFlashResult {
+    static func flashOne(
+        _ query: String, firmware: Firmware, settings: BlueZFlashSettings,
+        channel: UpdateChannel
+    ) async -> BoardFlashResult {
         let clock = ContinuousClock()
         let started = clock.now
         func elapsed() -> Double { started.duration(to: clock.now).seconds }
         func unreached(_ error: any Error, address: String? = nil, name: String? = nil) -> BoardFlashResult {
             let error = Task.isCancelled ? BoardFlashError.cancelled(resumable: false) : error
-            return BoardFlashResult(result: FlashResult(board: query, unreached: error, seconds: elapsed()), address: address, name: name)
+            return BoardFlashResult(
+                result: FlashResult(board: query, unreached: error, seconds: elapsed()), address: address, name: name)
         }
         channel.send(.event(FlashEvent(board: query, elapsed: .zero, report: .phase(.connecting))))
         let board: BlueZBoard
@@ -77,24 +81,28 @@ public struct BlueZFlasher: Sendable {
         let dryRun = settings.options.dryRun
         let store = dryRun ? nil : settings.resumeStore
         if let store {
-            plan.resume = resumeRecord(of: key, in: store, settings: settings) { channel.send(.warning(board: query, message: $0)) }
+            plan.resume = resumeRecord(of: key, in: store, settings: settings) {
+                channel.send(.warning(board: query, message: $0))
+            }
         }
         let session: Result<SessionOutcome, any Error>
         let unfinished = Mutex(false)
         do {
-            session = .success(try await board.run(SessionFlow(plan: plan, options: settings.options)) { report, t in
-                if case let .checkpoint(point) = report {
-                    unfinished.withLock { $0 = point != nil }
-                    do {
-                        if let point { try store?.save(point, board: key) } else { try store?.forget(board: key) }
-                    } catch {
-                        channel.send(.warning(board: query, message: "\(error)"))
+            session = .success(
+                try await board.run(SessionFlow(plan: plan, options: settings.options)) { report, t in
+                    if case let .checkpoint(point) = report {
+                        unfinished.withLock { $0 = point != nil }
+                        do {
+                            if let point { try store?.save(point, board: key) } else { try store?.forget(board: key) }
+                        } catch {
+                            channel.send(.warning(board: query, message: "\(error)"))
+                        }
                     }
-                }
-                channel.send(.event(FlashEvent(board: query, elapsed: t, report: report)))
-            })
+                    channel.send(.event(FlashEvent(board: query, elapsed: t, report: report)))
+                })
         } catch {
-            session = .failure(Task.isCancelled ? BoardFlashError.cancelled(resumable: unfinished.withLock { $0 }) : error)
+            session = .failure(
+                Task.isCancelled ? BoardFlashError.cancelled(resumable: unfinished.withLock { $0 }) : error)
         }
         let hint = board.failureHint
         if Task.isCancelled, unfinished.withLock({ $0 }) { await restartInPairingMode(board) }
@@ -110,7 +118,9 @@ public struct BlueZFlasher: Sendable {
 
     /// The plan for a detected board: the settings' planner, else `FlashPlan.make` for the
     /// board asked for (which must be of the detected family) or the detected one.
-    static func makePlan(_ firmware: Firmware, for detected: DetectedBoard, settings: BlueZFlashSettings) throws -> FlashPlan {
+    static func makePlan(_ firmware: Firmware, for detected: DetectedBoard, settings: BlueZFlashSettings) throws
+        -> FlashPlan
+    {
         if let planner = settings.planner { return try planner(firmware, detected) }
         var target = detected.board
         if let asked = settings.board {
@@ -127,8 +137,10 @@ public struct BlueZFlasher: Sendable {
     }
 
     /// The resume record of `key`, or nil (none, starting over, or unreadable: reported, never trusted).
-    static func resumeRecord(of key: String, in store: any ResumeRecordStore, settings: BlueZFlashSettings,
-                             warn: (String) -> Void) -> ResumePoint? {
+    static func resumeRecord(
+        of key: String, in store: any ResumeRecordStore, settings: BlueZFlashSettings,
+        warn: (String) -> Void
+    ) -> ResumePoint? {
         do {
             if settings.startOver {
                 try store.forget(board: key)
@@ -155,8 +167,9 @@ public struct BlueZFlasher: Sendable {
         await Task {
             let drops = board.transport.disconnects()
             do {
-                try await board.transport.write(PartialFlashingRequest.reset(.pairing).bytes, to: KnownGATT.partialFlashing,
-                                                kind: .command, timeout: .seconds(2))
+                try await board.transport.write(
+                    PartialFlashingRequest.reset(.pairing).bytes, to: KnownGATT.partialFlashing,
+                    kind: .command, timeout: .seconds(2))
             } catch {
                 return
             }

@@ -31,8 +31,9 @@ public struct FoundBoard: Sendable, Equatable, Codable {
 
     /// The board as a scan saw it.
     public init(_ sighting: BoardSighting) {
-        self.init(name: sighting.name, address: sighting.address, rssi: sighting.rssi, mode: sighting.mode,
-                  bonded: sighting.bonded, family: sighting.board)
+        self.init(
+            name: sighting.name, address: sighting.address, rssi: sighting.rssi, mode: sighting.mode,
+            bonded: sighting.bonded, family: sighting.board)
     }
 }
 
@@ -64,7 +65,9 @@ extension BlueZFlasher {
     /// The scan sets no service filter: CODAL and DAL boards advertise their name only.
     /// It ends as soon as `until` is met; call `missing(_:in:)` to learn whether it was.
     /// - Throws: `BlueZError` when Bluetooth is not available.
-    public func scan(for duration: Duration? = nil, everything: Bool = false, until: ScanUntil = .timeout) async throws -> [FoundBoard] {
+    public func scan(for duration: Duration? = nil, everything: Bool = false, until: ScanUntil = .timeout) async throws
+        -> [FoundBoard]
+    {
         let bus = try await BlueZBus.open(bus: settings.bus)
         defer { bus.close() }
         return try await BlueZScanner(bus: bus, adapter: settings.adapter)
@@ -79,7 +82,8 @@ extension BlueZFlasher {
             return nil
         case .board(let text):
             let query = DeviceQuery(text)
-            return found.contains { query.rank(name: $0.name, address: $0.address) != nil } ? nil : "\(text) was not seen"
+            return found.contains { query.rank(name: $0.name, address: $0.address) != nil }
+                ? nil : "\(text) was not seen"
         case .boards(let n):
             let boards = found.count { $0.family != .other }
             return boards >= n ? nil : "\(boards) of \(n) boards seen"

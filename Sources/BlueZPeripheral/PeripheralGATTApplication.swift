@@ -56,8 +56,10 @@ public struct PeripheralGATTApplication: Sendable, Equatable {
             let path = rootPath + "/service\(n)"
             services.append(Service(path: path, uuid: service))
             for (m, c) in chars.enumerated() {
-                characteristics.append(Characteristic(path: path + "/char\(m)", servicePath: path, characteristic: c,
-                                                      flags: c.declaredFlags))
+                characteristics.append(
+                    Characteristic(
+                        path: path + "/char\(m)", servicePath: path, characteristic: c,
+                        flags: c.declaredFlags))
             }
         }
     }
@@ -79,14 +81,18 @@ public struct PeripheralGATTApplication: Sendable, Equatable {
     }
 
     func serviceProperties(_ s: Service) -> [String: DBusValue] {
-        ["UUID": .string(s.uuid.uuidString), "Primary": .bool(true),
-         "Characteristics": .objectPaths(characteristics.filter { $0.servicePath == s.path }.map(\.path))]
+        [
+            "UUID": .string(s.uuid.uuidString), "Primary": .bool(true),
+            "Characteristics": .objectPaths(characteristics.filter { $0.servicePath == s.path }.map(\.path))
+        ]
     }
 
     func characteristicProperties(_ c: Characteristic) -> [String: DBusValue] {
-        var p: [String: DBusValue] = ["UUID": .string(c.characteristic.characteristic.uuidString),
-                                      "Service": .objectPath(c.servicePath), "Flags": .strings(c.flags),
-                                      "Value": .bytes([])]
+        var p: [String: DBusValue] = [
+            "UUID": .string(c.characteristic.characteristic.uuidString),
+            "Service": .objectPath(c.servicePath), "Flags": .strings(c.flags),
+            "Value": .bytes([])
+        ]
         if c.canNotify { p["Notifying"] = .bool(false) }
         if acquire, c.flags.contains("write-without-response") { p["WriteAcquired"] = .bool(false) }
         if acquire, c.flags.contains("notify") { p["NotifyAcquired"] = .bool(false) }
@@ -99,17 +105,21 @@ public struct PeripheralGATTApplication: Sendable, Equatable {
     /// BlueZ cannot pair, so the whitelisted case does not arise there); "DfuTarg" with the
     /// DFU service in the Nordic bootloader (`advertisedServices`).
     func advertisementProperties(name: String) -> [String: DBusValue] {
-        var p: [String: DBusValue] = ["Type": .string("peripheral"), "LocalName": .string(name), "Discoverable": .bool(true)]
+        var p: [String: DBusValue] = [
+            "Type": .string("peripheral"), "LocalName": .string(name), "Discoverable": .bool(true)
+        ]
         if !advertisedServices.isEmpty { p["ServiceUUIDs"] = .strings(advertisedServices.map(\.uuidString)) }
         return p
     }
 
     /// The methods, for introspection.
     static let members: [String: [DBusMemberDescription]] = [
-        BlueZServerNames.gattCharacteristic: [.method("ReadValue", ["a{sv}"], returns: ["ay"]), .method("WriteValue", ["ay", "a{sv}"]),
-                                              .method("AcquireWrite", ["a{sv}"], returns: ["h", "q"]),
-                                              .method("AcquireNotify", ["a{sv}"], returns: ["h", "q"]),
-                                              .method("StartNotify"), .method("StopNotify")],
-        BlueZServerNames.advertisement: [.method("Release")],
+        BlueZServerNames.gattCharacteristic: [
+            .method("ReadValue", ["a{sv}"], returns: ["ay"]), .method("WriteValue", ["ay", "a{sv}"]),
+            .method("AcquireWrite", ["a{sv}"], returns: ["h", "q"]),
+            .method("AcquireNotify", ["a{sv}"], returns: ["h", "q"]),
+            .method("StartNotify"), .method("StopNotify")
+        ],
+        BlueZServerNames.advertisement: [.method("Release")]
     ]
 }

@@ -13,15 +13,17 @@ extension SimulatedPeripheral {
             advertisementServer.describe(interface: interface, members)
         }
         try exportApplication(application)
-        try advertisementServer.add(path: options.advertisementPath,
-                                    interfaces: [Names.advertisement: application.advertisementProperties(name: advertisedName)],
-                                    methods: { [weak self] call in
-                                        guard call.member == "Release" else {
-                                            throw DBusError(name: DBusErrorName.unknownMethod.rawValue, message: "Unknown method \(call.member)")
-                                        }
-                                        self?.note("BlueZ released the advertisement")
-                                        return []
-                                    })
+        try advertisementServer.add(
+            path: options.advertisementPath,
+            interfaces: [Names.advertisement: application.advertisementProperties(name: advertisedName)],
+            methods: { [weak self] call in
+                guard call.member == "Release" else {
+                    throw DBusError(
+                        name: DBusErrorName.unknownMethod.rawValue, message: "Unknown method \(call.member)")
+                }
+                self?.note("BlueZ released the advertisement")
+                return []
+            })
     }
 
     /// Exports the services and characteristics of `application`.
@@ -30,11 +32,12 @@ extension SimulatedPeripheral {
             try server.add(path: s.path, interfaces: [Names.gattService: application.serviceProperties(s)])
         }
         for c in application.characteristics {
-            try server.add(path: c.path, interfaces: [Names.gattCharacteristic: application.characteristicProperties(c)],
-                           methods: { [weak self] call in
-                               guard let self else { throw DBusError(name: "org.bluez.Error.Failed", message: "board stopped") }
-                               return try self.characteristicCall(c, call)
-                           })
+            try server.add(
+                path: c.path, interfaces: [Names.gattCharacteristic: application.characteristicProperties(c)],
+                methods: { [weak self] call in
+                    guard let self else { throw DBusError(name: "org.bluez.Error.Failed", message: "board stopped") }
+                    return try self.characteristicCall(c, call)
+                })
         }
     }
 
@@ -53,17 +56,22 @@ extension SimulatedPeripheral {
             s.notifySockets.removeAll()
             return old
         }
-        _ = try? await connection.call(destination: Names.busName, path: options.adapterPath, interface: Names.gattManager,
-                                       method: "UnregisterApplication", arguments: [.objectPath(options.applicationPath)])
+        _ = try? await connection.call(
+            destination: Names.busName, path: options.adapterPath, interface: Names.gattManager,
+            method: "UnregisterApplication", arguments: [.objectPath(options.applicationPath)])
         for path in (old.characteristics.map(\.path) + old.services.map(\.path)) { try? server.remove(path: path) }
         do {
             try exportApplication(new)
             let advertised = new.advertisementProperties(name: advertisedName)
-            try advertisementServer.setProperties(path: options.advertisementPath, interface: Names.advertisement, advertised,
-                                                  invalidated: advertised["ServiceUUIDs"] == nil ? ["ServiceUUIDs"] : [])
-            _ = try await connection.call(destination: Names.busName, path: options.adapterPath, interface: Names.gattManager,
-                                          method: "RegisterApplication", arguments: [.objectPath(options.applicationPath), .propertyMap([:])])
-            note("GATT application switched: \(new.services.map(\.uuid.uuidString).joined(separator: ", ")) as \"\(advertisedName)\"")
+            try advertisementServer.setProperties(
+                path: options.advertisementPath, interface: Names.advertisement, advertised,
+                invalidated: advertised["ServiceUUIDs"] == nil ? ["ServiceUUIDs"] : [])
+            _ = try await connection.call(
+                destination: Names.busName, path: options.adapterPath, interface: Names.gattManager,
+                method: "RegisterApplication", arguments: [.objectPath(options.applicationPath), .propertyMap([:])])
+            note(
+                "GATT application switched: \(new.services.map(\.uuid.uuidString).joined(separator: ", ")) as \"\(advertisedName)\""
+            )
         } catch {
             note("cannot switch the GATT application: \(error)")
         }
@@ -73,27 +81,33 @@ extension SimulatedPeripheral {
     func checkAdapter() async throws {
         let objects: [String: [String: [String: DBusValue]]]
         do {
-            objects = try await connection.call(destination: Names.busName, path: "/", interface: DBusStandard.objectManager,
-                                                method: "GetManagedObjects", timeout: .seconds(10))
-                .argument(0).managedObjects()
+            objects = try await connection.call(
+                destination: Names.busName, path: "/", interface: DBusStandard.objectManager,
+                method: "GetManagedObjects", timeout: .seconds(10)
+            )
+            .argument(0).managedObjects()
         } catch let e as DBusError { throw PeripheralError.bluetoothUnavailable(e) }
-        let adapters = objects.filter { $0.value[Names.adapter] != nil }.keys.map { String($0.split(separator: "/").last ?? "") }
+        let adapters = objects.filter { $0.value[Names.adapter] != nil }.keys.map {
+            String($0.split(separator: "/").last ?? "")
+        }
         guard let adapter = objects[options.adapterPath]?[Names.adapter] else {
             throw PeripheralError.noAdapter(options.adapterName, available: adapters.sorted())
         }
         if case .string(let address)? = adapter["Address"] { state.withLock { $0.adapterAddress = address } }
         if adapter["Powered"] != .bool(true) {
             do {
-                _ = try await connection.call(destination: Names.busName, path: options.adapterPath, interface: DBusStandard.properties,
-                                              method: "Set", arguments: [.string(Names.adapter), .string("Powered"), .variant(.bool(true))])
+                _ = try await connection.call(
+                    destination: Names.busName, path: options.adapterPath, interface: DBusStandard.properties,
+                    method: "Set", arguments: [.string(Names.adapter), .string("Powered"), .variant(.bool(true))])
             } catch let e as DBusError { throw PeripheralError.registration("switching \(options.adapterName) on", e) }
         }
     }
 
     func register() async throws {
         do {
-            _ = try await connection.call(destination: Names.busName, path: options.adapterPath, interface: Names.gattManager,
-                                          method: "RegisterApplication", arguments: [.objectPath(options.applicationPath), .propertyMap([:])])
+            _ = try await connection.call(
+                destination: Names.busName, path: options.adapterPath, interface: Names.gattManager,
+                method: "RegisterApplication", arguments: [.objectPath(options.applicationPath), .propertyMap([:])])
         } catch let e as DBusError { throw PeripheralError.registration("the GATT application", e) }
         do {
             try await registerAdvertisement()
@@ -101,20 +115,25 @@ extension SimulatedPeripheral {
     }
 
     private func registerAdvertisement() async throws {
-        _ = try await connection.call(destination: Names.busName, path: options.adapterPath, interface: Names.advertisingManager,
-                                      method: "RegisterAdvertisement", arguments: [.objectPath(options.advertisementPath), .propertyMap([:])])
+        _ = try await connection.call(
+            destination: Names.busName, path: options.adapterPath, interface: Names.advertisingManager,
+            method: "RegisterAdvertisement", arguments: [.objectPath(options.advertisementPath), .propertyMap([:])])
     }
 
     /// Follows the centrals' links on the adapter: a link that drops makes the board forget
     /// its per-link state, as a real board does.
     func watchLinks() async throws {
-        let rule = DBusMatchRule.propertiesChanged(sender: Names.busName, pathNamespace: options.adapterPath, interface: Names.device)
+        let rule = DBusMatchRule.propertiesChanged(
+            sender: Names.busName, pathNamespace: options.adapterPath, interface: Names.device)
         let stream: AsyncStream<DBusSignal>
-        do { stream = try await connection.signals(matching: rule) } catch let e as DBusError { throw PeripheralError.bluetoothUnavailable(e) }
+        do { stream = try await connection.signals(matching: rule) } catch let e as DBusError {
+            throw PeripheralError.bluetoothUnavailable(e)
+        }
         Task { [weak self] in
             for await signal in stream {
                 guard let self, let changes = try? signal.arguments.argument(1).properties(),
-                      case .bool(let connected)? = changes["Connected"] else { continue }
+                    case .bool(let connected)? = changes["Connected"]
+                else { continue }
                 self.locked { s in
                     if connected {
                         s.counters.links += 1
@@ -133,11 +152,14 @@ extension SimulatedPeripheral {
 
     // MARK: characteristic calls
 
-    func characteristicCall(_ c: PeripheralGATTApplication.Characteristic, _ call: DBusMethodCall) throws -> [DBusValue] {
+    func characteristicCall(_ c: PeripheralGATTApplication.Characteristic, _ call: DBusMethodCall) throws -> [DBusValue]
+    {
         switch call.member {
         case "ReadValue":
             try call.expectSignature("a{sv}")
-            guard c.flags.contains("read") else { throw DBusError(name: "org.bluez.Error.NotPermitted", message: "Read not permitted") }
+            guard c.flags.contains("read") else {
+                throw DBusError(name: "org.bluez.Error.NotPermitted", message: "Read not permitted")
+            }
             return [server.properties(path: c.path, interface: Names.gattCharacteristic)?["Value"] ?? .bytes([])]
         case "WriteValue":
             try call.expectSignature("aya{sv}")
@@ -156,17 +178,21 @@ extension SimulatedPeripheral {
             return []
         case "AcquireWrite", "AcquireNotify":
             try call.expectSignature("a{sv}")
-            return try acquire(c, write: call.member == "AcquireWrite", options: (try? call.arguments[0].properties()) ?? [:])
+            return try acquire(
+                c, write: call.member == "AcquireWrite", options: (try? call.arguments[0].properties()) ?? [:])
         case "StartNotify", "StopNotify":
             let on = call.member == "StartNotify"
-            guard c.canNotify else { throw DBusError(name: "org.bluez.Error.NotSupported", message: "Notify not supported") }
+            guard c.canNotify else {
+                throw DBusError(name: "org.bluez.Error.NotSupported", message: "Notify not supported")
+            }
             locked { s in
                 if on { s.notifying.insert(c.path) } else { s.notifying.remove(c.path) }
             }
             try server.setProperties(path: c.path, interface: Names.gattCharacteristic, ["Notifying": .bool(on)])
             return []
         default:
-            throw DBusError(name: "org.bluez.Error.NotSupported", message: "\(call.member) is not supported by this board")
+            throw DBusError(
+                name: "org.bluez.Error.NotSupported", message: "\(call.member) is not supported by this board")
         }
     }
 
@@ -177,7 +203,9 @@ extension SimulatedPeripheral {
     }
 
     /// A write that reached the board (through `WriteValue` or a socket).
-    private func deliver(_ bytes: [UInt8], to c: PeripheralGATTApplication.Characteristic, kind: WriteKind, _ s: inout PeripheralState) {
+    private func deliver(
+        _ bytes: [UInt8], to c: PeripheralGATTApplication.Characteristic, kind: WriteKind, _ s: inout PeripheralState
+    ) {
         let step = s.host.write(bytes, to: c.characteristic, kind: kind)
         if step.delivered { s.counters.writes += 1 } else { s.counters.droppedWrites += 1 }
         apply(step, &s)
@@ -187,10 +215,13 @@ extension SimulatedPeripheral {
     /// returned with the MTU. Each datagram bluetoothd writes is one write command of a
     /// central; each datagram the board writes is one notification to the subscribed centrals.
     /// bluetoothd closing its end (the last subscriber gone, `ccc_write_cb()`) releases it.
-    private func acquire(_ c: PeripheralGATTApplication.Characteristic, write: Bool,
-                         options: [String: DBusValue]) throws -> [DBusValue] {
+    private func acquire(
+        _ c: PeripheralGATTApplication.Characteristic, write: Bool,
+        options: [String: DBusValue]
+    ) throws -> [DBusValue] {
         guard application.acquire,
-              c.flags.contains(write ? "write-without-response" : "notify") else {
+            c.flags.contains(write ? "write-without-response" : "notify")
+        else {
             throw DBusError(name: "org.bluez.Error.NotSupported", message: "Operation is not supported")
         }
         let pair: (PacketSocket, DBusFileDescriptor)
@@ -280,8 +311,9 @@ extension SimulatedPeripheral {
         case .boot:
             apply(s.host.boot(), &s)
             options.onBoardChanged(s.host.board)
-            let table = PeripheralGATTApplication(board: s.host.board, rootPath: options.applicationPath,
-                                                  acquire: options.acquireSockets)
+            let table = PeripheralGATTApplication(
+                board: s.host.board, rootPath: options.applicationPath,
+                acquire: options.acquireSockets)
             let switched = table != s.application
             request { [weak self] in
                 guard let self else { return }
@@ -298,18 +330,25 @@ extension SimulatedPeripheral {
 
     /// A reset: the board stops advertising and the central's link goes down.
     private func dropLink(_ central: String?) async {
-        _ = try? await connection.call(destination: Names.busName, path: options.adapterPath, interface: Names.advertisingManager,
-                                       method: "UnregisterAdvertisement", arguments: [.objectPath(options.advertisementPath)])
+        _ = try? await connection.call(
+            destination: Names.busName, path: options.adapterPath, interface: Names.advertisingManager,
+            method: "UnregisterAdvertisement", arguments: [.objectPath(options.advertisementPath)])
         var centrals = central.map { [$0] } ?? []
-        if centrals.isEmpty, let objects = try? await connection.call(
-            destination: Names.busName, path: "/", interface: DBusStandard.objectManager, method: "GetManagedObjects"
-        ).argument(0).managedObjects() {
-            centrals = objects.filter { $0.key.hasPrefix(options.adapterPath + "/") && $0.value[Names.device]?["Connected"] == .bool(true) }
-                .map(\.key)
+        if centrals.isEmpty,
+            let objects = try? await connection.call(
+                destination: Names.busName, path: "/", interface: DBusStandard.objectManager,
+                method: "GetManagedObjects"
+            ).argument(0).managedObjects()
+        {
+            centrals = objects.filter {
+                $0.key.hasPrefix(options.adapterPath + "/") && $0.value[Names.device]?["Connected"] == .bool(true)
+            }
+            .map(\.key)
         }
         for path in centrals {
             do {
-                _ = try await connection.call(destination: Names.busName, path: path, interface: Names.device, method: "Disconnect")
+                _ = try await connection.call(
+                    destination: Names.busName, path: path, interface: Names.device, method: "Disconnect")
             } catch {
                 note("cannot disconnect \(path): \(error)")
             }

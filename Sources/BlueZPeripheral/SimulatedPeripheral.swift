@@ -39,13 +39,17 @@ public enum PeripheralError: Error, CustomStringConvertible {
     public var description: String {
         switch self {
         case .bluetoothUnavailable(let e):
-            return "Bluetooth is not available (\(e)): start bluetoothd (`sudo systemctl start bluetooth`) and run as a user "
+            return
+                "Bluetooth is not available (\(e)): start bluetoothd (`sudo systemctl start bluetooth`) and run as a user "
                 + "allowed to use it"
         case let .noAdapter(name, available):
-            return "no adapter \(name): " + (available.isEmpty ? "BlueZ sees none (plug one in, or check `bluetoothctl list`)"
-                                                              : "pick one of \(available.joined(separator: ", "))")
+            return "no adapter \(name): "
+                + (available.isEmpty
+                    ? "BlueZ sees none (plug one in, or check `bluetoothctl list`)"
+                    : "pick one of \(available.joined(separator: ", "))")
         case let .registration(what, e):
-            return "BlueZ refused \(what): \(e) (is bluetoothd 5.50 or newer, with the adapter switched on and LE enabled?)"
+            return
+                "BlueZ refused \(what): \(e) (is bluetoothd 5.50 or newer, with the adapter switched on and LE enabled?)"
         }
     }
 }
@@ -98,10 +102,14 @@ public final class SimulatedPeripheral: Sendable {
     /// Connects to `bus`, exports the application and the advertisement, and registers both
     /// with BlueZ on the adapter.
     /// - Throws: `PeripheralError`.
-    public static func start(bus: DBusBusAddress = .system, board: SimulatedBoard,
-                             options: PeripheralOptions = PeripheralOptions()) async throws -> SimulatedPeripheral {
+    public static func start(
+        bus: DBusBusAddress = .system, board: SimulatedBoard,
+        options: PeripheralOptions = PeripheralOptions()
+    ) async throws -> SimulatedPeripheral {
         let connection: DBusConnection
-        do { connection = try DBusConnection(bus: bus) } catch let e as DBusError { throw PeripheralError.bluetoothUnavailable(e) }
+        do { connection = try DBusConnection(bus: bus) } catch let e as DBusError {
+            throw PeripheralError.bluetoothUnavailable(e)
+        }
         let peripheral: SimulatedPeripheral
         do {
             peripheral = try SimulatedPeripheral(connection: connection, board: board, options: options)
@@ -123,11 +131,14 @@ public final class SimulatedPeripheral: Sendable {
     private init(connection: DBusConnection, board: SimulatedBoard, options: PeripheralOptions) throws {
         self.connection = connection
         self.options = options
-        let application = PeripheralGATTApplication(board: board, rootPath: options.applicationPath, acquire: options.acquireSockets)
+        let application = PeripheralGATTApplication(
+            board: board, rootPath: options.applicationPath, acquire: options.acquireSockets)
         state = Mutex(PeripheralState(host: GATTBoardHost(board: board), application: application))
-        server = try DBusObjectServer(connection: connection, rootPath: options.applicationPath, listsStandardInterfaces: false)
-        advertisementServer = try DBusObjectServer(connection: connection, rootPath: options.advertisementPath,
-                                                   listsStandardInterfaces: false)
+        server = try DBusObjectServer(
+            connection: connection, rootPath: options.applicationPath, listsStandardInterfaces: false)
+        advertisementServer = try DBusObjectServer(
+            connection: connection, rootPath: options.advertisementPath,
+            listsStandardInterfaces: false)
         let (stream, continuation) = AsyncStream.makeStream(of: (@Sendable () async -> Void).self)
         requests = continuation
         let worker = Task { for await request in stream { await request() } }
@@ -160,10 +171,13 @@ public final class SimulatedPeripheral: Sendable {
             return s.host.board
         }
         let adapter = options.adapterPath
-        _ = try? await connection.call(destination: BlueZServerNames.busName, path: adapter, interface: BlueZServerNames.advertisingManager,
-                                       method: "UnregisterAdvertisement", arguments: [.objectPath(options.advertisementPath)], timeout: .seconds(3))
-        _ = try? await connection.call(destination: BlueZServerNames.busName, path: adapter, interface: BlueZServerNames.gattManager,
-                                       method: "UnregisterApplication", arguments: [.objectPath(options.applicationPath)], timeout: .seconds(3))
+        _ = try? await connection.call(
+            destination: BlueZServerNames.busName, path: adapter, interface: BlueZServerNames.advertisingManager,
+            method: "UnregisterAdvertisement", arguments: [.objectPath(options.advertisementPath)], timeout: .seconds(3)
+        )
+        _ = try? await connection.call(
+            destination: BlueZServerNames.busName, path: adapter, interface: BlueZServerNames.gattManager,
+            method: "UnregisterApplication", arguments: [.objectPath(options.applicationPath)], timeout: .seconds(3))
         await close()
         return board
     }

@@ -13,24 +13,28 @@ struct BlueZAgent: Sendable {
         do {
             try bus.connection.export(path: path) { call in
                 switch call.member {
-                case "Release", "Cancel", "RequestConfirmation", "RequestAuthorization", "AuthorizeService", "DisplayPasskey",
-                     "DisplayPinCode":
+                case "Release", "Cancel", "RequestConfirmation", "RequestAuthorization", "AuthorizeService",
+                    "DisplayPasskey",
+                    "DisplayPinCode":
                     return []
                 default:
-                    throw DBusError(name: "org.bluez.Error.Rejected", message: "bitflash pairs without a PIN or passkey")
+                    throw DBusError(
+                        name: "org.bluez.Error.Rejected", message: "bitflash pairs without a PIN or passkey")
                 }
             }
         } catch let error as DBusError {
             throw BlueZError.from(error, operation: "preparing to pair")
         }
-        try await bus.call(BlueZNames.root, BlueZNames.agentManager, "RegisterAgent", [.objectPath(path), .string("NoInputNoOutput")],
-                           operation: "registering the pairing agent")
+        try await bus.call(
+            BlueZNames.root, BlueZNames.agentManager, "RegisterAgent", [.objectPath(path), .string("NoInputNoOutput")],
+            operation: "registering the pairing agent")
         return BlueZAgent(path: path)
     }
 
     func unregister(on bus: BlueZBus) async {
-        _ = try? await bus.rawCall(BlueZNames.root, BlueZNames.agentManager, "UnregisterAgent", [.objectPath(path)],
-                                   timeout: .seconds(5))
+        _ = try? await bus.rawCall(
+            BlueZNames.root, BlueZNames.agentManager, "UnregisterAgent", [.objectPath(path)],
+            timeout: .seconds(5))
         bus.connection.unexport(path: path)
     }
 }

@@ -16,15 +16,21 @@ public enum BlueZEvent: Sendable, Equatable {
         let a = signal.arguments
         switch (signal.interface, signal.member) {
         case (DBusStandard.properties, "PropertiesChanged"):
-            guard let interface = try? a.argument(0).string(), let changed = try? a.argument(1).properties() else { return nil }
+            guard let interface = try? a.argument(0).string(), let changed = try? a.argument(1).properties() else {
+                return nil
+            }
             let invalidated = (try? a.argument(2).strings()) ?? []
-            self = .propertiesChanged(path: signal.path, interface: interface, changed: changed, invalidated: invalidated)
+            self = .propertiesChanged(
+                path: signal.path, interface: interface, changed: changed, invalidated: invalidated)
         case (DBusStandard.objectManager, "InterfacesAdded"):
             guard let path = try? a.argument(0).objectPath(),
-                  let interfaces = try? a.argument(1).stringKeyed().mapValues({ try $0.properties() }) else { return nil }
+                let interfaces = try? a.argument(1).stringKeyed().mapValues({ try $0.properties() })
+            else { return nil }
             self = .interfacesAdded(path: path, interfaces: interfaces)
         case (DBusStandard.objectManager, "InterfacesRemoved"):
-            guard let path = try? a.argument(0).objectPath(), let interfaces = try? a.argument(1).strings() else { return nil }
+            guard let path = try? a.argument(0).objectPath(), let interfaces = try? a.argument(1).strings() else {
+                return nil
+            }
             self = .interfacesRemoved(path: path, interfaces: interfaces)
         case (BlueZNames.device, "Disconnected"):
             guard let reason = try? a.argument(0).string() else { return nil }
@@ -46,7 +52,9 @@ public final class BlueZBus: Sendable {
 
     /// Connects to the system bus (`DBUS_SYSTEM_BUS_ADDRESS` when set) and checks that
     /// bluetoothd is there.
-    public static func open(bus: DBusBusAddress = .system, callTimeout: Duration = .seconds(30)) async throws(BlueZError) -> BlueZBus {
+    public static func open(bus: DBusBusAddress = .system, callTimeout: Duration = .seconds(30))
+        async throws(BlueZError) -> BlueZBus
+    {
         let connection: DBusConnection
         do { connection = try DBusConnection(bus: bus) } catch let error as DBusError {
             throw BlueZError.bluetoothUnavailable("cannot reach the system bus (\(error))")
@@ -75,11 +83,14 @@ public final class BlueZBus: Sendable {
 
     /// Calls a BlueZ method; failures become `BlueZError`s that name `operation`.
     @discardableResult
-    public func call(_ path: String, _ interface: String, _ method: String, _ arguments: [DBusValue] = [],
-                     operation: String, timeout: Duration? = nil) async throws -> [DBusValue] {
+    public func call(
+        _ path: String, _ interface: String, _ method: String, _ arguments: [DBusValue] = [],
+        operation: String, timeout: Duration? = nil
+    ) async throws -> [DBusValue] {
         do {
-            return try await connection.call(destination: BlueZNames.service, path: path, interface: interface,
-                                             method: method, arguments: arguments, timeout: timeout ?? callTimeout)
+            return try await connection.call(
+                destination: BlueZNames.service, path: path, interface: interface,
+                method: method, arguments: arguments, timeout: timeout ?? callTimeout)
         } catch let error as DBusError {
             throw BlueZError.from(error, operation: operation)
         }
@@ -87,27 +98,36 @@ public final class BlueZBus: Sendable {
 
     /// The same call, but D-Bus errors come back unmapped (for callers that retry on some).
     @discardableResult
-    func rawCall(_ path: String, _ interface: String, _ method: String, _ arguments: [DBusValue] = [],
-                 timeout: Duration? = nil) async throws -> [DBusValue] {
-        try await connection.call(destination: BlueZNames.service, path: path, interface: interface,
-                                  method: method, arguments: arguments, timeout: timeout ?? callTimeout)
+    func rawCall(
+        _ path: String, _ interface: String, _ method: String, _ arguments: [DBusValue] = [],
+        timeout: Duration? = nil
+    ) async throws -> [DBusValue] {
+        try await connection.call(
+            destination: BlueZNames.service, path: path, interface: interface,
+            method: method, arguments: arguments, timeout: timeout ?? callTimeout)
     }
 
     /// The whole object tree.
     public func objects() async throws -> BlueZObjectTree {
-        try BlueZObjectTree(reply: await call("/", DBusStandard.objectManager, "GetManagedObjects",
-                                              operation: "reading the BlueZ object tree"))
+        try BlueZObjectTree(
+            reply: await call(
+                "/", DBusStandard.objectManager, "GetManagedObjects",
+                operation: "reading the BlueZ object tree"))
     }
 
     /// Sets one property through `org.freedesktop.DBus.Properties.Set`.
-    public func set(_ path: String, _ interface: String, _ name: String, _ value: DBusValue, operation: String) async throws {
-        try await call(path, DBusStandard.properties, "Set", [.string(interface), .string(name), .variant(value)],
-                       operation: operation)
+    public func set(_ path: String, _ interface: String, _ name: String, _ value: DBusValue, operation: String)
+        async throws
+    {
+        try await call(
+            path, DBusStandard.properties, "Set", [.string(interface), .string(name), .variant(value)],
+            operation: operation)
     }
 
     /// Reads one property through `org.freedesktop.DBus.Properties.Get`.
     public func get(_ path: String, _ interface: String, _ name: String, operation: String) async throws -> DBusValue {
-        let reply = try await call(path, DBusStandard.properties, "Get", [.string(interface), .string(name)], operation: operation)
+        let reply = try await call(
+            path, DBusStandard.properties, "Get", [.string(interface), .string(name)], operation: operation)
         guard let value = reply.first else {
             throw BlueZError.unexpectedReply(operation: operation, detail: "Get returned nothing")
         }
@@ -121,8 +141,9 @@ public final class BlueZBus: Sendable {
             DBusMatchRule.propertiesChanged(sender: BlueZNames.service, pathNamespace: BlueZNames.root),
             DBusMatchRule.objectManager(sender: BlueZNames.service, member: "InterfacesAdded"),
             DBusMatchRule.objectManager(sender: BlueZNames.service, member: "InterfacesRemoved"),
-            DBusMatchRule(sender: BlueZNames.service, pathNamespace: BlueZNames.root, interface: BlueZNames.device,
-                          member: "Disconnected"),
+            DBusMatchRule(
+                sender: BlueZNames.service, pathNamespace: BlueZNames.root, interface: BlueZNames.device,
+                member: "Disconnected")
         ]
         var streams: [AsyncStream<DBusSignal>] = []
         do {

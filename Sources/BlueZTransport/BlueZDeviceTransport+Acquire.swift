@@ -57,7 +57,9 @@ struct AcquiredSockets: Sendable {
 /// closes while the link stays up (for the rest of that link).
 extension BlueZDeviceTransport {
     /// The socket for write commands to `c`, acquiring it on first use; nil to use `WriteValue`.
-    func commandSocket(for c: GATTCharacteristic, size: Int, timeout: Duration, operation: String) async throws -> AcquiredSockets.WriteSocket? {
+    func commandSocket(for c: GATTCharacteristic, size: Int, timeout: Duration, operation: String) async throws
+        -> AcquiredSockets.WriteSocket?
+    {
         guard settings.acquireSockets else { return nil }
         let key = "write \(c.characteristic)"
         let cached = sockets.withLock { s -> AcquiredSockets.WriteSocket?? in
@@ -74,15 +76,17 @@ extension BlueZDeviceTransport {
         let reply: [DBusValue]
         do {
             reply = try await guarded(operation) { [bus] in
-                try await bus.rawCall(path, BlueZNames.gattCharacteristic, "AcquireWrite", [.propertyMap([:])],
-                                      timeout: min(timeout, .seconds(10)))
+                try await bus.rawCall(
+                    path, BlueZNames.gattCharacteristic, "AcquireWrite", [.propertyMap([:])],
+                    timeout: min(timeout, .seconds(10)))
             }
         } catch let error as DBusError {
             refuse(key, "AcquireWrite on \(c.characteristic): \(error)", unknownMethod: error.hasName(.unknownMethod))
             return nil
         }
         guard let fd = try? reply.argument(0).unixFD(), let mtu = try? reply.argument(1).uint16(), mtu >= 23,
-              let socket = try? PacketSocket(fd) else {
+            let socket = try? PacketSocket(fd)
+        else {
             refuse(key, "AcquireWrite on \(c.characteristic) answered '\(reply.signature)' instead of (h fd, q mtu)")
             return nil
         }
@@ -103,8 +107,11 @@ extension BlueZDeviceTransport {
 
     /// Sends `bytes` on the acquired socket of `c`; false when there is none (or it just
     /// closed), and the caller uses `WriteValue`.
-    func sendThroughSocket(_ bytes: [UInt8], to c: GATTCharacteristic, timeout: Duration, operation: String) async throws -> Bool {
-        guard let held = try await commandSocket(for: c, size: bytes.count, timeout: timeout, operation: operation) else { return false }
+    func sendThroughSocket(_ bytes: [UInt8], to c: GATTCharacteristic, timeout: Duration, operation: String)
+        async throws -> Bool
+    {
+        guard let held = try await commandSocket(for: c, size: bytes.count, timeout: timeout, operation: operation)
+        else { return false }
         do {
             try await held.socket.send(bytes, timeout: timeout)
             sockets.withLock { $0.counts.socketWrites += 1 }
@@ -133,7 +140,9 @@ extension BlueZDeviceTransport {
     /// is stopped first. Any failure goes back to `StartNotify`.
     func acquireNotifications(_ c: GATTCharacteristic, path: String, timeout: Duration) async throws {
         let key = "notify \(c.characteristic)"
-        guard settings.acquireSockets, !(sockets.withLock { $0.unavailable || $0.refused.contains(key) || $0.notify[c] != nil }) else { return }
+        guard settings.acquireSockets,
+            !(sockets.withLock { $0.unavailable || $0.refused.contains(key) || $0.notify[c] != nil })
+        else { return }
         let table = try await currentGATT(operation: "enabling notifications of \(c.characteristic)")
         guard table.flags[c]?.contains("notify") ?? false else {
             refuse(key, "\(c.characteristic) has no notify flag")
@@ -144,8 +153,9 @@ extension BlueZDeviceTransport {
         do {
             reply = try await guarded(operation) { [bus] in
                 try await bus.rawCall(path, BlueZNames.gattCharacteristic, "StopNotify", timeout: timeout)
-                return try await bus.rawCall(path, BlueZNames.gattCharacteristic, "AcquireNotify", [.propertyMap([:])],
-                                             timeout: min(timeout, .seconds(10)))
+                return try await bus.rawCall(
+                    path, BlueZNames.gattCharacteristic, "AcquireNotify", [.propertyMap([:])],
+                    timeout: min(timeout, .seconds(10)))
             }
         } catch let error as DBusError {
             refuse(key, "AcquireNotify on \(c.characteristic): \(error)", unknownMethod: error.hasName(.unknownMethod))
@@ -168,7 +178,9 @@ extension BlueZDeviceTransport {
                     let first = self.state.withLock { s -> String? in
                         s.droppedNotifications += 1
                         let before = s.violation
-                        s.note("a notification that cannot come from a board (\(bytes.count) bytes, more than an attribute holds: 512)")
+                        s.note(
+                            "a notification that cannot come from a board (\(bytes.count) bytes, more than an attribute holds: 512)"
+                        )
                         return before == nil ? s.violation : nil
                     }
                     if let first { self.sinks.violation(first) }
@@ -216,8 +228,10 @@ extension BlueZDeviceTransport {
 
     /// Forgets a socket that closed (if it is still the one held); true when it was.
     @discardableResult
-    private func socketClosed(_ key: String, write c: GATTCharacteristic? = nil, notify n: GATTCharacteristic? = nil,
-                              socket: PacketSocket, why: String = "closed") -> Bool {
+    private func socketClosed(
+        _ key: String, write c: GATTCharacteristic? = nil, notify n: GATTCharacteristic? = nil,
+        socket: PacketSocket, why: String = "closed"
+    ) -> Bool {
         sockets.withLock { s in
             var held = false
             if let c, s.write[c]?.socket === socket {

@@ -30,7 +30,9 @@ extension BlueZDeviceTransport {
     public func establish(to target: ConnectTarget, timeout: Duration) async throws(BlueZError) -> ConnectionInfo {
         let current = currentAddress
         // The application when the last link was to it (or to the bootloader at its address) is the same device.
-        guard target != .sameDevice, !(target == .application && current == address) else { return try await establish(timeout: timeout) }
+        guard target != .sameDevice, !(target == .application && current == address) else {
+            return try await establish(timeout: timeout)
+        }
         let next = BlueZDevice.nextAddress(after: address)
         let order: [String]
         switch target {
@@ -55,7 +57,8 @@ extension BlueZDeviceTransport {
         let seen: [BlueZDevice]
         do {
             seen = try await BlueZScanner(bus: bus, adapter: adapterPath).scan(
-                timeout: max(.seconds(1), min(settings.rediscoverTimeout, clock.now.duration(to: deadline))), services: nil,
+                timeout: max(.seconds(1), min(settings.rediscoverTimeout, clock.now.duration(to: deadline))),
+                services: nil,
                 stopWhen: { $0.address == other && $0.rssi != nil })
         } catch let error as BlueZError {
             throw error
@@ -68,8 +71,10 @@ extension BlueZDeviceTransport {
         }
         // Not there either: the board may only be slow to come back where it was expected.
         guard let first else {
-            throw BlueZError.connectFailed(device: label, message: "after its reset the board advertised neither at \(order[0]) "
-                                               + "nor at \(other)")
+            throw BlueZError.connectFailed(
+                device: label,
+                message: "after its reset the board advertised neither at \(order[0]) "
+                    + "nor at \(other)")
         }
         switchDevice(to: first)
         return try await establish(timeout: max(clock.now.duration(to: deadline), settings.bootloaderAddressWindow))
@@ -84,7 +89,8 @@ extension BlueZDeviceTransport {
     /// "no pairing" MakeCode build still has it) would refuse the entry, so pair first.
     func bondBeforeBondedEntry(_ characteristic: GATTCharacteristic) async throws {
         guard characteristic.characteristic == Self.bondedButtonless, settings.pairWhenRequired,
-              !(state.withLock { $0.device?.paired ?? false }) else { return }
+            !(state.withLock { $0.device?.paired ?? false })
+        else { return }
         do { try await pair() } catch let error as BlueZError { throw error.transportError }
     }
 

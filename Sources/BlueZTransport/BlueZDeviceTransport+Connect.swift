@@ -36,7 +36,9 @@ extension BlueZDeviceTransport {
         } catch {
             // A connect that failed after BlueZ sent what it never sends failed because of it,
             // not because of the radio.
-            if let violation = stackViolation { throw BlueZError.unexpectedReply(operation: "connecting to \(label)", detail: violation) }
+            if let violation = stackViolation {
+                throw BlueZError.unexpectedReply(operation: "connecting to \(label)", detail: violation)
+            }
             if let error = error as? BlueZError { throw error }
             throw BlueZError.failed(operation: "connecting to \(label)", message: "\(error)")
         }
@@ -69,7 +71,9 @@ extension BlueZDeviceTransport {
             attempt += 1
             do {
                 let left = clock.now.duration(to: deadline)
-                guard left > .zero else { throw BlueZError.timeout(operation: "connecting to \(label)", after: timeout) }
+                guard left > .zero else {
+                    throw BlueZError.timeout(operation: "connecting to \(label)", after: timeout)
+                }
                 try await bus.rawCall(path, BlueZNames.device, "Connect", timeout: left)
                 return
             } catch let error as DBusError {
@@ -77,18 +81,23 @@ extension BlueZDeviceTransport {
                 if case .timeout = error {
                     // BlueZ keeps trying; Disconnect cancels its pending connect.
                     _ = try? await bus.rawCall(path, BlueZNames.device, "Disconnect", timeout: .seconds(5))
-                    throw BlueZError.connectFailed(device: label, message: "the board did not answer within \(timeout.seconds.formatted1)s")
+                    throw BlueZError.connectFailed(
+                        device: label, message: "the board did not answer within \(timeout.seconds.formatted1)s")
                 }
                 let timeLeft = clock.now.advanced(by: delay) < deadline
                 guard BlueZError.isRetryableConnect(error), attempt < settings.connectAttempts, timeLeft else {
                     if case .remote(_, let message) = error, error.name?.hasPrefix(BlueZNames.errorPrefix) == true,
-                       !["org.bluez.Error.NotReady"].contains(error.name ?? "") {
-                        throw BlueZError.connectFailed(device: label, message: message.isEmpty ? (error.name ?? "") : message)
+                        !["org.bluez.Error.NotReady"].contains(error.name ?? "")
+                    {
+                        throw BlueZError.connectFailed(
+                            device: label, message: message.isEmpty ? (error.name ?? "") : message)
                     }
                     throw BlueZError.from(error, operation: "connecting to \(label)")
                 }
                 // An aborted connect leaves BlueZ half-connected: let it settle first.
-                try? await waitUntil(timeout: .seconds(2), operation: "connect retry") { !($0.device?.connected ?? false) }
+                try? await waitUntil(timeout: .seconds(2), operation: "connect retry") {
+                    !($0.device?.connected ?? false)
+                }
                 try await Task.sleep(for: delay)
                 delay *= 2
             }
@@ -103,16 +112,22 @@ extension BlueZDeviceTransport {
         while true {
             // The signal may have come before the wait, or malformed: read the property itself.
             state.withLock { $0.malformedServicesResolved = false }
-            if let v = try? await bus.get(path, BlueZNames.device, "ServicesResolved", operation: "reading ServicesResolved") {
+            if let v = try? await bus.get(
+                path, BlueZNames.device, "ServicesResolved", operation: "reading ServicesResolved")
+            {
                 guard case .bool(let resolved) = v.unwrapped else {
-                    throw BlueZError.unexpectedReply(operation: "resolving the services of \(label)",
-                                                     detail: "ServicesResolved of type '\(v.unwrapped.signature)' instead of a boolean")
+                    throw BlueZError.unexpectedReply(
+                        operation: "resolving the services of \(label)",
+                        detail: "ServicesResolved of type '\(v.unwrapped.signature)' instead of a boolean")
                 }
                 state.withLock { $0.device?.servicesResolved = resolved }
             }
             do {
-                try await waitUntil(timeout: max(clock.now.duration(to: deadline), .zero), operation: "resolving services") {
-                    !($0.device?.connected ?? false) || ($0.device?.servicesResolved ?? false) || $0.malformedServicesResolved
+                try await waitUntil(
+                    timeout: max(clock.now.duration(to: deadline), .zero), operation: "resolving services"
+                ) {
+                    !($0.device?.connected ?? false) || ($0.device?.servicesResolved ?? false)
+                        || $0.malformedServicesResolved
                 }
             } catch BlueZError.timeout {
                 await disconnect()
@@ -121,7 +136,8 @@ extension BlueZDeviceTransport {
             if !(state.withLock { $0.malformedServicesResolved }) { break }
         }
         guard state.withLock({ $0.device?.connected ?? false }) else {
-            throw BlueZError.connectFailed(device: label, message: "the board dropped the connection while its services were being resolved")
+            throw BlueZError.connectFailed(
+                device: label, message: "the board dropped the connection while its services were being resolved")
         }
     }
 
@@ -130,13 +146,15 @@ extension BlueZDeviceTransport {
     /// that a refusal is reported as such instead of as a board that never answers.
     func pairIfAsked(_ table: GATTTable, timeout: Duration) async throws {
         guard !(state.withLock { $0.device?.paired ?? false }),
-              let probe = [KnownGATT.partialFlashing, KnownGATT.smp].first(where: { table.characteristics[$0] != nil }),
-              let path = table.characteristics[probe] else { return }
+            let probe = [KnownGATT.partialFlashing, KnownGATT.smp].first(where: { table.characteristics[$0] != nil }),
+            let path = table.characteristics[probe]
+        else { return }
         do {
             try await bus.rawCall(path, BlueZNames.gattCharacteristic, "StartNotify", timeout: timeout)
         } catch let error as DBusError where BlueZError.needsPairing(error) {
             guard settings.pairWhenRequired else {
-                throw BlueZError.pairingRefused(device: label, message: "the board requires a bond, and pairing is turned off")
+                throw BlueZError.pairingRefused(
+                    device: label, message: "the board requires a bond, and pairing is turned off")
             }
             try await pair()
         } catch {
@@ -180,7 +198,9 @@ extension BlueZDeviceTransport {
     }
 
     /// Waits until `condition` holds on the state, or throws `BlueZError.timeout`.
-    func waitUntil(timeout: Duration, operation: String, _ condition: @escaping @Sendable (BlueZLinkState) -> Bool) async throws {
+    func waitUntil(timeout: Duration, operation: String, _ condition: @escaping @Sendable (BlueZLinkState) -> Bool)
+        async throws
+    {
         let ticks = sinks.ticks()
         if state.withLock({ condition($0) }) { return }
         try await withThrowingTaskGroup(of: Bool.self) { group in

@@ -8,8 +8,10 @@ extension BlueZDeviceTransport {
     /// waits. `InProgress` (a request write or read already outstanding) is retried after 10 ms,
     /// as bleak does; an authentication error pairs the board and retries once.
     @discardableResult
-    func gattCall(_ operation: String, _ characteristic: GATTCharacteristic, _ method: String, _ arguments: [DBusValue],
-                  timeout: Duration) async throws -> [DBusValue] {
+    func gattCall(
+        _ operation: String, _ characteristic: GATTCharacteristic, _ method: String, _ arguments: [DBusValue],
+        timeout: Duration
+    ) async throws -> [DBusValue] {
         var paired = false
         var busyRetries = 0
         while true {
@@ -50,8 +52,12 @@ extension BlueZDeviceTransport {
     func characteristicPath(_ characteristic: GATTCharacteristic, operation: String) async throws -> String {
         guard state.withLock({ $0.linkUp }) else { throw TransportError.notConnected(operation: operation) }
         let table = try await currentGATT(operation: operation)
-        guard table.services.contains(characteristic.service) else { throw TransportError.serviceNotFound(characteristic.service) }
-        guard let path = table.characteristics[characteristic] else { throw TransportError.characteristicNotFound(characteristic) }
+        guard table.services.contains(characteristic.service) else {
+            throw TransportError.serviceNotFound(characteristic.service)
+        }
+        guard let path = table.characteristics[characteristic] else {
+            throw TransportError.characteristicNotFound(characteristic)
+        }
         return path
     }
 

@@ -59,7 +59,9 @@ public final class BlueZDeviceTransport: BLETransport, StackIntegrityReporting {
 
     /// Opens a transport for `device` on its own bus connection, subscribed to BlueZ's signals.
     /// Nothing is connected yet: call `connect(timeout:)`.
-    public static func open(device: BlueZDevice, settings: Settings = Settings(), bus address: DBusBusAddress = .system) async throws -> BlueZDeviceTransport {
+    public static func open(device: BlueZDevice, settings: Settings = Settings(), bus address: DBusBusAddress = .system)
+        async throws -> BlueZDeviceTransport
+    {
         let bus = try await BlueZBus.open(bus: address)
         do {
             return try await open(device: device, settings: settings, on: bus)
@@ -70,7 +72,9 @@ public final class BlueZDeviceTransport: BLETransport, StackIntegrityReporting {
     }
 
     /// Opens a transport on an existing bus connection (which it then owns).
-    public static func open(device: BlueZDevice, settings: Settings = Settings(), on bus: BlueZBus) async throws -> BlueZDeviceTransport {
+    public static func open(device: BlueZDevice, settings: Settings = Settings(), on bus: BlueZBus) async throws
+        -> BlueZDeviceTransport
+    {
         let transport = BlueZDeviceTransport(bus: bus, device: device, settings: settings)
         let events = try await bus.events()
         let task = Task { [weak transport] in
@@ -153,12 +157,17 @@ public final class BlueZDeviceTransport: BLETransport, StackIntegrityReporting {
         } catch let error as BlueZError { throw error.transportError }
     }
 
-    public func write(_ bytes: [UInt8], to characteristic: GATTCharacteristic, kind: WriteKind, timeout: Duration) async throws {
+    public func write(_ bytes: [UInt8], to characteristic: GATTCharacteristic, kind: WriteKind, timeout: Duration)
+        async throws
+    {
         let operation = "write to \(characteristic.characteristic)"
         guard bytes.count <= BlueZLimits.maximumValueLength else {
-            throw TransportError.failed(operation: operation, message: "\(bytes.count) bytes is more than an attribute holds (512)")
+            throw TransportError.failed(
+                operation: operation, message: "\(bytes.count) bytes is more than an attribute holds (512)")
         }
-        if kind == .command, try await sendThroughSocket(bytes, to: characteristic, timeout: timeout, operation: operation) {
+        if kind == .command,
+            try await sendThroughSocket(bytes, to: characteristic, timeout: timeout, operation: operation)
+        {
             // Waited for, as `WriteValue`'s reply is: until bluetoothd has taken it from the socket.
             await flushWriteSockets(timeout: timeout)
             return
@@ -168,28 +177,33 @@ public final class BlueZDeviceTransport: BLETransport, StackIntegrityReporting {
         // requests, B566 `src/shared/att.c` `pick_next_send_op()`).
         await flushWriteSockets(timeout: timeout)
         sockets.withLock { $0.counts.valueWrites += 1 }
-        try await gattCall(operation, characteristic, "WriteValue",
-                           [.bytes(bytes), .propertyMap(["type": .string(kind.rawValue)])], timeout: timeout)
+        try await gattCall(
+            operation, characteristic, "WriteValue",
+            [.bytes(bytes), .propertyMap(["type": .string(kind.rawValue)])], timeout: timeout)
     }
 
     /// A write command that does not wait: a datagram on the acquired socket, else a
     /// `WriteValue` whose reply is collected in the background (libdbus sends the calls in
     /// order, and bluetoothd queues commands in order, B566 `src/shared/att.c` `bt_att_send()`).
-    public func enqueueCommand(_ bytes: [UInt8], to characteristic: GATTCharacteristic, timeout: Duration,
-                               failed: @escaping @Sendable (TransportError) -> Void) async throws {
+    public func enqueueCommand(
+        _ bytes: [UInt8], to characteristic: GATTCharacteristic, timeout: Duration,
+        failed: @escaping @Sendable (TransportError) -> Void
+    ) async throws {
         let operation = "write to \(characteristic.characteristic)"
         guard bytes.count <= BlueZLimits.maximumValueLength else {
-            throw TransportError.failed(operation: operation, message: "\(bytes.count) bytes is more than an attribute holds (512)")
+            throw TransportError.failed(
+                operation: operation, message: "\(bytes.count) bytes is more than an attribute holds (512)")
         }
         if try await sendThroughSocket(bytes, to: characteristic, timeout: timeout, operation: operation) { return }
         let path = try await characteristicPath(characteristic, operation: operation)
         await flushWriteSockets(timeout: timeout)
         let reply: DBusPendingReply
         do {
-            reply = try bus.connection.send(destination: BlueZNames.service, path: path, interface: BlueZNames.gattCharacteristic,
-                                            method: "WriteValue",
-                                            arguments: [.bytes(bytes), .propertyMap(["type": .string(WriteKind.command.rawValue)])],
-                                            timeout: timeout)
+            reply = try bus.connection.send(
+                destination: BlueZNames.service, path: path, interface: BlueZNames.gattCharacteristic,
+                method: "WriteValue",
+                arguments: [.bytes(bytes), .propertyMap(["type": .string(WriteKind.command.rawValue)])],
+                timeout: timeout)
         } catch let error as DBusError {
             throw transportError(error, operation: operation)
         }
@@ -198,7 +212,9 @@ public final class BlueZDeviceTransport: BLETransport, StackIntegrityReporting {
             do {
                 _ = try await reply.reply()
             } catch let error as DBusError {
-                failed(self?.transportError(error, operation: operation) ?? BlueZError.from(error, operation: operation).transportError)
+                failed(
+                    self?.transportError(error, operation: operation)
+                        ?? BlueZError.from(error, operation: operation).transportError)
             } catch {}
         }
     }
@@ -208,10 +224,12 @@ public final class BlueZDeviceTransport: BLETransport, StackIntegrityReporting {
         await flushWriteSockets(timeout: timeout)
         let reply = try await gattCall(operation, characteristic, "ReadValue", [.propertyMap([:])], timeout: timeout)
         guard let value = try? reply.argument(0).bytes() else {
-            throw TransportError.failed(operation: operation, message: "BlueZ sent '\(reply.signature)' instead of the bytes 'ay'")
+            throw TransportError.failed(
+                operation: operation, message: "BlueZ sent '\(reply.signature)' instead of the bytes 'ay'")
         }
         guard value.count <= BlueZLimits.maximumValueLength else {
-            throw TransportError.failed(operation: operation, message: "BlueZ sent \(value.count) bytes, more than an attribute holds (512)")
+            throw TransportError.failed(
+                operation: operation, message: "BlueZ sent \(value.count) bytes, more than an attribute holds (512)")
         }
         return value
     }
@@ -227,7 +245,8 @@ public final class BlueZDeviceTransport: BLETransport, StackIntegrityReporting {
         try await bondBeforeBondedEntry(characteristic)
         try await startNotify(characteristic, timeout: timeout)
         guard settings.acquireSockets else { return }
-        let path = try await characteristicPath(characteristic, operation: "enabling notifications of \(characteristic.characteristic)")
+        let path = try await characteristicPath(
+            characteristic, operation: "enabling notifications of \(characteristic.characteristic)")
         try await acquireNotifications(characteristic, path: path, timeout: timeout)
     }
 

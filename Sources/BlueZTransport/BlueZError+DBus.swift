@@ -34,15 +34,19 @@ extension BlueZError {
         case "AuthenticationFailed", "AuthenticationRejected", "AuthenticationCanceled", "AuthenticationTimeout":
             return .pairingRefused(device: operation, message: "\(short): \(message)")
         case "InProgress":
-            return .failed(operation: operation, message: "another Bluetooth operation is still in progress (\(message)); wait a moment and try again")
+            return .failed(
+                operation: operation,
+                message: "another Bluetooth operation is still in progress (\(message)); wait a moment and try again")
         case "NotAuthorized", "NotPermitted":
-            return .failed(operation: operation, message: "the board refused it (\(short): \(message)); it may need pairing")
+            return .failed(
+                operation: operation, message: "the board refused it (\(short): \(message)); it may need pairing")
         case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner":
             return .bluetoothUnavailable("bluetoothd is not running (no org.bluez on the system bus)")
         case "org.freedesktop.DBus.Error.UnknownObject", "org.freedesktop.DBus.Error.UnknownMethod":
             return .failed(operation: operation, message: "BlueZ no longer knows this object (\(message)); scan again")
         case "org.freedesktop.DBus.Error.AccessDenied":
-            return .bluetoothUnavailable("the system bus denied access to BlueZ (\(message)); run as a user in the `bluetooth` group")
+            return .bluetoothUnavailable(
+                "the system bus denied access to BlueZ (\(message)); run as a user in the `bluetooth` group")
         default:
             return .failed(operation: operation, message: message.isEmpty ? name : "\(short): \(message)")
         }
@@ -63,7 +67,9 @@ extension BlueZError {
         guard case let .remote(name, message) = error else { return false }
         let m = message.lowercased()
         if name == "org.bluez.Error.NotAuthorized" { return true }
-        if name == "org.bluez.Error.NotPermitted", m.contains("auth") || m.contains("paired") || m.contains("encrypt") { return true }
+        if name == "org.bluez.Error.NotPermitted", m.contains("auth") || m.contains("paired") || m.contains("encrypt") {
+            return true
+        }
         return m.contains("insufficient authentication") || m.contains("insufficient encryption")
     }
 }

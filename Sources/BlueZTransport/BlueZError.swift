@@ -38,7 +38,7 @@ public enum BlueZError: Error, Sendable, Equatable {
         case let .notConnected(op): return .notConnected(operation: op)
         case let .timeout(op, after): return .timeout(operation: op, after: after)
         case .connectFailed, .servicesNeverResolved, .pairingRefused, .deviceNotFound, .ambiguousDevice,
-             .bluetoothUnavailable, .noAdapter, .adapterOff:
+            .bluetoothUnavailable, .noAdapter, .adapterOff:
             return .connectFailed(description)
         case let .failed(op, _), let .unexpectedReply(op, _):
             return .failed(operation: op, message: description)
@@ -50,9 +50,11 @@ extension BlueZError: CustomStringConvertible {
     public var description: String {
         switch self {
         case .bluetoothUnavailable(let why):
-            return "Bluetooth is not available: \(why); start it (`sudo systemctl start bluetooth`) and check `bluetoothctl show`"
+            return
+                "Bluetooth is not available: \(why); start it (`sudo systemctl start bluetooth`) and check `bluetoothctl show`"
         case let .noAdapter(requested?, available):
-            return "no Bluetooth adapter \(requested); adapters: \(available.isEmpty ? "none" : available.joined(separator: ", "))"
+            return
+                "no Bluetooth adapter \(requested); adapters: \(available.isEmpty ? "none" : available.joined(separator: ", "))"
         case .noAdapter(nil, _):
             return "no Bluetooth adapter found; plug one in or check `bluetoothctl list`"
         case .adapterOff(let name):
@@ -63,7 +65,8 @@ extension BlueZError: CustomStringConvertible {
             return "no board '\(query)' in range (\(list)); check it is powered, close to this computer and "
                 + "not connected elsewhere, or put it in pairing mode (hold A+B, press reset)"
         case let .ambiguousDevice(query, matches):
-            let shown = matches.prefix(8).joined(separator: ", ") + (matches.count > 8 ? " and \(matches.count - 8) more" : "")
+            let shown =
+                matches.prefix(8).joined(separator: ", ") + (matches.count > 8 ? " and \(matches.count - 8) more" : "")
             return "'\(query)' matches several boards (\(shown)); give the address instead"
         case let .connectFailed(device, message):
             return "could not connect to \(device): \(message); move the board closer, reset it and try again"
@@ -83,7 +86,8 @@ extension BlueZError: CustomStringConvertible {
         case let .failed(op, message):
             return "\(op) failed: \(message)"
         case let .unexpectedReply(op, detail):
-            return "\(op): BlueZ sent an unexpected reply (\(detail)). This is not a radio problem, and running again does not help: "
+            return
+                "\(op): BlueZ sent an unexpected reply (\(detail)). This is not a radio problem, and running again does not help: "
                 + "check the BlueZ version (5.56 or later is needed) and other Bluetooth software on this computer"
         }
     }

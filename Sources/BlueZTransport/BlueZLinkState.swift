@@ -41,13 +41,16 @@ struct BlueZLinkState: Sendable {
                 if let v = changed["Connected"]?.unwrapped, v.signature != "b" {
                     note("Connected of type '\(v.signature)' instead of a boolean")
                 }
-                if let v = changed["ServicesResolved"]?.unwrapped, v.signature != "b" { malformedServicesResolved = true }
+                if let v = changed["ServicesResolved"]?.unwrapped, v.signature != "b" {
+                    malformedServicesResolved = true
+                }
                 device?.apply(changed: changed, invalidated: invalidated)
                 if case .bool(false)? = changed["Connected"] { return loseLink() }
                 return []
             }
             guard interface == BlueZNames.gattCharacteristic,
-                  let key = gatt.characteristics.first(where: { $0.value == path })?.key else { return [] }
+                let key = gatt.characteristics.first(where: { $0.value == path })?.key
+            else { return [] }
             guard let value = changed["Value"] else {
                 // BlueZ sends a notification as the new Value; never by invalidating it.
                 if invalidated.contains("Value") {
@@ -59,8 +62,11 @@ struct BlueZLinkState: Sendable {
             guard let bytes = try? value.bytes(), bytes.count <= BlueZLimits.maximumValueLength else {
                 droppedNotifications += 1
                 let v = value.unwrapped
-                note(v.signature != "ay" ? "a notification that cannot come from a board (of type '\(v.signature)' instead of bytes)"
-                     : "a notification that cannot come from a board (\((try? v.bytes().count) ?? 0) bytes, more than an attribute holds: 512)")
+                note(
+                    v.signature != "ay"
+                        ? "a notification that cannot come from a board (of type '\(v.signature)' instead of bytes)"
+                        : "a notification that cannot come from a board (\((try? v.bytes().count) ?? 0) bytes, more than an attribute holds: 512)"
+                )
                 return []
             }
             deliveredNotifications += 1

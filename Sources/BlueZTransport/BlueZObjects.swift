@@ -45,7 +45,9 @@ public struct BlueZDevice: Sendable, Equatable, Codable {
         let name = (try? p["Name"]?.string("Name")) ?? (try? p["Alias"]?.string("Alias"))
         // BlueZ sets Alias to the address (with dashes) when there is no name.
         let upper = address.uppercased()
-        self.name = name.flatMap { $0.isEmpty || $0.replacingOccurrences(of: "-", with: ":").uppercased() == upper ? nil : $0 }
+        self.name = name.flatMap {
+            $0.isEmpty || $0.replacingOccurrences(of: "-", with: ":").uppercased() == upper ? nil : $0
+        }
         rssi = (try? p["RSSI"]?.int16("RSSI")).flatMap(Self.signal)
         services = ((try? p["UUIDs"]?.strings("UUIDs")) ?? []).compactMap { BLEUUID(validating: $0) }
         connected = (try? p["Connected"]?.bool("Connected")) ?? false
@@ -77,7 +79,8 @@ public struct BlueZDevice: Sendable, Equatable, Codable {
     public static func problem(path: String, properties p: [String: DBusValue]) -> String? {
         guard let value = p["Address"]?.unwrapped else { return "the device \(path) has no Address" }
         guard let text = try? value.string(), isAddress(text) else {
-            return value.signature == "s" ? "the device \(path) has an Address that is not one"
+            return value.signature == "s"
+                ? "the device \(path) has an Address that is not one"
                 : "the device \(path) has an Address of type '\(value.signature)' instead of a string"
         }
         return nil
@@ -121,8 +124,10 @@ public struct BlueZObjectTree: Sendable {
         for path in objects.keys.sorted() {
             let interfaces = objects[path] ?? [:]
             if let a = interfaces[BlueZNames.adapter] {
-                adapters.append(BlueZAdapter(path: path, address: try? a["Address"]?.string(),
-                                             powered: (try? a["Powered"]?.bool()) ?? false))
+                adapters.append(
+                    BlueZAdapter(
+                        path: path, address: try? a["Address"]?.string(),
+                        powered: (try? a["Powered"]?.bool()) ?? false))
             }
             if let d = interfaces[BlueZNames.device] {
                 if let device = BlueZDevice(path: path, properties: d) {
@@ -176,7 +181,8 @@ public struct GATTTable: Sendable, Equatable {
                 malformed.append(Self.uuidProblem(path, c["UUID"]))
                 continue
             }
-            let servicePath = (try? c["Service"]?.objectPath())
+            let servicePath =
+                (try? c["Service"]?.objectPath())
                 ?? String(path.split(separator: "/").dropLast().joined(separator: "/")).withLeadingSlash
             guard let service = servicePaths[servicePath] else { continue }
             let key = GATTCharacteristic(service: service, characteristic: uuid)
@@ -194,7 +200,8 @@ public struct GATTTable: Sendable, Equatable {
 
     static func uuidProblem(_ path: String, _ value: DBusValue?) -> String {
         guard let v = value?.unwrapped else { return "the GATT object \(path) has no UUID" }
-        return v.signature == "s" ? "the GATT object \(path) has a UUID that is not one"
+        return v.signature == "s"
+            ? "the GATT object \(path) has a UUID that is not one"
             : "the GATT object \(path) has a UUID of type '\(v.signature)' instead of a string"
     }
 }

@@ -61,8 +61,10 @@ public struct BlueZScanner: Sendable {
     /// - Parameters:
     ///   - services: service UUIDs for BlueZ's filter (nil: every LE device).
     ///   - stopWhen: return as soon as a device seen satisfies it.
-    public func scan(timeout: Duration, services: [BLEUUID]? = nil,
-                     stopWhen: (@Sendable (BlueZDevice) -> Bool)? = nil) async throws -> [BlueZDevice] {
+    public func scan(
+        timeout: Duration, services: [BLEUUID]? = nil,
+        stopWhen: (@Sendable (BlueZDevice) -> Bool)? = nil
+    ) async throws -> [BlueZDevice] {
         try await discover(timeout: timeout, services: services, countsKnown: false) { seen in
             stopWhen.map { seen.contains(where: $0) } ?? false
         }.inRange
@@ -70,7 +72,9 @@ public struct BlueZScanner: Sendable {
 
     /// Scans for boards (`BoardSighting.recognize`; with `all`, every device) until `goal` is
     /// met or `timeout` has passed, and returns them strongest first.
-    public func boards(timeout: Duration, all: Bool = false, until goal: ScanGoal = .fullTime) async throws -> [BoardSighting] {
+    public func boards(timeout: Duration, all: Bool = false, until goal: ScanGoal = .fullTime) async throws
+        -> [BoardSighting]
+    {
         let seen = try await discover(timeout: timeout, services: nil, countsKnown: false) { seen in
             switch goal {
             case .fullTime: return false
@@ -85,9 +89,11 @@ public struct BlueZScanner: Sendable {
     /// every device BlueZ already knows) until `done` holds or the time is up. Device objects
     /// BlueZ sent that are not a device's are kept by path; with `stopAtMalformed`, the scan
     /// ends as soon as such an object's path satisfies it.
-    func discover(timeout: Duration, services: [BLEUUID]?, countsKnown: Bool,
-                  stopAtMalformed: (@Sendable (String) -> Bool)? = nil,
-                  done: @escaping @Sendable ([BlueZDevice]) -> Bool) async throws -> Sighted {
+    func discover(
+        timeout: Duration, services: [BLEUUID]?, countsKnown: Bool,
+        stopAtMalformed: (@Sendable (String) -> Bool)? = nil,
+        done: @escaping @Sendable ([BlueZDevice]) -> Bool
+    ) async throws -> Sighted {
         let events = try await bus.events()
         let tree = try await bus.objects()
         let adapter = try adapter(in: tree)
@@ -96,14 +102,17 @@ public struct BlueZScanner: Sendable {
             start.devices[d.path] = d
             if countsKnown || d.rssi != nil || d.connected { start.seen.insert(d.path) }
         }
-        for (path, problem) in tree.malformedDevices where path.hasPrefix(adapter.path + "/") { start.malformed[path] = problem }
+        for (path, problem) in tree.malformedDevices where path.hasPrefix(adapter.path + "/") {
+            start.malformed[path] = problem
+        }
         if done(start.seenDevices) { return start }
         if let stopAtMalformed, start.malformed.keys.contains(where: stopAtMalformed) { return start }
 
         var filter: [String: DBusValue] = ["Transport": .string("le"), "DuplicateData": .bool(false)]
         if let services { filter["UUIDs"] = .strings(services.map(\.uuidString)) }
-        try await bus.call(adapter.path, BlueZNames.adapter, "SetDiscoveryFilter", [.propertyMap(filter)],
-                           operation: "setting the scan filter on \(adapter.name)")
+        try await bus.call(
+            adapter.path, BlueZNames.adapter, "SetDiscoveryFilter", [.propertyMap(filter)],
+            operation: "setting the scan filter on \(adapter.name)")
         do {
             try await bus.rawCall(adapter.path, BlueZNames.adapter, "StartDiscovery")
         } catch let error as DBusError where error.hasName(.bluezInProgress) {
@@ -111,8 +120,9 @@ public struct BlueZScanner: Sendable {
         } catch let error as DBusError {
             throw BlueZError.from(error, operation: "starting the scan on \(adapter.name)")
         }
-        let collected = await Self.collect(events, from: start, adapter: adapter.path, timeout: timeout,
-                                           stopAtMalformed: stopAtMalformed, done: done)
+        let collected = await Self.collect(
+            events, from: start, adapter: adapter.path, timeout: timeout,
+            stopAtMalformed: stopAtMalformed, done: done)
         _ = try? await bus.rawCall(adapter.path, BlueZNames.adapter, "StopDiscovery", timeout: .seconds(5))
         return collected
     }
@@ -126,20 +136,27 @@ public struct BlueZScanner: Sendable {
         // A device object BlueZ sent malformed may be the board (its path holds the address):
         // it ends the scan at once, and is what the failure reports.
         let wanted = query.address.map { "/dev_" + $0.replacingOccurrences(of: ":", with: "_") }
-        let scan = try await discover(timeout: timeout, services: nil, countsKnown: true,
-                                      stopAtMalformed: { path in wanted.map { path.uppercased().hasSuffix($0.uppercased()) } ?? false }) { seen in
+        let scan = try await discover(
+            timeout: timeout, services: nil, countsKnown: true,
+            stopAtMalformed: { path in wanted.map { path.uppercased().hasSuffix($0.uppercased()) } ?? false }
+        ) { seen in
             seen.contains { query.rank($0).map { $0 <= 2 } ?? false }
         }
         let seen = scan.inRange
         if let match = try query.best(in: seen) { return match }
-        let suspects = scan.malformed.filter { path, _ in wanted.map { path.uppercased().hasSuffix($0.uppercased()) } ?? true }
+        let suspects = scan.malformed.filter { path, _ in
+            wanted.map { path.uppercased().hasSuffix($0.uppercased()) } ?? true
+        }
         if let problem = suspects.sorted(by: { $0.key < $1.key }).first?.value {
             throw BlueZError.unexpectedReply(operation: "looking for '\(query.text)'", detail: problem)
         }
         // BlueZ keeps a name of at most 248 bytes (HCI_MAX_NAME_LENGTH, lib/bluetooth/hci.h); a longer one hides the board's.
         if query.address == nil, let long = seen.first(where: { ($0.name?.utf8.count ?? 0) > 248 }) {
-            throw BlueZError.unexpectedReply(operation: "looking for '\(query.text)'",
-                                             detail: "the device \(long.path) has a name of \(long.name?.utf8.count ?? 0) bytes; a Bluetooth name holds at most 248")
+            throw BlueZError.unexpectedReply(
+                operation: "looking for '\(query.text)'",
+                detail:
+                    "the device \(long.path) has a name of \(long.name?.utf8.count ?? 0) bytes; a Bluetooth name holds at most 248"
+            )
         }
         throw BlueZError.deviceNotFound(query: query.text, seen: seen.filter(\.looksFlashable).map(\.label))
     }
@@ -162,7 +179,8 @@ public struct BlueZScanner: Sendable {
         /// Applies one event of the scan.
         mutating func apply(_ event: BlueZEvent, adapter: String) {
             if case let .interfacesAdded(path, interfaces) = event, path.hasPrefix(adapter + "/"),
-               let p = interfaces[BlueZNames.device], let problem = BlueZDevice.problem(path: path, properties: p) {
+                let p = interfaces[BlueZNames.device], let problem = BlueZDevice.problem(path: path, properties: p)
+            {
                 malformed[path] = problem
                 return
             }
@@ -185,9 +203,11 @@ public struct BlueZScanner: Sendable {
 
     /// Applies events until the timeout, until `done` holds for the devices seen, or until a
     /// malformed device object's path satisfies `stopAtMalformed`.
-    static func collect(_ events: AsyncStream<BlueZEvent>, from start: Sighted, adapter: String, timeout: Duration,
-                        stopAtMalformed: (@Sendable (String) -> Bool)?,
-                        done: @escaping @Sendable ([BlueZDevice]) -> Bool) async -> Sighted {
+    static func collect(
+        _ events: AsyncStream<BlueZEvent>, from start: Sighted, adapter: String, timeout: Duration,
+        stopAtMalformed: (@Sendable (String) -> Bool)?,
+        done: @escaping @Sendable ([BlueZDevice]) -> Bool
+    ) async -> Sighted {
         final class Shared: Sendable {
             let state: Mutex<Sighted>
             init(_ s: Sighted) { state = Mutex(s) }
@@ -199,9 +219,14 @@ public struct BlueZScanner: Sendable {
                     if shared.state.withLock({ s in
                         s.apply(event, adapter: adapter)
                         if let stopAtMalformed, case let .interfacesAdded(path, _) = event,
-                           s.malformed[path] != nil, stopAtMalformed(path) { return true }
+                            s.malformed[path] != nil, stopAtMalformed(path)
+                        {
+                            return true
+                        }
                         return done(s.seenDevices)
-                    }) { return }
+                    }) {
+                        return
+                    }
                 }
             }
             group.addTask { try? await Task.sleep(for: timeout) }
@@ -217,7 +242,8 @@ public struct BlueZScanner: Sendable {
         switch event {
         case let .interfacesAdded(path, interfaces):
             guard let p = interfaces[BlueZNames.device], let d = BlueZDevice(path: path, properties: p),
-                  d.adapterPath == adapter else { return nil }
+                d.adapterPath == adapter
+            else { return nil }
             devices[path] = d
             return path
         case let .propertiesChanged(path, interface, changed, invalidated):
@@ -245,8 +271,9 @@ extension BlueZScanner {
         guard let device = try query.best(in: known) else {
             throw BlueZError.deviceNotFound(query: query.text, seen: known.map(\.label))
         }
-        _ = try await bus.call(adapter.path, BlueZNames.adapter, "RemoveDevice", [.objectPath(device.path)],
-                           operation: "removing \(device.label) from \(adapter.name)")
+        _ = try await bus.call(
+            adapter.path, BlueZNames.adapter, "RemoveDevice", [.objectPath(device.path)],
+            operation: "removing \(device.label) from \(adapter.name)")
         return device
     }
 }

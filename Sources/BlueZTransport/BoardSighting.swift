@@ -36,7 +36,8 @@ public struct BoardSighting: Sendable, Equatable, Codable {
     public var bonded: Bool
     public var board: AdvertisedBoard
 
-    public init(name: String?, address: String, rssi: Int?, mode: AdvertisedMode, bonded: Bool, board: AdvertisedBoard) {
+    public init(name: String?, address: String, rssi: Int?, mode: AdvertisedMode, bonded: Bool, board: AdvertisedBoard)
+    {
         self.name = name
         self.address = address
         self.rssi = rssi
@@ -48,7 +49,9 @@ public struct BoardSighting: Sendable, Equatable, Codable {
     /// The names the runtimes advertise, without the friendly-name suffix: CODAL
     /// `MicroBitBLEManager.cpp` (`MICROBIT_BLE_DEVICE_NAME` "BBC micro:bit"; the Calliope fork
     /// "Calliope mini"), DAL the same (`MicroBitBLEManager.cpp` L299-306).
-    public static let runtimeNames: [(String, AdvertisedBoard)] = [("BBC micro:bit", .microbit), ("Calliope mini", .calliope)]
+    public static let runtimeNames: [(String, AdvertisedBoard)] = [
+        ("BBC micro:bit", .microbit), ("Calliope mini", .calliope)
+    ]
 
     /// What bitflash can tell of `device` from BlueZ's view of it; nil when it is not a board.
     ///
@@ -75,8 +78,9 @@ public struct BoardSighting: Sendable, Equatable, Codable {
     public static func recognize(_ device: BlueZDevice) -> BoardSighting? {
         let advertised = Set(device.services)
         func sighting(_ mode: AdvertisedMode, _ board: AdvertisedBoard) -> BoardSighting {
-            BoardSighting(name: device.name, address: device.address, rssi: device.rssi, mode: mode,
-                          bonded: device.bonded, board: board)
+            BoardSighting(
+                name: device.name, address: device.address, rssi: device.rssi, mode: mode,
+                bonded: device.bonded, board: board)
         }
         if device.name == "DfuTarg" { return sighting(.bootloader, .nordicBootloader) }
         if let name = device.name, let (base, board) = runtimeNames.first(where: { name.hasPrefix($0.0) }) {
@@ -96,7 +100,9 @@ public struct BoardSighting: Sendable, Equatable, Codable {
 
     /// Any device, as `scan --all` lists it: a board as `recognize` sees it, else `other`.
     public static func any(_ device: BlueZDevice) -> BoardSighting {
-        recognize(device) ?? BoardSighting(name: device.name, address: device.address, rssi: device.rssi, mode: .unknown,
-                                           bonded: device.bonded, board: .other)
+        recognize(device)
+            ?? BoardSighting(
+                name: device.name, address: device.address, rssi: device.rssi, mode: .unknown,
+                bonded: device.bonded, board: .other)
     }
 }

@@ -31,7 +31,10 @@ public struct DeviceQuery: Sendable, Equatable, CustomStringConvertible {
         let q = text.lowercased()
         if name == q { return 1 }
         if let open = name.lastIndex(of: "["), let close = name.lastIndex(of: "]"), open < close,
-           name[name.index(after: open)..<close] == Substring(q) { return 2 }
+            name[name.index(after: open)..<close] == Substring(q)
+        {
+            return 2
+        }
         return name.contains(q) ? 3 : nil
     }
 
@@ -61,9 +64,13 @@ extension BlueZDevice {
     public var boardKindGuess: String {
         let n = (name ?? "").lowercased()
         let kind: String
-        if n.contains("calliope") { kind = "Calliope mini" }
-        else if n.contains("micro:bit") || n.contains("microbit") { kind = "micro:bit" }
-        else { kind = "unknown" }
+        if n.contains("calliope") {
+            kind = "Calliope mini"
+        } else if n.contains("micro:bit") || n.contains("microbit") {
+            kind = "micro:bit"
+        } else {
+            kind = "unknown"
+        }
         let offersSMP = services.contains(KnownGATT.smpService)
         if kind == "unknown" && !offersSMP && !services.contains(KnownGATT.partialFlashingService) { return kind }
         return offersSMP ? "\(kind == "unknown" ? "board" : kind) with MCUboot (full updates)" : kind

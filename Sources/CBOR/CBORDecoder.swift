@@ -20,9 +20,11 @@ public struct CBORDecoder: Sendable {
         /// Largest input, in bytes.
         public var maximumInputSize: Int
 
-        public init(maximumDepth: Int = 32, maximumElementCount: Int = 65_536,
-                    maximumStringLength: Int = 1 << 20, maximumItemCount: Int = 1 << 20,
-                    maximumInputSize: Int = 1 << 24) {
+        public init(
+            maximumDepth: Int = 32, maximumElementCount: Int = 65_536,
+            maximumStringLength: Int = 1 << 20, maximumItemCount: Int = 1 << 20,
+            maximumInputSize: Int = 1 << 24
+        ) {
             self.maximumDepth = maximumDepth
             self.maximumElementCount = maximumElementCount
             self.maximumStringLength = maximumStringLength
@@ -107,7 +109,9 @@ private struct Reader {
         let start = offset
         guard depth <= limits.maximumDepth else { throw .nestingTooDeep(offset: start, limit: limits.maximumDepth) }
         items += 1
-        guard items <= limits.maximumItemCount else { throw .tooManyItems(offset: start, limit: limits.maximumItemCount) }
+        guard items <= limits.maximumItemCount else {
+            throw .tooManyItems(offset: start, limit: limits.maximumItemCount)
+        }
         let initial = try readByte()
         let major = initial >> 5
         if initial == 0xFF { throw .unexpectedBreak(offset: start) }
@@ -166,7 +170,8 @@ private struct Reader {
                 let chunkLength = try readArgument(initial, start: chunkStart)
                 let chunk = try readDefiniteBytes(chunkLength ?? 0, start: chunkStart)
                 guard UInt64(joined.count) + UInt64(chunk.count) <= UInt64(limits.maximumStringLength) else {
-                    throw .stringTooLong(offset: start, length: UInt64(joined.count + chunk.count), limit: limits.maximumStringLength)
+                    throw .stringTooLong(
+                        offset: start, length: UInt64(joined.count + chunk.count), limit: limits.maximumStringLength)
                 }
                 joined += chunk
             }
@@ -208,7 +213,8 @@ private struct Reader {
         }
         while try !atBreak() {
             guard result.count < limits.maximumElementCount else {
-                throw .tooManyElements(offset: start, count: UInt64(result.count + 1), limit: limits.maximumElementCount)
+                throw .tooManyElements(
+                    offset: start, count: UInt64(result.count + 1), limit: limits.maximumElementCount)
             }
             result.append(try readItem(depth: depth + 1))
         }
@@ -228,7 +234,8 @@ private struct Reader {
         }
         while try !atBreak() {
             guard result.count < limits.maximumElementCount else {
-                throw .tooManyElements(offset: start, count: UInt64(result.count + 1), limit: limits.maximumElementCount)
+                throw .tooManyElements(
+                    offset: start, count: UInt64(result.count + 1), limit: limits.maximumElementCount)
             }
             let key = try readItem(depth: depth + 1)
             if try atBreak() { throw .oddMapItemCount(offset: offset - 1) }

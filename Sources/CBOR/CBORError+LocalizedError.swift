@@ -1,11 +1,11 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #elseif canImport(Foundation)
-import Foundation
+    import Foundation
 #endif
 
 #if canImport(FoundationEssentials) || canImport(Foundation)
-extension CBORError: LocalizedError {
-    public var errorDescription: String? { description }
-}
+    extension CBORError: LocalizedError {
+        public var errorDescription: String? { description }
+    }
 #endif

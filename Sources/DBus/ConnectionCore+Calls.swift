@@ -17,7 +17,8 @@ struct CoreState: Sendable {
         if let handler = handlers[path] { return handler }
         var ancestor = path
         while ancestor != "/" {
-            ancestor = ancestor.lastIndex(of: "/").map { $0 == ancestor.startIndex ? "/" : String(ancestor[..<$0]) } ?? "/"
+            ancestor =
+                ancestor.lastIndex(of: "/").map { $0 == ancestor.startIndex ? "/" : String(ancestor[..<$0]) } ?? "/"
             if subtreePaths.contains(ancestor), let handler = handlers[ancestor] { return handler }
         }
         return nil

@@ -2,7 +2,7 @@ import Foundation
 internal import CDBus
 import Synchronization
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The shared state of one connection and its dispatch thread.
@@ -78,7 +78,7 @@ final class ConnectionCore: Sendable {
             let wait = expireTimeouts(now: .now)
             var fds = [
                 pollfd(fd: fd, events: Int16(POLLIN) | (raw.hasMessagesToSend ? Int16(POLLOUT) : 0), revents: 0),
-                pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)
             ]
             _ = poll(&fds, 2, Int32(clamping: wait.milliseconds))
             if fds[1].revents != 0 {

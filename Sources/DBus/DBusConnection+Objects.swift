@@ -48,8 +48,10 @@ extension DBusConnection {
     /// have no handler of their own (as libdbus's fallback objects do), e.g. `Introspect` on
     /// the intermediate nodes of an object tree. `org.freedesktop.DBus.Peer.Ping` is answered
     /// for every path.
-    public func export(path: String, concurrent: Bool = false, subtree: Bool = false,
-                       handler: @escaping DBusMethodHandler) throws {
+    public func export(
+        path: String, concurrent: Bool = false, subtree: Bool = false,
+        handler: @escaping DBusMethodHandler
+    ) throws {
         try Validation.path(path)
         core.state.withLock { state in
             state.handlers[path] = handler

@@ -122,8 +122,9 @@ public final class DBusConnection: Sendable {
     }
 
     func callBus(_ method: String, _ arguments: [DBusValue], timeout: Duration) async throws -> [DBusValue] {
-        try await call(destination: DBusStandard.bus, path: DBusStandard.busPath, interface: DBusStandard.bus,
-                       method: method, arguments: arguments, timeout: timeout)
+        try await call(
+            destination: DBusStandard.bus, path: DBusStandard.busPath, interface: DBusStandard.bus,
+            method: method, arguments: arguments, timeout: timeout)
     }
 
     /// Sends a signal from `path`; with a `destination` it goes to that connection only.

@@ -60,9 +60,11 @@ extension DBusError: CustomStringConvertible, LocalizedError {
         case .remote(let name, let message):
             return "\(name): \(message)"
         case .timeout(let method, let after):
-            return "D-Bus call \(method) got no reply within \(after); the service may be busy or hung, try again or raise the timeout"
+            return
+                "D-Bus call \(method) got no reply within \(after); the service may be busy or hung, try again or raise the timeout"
         case .connectionFailed(let address, let reason):
-            return "cannot connect to the D-Bus bus at \(address): \(reason); check that the bus is running and the address is right"
+            return
+                "cannot connect to the D-Bus bus at \(address): \(reason); check that the bus is running and the address is right"
         case .noAddress(let variable):
             return "no D-Bus address: \(variable) is not set; start a bus or set the variable"
         case .disconnected:
@@ -70,11 +72,13 @@ extension DBusError: CustomStringConvertible, LocalizedError {
         case .invalidArgument(let what):
             return "cannot send over D-Bus: \(what)"
         case .typeMismatch(let expected, let actual, let context):
-            return "unexpected D-Bus reply in \(context): expected type '\(expected)' but got '\(actual)'; the service speaks a different interface version"
+            return
+                "unexpected D-Bus reply in \(context): expected type '\(expected)' but got '\(actual)'; the service speaks a different interface version"
         case .missingArgument(let index, let context):
             return "unexpected D-Bus reply in \(context): argument \(index) is missing"
         case .nameNotAcquired(let name, let reply):
-            return "could not own the D-Bus name \(name) (RequestName reply \(reply)); another process owns it or the bus policy forbids it"
+            return
+                "could not own the D-Bus name \(name) (RequestName reply \(reply)); another process owns it or the bus policy forbids it"
         case .outOfMemory:
             return "libdbus ran out of memory"
         }

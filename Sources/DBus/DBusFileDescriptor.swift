@@ -1,6 +1,6 @@
 import Synchronization
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A Unix file descriptor carried by a D-Bus message (type `h`), owned by this object.

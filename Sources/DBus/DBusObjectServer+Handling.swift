@@ -15,12 +15,14 @@ extension DBusObjectServer {
             throw DBusError(name: DBusErrorName.unknownObject.rawValue, message: "No object at path \(call.path)")
         }
         if let interface = call.interface, object.interfaces[interface] == nil {
-            throw DBusError(name: DBusErrorName.unknownInterface.rawValue,
-                            message: "Object \(call.path) has no interface \(interface)")
+            throw DBusError(
+                name: DBusErrorName.unknownInterface.rawValue,
+                message: "Object \(call.path) has no interface \(interface)")
         }
         guard let methods = object.methods else {
-            throw DBusError(name: DBusErrorName.unknownMethod.rawValue,
-                            message: "Unknown method \(call.member) on \(call.interface ?? call.path)")
+            throw DBusError(
+                name: DBusErrorName.unknownMethod.rawValue,
+                message: "Unknown method \(call.member) on \(call.interface ?? call.path)")
         }
         return try await methods(call)
     }
@@ -29,15 +31,17 @@ extension DBusObjectServer {
         let interface = try call.arguments.argument(0, "Properties.\(call.member)").string()
         let object = objects.withLock { $0[call.path] }
         guard let properties = object?.interfaces[interface] else {
-            throw DBusError(name: DBusErrorName.unknownInterface.rawValue,
-                            message: "Object \(call.path) has no interface \(interface)")
+            throw DBusError(
+                name: DBusErrorName.unknownInterface.rawValue,
+                message: "Object \(call.path) has no interface \(interface)")
         }
         switch call.member {
         case "Get":
             try call.expectSignature("ss")
             let name = try call.arguments.argument(1).string()
             guard let value = properties[name] else {
-                throw DBusError(name: DBusErrorName.unknownProperty.rawValue, message: "No property \(interface).\(name)")
+                throw DBusError(
+                    name: DBusErrorName.unknownProperty.rawValue, message: "No property \(interface).\(name)")
             }
             return [.variant(value)]
         case "GetAll":
@@ -48,20 +52,25 @@ extension DBusObjectServer {
             let name = try call.arguments.argument(1).string()
             let value = try call.arguments.argument(2).unwrapped
             guard let current = properties[name] else {
-                throw DBusError(name: DBusErrorName.unknownProperty.rawValue, message: "No property \(interface).\(name)")
+                throw DBusError(
+                    name: DBusErrorName.unknownProperty.rawValue, message: "No property \(interface).\(name)")
             }
             guard let setter = object?.setter else {
-                throw DBusError(name: DBusErrorName.propertyReadOnly.rawValue, message: "Property \(interface).\(name) is read-only")
+                throw DBusError(
+                    name: DBusErrorName.propertyReadOnly.rawValue, message: "Property \(interface).\(name) is read-only"
+                )
             }
             guard current.signature == value.signature else {
-                throw DBusError(name: DBusErrorName.invalidArgs.rawValue,
-                                message: "Property \(interface).\(name) has type '\(current.signature)', got '\(value.signature)'")
+                throw DBusError(
+                    name: DBusErrorName.invalidArgs.rawValue,
+                    message: "Property \(interface).\(name) has type '\(current.signature)', got '\(value.signature)'")
             }
             try await setter(interface, name, value)
             try setProperties(path: call.path, interface: interface, [name: value])
             return []
         default:
-            throw DBusError(name: DBusErrorName.unknownMethod.rawValue, message: "Unknown method Properties.\(call.member)")
+            throw DBusError(
+                name: DBusErrorName.unknownMethod.rawValue, message: "Unknown method Properties.\(call.member)")
         }
     }
 
@@ -69,17 +78,20 @@ extension DBusObjectServer {
     func introspection(of path: String) -> String {
         let (interfaces, children) = objects.withLock { objects -> ([String: [String: DBusValue]], [String]) in
             let prefix = path == "/" ? "/" : path + "/"
-            let children = Set(objects.keys.compactMap { other -> String? in
-                guard other.hasPrefix(prefix), other != path else { return nil }
-                return other.dropFirst(prefix.count).split(separator: "/").first.map(String.init)
-            })
+            let children = Set(
+                objects.keys.compactMap { other -> String? in
+                    guard other.hasPrefix(prefix), other != path else { return nil }
+                    return other.dropFirst(prefix.count).split(separator: "/").first.map(String.init)
+                })
             return (objects[path]?.interfaces ?? [:], children.sorted())
         }
         var xml = "<!DOCTYPE node PUBLIC \"-//freedesktop//DTD D-BUS Object Introspection 1.0//EN\"\n"
         xml += " \"http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd\">\n<node>\n"
-        xml += "  <interface name=\"\(DBusStandard.introspectable)\"><method name=\"Introspect\"><arg type=\"s\" direction=\"out\"/></method></interface>\n"
+        xml +=
+            "  <interface name=\"\(DBusStandard.introspectable)\"><method name=\"Introspect\"><arg type=\"s\" direction=\"out\"/></method></interface>\n"
         if path == rootPath {
-            xml += "  <interface name=\"\(DBusStandard.objectManager)\"><method name=\"GetManagedObjects\"><arg type=\"a{oa{sa{sv}}}\" direction=\"out\"/></method>"
+            xml +=
+                "  <interface name=\"\(DBusStandard.objectManager)\"><method name=\"GetManagedObjects\"><arg type=\"a{oa{sa{sv}}}\" direction=\"out\"/></method>"
             xml += "<signal name=\"InterfacesAdded\"><arg type=\"o\"/><arg type=\"a{sa{sv}}\"/></signal>"
             xml += "<signal name=\"InterfacesRemoved\"><arg type=\"o\"/><arg type=\"as\"/></signal></interface>\n"
         }

@@ -1,7 +1,8 @@
 import Synchronization
 
 /// Sets a writable property; throw to refuse (the error becomes the D-Bus error reply).
-public typealias DBusPropertySetter = @Sendable (_ interface: String, _ name: String, _ value: DBusValue) async throws -> Void
+public typealias DBusPropertySetter =
+    @Sendable (_ interface: String, _ name: String, _ value: DBusValue) async throws -> Void
 
 /// Exports a tree of objects the way BlueZ does: each object answers
 /// `org.freedesktop.DBus.Properties` (Get, GetAll, Set) and `Introspectable`, and the root
@@ -34,7 +35,9 @@ public final class DBusObjectServer: Sendable {
         // The root also answers the intermediate nodes (`/org` of `/org/bluez`), so tools
         // such as `busctl tree` can walk the tree.
         try connection.export(path: rootPath, subtree: true) { [weak self] call in
-            guard let self else { throw DBusError(name: DBusErrorName.unknownObject.rawValue, message: "object server is gone") }
+            guard let self else {
+                throw DBusError(name: DBusErrorName.unknownObject.rawValue, message: "object server is gone")
+            }
             return try await self.handle(call)
         }
     }
@@ -72,12 +75,15 @@ public final class DBusObjectServer: Sendable {
         objects.withLock { $0[path] = ExportedObject(interfaces: interfaces, methods: methods, setter: setter) }
         if path != rootPath {
             try connection.export(path: path, concurrent: concurrent) { [weak self] call in
-                guard let self else { throw DBusError(name: DBusErrorName.unknownObject.rawValue, message: "object server is gone") }
+                guard let self else {
+                    throw DBusError(name: DBusErrorName.unknownObject.rawValue, message: "object server is gone")
+                }
                 return try await self.handle(call)
             }
         }
-        try connection.emitSignal(path: rootPath, interface: DBusStandard.objectManager, member: "InterfacesAdded",
-                                  arguments: [.objectPath(path), .interfaceMap(listed(interfaces))])
+        try connection.emitSignal(
+            path: rootPath, interface: DBusStandard.objectManager, member: "InterfacesAdded",
+            arguments: [.objectPath(path), .interfaceMap(listed(interfaces))])
     }
 
     /// Adds (or replaces) one interface of an existing object and emits `InterfacesAdded`.
@@ -90,8 +96,9 @@ public final class DBusObjectServer: Sendable {
             return true
         }
         guard found else { throw DBusError.invalidArgument("no object exported at \(path)") }
-        try connection.emitSignal(path: rootPath, interface: DBusStandard.objectManager, member: "InterfacesAdded",
-                                  arguments: [.objectPath(path), .interfaceMap([interface: properties])])
+        try connection.emitSignal(
+            path: rootPath, interface: DBusStandard.objectManager, member: "InterfacesAdded",
+            arguments: [.objectPath(path), .interfaceMap([interface: properties])])
     }
 
     /// Removes an object and emits `InterfacesRemoved` with all its interfaces.
@@ -99,8 +106,9 @@ public final class DBusObjectServer: Sendable {
         guard let removed = objects.withLock({ $0.removeValue(forKey: path) }) else { return }
         if path != rootPath { connection.unexport(path: path) }
         let names = listed(removed.interfaces).keys.sorted()
-        try connection.emitSignal(path: rootPath, interface: DBusStandard.objectManager, member: "InterfacesRemoved",
-                                  arguments: [.objectPath(path), .strings(names)])
+        try connection.emitSignal(
+            path: rootPath, interface: DBusStandard.objectManager, member: "InterfacesRemoved",
+            arguments: [.objectPath(path), .strings(names)])
     }
 
     /// Changes properties and emits one `PropertiesChanged` carrying all of them.
@@ -118,8 +126,9 @@ public final class DBusObjectServer: Sendable {
             return true
         }
         guard found else { throw DBusError.invalidArgument("no interface \(interface) exported at \(path)") }
-        try connection.emitSignal(path: path, interface: DBusStandard.properties, member: "PropertiesChanged",
-                                  arguments: [.string(interface), .propertyMap(changes), .strings(invalidated)])
+        try connection.emitSignal(
+            path: path, interface: DBusStandard.properties, member: "PropertiesChanged",
+            arguments: [.string(interface), .propertyMap(changes), .strings(invalidated)])
     }
 
     /// The current properties of one interface of one object.
@@ -155,7 +164,9 @@ public struct DBusMemberDescription: Sendable, Hashable {
     /// Reply signatures of a method.
     public var results: [String]
 
-    public static func method(_ name: String, _ arguments: [String] = [], returns results: [String] = []) -> DBusMemberDescription {
+    public static func method(_ name: String, _ arguments: [String] = [], returns results: [String] = [])
+        -> DBusMemberDescription
+    {
         DBusMemberDescription(kind: .method, name: name, arguments: arguments, results: results)
     }
 

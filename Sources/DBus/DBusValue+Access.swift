@@ -131,7 +131,9 @@ extension DBusValue {
     }
 
     /// The reply of `GetManagedObjects` (`a{oa{sa{sv}}}`): path → interface → property → value.
-    public func managedObjects(_ context: String = "GetManagedObjects") throws -> [String: [String: [String: DBusValue]]] {
+    public func managedObjects(_ context: String = "GetManagedObjects") throws -> [String: [String: [String:
+        DBusValue]]]
+    {
         try stringKeyed(context).mapValues { interfaces in
             try interfaces.stringKeyed(context).mapValues { try $0.properties(context) }
         }

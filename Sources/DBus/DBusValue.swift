@@ -74,9 +74,11 @@ public struct DBusDictEntry: Sendable, Hashable {
 extension DBusValue {
     /// An `a{sv}` from a Swift dictionary; entries are sorted by key so the encoding is stable.
     public static func propertyMap(_ properties: [String: DBusValue]) -> DBusValue {
-        .dictionary(keySignature: "s", valueSignature: "v", properties.keys.sorted().map { key in
-            DBusDictEntry(key: .string(key), value: .variant(properties[key] ?? .bool(false)))
-        })
+        .dictionary(
+            keySignature: "s", valueSignature: "v",
+            properties.keys.sorted().map { key in
+                DBusDictEntry(key: .string(key), value: .variant(properties[key] ?? .bool(false)))
+            })
     }
 
     /// An `as`.
@@ -91,16 +93,20 @@ extension DBusValue {
 
     /// The `a{sa{sv}}` of interfaces and their properties, as in `InterfacesAdded`.
     public static func interfaceMap(_ interfaces: [String: [String: DBusValue]]) -> DBusValue {
-        .dictionary(keySignature: "s", valueSignature: "a{sv}", interfaces.keys.sorted().map { name in
-            DBusDictEntry(key: .string(name), value: .propertyMap(interfaces[name] ?? [:]))
-        })
+        .dictionary(
+            keySignature: "s", valueSignature: "a{sv}",
+            interfaces.keys.sorted().map { name in
+                DBusDictEntry(key: .string(name), value: .propertyMap(interfaces[name] ?? [:]))
+            })
     }
 
     /// The `a{oa{sa{sv}}}` that `org.freedesktop.DBus.ObjectManager.GetManagedObjects` returns.
     public static func managedObjects(_ objects: [String: [String: [String: DBusValue]]]) -> DBusValue {
-        .dictionary(keySignature: "o", valueSignature: "a{sa{sv}}", objects.keys.sorted().map { path in
-            DBusDictEntry(key: .objectPath(path), value: .interfaceMap(objects[path] ?? [:]))
-        })
+        .dictionary(
+            keySignature: "o", valueSignature: "a{sa{sv}}",
+            objects.keys.sorted().map { path in
+                DBusDictEntry(key: .objectPath(path), value: .interfaceMap(objects[path] ?? [:]))
+            })
     }
 }
 

@@ -26,7 +26,9 @@ final class Message: @unchecked Sendable {
         try Validation.path(path)
         if let interface { try Validation.interface(interface) }
         try Validation.member(method)
-        guard let raw = dbus_message_new_method_call(destination, path, interface, method) else { throw DBusError.outOfMemory }
+        guard let raw = dbus_message_new_method_call(destination, path, interface, method) else {
+            throw DBusError.outOfMemory
+        }
         return Message(owning: raw)
     }
 

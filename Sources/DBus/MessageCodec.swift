@@ -54,7 +54,8 @@ enum MessageCodec {
         case .unixFD(let descriptor):
             // libdbus appends a duplicate: the descriptor stays the caller's.
             guard let fd = descriptor.rawValue else {
-                throw DBusError.invalidArgument("a file descriptor that was already closed or handed over cannot be sent")
+                throw DBusError.invalidArgument(
+                    "a file descriptor that was already closed or handed over cannot be sent")
             }
             try basic(&iter, CDBUS_TYPE_UNIX_FD, fd)
         }
@@ -130,12 +131,15 @@ enum MessageCodec {
             var sub = DBusMessageIter()
             dbus_message_iter_recurse(&iter, &sub)
             return .variant(try decode(&sub))
-        case CDBUS_TYPE_UNIX_FD, CDBUS_TYPE_BYTE, CDBUS_TYPE_BOOLEAN, CDBUS_TYPE_INT16, CDBUS_TYPE_UINT16, CDBUS_TYPE_INT32,
-             CDBUS_TYPE_UINT32, CDBUS_TYPE_INT64, CDBUS_TYPE_UINT64, CDBUS_TYPE_DOUBLE:
+        case CDBUS_TYPE_UNIX_FD, CDBUS_TYPE_BYTE, CDBUS_TYPE_BOOLEAN, CDBUS_TYPE_INT16, CDBUS_TYPE_UINT16,
+            CDBUS_TYPE_INT32,
+            CDBUS_TYPE_UINT32, CDBUS_TYPE_INT64, CDBUS_TYPE_UINT64, CDBUS_TYPE_DOUBLE:
             break
         default:
             // Never hand libdbus a type it cannot read with get_basic: it would abort.
-            throw DBusError.typeMismatch(expected: "a known D-Bus type", actual: String(UnicodeScalar(UInt8(truncatingIfNeeded: type))), context: "message body")
+            throw DBusError.typeMismatch(
+                expected: "a known D-Bus type", actual: String(UnicodeScalar(UInt8(truncatingIfNeeded: type))),
+                context: "message body")
         }
         dbus_message_iter_get_basic(&iter, &basic)
         switch type {
@@ -152,11 +156,14 @@ enum MessageCodec {
             // libdbus hands out a duplicate, which the value now owns; -1 when the message
             // came over a connection that could not carry the descriptor.
             guard basic.fd >= 0 else {
-                throw DBusError.typeMismatch(expected: "a file descriptor", actual: "h without a descriptor", context: "message body")
+                throw DBusError.typeMismatch(
+                    expected: "a file descriptor", actual: "h without a descriptor", context: "message body")
             }
             return .unixFD(DBusFileDescriptor(taking: basic.fd))
         default:
-            throw DBusError.typeMismatch(expected: "a known D-Bus type", actual: String(UnicodeScalar(UInt8(truncatingIfNeeded: type))), context: "message body")
+            throw DBusError.typeMismatch(
+                expected: "a known D-Bus type", actual: String(UnicodeScalar(UInt8(truncatingIfNeeded: type))),
+                context: "message body")
         }
     }
 
@@ -168,7 +175,8 @@ enum MessageCodec {
         if element == "y" {
             var count: Int32 = 0
             guard dbus_message_iter_get_arg_type(&sub) == CDBUS_TYPE_BYTE,
-                  let bytes = cdbus_get_bytes(&sub, &count), count > 0 else { return .bytes([]) }
+                let bytes = cdbus_get_bytes(&sub, &count), count > 0
+            else { return .bytes([]) }
             return .bytes(Array(UnsafeBufferPointer(start: bytes, count: Int(count))))
         }
         if element.hasPrefix("{"), element.count >= 4 {
@@ -181,7 +189,8 @@ enum MessageCodec {
                 dbus_message_iter_recurse(&sub, &pair)
                 let k = try decode(&pair)
                 guard dbus_message_iter_next(&pair) != 0 else {
-                    throw DBusError.typeMismatch(expected: "{\(key)\(value)}", actual: "{\(key)}", context: "dictionary entry")
+                    throw DBusError.typeMismatch(
+                        expected: "{\(key)\(value)}", actual: "{\(key)}", context: "dictionary entry")
                 }
                 let v = try decode(&pair)
                 entries.append(DBusDictEntry(key: k, value: v))

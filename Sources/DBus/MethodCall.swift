@@ -28,8 +28,9 @@ public struct DBusMethodCall: Sendable {
     /// Throws `InvalidArgs` unless the call has exactly the given signature.
     public func expectSignature(_ expected: String) throws {
         guard signature == expected else {
-            throw DBusError(name: DBusErrorName.invalidArgs.rawValue,
-                            message: "\(interface ?? "").\(member) takes '\(expected)', got '\(signature)'")
+            throw DBusError(
+                name: DBusErrorName.invalidArgs.rawValue,
+                message: "\(interface ?? "").\(member) takes '\(expected)', got '\(signature)'")
         }
     }
 }
@@ -54,8 +55,11 @@ extension ConnectionCore {
             interface: message.interface ?? "", member: message.member ?? "", arguments: arguments)
         for subscription in subscriptions {
             if let owner = subscription.senderOwner, owner != signal.sender { continue }
-            guard subscription.rule.matches(path: signal.path, interface: signal.interface,
-                                            member: signal.member, arguments: arguments) else { continue }
+            guard
+                subscription.rule.matches(
+                    path: signal.path, interface: signal.interface,
+                    member: signal.member, arguments: arguments)
+            else { continue }
             subscription.continuation.yield(signal)
         }
     }
@@ -68,7 +72,8 @@ extension ConnectionCore {
         do {
             reply = try await makeReply(to: message, path: path, member: member)
         } catch {
-            let (name, text) = (error as? DBusError)?.replyNameAndMessage
+            let (name, text) =
+                (error as? DBusError)?.replyNameAndMessage
                 ?? (DBusErrorName.failed.rawValue, String(describing: error))
             reply = try? message.errorReply(name: name, message: text)
         }

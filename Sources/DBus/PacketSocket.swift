@@ -1,7 +1,7 @@
 import Dispatch
 import Synchronization
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One end of a Unix `SOCK_SEQPACKET` socket: one `send` is one datagram, one received
@@ -75,7 +75,9 @@ public final class PacketSocket: Sendable {
         let result: Int = book.withLock { b in
             let fd = b.fd
             guard fd >= 0 else { return -2 }
-            return bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+            return bytes.withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
+            }
         }
         if result >= 0 { return }
         if result == -2 { throw .closed }
@@ -118,7 +120,9 @@ public final class PacketSocket: Sendable {
         let deadline = ContinuousClock.now + timeout
         while let queued = unreadBytes {
             if queued == 0 { return true }
-            guard ContinuousClock.now < deadline, (try? await Task.sleep(for: .milliseconds(1))) != nil else { return false }
+            guard ContinuousClock.now < deadline, (try? await Task.sleep(for: .milliseconds(1))) != nil else {
+                return false
+            }
         }
         return false
     }
@@ -133,7 +137,8 @@ public final class PacketSocket: Sendable {
                 return
             }
             let owned = b.fd
-            let source = DispatchSource.makeReadSource(fileDescriptor: owned, queue: DispatchQueue(label: "packet-socket"))
+            let source = DispatchSource.makeReadSource(
+                fileDescriptor: owned, queue: DispatchQueue(label: "packet-socket"))
             source.setEventHandler { [weak self] in
                 guard let self, self.drain(into: sink) else {
                     source.cancel()
@@ -144,7 +149,9 @@ public final class PacketSocket: Sendable {
                 // Cancelled at EOF (the source is still the reader) or by close() (which left
                 // the descriptor to this handler): either way it is closed here, once.
                 self?.book.withLock { b in
-                    if let reader = b.reader, ObjectIdentifier(reader as AnyObject) == ObjectIdentifier(source as AnyObject) {
+                    if let reader = b.reader,
+                        ObjectIdentifier(reader as AnyObject) == ObjectIdentifier(source as AnyObject)
+                    {
                         b.reader = nil
                         b.fd = -1
                     }

@@ -51,7 +51,8 @@ final class RawConnection: @unchecked Sendable {
     /// Queues `message` (and writes it at once if the socket allows); returns its serial.
     func send(_ message: Message) throws -> UInt32 {
         if dbus_message_contains_unix_fds(message.pointer) != 0, !canPassFileDescriptors {
-            throw DBusError.invalidArgument("this bus connection cannot pass file descriptors (not a Unix socket, or the bus refused them)")
+            throw DBusError.invalidArgument(
+                "this bus connection cannot pass file descriptors (not a Unix socket, or the bus refused them)")
         }
         var serial: UInt32 = 0
         guard dbus_connection_send(pointer, message.pointer, &serial) != 0 else { throw DBusError.outOfMemory }

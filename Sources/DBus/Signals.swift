@@ -44,8 +44,9 @@ public struct DBusMatchRule: Sendable, Hashable {
     public static func propertiesChanged(
         sender: String? = nil, path: String? = nil, pathNamespace: String? = nil, interface: String? = nil
     ) -> DBusMatchRule {
-        DBusMatchRule(sender: sender, path: path, pathNamespace: pathNamespace,
-                      interface: DBusStandard.properties, member: "PropertiesChanged", arg0: interface)
+        DBusMatchRule(
+            sender: sender, path: path, pathNamespace: pathNamespace,
+            interface: DBusStandard.properties, member: "PropertiesChanged", arg0: interface)
     }
 
     /// `InterfacesAdded` and `InterfacesRemoved` use two rules; this is one of them.
@@ -80,8 +81,10 @@ public struct DBusMatchRule: Sendable, Hashable {
     }
 
     /// The local part of matching (the bus already filtered by sender).
-    func matches(path signalPath: String, interface signalInterface: String, member signalMember: String,
-                 arguments: [DBusValue]) -> Bool {
+    func matches(
+        path signalPath: String, interface signalInterface: String, member signalMember: String,
+        arguments: [DBusValue]
+    ) -> Bool {
         if let path, path != signalPath { return false }
         if let ns = pathNamespace, !(ns == "/" || signalPath == ns || signalPath.hasPrefix(ns + "/")) { return false }
         if let interface, interface != signalInterface { return false }

@@ -11,7 +11,8 @@ enum Validation {
 
     static func interface(_ name: String) throws {
         guard !name.contains("\0"), dbus_validate_interface(name, nil) != 0 else {
-            throw DBusError.invalidArgument("'\(name)' is not a valid interface name (use dotted form, e.g. org.bluez.Device1)")
+            throw DBusError.invalidArgument(
+                "'\(name)' is not a valid interface name (use dotted form, e.g. org.bluez.Device1)")
         }
     }
 
@@ -29,7 +30,8 @@ enum Validation {
 
     static func errorName(_ name: String) throws {
         guard !name.contains("\0"), dbus_validate_error_name(name, nil) != 0 else {
-            throw DBusError.invalidArgument("'\(name)' is not a valid error name (use dotted form, e.g. org.bluez.Error.Failed)")
+            throw DBusError.invalidArgument(
+                "'\(name)' is not a valid error name (use dotted form, e.g. org.bluez.Error.Failed)")
         }
     }
 
@@ -64,11 +66,14 @@ enum Validation {
             }
         case .dictionary(let key, let valueType, let entries):
             guard basicSignatures.contains(key), isSingleType(valueType) else {
-                throw DBusError.invalidArgument("dictionary a{\(key)\(valueType)} needs a basic key type and one complete value type")
+                throw DBusError.invalidArgument(
+                    "dictionary a{\(key)\(valueType)} needs a basic key type and one complete value type")
             }
             for entry in entries {
                 guard entry.key.signature == key, entry.value.signature == valueType else {
-                    throw DBusError.invalidArgument("dictionary a{\(key)\(valueType)} holds an entry {\(entry.key.signature)\(entry.value.signature)}")
+                    throw DBusError.invalidArgument(
+                        "dictionary a{\(key)\(valueType)} holds an entry {\(entry.key.signature)\(entry.value.signature)}"
+                    )
                 }
                 try Validation.value(entry.key, variantDepth: variantDepth)
                 try Validation.value(entry.value, variantDepth: variantDepth)

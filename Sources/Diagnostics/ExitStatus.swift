@@ -41,7 +41,9 @@ public enum ExitStatus: Int32, Sendable, Equatable, CaseIterable, Codable {
         case .writtenUnverified:
             return "written, but not read back running in application mode (the result's verificationNote says why)"
         case .okAfterFallback: return "flashed and verified after falling back from partial flashing to a full update"
-        case .usage: return "bad command line (an output that is the input file included; a number outside its option's range, see docs/options.md)"
+        case .usage:
+            return
+                "bad command line (an output that is the input file included; a number outside its option's range, see docs/options.md)"
         case .badFirmware:
             return "the firmware file is malformed (the message names file, line and column), larger than its "
                 + "format can be, has no image for this board, or is for another board (see --force)"
@@ -51,7 +53,8 @@ public enum ExitStatus: Int32, Sendable, Equatable, CaseIterable, Codable {
         case .cannotWrite: return "an output file could not be written (the previous file is left as it was)"
         case .flashFailed: return "flashing failed (the message says what to do)"
         case .bluetoothUnavailable:
-            return "Bluetooth not available (bluetoothd not running, no adapter, or the adapter is off), or something else "
+            return
+                "Bluetooth not available (bluetoothd not running, no adapter, or the adapter is off), or something else "
                 + "held for now: a port another program holds, simulated boards another bitflash run is using"
         case .servicesNotResolved:
             return "the board connected but BlueZ never resolved its services, or BlueZ sent what it "

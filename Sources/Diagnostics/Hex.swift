@@ -7,8 +7,10 @@ public enum Hex {
     /// `value` in hexadecimal with at least `digits` digits (zero-padded), `0x` first unless
     /// `prefix` is false: `Hex.number(0x47000, digits: 8)` is `0x00047000`,
     /// `Hex.number(0xA, digits: 2, prefix: false)` is `0A`, `Hex.number(0x3c, uppercase: false)` is `0x3c`.
-    public static func number<T: BinaryInteger>(_ value: T, digits: Int = 0, prefix: Bool = true,
-                                                uppercase: Bool = true) -> String {
+    public static func number<T: BinaryInteger>(
+        _ value: T, digits: Int = 0, prefix: Bool = true,
+        uppercase: Bool = true
+    ) -> String {
         let text = String(value, radix: 16, uppercase: uppercase)
         let padding = String(repeating: "0", count: max(0, digits - text.count))
         return (prefix ? "0x" : "") + padding + text

@@ -33,17 +33,25 @@ enum BlueZ {
 
     /// The methods of each interface, for introspection (`doc/org.bluez.*.rst`).
     static let members: [String: [DBusMemberDescription]] = [
-        agentManager: [.method("RegisterAgent", ["o", "s"]), .method("UnregisterAgent", ["o"]),
-                       .method("RequestDefaultAgent", ["o"])],
-        adapter: [.method("StartDiscovery"), .method("StopDiscovery"), .method("SetDiscoveryFilter", ["a{sv}"]),
-                  .method("GetDiscoveryFilters", returns: ["as"]), .method("RemoveDevice", ["o"])],
-        device: [.method("Connect"), .method("Disconnect"), .method("ConnectProfile", ["s"]),
-                 .method("DisconnectProfile", ["s"]), .method("Pair"), .method("CancelPairing")],
-        gattCharacteristic: [.method("ReadValue", ["a{sv}"], returns: ["ay"]), .method("WriteValue", ["ay", "a{sv}"]),
-                             .method("AcquireWrite", ["a{sv}"], returns: ["h", "q"]),
-                             .method("AcquireNotify", ["a{sv}"], returns: ["h", "q"]),
-                             .method("StartNotify"), .method("StopNotify")],
-        gattDescriptor: [.method("ReadValue", ["a{sv}"], returns: ["ay"]), .method("WriteValue", ["ay", "a{sv}"])],
+        agentManager: [
+            .method("RegisterAgent", ["o", "s"]), .method("UnregisterAgent", ["o"]),
+            .method("RequestDefaultAgent", ["o"])
+        ],
+        adapter: [
+            .method("StartDiscovery"), .method("StopDiscovery"), .method("SetDiscoveryFilter", ["a{sv}"]),
+            .method("GetDiscoveryFilters", returns: ["as"]), .method("RemoveDevice", ["o"])
+        ],
+        device: [
+            .method("Connect"), .method("Disconnect"), .method("ConnectProfile", ["s"]),
+            .method("DisconnectProfile", ["s"]), .method("Pair"), .method("CancelPairing")
+        ],
+        gattCharacteristic: [
+            .method("ReadValue", ["a{sv}"], returns: ["ay"]), .method("WriteValue", ["ay", "a{sv}"]),
+            .method("AcquireWrite", ["a{sv}"], returns: ["h", "q"]),
+            .method("AcquireNotify", ["a{sv}"], returns: ["h", "q"]),
+            .method("StartNotify"), .method("StopNotify")
+        ],
+        gattDescriptor: [.method("ReadValue", ["a{sv}"], returns: ["ay"]), .method("WriteValue", ["ay", "a{sv}"])]
     ]
 
     /// `/org/bluez/hci0/dev_F0_0D_00_00_00_01` for address `F0:0D:00:00:00:01`.

@@ -46,7 +46,8 @@ struct FakeAdvertisement: Sendable, Equatable {
     /// `name` without a ` [friendly]` suffix after a runtime's name (other names as they are).
     static func baseName(of name: String) -> String {
         guard runtimeNames.contains(where: { name.hasPrefix($0 + " [") }), name.hasSuffix("]"),
-              let open = name.lastIndex(of: "[") else { return name }
+            let open = name.lastIndex(of: "[")
+        else { return name }
         return String(name[..<open].dropLast())
     }
 }
@@ -74,11 +75,14 @@ extension FakeState {
         if own.behaviour.bootloaderAtNextAddress, board.inNordicBootloader { return nil }
         let d = devices[i]
         if let fixed = d.behaviour.advertisedUUIDs {
-            guard board.isConnectable, !(d.behaviour.pairingModeOnly && board.mode != .pairing && !board.inNordicBootloader) else {
+            guard board.isConnectable,
+                !(d.behaviour.pairingModeOnly && board.mode != .pairing && !board.inNordicBootloader)
+            else {
                 return nil
             }
-            return FakeAdvertisement(name: board.inNordicBootloader ? board.advertisedName : d.name,
-                                     flags: FakeAdvertisement.discoverableFlags, uuids: fixed.map { $0.lowercased() })
+            return FakeAdvertisement(
+                name: board.inNordicBootloader ? board.advertisedName : d.name,
+                flags: FakeAdvertisement.discoverableFlags, uuids: fixed.map { $0.lowercased() })
         }
         // A Nordic bootloader advertises all the time, even for a program that keeps Bluetooth off.
         if board.inNordicBootloader { return Self.bootloaderAdvertisement(board) }
@@ -90,14 +94,17 @@ extension FakeState {
             return FakeAdvertisement(name: d.pairingName, flags: FakeAdvertisement.discoverableFlags, uuids: [])
         }
         guard d.boardBonded else { return nil }
-        return FakeAdvertisement(name: FakeAdvertisement.baseName(of: d.pairingName), flags: FakeAdvertisement.bondedOnlyFlags,
-                                 uuids: [])
+        return FakeAdvertisement(
+            name: FakeAdvertisement.baseName(of: d.pairingName), flags: FakeAdvertisement.bondedOnlyFlags,
+            uuids: [])
     }
 
     /// `DfuTarg` with the DFU service of the board's bootloader.
     static func bootloaderAdvertisement(_ board: SimulatedBoard) -> FakeAdvertisement {
-        let service = board.profile.services.contains(.legacyDFU) ? KnownGATT.legacyDFUService : KnownGATT.secureDFUService
-        return FakeAdvertisement(name: board.advertisedName, flags: FakeAdvertisement.discoverableFlags,
-                                 uuids: [service.uuidString])
+        let service =
+            board.profile.services.contains(.legacyDFU) ? KnownGATT.legacyDFUService : KnownGATT.secureDFUService
+        return FakeAdvertisement(
+            name: board.advertisedName, flags: FakeAdvertisement.discoverableFlags,
+            uuids: [service.uuidString])
     }
 }

@@ -80,7 +80,9 @@ extension FakeBlueZ {
         if s.devices[i].behaviour.refusesAcquire {
             throw DBusError(name: DBusErrorName.unknownMethod.rawValue, message: "Method not known to this BlueZ")
         }
-        guard s.devices[i].connected, let c = s.devices[i].gatt?.characteristic(at: path) else { throw BlueZ.gattNotConnected }
+        guard s.devices[i].connected, let c = s.devices[i].gatt?.characteristic(at: path) else {
+            throw BlueZ.gattNotConnected
+        }
         return c
     }
 
@@ -93,7 +95,8 @@ extension FakeBlueZ {
     /// One datagram from an acquired write socket: a Write Command to the board.
     private func socketWrite(_ i: Int, path: String, epoch: Int, _ bytes: [UInt8], _ s: inout FakeState) {
         guard s.devices[i].connected, s.devices[i].linkEpoch == epoch,
-              let c = s.devices[i].gatt?.characteristic(at: path) else { return }
+            let c = s.devices[i].gatt?.characteristic(at: path)
+        else { return }
         guard bytes.count <= Int(s.devices[i].mtu) - 3 else {
             note("[\(s.devices[i].name)] a \(bytes.count)-byte datagram does not fit the MTU: dropped")
             return
@@ -101,7 +104,8 @@ extension FakeBlueZ {
         s.devices[i].socketWrites += 1
         deliverWrite(i, c, bytes, kind: .command, &s)
         if let limit = s.devices[i].behaviour.acquiredSocketsCloseAfter, s.devices[i].socketWrites >= limit,
-           !s.devices[i].socketsClosedByScenario {
+            !s.devices[i].socketsClosedByScenario
+        {
             s.devices[i].socketsClosedByScenario = true
             note("[\(s.devices[i].name)] acquired sockets closed after \(limit) writes (scenario)")
             closeAcquiredSockets(i, &s)
@@ -127,14 +131,18 @@ extension FakeBlueZ {
         guard let held = s.devices[i].writeSockets[path], held.socket === socket else { return }
         socket.close()
         s.devices[i].writeSockets[path] = nil
-        if s.devices[i].gatt?.characteristic(at: path) != nil { setCharacteristic(i, path: path, ["WriteAcquired": .bool(false)], s) }
+        if s.devices[i].gatt?.characteristic(at: path) != nil {
+            setCharacteristic(i, path: path, ["WriteAcquired": .bool(false)], s)
+        }
     }
 
     func releaseNotify(_ i: Int, path: String, socket: PacketSocket? = nil, _ s: inout FakeState) {
         guard let held = s.devices[i].notifySockets[path], socket.map({ held.socket === $0 }) ?? true else { return }
         held.socket.close()
         s.devices[i].notifySockets[path] = nil
-        if s.devices[i].gatt?.characteristic(at: path) != nil { setCharacteristic(i, path: path, ["NotifyAcquired": .bool(false)], s) }
+        if s.devices[i].gatt?.characteristic(at: path) != nil {
+            setCharacteristic(i, path: path, ["NotifyAcquired": .bool(false)], s)
+        }
     }
 
     /// Shuts every acquired socket of the device down (the link dropped, or the scenario says so).

@@ -12,24 +12,30 @@ extension FakeBlueZ {
             switch call.member {
             case "RegisterAgent": try call.expectSignature("os")
             case "UnregisterAgent", "RequestDefaultAgent": try call.expectSignature("o")
-            default: throw DBusError(name: DBusErrorName.unknownMethod.rawValue, message: "Unknown method \(call.member)")
+            default:
+                throw DBusError(name: DBusErrorName.unknownMethod.rawValue, message: "Unknown method \(call.member)")
             }
             return []
         }
-        try server.add(path: adapterPath, interfaces: [BlueZ.adapter: adapterProperties()],
-                       methods: { [weak self] call in try self?.adapterCall(call) ?? [] },
-                       setter: { [weak self] interface, name, value in try self?.setAdapterProperty(name, value) })
+        try server.add(
+            path: adapterPath, interfaces: [BlueZ.adapter: adapterProperties()],
+            methods: { [weak self] call in try self?.adapterCall(call) ?? [] },
+            setter: { [weak self] interface, name, value in try self?.setAdapterProperty(name, value) })
         try locked { s in
             for i in s.devices.indices where s.devices[i].paired && s.devices[i].owner == nil { exportDevice(i, &s) }
         }
     }
 
     private func adapterProperties() -> [String: DBusValue] {
-        ["Address": .string(options.adapterAddress), "AddressType": .string("public"), "Name": .string("bitflash-fake"),
-         "Alias": .string("bitflash-fake"), "Class": .uint32(0), "Powered": .bool(true), "Discoverable": .bool(false),
-         "DiscoverableTimeout": .uint32(180), "Pairable": .bool(true), "PairableTimeout": .uint32(0),
-         "Discovering": .bool(false), "UUIDs": .strings([]), "Modalias": .string("usb:v1D6Bp0246d0542"),
-         "Roles": .strings(["central", "peripheral"])]
+        [
+            "Address": .string(options.adapterAddress), "AddressType": .string("public"),
+            "Name": .string("bitflash-fake"),
+            "Alias": .string("bitflash-fake"), "Class": .uint32(0), "Powered": .bool(true),
+            "Discoverable": .bool(false),
+            "DiscoverableTimeout": .uint32(180), "Pairable": .bool(true), "PairableTimeout": .uint32(0),
+            "Discovering": .bool(false), "UUIDs": .strings([]), "Modalias": .string("usb:v1D6Bp0246d0542"),
+            "Roles": .strings(["central", "peripheral"])
+        ]
     }
 
     private func adapterCall(_ call: DBusMethodCall) throws -> [DBusValue] {
@@ -66,7 +72,9 @@ extension FakeBlueZ {
                 removeDevice(i, &s)
             }
         default:
-            throw DBusError(name: DBusErrorName.unknownMethod.rawValue, message: "Unknown method \(call.member) on \(BlueZ.adapter)")
+            throw DBusError(
+                name: DBusErrorName.unknownMethod.rawValue, message: "Unknown method \(call.member) on \(BlueZ.adapter)"
+            )
         }
         return []
     }
@@ -134,7 +142,9 @@ extension FakeBlueZ {
         s.devices[i].rssiValid = true
         if outcome == .created {
             exportDevice(i, &s)
-            note("[\(d.name)] discovered at \(d.spec.address) as \"\(ad.name)\"\(ad.discoverable ? "" : " (not discoverable)")")
+            note(
+                "[\(d.name)] discovered at \(d.spec.address) as \"\(ad.name)\"\(ad.discoverable ? "" : " (not discoverable)")"
+            )
             return
         }
         var changes: [String: DBusValue] = ["RSSI": .int16(d.behaviour.rssi)]
@@ -176,7 +186,8 @@ extension FakeBlueZ {
         s.filters[name] = nil
         if s.sessions.remove(name) != nil, s.sessions.isEmpty { discoveryStopped(&s) }
         for i in s.devices.indices {
-            for path in s.devices[i].notifySessions.keys where s.devices[i].notifySessions[path]?.contains(name) == true {
+            for path in s.devices[i].notifySessions.keys where s.devices[i].notifySessions[path]?.contains(name) == true
+            {
                 stopNotifySession(i, path: path, sender: name, &s)
             }
         }

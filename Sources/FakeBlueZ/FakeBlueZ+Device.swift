@@ -25,7 +25,7 @@ extension FakeBlueZ {
             "Paired": .bool(d.paired), "Bonded": .bool(d.bonded),
             "Trusted": .bool(d.trusted), "Blocked": .bool(d.blocked), "LegacyPairing": .bool(false),
             "Connected": .bool(d.connected), "ServicesResolved": .bool(d.resolved), "UUIDs": .strings(d.uuidsProperty),
-            "Adapter": .objectPath(adapterPath),
+            "Adapter": .objectPath(adapterPath)
         ]
         if let name = d.knownName { p["Name"] = .string(name) }
         if d.rssiValid { p["RSSI"] = .int16(d.behaviour.rssi) }
@@ -36,10 +36,11 @@ extension FakeBlueZ {
         let path = s.devices[i].path
         let properties = deviceProperties(i, s)
         emit("device \(path)") {
-            try server.add(path: path, interfaces: [BlueZ.device: properties],
-                           methods: { [weak self] call in try await self?.deviceCall(i, call) ?? [] },
-                           setter: { [weak self] _, name, value in try self?.setDeviceProperty(i, name, value) },
-                           concurrent: true)
+            try server.add(
+                path: path, interfaces: [BlueZ.device: properties],
+                methods: { [weak self] call in try await self?.deviceCall(i, call) ?? [] },
+                setter: { [weak self] _, name, value in try self?.setDeviceProperty(i, name, value) },
+                concurrent: true)
         }
         s.devices[i].exported = true
     }
@@ -74,7 +75,8 @@ extension FakeBlueZ {
             }
         case "ConnectProfile", "DisconnectProfile": throw BlueZ.notSupported
         default:
-            throw DBusError(name: DBusErrorName.unknownMethod.rawValue, message: "Unknown method \(call.member) on \(BlueZ.device)")
+            throw DBusError(
+                name: DBusErrorName.unknownMethod.rawValue, message: "Unknown method \(call.member) on \(BlueZ.device)")
         }
         return []
     }
@@ -131,8 +133,9 @@ extension FakeBlueZ {
         note("[\(s.devices[i].name)] connected")
         setDevice(i, ["Connected": .bool(true)], s)
         if !s.devices[i].behaviour.servicesNeverResolve {
-            schedule(.resolve(device: i, epoch: s.devices[i].linkEpoch), after: Self.serviceDiscovery,
-                     minimumReal: .milliseconds(2), &s)
+            schedule(
+                .resolve(device: i, epoch: s.devices[i].linkEpoch), after: Self.serviceDiscovery,
+                minimumReal: .milliseconds(2), &s)
         }
     }
 
@@ -161,7 +164,9 @@ extension FakeBlueZ {
             try? await Task.sleep(for: Self.pairingTime * max(0, options.timeScale))
             try locked { s in
                 s.devices[i].pairing = false
-                if s.devices[i].pairingCancelled { throw BlueZ.error("AuthenticationCanceled", "Authentication Canceled") }
+                if s.devices[i].pairingCancelled {
+                    throw BlueZ.error("AuthenticationCanceled", "Authentication Canceled")
+                }
                 guard s.devices[i].connected else { throw BlueZ.error("AuthenticationFailed", "Authentication Failed") }
                 s.devices[i].paired = true
                 s.devices[i].bonded = true
@@ -182,7 +187,8 @@ extension FakeBlueZ {
             case "Blocked": s.devices[i].blocked = try value.bool()
             case "Alias": s.devices[i].alias = try value.string()
             case "WakeAllowed": break
-            default: throw DBusError(name: DBusErrorName.propertyReadOnly.rawValue, message: "Property \(name) is read-only")
+            default:
+                throw DBusError(name: DBusErrorName.propertyReadOnly.rawValue, message: "Property \(name) is read-only")
             }
         }
     }
@@ -208,16 +214,23 @@ extension FakeBlueZ {
         emit("GATT objects") {
             for path in gone.reversed() { try server.remove(path: path) }
             for service in table.services where !kept.contains(service.path) {
-                try server.add(path: service.path, interfaces: [
-                    BlueZ.gattService: d.hostile(at: service.path).properties(BlueZ.gattService, table.serviceProperties(service, devicePath: d.path)),
-                ])
+                try server.add(
+                    path: service.path,
+                    interfaces: [
+                        BlueZ.gattService: d.hostile(at: service.path).properties(
+                            BlueZ.gattService, table.serviceProperties(service, devicePath: d.path))
+                    ])
                 for c in table.characteristics where c.servicePath == service.path {
                     let path = c.path
-                    try server.add(path: path, interfaces: [
-                        BlueZ.gattCharacteristic: d.hostile(at: path).properties(BlueZ.gattCharacteristic, table.characteristicProperties(c, mtu: mtu)),
-                    ], methods: { [weak self] call in try self?.characteristicCall(i, path: path, call) ?? [] })
-                    try server.add(path: c.descriptorPath, interfaces: [BlueZ.gattDescriptor: table.descriptorProperties(c)],
-                                   methods: { [weak self] call in try self?.descriptorCall(i, path: path, call) ?? [] })
+                    try server.add(
+                        path: path,
+                        interfaces: [
+                            BlueZ.gattCharacteristic: d.hostile(at: path).properties(
+                                BlueZ.gattCharacteristic, table.characteristicProperties(c, mtu: mtu))
+                        ], methods: { [weak self] call in try self?.characteristicCall(i, path: path, call) ?? [] })
+                    try server.add(
+                        path: c.descriptorPath, interfaces: [BlueZ.gattDescriptor: table.descriptorProperties(c)],
+                        methods: { [weak self] call in try self?.descriptorCall(i, path: path, call) ?? [] })
                 }
             }
         }

@@ -66,14 +66,18 @@ extension FakeBlueZ {
         case "AcquireNotify":
             return try acquireNotify(i, path: path, call)
         default:
-            throw DBusError(name: DBusErrorName.unknownMethod.rawValue, message: "Unknown method \(call.member) on \(BlueZ.gattCharacteristic)")
+            throw DBusError(
+                name: DBusErrorName.unknownMethod.rawValue,
+                message: "Unknown method \(call.member) on \(BlueZ.gattCharacteristic)")
         }
         return []
     }
 
     /// The connected characteristic at `path`, or BlueZ's "Not connected".
     private func connected(_ i: Int, _ path: String, _ s: FakeState) throws -> FakeGATTTable.Characteristic {
-        guard s.devices[i].connected, let c = s.devices[i].gatt?.characteristic(at: path) else { throw BlueZ.gattNotConnected }
+        guard s.devices[i].connected, let c = s.devices[i].gatt?.characteristic(at: path) else {
+            throw BlueZ.gattNotConnected
+        }
         return c
     }
 
@@ -93,7 +97,9 @@ extension FakeBlueZ {
         return Array(value[Int(offset)...])
     }
 
-    private func writeValue(_ i: Int, path: String, _ bytes: [UInt8], _ options: GATTOptions, _ s: inout FakeState) throws {
+    private func writeValue(_ i: Int, path: String, _ bytes: [UInt8], _ options: GATTOptions, _ s: inout FakeState)
+        throws
+    {
         let c = try connected(i, path, s)
         let d = s.devices[i]
         guard d.writeSockets[path] == nil else { throw BlueZ.error("NotPermitted", "Write acquired") }
@@ -118,7 +124,9 @@ extension FakeBlueZ {
     }
 
     /// A write that reached the board (through `WriteValue` or an acquired socket).
-    func deliverWrite(_ i: Int, _ c: FakeGATTTable.Characteristic, _ bytes: [UInt8], kind: WriteKind, _ s: inout FakeState) {
+    func deliverWrite(
+        _ i: Int, _ c: FakeGATTTable.Characteristic, _ bytes: [UInt8], kind: WriteKind, _ s: inout FakeState
+    ) {
         let d = s.devices[i]
         guard !d.staleBond, !(s.needsBond(i) && !d.paired), let characteristic = c.characteristic else {
             note("[\(d.name)] write of \(bytes.count) bytes dropped by the board's security")
@@ -166,13 +174,16 @@ extension FakeBlueZ {
     func setCharacteristic(_ i: Int, path: String, _ changes: [String: DBusValue], _ s: FakeState) {
         let changes = s.devices[i].hostile(at: path).properties(BlueZ.gattCharacteristic, changes)
         guard !changes.isEmpty else { return }
-        emit("characteristic properties") { try server.setProperties(path: path, interface: BlueZ.gattCharacteristic, changes) }
+        emit("characteristic properties") {
+            try server.setProperties(path: path, interface: BlueZ.gattCharacteristic, changes)
+        }
     }
 
     /// A new value of a characteristic, as BlueZ signals it (also after a read).
     private func notifyValue(_ i: Int, path: String, _ bytes: [UInt8], _ s: inout FakeState) {
         s.devices[i].values[path] = bytes
-        let (changes, invalidated) = s.devices[i].hostile(at: path).notification(bytes, index: s.devices[i].notificationsSent)
+        let (changes, invalidated) = s.devices[i].hostile(at: path).notification(
+            bytes, index: s.devices[i].notificationsSent)
         s.devices[i].notificationsSent += 1
         emit("notification") {
             try server.setProperties(path: path, interface: BlueZ.gattCharacteristic, changes, invalidated: invalidated)
@@ -186,7 +197,8 @@ extension FakeBlueZ {
         switch s.devices[i].outbox.removeFirst() {
         case let .notification(epoch, characteristic, bytes):
             let d = s.devices[i]
-            guard d.connected, epoch == d.linkEpoch, !d.staleBond, let c = d.gatt?.characteristic(for: characteristic) else { return }
+            guard d.connected, epoch == d.linkEpoch, !d.staleBond, let c = d.gatt?.characteristic(for: characteristic)
+            else { return }
             if notifyThroughSocket(i, path: c.path, bytes, &s) { return }
             guard d.notifySessions[c.path]?.isEmpty == false else { return }
             s.devices[i].signalNotifications += 1
@@ -220,7 +232,8 @@ extension FakeBlueZ {
             } else {
                 // The board answers (an SMP reset response) before it goes down.
                 s.devices[i].outbox.append(.reset(down: down))
-                schedule(.deliver(device: i), after: Self.notificationLatency, minimumReal: Self.notificationLatency, &s)
+                schedule(
+                    .deliver(device: i), after: Self.notificationLatency, minimumReal: Self.notificationLatency, &s)
             }
         }
     }
@@ -244,7 +257,9 @@ extension FakeBlueZ {
             try call.expectSignature("aya{sv}")
             throw BlueZ.error("NotPermitted", "Write not permitted")
         default:
-            throw DBusError(name: DBusErrorName.unknownMethod.rawValue, message: "Unknown method \(call.member) on \(BlueZ.gattDescriptor)")
+            throw DBusError(
+                name: DBusErrorName.unknownMethod.rawValue,
+                message: "Unknown method \(call.member) on \(BlueZ.gattDescriptor)")
         }
     }
 }

@@ -95,8 +95,10 @@ public struct FakeBoard: Sendable {
     /// The board's work durations; nil: its chip family's.
     public var timing: DeviceTiming?
 
-    public init(board: SimulatedBoard, name: String? = nil, address: String? = nil,
-                behaviour: FakeBoardBehaviour = FakeBoardBehaviour(), stateFile: URL? = nil, timing: DeviceTiming? = nil) {
+    public init(
+        board: SimulatedBoard, name: String? = nil, address: String? = nil,
+        behaviour: FakeBoardBehaviour = FakeBoardBehaviour(), stateFile: URL? = nil, timing: DeviceTiming? = nil
+    ) {
         self.board = board
         self.name = name
         self.address = (address ?? board.profile.address).uppercased()
@@ -147,7 +149,8 @@ public enum FakeBlueZError: Error, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .invalidAddress(let a): return "'\(a)' is not a Bluetooth address: write six hex bytes, e.g. F0:0D:00:00:00:01"
+        case .invalidAddress(let a):
+            return "'\(a)' is not a Bluetooth address: write six hex bytes, e.g. F0:0D:00:00:00:01"
         case .duplicateAddress(let a): return "two boards have the address \(a): give each board its own"
         case .badScenario(let why): return "bad scenario: \(why)"
         case .bus(let error): return "cannot serve org.bluez: \(error)"
@@ -173,8 +176,10 @@ public final class FakeBlueZ: Sendable {
 
     /// Connects to `bus`, exports the adapter (and bonded devices), and owns `org.bluez`.
     /// - Throws: `FakeBlueZError`.
-    public static func start(bus: DBusBusAddress = .system, boards: [FakeBoard],
-                             options: FakeBlueZOptions = FakeBlueZOptions()) async throws -> FakeBlueZ {
+    public static func start(
+        bus: DBusBusAddress = .system, boards: [FakeBoard],
+        options: FakeBlueZOptions = FakeBlueZOptions()
+    ) async throws -> FakeBlueZ {
         var seen = Set<String>()
         for b in boards {
             guard Self.isAddress(b.address) else { throw FakeBlueZError.invalidAddress(b.address) }
@@ -184,7 +189,9 @@ public final class FakeBlueZ: Sendable {
             let next = Self.nextAddress(after: b.address)
             guard seen.insert(next).inserted else { throw FakeBlueZError.duplicateAddress(next) }
         }
-        guard Self.isAddress(options.adapterAddress) else { throw FakeBlueZError.invalidAddress(options.adapterAddress) }
+        guard Self.isAddress(options.adapterAddress) else {
+            throw FakeBlueZError.invalidAddress(options.adapterAddress)
+        }
         do {
             let connection = try DBusConnection(bus: bus)
             let fake = try FakeBlueZ(connection: connection, boards: boards, options: options)
@@ -220,9 +227,11 @@ public final class FakeBlueZ: Sendable {
     public var traffic: [FakeTraffic] {
         state.withLock { s in
             s.devices.map { d in
-                FakeTraffic(acquiredWrites: d.acquiredWrites, acquiredNotifies: d.acquiredNotifies, socketWrites: d.socketWrites,
-                            valueWrites: d.writesDelivered - d.socketWrites, socketNotifications: d.socketNotifications,
-                            signalNotifications: d.signalNotifications)
+                FakeTraffic(
+                    acquiredWrites: d.acquiredWrites, acquiredNotifies: d.acquiredNotifies,
+                    socketWrites: d.socketWrites,
+                    valueWrites: d.writesDelivered - d.socketWrites, socketNotifications: d.socketNotifications,
+                    signalNotifications: d.signalNotifications)
             }
         }
     }
@@ -353,14 +362,16 @@ public final class FakeBlueZ: Sendable {
 
     /// Ends the discovery and notification sessions of clients that leave the bus, as BlueZ does.
     private func watchClients() async throws {
-        let rule = DBusMatchRule(sender: DBusStandard.bus, path: DBusStandard.busPath, interface: DBusStandard.bus,
-                                 member: "NameOwnerChanged")
+        let rule = DBusMatchRule(
+            sender: DBusStandard.bus, path: DBusStandard.busPath, interface: DBusStandard.bus,
+            member: "NameOwnerChanged")
         let stream = try await connection.signals(matching: rule)
         let task = Task { [weak self] in
             for await signal in stream {
                 guard let name = try? signal.arguments.argument(0).string(),
-                      let newOwner = try? signal.arguments.argument(2).string(),
-                      name.hasPrefix(":"), newOwner.isEmpty else { continue }
+                    let newOwner = try? signal.arguments.argument(2).string(),
+                    name.hasPrefix(":"), newOwner.isEmpty
+                else { continue }
                 try? self?.locked { s in self?.clientLeft(name, &s) }
             }
         }

@@ -26,8 +26,10 @@ public struct FakeBlueZScenario: Decodable, Sendable {
         enum Keys: String, CodingKey, CaseIterable { case state, profile, name, address, from }
 
         public init(from decoder: any Decoder) throws {
-            try Self.refuseUnknownKeys(decoder, known: Keys.allCases.map(\.rawValue)
-                                       + FakeBoardBehaviour.CodingKeys.allCases.map(\.rawValue))
+            try Self.refuseUnknownKeys(
+                decoder,
+                known: Keys.allCases.map(\.rawValue)
+                    + FakeBoardBehaviour.CodingKeys.allCases.map(\.rawValue))
             let c = try decoder.container(keyedBy: Keys.self)
             state = try c.decodeIfPresent(String.self, forKey: .state)
             profile = try c.decodeIfPresent(String.self, forKey: .profile)
@@ -42,7 +44,8 @@ public struct FakeBlueZScenario: Decodable, Sendable {
             for key in all.allKeys where !known.contains(key.stringValue) {
                 throw DecodingError.dataCorruptedError(
                     forKey: key, in: all,
-                    debugDescription: "unknown key '\(key.stringValue)'; known keys: \(known.sorted().joined(separator: ", "))")
+                    debugDescription:
+                        "unknown key '\(key.stringValue)'; known keys: \(known.sorted().joined(separator: ", "))")
             }
         }
     }
@@ -75,7 +78,8 @@ public struct FakeBlueZScenario: Decodable, Sendable {
         } catch let DecodingError.dataCorrupted(context) {
             throw FakeBlueZError.badScenario("\(url.path)\(Self.where(context)): \(context.debugDescription)")
         } catch let DecodingError.keyNotFound(key, context) {
-            throw FakeBlueZError.badScenario("\(url.path)\(Self.where(context)): the key '\(key.stringValue)' is missing")
+            throw FakeBlueZError.badScenario(
+                "\(url.path)\(Self.where(context)): the key '\(key.stringValue)' is missing")
         } catch let DecodingError.typeMismatch(type, context) {
             throw FakeBlueZError.badScenario("\(url.path)\(Self.where(context)): expected \(type)")
         } catch let DecodingError.valueNotFound(type, context) {

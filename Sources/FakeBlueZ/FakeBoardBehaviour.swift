@@ -96,12 +96,14 @@ public struct FakeBoardBehaviour: Sendable, Equatable, Codable {
         refusesAcquire = try c.decodeIfPresent(Bool.self, forKey: .refusesAcquire) ?? false
         acquiredSocketsCloseAfter = try c.decodeIfPresent(Int.self, forKey: .acquiredSocketsCloseAfter)
         if let n = acquiredSocketsCloseAfter, n < 1 {
-            throw DecodingError.dataCorruptedError(forKey: .acquiredSocketsCloseAfter, in: c, debugDescription: "must be at least 1")
+            throw DecodingError.dataCorruptedError(
+                forKey: .acquiredSocketsCloseAfter, in: c, debugDescription: "must be at least 1")
         }
         bootloaderAtNextAddress = try c.decodeIfPresent(Bool.self, forKey: .bootloaderAtNextAddress) ?? false
         if let n = disconnectAfterWrites, n < 1 {
-            throw DecodingError.dataCorruptedError(forKey: .disconnectAfterWrites, in: c,
-                                                   debugDescription: "must be at least 1")
+            throw DecodingError.dataCorruptedError(
+                forKey: .disconnectAfterWrites, in: c,
+                debugDescription: "must be at least 1")
         }
     }
 }

@@ -48,9 +48,11 @@ struct FakeGATTTable: Sendable {
             handle += 1
             for (characteristic, charUUID, flags) in chars {
                 let charPath = path + String(format: "/char%04x", handle)
-                characteristics.append(Characteristic(
-                    path: charPath, servicePath: path, descriptorPath: charPath + String(format: "/desc%04x", handle + 2),
-                    characteristic: characteristic, uuid: charUUID, handle: handle, flags: flags))
+                characteristics.append(
+                    Characteristic(
+                        path: charPath, servicePath: path,
+                        descriptorPath: charPath + String(format: "/desc%04x", handle + 2),
+                        characteristic: characteristic, uuid: charUUID, handle: handle, flags: flags))
                 handle += 3
             }
             services.append(Service(path: path, uuid: uuid, handle: start, endHandle: handle - 1))
@@ -93,7 +95,8 @@ struct FakeGATTTable: Sendable {
     /// descriptors, parents first.
     func paths(except kept: Set<String>) -> [String] {
         services.filter { !kept.contains($0.path) }.flatMap { service in
-            [service.path] + characteristics.filter { $0.servicePath == service.path }.flatMap { [$0.path, $0.descriptorPath] }
+            [service.path]
+                + characteristics.filter { $0.servicePath == service.path }.flatMap { [$0.path, $0.descriptorPath] }
         }
     }
 
@@ -118,14 +121,16 @@ struct FakeGATTTable: Sendable {
     }
 
     func serviceProperties(_ s: Service, devicePath: String) -> [String: DBusValue] {
-        ["UUID": .string(s.uuid.uuidString), "Device": .objectPath(devicePath), "Primary": .bool(true),
-         "Includes": .objectPaths([]), "Handle": .uint16(s.handle)]
+        [
+            "UUID": .string(s.uuid.uuidString), "Device": .objectPath(devicePath), "Primary": .bool(true),
+            "Includes": .objectPaths([]), "Handle": .uint16(s.handle)
+        ]
     }
 
     func characteristicProperties(_ c: Characteristic, mtu: UInt16) -> [String: DBusValue] {
         var p: [String: DBusValue] = [
             "UUID": .string(c.uuid.uuidString), "Service": .objectPath(c.servicePath), "Value": .bytes([]),
-            "Flags": .strings(c.flags), "MTU": .uint16(mtu), "Handle": .uint16(c.handle),
+            "Flags": .strings(c.flags), "MTU": .uint16(mtu), "Handle": .uint16(c.handle)
         ]
         if c.canNotify { p["Notifying"] = .bool(false) }
         // Present only for characteristics that can be acquired (B566 `characteristic_write_acquired_exists()`).
@@ -135,7 +140,9 @@ struct FakeGATTTable: Sendable {
     }
 
     func descriptorProperties(_ c: Characteristic) -> [String: DBusValue] {
-        ["UUID": .string(Self.clientConfiguration.uuidString), "Characteristic": .objectPath(c.path),
-         "Value": .bytes([]), "Flags": .strings(["read", "write"]), "Handle": .uint16(c.handle + 2)]
+        [
+            "UUID": .string(Self.clientConfiguration.uuidString), "Characteristic": .objectPath(c.path),
+            "Value": .bytes([]), "Flags": .strings(["read", "write"]), "Handle": .uint16(c.handle + 2)
+        ]
     }
 }

@@ -106,8 +106,9 @@ struct FakeDevice: Sendable {
         var behaviour = FakeBoardBehaviour()
         behaviour.rssi = board.behaviour.rssi
         behaviour.gattCache = board.behaviour.gattCache
-        let spec = FakeBoard(board: board.board, name: NordicGATT.bootloaderName,
-                             address: FakeBlueZ.nextAddress(after: board.address), behaviour: behaviour)
+        let spec = FakeBoard(
+            board: board.board, name: NordicGATT.bootloaderName,
+            address: FakeBlueZ.nextAddress(after: board.address), behaviour: behaviour)
         return FakeDevice(spec: spec, adapterPath: adapterPath, owner: owner)
     }
 }

@@ -50,7 +50,9 @@ struct HostileDBus: Sendable {
     func datagram(_ bytes: [UInt8], index: Int) -> [UInt8]? {
         let modes = chosen(for: "notification \(index)")
         if modes.contains(.missingProperties) { return nil }
-        if modes.contains(.oversizedValues) { return bytes + [UInt8](repeating: 0xA5, count: max(0, 4_096 - bytes.count)) }
+        if modes.contains(.oversizedValues) {
+            return bytes + [UInt8](repeating: 0xA5, count: max(0, 4_096 - bytes.count))
+        }
         return bytes
     }
 
@@ -68,7 +70,9 @@ struct HostileDBus: Sendable {
     }
 
     /// One property under one mode; nil removes it.
-    private static func distort(_ value: DBusValue, name: String, interface: String, _ mode: HostileDBusMode) -> DBusValue? {
+    private static func distort(_ value: DBusValue, name: String, interface: String, _ mode: HostileDBusMode)
+        -> DBusValue?
+    {
         switch mode {
         case .wrongTypes: return wrongType(name: name, value)
         case .oversizedValues: return oversized(name: name, interface: interface, value)

@@ -12,11 +12,13 @@ public enum ChipFamily: String, Sendable, CaseIterable, Codable {
     public var layout: MemoryLayout {
         switch self {
         case .nrf51:
-            return MemoryLayout(flashSize: 0x40000, applicationStart: 0x18000, applicationEnd: 0x3C000,
-                                scratchPage: 0x3B400, bootloaderStart: 0x3C000, pageSize: 1024)
+            return MemoryLayout(
+                flashSize: 0x40000, applicationStart: 0x18000, applicationEnd: 0x3C000,
+                scratchPage: 0x3B400, bootloaderStart: 0x3C000, pageSize: 1024)
         case .nrf52833:
-            return MemoryLayout(flashSize: 0x80000, applicationStart: 0x1C000, applicationEnd: 0x77000,
-                                scratchPage: 0x73000, bootloaderStart: 0x77000, pageSize: 4096)
+            return MemoryLayout(
+                flashSize: 0x80000, applicationStart: 0x1C000, applicationEnd: 0x77000,
+                scratchPage: 0x73000, bootloaderStart: 0x77000, pageSize: 4096)
         }
     }
 
@@ -81,7 +83,7 @@ public enum Board: String, Sendable, CaseIterable, Codable {
             "microbitv2": .microbitV2, "microbit2": .microbitV2, "v2": .microbitV2,
             "calliopemini1": .calliopeMini1, "calliope1": .calliopeMini1, "mini1": .calliopeMini1,
             "calliopemini2": .calliopeMini2, "calliope2": .calliopeMini2, "mini2": .calliopeMini2,
-            "calliopemini3": .calliopeMini3, "calliope3": .calliopeMini3, "mini3": .calliopeMini3,
+            "calliopemini3": .calliopeMini3, "calliope3": .calliopeMini3, "mini3": .calliopeMini3
         ]
         guard let b = aliases[key] else { return nil }
         self = b

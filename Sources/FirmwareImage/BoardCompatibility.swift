@@ -69,11 +69,17 @@ extension Firmware {
         if format == .uf2 {
             let foreign = uf2FamilyIDs.filter { $0 != family.uf2FamilyID }
             if !foreign.isEmpty {
-                let named = foreign.map { id in UF2Family.name(of: id).map { "\(Hex.address(id)) (\($0))" } ?? Hex.address(id) }
-                let needs = family.uf2FamilyID.map { "needs \(Hex.address($0)) (\(family.chipName))" }
+                let named = foreign.map { id in
+                    UF2Family.name(of: id).map { "\(Hex.address(id)) (\($0))" } ?? Hex.address(id)
+                }
+                let needs =
+                    family.uf2FamilyID.map { "needs \(Hex.address($0)) (\(family.chipName))" }
                     ?? "has no UF2 family ID (\(family.chipName)), so its UF2 files name none"
-                found.append(BoardProblem(.uf2Family, "the UF2 blocks name chip family \(named.joined(separator: ", ")); a \(board.displayName) \(needs)",
-                                          overridable: true))
+                found.append(
+                    BoardProblem(
+                        .uf2Family,
+                        "the UF2 blocks name chip family \(named.joined(separator: ", ")); a \(board.displayName) \(needs)",
+                        overridable: true))
             }
         }
         if let mcuboot {
@@ -82,14 +88,18 @@ extension Firmware {
             found += Self.memoryProblems(section.image, board: board)
         }
         if let package = dfuPackage {
-            let flashed = package.style == .mcuManager
+            let flashed =
+                package.style == .mcuManager
                 ? package.images.first { $0.role == .application && $0.imageIndex == 0 }
                 : package.images.first { $0.role == .application }
             let others = package.images.filter { $0 != flashed }
             if !others.isEmpty {
-                found.append(BoardProblem(.packageParts, "the DFU package also holds \(others.map(Self.partName).joined(separator: ", ")), "
-                                          + "which bitflash does not flash: flashing only its application would not give the board what the package describes; use nRF Connect",
-                                          overridable: false))
+                found.append(
+                    BoardProblem(
+                        .packageParts,
+                        "the DFU package also holds \(others.map(Self.partName).joined(separator: ", ")), "
+                            + "which bitflash does not flash: flashing only its application would not give the board what the package describes; use nRF Connect",
+                        overridable: false))
             }
         }
         return found
@@ -111,16 +121,22 @@ extension Firmware {
         }
         if let first = outside.first {
             let bytes = outside.reduce(0) { $0 + $1.count }
-            found.append(BoardProblem(.outsideMemory, "the file puts \(grouped(bytes)) bytes at addresses a \(board.displayName) has no memory for "
-                                      + "(first \(Hex.address(first.lowerBound))-\(Hex.address(first.upperBound))); its flash is \(Hex.address(0))-\(Hex.address(layout.flashSize)) "
-                                      + "(\(layout.flashSize / 1024) KiB) and its UICR \(Hex.address(layout.uicr.lowerBound))-\(Hex.address(layout.uicr.upperBound)): the file is for a larger chip",
-                                      overridable: false))
+            found.append(
+                BoardProblem(
+                    .outsideMemory,
+                    "the file puts \(grouped(bytes)) bytes at addresses a \(board.displayName) has no memory for "
+                        + "(first \(Hex.address(first.lowerBound))-\(Hex.address(first.upperBound))); its flash is \(Hex.address(0))-\(Hex.address(layout.flashSize)) "
+                        + "(\(layout.flashSize / 1024) KiB) and its UICR \(Hex.address(layout.uicr.lowerBound))-\(Hex.address(layout.uicr.upperBound)): the file is for a larger chip",
+                    overridable: false))
         }
         if let sd = SoftDeviceInfo(in: image), sd.end != layout.applicationStart {
-            found.append(BoardProblem(.softDevice, "the file holds a SoftDevice (FWID \(Hex.number(sd.firmwareID, digits: 4))) that ends at \(Hex.address(sd.end)); "
-                                      + "a \(board.displayName) runs its application from \(Hex.address(layout.applicationStart)), right after its own SoftDevice: "
-                                      + "the file is for another chip or SoftDevice",
-                                      overridable: false))
+            found.append(
+                BoardProblem(
+                    .softDevice,
+                    "the file holds a SoftDevice (FWID \(Hex.number(sd.firmwareID, digits: 4))) that ends at \(Hex.address(sd.end)); "
+                        + "a \(board.displayName) runs its application from \(Hex.address(layout.applicationStart)), right after its own SoftDevice: "
+                        + "the file is for another chip or SoftDevice",
+                    overridable: false))
         }
         return found
     }
@@ -136,30 +152,45 @@ extension MCUbootImage {
         let slot = layout.mcubootPrimarySlot
         let span = "\(Hex.address(slot.lowerBound))-\(Hex.address(slot.upperBound))"
         if length > slot.count {
-            found.append(BoardProblem(.mcubootSlot, "the MCUboot image is \(grouped(length)) bytes with its header and TLVs; "
-                                      + "a \(board.displayName)'s primary slot (\(span)) holds \(grouped(slot.count))",
-                                      overridable: false))
+            found.append(
+                BoardProblem(
+                    .mcubootSlot,
+                    "the MCUboot image is \(grouped(length)) bytes with its header and TLVs; "
+                        + "a \(board.displayName)'s primary slot (\(span)) holds \(grouped(slot.count))",
+                    overridable: false))
         }
         if header.flags.contains(.ramLoad) {
-            found.append(BoardProblem(.mcubootSlot, "the MCUboot image is built to be copied to RAM at \(Hex.address(header.loadAddress)) (RAM_LOAD); "
-                                      + "a \(board.displayName)'s MCUboot runs images in place from its slot at \(Hex.address(slot.lowerBound))",
-                                      overridable: false))
+            found.append(
+                BoardProblem(
+                    .mcubootSlot,
+                    "the MCUboot image is built to be copied to RAM at \(Hex.address(header.loadAddress)) (RAM_LOAD); "
+                        + "a \(board.displayName)'s MCUboot runs images in place from its slot at \(Hex.address(slot.lowerBound))",
+                    overridable: false))
         } else if header.flags.contains(.romFixed), header.loadAddress != slot.lowerBound {
-            found.append(BoardProblem(.mcubootSlot, "the MCUboot image is fixed to run from \(Hex.address(header.loadAddress)) (ROM_FIXED); "
-                                      + "a \(board.displayName)'s primary slot starts at \(Hex.address(slot.lowerBound))",
-                                      overridable: false))
+            found.append(
+                BoardProblem(
+                    .mcubootSlot,
+                    "the MCUboot image is fixed to run from \(Hex.address(header.loadAddress)) (ROM_FIXED); "
+                        + "a \(board.displayName)'s primary slot starts at \(Hex.address(slot.lowerBound))",
+                    overridable: false))
         }
         if let address, address != slot.lowerBound {
-            found.append(BoardProblem(.mcubootLayout, "the file puts the MCUboot image at \(Hex.address(address)); a \(board.displayName)'s primary slot starts at \(Hex.address(slot.lowerBound))",
-                                      overridable: true))
+            found.append(
+                BoardProblem(
+                    .mcubootLayout,
+                    "the file puts the MCUboot image at \(Hex.address(address)); a \(board.displayName)'s primary slot starts at \(Hex.address(slot.lowerBound))",
+                    overridable: true))
         }
         if Int(header.headerSize) != Int(layout.pageSize) {
             let start = UInt64(slot.lowerBound) + UInt64(header.headerSize)
-            found.append(BoardProblem(.mcubootLayout, "the MCUboot header is \(Hex.number(header.headerSize, digits: 4)) bytes, so the application would start at "
-                                      + "\(Hex.address(UInt32(truncatingIfNeeded: start))); a \(board.displayName)'s MCUboot images have a one-page header "
-                                      + "(\(Hex.number(UInt16(layout.pageSize), digits: 4))) that puts the application at \(Hex.address(layout.applicationStart)), where it is linked: "
-                                      + "the image was built for another board's layout",
-                                      overridable: true))
+            found.append(
+                BoardProblem(
+                    .mcubootLayout,
+                    "the MCUboot header is \(Hex.number(header.headerSize, digits: 4)) bytes, so the application would start at "
+                        + "\(Hex.address(UInt32(truncatingIfNeeded: start))); a \(board.displayName)'s MCUboot images have a one-page header "
+                        + "(\(Hex.number(UInt16(layout.pageSize), digits: 4))) that puts the application at \(Hex.address(layout.applicationStart)), where it is linked: "
+                        + "the image was built for another board's layout",
+                    overridable: true))
         }
         return found
     }
@@ -179,7 +210,9 @@ struct SoftDeviceInfo {
 
     init?(in image: MemoryImage) {
         let bytes = image.read(Self.address..<(Self.address + 16), fill: 0)
-        guard image.hasData(in: (Self.address + 4)..<(Self.address + 16)), LEBytes.u32(bytes, 4) == Self.magic else { return nil }
+        guard image.hasData(in: (Self.address + 4)..<(Self.address + 16)), LEBytes.u32(bytes, 4) == Self.magic else {
+            return nil
+        }
         end = LEBytes.u32(bytes, 8)
         firmwareID = LEBytes.u16(bytes, 12)
     }

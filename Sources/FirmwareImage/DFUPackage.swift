@@ -62,8 +62,10 @@ public struct DFUPackage: Sendable, Equatable {
         /// The version the manifest states (e.g. "1.2.3+4"), when it states one.
         public var version: String?
 
-        public init(name: String, bytes: [UInt8], role: Role, imageIndex: Int = 0, slot: Int? = nil,
-                    initPacket: [UInt8]? = nil, loadAddress: UInt32? = nil, version: String? = nil) {
+        public init(
+            name: String, bytes: [UInt8], role: Role, imageIndex: Int = 0, slot: Int? = nil,
+            initPacket: [UInt8]? = nil, loadAddress: UInt32? = nil, version: String? = nil
+        ) {
             self.name = name
             self.bytes = bytes
             self.role = role
@@ -111,7 +113,9 @@ public struct DFUPackage: Sendable, Equatable {
         var images: [Image] = []
         var total = 0
         for entry in manifest.entries {
-            guard let bytes = try files.bytes(of: entry.file) else { throw FirmwareImageError.dfuMissingFile(entry.file) }
+            guard let bytes = try files.bytes(of: entry.file) else {
+                throw FirmwareImageError.dfuMissingFile(entry.file)
+            }
             var initPacket: [UInt8]?
             if let dat = entry.initPacketFile {
                 guard let packet = try files.bytes(of: dat) else { throw FirmwareImageError.dfuMissingFile(dat) }
@@ -121,9 +125,11 @@ public struct DFUPackage: Sendable, Equatable {
             if total > Self.maxTotalSize {
                 throw FirmwareImageError.dfuEntryTooLarge(name: "*", size: total)
             }
-            images.append(Image(name: entry.file, bytes: bytes, role: entry.role, imageIndex: entry.imageIndex,
-                                slot: entry.slot, initPacket: initPacket, loadAddress: entry.loadAddress,
-                                version: entry.version))
+            images.append(
+                Image(
+                    name: entry.file, bytes: bytes, role: entry.role, imageIndex: entry.imageIndex,
+                    slot: entry.slot, initPacket: initPacket, loadAddress: entry.loadAddress,
+                    version: entry.version))
         }
         guard !images.isEmpty else { throw FirmwareImageError.dfuNoImages }
         self.init(style: manifest.style, images: images)

@@ -18,7 +18,7 @@ struct DFUManifest {
     /// Nordic DFU manifest keys, in the order the Nordic libraries send them.
     private static let nordicParts: [(key: String, role: DFUPackage.Role)] = [
         ("softdevice_bootloader", .softDeviceAndBootloader), ("softdevice", .softDevice),
-        ("bootloader", .bootloader), ("application", .application),
+        ("bootloader", .bootloader), ("application", .application)
     ]
 
     init(json bytes: [UInt8]) throws {
@@ -43,7 +43,9 @@ struct DFUManifest {
                     throw FirmwareImageError.dfuBadManifest("files[\(index)] is not an object")
                 }
                 var entry = try Self.mcuManagerEntry(dict, index: index)
-                if entry.loadAddress == nil, hexLoadAddresses.count == list.count { entry.loadAddress = hexLoadAddresses[index] }
+                if entry.loadAddress == nil, hexLoadAddresses.count == list.count {
+                    entry.loadAddress = hexLoadAddresses[index]
+                }
                 return entry
             }
         } else if let manifest = top["manifest"] {
@@ -74,10 +76,13 @@ struct DFUManifest {
         }
         let slot = integer(dict["slot"]) ?? integer(dict["slot_index_primary"])
         let load = integer(dict["load_address"]).flatMap { UInt32(exactly: $0) }
-        let version = (dict["version_MCUBOOT"] as? String) ?? (dict["version_MCUBOOT+XIP"] as? String)
+        let version =
+            (dict["version_MCUBOOT"] as? String) ?? (dict["version_MCUBOOT+XIP"] as? String)
             ?? (dict["version"] as? String)
-        return Entry(file: file, initPacketFile: nil, role: DFUPackage.Role(manifestType: dict["type"] as? String ?? "application"),
-                     imageIndex: imageIndex, slot: slot, loadAddress: load, version: version)
+        return Entry(
+            file: file, initPacketFile: nil,
+            role: DFUPackage.Role(manifestType: dict["type"] as? String ?? "application"),
+            imageIndex: imageIndex, slot: slot, loadAddress: load, version: version)
     }
 
     /// An integer from a JSON number or a decimal string.
@@ -94,13 +99,15 @@ struct DFUManifest {
 
     /// Removes `"load_address": 0x…` members, returning the text and their values in order.
     static func extractHexLoadAddresses(_ text: String) -> (String, [UInt32]) {
-        guard let regex = try? NSRegularExpression(pattern: #""load_address"\s*:\s*0[xX]([0-9A-Fa-f]{1,8})\s*,?"#) else {
+        guard let regex = try? NSRegularExpression(pattern: #""load_address"\s*:\s*0[xX]([0-9A-Fa-f]{1,8})\s*,?"#)
+        else {
             return (text, [])
         }
         let ns = text as NSString
         let matches = regex.matches(in: text, range: NSRange(location: 0, length: ns.length))
         let values = matches.compactMap { UInt32(ns.substring(with: $0.range(at: 1)), radix: 16) }
-        let cleaned = regex.stringByReplacingMatches(in: text, range: NSRange(location: 0, length: ns.length), withTemplate: "")
+        let cleaned = regex.stringByReplacingMatches(
+            in: text, range: NSRange(location: 0, length: ns.length), withTemplate: "")
         return (cleaned, values)
     }
 }

@@ -29,14 +29,18 @@ extension DFUPackage {
         } catch {
             throw FirmwareImageError.dfuBadManifest("cannot create the zip: \(error)")
         }
-        let entries: [(String, [UInt8])] = [("manifest.json", Array(manifest.utf8)),
-                                             ("application.bin", application), ("application.dat", initPacket)]
+        let entries: [(String, [UInt8])] = [
+            ("manifest.json", Array(manifest.utf8)),
+            ("application.bin", application), ("application.dat", initPacket)
+        ]
         for (name, bytes) in entries {
             let data = Data(bytes)
             do {
-                try archive.addEntry(with: name, type: .file, uncompressedSize: Int64(data.count),
-                                     modificationDate: Date(timeIntervalSince1970: 1_700_000_000),
-                                     compressionMethod: .deflate) { position, size in
+                try archive.addEntry(
+                    with: name, type: .file, uncompressedSize: Int64(data.count),
+                    modificationDate: Date(timeIntervalSince1970: 1_700_000_000),
+                    compressionMethod: .deflate
+                ) { position, size in
                     data.subdata(in: Int(position)..<(Int(position) + size))
                 }
             } catch {

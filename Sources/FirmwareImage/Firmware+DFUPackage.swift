@@ -35,8 +35,9 @@ extension Firmware {
             let (family, warnings) = try NordicInitPacket.check(app)
             var image = MemoryImage()
             try image.write(app.bytes, at: family.layout.applicationStart)
-            firmware = Firmware(fileName: fileName, format: .dfuPackage,
-                                sections: [Section(family: family, image: image, warnings: warnings)])
+            firmware = Firmware(
+                fileName: fileName, format: .dfuPackage,
+                sections: [Section(family: family, image: image, warnings: warnings)])
         }
         firmware.dfuPackage = package
         return firmware
@@ -44,7 +45,8 @@ extension Firmware {
 
     /// `softdevice.bin (SoftDevice)`.
     static func partName(_ image: DFUPackage.Image) -> String {
-        image.imageIndex == 0 ? "\(image.name) (\(image.role))" : "\(image.name) (\(image.role), image \(image.imageIndex))"
+        image.imageIndex == 0
+            ? "\(image.name) (\(image.role))" : "\(image.name) (\(image.role), image \(image.imageIndex))"
     }
 }
 
@@ -62,14 +64,16 @@ enum NordicInitPacket {
 
     init(bytes: [UInt8], name: String) throws {
         if bytes.count == 56, Array(bytes.prefix(12)) == Self.microbitAppMagic {
-            self = .microbitApp(version: LEBytes.u32(bytes, 12), applicationSize: LEBytes.u32(bytes, 16),
-                                hashSize: LEBytes.u32(bytes, 20), sha256: Array(bytes[24..<56]).reversed())
+            self = .microbitApp(
+                version: LEBytes.u32(bytes, 12), applicationSize: LEBytes.u32(bytes, 16),
+                hashSize: LEBytes.u32(bytes, 20), sha256: Array(bytes[24..<56]).reversed())
             return
         }
         if bytes.count >= 14, bytes.count <= 64 {
             let n = Int(LEBytes.u16(bytes, 8))
             if n >= 1, bytes.count >= 10 + 2 * n + 2 {
-                self = .legacy(softDevices: (0..<n).map { LEBytes.u16(bytes, 10 + 2 * $0) }, crc16: LEBytes.u16(bytes, 10 + 2 * n))
+                self = .legacy(
+                    softDevices: (0..<n).map { LEBytes.u16(bytes, 10 + 2 * $0) }, crc16: LEBytes.u16(bytes, 10 + 2 * n))
                 return
             }
         }
@@ -89,17 +93,24 @@ enum NordicInitPacket {
         switch try NordicInitPacket(bytes: bytes, name: datName) {
         case let .microbitApp(version, size, hashSize, sha256):
             family = .nrf52833
-            guard version == 1 else { throw mismatch("its microbit_app command has version \(version); the bootloader accepts version 1 only") }
+            guard version == 1 else {
+                throw mismatch("its microbit_app command has version \(version); the bootloader accepts version 1 only")
+            }
             guard size != 0 else { throw mismatch("it gives an application size of 0, which the bootloader refuses") }
             guard Int(size) == app.bytes.count else {
-                throw mismatch("it says the binary is \(grouped(Int(size))) bytes; \(app.name) is \(grouped(app.bytes.count))")
+                throw mismatch(
+                    "it says the binary is \(grouped(Int(size))) bytes; \(app.name) is \(grouped(app.bytes.count))")
             }
             if hashSize == 0 {
-                warnings.append(.note("the init packet carries no hash (hash_size 0), so \(app.name) could not be checked against it"))
+                warnings.append(
+                    .note(
+                        "the init packet carries no hash (hash_size 0), so \(app.name) could not be checked against it")
+                )
             } else {
                 let actual = Array(SHA256.hash(data: app.bytes))
                 guard actual == sha256 else {
-                    throw mismatch("its SHA-256 is \(Hex.bytes(sha256.prefix(8)))…, the binary's \(Hex.bytes(actual.prefix(8)))…")
+                    throw mismatch(
+                        "its SHA-256 is \(Hex.bytes(sha256.prefix(8)))…, the binary's \(Hex.bytes(actual.prefix(8)))…")
                 }
             }
         case let .legacy(softDevices, crc16):
@@ -109,11 +120,14 @@ enum NordicInitPacket {
                 throw FirmwareImageError.dfuWrongSoftDevice(listed: listed)
             }
             guard app.bytes.count % 4 == 0 else {
-                throw mismatch("\(app.name) is \(grouped(app.bytes.count)) bytes, not a multiple of 4 as the legacy bootloader needs")
+                throw mismatch(
+                    "\(app.name) is \(grouped(app.bytes.count)) bytes, not a multiple of 4 as the legacy bootloader needs"
+                )
             }
             let actual = crc16CCITTFalse(app.bytes)
             guard actual == crc16 else {
-                throw mismatch("its CRC-16 is \(Hex.number(crc16, digits: 4)), the binary's \(Hex.number(actual, digits: 4))")
+                throw mismatch(
+                    "its CRC-16 is \(Hex.number(crc16, digits: 4)), the binary's \(Hex.number(actual, digits: 4))")
             }
         }
         let layout = family.layout

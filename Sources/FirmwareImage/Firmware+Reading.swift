@@ -12,7 +12,9 @@ extension Firmware {
     ///   - fileName: used in messages only; the format comes from the content.
     /// - Throws: `FirmwareImageError` (`fileTooLarge`, `unrecognizedFormat`, the format's own),
     ///   or what the source throws.
-    public static func parse(source: inout some FirmwareByteSource, size: Int? = nil, fileName: String) throws -> Firmware {
+    public static func parse(source: inout some FirmwareByteSource, size: Int? = nil, fileName: String) throws
+        -> Firmware
+    {
         var head: [UInt8] = []
         while head.count < headSize {
             let more = try source.read(maximum: headSize - head.count)
@@ -36,7 +38,9 @@ extension Firmware {
                 let more = try source.read(maximum: limit + 1 - bytes.count)
                 if more.isEmpty { break }
                 bytes += more
-                if bytes.count > limit { throw FirmwareImageError.fileTooLarge(format: format, size: nil, limit: limit) }
+                if bytes.count > limit {
+                    throw FirmwareImageError.fileTooLarge(format: format, size: nil, limit: limit)
+                }
             }
             return try parseWhole(bytes, format: format, fileName: fileName)
         }
@@ -49,7 +53,7 @@ extension Firmware {
         let blank: Set<UInt8> = [0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF]
         let onlyBlank = head.allSatisfy(blank.contains)
         if fileName.lowercased().hasSuffix(".hex"), !onlyBlank || complete {
-            _ = try IntelHexReader.parse(head)   // throws: the head holds no ':' where a record must start
+            _ = try IntelHexReader.parse(head)  // throws: the head holds no ':' where a record must start
         }
         var detail = describeStart(head)
         if onlyBlank, !complete { detail = "its first \(grouped(head.count)) bytes are blank" }
@@ -88,7 +92,8 @@ extension Firmware.Format {
         let image = "\(Self.largestImage / 1024) KiB (the largest board's flash and its UICR page)"
         switch self {
         case .intelHex, .universalHex:
-            return "a Universal Hex section for each of the \(ChipFamily.allCases.flatMap(\.universalHexBoardIDs).count) board IDs, each up to \(image), in 16-byte records"
+            return
+                "a Universal Hex section for each of the \(ChipFamily.allCases.flatMap(\.universalHexBoardIDs).count) board IDs, each up to \(image), in 16-byte records"
         case .uf2:
             return "up to \(image) in blocks of 256 data bytes"
         case .mcuboot:

@@ -35,8 +35,10 @@ public struct Firmware: Sendable, Equatable {
         /// The start address record of an Intel HEX section (not used for flashing).
         public var startAddress: StartAddress?
 
-        public init(boardID: UInt16? = nil, family: ChipFamily?, image: MemoryImage,
-                    warnings: [FirmwareWarning] = [], startAddress: StartAddress? = nil) {
+        public init(
+            boardID: UInt16? = nil, family: ChipFamily?, image: MemoryImage,
+            warnings: [FirmwareWarning] = [], startAddress: StartAddress? = nil
+        ) {
             self.boardID = boardID
             self.family = family
             self.image = image
@@ -66,8 +68,10 @@ public struct Firmware: Sendable, Equatable {
     /// For a DFU zip: the package, with every image it holds.
     public var dfuPackage: DFUPackage?
 
-    public init(fileName: String, format: Format, sections: [Section], warnings: [FirmwareWarning] = [],
-                universalHexLayout: UniversalHex.Layout? = nil) {
+    public init(
+        fileName: String, format: Format, sections: [Section], warnings: [FirmwareWarning] = [],
+        universalHexLayout: UniversalHex.Layout? = nil
+    ) {
         self.fileName = fileName
         self.format = format
         self.sections = sections
@@ -93,9 +97,13 @@ public struct Firmware: Sendable, Equatable {
         case .uf2:
             let uf2 = try UF2File.parse(bytes)
             let family = ChipFamily.allCases.first { f in f.uf2FamilyID.map(uf2.familyIDs.contains) ?? false }
-            var firmware = Firmware(fileName: fileName, format: .uf2,
-                                    sections: [Section(family: family ?? ChipFamily.guess(from: uf2.image), image: uf2.image,
-                                                       warnings: uf2.warnings.map(FirmwareWarning.note))])
+            var firmware = Firmware(
+                fileName: fileName, format: .uf2,
+                sections: [
+                    Section(
+                        family: family ?? ChipFamily.guess(from: uf2.image), image: uf2.image,
+                        warnings: uf2.warnings.map(FirmwareWarning.note))
+                ])
             firmware.uf2FamilyIDs = uf2.familyIDs
             return firmware
         case .mcuboot:
@@ -110,7 +118,8 @@ public struct Firmware: Sendable, Equatable {
     public static func detectFormat(_ bytes: [UInt8]) -> Format? {
         func le32(_ i: Int) -> UInt32? {
             guard bytes.count >= i + 4 else { return nil }
-            return UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16 | UInt32(bytes[i + 3]) << 24
+            return UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16 | UInt32(bytes[i + 3])
+                << 24
         }
         if le32(0) == 0x0A32_4655, le32(4) == 0x9E5D_5157 { return .uf2 }
         if le32(0) == 0x96F3_B83D { return .mcuboot }
@@ -127,8 +136,9 @@ public struct Firmware: Sendable, Equatable {
     static func mcubootFirmware(_ mcuboot: MCUbootImage, fileName: String, format: Format) throws -> Firmware {
         var image = MemoryImage()
         try image.write(Array(mcuboot.body), at: mcuboot.header.loadAddress, overwrite: true)
-        var firmware = Firmware(fileName: fileName, format: format,
-                                sections: [Section(family: nil, image: image, warnings: [])])
+        var firmware = Firmware(
+            fileName: fileName, format: format,
+            sections: [Section(family: nil, image: image, warnings: [])])
         firmware.mcuboot = mcuboot
         return firmware
     }
@@ -148,8 +158,9 @@ public struct Firmware: Sendable, Equatable {
             } else {
                 family = ChipFamily.guess(from: s.image)
             }
-            return Section(boardID: s.boardID, family: family, image: s.image, warnings: warnings,
-                           startAddress: s.startAddress)
+            return Section(
+                boardID: s.boardID, family: family, image: s.image, warnings: warnings,
+                startAddress: s.startAddress)
         }
         // A plain file's warnings belong to its only image.
         var result = sections
@@ -157,8 +168,9 @@ public struct Firmware: Sendable, Equatable {
             result[0].warnings += fileWarnings
             fileWarnings = []
         }
-        return Firmware(fileName: fileName, format: hex.isUniversalHex ? .universalHex : .intelHex,
-                        sections: result, warnings: fileWarnings, universalHexLayout: hex.universalHexLayout)
+        return Firmware(
+            fileName: fileName, format: hex.isUniversalHex ? .universalHex : .intelHex,
+            sections: result, warnings: fileWarnings, universalHexLayout: hex.universalHexLayout)
     }
 
     /// The section a board uses: the Universal Hex section with one of its family's board IDs, or
@@ -172,11 +184,13 @@ public struct Firmware: Sendable, Equatable {
         if let s = sections.first(where: { $0.boardID == nil && ($0.family == nil || $0.family == family) }) {
             return s
         }
-        let wanted = format == .universalHex
+        let wanted =
+            format == .universalHex
             ? "\(family.universalHexSectionName) section (board ID \(family.universalHexBoardIDs.map(UniversalHex.boardIDString).joined(separator: "/")))"
             : "\(family.chipName) image"
-        throw FirmwareImageError.noImageForBoard(board, fileName: fileName, wanted: wanted,
-                                                 available: sections.map(\.name))
+        throw FirmwareImageError.noImageForBoard(
+            board, fileName: fileName, wanted: wanted,
+            available: sections.map(\.name))
     }
 
     /// The memory image to flash to `board`.

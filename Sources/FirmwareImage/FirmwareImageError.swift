@@ -170,10 +170,10 @@ extension FirmwareImageError: CustomStringConvertible, LocalizedError {
     public var position: TextPosition? {
         switch self {
         case .missingColon(let p, _), .nonHexDigit(let p, _), .truncatedRecord(let p, _, _),
-             .badChecksum(let p, _, _), .badRecordLength(let p, _, _, _), .unexpectedCharacter(let p, _, _),
-             .unknownRecordType(let p, _), .addressOverflow(let p, _), .missingEndOfFile(let p),
-             .overlappingData(let p, _, _, _, _, _), .dataOutsideUniversalHexSection(let p, _), .lineTooLong(let p, _),
-             .tooManySections(let p, _):
+            .badChecksum(let p, _, _), .badRecordLength(let p, _, _, _), .unexpectedCharacter(let p, _, _),
+            .unknownRecordType(let p, _), .addressOverflow(let p, _), .missingEndOfFile(let p),
+            .overlappingData(let p, _, _, _, _, _), .dataOutsideUniversalHexSection(let p, _), .lineTooLong(let p, _),
+            .tooManySections(let p, _):
             return p
         default:
             return nil
@@ -188,74 +188,97 @@ extension FirmwareImageError: CustomStringConvertible, LocalizedError {
         case .nonHexDigit(_, let found):
             return "expected a hexadecimal digit (0-9, A-F), found \(describe(found))"
         case .truncatedRecord(_, let expected, let found):
-            return "record is truncated: its length byte announces \(expected) characters after ':', the line has \(found)"
+            return
+                "record is truncated: its length byte announces \(expected) characters after ':', the line has \(found)"
         case .badChecksum(_, let expected, let found):
             return "bad checksum: expected \(Hex.number(expected, digits: 2)), found \(Hex.number(found, digits: 2))"
         case .badRecordLength(_, let type, let length, let expected):
-            return "bad length \(length) for a type-\(Hex.number(type, digits: 2, prefix: false)) record: expected \(expected)"
+            return
+                "bad length \(length) for a type-\(Hex.number(type, digits: 2, prefix: false)) record: expected \(expected)"
         case .unexpectedCharacter(_, let found, let expected):
             return "expected \(expected), found \(describe(found))"
         case .unknownRecordType(_, let type):
-            return "unknown record type \(Hex.number(type, digits: 2, prefix: false)): expected 00-05 (Intel HEX) or 0A-0E (Universal Hex)"
+            return
+                "unknown record type \(Hex.number(type, digits: 2, prefix: false)): expected 00-05 (Intel HEX) or 0A-0E (Universal Hex)"
         case .addressOverflow(_, let address):
-            return "data record reaches past the 32-bit address space (to 0x\(String(address, radix: 16, uppercase: true)))"
+            return
+                "data record reaches past the 32-bit address space (to 0x\(String(address, radix: 16, uppercase: true)))"
         case .missingEndOfFile:
             return "the file ends without an end-of-file record: expected ':00000001FF'"
         case .emptyFile:
             return "the file is empty: expected Intel HEX records"
         case .overlappingData(_, let address, let board, let byte, let firstLine, let firstByte):
             let section = board.map { " in the section for board ID \(UniversalHex.boardIDString($0))" } ?? ""
-            return "overlapping data\(section): address \(Hex.address(address)) holds \(Hex.number(firstByte, digits: 2)) from line \(firstLine) and \(Hex.number(byte, digits: 2)) here; expected the same byte"
+            return
+                "overlapping data\(section): address \(Hex.address(address)) holds \(Hex.number(firstByte, digits: 2)) from line \(firstLine) and \(Hex.number(byte, digits: 2)) here; expected the same byte"
         case .dataOutsideUniversalHexSection(_, let firstDataLine):
-            return "block-start (0A) record after data records that belong to no board (first on line \(firstDataLine)): expected every Universal Hex data record inside a board section"
+            return
+                "block-start (0A) record after data records that belong to no board (first on line \(firstDataLine)): expected every Universal Hex data record inside a board section"
         case .tooManySections(_, let limit):
-            return "a block start for yet another board ID, after \(limit) of them: a Universal Hex for these boards has one section per board (six board IDs)"
+            return
+                "a block start for yet another board ID, after \(limit) of them: a Universal Hex for these boards has one section per board (six board IDs)"
         case let .tooManyRuns(board, limit):
             let section = board.map { " of the section for board ID \(UniversalHex.boardIDString($0))" } ?? ""
-            return "the data\(section) falls into more than \(grouped(limit)) separate address ranges; firmware for these boards has a few dozen: the file is not firmware for them"
+            return
+                "the data\(section) falls into more than \(grouped(limit)) separate address ranges; firmware for these boards has a few dozen: the file is not firmware for them"
         case .lineTooLong(_, let limit):
-            return "the line goes on for more than \(limit) characters without a line break: expected one Intel HEX record per line"
+            return
+                "the line goes on for more than \(limit) characters without a line break: expected one Intel HEX record per line"
         case .uf2Empty:
             return "the UF2 file is empty: export the program again"
         case let .uf2SizeNotBlockMultiple(size):
-            return "the file is \(size) bytes, not a whole number of 512-byte UF2 blocks: it is truncated or not a UF2 file"
+            return
+                "the file is \(size) bytes, not a whole number of 512-byte UF2 blocks: it is truncated or not a UF2 file"
         case let .uf2BadMagic(block, offset, found):
-            return "UF2 block \(block) has a wrong magic number at byte \(offset) (\(Hex.address(found))): the file is corrupt or not a UF2 file"
+            return
+                "UF2 block \(block) has a wrong magic number at byte \(offset) (\(Hex.address(found))): the file is corrupt or not a UF2 file"
         case let .uf2PayloadTooLarge(block, size):
-            return "UF2 block \(block) claims \(size) payload bytes, more than the 476 a block can hold: the file is corrupt"
+            return
+                "UF2 block \(block) claims \(size) payload bytes, more than the 476 a block can hold: the file is corrupt"
         case let .uf2FileContainer(block):
-            return "UF2 block \(block) belongs to a file container, which carries files rather than flash contents: use a UF2 made for flashing"
+            return
+                "UF2 block \(block) belongs to a file container, which carries files rather than flash contents: use a UF2 made for flashing"
         case let .uf2FamilyMismatch(block, found, expected):
-            return "UF2 block \(block) is for chip family \(Hex.address(found)), but the board needs \(Hex.address(expected)): use the file made for this board"
+            return
+                "UF2 block \(block) is for chip family \(Hex.address(found)), but the board needs \(Hex.address(expected)): use the file made for this board"
         case let .uf2MissingBlocks(numbers, missing, total):
             let more = missing > numbers.count ? " and \(missing - numbers.count) more" : ""
-            return "the UF2 file lacks \(missing) of its \(total) blocks (block\(missing == 1 ? "" : "s") \(list(numbers))\(more)): the download is incomplete, fetch the file again"
+            return
+                "the UF2 file lacks \(missing) of its \(total) blocks (block\(missing == 1 ? "" : "s") \(list(numbers))\(more)): the download is incomplete, fetch the file again"
         case let .uf2DuplicateBlocks(numbers):
             return "the UF2 file repeats block number(s) \(list(numbers)): it is corrupt, fetch the file again"
         case let .uf2TotalMismatch(block, found, expected):
-            return "UF2 block \(block) says the file has \(found) blocks, but the first block says \(expected): the file mixes two files"
+            return
+                "UF2 block \(block) says the file has \(found) blocks, but the first block says \(expected): the file mixes two files"
         case let .uf2BlockNumberOutOfRange(block, number, total):
             return "UF2 block \(block) is numbered \(number), not below its total of \(total): the file is corrupt"
         case let .uf2AddressOverflow(block, address):
-            return "UF2 block \(block) at \(Hex.address(address)) runs past the 4 GiB address space: the file is corrupt"
+            return
+                "UF2 block \(block) at \(Hex.address(address)) runs past the 4 GiB address space: the file is corrupt"
         case let .uf2Conflict(block, address):
-            return "UF2 block \(block) puts a different byte at \(Hex.address(address)) than an earlier block: the file is inconsistent"
+            return
+                "UF2 block \(block) puts a different byte at \(Hex.address(address)) than an earlier block: the file is inconsistent"
         case .uf2NoFlashData:
             return "every UF2 block is marked 'not main flash': the file has nothing to flash"
         case let .mcubootTruncated(size, needed, what):
             return "the MCUboot image is \(size) bytes but its \(what) needs \(needed): the file is truncated"
         case let .mcubootBadMagic(found):
-            return "not an MCUboot image: the first word is \(Hex.address(found)), not 0x96F3B83D; sign the application with imgtool first"
+            return
+                "not an MCUboot image: the first word is \(Hex.address(found)), not 0x96F3B83D; sign the application with imgtool first"
         case .mcubootLegacyMagic:
-            return "this is a legacy (v1) MCUboot image (magic 0x96F3B83C), which is not supported: sign it again with a current imgtool"
+            return
+                "this is a legacy (v1) MCUboot image (magic 0x96F3B83C), which is not supported: sign it again with a current imgtool"
         case let .mcubootHeaderTooSmall(size):
             return "the MCUboot header size field is \(size), smaller than the 32-byte header: the image is corrupt"
         case let .mcubootBadTLVArea(offset, expected, found):
-            return "expected the MCUboot TLV area magic \(Hex.number(expected, digits: 4)) at byte \(offset), found \(Hex.number(found, digits: 4)): the image is corrupt or unsigned"
+            return
+                "expected the MCUboot TLV area magic \(Hex.number(expected, digits: 4)) at byte \(offset), found \(Hex.number(found, digits: 4)): the image is corrupt or unsigned"
         case let .mcubootProtectedSizeMismatch(header, area):
-            return "the MCUboot header announces \(header) bytes of protected TLVs but the area says \(area): the image is corrupt"
+            return
+                "the MCUboot header announces \(header) bytes of protected TLVs but the area says \(area): the image is corrupt"
         case let .mcubootTLVOverrun(offset, type, length):
-            return "the MCUboot TLV of type \(Hex.number(type, digits: 4)) at byte \(offset) claims \(length) bytes, past the end of its area: the image is corrupt"
+            return
+                "the MCUboot TLV of type \(Hex.number(type, digits: 4)) at byte \(offset) claims \(length) bytes, past the end of its area: the image is corrupt"
         case .mcubootSeveralHashes:
             return "the MCUboot image carries more than one SHA-256 TLV, which the device rejects: sign it again"
         case let .mcubootCannotBuild(reason):
@@ -269,45 +292,60 @@ extension FirmwareImageError: CustomStringConvertible, LocalizedError {
         case let .dfuMissingFile(name):
             return "the DFU package's manifest names '\(name)', which is not in the zip: rebuild the package"
         case let .dfuUnreadableEntry(name):
-            return "the DFU package entry '\(name)' cannot be extracted: the zip is corrupt or uses an unsupported compression"
+            return
+                "the DFU package entry '\(name)' cannot be extracted: the zip is corrupt or uses an unsupported compression"
         case let .dfuEntryTooLarge(name, size):
             if name == "*" {
-                return "the files the DFU package's manifest names come to \(grouped(size)) bytes, far more than any supported board's flash"
+                return
+                    "the files the DFU package's manifest names come to \(grouped(size)) bytes, far more than any supported board's flash"
             }
             return "the DFU package entry '\(name)' is \(size) bytes, larger than any supported board's flash"
         case .dfuNoImages:
             return "the DFU package's manifest lists no firmware image"
         case let .dfuNoApplication(parts):
-            return "the DFU package holds no application image bitflash can flash (it holds \(parts.joined(separator: ", "))): update a SoftDevice, a bootloader or another core with nRF Connect"
+            return
+                "the DFU package holds no application image bitflash can flash (it holds \(parts.joined(separator: ", "))): update a SoftDevice, a bootloader or another core with nRF Connect"
         case let .dfuNotMCUboot(name, reason):
-            return "the DFU package's '\(name)' is not a valid MCUboot image, which a McuMgr package must hold: \(reason)"
+            return
+                "the DFU package's '\(name)' is not a valid MCUboot image, which a McuMgr package must hold: \(reason)"
         case let .dfuUnknownInitPacket(name, size):
             guard let name else {
-                return "the Nordic DFU package names no init packet (dat_file) for its application, so neither the board it is for nor its integrity can be checked: make it again with `bitflash convert FILE.hex --to nordic-dfu-zip`"
+                return
+                    "the Nordic DFU package names no init packet (dat_file) for its application, so neither the board it is for nor its integrity can be checked: make it again with `bitflash convert FILE.hex --to nordic-dfu-zip`"
             }
-            return "\(name) is \(size) bytes: neither the 56-byte microbit_app command of the micro:bit V2 and Calliope mini 3 bootloader nor the 14-byte legacy packet of the micro:bit V1 and Calliope mini 1/2 bootloader (a signed nrfutil packet is not read), so the board the package is for is unknown: make it with `bitflash convert FILE.hex --to nordic-dfu-zip`"
+            return
+                "\(name) is \(size) bytes: neither the 56-byte microbit_app command of the micro:bit V2 and Calliope mini 3 bootloader nor the 14-byte legacy packet of the micro:bit V1 and Calliope mini 1/2 bootloader (a signed nrfutil packet is not read), so the board the package is for is unknown: make it with `bitflash convert FILE.hex --to nordic-dfu-zip`"
         case let .dfuInitPacketMismatch(bin, problem):
-            return "the DFU package's init packet does not match \(bin): \(problem); the package is corrupt or its files come from two builds: make it again"
+            return
+                "the DFU package's init packet does not match \(bin): \(problem); the package is corrupt or its files come from two builds: make it again"
         case let .dfuWrongSoftDevice(listed):
-            return "the DFU package's legacy init packet asks for SoftDevice FWID \(listed); micro:bit V1 and Calliope mini 1/2 run S110 8.0.0 (0x0064), so their bootloader would refuse it: the package is for another board"
+            return
+                "the DFU package's legacy init packet asks for SoftDevice FWID \(listed); micro:bit V1 and Calliope mini 1/2 run S110 8.0.0 (0x0064), so their bootloader would refuse it: the package is for another board"
         case let .dfuApplicationTooLarge(name, size, family):
             let region = family.layout.application
-            return "the DFU package's \(name) is \(grouped(size)) bytes; a \(family.chipName) application goes from \(Hex.address(region.lowerBound)) to the bootloader at \(Hex.address(region.upperBound)) (\(grouped(region.count)) bytes at most)"
+            return
+                "the DFU package's \(name) is \(grouped(size)) bytes; a \(family.chipName) application goes from \(Hex.address(region.lowerBound)) to the bootloader at \(Hex.address(region.upperBound)) (\(grouped(region.count)) bytes at most)"
         case let .imageConflict(address, existing, new):
-            return "address \(Hex.address(address)) already holds \(Hex.number(existing, digits: 2)), and a later write brings \(Hex.number(new, digits: 2)): the file puts two different bytes at one address"
+            return
+                "address \(Hex.address(address)) already holds \(Hex.number(existing, digits: 2)), and a later write brings \(Hex.number(new, digits: 2)): the file puts two different bytes at one address"
         case let .imagePastAddressSpace(address, count):
-            return "\(count) bytes at \(Hex.address(address)) run past the end of the 32-bit address space: the file is corrupt"
+            return
+                "\(count) bytes at \(Hex.address(address)) run past the end of the 32-bit address space: the file is corrupt"
         case let .fileTooLarge(format, size, limit):
             let kind = format == .universalHex ? Firmware.Format.intelHex.displayName : format.displayName
             guard let size else {
-                return "the file goes on past \(grouped(limit)) bytes, the most an \(kind) file for these boards can be (\(format.maximumFileSizeReason))"
+                return
+                    "the file goes on past \(grouped(limit)) bytes, the most an \(kind) file for these boards can be (\(format.maximumFileSizeReason))"
             }
-            return "the file is \(grouped(size)) bytes; an \(kind) file for these boards is at most \(grouped(limit)) bytes (\(format.maximumFileSizeReason))"
+            return
+                "the file is \(grouped(size)) bytes; an \(kind) file for these boards is at most \(grouped(limit)) bytes (\(format.maximumFileSizeReason))"
         case .unrecognizedFormat(let name, let detail):
-            return "\(name): not a firmware file this tool reads (Intel HEX, Universal Hex, UF2, MCUboot image, DFU zip): \(detail)"
+            return
+                "\(name): not a firmware file this tool reads (Intel HEX, Universal Hex, UF2, MCUboot image, DFU zip): \(detail)"
         case .noImageForBoard(let board, let name, let wanted, let available):
             let have = available.isEmpty ? "no board sections" : available.joined(separator: "; ")
-            return "\(name) has no \(wanted); this board is a \(board.displayName) (\(board.family.chipName)). The file has: \(have)"
+            return
+                "\(name) has no \(wanted); this board is a \(board.displayName) (\(board.family.chipName)). The file has: \(have)"
         case .noMakeCodeProgram(let reason, let family):
             return "no MakeCode program a \(family.chipName) device would find: \(reason)"
         }

@@ -21,12 +21,15 @@ public enum FirmwareWarning: Sendable, Hashable, CustomStringConvertible {
             }
             let other = lines - types.values.reduce(0, +)
             let all = kinds + (other > 0 ? ["\(other) other line\(other == 1 ? "" : "s")"] : [])
-            return "ignored \(lines) line\(lines == 1 ? "" : "s") after the end-of-file record on line \(eofLine) (from line \(firstLine)): "
+            return
+                "ignored \(lines) line\(lines == 1 ? "" : "s") after the end-of-file record on line \(eofLine) (from line \(firstLine)): "
                 + all.joined(separator: ", ")
         case .customDataOutsideUniversalHex(let records, let firstLine):
-            return "\(records) type-0D record\(records == 1 ? "" : "s") (first on line \(firstLine)) in a file without Universal Hex block starts were read as data"
+            return
+                "\(records) type-0D record\(records == 1 ? "" : "s") (first on line \(firstLine)) in a file without Universal Hex block starts were read as data"
         case .unknownBoardID(let id):
-            return "unknown Universal Hex board ID \(UniversalHex.boardIDString(id)): its section matches no supported board"
+            return
+                "unknown Universal Hex board ID \(UniversalHex.boardIDString(id)): its section matches no supported board"
         case .note(let text):
             return text
         }

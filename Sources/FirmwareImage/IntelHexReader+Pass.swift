@@ -74,13 +74,15 @@ struct HexPass {
             let c = bytes[i]
             if c == colon {
                 if partialLine, !Self.lineEnds(in: bytes, from: i) {
-                    throw FirmwareImageError.lineTooLong(TextPosition(line: line, column: i - lineStart + 1),
-                                                         limit: IntelHexReader.maximumLineLength)
+                    throw FirmwareImageError.lineTooLong(
+                        TextPosition(line: line, column: i - lineStart + 1),
+                        limit: IntelHexReader.maximumLineLength)
                 }
                 let before = active.used
                 active.ensureRoom(hint: (n - i) / 2)
-                let h = try IntelHexSyntax.decodeRecord(bytes, colon: i, table: table, line: line,
-                                                        lineStart: lineStart, into: &active.buffer, at: before)
+                let h = try IntelHexSyntax.decodeRecord(
+                    bytes, colon: i, table: table, line: line,
+                    lineStart: lineStart, into: &active.buffer, at: before)
                 records += 1
                 switch h.type {
                 case 0x00, 0x0D:
@@ -95,17 +97,24 @@ struct HexPass {
                     }
                     let address = UInt64(base) + UInt64(h.offset)
                     if address + UInt64(h.length) > UInt64(UInt32.max) {
-                        throw FirmwareImageError.addressOverflow(TextPosition(line: line, column: i - lineStart + 4),
-                                                                 address: address + UInt64(h.length))
+                        throw FirmwareImageError.addressOverflow(
+                            TextPosition(line: line, column: i - lineStart + 4),
+                            address: address + UInt64(h.length))
                     }
                     let a = UInt32(truncatingIfNeeded: address)
-                    if before != active.runOffset, a == active.currentStart &+ UInt32(truncatingIfNeeded: before &- active.runOffset) {
+                    if before != active.runOffset,
+                        a == active.currentStart &+ UInt32(truncatingIfNeeded: before &- active.runOffset)
+                    {
                         active.used = before &+ h.length
                     } else {
                         active.startRun(at: a, length: h.length, line: line)
                     }
                     active.dataRecords += 1
-                    if tracing { record(a, length: h.length, board: active.boardID, bytes: bytes, line: line, colon: i, lineStart: lineStart) }
+                    if tracing {
+                        record(
+                            a, length: h.length, board: active.boardID, bytes: bytes, line: line, colon: i,
+                            lineStart: lineStart)
+                    }
                     i = h.lineEnd
                     if i < n, bytes[i] == lf {
                         // The common case, handled here rather than by another turn of the loop.
@@ -148,12 +157,14 @@ struct HexPass {
                     try expectLength(h, 4, "4", line: line, column: i - lineStart + 2)
                     let hi = UInt32(active.buffer[before]) << 8 | UInt32(active.buffer[before + 1])
                     let lo = UInt32(active.buffer[before + 2]) << 8 | UInt32(active.buffer[before + 3])
-                    active.startAddress = h.type == 0x03 ? .segment(cs: UInt16(hi), ip: UInt16(lo)) : .linear(hi << 16 | lo)
+                    active.startAddress =
+                        h.type == 0x03 ? .segment(cs: UInt16(hi), ip: UInt16(lo)) : .linear(hi << 16 | lo)
                 case 0x0A:
                     if h.length < 2 {
-                        throw FirmwareImageError.badRecordLength(TextPosition(line: line, column: i - lineStart + 2),
-                                                                 recordType: 0x0A, length: h.length,
-                                                                 expected: "at least 2 (the board ID)")
+                        throw FirmwareImageError.badRecordLength(
+                            TextPosition(line: line, column: i - lineStart + 2),
+                            recordType: 0x0A, length: h.length,
+                            expected: "at least 2 (the board ID)")
                     }
                     let id = UInt16(active.buffer[before]) << 8 | UInt16(active.buffer[before + 1])
                     try enterSection(id, line: line, column: i - lineStart + 1, active: &active)
@@ -163,8 +174,9 @@ struct HexPass {
                     active.otherDataRecords += 1
                     active.otherDataBytes += h.length
                 default:
-                    throw FirmwareImageError.unknownRecordType(TextPosition(line: line, column: i - lineStart + 8),
-                                                               recordType: h.type)
+                    throw FirmwareImageError.unknownRecordType(
+                        TextPosition(line: line, column: i - lineStart + 8),
+                        recordType: h.type)
                 }
                 i = h.lineEnd
             } else if c == lf {
@@ -206,14 +218,17 @@ struct HexPass {
         lineCount = counter.lineCount
         noteCustomData()
         if counter.lines > 0 {
-            warnings.append(.linesAfterEndOfFile(eofLine: counter.eofLine, firstLine: counter.firstLine, lines: counter.lines,
-                                                 recordTypes: counter.types, dataBytes: counter.dataBytes))
+            warnings.append(
+                .linesAfterEndOfFile(
+                    eofLine: counter.eofLine, firstLine: counter.firstLine, lines: counter.lines,
+                    recordTypes: counter.types, dataBytes: counter.dataBytes))
         }
     }
 
     private mutating func noteCustomData() {
         if customDataOutside > 0 {
-            warnings.append(.customDataOutsideUniversalHex(records: customDataOutside, firstLine: firstCustomDataOutsideLine))
+            warnings.append(
+                .customDataOutsideUniversalHex(records: customDataOutside, firstLine: firstCustomDataOutsideLine))
         }
     }
 
@@ -233,8 +248,9 @@ struct HexPass {
         if active.boardID == id { return }
         if active.boardID == nil {
             if active.dataRecords > 0 {
-                throw FirmwareImageError.dataOutsideUniversalHexSection(TextPosition(line: line, column: column),
-                                                                        firstDataLine: active.firstDataLine)
+                throw FirmwareImageError.dataOutsideUniversalHexSection(
+                    TextPosition(line: line, column: column),
+                    firstDataLine: active.firstDataLine)
             }
             // The board-less accumulator only ever held address records: the section replaces it
             // (and takes over its buffer).
@@ -249,7 +265,8 @@ struct HexPass {
         } else {
             guard accumulators.count < IntelHexReader.maximumSections else {
                 swap(&active, &accumulators[activeIndex])
-                throw FirmwareImageError.tooManySections(TextPosition(line: line, column: column), limit: IntelHexReader.maximumSections)
+                throw FirmwareImageError.tooManySections(
+                    TextPosition(line: line, column: column), limit: IntelHexReader.maximumSections)
             }
             accumulators.append(HexAccumulator(boardID: id, firstLine: line))
             activeIndex = accumulators.count - 1
@@ -257,15 +274,22 @@ struct HexPass {
         swap(&active, &accumulators[activeIndex])
     }
 
-    private func expectLength(_ h: IntelHexSyntax.Header, _ length: Int, _ expected: String, line: Int, column: Int) throws {
+    private func expectLength(_ h: IntelHexSyntax.Header, _ length: Int, _ expected: String, line: Int, column: Int)
+        throws
+    {
         guard h.length == length else {
-            throw FirmwareImageError.badRecordLength(TextPosition(line: line, column: column), recordType: h.type,
-                                                     length: h.length, expected: expected)
+            throw FirmwareImageError.badRecordLength(
+                TextPosition(line: line, column: column), recordType: h.type,
+                length: h.length, expected: expected)
         }
     }
 
-    private mutating func record(_ a: UInt32, length: Int, board: UInt16?, bytes: Span<UInt8>, line: Int, colon: Int, lineStart: Int) {
-        guard let t = trace, t.boardID == board, a <= t.address, UInt64(t.address) < UInt64(a) + UInt64(length) else { return }
+    private mutating func record(
+        _ a: UInt32, length: Int, board: UInt16?, bytes: Span<UInt8>, line: Int, colon: Int, lineStart: Int
+    ) {
+        guard let t = trace, t.boardID == board, a <= t.address, UInt64(t.address) < UInt64(a) + UInt64(length) else {
+            return
+        }
         let q = colon + 9 + 2 * Int(t.address - a)
         let table = IntelHexSyntax.hexValues
         let byte = table[Int(bytes[q])] << 4 | table[Int(bytes[q + 1])]
@@ -286,7 +310,9 @@ struct HexPass {
                 guard i + 8 < bytes.count else { return final ? .no : .notYetKnown }
                 types.append(table[Int(bytes[i + 7])] << 4 | table[Int(bytes[i + 8])])
                 while i < bytes.count, bytes[i] != IntelHexSyntax.lf, bytes[i] != IntelHexSyntax.cr { i += 1 }
-            } else if c == IntelHexSyntax.lf || c == IntelHexSyntax.cr || c == IntelHexSyntax.space || c == IntelHexSyntax.tab {
+            } else if c == IntelHexSyntax.lf || c == IntelHexSyntax.cr || c == IntelHexSyntax.space
+                || c == IntelHexSyntax.tab
+            {
                 i += 1
             } else {
                 return .no

@@ -73,7 +73,8 @@ public enum IntelHexReader {
         var sections: [IntelHexFile.Section] = []
         for k in accumulators.indices {
             let id = accumulators[k].boardID
-            sections.append(try finish(&accumulators[k]) { address in try conflict(at: address, boardID: id, source: &source) })
+            sections.append(
+                try finish(&accumulators[k]) { address in try conflict(at: address, boardID: id, source: &source) })
         }
         var layout: UniversalHex.Layout?
         if pass.blockStarts > 0 {
@@ -81,8 +82,9 @@ public enum IntelHexReader {
         }
         var counts: [UInt8: Int] = [:]
         for (t, c) in pass.typeCounts.enumerated() where c > 0 { counts[UInt8(t)] = c }
-        return IntelHexFile(sections: sections, universalHexLayout: layout, recordTypeCounts: counts,
-                            lineCount: pass.lineCount, warnings: pass.warnings)
+        return IntelHexFile(
+            sections: sections, universalHexLayout: layout, recordTypeCounts: counts,
+            lineCount: pass.lineCount, warnings: pass.warnings)
     }
 
     /// Feeds `source` to `pass` in pieces cut after a line break; the text after the last line
@@ -135,7 +137,9 @@ public enum IntelHexReader {
 
     /// Sorts and merges an accumulator's runs into a memory image; `conflict` finds the lines of
     /// a byte two records disagree about.
-    private static func finish(_ acc: inout HexAccumulator, conflict: (UInt32) throws -> FirmwareImageError) throws -> IntelHexFile.Section {
+    private static func finish(_ acc: inout HexAccumulator, conflict: (UInt32) throws -> FirmwareImageError) throws
+        -> IntelHexFile.Section
+    {
         var chunks = acc.chunks
         acc.chunks = []
         if chunks.count > 1 {
@@ -168,15 +172,18 @@ public enum IntelHexReader {
             }
         }
         chunks = []
-        return IntelHexFile.Section(boardID: acc.boardID, image: MemoryImage(segments: segments),
-                                    startAddress: acc.startAddress, dataRecords: acc.dataRecords,
-                                    otherDataRecords: acc.otherDataRecords, otherDataBytes: acc.otherDataBytes,
-                                    firstLine: acc.firstLine)
+        return IntelHexFile.Section(
+            boardID: acc.boardID, image: MemoryImage(segments: segments),
+            startAddress: acc.startAddress, dataRecords: acc.dataRecords,
+            otherDataRecords: acc.otherDataRecords, otherDataBytes: acc.otherDataBytes,
+            firstLine: acc.firstLine)
     }
 
     /// Reads the text again, collecting every record that writes `address` in that board, to name both lines.
     @inline(never)
-    private static func conflict(at address: UInt32, boardID: UInt16?, source: inout some FirmwareByteSource) throws -> FirmwareImageError {
+    private static func conflict(at address: UInt32, boardID: UInt16?, source: inout some FirmwareByteSource) throws
+        -> FirmwareImageError
+    {
         var hits: [(position: TextPosition, byte: UInt8)] = []
         if (try? source.rewind()) != nil {
             var pass = HexPass(trace: HexTrace(boardID: boardID, address: address))
@@ -184,10 +191,12 @@ public enum IntelHexReader {
             hits = pass.trace?.hits ?? []
         }
         guard let first = hits.first, let second = hits.first(where: { $0.byte != first.byte }) else {
-            return .overlappingData(TextPosition(line: 0, column: 0), address: address, boardID: boardID,
-                                    byte: 0, firstLine: 0, firstByte: 0)
+            return .overlappingData(
+                TextPosition(line: 0, column: 0), address: address, boardID: boardID,
+                byte: 0, firstLine: 0, firstByte: 0)
         }
-        return .overlappingData(second.position, address: address, boardID: boardID, byte: second.byte,
-                                firstLine: first.position.line, firstByte: first.byte)
+        return .overlappingData(
+            second.position, address: address, boardID: boardID, byte: second.byte,
+            firstLine: first.position.line, firstByte: first.byte)
     }
 }

@@ -62,15 +62,17 @@ public struct IntelHexRecord: Sendable, Hashable, CustomStringConvertible {
         }
         var data = [UInt8](repeating: 0, count: 255)
         let table = IntelHexSyntax.hexValues
-        let header = try IntelHexSyntax.decodeRecord(bytes.span, colon: i, table: table.span,
-                                                      line: lineNumber, lineStart: 0, into: &data, at: 0)
+        let header = try IntelHexSyntax.decodeRecord(
+            bytes.span, colon: i, table: table.span,
+            line: lineNumber, lineStart: 0, into: &data, at: 0)
         data.removeLast(255 - header.length)
         var end = header.lineEnd
         if end < bytes.count, bytes[end] == 0x0D { end += 1 }
         if end < bytes.count, bytes[end] == 0x0A { end += 1 }
         guard end == bytes.count else {
-            throw FirmwareImageError.unexpectedCharacter(TextPosition(line: lineNumber, column: end + 1),
-                                                         found: bytes[end], expected: "one record per line")
+            throw FirmwareImageError.unexpectedCharacter(
+                TextPosition(line: lineNumber, column: end + 1),
+                found: bytes[end], expected: "one record per line")
         }
         self.init(type: RecordType(rawValue: header.type), offset: header.offset, data: data)
     }
@@ -82,7 +84,9 @@ public struct IntelHexRecord: Sendable, Hashable, CustomStringConvertible {
 
     /// The checksum byte: two's complement of the sum of all other bytes.
     public var checksum: UInt8 {
-        var sum = UInt8(truncatingIfNeeded: data.count) &+ UInt8(offset >> 8) &+ UInt8(truncatingIfNeeded: offset) &+ type.rawValue
+        var sum =
+            UInt8(truncatingIfNeeded: data.count) &+ UInt8(offset >> 8) &+ UInt8(truncatingIfNeeded: offset)
+            &+ type.rawValue
         for b in data { sum &+= b }
         return 0 &- sum
     }
@@ -153,7 +157,8 @@ public enum StartAddress: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .segment(let cs, let ip):
-            return "start segment address \(Hex.number(cs, digits: 4, prefix: false)):\(Hex.number(ip, digits: 4, prefix: false))"
+            return
+                "start segment address \(Hex.number(cs, digits: 4, prefix: false)):\(Hex.number(ip, digits: 4, prefix: false))"
         case .linear(let a):
             return "start linear address \(Hex.address(a))"
         }
@@ -163,11 +168,16 @@ public enum StartAddress: Sendable, Hashable, CustomStringConvertible {
     public var record: IntelHexRecord {
         switch self {
         case .segment(let cs, let ip):
-            return IntelHexRecord(type: .startSegmentAddress,
-                                  data: [UInt8(cs >> 8), UInt8(truncatingIfNeeded: cs), UInt8(ip >> 8), UInt8(truncatingIfNeeded: ip)])
+            return IntelHexRecord(
+                type: .startSegmentAddress,
+                data: [UInt8(cs >> 8), UInt8(truncatingIfNeeded: cs), UInt8(ip >> 8), UInt8(truncatingIfNeeded: ip)])
         case .linear(let a):
-            return IntelHexRecord(type: .startLinearAddress,
-                                  data: [UInt8(a >> 24), UInt8(truncatingIfNeeded: a >> 16), UInt8(truncatingIfNeeded: a >> 8), UInt8(truncatingIfNeeded: a)])
+            return IntelHexRecord(
+                type: .startLinearAddress,
+                data: [
+                    UInt8(a >> 24), UInt8(truncatingIfNeeded: a >> 16), UInt8(truncatingIfNeeded: a >> 8),
+                    UInt8(truncatingIfNeeded: a)
+                ])
         }
     }
 }
@@ -209,12 +219,16 @@ enum IntelHexSyntax {
     ///   - table: `hexValues`, passed in so the caller loads it once.
     ///   - line: the 1-based line number, `lineStart` the index of the line's first byte (for columns).
     @inline(__always)
-    static func decodeRecord(_ bytes: Span<UInt8>, colon: Int, table: Span<UInt8>, line: Int, lineStart: Int,
-                             into data: inout [UInt8], at base: Int) throws -> Header {
+    static func decodeRecord(
+        _ bytes: Span<UInt8>, colon: Int, table: Span<UInt8>, line: Int, lineStart: Int,
+        into data: inout [UInt8], at base: Int
+    ) throws -> Header {
         let n = bytes.count
         let p = colon + 1
         // Telling the optimiser these sizes lets it drop bounds checks below.
-        guard p + 10 <= n, table.count == 256 else { throw diagnose(bytes, colon: colon, line: line, lineStart: lineStart) }
+        guard p + 10 <= n, table.count == 256 else {
+            throw diagnose(bytes, colon: colon, line: line, lineStart: lineStart)
+        }
         let l1 = table[Int(bytes[p])], l0 = table[Int(bytes[p + 1])]
         let h1 = table[Int(bytes[p + 2])], h0 = table[Int(bytes[p + 3])]
         let o1 = table[Int(bytes[p + 4])], o0 = table[Int(bytes[p + 5])]
@@ -247,13 +261,15 @@ enum IntelHexSyntax {
         guard bad & invalid == 0 else { throw diagnose(bytes, colon: colon, line: line, lineStart: lineStart) }
         let found = c1 << 4 | c0
         guard sum &+ found == 0 else {
-            throw FirmwareImageError.badChecksum(TextPosition(line: line, column: q - lineStart + 1),
-                                                 expected: 0 &- sum, found: found)
+            throw FirmwareImageError.badChecksum(
+                TextPosition(line: line, column: q - lineStart + 1),
+                expected: 0 &- sum, found: found)
         }
         var r = stop + 2
         while r < n, bytes[r] == space || bytes[r] == tab { r += 1 }
         if r < n, bytes[r] != lf, bytes[r] != cr {
-            throw extraCharacters(bytes, colon: colon, at: r, type: type, length: length, line: line, lineStart: lineStart)
+            throw extraCharacters(
+                bytes, colon: colon, at: r, type: type, length: length, line: line, lineStart: lineStart)
         }
         return Header(type: type, offset: UInt16(a1) << 8 | UInt16(a0), length: length, lineEnd: r)
     }
@@ -271,8 +287,9 @@ enum IntelHexSyntax {
         var q = colon + 1
         while q < colon + 1 + expected {
             if q >= contentEnd {
-                return .truncatedRecord(TextPosition(line: line, column: contentEnd - lineStart + 1),
-                                        expectedCharacters: expected, foundCharacters: contentEnd - colon - 1)
+                return .truncatedRecord(
+                    TextPosition(line: line, column: contentEnd - lineStart + 1),
+                    expectedCharacters: expected, foundCharacters: contentEnd - colon - 1)
             }
             if table[Int(bytes[q])] & invalid != 0 {
                 return .nonHexDigit(TextPosition(line: line, column: q - lineStart + 1), found: bytes[q])
@@ -283,24 +300,32 @@ enum IntelHexSyntax {
             q += 1
         }
         // Not reached for records the fast path rejected; keep a sensible answer anyway.
-        return .truncatedRecord(TextPosition(line: line, column: contentEnd - lineStart + 1),
-                                expectedCharacters: expected, foundCharacters: contentEnd - colon - 1)
+        return .truncatedRecord(
+            TextPosition(line: line, column: contentEnd - lineStart + 1),
+            expectedCharacters: expected, foundCharacters: contentEnd - colon - 1)
     }
 
     @inline(never)
-    static func extraCharacters(_ bytes: Span<UInt8>, colon: Int, at r: Int, type: UInt8, length: Int,
-                                line: Int, lineStart: Int) -> FirmwareImageError {
+    static func extraCharacters(
+        _ bytes: Span<UInt8>, colon: Int, at r: Int, type: UInt8, length: Int,
+        line: Int, lineStart: Int
+    ) -> FirmwareImageError {
         let table = hexValues
         guard table[Int(bytes[r])] & invalid == 0, r == colon + 11 + 2 * length else {
-            return .unexpectedCharacter(TextPosition(line: line, column: r - lineStart + 1), found: bytes[r],
-                                        expected: "the end of the line after the checksum")
+            return .unexpectedCharacter(
+                TextPosition(line: line, column: r - lineStart + 1), found: bytes[r],
+                expected: "the end of the line after the checksum")
         }
         // More hex digits follow the checksum: the length byte is too small for the line.
         var q = r
         while q < bytes.count, table[Int(bytes[q])] & invalid == 0 { q += 1 }
         let digits = q - colon - 1
-        let implied = digits % 2 == 0 ? "\((digits - 10) / 2) (the line holds \(digits) hex digits)" : "a length matching the line (it holds an odd number of hex digits, \(digits))"
-        return .badRecordLength(TextPosition(line: line, column: colon + 1 - lineStart + 1), recordType: type,
-                                length: length, expected: implied)
+        let implied =
+            digits % 2 == 0
+            ? "\((digits - 10) / 2) (the line holds \(digits) hex digits)"
+            : "a length matching the line (it holds an odd number of hex digits, \(digits))"
+        return .badRecordLength(
+            TextPosition(line: line, column: colon + 1 - lineStart + 1), recordType: type,
+            length: length, expected: implied)
     }
 }

@@ -28,9 +28,11 @@ public enum IntelHexWriter {
         /// 00, or 0D for the non-V1 sections of a Universal Hex.
         public var dataRecordType: IntelHexRecord.RecordType
 
-        public init(recordLength: Int = 16, lineEnding: LineEnding = .lf, uppercase: Bool = true,
-                    addressing: Addressing = .linear, shuffleSeed: UInt64? = nil, startAddress: StartAddress? = nil,
-                    dataRecordType: IntelHexRecord.RecordType = .data) {
+        public init(
+            recordLength: Int = 16, lineEnding: LineEnding = .lf, uppercase: Bool = true,
+            addressing: Addressing = .linear, shuffleSeed: UInt64? = nil, startAddress: StartAddress? = nil,
+            dataRecordType: IntelHexRecord.RecordType = .data
+        ) {
             self.recordLength = recordLength
             self.lineEnding = lineEnding
             self.uppercase = uppercase
@@ -88,8 +90,10 @@ public enum IntelHexWriter {
                 records.append(addressRecord)
                 base = needed
             }
-            records.append(IntelHexRecord(type: options.dataRecordType, offset: UInt16(truncatingIfNeeded: u.address),
-                                          data: u.bytes))
+            records.append(
+                IntelHexRecord(
+                    type: options.dataRecordType, offset: UInt16(truncatingIfNeeded: u.address),
+                    data: u.bytes))
         }
         return records
     }

@@ -18,7 +18,8 @@ public struct MCUbootVersion: Sendable, Equatable, Hashable, CustomStringConvert
         guard parts.count <= 2 else { return nil }
         let numbers = parts[0].split(separator: ".", omittingEmptySubsequences: false)
         guard (1...3).contains(numbers.count),
-              let major = UInt8(numbers[0]) else { return nil }
+            let major = UInt8(numbers[0])
+        else { return nil }
         var minor: UInt8 = 0, revision: UInt16 = 0, build: UInt32 = 0
         if numbers.count > 1 { guard let m = UInt8(numbers[1]) else { return nil }; minor = m }
         if numbers.count > 2 { guard let r = UInt16(numbers[2]) else { return nil }; revision = r }
@@ -66,8 +67,10 @@ public struct MCUbootHeader: Sendable, Equatable {
     public var flags: Flags
     public var version: MCUbootVersion
 
-    public init(loadAddress: UInt32 = 0, headerSize: UInt16 = 0x200, protectedTLVSize: UInt16 = 0,
-                imageSize: UInt32, flags: Flags = [], version: MCUbootVersion) {
+    public init(
+        loadAddress: UInt32 = 0, headerSize: UInt16 = 0x200, protectedTLVSize: UInt16 = 0,
+        imageSize: UInt32, flags: Flags = [], version: MCUbootVersion
+    ) {
         self.loadAddress = loadAddress
         self.headerSize = headerSize
         self.protectedTLVSize = protectedTLVSize
@@ -90,14 +93,16 @@ public struct MCUbootHeader: Sendable, Equatable {
         protectedTLVSize = LEBytes.u16(bytes, 10)
         imageSize = LEBytes.u32(bytes, 12)
         flags = Flags(rawValue: LEBytes.u32(bytes, 16))
-        version = MCUbootVersion(major: bytes[20], minor: bytes[21], revision: LEBytes.u16(bytes, 22), build: LEBytes.u32(bytes, 24))
+        version = MCUbootVersion(
+            major: bytes[20], minor: bytes[21], revision: LEBytes.u16(bytes, 22), build: LEBytes.u32(bytes, 24))
     }
 
     /// The 32 header bytes (padding word zero).
     public func encoded() -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(Self.encodedSize)
-        LEBytes.put(&out, Self.magic); LEBytes.put(&out, loadAddress); LEBytes.put(&out, headerSize); LEBytes.put(&out, protectedTLVSize)
+        LEBytes.put(&out, Self.magic); LEBytes.put(&out, loadAddress); LEBytes.put(&out, headerSize);
+        LEBytes.put(&out, protectedTLVSize)
         LEBytes.put(&out, imageSize); LEBytes.put(&out, flags.rawValue)
         out += [version.major, version.minor]
         LEBytes.put(&out, version.revision); LEBytes.put(&out, version.build); LEBytes.put(&out, UInt32(0))

@@ -54,7 +54,8 @@ public struct MCUbootImage: Sendable, Equatable {
         if header.protectedTLVSize > 0 {
             let area = try MCUbootTLV.decodeArea(.protected, in: input, at: at)
             guard area.total == Int(header.protectedTLVSize) else {
-                throw FirmwareImageError.mcubootProtectedSizeMismatch(header: header.protectedTLVSize, area: UInt16(area.total))
+                throw FirmwareImageError.mcubootProtectedSizeMismatch(
+                    header: header.protectedTLVSize, area: UInt16(area.total))
             }
             protected = area.tlvs
             at += area.total
@@ -111,9 +112,11 @@ public struct MCUbootImage: Sendable, Equatable {
     /// the erased-flash value imgtool uses), the application, and an unprotected TLV area
     /// holding only the SHA-256 TLV, the way `imgtool sign --header-size … --pad-header`
     /// does without a key.
-    public static func build(application: [UInt8], loadAddress: UInt32 = 0, version: MCUbootVersion,
-                             headerSize: UInt16 = 0x200, flags: MCUbootHeader.Flags = [],
-                             padding: UInt8 = 0xFF) throws -> [UInt8] {
+    public static func build(
+        application: [UInt8], loadAddress: UInt32 = 0, version: MCUbootVersion,
+        headerSize: UInt16 = 0x200, flags: MCUbootHeader.Flags = [],
+        padding: UInt8 = 0xFF
+    ) throws -> [UInt8] {
         guard Int(headerSize) >= MCUbootHeader.encodedSize else {
             throw FirmwareImageError.mcubootCannotBuild("the header size \(headerSize) is below the 32-byte header")
         }
@@ -123,13 +126,15 @@ public struct MCUbootImage: Sendable, Equatable {
         guard !flags.isEncrypted else {
             throw FirmwareImageError.mcubootCannotBuild("encrypted images need imgtool and a key")
         }
-        let header = MCUbootHeader(loadAddress: loadAddress, headerSize: headerSize, protectedTLVSize: 0,
-                                   imageSize: size, flags: flags, version: version)
+        let header = MCUbootHeader(
+            loadAddress: loadAddress, headerSize: headerSize, protectedTLVSize: 0,
+            imageSize: size, flags: flags, version: version)
         var out = header.encoded()
         out += [UInt8](repeating: padding, count: Int(headerSize) - out.count)
         out += application
         let hash = Array(SHA256.hash(data: out))
-        out += MCUbootTLV.encodeArea(.unprotected, [MCUbootTLV(area: .unprotected, type: MCUbootTLV.Kind.sha256.rawValue, value: hash)])
+        out += MCUbootTLV.encodeArea(
+            .unprotected, [MCUbootTLV(area: .unprotected, type: MCUbootTLV.Kind.sha256.rawValue, value: hash)])
         return out
     }
 }

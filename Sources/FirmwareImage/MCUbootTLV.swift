@@ -4,10 +4,12 @@ public struct MCUbootTLV: Sendable, Equatable {
     public enum Kind: UInt16, Sendable {
         case keyHash = 0x01, publicKey = 0x02
         case sha256 = 0x10, sha384 = 0x11, sha512 = 0x12
-        case rsa2048PSS = 0x20, ecdsa224 = 0x21, ecdsaSignature = 0x22, rsa3072PSS = 0x23, ed25519 = 0x24, sigPure = 0x25
+        case rsa2048PSS = 0x20, ecdsa224 = 0x21, ecdsaSignature = 0x22, rsa3072PSS = 0x23, ed25519 = 0x24, sigPure =
+            0x25
         case encRSA2048 = 0x30, encKW = 0x31, encEC256 = 0x32, encX25519 = 0x33, encX25519SHA512 = 0x34
         case dependency = 0x40, securityCounter = 0x50, bootRecord = 0x60
-        case decompressedSize = 0x70, decompressedSHA = 0x71, decompressedSignature = 0x72, compressedDecryptedSize = 0x73
+        case decompressedSize = 0x70, decompressedSHA = 0x71, decompressedSignature = 0x72, compressedDecryptedSize =
+            0x73
     }
 
     /// Which of the two TLV areas an entry sits in.
@@ -68,7 +70,8 @@ public struct MCUbootTLV: Sendable, Equatable {
             guard end - valueStart >= Int(length) else {
                 throw FirmwareImageError.mcubootTLVOverrun(offset: at, type: type, length: length)
             }
-            tlvs.append(MCUbootTLV(area: area, type: type, value: Array(bytes[valueStart..<(valueStart + Int(length))])))
+            tlvs.append(
+                MCUbootTLV(area: area, type: type, value: Array(bytes[valueStart..<(valueStart + Int(length))])))
             at = valueStart + Int(length)
         }
         return (tlvs, total)

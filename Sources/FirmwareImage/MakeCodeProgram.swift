@@ -7,8 +7,10 @@ import Diagnostics
 /// (docs/protocols/partial-flashing.md §5.2).
 public struct MakeCodeProgram: Sendable, Equatable {
     /// The magic as stored in flash.
-    public static let magic: [UInt8] = [0x70, 0x8E, 0x3B, 0x92, 0xC6, 0x15, 0xA8, 0x41,
-                                        0xC4, 0x98, 0x66, 0xC9, 0x75, 0xEE, 0x51, 0x97]
+    public static let magic: [UInt8] = [
+        0x70, 0x8E, 0x3B, 0x92, 0xC6, 0x15, 0xA8, 0x41,
+        0xC4, 0x98, 0x66, 0xC9, 0x75, 0xEE, 0x51, 0x97
+    ]
 
     /// Address of the magic: the start of the program region.
     public let magicAddress: UInt32
@@ -72,9 +74,11 @@ extension MakeCodeProgram {
             case .noMagic:
                 return "the MakeCode magic does not occur in the image"
             case .notPageAligned(let addresses, let pageSize):
-                return "the MakeCode magic occurs at \(addresses.map(Hex.address).joined(separator: ", ")), not at a \(pageSize)-byte page boundary where the device looks"
+                return
+                    "the MakeCode magic occurs at \(addresses.map(Hex.address).joined(separator: ", ")), not at a \(pageSize)-byte page boundary where the device looks"
             case .outsideApplicationRegion(let addresses, let searched):
-                return "the MakeCode magic occurs at \(addresses.map(Hex.address).joined(separator: ", ")), outside \(Hex.address(searched.lowerBound))-\(Hex.address(searched.upperBound)) where the device looks"
+                return
+                    "the MakeCode magic occurs at \(addresses.map(Hex.address).joined(separator: ", ")), outside \(Hex.address(searched.lowerBound))-\(Hex.address(searched.upperBound)) where the device looks"
             }
         }
     }
@@ -113,10 +117,12 @@ extension MakeCodeProgram {
         if hits.isEmpty { throw FirmwareImageError.noMakeCodeProgram(.noMagic, family: family) }
         let unaligned = hits.filter { $0 % page != 0 }
         if !unaligned.isEmpty {
-            throw FirmwareImageError.noMakeCodeProgram(.notPageAligned(addresses: unaligned, pageSize: page), family: family)
+            throw FirmwareImageError.noMakeCodeProgram(
+                .notPageAligned(addresses: unaligned, pageSize: page), family: family)
         }
-        throw FirmwareImageError.noMakeCodeProgram(.outsideApplicationRegion(addresses: hits, searched: searched),
-                                                   family: family)
+        throw FirmwareImageError.noMakeCodeProgram(
+            .outsideApplicationRegion(addresses: hits, searched: searched),
+            family: family)
     }
 
     /// The program header at `address`, whatever its alignment, with its region ending at the
@@ -126,11 +132,13 @@ extension MakeCodeProgram {
         for s in image.segments where s.start < limit && s.end > address {
             last = max(last, min(s.end, limit))
         }
-        let end = UInt32(min((UInt64(last) + UInt64(blockSize) - 1) / UInt64(blockSize) * UInt64(blockSize), UInt64(UInt32.max)))
-        return MakeCodeProgram(magicAddress: address,
-                               runtimeHash: image.read((address + 16)..<(address + 24)),
-                               programHash: image.read((address + 24)..<(address + 32)),
-                               region: address..<end)
+        let end = UInt32(
+            min((UInt64(last) + UInt64(blockSize) - 1) / UInt64(blockSize) * UInt64(blockSize), UInt64(UInt32.max)))
+        return MakeCodeProgram(
+            magicAddress: address,
+            runtimeHash: image.read((address + 16)..<(address + 24)),
+            programHash: image.read((address + 24)..<(address + 32)),
+            region: address..<end)
     }
 
     /// Every address where the 16 magic bytes occur, at any alignment, in address order

@@ -105,8 +105,9 @@ public struct MemoryImage: Sendable, Equatable {
             let s = segments[i]
             let from = max(s.start, range.lowerBound), to = min(s.end, range.upperBound)
             if from < to {
-                out.replaceSubrange(Int(from - range.lowerBound)..<Int(to - range.lowerBound),
-                                    with: s.bytes[Int(from - s.start)..<Int(to - s.start)])
+                out.replaceSubrange(
+                    Int(from - range.lowerBound)..<Int(to - range.lowerBound),
+                    with: s.bytes[Int(from - s.start)..<Int(to - s.start)])
             }
             i += 1
         }

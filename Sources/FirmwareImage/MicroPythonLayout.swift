@@ -50,7 +50,9 @@ public struct MicroPythonLayout: Sendable, Equatable {
             case .stringPointer?:
                 guard let s = hashString else { return [UInt8](repeating: 0, count: 8) }
                 let crc = LayoutCRC32.checksum(Array(s.utf8))
-                return [UInt8(crc & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc >> 16 & 0xFF), UInt8(crc >> 24), 0, 0, 0, 0]
+                return [
+                    UInt8(crc & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc >> 16 & 0xFF), UInt8(crc >> 24), 0, 0, 0, 0
+                ]
             default: return [UInt8](repeating: 0, count: 8)
             }
         }
@@ -67,8 +69,11 @@ public struct MicroPythonLayout: Sendable, Equatable {
 
     /// One line for `inspect`, e.g. "MicroPython, file-system region at 0x6D000-0x73000 (24 KiB)".
     public var summary: String {
-        guard let fs = fileSystem else { return "MicroPython layout table at \(Hex.address(headerAddress)), no file-system region" }
-        return "MicroPython, file-system region at \(Hex.address(fs.startAddress))-\(Hex.address(fs.range.upperBound)) (\(fs.length / 1024) KiB)"
+        guard let fs = fileSystem else {
+            return "MicroPython layout table at \(Hex.address(headerAddress)), no file-system region"
+        }
+        return
+            "MicroPython, file-system region at \(Hex.address(fs.startAddress))-\(Hex.address(fs.range.upperBound)) (\(fs.length / 1024) KiB)"
     }
 
     /// Finds the layout table in `image`: the header must end at a page boundary of
@@ -90,18 +95,21 @@ public struct MicroPythonLayout: Sendable, Equatable {
         guard image.hasData(in: headerAddress..<(headerAddress + 16)) else { return nil }
         let h = image.read(headerAddress..<(headerAddress + 16))
         guard LEBytes.u32(h, 0) == headerMagic, LEBytes.u32(h, 12) == footerMagic else { return nil }
-        let version = LEBytes.u16(h, 4), tableLength = LEBytes.u16(h, 6), count = LEBytes.u16(h, 8), log2 = LEBytes.u16(h, 10)
+        let version = LEBytes.u16(h, 4), tableLength = LEBytes.u16(h, 6), count = LEBytes.u16(h, 8),
+            log2 = LEBytes.u16(h, 10)
         guard version == 1, count >= 1, count <= 16, Int(tableLength) == Int(count) * 16,
-              log2 < 32, UInt32(1) << log2 == pageSize, headerAddress >= UInt32(tableLength) else { return nil }
+            log2 < 32, UInt32(1) << log2 == pageSize, headerAddress >= UInt32(tableLength)
+        else { return nil }
         let tableStart = headerAddress - UInt32(tableLength)
         let table = image.read(tableStart..<headerAddress)
         var regions: [Region] = []
         for i in 0..<Int(count) {
             let o = i * 16
             let startPage = LEBytes.u16(table, o + 2)
-            var region = Region(id: table[o], hashTypeValue: table[o + 1], startPage: startPage,
-                                startAddress: UInt32(startPage) << log2, length: LEBytes.u32(table, o + 4),
-                                hashData: Array(table[(o + 8)..<(o + 16)]), hashString: nil)
+            var region = Region(
+                id: table[o], hashTypeValue: table[o + 1], startPage: startPage,
+                startAddress: UInt32(startPage) << log2, length: LEBytes.u32(table, o + 4),
+                hashData: Array(table[(o + 8)..<(o + 16)]), hashString: nil)
             if region.hashType == .stringPointer {
                 region.hashString = cString(in: image, at: LEBytes.u32(region.hashData, 0))
             }

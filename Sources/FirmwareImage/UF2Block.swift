@@ -46,8 +46,10 @@ public struct UF2Block: Sendable, Equatable {
     /// The chip family this block is for, when the block names one.
     public var familyID: UInt32? { flags.contains(.familyIDPresent) ? fileSizeOrFamilyID : nil }
 
-    public init(flags: Flags, targetAddress: UInt32, payload: [UInt8], blockNumber: UInt32,
-                blockCount: UInt32, fileSizeOrFamilyID: UInt32, trailer: [UInt8] = []) {
+    public init(
+        flags: Flags, targetAddress: UInt32, payload: [UInt8], blockNumber: UInt32,
+        blockCount: UInt32, fileSizeOrFamilyID: UInt32, trailer: [UInt8] = []
+    ) {
         self.flags = flags
         self.targetAddress = targetAddress
         self.payload = payload
@@ -65,9 +67,11 @@ public struct UF2Block: Sendable, Equatable {
         }
         func word(_ at: Int) -> UInt32 {
             let o = offset + at
-            return UInt32(bytes[o]) | UInt32(bytes[o + 1]) << 8 | UInt32(bytes[o + 2]) << 16 | UInt32(bytes[o + 3]) << 24
+            return UInt32(bytes[o]) | UInt32(bytes[o + 1]) << 8 | UInt32(bytes[o + 2]) << 16 | UInt32(bytes[o + 3])
+                << 24
         }
-        for (at, magic) in [(0, Self.magicStart0), (4, Self.magicStart1), (508, Self.magicEnd)] where word(at) != magic {
+        for (at, magic) in [(0, Self.magicStart0), (4, Self.magicStart1), (508, Self.magicEnd)] where word(at) != magic
+        {
             throw FirmwareImageError.uf2BadMagic(block: index, offset: at, found: word(at))
         }
         let size = word(16)

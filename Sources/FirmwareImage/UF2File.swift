@@ -79,10 +79,12 @@ public struct UF2File: Sendable, Equatable {
             warnings.append("skipped \(skippedFamily) block(s) for other chip families than \(familyName(expected))")
         }
         if unnamed > 0, let expected = expectedFamily {
-            warnings.append("\(unnamed) block(s) name no chip family, so they could not be checked against \(familyName(expected))")
+            warnings.append(
+                "\(unnamed) block(s) name no chip family, so they could not be checked against \(familyName(expected))")
         }
         if expectedFamily == nil, familyIDs.count > 1 {
-            warnings.append("the file holds blocks for several chip families: \(familyIDs.map(familyName).joined(separator: ", "))")
+            warnings.append(
+                "the file holds blocks for several chip families: \(familyIDs.map(familyName).joined(separator: ", "))")
         }
         return UF2File(image: image, familyIDs: familyIDs, blockCount: count, usedBlockCount: used, warnings: warnings)
     }
@@ -100,8 +102,9 @@ public struct UF2File: Sendable, Equatable {
             let (end, overflow) = chunk.addingReportingOverflow(256)
             var payload = image.read(chunk..<(overflow ? UInt32.max : end))
             payload += [UInt8](repeating: 0xFF, count: 256 - payload.count)
-            let block = UF2Block(flags: flags, targetAddress: chunk, payload: payload, blockNumber: UInt32(n),
-                                 blockCount: UInt32(chunks.count), fileSizeOrFamilyID: family)
+            let block = UF2Block(
+                flags: flags, targetAddress: chunk, payload: payload, blockNumber: UInt32(n),
+                blockCount: UInt32(chunks.count), fileSizeOrFamilyID: family)
             out += block.encoded()
         }
         return out
@@ -117,13 +120,15 @@ public struct UF2File: Sendable, Equatable {
             let key = block.familyID ?? 0
             if let known = totals[key] {
                 if block.blockCount != known.total {
-                    throw FirmwareImageError.uf2TotalMismatch(block: index, found: block.blockCount, expected: known.total)
+                    throw FirmwareImageError.uf2TotalMismatch(
+                        block: index, found: block.blockCount, expected: known.total)
                 }
             } else {
                 totals[key] = (block.blockCount, index)
             }
             guard block.blockNumber < block.blockCount else {
-                throw FirmwareImageError.uf2BlockNumberOutOfRange(block: index, number: block.blockNumber, total: block.blockCount)
+                throw FirmwareImageError.uf2BlockNumberOutOfRange(
+                    block: index, number: block.blockNumber, total: block.blockCount)
             }
             if !seen[key, default: []].insert(block.blockNumber).inserted { duplicates.append(block.blockNumber) }
         }
@@ -139,7 +144,8 @@ public struct UF2File: Sendable, Equatable {
                 if !have.contains(n) { missing.append(n) }
                 n += 1
             }
-            throw FirmwareImageError.uf2MissingBlocks(numbers: missing, missing: Int(entry.total) - have.count, total: entry.total)
+            throw FirmwareImageError.uf2MissingBlocks(
+                numbers: missing, missing: Int(entry.total) - have.count, total: entry.total)
         }
     }
 

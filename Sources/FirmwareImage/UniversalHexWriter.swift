@@ -36,7 +36,8 @@ public enum UniversalHexWriter {
     public static func write(_ sections: [Section], options: Options = Options()) -> [UInt8] {
         var lines: [IntelHexRecord] = []
         for section in sections {
-            let dataType: IntelHexRecord.RecordType = ChipFamily.nrf51.universalHexBoardIDs.contains(section.boardID)
+            let dataType: IntelHexRecord.RecordType =
+                ChipFamily.nrf51.universalHexBoardIDs.contains(section.boardID)
                 ? .data : .customData
             switch options.layout {
             case .sections:
@@ -58,8 +59,10 @@ public enum UniversalHexWriter {
     /// Characters a record takes in the file, with its LF.
     static func lineLength(_ r: IntelHexRecord) -> Int { 12 + 2 * r.data.count }
 
-    private static func appendSection(_ section: Section, dataType: IntelHexRecord.RecordType, options: Options,
-                                      to lines: inout [IntelHexRecord]) {
+    private static func appendSection(
+        _ section: Section, dataType: IntelHexRecord.RecordType, options: Options,
+        to lines: inout [IntelHexRecord]
+    ) {
         precondition((1...255).contains(options.recordLength), "Intel HEX records hold 1-255 data bytes")
         var body = IntelHexWriter.bodyRecords(
             for: section.image,
@@ -79,8 +82,10 @@ public enum UniversalHexWriter {
         lines.append(contentsOf: body)
     }
 
-    private static func appendBlocks(_ section: Section, dataType: IntelHexRecord.RecordType, options: Options,
-                                     to lines: inout [IntelHexRecord]) {
+    private static func appendBlocks(
+        _ section: Section, dataType: IntelHexRecord.RecordType, options: Options,
+        to lines: inout [IntelHexRecord]
+    ) {
         precondition((1...226).contains(options.recordLength), "a blocks-layout record holds 1-226 data bytes")
         let units = IntelHexWriter.dataUnits(of: section.image, recordLength: options.recordLength)
         let start = IntelHexRecord.blockStart(boardID: section.boardID)
@@ -92,8 +97,9 @@ public enum UniversalHexWriter {
             lines.append(start)
             var used = fixed
             while k < units.count, UInt16(truncatingIfNeeded: units[k].address >> 16) == upper {
-                let record = IntelHexRecord(type: dataType, offset: UInt16(truncatingIfNeeded: units[k].address),
-                                            data: units[k].bytes)
+                let record = IntelHexRecord(
+                    type: dataType, offset: UInt16(truncatingIfNeeded: units[k].address),
+                    data: units[k].bytes)
                 guard used + lineLength(record) <= blockSize else { break }
                 lines.append(record)
                 used += lineLength(record)

@@ -82,7 +82,8 @@ struct ZipReader {
                 let size = Int(u32(bytes, at + 12)), offset = Int(u32(bytes, at + 16))
                 // Multi-disk archives and ZIP64 markers (0xFFFF / 0xFFFFFFFF) are not DFU packages.
                 guard disk == 0, directoryDisk == 0, onDisk == total, total != 0xFFFF,
-                      offset + size <= at else { throw FirmwareImageError.dfuNotAZip }
+                    offset + size <= at
+                else { throw FirmwareImageError.dfuNotAZip }
                 return EndRecord(entryCount: total, directoryOffset: offset)
             }
             at -= 1
@@ -111,8 +112,9 @@ struct ZipReader {
         }
         let dataOffset = localOffset + 30 + Int(u16(bytes, localOffset + 26)) + Int(u16(bytes, localOffset + 28))
         guard dataOffset + compressed <= bytes.count else { throw FirmwareImageError.dfuUnreadableEntry(name) }
-        let entry = Entry(path: name, method: method, crc32: crc, compressedSize: compressed,
-                          uncompressedSize: uncompressed, dataOffset: dataOffset)
+        let entry = Entry(
+            path: name, method: method, crc32: crc, compressedSize: compressed,
+            uncompressedSize: uncompressed, dataOffset: dataOffset)
         return (entry, next)
     }
 
@@ -131,18 +133,19 @@ struct ZipReader {
         out.reserveCapacity(expected)
         var handedOut = false
         do {
-            _ = try Data.decompress(size: Int64(compressed.count), bufferSize: bufferSize, skipCRC32: true,
-                                    provider: { _, _ in
-                                        guard !handedOut else { throw FirmwareImageError.dfuUnreadableEntry(name) }
-                                        handedOut = true
-                                        return chunk
-                                    },
-                                    consumer: { chunk in
-                                        guard out.count + chunk.count <= expected else {
-                                            throw FirmwareImageError.dfuUnreadableEntry(name)
-                                        }
-                                        out.append(contentsOf: chunk)
-                                    })
+            _ = try Data.decompress(
+                size: Int64(compressed.count), bufferSize: bufferSize, skipCRC32: true,
+                provider: { _, _ in
+                    guard !handedOut else { throw FirmwareImageError.dfuUnreadableEntry(name) }
+                    handedOut = true
+                    return chunk
+                },
+                consumer: { chunk in
+                    guard out.count + chunk.count <= expected else {
+                        throw FirmwareImageError.dfuUnreadableEntry(name)
+                    }
+                    out.append(contentsOf: chunk)
+                })
         } catch let error as FirmwareImageError {
             throw error
         } catch {

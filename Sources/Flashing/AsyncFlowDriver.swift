@@ -26,8 +26,10 @@ public struct AsyncFlowDriver<C: Clock>: Sendable where C.Duration == Duration {
     /// Runs `machine` on the live connection described by `connection` until it finishes.
     /// `onReport` receives the machine's reports with the elapsed time.
     /// Throws the machine's error, or `CancellationError` when the task is cancelled.
-    public func run<M: FlowMachine>(_ machine: M, connection: ConnectionInfo,
-                                    onReport: @escaping @Sendable (FlowReport, Duration) -> Void = { _, _ in }) async throws -> M.Output {
+    public func run<M: FlowMachine>(
+        _ machine: M, connection: ConnectionInfo,
+        onReport: @escaping @Sendable (FlowReport, Duration) -> Void = { _, _ in }
+    ) async throws -> M.Output {
         var machine = machine
         let start = clock.now
         // Unbounded, deliberately: the machine bounds what is in flight (one block of
@@ -76,7 +78,9 @@ public struct AsyncFlowDriver<C: Clock>: Sendable where C.Duration == Duration {
             }
             // A stack that passed on something no board can send (and the transport dropped)
             // ends the run now: the answers the flow waits for may be what was dropped.
-            if let violation = (transport as? any StackIntegrityReporting)?.stackViolation { throw StackViolation(violation) }
+            if let violation = (transport as? any StackIntegrityReporting)?.stackViolation {
+                throw StackViolation(violation)
+            }
             let now = start.duration(to: clock.now)
             for action in machine.handle(event, now: now) {
                 switch action {
@@ -85,7 +89,8 @@ public struct AsyncFlowDriver<C: Clock>: Sendable where C.Duration == Duration {
                     // not waited for either, so the packets of a block leave back to back
                     // (a refusal that comes later arrives as `writeFailed`).
                     do {
-                        try await transport.enqueueCommand(bytes, to: characteristic, timeout: operationTimeout) { error in
+                        try await transport.enqueueCommand(bytes, to: characteristic, timeout: operationTimeout) {
+                            error in
                             sink.yield(.flow(.writeFailed(characteristic, error)))
                         }
                     } catch let error as TransportError {

@@ -28,12 +28,15 @@ public enum FlashError: Error, Sendable, CustomStringConvertible {
         case let .partialImpossible(why):
             return "partial flashing is not possible: \(why)"
         case let .noFullImage(reason, names):
-            return "\(reason.message); but the file has no application image to upload: give one with \(names.fullImage)"
+            return
+                "\(reason.message); but the file has no application image to upload: give one with \(names.fullImage)"
         case let .noFullPath(reason):
-            return "\(reason.message); but the board offers no full-update service (neither McuMgr/SMP nor Nordic DFU): "
+            return
+                "\(reason.message); but the board offers no full-update service (neither McuMgr/SMP nor Nordic DFU): "
                 + "flash it once over USB, or put it in its bootloader and try again"
         case let .fullUpdateUnreachable(error):
-            return "could not reconnect for the full update (\(error)): bring the board closer, reset it, and run bitflash again"
+            return
+                "could not reconnect for the full update (\(error)): bring the board closer, reset it, and run bitflash again"
         case let .fullUpdateFailed(reason, error):
             // The McuMgr failure says what to do and what the board holds, read back; nothing
             // here claims more than that. Only a transient failure may go better on the same command.
@@ -43,12 +46,15 @@ public enum FlashError: Error, Sendable, CustomStringConvertible {
                 if ExitStatus.isTransient(error) { text += "; run the same command again" }
             }
             if reason.code == "partial-failed", let block = reason.details?.block {
-                text += ". Partial flashing had stopped at block \(block) of the program region before this update, "
+                text +=
+                    ". Partial flashing had stopped at block \(block) of the program region before this update, "
                     + "so that region may have changed since the image in slot 0 was installed"
             }
             return text
         case let .fullPathUnavailable(path, reason, names):
-            let what = path == .nordic ? "no Nordic DFU (neither the buttonless service FE59 nor the micro:bit DFU control service)"
+            let what =
+                path == .nordic
+                ? "no Nordic DFU (neither the buttonless service FE59 nor the micro:bit DFU control service)"
                 : "no McuMgr (SMP) service"
             return "\(reason.message); \(names.fullPath(path)) was asked for, but the board offers \(what): "
                 + "leave out \(names.fullPathOption) to use the path the board has"
@@ -57,7 +63,8 @@ public enum FlashError: Error, Sendable, CustomStringConvertible {
         case let .noImageForBoard(message):
             return message
         case let .notFinishedAfterFullUpdate(reason, error):
-            return "the full update (\(reason.code)) wrote the new program, but the board was not left running it: \(describe(error))"
+            return
+                "the full update (\(reason.code)) wrote the new program, but the board was not left running it: \(describe(error))"
         }
     }
 }

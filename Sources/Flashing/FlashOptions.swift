@@ -44,8 +44,10 @@ public struct FlashOptions: Sendable, Equatable {
 
     /// The partial-flashing settings default to `PartialFlashSettings()`, the same on BlueZ and
     /// on the link model: none of them depends on the link's timing.
-    public init(mode: FlashMode = .auto, partial: PartialFlashSettings = PartialFlashSettings(),
-                mcumgr: McuMgrUpgradeOptions = McuMgrUpgradeOptions()) {
+    public init(
+        mode: FlashMode = .auto, partial: PartialFlashSettings = PartialFlashSettings(),
+        mcumgr: McuMgrUpgradeOptions = McuMgrUpgradeOptions()
+    ) {
         self.mode = mode
         self.partial = partial
         self.mcumgr = mcumgr
@@ -70,8 +72,9 @@ public struct OptionNames: Sendable, Equatable {
     }
 
     /// The library's words: the options as `FlashOptions` and `FlashPlan` call them.
-    public static let neutral = OptionNames(mode: "mode ", fullPath: "full-update path ",
-                                            fullImage: "an MCUboot image (FlashPlan's dfuImage)")
+    public static let neutral = OptionNames(
+        mode: "mode ", fullPath: "full-update path ",
+        fullImage: "an MCUboot image (FlashPlan's dfuImage)")
 
     /// `mode` with its value: "mode full".
     public func mode(_ value: FlashMode) -> String { mode + value.rawValue }

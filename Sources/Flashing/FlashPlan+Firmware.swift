@@ -45,14 +45,16 @@ extension FlashPlan {
         let app = image.slice(layout.applicationStart..<layout.scratchPage)
         guard let last = app.span?.upperBound else { return nil }
         let end = min(layout.applicationStart + ((last - layout.applicationStart + 3) & ~3), layout.scratchPage)
-        let bytes = try MCUbootImage.build(application: image.read(layout.applicationStart..<end),
-                                           version: MCUbootVersion(major: 1), headerSize: UInt16(layout.pageSize))
+        let bytes = try MCUbootImage.build(
+            application: image.read(layout.applicationStart..<end),
+            version: MCUbootVersion(major: 1), headerSize: UInt16(layout.pageSize))
         return try MCUbootImage(bytes: bytes)
     }
 
     /// What the McuMgr upgrade needs of an MCUboot image.
     public static func upgradeImage(_ image: MCUbootImage) -> McuMgrUpgradeImage {
-        McuMgrUpgradeImage(bytes: image.bytes, hash: image.reportedHash ?? [],
-                           fileSHA256: Array(SHA256.hash(data: image.bytes)))
+        McuMgrUpgradeImage(
+            bytes: image.bytes, hash: image.reportedHash ?? [],
+            fileSHA256: Array(SHA256.hash(data: image.bytes)))
     }
 }

@@ -34,12 +34,16 @@ extension FlashReason {
         var details = FlashReasonDetails(lastError: problem)
         var words = "partial flashing failed (\(problem))"
         if let e = error as? PartialFlashError, case let .gaveUp(block, address, retries, _, last) = e {
-            details = FlashReasonDetails(block: block + 1, address: Hex.address(address), retries: retries,
-                                         lastError: last.map { "\($0)" } ?? problem)
-            words = "partial flashing failed at block \(block + 1) (\(Hex.address(address))) after \(retries) "
+            details = FlashReasonDetails(
+                block: block + 1, address: Hex.address(address), retries: retries,
+                lastError: last.map { "\($0)" } ?? problem)
+            words =
+                "partial flashing failed at block \(block + 1) (\(Hex.address(address))) after \(retries) "
                 + "retr\(retries == 1 ? "y" : "ies")" + (last.map { " (last error: \($0))" } ?? "")
         }
-        return FlashReason(code: "partial-failed", message: words + (fullFollows ? ", so a full update follows" : ""), details: details)
+        return FlashReason(
+            code: "partial-failed", message: words + (fullFollows ? ", so a full update follows" : ""), details: details
+        )
     }
 
     /// The reason of a failed flash: `partial-failed` with where and why when partial flashing
@@ -60,26 +64,29 @@ extension FlashReason {
         if let p = program { message += " (\(p.runtimeHash.hexString))" }
         message += ": \(stats.blocks) blocks, \(stats.pages) page\(stats.pages == 1 ? "" : "s")"
         if let at = stats.resumedAtBlock { message += "; continued an unfinished write at block \(at + 1)" }
-        let details = FlashReasonDetails(boardRuntimeHash: program?.runtimeHash.hexString,
-                                         fileRuntimeHash: program?.runtimeHash.hexString,
-                                         boardProgramStart: program.map { Hex.address($0.magicAddress) },
-                                         fileProgramStart: program.map { Hex.address($0.magicAddress) },
-                                         programHash: program?.programHash.hexString,
-                                         resumedAtBlock: stats.resumedAtBlock.map { $0 + 1 })
+        let details = FlashReasonDetails(
+            boardRuntimeHash: program?.runtimeHash.hexString,
+            fileRuntimeHash: program?.runtimeHash.hexString,
+            boardProgramStart: program.map { Hex.address($0.magicAddress) },
+            fileProgramStart: program.map { Hex.address($0.magicAddress) },
+            programHash: program?.programHash.hexString,
+            resumedAtBlock: stats.resumedAtBlock.map { $0 + 1 })
         return FlashReason(code: "runtime-matches", message: message, details: details)
     }
 
     /// The board reported the file's program but came back in pairing mode from a restart into
     /// it (`flashIncomplete`): the whole program was written again.
     static func flashIncomplete(_ program: MakeCodeProgram?, stats: PartialFlashStats) -> FlashReason {
-        let message = "the board held this program but kept starting in pairing mode (a flash that was not finished "
+        let message =
+            "the board held this program but kept starting in pairing mode (a flash that was not finished "
             + "left flashIncomplete), so the program was written again: \(stats.blocks) blocks, "
             + "\(stats.pages) page\(stats.pages == 1 ? "" : "s")"
-        let details = FlashReasonDetails(boardRuntimeHash: program?.runtimeHash.hexString,
-                                         fileRuntimeHash: program?.runtimeHash.hexString,
-                                         boardProgramStart: program.map { Hex.address($0.magicAddress) },
-                                         fileProgramStart: program.map { Hex.address($0.magicAddress) },
-                                         programHash: program?.programHash.hexString)
+        let details = FlashReasonDetails(
+            boardRuntimeHash: program?.runtimeHash.hexString,
+            fileRuntimeHash: program?.runtimeHash.hexString,
+            boardProgramStart: program.map { Hex.address($0.magicAddress) },
+            fileProgramStart: program.map { Hex.address($0.magicAddress) },
+            programHash: program?.programHash.hexString)
         return FlashReason(code: "flash-incomplete", message: message, details: details)
     }
 

@@ -43,9 +43,10 @@ public struct BoardSlotsDetails: Codable, Sendable, Equatable {
         }
         if state.wasRead {
             slots = state.slots.filter { ($0.image ?? 0) == 0 }.map {
-                Slot(slot: $0.slot, version: $0.version, hash: $0.hash.map { Hex.bytes($0, uppercase: false) },
-                     newImage: $0.hash == state.newImageHash, bootable: $0.bootable, pending: $0.pending,
-                     confirmed: $0.confirmed, active: $0.active, permanent: $0.permanent)
+                Slot(
+                    slot: $0.slot, version: $0.version, hash: $0.hash.map { Hex.bytes($0, uppercase: false) },
+                    newImage: $0.hash == state.newImageHash, bootable: $0.bootable, pending: $0.pending,
+                    confirmed: $0.confirmed, active: $0.active, permanent: $0.permanent)
             }
         }
         secondary = state.secondary
@@ -57,7 +58,9 @@ public struct BoardSlotsDetails: Codable, Sendable, Equatable {
 extension FlashReason {
     /// The details of a flash that failed in a full update over McuMgr: the board's slots.
     static func mcuMgrFailureDetails(_ error: any Error) -> FlashReasonDetails? {
-        guard case let .fullUpdateFailed(_, inner)? = error as? FlashError, let failure = inner as? McuMgrFailure else { return nil }
+        guard case let .fullUpdateFailed(_, inner)? = error as? FlashError, let failure = inner as? McuMgrFailure else {
+            return nil
+        }
         return FlashReasonDetails(lastError: "\(failure.cause)", board: BoardSlotsDetails(failure.board))
     }
 }

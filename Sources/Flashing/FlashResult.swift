@@ -54,10 +54,12 @@ public struct FlashReasonDetails: Codable, Sendable, Equatable {
     /// `failed` after a full update over McuMgr: the board's slots as read back after the failure.
     public var board: BoardSlotsDetails?
 
-    public init(boardRuntimeHash: String? = nil, fileRuntimeHash: String? = nil, boardProgramStart: String? = nil,
-                fileProgramStart: String? = nil, programHash: String? = nil, block: Int? = nil, address: String? = nil,
-                retries: Int? = nil, lastError: String? = nil, resumedAtBlock: Int? = nil, option: String? = nil,
-                board: BoardSlotsDetails? = nil) {
+    public init(
+        boardRuntimeHash: String? = nil, fileRuntimeHash: String? = nil, boardProgramStart: String? = nil,
+        fileProgramStart: String? = nil, programHash: String? = nil, block: Int? = nil, address: String? = nil,
+        retries: Int? = nil, lastError: String? = nil, resumedAtBlock: Int? = nil, option: String? = nil,
+        board: BoardSlotsDetails? = nil
+    ) {
         self.boardRuntimeHash = boardRuntimeHash
         self.fileRuntimeHash = fileRuntimeHash
         self.boardProgramStart = boardProgramStart
@@ -123,17 +125,20 @@ public struct FlashResult: Codable, Sendable, Equatable {
     public var exitStatus: ExitStatus = .ok
 
     enum CodingKeys: String, CodingKey {
-        case board, path, reason, fallback, bytesSent, seconds, verified, verification, verificationNote, retries, error,
-             decision, fullPath
+        case board, path, reason, fallback, bytesSent, seconds, verified, verification, verificationNote, retries,
+            error,
+            decision, fullPath
     }
 
     /// - Parameters:
     ///   - verification: by default `failed` with an `error`, `verified` when `verified`, else `unverified`.
     ///   - exitStatus: the status of the run; by default 74 (flashing failed) when `error` is set,
     ///     2 when unverified, 3 after a fallback, else 0.
-    public init(board: String, path: FlashPath?, reason: FlashReason, fallback: Bool = false,
-                bytesSent: Int = 0, seconds: Double = 0, verified: Bool = false, verification: FlashVerification? = nil,
-                verificationNote: String? = nil, retries: Int = 0, error: String? = nil, exitStatus: ExitStatus? = nil) {
+    public init(
+        board: String, path: FlashPath?, reason: FlashReason, fallback: Bool = false,
+        bytesSent: Int = 0, seconds: Double = 0, verified: Bool = false, verification: FlashVerification? = nil,
+        verificationNote: String? = nil, retries: Int = 0, error: String? = nil, exitStatus: ExitStatus? = nil
+    ) {
         self.board = board
         self.path = path
         self.reason = reason
@@ -143,7 +148,8 @@ public struct FlashResult: Codable, Sendable, Equatable {
         self.verified = verified
         let word = verification ?? (error != nil ? .failed : verified ? .verified : .unverified)
         self.verification = word
-        self.verificationNote = word == .unverified ? (verificationNote ?? "the board was not read back") : verificationNote
+        self.verificationNote =
+            word == .unverified ? (verificationNote ?? "the board was not read back") : verificationNote
         self.retries = retries
         self.error = error
         self.exitStatus = exitStatus ?? Self.status(verification: word, fallback: fallback)
@@ -174,7 +180,8 @@ public struct FlashResult: Codable, Sendable, Equatable {
         decision = try c.decodeIfPresent(PathDecision.self, forKey: .decision)
         fullPath = try c.decodeIfPresent(FullUpdatePath.self, forKey: .fullPath)
         // Results written before the word existed: derived as the initialiser derives it.
-        verification = try c.decodeIfPresent(FlashVerification.self, forKey: .verification)
+        verification =
+            try c.decodeIfPresent(FlashVerification.self, forKey: .verification)
             ?? (error != nil ? .failed : verified ? .verified : .unverified)
         verificationNote = try c.decodeIfPresent(String.self, forKey: .verificationNote)
         exitStatus = Self.status(verification: verification, fallback: fallback)
@@ -183,8 +190,9 @@ public struct FlashResult: Codable, Sendable, Equatable {
     /// The result for a board the session never ran on: it could not be found, reached or
     /// planned for. The exit status is the error's own.
     public init(board: String, unreached error: any Error, seconds: Double) {
-        self.init(board: board, path: nil, reason: FlashReason(code: "failed", message: "the flash failed"), seconds: seconds,
-                  error: describe(error), exitStatus: ExitStatus.of(error))
+        self.init(
+            board: board, path: nil, reason: FlashReason(code: "failed", message: "the flash failed"), seconds: seconds,
+            error: describe(error), exitStatus: ExitStatus.of(error))
     }
 
     /// True when the flash did not fail (it may still be unverified: see `verification`).
@@ -206,17 +214,20 @@ extension FlashResult {
     public init(board: String, outcome: Result<SessionOutcome, any Error>, seconds: Double) {
         switch outcome {
         case let .success(o):
-            self.init(board: board, path: o.path, reason: o.reason, fallback: o.fallback, bytesSent: o.bytesSent,
-                      seconds: seconds, verified: o.verified, verification: o.dryRun ? .dryRun : nil,
-                      verificationNote: o.unverifiedReason, retries: o.retries)
+            self.init(
+                board: board, path: o.path, reason: o.reason, fallback: o.fallback, bytesSent: o.bytesSent,
+                seconds: seconds, verified: o.verified, verification: o.dryRun ? .dryRun : nil,
+                verificationNote: o.unverifiedReason, retries: o.retries)
             decision = o.decision
             fullPath = o.fullPath
         case let .failure(error):
             // A session's own error says how the run exits: 65 for a file or image that cannot be
             // for the board, 76 when the Bluetooth stack broke its protocol; 74 otherwise.
             let own = ExitStatus.of(error)
-            self.init(board: board, path: nil, reason: FlashReason.failure(error), seconds: seconds, error: describe(error),
-                      exitStatus: (error as? FlashError)?.exitStatus ?? (own == .badFirmware || own == .stackViolation ? own : nil))
+            self.init(
+                board: board, path: nil, reason: FlashReason.failure(error), seconds: seconds, error: describe(error),
+                exitStatus: (error as? FlashError)?.exitStatus
+                    ?? (own == .badFirmware || own == .stackViolation ? own : nil))
         }
     }
 }

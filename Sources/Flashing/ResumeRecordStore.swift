@@ -35,15 +35,17 @@ public struct FileResumeStore: ResumeRecordStore {
 
     /// The standard folder for real boards: `$BITFLASH_STATE/resume`, else
     /// `$XDG_STATE_HOME/bitflash/resume`, else `~/.local/state/bitflash/resume`.
-    public static func standard(environment: [String: String] = ProcessInfo.processInfo.environment) -> FileResumeStore {
+    public static func standard(environment: [String: String] = ProcessInfo.processInfo.environment) -> FileResumeStore
+    {
         if let dir = environment["BITFLASH_STATE"], !dir.isEmpty {
             return FileResumeStore(directory: URL(fileURLWithPath: dir).appendingPathComponent("resume"))
         }
         if let xdg = environment["XDG_STATE_HOME"], !xdg.isEmpty {
             return FileResumeStore(directory: URL(fileURLWithPath: xdg).appendingPathComponent("bitflash/resume"))
         }
-        return FileResumeStore(directory: FileManager.default.homeDirectoryForCurrentUser
-            .appendingPathComponent(".local/state/bitflash/resume"))
+        return FileResumeStore(
+            directory: FileManager.default.homeDirectoryForCurrentUser
+                .appendingPathComponent(".local/state/bitflash/resume"))
     }
 
     /// The file of `board` (an address or a name; characters a file name should not hold become `_`).

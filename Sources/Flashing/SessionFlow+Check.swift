@@ -18,7 +18,9 @@ extension SessionFlow {
         let inBootloader = outcome.nordic?.recoveredFromBootloader ?? false
         // A McuMgr update of an image the user gave runs that image, not the file's program.
         let runsTheProgram = outcome.nordic != nil || plan.fullImageHoldsTheProgram
-        guard let program = plan.program, runsTheProgram, offeredPartialFlashing || inBootloader else { return succeed(outcome) }
+        guard let program = plan.program, runsTheProgram, offeredPartialFlashing || inBootloader else {
+            return succeed(outcome)
+        }
         guard options.partial.verifyAfterFlash else {
             var o = outcome
             o.readBack = .unverified("reading the board back after the flash was turned off")
@@ -32,8 +34,10 @@ extension SessionFlow {
             // McuMgr and legacy DFU end on a connection to the restarted application.
             start = linkUp ? .connected : .restarted
         }
-        var check = ChildFlow(ProgramCheck(image: plan.image, program: program, family: plan.family, settings: partialSettings,
-                                           start: start, knownComplete: true), scope: "check.")
+        var check = ChildFlow(
+            ProgramCheck(
+                image: plan.image, program: program, family: plan.family, settings: partialSettings,
+                start: start, knownComplete: true), scope: "check.")
         let (childActions, result) = check.perform { $0.begin(now: now, connection: connection) }
         enter(.checking(check, outcome))
         let actions = Self.withoutDonePhase(childActions)
@@ -41,8 +45,10 @@ extension SessionFlow {
         return actions + checkFinished(result, outcome: outcome)
     }
 
-    mutating func checking(_ child: ChildFlow<ProgramCheck>, outcome: SessionOutcome, event: FlowEvent,
-                           now: Duration) -> [FlowAction] {
+    mutating func checking(
+        _ child: ChildFlow<ProgramCheck>, outcome: SessionOutcome, event: FlowEvent,
+        now: Duration
+    ) -> [FlowAction] {
         var child = child
         let (childActions, result) = child.handle(event, now: now)
         enter(.checking(child, outcome))
@@ -51,7 +57,9 @@ extension SessionFlow {
         return actions + checkFinished(result, outcome: outcome)
     }
 
-    private mutating func checkFinished(_ result: Result<ProgramCheckResult, any Error>, outcome: SessionOutcome) -> [FlowAction] {
+    private mutating func checkFinished(_ result: Result<ProgramCheckResult, any Error>, outcome: SessionOutcome)
+        -> [FlowAction]
+    {
         var o = outcome
         switch result {
         case let .success(.verified(_, rewrites)):
@@ -61,7 +69,9 @@ extension SessionFlow {
             o.readBack = .unverified(why)
             o.rewrites = rewrites
         case .success(.flashIncomplete):
-            return fail(FlashError.notFinishedAfterFullUpdate(reason: outcome.reason, error: PartialFlashError.staysInPairingMode(rewrites: 0)))
+            return fail(
+                FlashError.notFinishedAfterFullUpdate(
+                    reason: outcome.reason, error: PartialFlashError.staysInPairingMode(rewrites: 0)))
         case let .failure(error):
             return fail(FlashError.notFinishedAfterFullUpdate(reason: outcome.reason, error: error))
         }

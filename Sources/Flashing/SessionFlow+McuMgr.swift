@@ -12,7 +12,9 @@ extension SessionFlow {
 
     /// The full paths the board offers that the decision leaves out, with the reason.
     var excludedFullPaths: [ExcludedPath] {
-        guard hasMcuMgr, options.fullPath != .nordic, plan.fullImage != nil, let problem = mcuMgrImageProblem else { return [] }
+        guard hasMcuMgr, options.fullPath != .nordic, plan.fullImage != nil, let problem = mcuMgrImageProblem else {
+            return []
+        }
         return [ExcludedPath(path: .mcumgr, reason: "the image cannot be installed: \(problem)")]
     }
 }

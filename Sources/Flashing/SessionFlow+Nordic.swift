@@ -17,8 +17,9 @@ extension SessionFlow {
     /// do not tell).
     func nordicEstimator() -> NordicDFUEstimator? {
         guard hasNordicDFU, let app = try? DFUApplication.cut(from: plan.image, family: plan.family) else { return nil }
-        return NordicDFUEstimator(applicationBytes: app.bytes.count, protocol: nordicIsSecure ? .secure : .legacy,
-                                  options: options.nordic)
+        return NordicDFUEstimator(
+            applicationBytes: app.bytes.count, protocol: nordicIsSecure ? .secure : .legacy,
+            options: options.nordic)
     }
 
     /// Whether the board's bootloader speaks Secure DFU (else legacy DFU).
@@ -31,9 +32,13 @@ extension SessionFlow {
         let hasSMP = connection?.services.contains(KnownGATT.smpService) ?? false
         switch options.fullPath {
         case .nordic?:
-            return hasNordicDFU ? .success(.nordic) : .failure(.fullPathUnavailable(.nordic, reason: reason, names: options.optionNames))
+            return hasNordicDFU
+                ? .success(.nordic)
+                : .failure(.fullPathUnavailable(.nordic, reason: reason, names: options.optionNames))
         case .mcumgr?:
-            return hasSMP ? .success(.mcumgr) : .failure(.fullPathUnavailable(.mcumgr, reason: reason, names: options.optionNames))
+            return hasSMP
+                ? .success(.mcumgr)
+                : .failure(.fullPathUnavailable(.mcumgr, reason: reason, names: options.optionNames))
         case nil:
             if decision?.chosen == .nordicDFU, hasNordicDFU { return .success(.nordic) }
             if decision?.chosen == .mcumgr, hasSMP { return .success(.mcumgr) }
@@ -47,12 +52,15 @@ extension SessionFlow {
     /// A board that is already in its Nordic bootloader gets the file by Nordic DFU.
     mutating func recoverFromBootloader(_ info: ConnectionInfo, now: Duration) -> [FlowAction]? {
         guard let target = NordicDFUTarget(info), target.isBootloader else { return nil }
-        let reason = FlashReason(code: "in-bootloader",
-                                 message: "the board is in its Nordic bootloader (\"DfuTarg\"), left there by an interrupted "
-                                     + "update; a full update by Nordic \(target.isSecure ? "Secure" : "legacy") DFU recovers it")
+        let reason = FlashReason(
+            code: "in-bootloader",
+            message: "the board is in its Nordic bootloader (\"DfuTarg\"), left there by an interrupted "
+                + "update; a full update by Nordic \(target.isSecure ? "Secure" : "legacy") DFU recovers it")
         if options.mode == .partial {
-            return fail(FlashError.partialImpossible("the board is in its Nordic bootloader (\"DfuTarg\"), where only a full "
-                                                     + "update can recover it; remove \(options.optionNames.mode(.partial))"))
+            return fail(
+                FlashError.partialImpossible(
+                    "the board is in its Nordic bootloader (\"DfuTarg\"), where only a full "
+                        + "update can recover it; remove \(options.optionNames.mode(.partial))"))
         }
         if options.fullPath == .mcumgr {
             return fail(FlashError.fullPathUnavailable(.mcumgr, reason: reason, names: options.optionNames))
@@ -63,10 +71,13 @@ extension SessionFlow {
 
     mutating func goNordic(_ reason: FlashReason, fallback: Bool, now: Duration) -> [FlowAction] {
         let secure = nordicIsSecure
-        let why = options.fullPath == .nordic ? "as \(options.optionNames.fullPath(.nordic)) asks"
+        let why =
+            options.fullPath == .nordic
+            ? "as \(options.optionNames.fullPath(.nordic)) asks"
             : "the board has no McuMgr service, and its bootloader speaks \(secure ? "Secure" : "legacy") DFU"
-        let explained = FlashReason(code: reason.code,
-                                    message: "\(reason.message); full update by Nordic \(secure ? "Secure" : "legacy") DFU (\(why))")
+        let explained = FlashReason(
+            code: reason.code,
+            message: "\(reason.message); full update by Nordic \(secure ? "Secure" : "legacy") DFU (\(why))")
         let note: FlowAction = .report(.note("full update by Nordic \(secure ? "Secure" : "legacy") DFU (\(why))"))
         guard linkUp, let info = connection else {
             enter(.nordicReconnecting(reason: explained, fallback: fallback, attempts: 1))
@@ -75,13 +86,17 @@ extension SessionFlow {
         return [note] + startNordic(info, reason: explained, fallback: fallback, now: now)
     }
 
-    mutating func nordicReconnecting(_ event: FlowEvent, reason: FlashReason, fallback: Bool, attempts: Int,
-                                     now: Duration) -> [FlowAction] {
+    mutating func nordicReconnecting(
+        _ event: FlowEvent, reason: FlashReason, fallback: Bool, attempts: Int,
+        now: Duration
+    ) -> [FlowAction] {
         switch event {
         case let .connected(info):
             return startNordic(info, reason: reason, fallback: fallback, now: now)
         case let .connectFailed(error):
-            guard attempts < options.nordic.reconnectAttempts else { return fail(FlashError.fullUpdateUnreachable(error)) }
+            guard attempts < options.nordic.reconnectAttempts else {
+                return fail(FlashError.fullUpdateUnreachable(error))
+            }
             enter(.nordicReconnecting(reason: reason, fallback: fallback, attempts: attempts + 1))
             return [.connect(after: options.nordic.reconnectDelay)]
         default:
@@ -89,19 +104,27 @@ extension SessionFlow {
         }
     }
 
-    mutating func startNordic(_ info: ConnectionInfo, reason: FlashReason, fallback: Bool, now: Duration) -> [FlowAction] {
-        var child = ChildFlow(NordicDFUFlow(image: plan.image, family: plan.family, options: options.nordic), scope: "nordic.")
+    mutating func startNordic(_ info: ConnectionInfo, reason: FlashReason, fallback: Bool, now: Duration)
+        -> [FlowAction]
+    {
+        var child = ChildFlow(
+            NordicDFUFlow(image: plan.image, family: plan.family, options: options.nordic), scope: "nordic.")
         let (actions, result) = child.handle(.start(info), now: now)
         enter(.nordic(child, reason: reason, fallback: fallback))
-        return Self.withoutDonePhase(actions) + (result.map { nordicFinished($0, reason: reason, fallback: fallback, now: now) } ?? [])
+        return Self.withoutDonePhase(actions)
+            + (result.map { nordicFinished($0, reason: reason, fallback: fallback, now: now) } ?? [])
     }
 
-    mutating func nordicFinished(_ result: Result<NordicDFUResult, any Error>, reason: FlashReason, fallback: Bool,
-                                 now: Duration) -> [FlowAction] {
+    mutating func nordicFinished(
+        _ result: Result<NordicDFUResult, any Error>, reason: FlashReason, fallback: Bool,
+        now: Duration
+    ) -> [FlowAction] {
         switch result {
         case let .success(stats):
-            return fullUpdateDone(SessionOutcome(path: .full, reason: reason, fallback: fallback, partial: partialStats,
-                                                 full: nil, nordic: stats), now: now)
+            return fullUpdateDone(
+                SessionOutcome(
+                    path: .full, reason: reason, fallback: fallback, partial: partialStats,
+                    full: nil, nordic: stats), now: now)
         case let .failure(error):
             return fail(FlashError.nordicDFUFailed(reason: reason, error: error))
         }

@@ -113,7 +113,9 @@ public struct SessionFlow: FlowMachine {
         default: break
         }
         let actions = step(event, now: now)
-        if actions.contains(where: { if case .write(KnownGATT.partialFlashing, _, _) = $0 { return true }; return false }) {
+        if actions.contains(where: {
+            if case .write(KnownGATT.partialFlashing, _, _) = $0 { return true }; return false
+        }) {
             meter.requestSent(at: now)
         }
         return actions
@@ -155,8 +157,11 @@ public struct SessionFlow: FlowMachine {
             guard let result else { return actions }
             switch result {
             case let .success(stats):
-                return actions + fullUpdateDone(SessionOutcome(path: .full, reason: reason, fallback: fallback,
-                                                               partial: partialStats, full: stats), now: now)
+                return actions
+                    + fullUpdateDone(
+                        SessionOutcome(
+                            path: .full, reason: reason, fallback: fallback,
+                            partial: partialStats, full: stats), now: now)
             case let .failure(error):
                 return actions + fail(FlashError.fullUpdateFailed(reason: reason, error: error))
             }
@@ -165,7 +170,8 @@ public struct SessionFlow: FlowMachine {
         case .nordic(var child, let reason, let fallback):
             let (actions, result) = child.handle(event, now: now)
             stage = .nordic(child, reason: reason, fallback: fallback)
-            return Self.withoutDonePhase(actions) + (result.map { nordicFinished($0, reason: reason, fallback: fallback, now: now) } ?? [])
+            return Self.withoutDonePhase(actions)
+                + (result.map { nordicFinished($0, reason: reason, fallback: fallback, now: now) } ?? [])
         case let .checking(child, outcome):
             return checking(child, outcome: outcome, event: event, now: now)
         case .done:
@@ -198,20 +204,24 @@ public struct SessionFlow: FlowMachine {
         if let recovery = recoverFromBootloader(info, now: now) { return recovery }
         switch options.mode {
         case .full:
-            let reason = FlashReason(code: "forced", message: "a full update was asked for (\(options.optionNames.mode(.full)))",
-                                     details: FlashReasonDetails(option: options.optionNames.mode(.full)))
+            let reason = FlashReason(
+                code: "forced", message: "a full update was asked for (\(options.optionNames.mode(.full)))",
+                details: FlashReasonDetails(option: options.optionNames.mode(.full)))
             return [reason.decision] + goFull(reason, fallback: false, now: now)
         case .partial, .auto:
             guard hasPartialService else {
                 let why = "the board does not offer the partial-flashing service"
                 if options.mode == .partial {
-                    return fail(FlashError.partialImpossible(why + "; remove \(options.optionNames.mode(.partial)) to allow a full update"))
+                    return fail(
+                        FlashError.partialImpossible(
+                            why + "; remove \(options.optionNames.mode(.partial)) to allow a full update"))
                 }
                 let reason = FlashReason(code: "no-partial-service", message: why)
                 return [reason.decision] + goFull(reason, fallback: false, now: now)
             }
-            var flow = PartialFlashFlow(image: plan.image, program: plan.program, family: plan.family,
-                                        settings: partialSettings, resume: plan.resume)
+            var flow = PartialFlashFlow(
+                image: plan.image, program: plan.program, family: plan.family,
+                settings: partialSettings, resume: plan.resume)
             flow.pauseBeforeWriting = true
             var child = ChildFlow(flow, scope: "partial.")
             let (childActions, result) = child.handle(.start(info), now: now)
@@ -223,8 +233,10 @@ public struct SessionFlow: FlowMachine {
         }
     }
 
-    private mutating func partialFinished(_ result: Result<PartialFlashResult, any Error>, flow: PartialFlashFlow,
-                                          now: Duration) -> [FlowAction] {
+    private mutating func partialFinished(
+        _ result: Result<PartialFlashResult, any Error>, flow: PartialFlashFlow,
+        now: Duration
+    ) -> [FlowAction] {
         switch result {
         case let .success(.upToDate(verification)):
             var o = SessionOutcome(path: .upToDate, reason: upToDateReason, fallback: false)
@@ -232,7 +244,9 @@ public struct SessionFlow: FlowMachine {
             return succeed(o)
         case let .success(.flashed(stats)):
             partialStats = stats
-            let reason = flow.rewroteIncompleteProgram ? FlashReason.flashIncomplete(plan.program, stats: stats)
+            let reason =
+                flow.rewroteIncompleteProgram
+                ? FlashReason.flashIncomplete(plan.program, stats: stats)
                 : .runtimeMatches(plan.program, stats: stats)
             return succeed(SessionOutcome(path: .partial, reason: reason, fallback: false, partial: stats))
         case let .success(.fullRequired(why)):
@@ -248,8 +262,9 @@ public struct SessionFlow: FlowMachine {
 
     private var upToDateReason: FlashReason {
         let hash = plan.program?.programHash.hexString
-        return FlashReason(code: "up-to-date", message: "the board already runs this program (program hash \(hash ?? "?"))",
-                           details: FlashReasonDetails(programHash: hash))
+        return FlashReason(
+            code: "up-to-date", message: "the board already runs this program (program hash \(hash ?? "?"))",
+            details: FlashReasonDetails(programHash: hash))
     }
 
     /// Partial-flashing errors after which a full update can still save the board.
@@ -260,8 +275,9 @@ public struct SessionFlow: FlowMachine {
 
     private mutating func goFull(_ reason: FlashReason, fallback: Bool, now: Duration) -> [FlowAction] {
         if decision == nil {
-            decision = SessionDecision.decide(partial: nil, full: fullEstimators(), excluded: excludedFullPaths, options: options,
-                                              family: plan.family, connection: connection, meter: meter, now: now)
+            decision = SessionDecision.decide(
+                partial: nil, full: fullEstimators(), excluded: excludedFullPaths, options: options,
+                family: plan.family, connection: connection, meter: meter, now: now)
         }
         let path: FullUpdatePath
         switch chooseFullPath(reason) {
@@ -278,7 +294,8 @@ public struct SessionFlow: FlowMachine {
         if options.dryRun { return finishDryRun(path: .full, reason: reason) }
         if path == .nordic { return goNordic(reason, fallback: fallback, now: now) }
         // The decision before it gave the reason; this says only which full path follows.
-        let note: FlowAction = .report(.note("full update over McuMgr: the image goes to the second slot, MCUboot swaps it in"))
+        let note: FlowAction = .report(
+            .note("full update over McuMgr: the image goes to the second slot, MCUboot swaps it in"))
         guard linkUp, let info = connection else {
             stage = .reconnecting(reason: reason, fallback: fallback, attempts: 1)
             return [note, .connect(after: options.mcumgr.reconnectDelay)]
@@ -286,8 +303,12 @@ public struct SessionFlow: FlowMachine {
         return [note] + startFull(info, reason: reason, fallback: fallback, now: now)
     }
 
-    private mutating func startFull(_ info: ConnectionInfo, reason: FlashReason, fallback: Bool, now: Duration) -> [FlowAction] {
-        guard let image = plan.fullImage else { return fail(FlashError.noFullImage(reason: reason, names: options.optionNames)) }
+    private mutating func startFull(_ info: ConnectionInfo, reason: FlashReason, fallback: Bool, now: Duration)
+        -> [FlowAction]
+    {
+        guard let image = plan.fullImage else {
+            return fail(FlashError.noFullImage(reason: reason, names: options.optionNames))
+        }
         var upgrade = options.mcumgr
         upgrade.slotSize = mcuMgrSlot
         var child = ChildFlow(McuMgrUpgrade(image: image, options: upgrade), scope: "mcumgr.")
@@ -297,8 +318,11 @@ public struct SessionFlow: FlowMachine {
         guard let result else { return actions }
         switch result {
         case let .success(stats):
-            return actions + fullUpdateDone(SessionOutcome(path: .full, reason: reason, fallback: fallback, partial: partialStats,
-                                                           full: stats), now: now)
+            return actions
+                + fullUpdateDone(
+                    SessionOutcome(
+                        path: .full, reason: reason, fallback: fallback, partial: partialStats,
+                        full: stats), now: now)
         case let .failure(error):
             return actions + fail(FlashError.fullUpdateFailed(reason: reason, error: error))
         }
@@ -330,17 +354,21 @@ public struct SessionFlow: FlowMachine {
         if let blocks = child.machine.plan, child.machine.decision == .partial {
             region = plan.program?.region
             let switches = child.machine.boardMap?.mode == .application && options.partial.switchToPairingMode
-            decision = SessionDecision.decide(partial: PartialEstimator(plan: blocks, verifies: options.partial.verifyAfterFlash,
-                                                                        switchesToPairingMode: switches),
-                                              full: fullEstimators(), excluded: excludedFullPaths, options: options,
-                                              family: plan.family, connection: connection, meter: meter, now: now)
+            decision = SessionDecision.decide(
+                partial: PartialEstimator(
+                    plan: blocks, verifies: options.partial.verifyAfterFlash,
+                    switchesToPairingMode: switches),
+                full: fullEstimators(), excluded: excludedFullPaths, options: options,
+                family: plan.family, connection: connection, meter: meter, now: now)
             note = decision.map { [.report(.note("decision: \($0.summary)"))] } ?? []
             if let d = decision, d.chosen != .partial {
-                let reason = FlashReason(code: "full-is-faster", message: "a full update is estimated faster: \(d.summary)")
+                let reason = FlashReason(
+                    code: "full-is-faster", message: "a full update is estimated faster: \(d.summary)")
                 return note + [reason.decision] + goFull(reason, fallback: false, now: now)
             }
             if options.dryRun {
-                return note + finishDryRun(path: .partial, reason: SessionDecision.partialReason(plan.program, blocks: blocks))
+                return note
+                    + finishDryRun(path: .partial, reason: SessionDecision.partialReason(plan.program, blocks: blocks))
             }
         } else if options.dryRun {
             return finishDryRun(path: .upToDate, reason: upToDateReason)

@@ -19,8 +19,10 @@ public struct DeviceTiming: Sendable, Equatable, Codable {
     /// From a write handler raising an event until its handler runs.
     public var eventDispatch: Duration
 
-    public init(pageErase: Duration, wordWrite: Duration, reboot: Duration = .milliseconds(300),
-                eventDispatch: Duration = .milliseconds(1)) {
+    public init(
+        pageErase: Duration, wordWrite: Duration, reboot: Duration = .milliseconds(300),
+        eventDispatch: Duration = .milliseconds(1)
+    ) {
         self.pageErase = pageErase
         self.wordWrite = wordWrite
         self.reboot = reboot

@@ -31,9 +31,11 @@ public struct LinkProfile: Sendable, Equatable, Codable, CustomStringConvertible
     /// How long a connection attempt waits for a board that does not advertise before it fails.
     public var connectTimeout: Duration
 
-    public init(name: String, connectionIntervalMicroseconds: Int64, packetsPerEvent: Int = 6,
-                attMTU: Int = 247, dataLength: Int = 251, connectionSetup: Duration = .seconds(1),
-                supervisionTimeout: Duration = .seconds(4), connectTimeout: Duration = .seconds(20)) {
+    public init(
+        name: String, connectionIntervalMicroseconds: Int64, packetsPerEvent: Int = 6,
+        attMTU: Int = 247, dataLength: Int = 251, connectionSetup: Duration = .seconds(1),
+        supervisionTimeout: Duration = .seconds(4), connectTimeout: Duration = .seconds(20)
+    ) {
         self.name = name
         self.connectionIntervalMicroseconds = connectionIntervalMicroseconds
         self.packetsPerEvent = packetsPerEvent
@@ -63,7 +65,8 @@ public struct LinkProfile: Sendable, Equatable, Codable, CustomStringConvertible
         guard (7_500...4_000_000).contains(us), us % 1_250 == 0 else {
             throw LinkModelError.badConnectionInterval(microseconds: us)
         }
-        return LinkProfile(name: "custom-\(Duration.microseconds(us).millisecondsText)ms", connectionIntervalMicroseconds: us)
+        return LinkProfile(
+            name: "custom-\(Duration.microseconds(us).millisecondsText)ms", connectionIntervalMicroseconds: us)
     }
 
     /// Looks up a profile by name (`linux-default`, `device-requested`, `fast`) or by a
@@ -133,7 +136,8 @@ public enum LinkModelError: Error, Sendable, Equatable, CustomStringConvertible 
             return "connection interval \(Duration.microseconds(us).millisecondsText) ms is not allowed by BLE: "
                 + "use a multiple of 1.25 ms between 7.5 ms and 4000 ms"
         case let .unknownProfile(name):
-            return "unknown link profile '\(name)': use linux-default, device-requested, fast or an interval such as 11.25ms"
+            return
+                "unknown link profile '\(name)': use linux-default, device-requested, fast or an interval such as 11.25ms"
         case let .badProbability(name, value):
             return "fault probability \(name) = \(value) is outside 0…1: give a value such as 0.01"
         }

@@ -10,9 +10,11 @@ extension LowerBound {
     /// `frameOverhead` bytes besides the data; each frame goes in writes of `attMTU − 3`
     /// bytes, each write (plus 7 bytes of ATT and L2CAP headers) in link-layer packets of
     /// `dataLength` bytes.
-    public static func fullDFU(imageBytes: Int, frameSize: Int, frameOverhead: Int, attMTU: Int, dataLength: Int,
-                               pageSize: Int, swap: Duration, resetDelay: Duration, profile: LinkProfile,
-                               timing: DeviceTiming) -> Duration {
+    public static func fullDFU(
+        imageBytes: Int, frameSize: Int, frameOverhead: Int, attMTU: Int, dataLength: Int,
+        pageSize: Int, swap: Duration, resetDelay: Duration, profile: LinkProfile,
+        timing: DeviceTiming
+    ) -> Duration {
         let ci = profile.connectionIntervalMicroseconds
         let dataPerFrame = max(frameSize - frameOverhead, 1)
         let writeSize = max(attMTU - 3, 1)
@@ -27,14 +29,16 @@ extension LowerBound {
         }
         let fullFrames = max(imageBytes, 0) / dataPerFrame
         let rest = max(imageBytes, 0) % dataPerFrame
-        let totalPackets = fullFrames * packets(frame: frameSize) + (rest > 0 ? packets(frame: rest + frameOverhead) : 0)
+        let totalPackets =
+            fullFrames * packets(frame: frameSize) + (rest > 0 ? packets(frame: rest + frameOverhead) : 0)
         let events = Int64((totalPackets + max(profile.packetsPerEvent, 1) - 1) / max(profile.packetsPerEvent, 1))
         let air = events * ci
         let pages = (max(imageBytes, 0) + pageSize - 1) / max(pageSize, 1)
         let words = (max(imageBytes, 0) + 3) / 4
         let device = (timing.pageErase * pages + timing.wordWrite * words).wholeMicroseconds
-        let fixed = 2 * profile.connectionSetup.wholeMicroseconds
-            + 4 * 2 * ci                       // state read, test, reset, confirm round trips
+        let fixed =
+            2 * profile.connectionSetup.wholeMicroseconds
+            + 4 * 2 * ci  // state read, test, reset, confirm round trips
             + resetDelay.wholeMicroseconds + timing.reboot.wholeMicroseconds + swap.wholeMicroseconds
         return .microseconds(max(air, device) + fixed)
     }

@@ -23,8 +23,10 @@ extension LowerBound {
     ///
     /// `attMTU` and `dataLength` are the bootloader connection's; writes carry `attMTU − 3` bytes
     /// (a multiple of 4 for Secure DFU, at most 244).
-    public static func nordicDFU(imageBytes: Int, initBytes: Int, protocol kind: NordicProtocol, attMTU: Int, dataLength: Int,
-                                 pageSize: Int, resetDelay: Duration, profile: LinkProfile, timing: DeviceTiming) -> Duration {
+    public static func nordicDFU(
+        imageBytes: Int, initBytes: Int, protocol kind: NordicProtocol, attMTU: Int, dataLength: Int,
+        pageSize: Int, resetDelay: Duration, profile: LinkProfile, timing: DeviceTiming
+    ) -> Duration {
         let ci = profile.connectionIntervalMicroseconds
         let perEvent = max(profile.packetsPerEvent, 1)
         var writeSize = max(attMTU - 3, 1)
@@ -39,7 +41,9 @@ extension LowerBound {
             return count
         }
         func events(_ bytes: Int) -> Int64 { Int64((packets(bytes) + perEvent - 1) / perEvent) * ci }
-        func erase(_ bytes: Int) -> Int64 { Int64((bytes + pageSize - 1) / max(pageSize, 1)) * timing.pageErase.wholeMicroseconds }
+        func erase(_ bytes: Int) -> Int64 {
+            Int64((bytes + pageSize - 1) / max(pageSize, 1)) * timing.pageErase.wholeMicroseconds
+        }
         let entry = 2 * profile.connectionSetup.wholeMicroseconds + 2 * ci + timing.reboot.wholeMicroseconds
         let finish = resetDelay.wholeMicroseconds + timing.reboot.wholeMicroseconds
         let bytes = max(imageBytes, 0)

@@ -16,8 +16,10 @@ public enum LowerBound {
     /// - Fixed costs: the connection setup; STATUS and two REGION_INFO round trips (2 CI
     ///   each); END_OF_TRANSMISSION (leaves one event after the last ack, then the board
     ///   burns the buffer again) and the reboot.
-    public static func partial(blocks: Int, pagesOpened: Int, family: ChipFamily, profile: LinkProfile,
-                               timing: DeviceTiming? = nil) -> Duration {
+    public static func partial(
+        blocks: Int, pagesOpened: Int, family: ChipFamily, profile: LinkProfile,
+        timing: DeviceTiming? = nil
+    ) -> Duration {
         let t = timing ?? DeviceTiming.of(family)
         let ci = profile.connectionIntervalMicroseconds
         let plainWork = t.blockWrite.wholeMicroseconds
@@ -26,9 +28,10 @@ public enum LowerBound {
         let plain = max(blocks, 0) - opened
         func blockCost(_ work: Int64) -> Int64 { (work / ci + 2) * ci }
         let transfer = Int64(plain) * blockCost(plainWork) + Int64(opened) * blockCost(openingWork)
-        let fixed = profile.connectionSetup.wholeMicroseconds
-            + 3 * 2 * ci                  // STATUS, REGION_INFO 1, REGION_INFO 2
-            + ci + plainWork              // END_OF_TRANSMISSION leaves, the buffer is burnt again
+        let fixed =
+            profile.connectionSetup.wholeMicroseconds
+            + 3 * 2 * ci  // STATUS, REGION_INFO 1, REGION_INFO 2
+            + ci + plainWork  // END_OF_TRANSMISSION leaves, the buffer is burnt again
             + t.reboot.wholeMicroseconds  // the board restarts into the new program
         return .microseconds(transfer + fixed)
     }

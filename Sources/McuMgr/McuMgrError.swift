@@ -50,36 +50,52 @@ public enum McuMgrError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .invalidImage(problem):
             return "the image cannot be installed: \(problem); nothing was sent to the board"
         case .smpServiceMissing:
-            return "the board does not offer the McuMgr SMP service (\(KnownGATT.smpService)); it runs firmware without McuMgr over Bluetooth, so use another update method"
+            return
+                "the board does not offer the McuMgr SMP service (\(KnownGATT.smpService)); it runs firmware without McuMgr over Bluetooth, so use another update method"
         case let .deviceRefused(command, error):
             return "the device refused \(command): \(Self.describe(error)); \(Self.advice(for: error))"
         case let .malformedResponse(command, error):
-            return "the device's answer to \(command) could not be read (\(error)); check that the board runs a compatible McuMgr server"
+            return
+                "the device's answer to \(command) could not be read (\(error)); check that the board runs a compatible McuMgr server"
         case let .noResponse(command, attempts, timeout):
-            return "the device did not answer \(command) within \(timeout.readableText) (\(attempts) attempts); move closer to the board, check it is powered, and try again"
+            return
+                "the device did not answer \(command) within \(timeout.readableText) (\(attempts) attempts); move closer to the board, check it is powered, and try again"
         case let .tooManyRetries(n):
-            return "the upgrade gave up after \(n) retries on a poor link; move closer to the board or lower the pipeline depth and try again"
+            return
+                "the upgrade gave up after \(n) retries on a poor link; move closer to the board or lower the pipeline depth and try again"
         case let .uploadStalled(offset, total, attempts):
-            return "the device took no new bytes through \(attempts) retries at offset \(offset) of \(total); move closer to the board, or try again with pipelining off (depth 1) or a larger byte alignment"
+            return
+                "the device took no new bytes through \(attempts) retries at offset \(offset) of \(total); move closer to the board, or try again with pipelining off (depth 1) or a larger byte alignment"
         case let .timeLimitReached(limit, offset, total):
-            return "the upgrade was still running after its time limit of \(limit) (the upload stood at \(offset) of \(total) bytes); the link is too poor: move closer to the board and try again"
+            return
+                "the upgrade was still running after its time limit of \(limit) (the upload stood at \(offset) of \(total) bytes); the link is too poor: move closer to the board and try again"
         case .uploadMismatch:
-            return "the device reports that the uploaded image does not match the file (SHA-256 mismatch); the transfer was corrupted, so run the update again"
+            return
+                "the device reports that the uploaded image does not match the file (SHA-256 mismatch); the transfer was corrupted, so run the update again"
         case let .frameTooLarge(command, size, limit):
-            return "the \(size)-byte \(command) request does not fit one \(limit)-byte write and the device does not reassemble frames; connect with a larger MTU"
+            return
+                "the \(size)-byte \(command) request does not fit one \(limit)-byte write and the device does not reassemble frames; connect with a larger MTU"
         case let .uploadFrameTooSmall(limit):
-            return "an upload frame of \(limit) bytes has no room for the first 32 bytes of the image; connect with a larger MTU or let the device reassemble frames"
+            return
+                "an upload frame of \(limit) bytes has no room for the first 32 bytes of the image; connect with a larger MTU or let the device reassemble frames"
         case .alreadyConfirmedCannotTest:
-            return "the image is already confirmed in the secondary slot and cannot be tested; reset the board to install it, or use confirm mode"
+            return
+                "the image is already confirmed in the secondary slot and cannot be tested; reset the board to install it, or use confirm mode"
         case let .secondarySlotBusy(attempts):
-            return "the secondary slot still holds another pending or confirmed image after \(attempts) attempts to clear it; erase the slot and try again"
+            return
+                "the secondary slot still holds another pending or confirmed image after \(attempts) attempts to clear it; erase the slot and try again"
         case let .stateNotAccepted(command, expected):
-            return "after \(command) the device did not mark the image \(expected); its bootloader may not support this mode, so try another upgrade mode"
+            return
+                "after \(command) the device did not mark the image \(expected); its bootloader may not support this mode, so try another upgrade mode"
         case let .verificationFailed(expected, slots):
-            let found = slots.map { "slot \($0.slot) \($0.version)\($0.active ? " active" : "")\($0.confirmed ? " confirmed" : "")" }
-            return "after the reset the device does not run the new image \(expected) (found: \(found.isEmpty ? "no images" : found.joined(separator: ", "))); it may have failed to boot it and reverted, so check the image is built for this board"
+            let found = slots.map {
+                "slot \($0.slot) \($0.version)\($0.active ? " active" : "")\($0.confirmed ? " confirmed" : "")"
+            }
+            return
+                "after the reset the device does not run the new image \(expected) (found: \(found.isEmpty ? "no images" : found.joined(separator: ", "))); it may have failed to boot it and reverted, so check the image is built for this board"
         case let .reconnectFailed(attempts, last):
-            return "could not connect to the board again after \(attempts) attempts (\(last)); it may still be swapping images, so wait a minute and check it advertises"
+            return
+                "could not connect to the board again after \(attempts) attempts (\(last)); it may still be swapping images, so wait a minute and check it advertises"
         case let .tooManyDisconnects(n):
             return "the link dropped \(n) times during the upgrade; move closer to the board and try again"
         }
@@ -97,9 +113,11 @@ public enum McuMgrError: Error, Sendable, Equatable, CustomStringConvertible {
         switch error {
         case let .group(.image(code)):
             switch code {
-            case .noFreeSlot, .imageAlreadyPending: return "reset the board to finish the pending update, then try again"
+            case .noFreeSlot, .imageAlreadyPending:
+                return "reset the board to finish the pending update, then try again"
             case .invalidImageTooLarge: return "the image is larger than the device's slot: build a smaller image"
-            case .invalidImageHeaderMagic, .invalidImageHeader: return "the file is not a signed MCUboot image: sign it with imgtool"
+            case .invalidImageHeaderMagic, .invalidImageHeader:
+                return "the file is not a signed MCUboot image: sign it with imgtool"
             case .currentVersionIsNewer: return "the board runs a newer version: raise the image version"
             case .hashNotFound: return "the upload did not complete: run the update again"
             case .flashWriteFailed, .flashEraseFailed, .flashReadFailed, .flashOpenFailed:
@@ -108,9 +126,11 @@ public enum McuMgrError: Error, Sendable, Equatable, CustomStringConvertible {
             }
         case let .returnCode(rc, _):
             switch rc {
-            case .notSupported: return "the device's McuMgr server lacks this command: enable it in the firmware or use another mode"
+            case .notSupported:
+                return "the device's McuMgr server lacks this command: enable it in the firmware or use another mode"
             case .busy: return "the device stayed busy: wait a moment and try again"
-            case .noMemory, .messageTooLarge: return "the device ran out of buffer space: lower the pipeline depth or turn reassembly off"
+            case .noMemory, .messageTooLarge:
+                return "the device ran out of buffer space: lower the pipeline depth or turn reassembly off"
             case .unsupportedTooNew: return "the device speaks only SMP v1: select SMP v1"
             case .badState: return "reset the board to finish a pending update, then try again"
             default: return "check the board's firmware and try again"
@@ -129,7 +149,7 @@ extension McuMgrError: ExitStatusReporting {
         case let .deviceRefused(command, refusal) where command == ImageUploadRequest.name:
             switch refusal {
             case .group(.image(.invalidImageTooLarge)), .group(.image(.invalidImageHeaderMagic)),
-                 .group(.image(.invalidImageHeader)):
+                .group(.image(.invalidImageHeader)):
                 return .badFirmware
             default: return .flashFailed
             }
@@ -145,16 +165,18 @@ extension McuMgrError {
     public var isTransient: Bool {
         switch self {
         case .noResponse, .tooManyRetries, .uploadStalled, .timeLimitReached, .uploadMismatch, .reconnectFailed,
-             .tooManyDisconnects, .secondarySlotBusy:
+            .tooManyDisconnects, .secondarySlotBusy:
             return true
         case .invalidInput, .invalidImage, .smpServiceMissing, .malformedResponse, .frameTooLarge, .uploadFrameTooSmall,
-             .alreadyConfirmedCannotTest, .stateNotAccepted, .verificationFailed:
+            .alreadyConfirmedCannotTest, .stateNotAccepted, .verificationFailed:
             return false
         case let .deviceRefused(_, refusal):
             switch refusal {
             case let .group(.image(code)):
-                return [.flashWriteFailed, .flashEraseFailed, .flashReadFailed, .flashOpenFailed, .hashNotFound,
-                        .noFreeSlot, .imageAlreadyPending].contains(code)
+                return [
+                    .flashWriteFailed, .flashEraseFailed, .flashReadFailed, .flashOpenFailed, .hashNotFound,
+                    .noFreeSlot, .imageAlreadyPending
+                ].contains(code)
             case let .returnCode(rc, _): return rc == .busy || rc == .badState || rc == .timeout
             default: return false
             }

@@ -90,7 +90,8 @@ public struct McuMgrBoardState: Sendable, Equatable, CustomStringConvertible {
         case .readAfterFailure:
             return "Read back after the failure, the board reports " + slotsText + "." + uploaded
         case .lastRead:
-            return "Nothing that changes the board was sent after its last state read, which reported " + slotsText + "." + uploaded
+            return "Nothing that changes the board was sent after its last state read, which reported " + slotsText
+                + "." + uploaded
         }
     }
 

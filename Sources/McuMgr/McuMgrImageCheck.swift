@@ -21,7 +21,8 @@ public enum McuMgrImageProblem: Sendable, Equatable, CustomStringConvertible {
         case let .malformed(why):
             return "it is not an MCUboot image MCUboot can read (\(why))"
         case let .hashMismatch(stored, computed):
-            return "its SHA-256 TLV (\(Self.short(stored))) does not match the SHA-256 of its header, body and protected "
+            return
+                "its SHA-256 TLV (\(Self.short(stored))) does not match the SHA-256 of its header, body and protected "
                 + "TLVs (\(Self.short(computed))): the file is damaged or was changed after signing, so build and sign it again"
         case .noSHA256TLV:
             return "it has no SHA-256 TLV, which McuMgr names an image by: sign it with imgtool's default SHA-256 hash"
@@ -86,15 +87,19 @@ extension McuMgrUpgradeImage {
         }
         guard let reported = parsed.reportedHash else { return .noSHA256TLV }
         if hash != reported {
-            return .hashesNotTheImages("the hash given (\(McuMgrImageProblem.short(hash))) is not the image's SHA-256 TLV "
-                                       + "(\(McuMgrImageProblem.short(reported)))")
+            return .hashesNotTheImages(
+                "the hash given (\(McuMgrImageProblem.short(hash))) is not the image's SHA-256 TLV "
+                    + "(\(McuMgrImageProblem.short(reported)))")
         }
         let digest = Array(SHA256.hash(data: bytes))
         if fileSHA256 != digest {
-            return .hashesNotTheImages("the file SHA-256 given (\(McuMgrImageProblem.short(fileSHA256))) is not that of the "
-                                       + "image's bytes (\(McuMgrImageProblem.short(digest)))")
+            return .hashesNotTheImages(
+                "the file SHA-256 given (\(McuMgrImageProblem.short(fileSHA256))) is not that of the "
+                    + "image's bytes (\(McuMgrImageProblem.short(digest)))")
         }
-        if let slot, bytes.count > slot.bytes { return .tooLarge(bytes: bytes.count, slot: slot.bytes, from: slot.source) }
+        if let slot, bytes.count > slot.bytes {
+            return .tooLarge(bytes: bytes.count, slot: slot.bytes, from: slot.source)
+        }
         return nil
     }
 }

@@ -79,14 +79,17 @@ extension McuMgrUpgrade {
             switch command {
             case .params:
                 guard (try? frame.errorResponse()) == nil,
-                      let params = try? frame.response(as: MCUmgrParametersResponse.self) else {
+                    let params = try? frame.response(as: MCUmgrParametersResponse.self)
+                else {
                     return stop + paramsUnavailable("the device does not report them")
                 }
                 return stop + paramsKnown(params)
             case .stateRead:
                 let state = try frame.response(as: ImageStateResponse.self)
                 slotsRead(state.images)
-                if stage == .readBack, let cause = failure { return stop + finish(cause, .readAfterFailure, state.images) }
+                if stage == .readBack, let cause = failure {
+                    return stop + finish(cause, .readAfterFailure, state.images)
+                }
                 return stop + (stage == .verify ? verified(state.images) : validated(state.images))
             case .test, .confirm:
                 let state = try frame.response(as: ImageStateResponse.self)
@@ -102,7 +105,8 @@ extension McuMgrUpgrade {
                 // Confirming after the reset is refused while the image still waits for its test boot
                 // (Zephyr's `img_mgmt_set_next_boot_slot`, type TEST): the device did not reset.
                 if case .confirm = command, stage == .confirm, swapped, Self.isAlreadyPending(refusal),
-                   let again = resetAgain(stillPending: true) {
+                    let again = resetAgain(stillPending: true)
+                {
                     return again
                 }
                 // A test sent again (its answer lost) after the device reset and swapped: the image
@@ -131,8 +135,10 @@ extension McuMgrUpgrade {
         channel.reassembly = false
         channel.frameLimit = channel.writeSize
         result.frameLimit = channel.frameLimit
-        return [.cancelTimer(Self.requestTimer),
-                .report(.note("McuMgr parameters unavailable (\(why)): one frame per write, no pipelining"))] + begin(.validate)
+        return [
+            .cancelTimer(Self.requestTimer),
+            .report(.note("McuMgr parameters unavailable (\(why)): one frame per write, no pipelining"))
+        ] + begin(.validate)
     }
 
     private mutating func paramsKnown(_ params: MCUmgrParametersResponse) -> [FlowAction] {
@@ -148,7 +154,8 @@ extension McuMgrUpgrade {
         depth = max(1, min(options.pipelineDepth ?? (count - 1), count))
         result.pipelineDepth = depth
         result.frameLimit = channel.frameLimit
-        let note = "device buffers: \(params.bufferCount) × \(params.bufferSize) bytes; frames up to \(channel.frameLimit) bytes, \(depth) in flight"
+        let note =
+            "device buffers: \(params.bufferCount) × \(params.bufferSize) bytes; frames up to \(channel.frameLimit) bytes, \(depth) in flight"
         return [.report(.note(note))] + begin(.validate)
     }
 
@@ -199,7 +206,8 @@ extension McuMgrUpgrade {
             return begin(.verify)
         case .confirm:
             guard ours.contains(where: { $0.permanent || ($0.active && $0.confirmed) }) else {
-                return fail(.stateNotAccepted(command: command.name, expected: "permanent (confirmed for the next boot)"))
+                return fail(
+                    .stateNotAccepted(command: command.name, expected: "permanent (confirmed for the next boot)"))
             }
             afterReset = .verify
             return begin(.reset)
@@ -217,7 +225,8 @@ extension McuMgrUpgrade {
     private mutating func resetAgain(stillPending: Bool) -> [FlowAction]? {
         guard options.mode != .uploadOnly, stillPending, resetRepeats < 2 else { return nil }
         resetRepeats += 1
-        guard let report = countRetry("the device still holds the image in slot 1: it did not reset; resetting again") else {
+        guard let report = countRetry("the device still holds the image in slot 1: it did not reset; resetting again")
+        else {
             return fail(.tooManyRetries(result.retries - 1))
         }
         // A tested image still has to be confirmed once it runs.
@@ -235,7 +244,8 @@ extension McuMgrUpgrade {
 
     private mutating func verified(_ slots: [ImageSlotState]) -> [FlowAction] {
         if !ValidateDecision.verify(slots: slots, image: image, mode: options.mode),
-           let again = resetAgain(slots.filter { ($0.image ?? 0) == image.imageNumber && $0.hash == image.hash }) {
+            let again = resetAgain(slots.filter { ($0.image ?? 0) == image.imageNumber && $0.hash == image.hash })
+        {
             return again
         }
         guard ValidateDecision.verify(slots: slots, image: image, mode: options.mode) else {

@@ -76,8 +76,13 @@ extension McuMgrUpgrade {
         depth = 1
         result.pipelineDepth = 1
         result.frameLimit = channel.frameLimit
-        return [.report(.note("the upload went unanswered \(2 * options.reconnectAfterTimeouts) times in a row: the link may be "
-                              + "dropping long writes, so writes now carry at most \(channel.writeSize) bytes, one frame at a time"))]
+        return [
+            .report(
+                .note(
+                    "the upload went unanswered \(2 * options.reconnectAfterTimeouts) times in a row: the link may be "
+                        + "dropping long writes, so writes now carry at most \(channel.writeSize) bytes, one frame at a time"
+                ))
+        ]
     }
 
     /// Whether an upload's first chunk (with the session fields) fits in the current frames.
@@ -86,7 +91,9 @@ extension McuMgrUpgrade {
         first.length = image.bytes.count
         first.sha = image.fileSHA256
         first.image = image.imageNumber > 0 ? image.imageNumber : nil
-        let room = (try? UploadChunking.maximumDataLength(fitting: uploadLimit, template: first, alignment: options.byteAlignment)) ?? 0
+        let room =
+            (try? UploadChunking.maximumDataLength(
+                fitting: uploadLimit, template: first, alignment: options.byteAlignment)) ?? 0
         return room >= min(32, image.bytes.count)
     }
 
@@ -94,7 +101,9 @@ extension McuMgrUpgrade {
         guard !connecting, stage != .idle else { return [] }
         linkUp = false
         if stage == .readBack { return fail(.tooManyDisconnects(disconnects)) }
-        let stop: [FlowAction] = [.cancelTimer(Self.requestTimer), .cancelTimer(Self.busyTimer), .cancelTimer(Self.resetTimer)]
+        let stop: [FlowAction] = [
+            .cancelTimer(Self.requestTimer), .cancelTimer(Self.busyTimer), .cancelTimer(Self.resetTimer)
+        ]
         if stage == .reset, pending?.command == .reset || resetAnsweredAt != nil {
             // The expected drop: the device resets and MCUboot swaps the slots.
             pending = nil
@@ -102,11 +111,14 @@ extension McuMgrUpgrade {
             let wait = max(.zero, options.estimatedSwapTime - elapsed)
             connecting = true
             connectAttempts = 0
-            return stop + [.report(.note("the device is resetting; reconnecting in \(wait.readableText)")), .connect(after: wait)]
+            return stop + [
+                .report(.note("the device is resetting; reconnecting in \(wait.readableText)")), .connect(after: wait)
+            ]
         }
         disconnects += 1
         disconnectsWithoutProgress += 1
-        guard disconnects <= options.maximumDisconnectsPerRun, disconnectsWithoutProgress <= options.maximumDisconnects else {
+        guard disconnects <= options.maximumDisconnectsPerRun, disconnectsWithoutProgress <= options.maximumDisconnects
+        else {
             return stop + fail(.tooManyDisconnects(disconnects))
         }
         if stage == .upload { session.disconnected() }
@@ -145,7 +157,9 @@ extension McuMgrUpgrade {
             connecting = false
             return fail(.reconnectFailed(attempts: connectAttempts, last: error))
         }
-        return [.report(.retry("connection attempt \(connectAttempts) failed (\(error)); trying again")),
-                .connect(after: options.reconnectDelay)]
+        return [
+            .report(.retry("connection attempt \(connectAttempts) failed (\(error)); trying again")),
+            .connect(after: options.reconnectDelay)
+        ]
     }
 }

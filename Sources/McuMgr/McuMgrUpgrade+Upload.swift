@@ -55,12 +55,19 @@ extension McuMgrUpgrade {
             return []
         }
         result.frameLimit = channel.frameLimit
-        return [.report(.note("\(why): the link loses writes, so each upload frame now fits one write of \(channel.writeSize) bytes"))]
+        return [
+            .report(
+                .note(
+                    "\(why): the link loses writes, so each upload frame now fits one write of \(channel.writeSize) bytes"
+                ))
+        ]
     }
 
     /// Handles an answer during the upload.
     mutating func uploadAnswered(_ frame: SMPFrame) -> [FlowAction] {
-        guard frame.header.operation.isResponse, session.inFlight.contains(where: { $0.sequence == frame.header.sequence }) else {
+        guard frame.header.operation.isResponse,
+            session.inFlight.contains(where: { $0.sequence == frame.header.sequence })
+        else {
             return []
         }
         let response: ImageUploadResponse
@@ -68,17 +75,23 @@ extension McuMgrUpgrade {
             response = try frame.response(as: ImageUploadResponse.self)
         } catch {
             if let refusal = try? frame.errorResponse() {
-                if case .returnCode(.busy, _) = refusal { return uploadRetry("device busy", after: options.busyRetryDelay) }
+                if case .returnCode(.busy, _) = refusal {
+                    return uploadRetry("device busy", after: options.busyRetryDelay)
+                }
                 return fail(.deviceRefused(command: ImageUploadRequest.name, refusal))
             }
             return fail(.malformedResponse(command: ImageUploadRequest.name, error))
         }
         guard let offset = response.offset, offset <= session.total else {
-            return fail(.malformedResponse(command: ImageUploadRequest.name,
-                                           .invalidField("off", expected: "an offset within the image", in: "image upload response")))
+            return fail(
+                .malformedResponse(
+                    command: ImageUploadRequest.name,
+                    .invalidField("off", expected: "an offset within the image", in: "image upload response")))
         }
         // The device lacks bytes this chunk was sent after: a write was lost on the way.
-        let lacking = session.inFlight.first { $0.sequence == frame.header.sequence }.map { offset < $0.offset + $0.length } ?? false
+        let lacking =
+            session.inFlight.first { $0.sequence == frame.header.sequence }.map { offset < $0.offset + $0.length }
+            ?? false
         let answer = session.answered(sequence: frame.header.sequence, offset: offset)
         if answer != .stale, session.advanced { disconnectsWithoutProgress = 0 }
         switch answer {
@@ -94,10 +107,13 @@ extension McuMgrUpgrade {
                 }
                 return report + [.cancelTimer(Self.requestTimer)] + pumpUpload()
             }
-            return [.cancelTimer(Self.requestTimer), .report(.progress(done: offset, total: session.total, unit: .bytes))]
+            return [
+                .cancelTimer(Self.requestTimer), .report(.progress(done: offset, total: session.total, unit: .bytes))
+            ]
                 + proceed(ValidateDecision.afterUpload(options.mode))
         case .progress:
-            return restartTimer() + [.report(.progress(done: offset, total: session.total, unit: .bytes))] + pumpUpload()
+            return restartTimer() + [.report(.progress(done: offset, total: session.total, unit: .bytes))]
+                + pumpUpload()
         case .resynchronising:
             var actions = restartTimer()
             if lacking { actions += fitFramesToOneWrite("the device expects offset \(offset)") }
@@ -128,7 +144,12 @@ extension McuMgrUpgrade {
         let offset = session.deviceOffset
         guard session.retriesWithoutProgress < options.maximumRetriesWithoutProgress else {
             let attempts = session.retriesWithoutProgress + 1
-            if timedOut { return .stop(fail(.noResponse(command: ImageUploadRequest.name, attempts: attempts, timeout: options.requestTimeout))) }
+            if timedOut {
+                return .stop(
+                    fail(
+                        .noResponse(
+                            command: ImageUploadRequest.name, attempts: attempts, timeout: options.requestTimeout)))
+            }
             return .stop(fail(.uploadStalled(offset: offset, total: session.total, attempts: attempts)))
         }
         session.retried()
@@ -150,7 +171,8 @@ extension McuMgrUpgrade {
     /// again from the device's offset (the retry the resynchronisation would have charged).
     mutating func resyncWaitOver() -> [FlowAction] {
         session.abandonInFlight()
-        switch chargeUploadRetry("device expects offset \(session.deviceOffset); resending from there", timedOut: false) {
+        switch chargeUploadRetry("device expects offset \(session.deviceOffset); resending from there", timedOut: false)
+        {
         case let .stop(failure): return failure
         case let .go(report): return report + [.cancelTimer(Self.requestTimer)] + pumpUpload()
         }

@@ -111,7 +111,9 @@ public struct McuMgrUpgrade: FlowMachine {
             guard characteristic == KnownGATT.smp else { return [] }
             // The link is down: whatever still arrives belongs to the old connection, and acting
             // on it would write to a link that is not there (the reassembly starts afresh on the new one).
-            guard !connecting else { return [.report(.trace("ignored a notification that arrived after the link dropped"))] }
+            guard !connecting else {
+                return [.report(.trace("ignored a notification that arrived after the link dropped"))]
+            }
             return received(bytes, now: now)
         case let .timerFired(id):
             return timerFired(id, now: now)
@@ -131,7 +133,9 @@ public struct McuMgrUpgrade: FlowMachine {
         guard stage == .idle else { return [] }
         startedAt = now
         if let problem = options.problem { return fail(.invalidInput(problem)) }
-        if image.bytes.count < 32 { return fail(.invalidInput("the image has \(image.bytes.count) bytes, fewer than an MCUboot header")) }
+        if image.bytes.count < 32 {
+            return fail(.invalidInput("the image has \(image.bytes.count) bytes, fewer than an MCUboot header"))
+        }
         if image.bytes.count > Int(UInt32.max) { return fail(.invalidInput("the image is larger than 4 GiB")) }
         if image.hash.count != 32 || image.fileSHA256.count != 32 {
             return fail(.invalidInput("the image hash and the file SHA-256 must be 32 bytes each"))
@@ -157,7 +161,10 @@ public struct McuMgrUpgrade: FlowMachine {
             resetAnsweredAt = nil
             return [.report(.phase(.reset))] + send(.reset, attempts: 0)
         case .upload:
-            return [.report(.phase(.upload)), .report(.progress(done: session.deviceOffset, total: session.total, unit: .bytes))]
+            return [
+                .report(.phase(.upload)),
+                .report(.progress(done: session.deviceOffset, total: session.total, unit: .bytes))
+            ]
                 + pumpUpload()
         case .idle, .recoverConfirm, .readBack, .finished:
             return []
@@ -203,17 +210,23 @@ public struct McuMgrUpgrade: FlowMachine {
             return finish(error, .notRead("nothing that changes the board was sent before the failure"))
         }
         if !changedSinceLastRead, let slots = lastSlots { return finish(error, .lastRead, slots) }
-        guard stage != .idle, !connecting, linkUp else { return finish(error, .notRead("the link to the board is down")) }
+        guard stage != .idle, !connecting, linkUp else {
+            return finish(error, .notRead("the link to the board is down"))
+        }
         failure = error
         stage = .readBack
         pending = nil
-        return stopTimers() + [.report(.note("reading the board's slots back after the failure"))] + send(.stateRead, attempts: 0)
+        return stopTimers() + [.report(.note("reading the board's slots back after the failure"))]
+            + send(.stateRead, attempts: 0)
     }
 
     /// The read-back answered (or could not be made): the upgrade ends with the failure.
-    mutating func finish(_ error: McuMgrError, _ source: McuMgrBoardState.Source, _ slots: [ImageSlotState] = []) -> [FlowAction] {
-        let board = McuMgrBoardState(source: source, slots: slots, newImageHash: image.hash, imageBytes: image.bytes.count,
-                                     uploadedBytes: session.chunksSent > 0 ? session.deviceOffset : nil)
+    mutating func finish(_ error: McuMgrError, _ source: McuMgrBoardState.Source, _ slots: [ImageSlotState] = [])
+        -> [FlowAction]
+    {
+        let board = McuMgrBoardState(
+            source: source, slots: slots, newImageHash: image.hash, imageBytes: image.bytes.count,
+            uploadedBytes: session.chunksSent > 0 ? session.deviceOffset : nil)
         stage = .finished
         outcome = .failure(McuMgrFailure(cause: error, board: board))
         return stopTimers() + [.finish]
@@ -224,7 +237,8 @@ public struct McuMgrUpgrade: FlowMachine {
         switch error {
         case .noResponse, .tooManyRetries: return "the board did not answer the image state read"
         case .reconnectFailed, .tooManyDisconnects: return "the link dropped"
-        case let .deviceRefused(_, refusal): return "the board refused the image state read: \(McuMgrError.describe(refusal))"
+        case let .deviceRefused(_, refusal):
+            return "the board refused the image state read: \(McuMgrError.describe(refusal))"
         default: return "\(error)"
         }
     }

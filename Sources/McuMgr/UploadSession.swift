@@ -76,7 +76,9 @@ struct UploadSession: Sendable {
         let room = try UploadChunking.maximumDataLength(fitting: limit, template: request, alignment: alignment)
         let remaining = total - offset
         // The device insists that the first chunk holds the whole 32-byte image header.
-        if offset == 0, room < min(32, remaining) { throw .chunkDoesNotFit(frameLimit: limit.maximumFrameSize, overhead: limit.maximumFrameSize - room) }
+        if offset == 0, room < min(32, remaining) {
+            throw .chunkDoesNotFit(frameLimit: limit.maximumFrameSize, overhead: limit.maximumFrameSize - room)
+        }
         let length = min(room, remaining)
         request.data = Array(image.bytes[offset..<(offset + length)])
         return request
@@ -89,8 +91,10 @@ struct UploadSession: Sendable {
         highestSent = max(highestSent, end)
         bytesSent += request.data.count
         chunksSent += 1
-        inFlight.append(Chunk(sequence: sequence, offset: request.offset, length: request.data.count,
-                              carriesSessionFields: request.length != nil))
+        inFlight.append(
+            Chunk(
+                sequence: sequence, offset: request.offset, length: request.data.count,
+                carriesSessionFields: request.length != nil))
         nextOffset = end
     }
 

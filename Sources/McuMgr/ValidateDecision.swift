@@ -19,7 +19,8 @@ enum ValidateDecision: Equatable, Sendable {
     enum NextStep: Equatable, Sendable { case test, confirm, reset, confirmAfterSwap }
 
     /// Decides from the device's `slots` for `image` with the upgrade `mode`.
-    static func decide(slots: [ImageSlotState], image: McuMgrUpgradeImage, mode: McuMgrUpgradeMode) -> ValidateDecision {
+    static func decide(slots: [ImageSlotState], image: McuMgrUpgradeImage, mode: McuMgrUpgradeMode) -> ValidateDecision
+    {
         // No readable image at all (for example a primary slot whose TLVs a partial flash
         // overwrote): the secondary slot is free, so the upload is the way out.
         guard !slots.isEmpty else { return .upload }

@@ -11,7 +11,8 @@ public struct LegacyDFUFlow: FlowMachine, RetryBudgetedFlow {
     public private(set) var outcome: Result<NordicDFUResult, any Error>?
 
     enum Step: Equatable {
-        case idle, entering, reconnecting, start, initParameters, receiving, validate, activating, verifying, resetting, done
+        case idle, entering, reconnecting, start, initParameters, receiving, validate, activating, verifying, resetting,
+            done
     }
 
     let image: [UInt8]
@@ -58,7 +59,9 @@ public struct LegacyDFUFlow: FlowMachine, RetryBudgetedFlow {
             return [.connect(after: options.reconnectDelay, to: .application)]
         case let .connectFailed(error):
             connectFailures += 1
-            guard connectFailures < options.reconnectAttempts else { return fail(.bootloaderNotFound(attempts: connectFailures)) }
+            guard connectFailures < options.reconnectAttempts else {
+                return fail(.bootloaderNotFound(attempts: connectFailures))
+            }
             return [.report(.retry("reconnecting: \(error)")), .connect(after: options.reconnectDelay, to: .bootloader)]
         case let .disconnected(reason): return disconnected(reason)
         case let .writeFailed(_, error):
@@ -94,8 +97,11 @@ public struct LegacyDFUFlow: FlowMachine, RetryBudgetedFlow {
             if entries > 0 { result.retries += 1 }
             entries += 1
             step = .entering
-            return [.report(.phase(.reset)), .report(.note("entering the Nordic legacy bootloader (micro:bit DFU control)")),
-                    .write(NordicGATT.dfuControl, [0x01], .request), .startTimer(Self.resetTimer, options.entryTimeout)]
+            return [
+                .report(.phase(.reset)),
+                .report(.note("entering the Nordic legacy bootloader (micro:bit DFU control)")),
+                .write(NordicGATT.dfuControl, [0x01], .request), .startTimer(Self.resetTimer, options.entryTimeout)
+            ]
         }
         if first { result.recoveredFromBootloader = true }
         result.bootloaderConnections += 1
@@ -104,13 +110,18 @@ public struct LegacyDFUFlow: FlowMachine, RetryBudgetedFlow {
             activations += 1
             guard activations <= 2 else { return restart(why: "the bootloader did not start the validated image") }
             step = .activating
-            return [.subscribe(NordicGATT.legacyControlPoint),
-                    .write(NordicGATT.legacyControlPoint, LegacyDFURequest.activateAndReset.bytes, .request),
-                    .startTimer(Self.resetTimer, options.entryTimeout)]
+            return [
+                .subscribe(NordicGATT.legacyControlPoint),
+                .write(NordicGATT.legacyControlPoint, LegacyDFURequest.activateAndReset.bytes, .request),
+                .startTimer(Self.resetTimer, options.entryTimeout)
+            ]
         }
         packetSize = max(4, min(20, (info.mtu - 3) & ~3))
         var actions: [FlowAction] = [.report(.phase(.upload))]
-        if first { actions.append(.report(.note("the board is in its bootloader (\"DfuTarg\"): recovering it with a full update"))) }
+        if first {
+            actions.append(
+                .report(.note("the board is in its bootloader (\"DfuTarg\"): recovering it with a full update")))
+        }
         return actions + startTransfer()
     }
 
@@ -118,20 +129,29 @@ public struct LegacyDFUFlow: FlowMachine, RetryBudgetedFlow {
         sent = 0
         result.verified = false
         step = .start
-        return [.subscribe(NordicGATT.legacyControlPoint),
-                .write(NordicGATT.legacyControlPoint, LegacyDFURequest.start(mode: LegacyDFURequest.applicationMode).bytes, .request),
-                .write(NordicGATT.legacyPacket, LegacyImageSizes(application: UInt32(image.count)).bytes, .command),
-                .startTimer(Self.responseTimer, options.startTimeout)]
+        return [
+            .subscribe(NordicGATT.legacyControlPoint),
+            .write(
+                NordicGATT.legacyControlPoint, LegacyDFURequest.start(mode: LegacyDFURequest.applicationMode).bytes,
+                .request),
+            .write(NordicGATT.legacyPacket, LegacyImageSizes(application: UInt32(image.count)).bytes, .command),
+            .startTimer(Self.responseTimer, options.startTimeout)
+        ]
     }
 
     private mutating func disconnected(_ reason: DisconnectReason) -> [FlowAction] {
-        let cancel: [FlowAction] = [.cancelTimer(Self.responseTimer), .cancelTimer(Self.receiptTimer), .cancelTimer(Self.resetTimer)]
+        let cancel: [FlowAction] = [
+            .cancelTimer(Self.responseTimer), .cancelTimer(Self.receiptTimer), .cancelTimer(Self.resetTimer)
+        ]
         switch step {
         case .idle, .done, .reconnecting: return []
         case .activating:
             // The bootloader resets into the validated application; a new connection shows whether it runs.
             step = .verifying
-            return cancel + [.report(.trace("checking that the board left its bootloader")), .connect(after: options.reconnectDelay, to: .application)]
+            return cancel + [
+                .report(.trace("checking that the board left its bootloader")),
+                .connect(after: options.reconnectDelay, to: .application)
+            ]
         case .verifying:
             return []
         case .entering, .resetting:
@@ -147,8 +167,10 @@ public struct LegacyDFUFlow: FlowMachine, RetryBudgetedFlow {
             let during = stepName
             guard restarts <= options.linkLossLimit else { return fail(.linkLost(step: during, attempts: restarts)) }
             step = .reconnecting
-            return cancel + [.report(.retry("link lost during \(during) (\(reason)): starting the transfer again")),
-                             .connect(after: options.reconnectDelay, to: .bootloader)]
+            return cancel + [
+                .report(.retry("link lost during \(during) (\(reason)): starting the transfer again")),
+                .connect(after: options.reconnectDelay, to: .bootloader)
+            ]
         }
     }
 
@@ -171,12 +193,16 @@ public struct LegacyDFUFlow: FlowMachine, RetryBudgetedFlow {
     private mutating func restart(why: String) -> [FlowAction] {
         restarts += 1
         result.retries += 1
-        guard restarts <= options.linkLossLimit else { return fail(.checksumMismatch(step: "the firmware", attempts: restarts)) }
+        guard restarts <= options.linkLossLimit else {
+            return fail(.checksumMismatch(step: "the firmware", attempts: restarts))
+        }
         step = .resetting
-        return [.cancelTimer(Self.responseTimer), .cancelTimer(Self.receiptTimer),
-                .report(.retry("\(why): resetting the bootloader and starting the transfer again")),
-                .write(NordicGATT.legacyControlPoint, LegacyDFURequest.reset.bytes, .request),
-                .startTimer(Self.resetTimer, options.entryTimeout)]
+        return [
+            .cancelTimer(Self.responseTimer), .cancelTimer(Self.receiptTimer),
+            .report(.retry("\(why): resetting the bootloader and starting the transfer again")),
+            .write(NordicGATT.legacyControlPoint, LegacyDFURequest.reset.bytes, .request),
+            .startTimer(Self.resetTimer, options.entryTimeout)
+        ]
     }
 
     private mutating func answer(_ n: LegacyDFUNotification) -> [FlowAction] {
@@ -184,44 +210,57 @@ public struct LegacyDFUFlow: FlowMachine, RetryBudgetedFlow {
         switch (step, n) {
         case (.start, .response(0x01, 0x01)):
             step = .initParameters
-            return cancel + [.write(NordicGATT.legacyControlPoint, LegacyDFURequest.initParameters(complete: false).bytes, .request),
-                             .write(NordicGATT.legacyPacket, initPacket, .command),
-                             .write(NordicGATT.legacyControlPoint, LegacyDFURequest.initParameters(complete: true).bytes, .request),
-                             .startTimer(Self.responseTimer, options.responseTimeout)]
+            return cancel + [
+                .write(NordicGATT.legacyControlPoint, LegacyDFURequest.initParameters(complete: false).bytes, .request),
+                .write(NordicGATT.legacyPacket, initPacket, .command),
+                .write(NordicGATT.legacyControlPoint, LegacyDFURequest.initParameters(complete: true).bytes, .request),
+                .startTimer(Self.responseTimer, options.responseTimeout)
+            ]
         case (.start, .response(0x01, LegacyDFUStatus.invalidState.rawValue)):
             // An earlier, unfinished transfer in this bootloader session.
             return cancel + restart(why: "the bootloader holds an unfinished transfer")
         case (.initParameters, .response(0x02, 0x01)):
             step = .receiving
             result.bytesSent += initPacket.count
-            return cancel + [.report(.trace("init packet accepted: \(image.count) bytes follow")),
-                             .write(NordicGATT.legacyControlPoint, LegacyDFURequest.packetReceiptRequest(options.legacyPacketReceipts).bytes, .request),
-                             .write(NordicGATT.legacyControlPoint, LegacyDFURequest.receiveFirmware.bytes, .request)] + sendBatch()
+            return cancel + [
+                .report(.trace("init packet accepted: \(image.count) bytes follow")),
+                .write(
+                    NordicGATT.legacyControlPoint,
+                    LegacyDFURequest.packetReceiptRequest(options.legacyPacketReceipts).bytes, .request),
+                .write(NordicGATT.legacyControlPoint, LegacyDFURequest.receiveFirmware.bytes, .request)
+            ] + sendBatch()
         case let (.receiving, .receipt(count)):
             let c = Int(count)
             if c == sent {
-                if sent == image.count { return [] } // the completion answer follows
-                return [.cancelTimer(Self.receiptTimer), .report(.progress(done: sent, total: image.count, unit: .bytes))] + sendBatch()
+                if sent == image.count { return [] }  // the completion answer follows
+                return [
+                    .cancelTimer(Self.receiptTimer), .report(.progress(done: sent, total: image.count, unit: .bytes))
+                ] + sendBatch()
             }
             if c < sent, sent == image.count { return [] }
             return restart(why: "packet receipt at \(c) bytes, \(sent) sent")
         case (.receiving, .response(0x03, 0x01)):
             guard sent == image.count else { return fail(.unexpectedAnswer(step: stepName, bytes: n.bytes)) }
             step = .validate
-            return cancel + [.report(.progress(done: sent, total: image.count, unit: .bytes)), .report(.phase(.verify)),
-                    .write(NordicGATT.legacyControlPoint, LegacyDFURequest.validate.bytes, .request),
-                    .startTimer(Self.responseTimer, options.responseTimeout)]
+            return cancel + [
+                .report(.progress(done: sent, total: image.count, unit: .bytes)), .report(.phase(.verify)),
+                .write(NordicGATT.legacyControlPoint, LegacyDFURequest.validate.bytes, .request),
+                .startTimer(Self.responseTimer, options.responseTimeout)
+            ]
         case (.receiving, .response(0x03, LegacyDFUStatus.operationFailed.rawValue)),
-             (.validate, .response(0x04, LegacyDFUStatus.crcError.rawValue)):
-            return [.cancelTimer(Self.receiptTimer)] + cancel + restart(why: "the bootloader reported \(n.bytes.hexText)")
+            (.validate, .response(0x04, LegacyDFUStatus.crcError.rawValue)):
+            return [.cancelTimer(Self.receiptTimer)] + cancel
+                + restart(why: "the bootloader reported \(n.bytes.hexText)")
         case (.activating, .response(0x05, _)):
             return restart(why: "the bootloader no longer holds the validated image")
         case (.validate, .response(0x04, 0x01)):
             step = .activating
             activations = 1
             result.verified = true
-            return cancel + [.write(NordicGATT.legacyControlPoint, LegacyDFURequest.activateAndReset.bytes, .request),
-                             .startTimer(Self.resetTimer, options.entryTimeout)]
+            return cancel + [
+                .write(NordicGATT.legacyControlPoint, LegacyDFURequest.activateAndReset.bytes, .request),
+                .startTimer(Self.resetTimer, options.entryTimeout)
+            ]
         case let (_, .response(op, status)) where status != 0x01 && op == expectedOpcode:
             return fail(.legacyRejected(step: stepName, opcode: op, status: status))
         default:
@@ -274,8 +313,10 @@ public struct LegacyDFUFlow: FlowMachine, RetryBudgetedFlow {
     private mutating func finish() -> [FlowAction] {
         step = .done
         outcome = .success(result)
-        return [.cancelTimer(Self.responseTimer), .cancelTimer(Self.receiptTimer), .cancelTimer(Self.resetTimer),
-                .report(.phase(.done)), .finish]
+        return [
+            .cancelTimer(Self.responseTimer), .cancelTimer(Self.receiptTimer), .cancelTimer(Self.resetTimer),
+            .report(.phase(.done)), .finish
+        ]
     }
 
     mutating func fail(_ error: NordicDFUError) -> [FlowAction] {

@@ -34,12 +34,14 @@ public struct NordicDFUOptions: Sendable, Equatable {
     /// Retries of all kinds in one run (objects sent again, requests repeated, restarts) before giving up.
     public var retryLimit: Int
 
-    public init(securePacketReceipts: UInt16 = 12, legacyPacketReceipts: UInt16 = 8,
-                objectDelay: Duration = .milliseconds(300), responseTimeout: Duration = .seconds(5),
-                receiptTimeout: Duration = .seconds(2), startTimeout: Duration = .seconds(30),
-                entryTimeout: Duration = .seconds(10), reconnectDelay: Duration = .seconds(1),
-                reconnectAttempts: Int = 6, objectAttempts: Int = 3, timeoutLimit: Int = 12, linkLossLimit: Int = 8,
-                retryLimit: Int = 48) {
+    public init(
+        securePacketReceipts: UInt16 = 12, legacyPacketReceipts: UInt16 = 8,
+        objectDelay: Duration = .milliseconds(300), responseTimeout: Duration = .seconds(5),
+        receiptTimeout: Duration = .seconds(2), startTimeout: Duration = .seconds(30),
+        entryTimeout: Duration = .seconds(10), reconnectDelay: Duration = .seconds(1),
+        reconnectAttempts: Int = 6, objectAttempts: Int = 3, timeoutLimit: Int = 12, linkLossLimit: Int = 8,
+        retryLimit: Int = 48
+    ) {
         self.securePacketReceipts = securePacketReceipts
         self.legacyPacketReceipts = legacyPacketReceipts
         self.objectDelay = objectDelay
@@ -80,8 +82,10 @@ public struct NordicDFUResult: Sendable, Equatable {
     /// The bootloader checked the whole image (SHA-256 on Secure DFU, CRC-16 on legacy DFU) and started it.
     public var verified: Bool
 
-    public init(dfuProtocol: NordicDFUProtocol, applicationBytes: Int, bytesSent: Int = 0, retries: Int = 0,
-                bootloaderConnections: Int = 0, recoveredFromBootloader: Bool = false, verified: Bool = false) {
+    public init(
+        dfuProtocol: NordicDFUProtocol, applicationBytes: Int, bytesSent: Int = 0, retries: Int = 0,
+        bootloaderConnections: Int = 0, recoveredFromBootloader: Bool = false, verified: Bool = false
+    ) {
         self.dfuProtocol = dfuProtocol
         self.applicationBytes = applicationBytes
         self.bytesSent = bytesSent

@@ -7,7 +7,10 @@ extension SecureDFUFlow {
     mutating func request(_ r: SecureDFURequest, step next: Step) -> [FlowAction] {
         step = next
         if case .executeData(true, _) = next { finalExecuteSent = true }
-        return [.write(NordicGATT.secureControlPoint, r.bytes, .request), .startTimer(Self.responseTimer, options.responseTimeout)]
+        return [
+            .write(NordicGATT.secureControlPoint, r.bytes, .request),
+            .startTimer(Self.responseTimer, options.responseTimeout)
+        ]
     }
 
     mutating func answer(_ r: SecureDFUResponse) -> [FlowAction] {
@@ -16,7 +19,8 @@ extension SecureDFUFlow {
         case let (.selectCommand, .selected(_, off, crc)):
             let o = Int(off)
             if o == initPacket.count, crc == CRC32.checksum(initPacket) {
-                return cancel + [.report(.trace("init packet already stored: executing it"))] + request(.execute, step: .executeCommand)
+                return cancel + [.report(.trace("init packet already stored: executing it"))]
+                    + request(.execute, step: .executeCommand)
             }
             if o > 0, o < initPacket.count, crc == CRC32.checksum(initPacket[0..<o]) {
                 sent = o
@@ -65,14 +69,17 @@ extension SecureDFUFlow {
         case let (.awaitingReceipt, .checksum(off, crc)):
             let o = Int(off)
             if o == sent, crc == prefix(o) { return [.cancelTimer(Self.receiptTimer)] + progress() + sendBatch() }
-            if o < sent, o >= objectStart, crc == prefix(o) { return [] } // an early receipt: the data so far is right
+            if o < sent, o >= objectStart, crc == prefix(o) { return [] }  // an early receipt: the data so far is right
             result.retries += 1
-            return [.cancelTimer(Self.receiptTimer), .report(.retry("packet receipt at \(o) bytes, \(sent) sent: checking"))]
+            return [
+                .cancelTimer(Self.receiptTimer), .report(.retry("packet receipt at \(o) bytes, \(sent) sent: checking"))
+            ]
                 + request(.calculateChecksum, step: .dataChecksum)
         case let (.dataChecksum, .checksum(off, crc)):
             let o = Int(off)
             if o == objectEnd, crc == prefix(o) {
-                return cancel + progress() + request(.execute, step: .executeData(final: objectEnd == image.count, resume: false))
+                return cancel + progress()
+                    + request(.execute, step: .executeData(final: objectEnd == image.count, resume: false))
             }
             if o >= objectStart, o < objectEnd, o % 4 == 0, crc == prefix(o) {
                 sent = o
@@ -96,7 +103,7 @@ extension SecureDFUFlow {
             guard r.opcode == expectedOpcode else { return [] }
             return fail(.secureRejected(step: stepName, response: r))
         default:
-            return [] // a late answer to an earlier request
+            return []  // a late answer to an earlier request
         }
     }
 

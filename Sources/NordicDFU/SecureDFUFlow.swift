@@ -59,7 +59,9 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
         case let .connected(info): return connected(info, first: false)
         case let .connectFailed(error):
             connectFailures += 1
-            guard connectFailures < options.reconnectAttempts else { return fail(.bootloaderNotFound(attempts: connectFailures)) }
+            guard connectFailures < options.reconnectAttempts else {
+                return fail(.bootloaderNotFound(attempts: connectFailures))
+            }
             return [.report(.retry("reconnecting: \(error)")), .connect(after: options.reconnectDelay, to: .bootloader)]
         case let .disconnected(reason): return disconnected(reason)
         case let .writeFailed(ch, error):
@@ -69,7 +71,7 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
                 return [.subscribe(buttonless), .write(buttonless, ButtonlessMessage.enterBootloader.bytes, .request)]
             }
             if case .characteristicNotFound = error, ch != NordicGATT.buttonlessBonded { return fail(.noDFUService) }
-            return [] // the link is going down: the disconnect (or a timeout) follows
+            return []  // the link is going down: the disconnect (or a timeout) follows
         case let .notification(ch, bytes):
             if ch == buttonless { return buttonlessAnswer(bytes) }
             guard ch == NordicGATT.secureControlPoint else { return [] }
@@ -96,10 +98,12 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
             if entries > 0 { result.retries += 1 }
             entries += 1
             step = .buttonless
-            return [.report(.phase(.reset)),
-                    .report(.note("entering the Nordic secure bootloader (buttonless DFU)")),
-                    .subscribe(buttonless), .write(buttonless, ButtonlessMessage.enterBootloader.bytes, .request),
-                    .startTimer(Self.responseTimer, options.entryTimeout)]
+            return [
+                .report(.phase(.reset)),
+                .report(.note("entering the Nordic secure bootloader (buttonless DFU)")),
+                .subscribe(buttonless), .write(buttonless, ButtonlessMessage.enterBootloader.bytes, .request),
+                .startTimer(Self.responseTimer, options.entryTimeout)
+            ]
         }
         if first {
             result.recoveredFromBootloader = true
@@ -107,7 +111,10 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
         result.bootloaderConnections += 1
         packetSize = max(20, min(244, (info.mtu - 3) & ~3))
         var actions: [FlowAction] = [.report(.phase(.upload))]
-        if first { actions.append(.report(.note("the board is in its bootloader (\"DfuTarg\"): recovering it with a full update"))) }
+        if first {
+            actions.append(
+                .report(.note("the board is in its bootloader (\"DfuTarg\"): recovering it with a full update")))
+        }
         actions += [.subscribe(NordicGATT.secureControlPoint)]
         return actions + request(.select(.command), step: .selectCommand)
     }
@@ -118,17 +125,23 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
         case .reconnecting: return []
         case .buttonless, .waitingForReset:
             step = .reconnecting
-            return [.cancelTimer(Self.responseTimer), .cancelTimer(Self.resetTimer), .report(.phase(.connecting)),
-                    .connect(after: options.reconnectDelay, to: .bootloader)]
+            return [
+                .cancelTimer(Self.responseTimer), .cancelTimer(Self.resetTimer), .report(.phase(.connecting)),
+                .connect(after: options.reconnectDelay, to: .bootloader)
+            ]
         default:
             linkLosses += 1
             result.retries += 1
             let during = stepName
-            guard linkLosses <= options.linkLossLimit else { return fail(.linkLost(step: during, attempts: linkLosses)) }
+            guard linkLosses <= options.linkLossLimit else {
+                return fail(.linkLost(step: during, attempts: linkLosses))
+            }
             step = .reconnecting
-            return [.cancelTimer(Self.responseTimer), .cancelTimer(Self.receiptTimer), .cancelTimer(Self.delayTimer),
-                    .report(.retry("link lost during \(during) (\(reason)): reconnecting to the bootloader")),
-                    .connect(after: options.reconnectDelay, to: .bootloader)]
+            return [
+                .cancelTimer(Self.responseTimer), .cancelTimer(Self.receiptTimer), .cancelTimer(Self.delayTimer),
+                .report(.retry("link lost during \(during) (\(reason)): reconnecting to the bootloader")),
+                .connect(after: options.reconnectDelay, to: .bootloader)
+            ]
         }
     }
 

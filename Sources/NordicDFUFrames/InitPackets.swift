@@ -24,8 +24,9 @@ public struct MicrobitAppInitPacket: Sendable, Equatable {
 
     /// The init packet for `application`, with its reversed SHA-256.
     public init(application: [UInt8]) {
-        self.init(applicationSize: UInt32(application.count), hashSize: 32,
-                  storedHash: Array(SHA256.hash(data: application)).reversed())
+        self.init(
+            applicationSize: UInt32(application.count), hashSize: 32,
+            storedHash: Array(SHA256.hash(data: application)).reversed())
     }
 
     /// The SHA-256 the bootloader compares with (the stored bytes reversed back).
@@ -41,13 +42,15 @@ public struct MicrobitAppInitPacket: Sendable, Equatable {
     /// (the bootloader's validation is its own business).
     public init(bytes: [UInt8]) throws {
         guard bytes.count == Self.size else {
-            throw NordicDFUError.malformedFrame("microbit_app init packet of \(bytes.count) bytes (expected \(Self.size))")
+            throw NordicDFUError.malformedFrame(
+                "microbit_app init packet of \(bytes.count) bytes (expected \(Self.size))")
         }
         guard Array(bytes.prefix(12)) == Self.magic else {
             throw NordicDFUError.malformedFrame("init packet without the microbit_app magic")
         }
-        self.init(version: LEBytes.u32(bytes, 12), applicationSize: LEBytes.u32(bytes, 16), hashSize: LEBytes.u32(bytes, 20),
-                  storedHash: Array(bytes[24..<56]))
+        self.init(
+            version: LEBytes.u32(bytes, 12), applicationSize: LEBytes.u32(bytes, 16), hashSize: LEBytes.u32(bytes, 20),
+            storedHash: Array(bytes[24..<56]))
     }
 }
 
@@ -66,8 +69,10 @@ public struct LegacyInitPacket: Sendable, Equatable {
     /// CRC-16/CCITT-FALSE of the application binary.
     public var crc16: UInt16
 
-    public init(deviceType: UInt16 = 0xFFFF, deviceRevision: UInt16 = 0xFFFF, applicationVersion: UInt32 = 0xFFFF_FFFF,
-                softDevice: UInt16 = s110v8, crc16: UInt16) {
+    public init(
+        deviceType: UInt16 = 0xFFFF, deviceRevision: UInt16 = 0xFFFF, applicationVersion: UInt32 = 0xFFFF_FFFF,
+        softDevice: UInt16 = s110v8, crc16: UInt16
+    ) {
         self.deviceType = deviceType
         self.deviceRevision = deviceRevision
         self.applicationVersion = applicationVersion
@@ -81,7 +86,8 @@ public struct LegacyInitPacket: Sendable, Equatable {
     }
 
     public var bytes: [UInt8] {
-        LE.u16(deviceType) + LE.u16(deviceRevision) + LE.u32(applicationVersion) + LE.u16(1) + LE.u16(softDevice) + LE.u16(crc16)
+        LE.u16(deviceType) + LE.u16(deviceRevision) + LE.u32(applicationVersion) + LE.u16(1) + LE.u16(softDevice)
+            + LE.u16(crc16)
     }
 
     /// Decodes the packet; a SoftDevice list of any length other than 1 is refused.
@@ -90,9 +96,12 @@ public struct LegacyInitPacket: Sendable, Equatable {
             throw NordicDFUError.malformedFrame("legacy init packet of \(bytes.count) bytes (expected \(Self.size))")
         }
         guard LEBytes.u16(bytes, 8) == 1 else {
-            throw NordicDFUError.malformedFrame("legacy init packet lists \(LEBytes.u16(bytes, 8)) SoftDevices (expected 1)")
+            throw NordicDFUError.malformedFrame(
+                "legacy init packet lists \(LEBytes.u16(bytes, 8)) SoftDevices (expected 1)")
         }
-        self.init(deviceType: LEBytes.u16(bytes, 0), deviceRevision: LEBytes.u16(bytes, 2), applicationVersion: LEBytes.u32(bytes, 4),
-                  softDevice: LEBytes.u16(bytes, 10), crc16: LEBytes.u16(bytes, 12))
+        self.init(
+            deviceType: LEBytes.u16(bytes, 0), deviceRevision: LEBytes.u16(bytes, 2),
+            applicationVersion: LEBytes.u32(bytes, 4),
+            softDevice: LEBytes.u16(bytes, 10), crc16: LEBytes.u16(bytes, 12))
     }
 }

@@ -44,7 +44,9 @@ public enum LegacyDFURequest: Sendable, Equatable {
         guard let op = bytes.first else { throw NordicDFUError.malformedFrame("an empty control point write") }
         func need(_ n: Int) throws {
             guard bytes.count >= n else {
-                throw NordicDFUError.malformedFrame("legacy DFU request 0x\(Hex.number(op, digits: 2, prefix: false)) of \(bytes.count) bytes (expected \(n))")
+                throw NordicDFUError.malformedFrame(
+                    "legacy DFU request 0x\(Hex.number(op, digits: 2, prefix: false)) of \(bytes.count) bytes (expected \(n))"
+                )
             }
         }
         switch op {
@@ -63,7 +65,8 @@ public enum LegacyDFURequest: Sendable, Equatable {
 
 /// Status codes of legacy DFU responses.
 public enum LegacyDFUStatus: UInt8, Sendable, Equatable, CaseIterable {
-    case success = 0x01, invalidState = 0x02, notSupported = 0x03, dataSize = 0x04, crcError = 0x05, operationFailed = 0x06
+    case success = 0x01, invalidState = 0x02, notSupported = 0x03, dataSize = 0x04, crcError = 0x05, operationFailed =
+        0x06
 
     var words: String {
         switch self {
@@ -122,6 +125,7 @@ public struct LegacyImageSizes: Sendable, Equatable {
         guard bytes.count == 12 else {
             throw NordicDFUError.malformedFrame("legacy image-size packet of \(bytes.count) bytes (expected 12)")
         }
-        self.init(softDevice: LEBytes.u32(bytes, 0), bootloader: LEBytes.u32(bytes, 4), application: LEBytes.u32(bytes, 8))
+        self.init(
+            softDevice: LEBytes.u32(bytes, 0), bootloader: LEBytes.u32(bytes, 4), application: LEBytes.u32(bytes, 8))
     }
 }

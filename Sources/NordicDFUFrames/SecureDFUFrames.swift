@@ -24,7 +24,9 @@ public enum SecureDFURequest: Sendable, Equatable {
     /// Any other opcode (protocol version, MTU, ping, …), with its parameters.
     case other(opcode: UInt8, parameters: [UInt8])
 
-    public static func create(_ type: SecureDFUObjectType, size: UInt32) -> Self { .create(type: type.rawValue, size: size) }
+    public static func create(_ type: SecureDFUObjectType, size: UInt32) -> Self {
+        .create(type: type.rawValue, size: size)
+    }
     public static func select(_ type: SecureDFUObjectType) -> Self { .select(type: type.rawValue) }
 
     public var opcode: UInt8 {
@@ -56,7 +58,9 @@ public enum SecureDFURequest: Sendable, Equatable {
         guard let op = bytes.first else { throw NordicDFUError.malformedFrame("an empty control point write") }
         func need(_ n: Int) throws {
             guard bytes.count == n else {
-                throw NordicDFUError.malformedFrame("Secure DFU request 0x\(Hex.number(op, digits: 2, prefix: false)) of \(bytes.count) bytes (expected \(n))")
+                throw NordicDFUError.malformedFrame(
+                    "Secure DFU request 0x\(Hex.number(op, digits: 2, prefix: false)) of \(bytes.count) bytes (expected \(n))"
+                )
             }
         }
         switch op {
@@ -130,11 +134,14 @@ public enum SecureDFUResponse: Sendable, Equatable {
         let op = bytes[1], result = bytes[2]
         func need(_ n: Int) throws {
             guard bytes.count == n else {
-                throw NordicDFUError.malformedFrame("Secure DFU response \(bytes.hexText) has \(bytes.count) bytes (expected \(n))")
+                throw NordicDFUError.malformedFrame(
+                    "Secure DFU response \(bytes.hexText) has \(bytes.count) bytes (expected \(n))")
             }
         }
         switch (op, result) {
-        case (0x06, 0x01): try need(15); self = .selected(maxSize: LEBytes.u32(bytes, 3), offset: LEBytes.u32(bytes, 7), crc: LEBytes.u32(bytes, 11))
+        case (0x06, 0x01):
+            try need(15);
+            self = .selected(maxSize: LEBytes.u32(bytes, 3), offset: LEBytes.u32(bytes, 7), crc: LEBytes.u32(bytes, 11))
         case (0x03, 0x01): try need(11); self = .checksum(offset: LEBytes.u32(bytes, 3), crc: LEBytes.u32(bytes, 7))
         case (_, 0x01): try need(3); self = .success(opcode: op)
         case (_, 0x0B): try need(4); self = .failure(opcode: op, result: result, extended: bytes[3])

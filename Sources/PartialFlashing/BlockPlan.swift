@@ -48,8 +48,10 @@ public struct BlockPlan: Sendable, Equatable {
     /// - Throws: `PartialFlashError.programNotPageAligned` when the program's first page
     ///   cannot be opened, `.programDoesNotFit` when data lies outside the writable region,
     ///   `.nothingToWrite` when the region is empty.
-    public init(image: MemoryImage, program: MakeCodeProgram, boardRegion: RegionInfo, family: ChipFamily,
-                skipErasedBlocks: Bool = true, sealProgramHash: Bool = false) throws(PartialFlashError) {
+    public init(
+        image: MemoryImage, program: MakeCodeProgram, boardRegion: RegionInfo, family: ChipFamily,
+        skipErasedBlocks: Bool = true, sealProgramHash: Bool = false
+    ) throws(PartialFlashError) {
         let page = family.pageSize
         let writable = PartialFlashDecision.writableRange(of: boardRegion, family: family)
         // Only whole blocks below the limit may be written.

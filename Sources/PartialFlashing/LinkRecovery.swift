@@ -30,8 +30,10 @@ struct LinkRecovery: Sendable, Equatable {
             return .failure(.tooManyLinkLosses(count: losses, last: reason))
         }
         attempts = 1
-        return .success([.report(.retry("the link dropped (\(reason)); connecting again")),
-                         .connect(after: settings.reconnectDelay)])
+        return .success([
+            .report(.retry("the link dropped (\(reason)); connecting again")),
+            .connect(after: settings.reconnectDelay)
+        ])
     }
 
     /// A connection attempt failed: try again, or give up.
@@ -40,8 +42,10 @@ struct LinkRecovery: Sendable, Equatable {
             return .failure(.reconnectFailed(attempts: attempts, lastError: error))
         }
         attempts += 1
-        return .success([.report(.retry("connecting failed (\(error)); attempt \(attempts) of \(settings.reconnectAttempts)")),
-                         .connect(after: settings.reconnectDelay)])
+        return .success([
+            .report(.retry("connecting failed (\(error)); attempt \(attempts) of \(settings.reconnectAttempts)")),
+            .connect(after: settings.reconnectDelay)
+        ])
     }
 
     mutating func connected() { attempts = 0 }

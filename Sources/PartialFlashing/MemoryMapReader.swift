@@ -124,7 +124,8 @@ public struct MemoryMapReader: FlowMachine {
             notification = try PartialFlashingNotification(bytes: bytes)
         } catch {
             guard waiting else { return [trace, .report(.trace("ignored: not a partial-flashing answer"))] }
-            return [trace] + fail(.malformedNotification(bytes: bytes, problem: (error as? FrameError) ?? .badValue("\(error)")))
+            return [trace]
+                + fail(.malformedNotification(bytes: bytes, problem: (error as? FrameError) ?? .badValue("\(error)")))
         }
         switch (notification, state) {
         case let (.status(version, mode), .awaitingStatus):
@@ -158,9 +159,14 @@ public struct MemoryMapReader: FlowMachine {
         let map = BoardMemoryMap(protocolVersion: status.version, mode: status.mode, runtime: runtime, program: region)
         outcome = .success(map)
         state = .finished
-        return [.report(.trace("board: protocol \(status.version), \(status.mode) mode, runtime "
-                               + "\(runtime.hash.hexString), program \(region.hash.hexString) at \(Hex.address(region.start))")),
-                .finish]
+        return [
+            .report(
+                .trace(
+                    "board: protocol \(status.version), \(status.mode) mode, runtime "
+                        + "\(runtime.hash.hexString), program \(region.hash.hexString) at \(Hex.address(region.start))")
+            ),
+            .finish
+        ]
     }
 
     // MARK: - Timers and the link
@@ -174,10 +180,13 @@ public struct MemoryMapReader: FlowMachine {
             return [.report(.retry("no answer to STATUS; asking again"))] + sendStatus(attempt: attempt + 1)
         case let .awaitingRegion(id, attempt):
             guard attempt < settings.requestAttempts else {
-                return fail(.noAnswer(request: "REGION_INFO \(id) (00 0\(id))", attempts: attempt,
-                                      timeout: settings.answerTimeout))
+                return fail(
+                    .noAnswer(
+                        request: "REGION_INFO \(id) (00 0\(id))", attempts: attempt,
+                        timeout: settings.answerTimeout))
             }
-            return [.report(.retry("no answer to REGION_INFO \(id); asking again"))] + sendRegion(id, attempt: attempt + 1)
+            return [.report(.retry("no answer to REGION_INFO \(id); asking again"))]
+                + sendRegion(id, attempt: attempt + 1)
         default:
             return []
         }

@@ -72,11 +72,14 @@ public struct PairingModeSwitch: FlowMachine {
             if state == .awaitingReboot {
                 // The board kept the link: close it ourselves, as the reboot would have.
                 state = .closingLink
-                return [.report(.trace("no disconnect after FF 00; closing the link")), .disconnect,
-                        .startTimer(PartialFlashTimer.reboot, settings.rebootTimeout)]
+                return [
+                    .report(.trace("no disconnect after FF 00; closing the link")), .disconnect,
+                    .startTimer(PartialFlashTimer.reboot, settings.rebootTimeout)
+                ]
             }
             if state == .closingLink {
-                return fail(.rebootNotObserved(after: "the switch to pairing mode (FF 00)", waited: settings.rebootTimeout))
+                return fail(
+                    .rebootNotObserved(after: "the switch to pairing mode (FF 00)", waited: settings.rebootTimeout))
             }
             return []
         case let .connected(info):
@@ -104,10 +107,13 @@ public struct PairingModeSwitch: FlowMachine {
         switches += 1
         state = .awaitingReboot
         let bytes = PartialFlashingRequest.reset(.pairing).bytes
-        return [.report(.phase(.switchingToPairingMode)),
-                .report(.note("the board runs its program; restarting it in Bluetooth pairing mode to write it")),
-                .report(.trace("→ \(Hex.bytes(bytes, separator: " "))")), .write(KnownGATT.partialFlashing, bytes, .command),
-                .startTimer(PartialFlashTimer.reboot, settings.rebootTimeout)]
+        return [
+            .report(.phase(.switchingToPairingMode)),
+            .report(.note("the board runs its program; restarting it in Bluetooth pairing mode to write it")),
+            .report(.trace("→ \(Hex.bytes(bytes, separator: " "))")),
+            .write(KnownGATT.partialFlashing, bytes, .command),
+            .startTimer(PartialFlashTimer.reboot, settings.rebootTimeout)
+        ]
     }
 
     private mutating func read(_ result: Result<BoardMemoryMap, any Error>) -> [FlowAction] {
@@ -122,13 +128,19 @@ public struct PairingModeSwitch: FlowMachine {
         if map.mode == .application {
             return [.report(.retry("the board came back running its program"))] + restart()
         }
-        guard map.runtime == decided.runtime, map.program == decided.program, map.protocolVersion == decided.protocolVersion else {
+        guard map.runtime == decided.runtime, map.program == decided.program,
+            map.protocolVersion == decided.protocolVersion
+        else {
             return fail(.boardChanged(before: decided, after: map))
         }
         outcome = .success(map)
         state = .finished
-        return [.report(.trace("in pairing mode; runtime \(map.runtime.hash.hexString) and program "
-                               + "\(map.program.hash.hexString) as before")), .finish]
+        return [
+            .report(
+                .trace(
+                    "in pairing mode; runtime \(map.runtime.hash.hexString) and program "
+                        + "\(map.program.hash.hexString) as before")), .finish
+        ]
     }
 
     private mutating func fail(_ error: PartialFlashError) -> [FlowAction] {

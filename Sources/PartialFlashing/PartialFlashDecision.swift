@@ -46,7 +46,8 @@ public enum FullFlashReason: Sendable, Equatable, CustomStringConvertible {
             return "the program starts at \(Hex.address(board)) on the board but at \(Hex.address(file)) in the file, "
                 + "so a full flash is needed"
         case let .regionDoesNotFit(program, board):
-            return "the file's program (\(Hex.address(program.lowerBound))-\(Hex.address(program.upperBound))) does not fit "
+            return
+                "the file's program (\(Hex.address(program.lowerBound))-\(Hex.address(program.upperBound))) does not fit "
                 + "the board's program region (\(Hex.address(board.lowerBound))-\(Hex.address(board.upperBound))), "
                 + "so a full flash is needed"
         case let .unsupportedProtocol(version):
@@ -86,7 +87,7 @@ public enum PartialFlashDecision: Sendable, Equatable {
         if board.program.hash == program.programHash { self = .upToDate; return }
         let writable = Self.writableRange(of: board.program, family: family)
         guard program.region.lowerBound == program.magicAddress, !program.region.isEmpty,
-              program.region.lowerBound >= writable.lowerBound, program.region.upperBound <= writable.upperBound
+            program.region.lowerBound >= writable.lowerBound, program.region.upperBound <= writable.upperBound
         else {
             self = .fullRequired(.regionDoesNotFit(program: program.region, board: writable)); return
         }

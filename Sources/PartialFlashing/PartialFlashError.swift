@@ -17,7 +17,8 @@ public enum RegionProblem: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .zeroStart: return "it starts at address 0 but is not empty"
         case .endBeforeStart: return "its end lies before its start"
-        case let .outsideFlash(r): return "it reaches beyond the flash (\(Hex.address(r.lowerBound))-\(Hex.address(r.upperBound)))"
+        case let .outsideFlash(r):
+            return "it reaches beyond the flash (\(Hex.address(r.lowerBound))-\(Hex.address(r.upperBound)))"
         case let .outsideApplication(r):
             return "it lies outside the application area (\(Hex.address(r.lowerBound))-\(Hex.address(r.upperBound)))"
         }
@@ -129,11 +130,13 @@ public enum PartialFlashError: Error, Sendable, Equatable, CustomStringConvertib
         case let .noAnswer(request, attempts, timeout):
             return "the board did not answer \(request) (\(attempts) attempts, \(timeout.shortText) each)"
         case let .malformedNotification(bytes, problem):
-            return "the board sent a notification that is not a partial-flashing answer (\(Hex.bytes(bytes, separator: " "))): \(problem)"
+            return
+                "the board sent a notification that is not a partial-flashing answer (\(Hex.bytes(bytes, separator: " "))): \(problem)"
         case let .unexpectedRegion(requested, got):
             return "the board answered REGION_INFO \(requested) with region \(got)"
         case let .invalidRegion(r, problem):
-            return "the board reported region \(r.id) as \(Hex.address(r.start))-\(Hex.address(r.end)), which is impossible: \(problem)"
+            return
+                "the board reported region \(r.id) as \(Hex.address(r.start))-\(Hex.address(r.end)), which is impossible: \(problem)"
         case let .staysInApplicationMode(n):
             return "the board still runs its program after \(n) reboots into pairing mode"
         case let .rebootNotObserved(after, waited):
@@ -143,7 +146,8 @@ public enum PartialFlashError: Error, Sendable, Equatable, CustomStringConvertib
         case let .tooManyLinkLosses(count, last):
             return "the link dropped \(count) times (last: \(last))"
         case let .programDoesNotFit(program, writable):
-            return "the program (\(Hex.address(program.lowerBound))-\(Hex.address(program.upperBound))) does not fit the region "
+            return
+                "the program (\(Hex.address(program.lowerBound))-\(Hex.address(program.upperBound))) does not fit the region "
                 + "the board can take (\(Hex.address(writable.lowerBound))-\(Hex.address(writable.upperBound)))"
         case let .programNotPageAligned(start, page):
             return "the program starts at \(Hex.address(start)), not on a \(page)-byte flash page"
@@ -151,20 +155,23 @@ public enum PartialFlashError: Error, Sendable, Equatable, CustomStringConvertib
             return "the program holds no data to write"
         case let .gaveUp(block, address, retries, budget, last):
             let lastText = last.map { "; last problem: \($0)" } ?? ""
-            return "partial flashing gave up on block \(block) (address \(Hex.address(address))) after \(retries) retries, "
+            return
+                "partial flashing gave up on block \(block) (address \(Hex.address(address))) after \(retries) retries, "
                 + "reaching \(budget)\(lastText)"
         case let .unaccountedAnswers(count):
             return "the board sent \(count) more write answer(s) than blocks were sent (a duplicated notification), "
                 + "so a block may have been skipped and the program may be incomplete"
         case let .boardChanged(before, after):
-            return "the board's regions changed while it restarted into pairing mode (runtime \(before.runtime.hash.hexString), "
+            return
+                "the board's regions changed while it restarted into pairing mode (runtime \(before.runtime.hash.hexString), "
                 + "program \(before.program.hash.hexString) at \(Hex.address(before.program.start)) before; runtime "
                 + "\(after.runtime.hash.hexString), program \(after.program.hash.hexString) at \(Hex.address(after.program.start)) after)"
         case let .staysInPairingMode(rewrites):
             return "the program is on the board, but the board still starts in pairing mode after \(rewrites) "
                 + "attempt\(rewrites == 1 ? "" : "s") to end the unfinished flash that keeps it there (flashIncomplete)"
         case let .verificationFailed(start, hash, reported):
-            return "after flashing, the board reports program \(reported.hash.hexString) at \(Hex.address(reported.start)), "
+            return
+                "after flashing, the board reports program \(reported.hash.hexString) at \(Hex.address(reported.start)), "
                 + "expected \(hash.hexString) at \(Hex.address(start))"
         }
     }

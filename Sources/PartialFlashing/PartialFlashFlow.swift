@@ -98,8 +98,10 @@ public struct PartialFlashFlow: FlowMachine {
     ///   - settings: timeouts and limits for every step.
     ///   - resume: where an earlier run's write of this program to this board stopped; used only
     ///     when the board still shows exactly what that unfinished write left (`ResumePoint.mismatch`).
-    public init(image: MemoryImage, program: MakeCodeProgram?, family: ChipFamily,
-                settings: PartialFlashSettings = PartialFlashSettings(), resume: ResumePoint? = nil) {
+    public init(
+        image: MemoryImage, program: MakeCodeProgram?, family: ChipFamily,
+        settings: PartialFlashSettings = PartialFlashSettings(), resume: ResumePoint? = nil
+    ) {
         self.resumePoint = resume
         self.image = image
         self.program = program
@@ -162,15 +164,18 @@ public struct PartialFlashFlow: FlowMachine {
             return [.report(.note("the board already runs this program; it is left running, untouched"))]
                 + finish(.success(.upToDate(.verified)))
         }
-        var check = ProgramCheck(image: image, program: program, family: family, settings: settings,
-                                 start: .restart, knownComplete: false)
+        var check = ProgramCheck(
+            image: image, program: program, family: family, settings: settings,
+            start: .restart, knownComplete: false)
         let actions = check.begin(now: now)
         stage = .checking(check, after: .upToDate)
         return [.report(.note("the board already holds this program and waits in pairing mode"))] + actions
     }
 
-    private mutating func readerFinished(_ result: Result<BoardMemoryMap, any Error>,
-                                         reader: MemoryMapReader, now: Duration) -> [FlowAction] {
+    private mutating func readerFinished(
+        _ result: Result<BoardMemoryMap, any Error>,
+        reader: MemoryMapReader, now: Duration
+    ) -> [FlowAction] {
         let map: BoardMemoryMap
         switch result {
         case let .failure(error): return finish(.failure(error))
@@ -182,23 +187,33 @@ public struct PartialFlashFlow: FlowMachine {
         if resumePoint != nil, map.mode == .application {
             // Every flash that left something unfinished left `flashIncomplete`, which sends every
             // boot to pairing mode: a board running its program has nothing unfinished.
-            resumeNotes = [.report(.trace("the board runs its program: no earlier write is unfinished")),
-                           .report(.checkpoint(nil))]
+            resumeNotes = [
+                .report(.trace("the board runs its program: no earlier write is unfinished")),
+                .report(.checkpoint(nil))
+            ]
         } else if let point = resumePoint, let program, point.block > 0 || !map.hasProgram {
             switch resumablePlan(point, map: map, program: program) {
             case let .success(plan):
                 self.decision = .partial
-                let words = map.hasProgram
-                    ? Self.partialMessage(program, plan: plan) + "; continuing the unfinished write at block \(point.block + 1)"
+                let words =
+                    map.hasProgram
+                    ? Self.partialMessage(program, plan: plan)
+                        + "; continuing the unfinished write at block \(point.block + 1)"
                     : "the board shows no program since it restarted during this computer's earlier write of this program "
                         + "(its first page was torn then); continuing that write at block \(point.block + 1) "
                         + "in \(Hex.address(point.regionStart))-\(Hex.address(point.regionEnd))"
-                return startWriting(plan: plan, program: program, base: point, from: point.block,
-                                    announce: [.report(.decision(code: map.hasProgram ? "runtime-matches" : "unfinished-write", message: words))],
-                                    now: now)
+                return startWriting(
+                    plan: plan, program: program, base: point, from: point.block,
+                    announce: [
+                        .report(
+                            .decision(code: map.hasProgram ? "runtime-matches" : "unfinished-write", message: words))
+                    ],
+                    now: now)
             case let .failure(why):
-                resumeNotes = [.report(.note("not continuing the earlier unfinished write: \(why); starting over")),
-                               .report(.checkpoint(nil))]
+                resumeNotes = [
+                    .report(.note("not continuing the earlier unfinished write: \(why); starting over")),
+                    .report(.checkpoint(nil))
+                ]
             }
         }
         let decision = PartialFlashDecision(board: map, program: program, family: family)
@@ -209,7 +224,12 @@ public struct PartialFlashFlow: FlowMachine {
                 + finish(.success(.fullRequired(reason)))
         case .upToDate:
             let hash = program?.programHash.hexString ?? "?"
-            let decided = resumeNotes + [.report(.decision(code: "up-to-date", message: "the board already runs this program (program hash \(hash))"))]
+            let decided =
+                resumeNotes + [
+                    .report(
+                        .decision(
+                            code: "up-to-date", message: "the board already runs this program (program hash \(hash))"))
+                ]
             if pauseBeforeWriting {
                 stage = .paused(.upToDate)
                 return decided
@@ -219,8 +239,9 @@ public struct PartialFlashFlow: FlowMachine {
             guard let program else { return finish(.success(.fullRequired(.fileHasNoProgram))) }
             let plan: BlockPlan
             do {
-                plan = try BlockPlan(image: image, program: program, boardRegion: map.program, family: family,
-                                     skipErasedBlocks: settings.skipErasedBlocks, sealProgramHash: settings.sealProgramHash)
+                plan = try BlockPlan(
+                    image: image, program: program, boardRegion: map.program, family: family,
+                    skipErasedBlocks: settings.skipErasedBlocks, sealProgramHash: settings.sealProgramHash)
             } catch {
                 let reason = FullFlashReason.regionDoesNotFit(
                     program: program.region, board: PartialFlashDecision.writableRange(of: map.program, family: family))
@@ -228,9 +249,13 @@ public struct PartialFlashFlow: FlowMachine {
                 return resumeNotes + [.report(.decision(code: reason.code, message: "\(reason) (\(error))"))]
                     + finish(.success(.fullRequired(reason)))
             }
-            return resumeNotes + startWriting(plan: plan, program: program, base: .base(program: program, board: map, plan: plan), from: nil,
-                                              announce: [.report(.decision(code: "runtime-matches", message: Self.partialMessage(program, plan: plan)))],
-                                              now: now)
+            return resumeNotes
+                + startWriting(
+                    plan: plan, program: program, base: .base(program: program, board: map, plan: plan), from: nil,
+                    announce: [
+                        .report(.decision(code: "runtime-matches", message: Self.partialMessage(program, plan: plan)))
+                    ],
+                    now: now)
         }
     }
 
@@ -241,16 +266,21 @@ public struct PartialFlashFlow: FlowMachine {
     }
 
     /// The plan for continuing at `point`, or why that is not possible.
-    private func resumablePlan(_ point: ResumePoint, map: BoardMemoryMap, program: MakeCodeProgram) -> Result<BlockPlan, ResumeRefusal> {
+    private func resumablePlan(_ point: ResumePoint, map: BoardMemoryMap, program: MakeCodeProgram) -> Result<
+        BlockPlan, ResumeRefusal
+    > {
         let plan: BlockPlan
         do {
-            plan = try BlockPlan(image: image, program: program, boardRegion: map.hasProgram ? map.program : point.region,
-                                 family: family, skipErasedBlocks: settings.skipErasedBlocks,
-                                 sealProgramHash: settings.sealProgramHash)
+            plan = try BlockPlan(
+                image: image, program: program, boardRegion: map.hasProgram ? map.program : point.region,
+                family: family, skipErasedBlocks: settings.skipErasedBlocks,
+                sealProgramHash: settings.sealProgramHash)
         } catch {
             return .failure(ResumeRefusal("the file's program does not fit the board (\(error))"))
         }
-        let why = map.hasProgram ? point.mismatch(board: map, plan: plan, program: program)
+        let why =
+            map.hasProgram
+            ? point.mismatch(board: map, plan: plan, program: program)
             : point.mismatch(emptyBoard: map, plan: plan, program: program)
         if let why { return .failure(ResumeRefusal(why)) }
         return .success(plan)
@@ -259,8 +289,10 @@ public struct PartialFlashFlow: FlowMachine {
     /// Makes the writer for `plan` and starts it, or, with `pauseBeforeWriting`, parks it until
     /// `resume(now:)`. `announce` (the decision) is reported just before the first write, so a
     /// caller that decides otherwise at the pause never sees a partial decision.
-    private mutating func startWriting(plan: BlockPlan, program: MakeCodeProgram, base: ResumePoint, from block: Int?,
-                                       announce: [FlowAction], now: Duration) -> [FlowAction] {
+    private mutating func startWriting(
+        plan: BlockPlan, program: MakeCodeProgram, base: ResumePoint, from block: Int?,
+        announce: [FlowAction], now: Duration
+    ) -> [FlowAction] {
         self.plan = plan
         var writer = PartialFlashWriter(plan: plan, program: program, settings: settings)
         writer.checkpointBase = base
@@ -272,7 +304,8 @@ public struct PartialFlashFlow: FlowMachine {
     }
 
     /// Writes with `writer`; a board that runs its program is restarted into pairing mode first.
-    private mutating func switchThenWrite(_ writer: PartialFlashWriter, from block: Int?, now: Duration) -> [FlowAction] {
+    private mutating func switchThenWrite(_ writer: PartialFlashWriter, from block: Int?, now: Duration) -> [FlowAction]
+    {
         guard let map = boardMap, map.mode == .application, settings.switchToPairingMode else {
             return begin(writer, from: block, now: now)
         }
@@ -300,16 +333,19 @@ public struct PartialFlashFlow: FlowMachine {
                 return finish(.success(.flashed(stats: stats)))
             }
             // Every block was acknowledged: the flash holds the whole program.
-            var check = ProgramCheck(image: image, program: program, family: family, settings: settings, start: .restarted,
-                                     knownComplete: true, acceptedHashes: boardMap.map { [$0.program.hash] } ?? [])
+            var check = ProgramCheck(
+                image: image, program: program, family: family, settings: settings, start: .restarted,
+                knownComplete: true, acceptedHashes: boardMap.map { [$0.program.hash] } ?? [])
             let actions = check.begin(now: now)
             stage = .checking(check, after: .written(stats))
             return actions
         }
     }
 
-    private mutating func checkFinished(_ result: Result<ProgramCheckResult, any Error>, after: AfterCheck,
-                                        now: Duration) -> [FlowAction] {
+    private mutating func checkFinished(
+        _ result: Result<ProgramCheckResult, any Error>, after: AfterCheck,
+        now: Duration
+    ) -> [FlowAction] {
         let found: ProgramCheckResult
         switch result {
         case let .failure(error): return finish(.failure(error))
@@ -345,8 +381,9 @@ public struct PartialFlashFlow: FlowMachine {
         rewroteIncompleteProgram = true
         let plan: BlockPlan
         do {
-            plan = try BlockPlan(image: image, program: program, boardRegion: map.program, family: family,
-                                 skipErasedBlocks: settings.skipErasedBlocks, sealProgramHash: settings.sealProgramHash)
+            plan = try BlockPlan(
+                image: image, program: program, boardRegion: map.program, family: family,
+                skipErasedBlocks: settings.skipErasedBlocks, sealProgramHash: settings.sealProgramHash)
         } catch {
             let reason = FullFlashReason.regionDoesNotFit(
                 program: program.region, board: PartialFlashDecision.writableRange(of: map.program, family: family))
@@ -356,7 +393,8 @@ public struct PartialFlashFlow: FlowMachine {
         self.decision = .partial
         var writer = PartialFlashWriter(plan: plan, program: program, settings: settings)
         writer.checkpointBase = .base(program: program, board: map, plan: plan)
-        let words = "the board reports this program but came back in pairing mode after a restart: a flash that was not "
+        let words =
+            "the board reports this program but came back in pairing mode after a restart: a flash that was not "
             + "finished left its mark (flashIncomplete), and the program hash sits in the first page such a flash writes, "
             + "so the program may be incomplete; writing all of it again: \(plan.blockCount) blocks"
         // `ProgramCheck` read the board last, ending with REGION_INFO 2.

@@ -86,15 +86,17 @@ public struct PartialFlashSettings: Sendable, Equatable {
     /// flash never leaves the board reporting the new program's hash. Default true.
     public var sealProgramHash: Bool
 
-    public init(answerTimeout: Duration = .seconds(2), requestAttempts: Int = 3,
-                switchToPairingMode: Bool = true, modeSwitchLimit: Int = 2,
-                rebootTimeout: Duration = .seconds(10), reconnectDelay: Duration = .seconds(1),
-                reconnectAttempts: Int = 3, reconnectLimit: Int = 3,
-                blockTimeout: Duration = .seconds(1), blockRetryLimit: Int = 5, runRetryLimit: Int = 50,
-                deadlineBase: Duration = .seconds(30), deadlinePerBlock: Duration = .milliseconds(250),
-                skipErasedBlocks: Bool = true, verifyAfterFlash: Bool = true,
-                settleTime: Duration = .milliseconds(500), sealProgramHash: Bool = true,
-                restartWindow: Duration = .seconds(10), pageRewriteLimit: Int = 2) {
+    public init(
+        answerTimeout: Duration = .seconds(2), requestAttempts: Int = 3,
+        switchToPairingMode: Bool = true, modeSwitchLimit: Int = 2,
+        rebootTimeout: Duration = .seconds(10), reconnectDelay: Duration = .seconds(1),
+        reconnectAttempts: Int = 3, reconnectLimit: Int = 3,
+        blockTimeout: Duration = .seconds(1), blockRetryLimit: Int = 5, runRetryLimit: Int = 50,
+        deadlineBase: Duration = .seconds(30), deadlinePerBlock: Duration = .milliseconds(250),
+        skipErasedBlocks: Bool = true, verifyAfterFlash: Bool = true,
+        settleTime: Duration = .milliseconds(500), sealProgramHash: Bool = true,
+        restartWindow: Duration = .seconds(10), pageRewriteLimit: Int = 2
+    ) {
         self.restartWindow = restartWindow
         self.pageRewriteLimit = max(0, pageRewriteLimit)
         self.answerTimeout = answerTimeout

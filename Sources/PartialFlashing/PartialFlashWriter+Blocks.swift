@@ -10,8 +10,10 @@ extension PartialFlashWriter {
         return (0..<4).map { k in
             let start = k * 16
             let data = Array(block.data[start..<(start + 16)])
-            return PartialFlashingRequest.flashData(offsetField: offsets[k], packetNumber: first &+ UInt8(k),
-                                                    data: data).bytes
+            return PartialFlashingRequest.flashData(
+                offsetField: offsets[k], packetNumber: first &+ UInt8(k),
+                data: data
+            ).bytes
         }
     }
 
@@ -23,8 +25,12 @@ extension PartialFlashWriter {
         writeFailure = nil
         lateAnswerPending = false
         state = .awaitingAck
-        var actions: [FlowAction] = [.report(.trace(
-            "block \(index + 1)/\(plan.blockCount) at \(Hex.address(block.address)), packets \(first)-\(first &+ 3)"))]
+        var actions: [FlowAction] = [
+            .report(
+                .trace(
+                    "block \(index + 1)/\(plan.blockCount) at \(Hex.address(block.address)), packets \(first)-\(first &+ 3)"
+                ))
+        ]
         for bytes in packets(of: block, from: first) {
             actions.append(.report(.trace("→ \(Hex.bytes(bytes, separator: " "))")))
             actions.append(.write(characteristic, bytes, .command))
@@ -41,15 +47,19 @@ extension PartialFlashWriter {
         state = .syncing(attempt: attempt)
         outOfOrderSeen = false
         let bytes = PartialFlashingRequest.regionInfo(2).bytes
-        return [.report(.trace("→ \(Hex.bytes(bytes, separator: " ")) (resynchronise packet numbers)")),
-                .write(characteristic, bytes, .command), arm(PartialFlashTimer.answer, settings.answerTimeout)]
+        return [
+            .report(.trace("→ \(Hex.bytes(bytes, separator: " ")) (resynchronise packet numbers)")),
+            .write(characteristic, bytes, .command), arm(PartialFlashTimer.answer, settings.answerTimeout)
+        ]
     }
 
     mutating func sendEndOfTransmission(sends: Int) -> [FlowAction] {
         state = .ending(sends: sends)
         let bytes = PartialFlashingRequest.endOfTransmission.bytes
-        return [.report(.phase(.reset)), .report(.trace("→ \(Hex.bytes(bytes, separator: " ")) (end of transmission)")),
-                .write(characteristic, bytes, .command), arm(PartialFlashTimer.reboot, settings.rebootTimeout)]
+        return [
+            .report(.phase(.reset)), .report(.trace("→ \(Hex.bytes(bytes, separator: " ")) (end of transmission)")),
+            .write(characteristic, bytes, .command), arm(PartialFlashTimer.reboot, settings.rebootTimeout)
+        ]
     }
 
     // MARK: - Answers
@@ -76,7 +86,7 @@ extension PartialFlashWriter {
         case (.writeFail, .awaitingAck):
             return [trace] + outOfOrder()
         case (.writeSuccess, .probing), (.writeFail, .probing), (.writeSuccess, .settling), (.writeFail, .settling),
-             (.writeSuccess, .syncing), (.writeFail, .syncing):
+            (.writeSuccess, .syncing), (.writeFail, .syncing):
             return [trace] + answerWhileRecovering(notification)
         case (.status, .probing):
             return [trace] + probeAnswered()
@@ -101,7 +111,8 @@ extension PartialFlashWriter {
         blockRetries = 0
         outOfOrderSeen = false
         lastProblem = nil
-        let report = [FlowAction.report(.progress(done: progress - range.lowerBound, total: range.count, unit: .blocks))]
+        let report =
+            [FlowAction.report(.progress(done: progress - range.lowerBound, total: range.count, unit: .blocks))]
             + checkpoint()
         if index == range.upperBound { return timer + report + sendEndOfTransmission(sends: 1) }
         if index == plan.sealIndex {
@@ -127,14 +138,22 @@ extension PartialFlashWriter {
             // complete on the board with its flash event pending, which REGION_INFO must not
             // overtake. So the same recovery as after a timeout: the resend may still answer.
             lateAnswerPending = true
-            return timer + [.report(.retry("block \(index + 1) at \(address): out of order again; checking that the "
-                                           + "board has every write, then resynchronising"))]
+            return timer + [
+                .report(
+                    .retry(
+                        "block \(index + 1) at \(address): out of order again; checking that the "
+                            + "board has every write, then resynchronising"))
+            ]
                 + probe(attempt: 1)
         }
         outOfOrderSeen = true
         let next = group &+ 4
-        return timer + [.report(.retry("block \(index + 1) at \(address): packet out of order; resending as "
-                                       + "packets \(next)-\(next &+ 3)"))]
+        return timer + [
+            .report(
+                .retry(
+                    "block \(index + 1) at \(address): packet out of order; resending as "
+                        + "packets \(next)-\(next &+ 3)"))
+        ]
             + sendBlock(from: next)
     }
 

@@ -15,8 +15,12 @@ extension PartialFlashWriter {
             // A lost 4th packet, a lost block, a lost `01 FF` or `01 AA`, or an answer still on its
             // way: the same recovery for all (see `PartialFlashWriter`).
             lateAnswerPending = true
-            return [.report(.retry("block \(index + 1) at \(address): \(problem); checking that the board "
-                                   + "has every write, then resynchronising"))]
+            return [
+                .report(
+                    .retry(
+                        "block \(index + 1) at \(address): \(problem); checking that the board "
+                            + "has every write, then resynchronising"))
+            ]
                 + probe(attempt: 1)
         case let .probing(attempt):
             guard attempt < settings.requestAttempts else {
@@ -25,7 +29,8 @@ extension PartialFlashWriter {
             }
             return [.report(.retry("no answer to STATUS; asking again"))] + probe(attempt: attempt + 1)
         case .settling:
-            return [.report(.trace("the board had \(settings.settleTime.shortText) to finish the block"))] + resync(attempt: 1)
+            return [.report(.trace("the board had \(settings.settleTime.shortText) to finish the block"))]
+                + resync(attempt: 1)
         case let .syncing(attempt):
             guard attempt < settings.requestAttempts else {
                 lastProblem = .noResyncAnswer(settings.answerTimeout)
@@ -51,8 +56,10 @@ extension PartialFlashWriter {
     mutating func probe(attempt: Int) -> [FlowAction] {
         state = .probing(attempt: attempt)
         let bytes = PartialFlashingRequest.status.bytes
-        return [.report(.trace("→ \(Hex.bytes(bytes, separator: " ")) (has the board every write?)")),
-                .write(characteristic, bytes, .command), arm(PartialFlashTimer.answer, settings.answerTimeout)]
+        return [
+            .report(.trace("→ \(Hex.bytes(bytes, separator: " ")) (has the board every write?)")),
+            .write(characteristic, bytes, .command), arm(PartialFlashTimer.answer, settings.answerTimeout)
+        ]
     }
 
     /// STATUS answered: the barrier may go once no flash event can be pending. It can be only
@@ -61,8 +68,12 @@ extension PartialFlashWriter {
         let timer = disarm()
         guard lateAnswerPending, settings.settleTime > .zero else { return timer + resync(attempt: 1) }
         state = .settling
-        return timer + [.report(.trace("no answer to block \(index + 1) yet: giving the board "
-                                       + "\(settings.settleTime.shortText) to finish it"))]
+        return timer + [
+            .report(
+                .trace(
+                    "no answer to block \(index + 1) yet: giving the board "
+                        + "\(settings.settleTime.shortText) to finish it"))
+        ]
             + [arm(PartialFlashTimer.settle, settings.settleTime)]
     }
 
@@ -80,8 +91,10 @@ extension PartialFlashWriter {
         }
         lateAnswerPending = false
         let what = answer == .writeSuccess ? "written" : "dropped (01 AA)"
-        let note = FlowAction.report(.trace("the late answer to block \(index + 1): \(what); it is sent again after "
-                                            + "the resynchronisation all the same"))
+        let note = FlowAction.report(
+            .trace(
+                "the late answer to block \(index + 1): \(what); it is sent again after "
+                    + "the resynchronisation all the same"))
         guard state == .settling else { return [note] }
         // The board finished the block: nothing is pending, the barrier may go now.
         return [note] + disarm() + resync(attempt: 1)
@@ -109,8 +122,10 @@ extension PartialFlashWriter {
             if unaccountedAnswers > 0 { return timer + fail(.unaccountedAnswers(count: unaccountedAnswers)) }
             outcome = .success(stats)
             state = .finished
-            return timer + [.report(.trace("the link dropped after END_OF_TRANSMISSION: \(reason)")),
-                            .cancelTimer(PartialFlashTimer.deadline), .finish]
+            return timer + [
+                .report(.trace("the link dropped after END_OF_TRANSMISSION: \(reason)")),
+                .cancelTimer(PartialFlashTimer.deadline), .finish
+            ]
         default:
             return []
         }
@@ -132,9 +147,10 @@ extension PartialFlashWriter {
         // burning identical data over identical data changes nothing. Once the program hash may
         // be written, `rewindTarget` goes back to the first block instead (see there).
         let (resume, why) = rewindTarget(for: index)
-        let note = FlowAction.report(.trace(
-            "connected again; resuming at block \(resume + 1) (\(Hex.address(plan.blocks[resume].address))): \(why), "
-                + "for block \(index + 1)"))
+        let note = FlowAction.report(
+            .trace(
+                "connected again; resuming at block \(resume + 1) (\(Hex.address(plan.blocks[resume].address))): \(why), "
+                    + "for block \(index + 1)"))
         index = resume
         return [note, .subscribe(characteristic)] + resync(attempt: 1)
     }

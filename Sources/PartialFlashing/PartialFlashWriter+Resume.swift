@@ -48,8 +48,12 @@ extension PartialFlashWriter {
         stats.blocks = rest.count
         stats.bytes = rest.count * Int(BlockPlan.blockSize)
         stats.pages = rest.reduce(0) { $0 + ($1.opensPage ? 1 : 0) }
-        return [.report(.note("continuing the unfinished write at block \(start + 1) of \(plan.blockCount) "
-                              + "(\(Hex.address(plan.blocks[start].address))): \(start) blocks were written before"))]
+        return [
+            .report(
+                .note(
+                    "continuing the unfinished write at block \(start + 1) of \(plan.blockCount) "
+                        + "(\(Hex.address(plan.blocks[start].address))): \(start) blocks were written before"))
+        ]
     }
 
     /// A checkpoint when the block a later run would continue from moved (nothing when it did not).

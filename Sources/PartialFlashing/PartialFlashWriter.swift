@@ -32,9 +32,11 @@ public struct PartialFlashStats: Sendable, Equatable, Codable {
     /// board that came back in pairing mode; their blocks and bytes are counted above.
     public var pageRewrites: Int
 
-    public init(blocks: Int = 0, bytes: Int = 0, pages: Int = 0, skippedBlocks: Int = 0, retries: Int = 0,
-                resyncs: Int = 0, reconnects: Int = 0, verified: Bool = false, unverifiedReason: String? = nil,
-                resumedAtBlock: Int? = nil, pageRewrites: Int = 0) {
+    public init(
+        blocks: Int = 0, bytes: Int = 0, pages: Int = 0, skippedBlocks: Int = 0, retries: Int = 0,
+        resyncs: Int = 0, reconnects: Int = 0, verified: Bool = false, unverifiedReason: String? = nil,
+        resumedAtBlock: Int? = nil, pageRewrites: Int = 0
+    ) {
         self.resumedAtBlock = resumedAtBlock
         self.unverifiedReason = unverifiedReason
         self.pageRewrites = pageRewrites
@@ -258,9 +260,10 @@ public struct PartialFlashWriter: FlowMachine {
         self.settings = settings
         self.recovery = LinkRecovery(settings: settings)
         let blocks = plan.blocks[range]
-        self.stats = PartialFlashStats(blocks: blocks.count, bytes: blocks.count * Int(BlockPlan.blockSize),
-                                       pages: blocks.reduce(0) { $0 + ($1.opensPage ? 1 : 0) },
-                                       skippedBlocks: range.count == plan.blockCount ? plan.skippedBlocks : 0)
+        self.stats = PartialFlashStats(
+            blocks: blocks.count, bytes: blocks.count * Int(BlockPlan.blockSize),
+            pages: blocks.reduce(0) { $0 + ($1.opensPage ? 1 : 0) },
+            skippedBlocks: range.count == plan.blockCount ? plan.skippedBlocks : 0)
         self.index = range.lowerBound
         self.progress = range.lowerBound
     }
@@ -312,11 +315,14 @@ public struct PartialFlashWriter: FlowMachine {
     }
 
     private mutating func opening() -> [FlowAction] {
-        let what = rewritesOnePage
+        let what =
+            rewritesOnePage
             ? "rewriting the page at \(Hex.address(plan.blocks[range.lowerBound].address)) as it is (\(range.count) blocks), "
                 + "then END_OF_TRANSMISSION, to clear the mark of an unfinished flash"
             : "writing \(plan.blockCount) blocks (\(plan.byteCount) bytes, \(plan.pagesOpened) pages)"
-        return [.report(.phase(.partial)), .report(.note(what)),
-                .startTimer(PartialFlashTimer.deadline, settings.deadline(blocks: range.count))]
+        return [
+            .report(.phase(.partial)), .report(.note(what)),
+            .startTimer(PartialFlashTimer.deadline, settings.deadline(blocks: range.count))
+        ]
     }
 }

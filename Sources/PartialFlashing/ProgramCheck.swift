@@ -99,8 +99,11 @@ public struct ProgramCheck: FlowMachine {
     ///   - acceptedHashes: program hashes a board in pairing mode may report besides the
     ///     program's before its page is rewritten: the hash it reported before this computer's
     ///     write, which its memory map keeps until it boots again (the map is read at boot).
-    public init(image: MemoryImage, program: MakeCodeProgram, family: ChipFamily, settings: PartialFlashSettings = PartialFlashSettings(),
-                start: Start, knownComplete: Bool, acceptedHashes: [[UInt8]] = []) {
+    public init(
+        image: MemoryImage, program: MakeCodeProgram, family: ChipFamily,
+        settings: PartialFlashSettings = PartialFlashSettings(),
+        start: Start, knownComplete: Bool, acceptedHashes: [[UInt8]] = []
+    ) {
         self.image = image
         self.program = program
         self.family = family
@@ -125,9 +128,12 @@ public struct ProgramCheck: FlowMachine {
         case .restart:
             state = .awaitingDrop
             let bytes = PartialFlashingRequest.reset(.application).bytes
-            return opening + [.report(.note("restarting the board into its program")),
-                              .report(.trace("→ \(Hex.bytes(bytes, separator: " "))")), .write(KnownGATT.partialFlashing, bytes, .command),
-                              .startTimer(PartialFlashTimer.reboot, settings.rebootTimeout)]
+            return opening + [
+                .report(.note("restarting the board into its program")),
+                .report(.trace("→ \(Hex.bytes(bytes, separator: " "))")),
+                .write(KnownGATT.partialFlashing, bytes, .command),
+                .startTimer(PartialFlashTimer.reboot, settings.rebootTimeout)
+            ]
         }
     }
 
@@ -150,14 +156,19 @@ public struct ProgramCheck: FlowMachine {
         case .awaitingDrop, .closingLink:
             switch event {
             case let .disconnected(reason):
-                return [.cancelTimer(PartialFlashTimer.reboot), .report(.trace("the board restarts: \(reason)"))] + connectAgain(now: now)
+                return [.cancelTimer(PartialFlashTimer.reboot), .report(.trace("the board restarts: \(reason)"))]
+                    + connectAgain(now: now)
             case .timerFired(PartialFlashTimer.reboot):
                 if case .awaitingDrop = state {
                     state = .closingLink
-                    return [.report(.trace("no disconnect within \(settings.rebootTimeout.shortText); closing the link")),
-                            .disconnect, .startTimer(PartialFlashTimer.reboot, settings.rebootTimeout)]
+                    return [
+                        .report(.trace("no disconnect within \(settings.rebootTimeout.shortText); closing the link")),
+                        .disconnect, .startTimer(PartialFlashTimer.reboot, settings.rebootTimeout)
+                    ]
                 }
-                return fail(PartialFlashError.rebootNotObserved(after: start == .restart ? "FF 01" : "the update", waited: settings.rebootTimeout))
+                return fail(
+                    PartialFlashError.rebootNotObserved(
+                        after: start == .restart ? "FF 01" : "the update", waited: settings.rebootTimeout))
             default:
                 return []
             }
@@ -171,8 +182,12 @@ public struct ProgramCheck: FlowMachine {
                     return [.cancelTimer(PartialFlashTimer.restartWindow)] + unreachable()
                 }
                 state = .connecting(attempts: attempts + 1, windowEnds: windowEnds)
-                return [.report(.retry("connecting failed (\(error)); attempt \(attempts + 1) of \(settings.reconnectAttempts)")),
-                        .connect(after: settings.reconnectDelay, to: .application)]
+                return [
+                    .report(
+                        .retry("connecting failed (\(error)); attempt \(attempts + 1) of \(settings.reconnectAttempts)")
+                    ),
+                    .connect(after: settings.reconnectDelay, to: .application)
+                ]
             case .timerFired(PartialFlashTimer.restartWindow):
                 return unreachable()
             default:
@@ -189,8 +204,10 @@ public struct ProgramCheck: FlowMachine {
         state = .connecting(attempts: 1, windowEnds: now + settings.restartWindow)
         // The board restarts into its program (or pairing mode), at its application's address:
         // after a Nordic DFU the last link was to the bootloader, which may be at the next one.
-        return [.startTimer(PartialFlashTimer.restartWindow, settings.restartWindow),
-                .connect(after: settings.rebootReconnectDelay, to: .application)]
+        return [
+            .startTimer(PartialFlashTimer.restartWindow, settings.restartWindow),
+            .connect(after: settings.rebootReconnectDelay, to: .application)
+        ]
     }
 
     private mutating func read(_ info: ConnectionInfo, now: Duration) -> [FlowAction] {
@@ -206,7 +223,8 @@ public struct ProgramCheck: FlowMachine {
         let map: BoardMemoryMap
         switch result {
         case let .failure(error):
-            let why = (error as? PartialFlashError) == .serviceMissing
+            let why =
+                (error as? PartialFlashError) == .serviceMissing
                 ? "after its restart the board offers no partial-flashing service, so what it runs cannot be read"
                 : "the board was reached after its restart, but could not be read: \(error)"
             return finish(.unverified(why, rewrites: rewrites))
@@ -216,17 +234,29 @@ public struct ProgramCheck: FlowMachine {
         let reportsProgram = sameRuntime && map.program.hash == program.programHash
         if map.mode == .application {
             guard reportsProgram else { return fail(mismatch(map)) }
-            return [.report(.trace("verified: application mode, program \(map.program.hash.hexString) at "
-                                   + "\(Hex.address(map.program.start))"))] + finish(.verified(map, rewrites: rewrites))
+            return [
+                .report(
+                    .trace(
+                        "verified: application mode, program \(map.program.hash.hexString) at "
+                            + "\(Hex.address(map.program.start))"))
+            ] + finish(.verified(map, rewrites: rewrites))
         }
         guard knownComplete else {
             guard reportsProgram else { return fail(mismatch(map)) }
-            return [.report(.note("the board came back in pairing mode: an unfinished flash left its mark "
-                                  + "(flashIncomplete), so its program may be incomplete"))] + finish(.flashIncomplete(map))
+            return [
+                .report(
+                    .note(
+                        "the board came back in pairing mode: an unfinished flash left its mark "
+                            + "(flashIncomplete), so its program may be incomplete"))
+            ] + finish(.flashIncomplete(map))
         }
-        guard sameRuntime, reportsProgram || acceptedHashes.contains(map.program.hash) else { return fail(mismatch(map)) }
+        guard sameRuntime, reportsProgram || acceptedHashes.contains(map.program.hash) else {
+            return fail(mismatch(map))
+        }
         let done = rewrites?.pageRewrites ?? 0
-        guard done < settings.pageRewriteLimit else { return fail(PartialFlashError.staysInPairingMode(rewrites: done)) }
+        guard done < settings.pageRewriteLimit else {
+            return fail(PartialFlashError.staysInPairingMode(rewrites: done))
+        }
         return rewrite(map, now: now)
     }
 
@@ -234,16 +264,19 @@ public struct ProgramCheck: FlowMachine {
     private mutating func rewrite(_ map: BoardMemoryMap, now: Duration) -> [FlowAction] {
         let plan: BlockPlan
         do {
-            plan = try BlockPlan(image: image, program: program, boardRegion: map.program, family: family,
-                                 skipErasedBlocks: settings.skipErasedBlocks, sealProgramHash: settings.sealProgramHash)
+            plan = try BlockPlan(
+                image: image, program: program, boardRegion: map.program, family: family,
+                skipErasedBlocks: settings.skipErasedBlocks, sealProgramHash: settings.sealProgramHash)
         } catch {
             return fail(error)
         }
         var writer = PartialFlashWriter(rewritingPageOf: plan, settings: settings)
         writer.checkpointBase = .base(program: program, board: map, plan: plan)
-        let note = FlowAction.report(.note("the board is in pairing mode because a flash was not finished (flashIncomplete); "
-                                           + "its flash holds the whole program, so one page is written again as it is "
-                                           + "and the flash is ended"))
+        let note = FlowAction.report(
+            .note(
+                "the board is in pairing mode because a flash was not finished (flashIncomplete); "
+                    + "its flash holds the whole program, so one page is written again as it is "
+                    + "and the flash is ended"))
         // The reader's last request was REGION_INFO 2: the board's counters are at 0.
         let actions = writer.beginAfterRegionInfo(now: now)
         state = .rewriting(writer)
@@ -251,7 +284,8 @@ public struct ProgramCheck: FlowMachine {
         return [note] + actions.filter { $0 != .finish } + rewriteFinished(result, now: now)
     }
 
-    private mutating func rewriteFinished(_ result: Result<PartialFlashStats, any Error>, now: Duration) -> [FlowAction] {
+    private mutating func rewriteFinished(_ result: Result<PartialFlashStats, any Error>, now: Duration) -> [FlowAction]
+    {
         switch result {
         case let .failure(error):
             outcome = .failure(error)
@@ -268,14 +302,16 @@ public struct ProgramCheck: FlowMachine {
 
     private mutating func unreachable() -> [FlowAction] {
         let last = lastConnectError.map { " (last attempt: \($0))" } ?? ""
-        let why = "the board did not accept a connection within \(settings.restartWindow.shortText) of its restart\(last): "
+        let why =
+            "the board did not accept a connection within \(settings.restartWindow.shortText) of its restart\(last): "
             + "it does not advertise, which a board in pairing mode does, so most likely its program keeps Bluetooth off "
             + "in application mode (MakeCode programs without the Bluetooth extension), or it is out of range"
         return [.report(.note("not read back: " + why))] + finish(.unverified(why, rewrites: rewrites))
     }
 
     private func mismatch(_ map: BoardMemoryMap) -> PartialFlashError {
-        .verificationFailed(expectedStart: program.magicAddress, expectedHash: program.programHash, reported: map.program)
+        .verificationFailed(
+            expectedStart: program.magicAddress, expectedHash: program.programHash, reported: map.program)
     }
 
     private mutating func finish(_ result: ProgramCheckResult) -> [FlowAction] {

@@ -12,17 +12,20 @@ extension ResumePoint {
         if let first, first.address == program.magicAddress, hashAt + 8 <= first.data.count {
             whileWriting = Array(first.data[hashAt..<(hashAt + 8)])
         }
-        return ResumePoint(programHash: program.programHash.hexString, runtimeHash: board.runtime.hash.hexString,
-                           regionStart: board.program.start, regionEnd: board.program.end,
-                           hashWhileWriting: whileWriting.hexString, blockCount: plan.blockCount, block: 0,
-                           address: first?.address ?? 0, acknowledged: 0)
+        return ResumePoint(
+            programHash: program.programHash.hexString, runtimeHash: board.runtime.hash.hexString,
+            regionStart: board.program.start, regionEnd: board.program.end,
+            hashWhileWriting: whileWriting.hexString, blockCount: plan.blockCount, block: 0,
+            address: first?.address ?? 0, acknowledged: 0)
     }
 
     /// Why this point cannot be continued on a board that reported `board`, writing `plan` of
     /// `program`; nil when it can. Anything the board shows that an unfinished write of this
     /// program would not leave there makes the point useless.
     public func mismatch(board: BoardMemoryMap, plan: BlockPlan, program: MakeCodeProgram) -> String? {
-        guard version == Self.currentVersion else { return "it was saved in format \(version), this tool reads \(Self.currentVersion)" }
+        guard version == Self.currentVersion else {
+            return "it was saved in format \(version), this tool reads \(Self.currentVersion)"
+        }
         guard programHash == program.programHash.hexString else {
             return "it belongs to another program (\(programHash), the file's is \(program.programHash.hexString))"
         }
@@ -30,7 +33,8 @@ extension ResumePoint {
             return "the board's runtime is \(board.runtime.hash.hexString), the saved write was for \(runtimeHash)"
         }
         guard board.program.start == regionStart, board.program.end == regionEnd else {
-            return "the board's program region is \(Hex.address(board.program.start))-\(Hex.address(board.program.end)), "
+            return
+                "the board's program region is \(Hex.address(board.program.start))-\(Hex.address(board.program.end)), "
                 + "the saved write was for \(Hex.address(regionStart))-\(Hex.address(regionEnd))"
         }
         let reported = board.program.hash.hexString
@@ -40,10 +44,11 @@ extension ResumePoint {
             return "the board reports program hash \(reported), an unfinished write leaves \(hashWhileWriting) there"
         }
         guard blockCount == plan.blockCount, block >= 0, block < plan.blockCount,
-              plan.blocks[block].address == address, plan.blocks[block].opensPage,
-              acknowledged >= block, acknowledged <= plan.blockCount
+            plan.blocks[block].address == address, plan.blocks[block].opensPage,
+            acknowledged >= block, acknowledged <= plan.blockCount
         else {
-            return "it does not fit this file's plan of \(plan.blockCount) blocks (saved: block \(block + 1) of \(blockCount) "
+            return
+                "it does not fit this file's plan of \(plan.blockCount) blocks (saved: block \(block + 1) of \(blockCount) "
                 + "at \(Hex.address(address)))"
         }
         return nil
@@ -67,12 +72,15 @@ extension ResumePoint {
     ///   all its blocks were acknowledged), so the write continues at `block` like any other.
     /// The check after END_OF_TRANSMISSION reads the new memory map the board derives at its reboot.
     public func mismatch(emptyBoard board: BoardMemoryMap, plan: BlockPlan, program: MakeCodeProgram) -> String? {
-        guard version == Self.currentVersion else { return "it was saved in format \(version), this tool reads \(Self.currentVersion)" }
+        guard version == Self.currentVersion else {
+            return "it was saved in format \(version), this tool reads \(Self.currentVersion)"
+        }
         guard programHash == program.programHash.hexString, runtimeHash == program.runtimeHash.hexString else {
             return "it belongs to another program or runtime (\(programHash), runtime \(runtimeHash))"
         }
         guard blockCount == plan.blockCount, plan.blocks.indices.contains(block), plan.blocks[block].address == address,
-              plan.blocks[block].opensPage, board.protocolVersion == 1, regionStart == program.magicAddress else {
+            plan.blocks[block].opensPage, board.protocolVersion == 1, regionStart == program.magicAddress
+        else {
             return "it does not fit this file's plan of \(plan.blockCount) blocks"
         }
         return nil

@@ -71,8 +71,9 @@ public enum PartialFlashingRequest: Sendable, Equatable {
             self = .regionInfo(bytes[1])
         case 0x01:
             guard bytes.count == 20 else { throw FrameError.badLength(type: type, expected: 20, got: bytes.count) }
-            self = .flashData(offsetField: UInt16(bytes[1]) << 8 | UInt16(bytes[2]), packetNumber: bytes[3],
-                              data: Array(bytes[4..<20]))
+            self = .flashData(
+                offsetField: UInt16(bytes[1]) << 8 | UInt16(bytes[2]), packetNumber: bytes[3],
+                data: Array(bytes[4..<20]))
         case 0x02:
             guard bytes.count == 1 else { throw FrameError.badLength(type: type, expected: 1, got: bytes.count) }
             self = .endOfTransmission
@@ -131,8 +132,10 @@ public enum PartialFlashingNotification: Sendable, Equatable {
         switch type {
         case 0x00:
             guard bytes.count == 18 else { throw FrameError.badLength(type: type, expected: 18, got: bytes.count) }
-            self = .regionInfo(RegionInfo(id: bytes[1], start: UInt32(bigEndianBytes: bytes[2..<6]),
-                                          end: UInt32(bigEndianBytes: bytes[6..<10]), hash: Array(bytes[10..<18])))
+            self = .regionInfo(
+                RegionInfo(
+                    id: bytes[1], start: UInt32(bigEndianBytes: bytes[2..<6]),
+                    end: UInt32(bigEndianBytes: bytes[6..<10]), hash: Array(bytes[10..<18])))
         case 0x01:
             guard bytes.count == 2 else { throw FrameError.badLength(type: type, expected: 2, got: bytes.count) }
             switch bytes[1] {
@@ -151,7 +154,9 @@ public enum PartialFlashingNotification: Sendable, Equatable {
 }
 
 extension UInt32 {
-    var bigEndianBytes: [UInt8] { [UInt8(self >> 24), UInt8(self >> 16 & 0xFF), UInt8(self >> 8 & 0xFF), UInt8(self & 0xFF)] }
+    var bigEndianBytes: [UInt8] {
+        [UInt8(self >> 24), UInt8(self >> 16 & 0xFF), UInt8(self >> 8 & 0xFF), UInt8(self & 0xFF)]
+    }
     init(bigEndianBytes b: ArraySlice<UInt8>) {
         self = b.reduce(0) { $0 << 8 | UInt32($1) }
     }

@@ -17,8 +17,10 @@ public struct ImageSlotState: Sendable, Hashable {
     public var active: Bool
     public var permanent: Bool
 
-    public init(image: Int? = nil, slot: Int, version: String, hash: [UInt8]?, bootable: Bool = false,
-                pending: Bool = false, confirmed: Bool = false, active: Bool = false, permanent: Bool = false) {
+    public init(
+        image: Int? = nil, slot: Int, version: String, hash: [UInt8]?, bootable: Bool = false,
+        pending: Bool = false, confirmed: Bool = false, active: Bool = false, permanent: Bool = false
+    ) {
         self.image = image
         self.slot = slot
         self.version = version
@@ -32,10 +34,12 @@ public struct ImageSlotState: Sendable, Hashable {
 
     /// The map of this slot; all five flags are always written (Zephyr's non-frugal form).
     public var payload: CBOR {
-        payloadMap([("image", image.map { .int($0) }), ("slot", .int(slot)), ("version", .textString(version)),
-                    ("hash", hash.map { .byteString($0) }), ("bootable", .boolean(bootable)),
-                    ("pending", .boolean(pending)), ("confirmed", .boolean(confirmed)),
-                    ("active", .boolean(active)), ("permanent", .boolean(permanent))])
+        payloadMap([
+            ("image", image.map { .int($0) }), ("slot", .int(slot)), ("version", .textString(version)),
+            ("hash", hash.map { .byteString($0) }), ("bootable", .boolean(bootable)),
+            ("pending", .boolean(pending)), ("confirmed", .boolean(confirmed)),
+            ("active", .boolean(active)), ("permanent", .boolean(permanent))
+        ])
     }
 
     public init(payload: CBOR) throws(SMPError) {

@@ -24,8 +24,10 @@ public struct ImageUploadRequest: SMPRequest {
     /// Refuse unless the upload is newer than the running image (`upgrade`); first chunk only.
     public var upgrade: Bool?
 
-    public init(image: Int? = nil, offset: Int, data: [UInt8], length: Int? = nil, sha: [UInt8]? = nil,
-                upgrade: Bool? = nil) {
+    public init(
+        image: Int? = nil, offset: Int, data: [UInt8], length: Int? = nil, sha: [UInt8]? = nil,
+        upgrade: Bool? = nil
+    ) {
         self.image = image
         self.offset = offset
         self.data = data
@@ -35,15 +37,19 @@ public struct ImageUploadRequest: SMPRequest {
     }
 
     /// The first chunk of an upload.
-    public static func first(data: [UInt8], imageLength: Int, sha: [UInt8]?, image: Int? = nil,
-                             upgrade: Bool? = nil) -> ImageUploadRequest {
+    public static func first(
+        data: [UInt8], imageLength: Int, sha: [UInt8]?, image: Int? = nil,
+        upgrade: Bool? = nil
+    ) -> ImageUploadRequest {
         .init(image: image, offset: 0, data: data, length: imageLength, sha: sha, upgrade: upgrade)
     }
 
     public var payload: CBOR {
-        payloadMap([("image", image.map { .int($0) }), ("off", .int(offset)), ("data", .byteString(data)),
-                    ("len", length.map { .int($0) }), ("sha", sha.map { .byteString($0) }),
-                    ("upgrade", upgrade.map { .boolean($0) })])
+        payloadMap([
+            ("image", image.map { .int($0) }), ("off", .int(offset)), ("data", .byteString(data)),
+            ("len", length.map { .int($0) }), ("sha", sha.map { .byteString($0) }),
+            ("upgrade", upgrade.map { .boolean($0) })
+        ])
     }
     public init(payload: CBOR) throws(SMPError) {
         let f = try PayloadFields(payload, message: Self.name + " request")

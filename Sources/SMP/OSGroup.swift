@@ -52,7 +52,9 @@ public struct ResetRequest: SMPRequest {
     }
 
     public var payload: CBOR {
-        payloadMap([("force", force ? Optional(CBOR.unsigned(1)) : nil), ("boot_mode", bootMode.map { .unsigned(UInt64($0)) })])
+        payloadMap([
+            ("force", force ? Optional(CBOR.unsigned(1)) : nil), ("boot_mode", bootMode.map { .unsigned(UInt64($0)) })
+        ])
     }
     public init(payload: CBOR) throws(SMPError) {
         let f = try PayloadFields(payload, message: Self.name + " request")
@@ -60,11 +62,15 @@ public struct ResetRequest: SMPRequest {
         case nil: force = false
         case let .boolean(b)?: force = b
         case let item?:
-            guard let n = item.intValue else { throw .invalidField("force", expected: "an integer or boolean", in: f.message) }
+            guard let n = item.intValue else {
+                throw .invalidField("force", expected: "an integer or boolean", in: f.message)
+            }
             force = n > 0
         }
         let mode = try f.unsigned("boot_mode")
-        guard mode.map({ $0 <= 255 }) ?? true else { throw .invalidField("boot_mode", expected: "0…255", in: f.message) }
+        guard mode.map({ $0 <= 255 }) ?? true else {
+            throw .invalidField("boot_mode", expected: "0…255", in: f.message)
+        }
         bootMode = mode.map { UInt8($0) }
     }
 }
@@ -158,8 +164,10 @@ public struct BootloaderInfoResponse: SMPResponse {
     }
 
     public var payload: CBOR {
-        payloadMap([("bootloader", bootloader.map { .textString($0) }), ("mode", mode.map { .int($0) }),
-                    ("no-downgrade", noDowngrade.map { .boolean($0) })])
+        payloadMap([
+            ("bootloader", bootloader.map { .textString($0) }), ("mode", mode.map { .int($0) }),
+            ("no-downgrade", noDowngrade.map { .boolean($0) })
+        ])
     }
     public init(payload: CBOR) throws(SMPError) {
         let f = try PayloadFields(payload, message: Self.name + " response")

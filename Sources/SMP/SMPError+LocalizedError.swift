@@ -1,11 +1,11 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #elseif canImport(Foundation)
-import Foundation
+    import Foundation
 #endif
 
 #if canImport(FoundationEssentials) || canImport(Foundation)
-extension SMPError: LocalizedError {
-    public var errorDescription: String? { description }
-}
+    extension SMPError: LocalizedError {
+        public var errorDescription: String? { description }
+    }
 #endif

@@ -38,11 +38,14 @@ public enum SMPError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .malformedHeader(why):
             return "malformed SMP header: \(why); the peer may not speak SMP"
         case let .lengthMismatch(declared, actual):
-            return "SMP header declares a \(declared)-byte payload but \(actual) bytes are present; the frame is truncated or has extra bytes"
+            return
+                "SMP header declares a \(declared)-byte payload but \(actual) bytes are present; the frame is truncated or has extra bytes"
         case let .payloadTooLarge(n):
-            return "SMP payload of \(n) bytes does not fit the 16-bit length field (at most 65535); send less data per request"
+            return
+                "SMP payload of \(n) bytes does not fit the 16-bit length field (at most 65535); send less data per request"
         case let .frameTooLarge(declared, limit):
-            return "SMP frame declares \(declared) payload bytes, more than the accepted \(limit); the stream is corrupt or the limit too low"
+            return
+                "SMP frame declares \(declared) payload bytes, more than the accepted \(limit); the stream is corrupt or the limit too low"
         case let .invalidPayload(error):
             return "SMP payload is not valid CBOR: \(error)"
         case let .unexpectedFrame(expected, got):
@@ -56,7 +59,8 @@ public enum SMPError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .groupError(err):
             return "device reported \(err)"
         case let .chunkDoesNotFit(limit, overhead):
-            return "an upload frame limited to \(limit) bytes has no room for data after \(overhead) bytes of header and fields; use a larger MTU or buffer"
+            return
+                "an upload frame limited to \(limit) bytes has no room for data after \(overhead) bytes of header and fields; use a larger MTU or buffer"
         case let .invalidArgument(why):
             return "invalid SMP argument: \(why)"
         }

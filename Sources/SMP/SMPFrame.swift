@@ -18,11 +18,15 @@ public struct SMPFrame: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A frame from its parts; the length is computed.
-    public init(version: SMPVersion = .v2, operation: SMPOperation, group: SMPGroup, command: UInt8,
-                sequence: UInt8, payload: CBOR = [:]) {
-        self.init(header: SMPHeader(version: version, operation: operation, length: 0, group: group,
-                                    sequence: sequence, command: command),
-                  payload: payload)
+    public init(
+        version: SMPVersion = .v2, operation: SMPOperation, group: SMPGroup, command: UInt8,
+        sequence: UInt8, payload: CBOR = [:]
+    ) {
+        self.init(
+            header: SMPHeader(
+                version: version, operation: operation, length: 0, group: group,
+                sequence: sequence, command: command),
+            payload: payload)
     }
 
     /// The bytes of the frame: header, then the deterministic CBOR encoding of the payload.
@@ -55,24 +59,27 @@ public struct SMPFrame: Sendable, Hashable, CustomStringConvertible {
 extension SMPFrame {
     /// The frame carrying a typed request.
     public init<R: SMPRequest>(request: R, version: SMPVersion = .v2, sequence: UInt8) {
-        self.init(version: version, operation: R.operation, group: R.group, command: R.command,
-                  sequence: sequence, payload: request.payload)
+        self.init(
+            version: version, operation: R.operation, group: R.group, command: R.command,
+            sequence: sequence, payload: request.payload)
     }
 
     /// The frame answering `request` with a typed response: same group,
     /// command and sequence, the response operation, and the request's
     /// version clamped to v2 (as Zephyr's `smp_make_rsp_hdr` does).
     public init<R: SMPResponse>(response: R, to request: SMPHeader) {
-        self.init(version: SMPFrame.responseVersion(for: request), operation: request.operation.response,
-                  group: request.group, command: request.command, sequence: request.sequence,
-                  payload: response.payload)
+        self.init(
+            version: SMPFrame.responseVersion(for: request), operation: request.operation.response,
+            group: request.group, command: request.command, sequence: request.sequence,
+            payload: response.payload)
     }
 
     /// The frame answering `request` with an error in either form.
     public init(error: SMPErrorResponse, to request: SMPHeader) {
-        self.init(version: SMPFrame.responseVersion(for: request), operation: request.operation.response,
-                  group: request.group, command: request.command, sequence: request.sequence,
-                  payload: error.payload)
+        self.init(
+            version: SMPFrame.responseVersion(for: request), operation: request.operation.response,
+            group: request.group, command: request.command, sequence: request.sequence,
+            payload: error.payload)
     }
 
     private static func responseVersion(for request: SMPHeader) -> SMPVersion {

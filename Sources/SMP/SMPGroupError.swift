@@ -36,7 +36,7 @@ public enum OSManagementErrorCode: Sendable, Hashable, GroupErrorCodeTable {
         (.queryYieldsNoAnswer, "QUERY_YIELDS_NO_ANSWER", "the query was not recognised"),
         (.rtcNotSet, "RTC_NOT_SET", "the real-time clock is not set"),
         (.rtcCommandFailed, "RTC_COMMAND_FAILED", "the real-time clock command failed"),
-        (.queryResponseValueNotValid, "QUERY_RESPONSE_VALUE_NOT_VALID", "the query's answer is not valid"),
+        (.queryResponseValueNotValid, "QUERY_RESPONSE_VALUE_NOT_VALID", "the query's answer is not valid")
     ]
 
     public init(rawValue: UInt16) { self = Self.code(rawValue) }
@@ -91,8 +91,11 @@ public enum ImageManagementErrorCode: Sendable, Hashable, GroupErrorCodeTable {
         (.invalidImageTooLarge, "INVALID_IMAGE_TOO_LARGE", "the image is too large for the slot"),
         (.invalidImageDataOverrun, "INVALID_IMAGE_DATA_OVERRUN", "the chunk runs past the declared image length"),
         (.imageConfirmationDenied, "IMAGE_CONFIRMATION_DENIED", "confirming this image is not allowed"),
-        (.imageSettingTestToActiveDenied, "IMAGE_SETTING_TEST_TO_ACTIVE_DENIED", "the running image cannot be marked for test"),
-        (.activeSlotNotKnown, "ACTIVE_SLOT_NOT_KNOWN", "the device does not know its active slot"),
+        (
+            .imageSettingTestToActiveDenied, "IMAGE_SETTING_TEST_TO_ACTIVE_DENIED",
+            "the running image cannot be marked for test"
+        ),
+        (.activeSlotNotKnown, "ACTIVE_SLOT_NOT_KNOWN", "the device does not know its active slot")
     ]
 
     public init(rawValue: UInt16) { self = Self.code(rawValue) }
@@ -169,7 +172,7 @@ public enum SMPGroupError: Sendable, Hashable, CustomStringConvertible {
         case .noFreeSlot, .currentVersionIsNewer, .imageAlreadyPending: return .badState
         case .noFreeMemory: return .noMemory
         case .invalidSlot, .invalidPageOffset, .invalidOffset, .invalidLength, .invalidImageHeader,
-             .invalidHash, .invalidFlashAddress:
+            .invalidHash, .invalidFlashAddress:
             return .invalidValue
         default: return .unknown
         }

@@ -88,8 +88,10 @@ public struct SMPHeader: Sendable, Hashable, CustomStringConvertible {
     /// The command id within the group.
     public var command: UInt8
 
-    public init(version: SMPVersion = .v2, operation: SMPOperation, flags: UInt8 = 0, length: UInt16,
-                group: SMPGroup, sequence: UInt8, command: UInt8) {
+    public init(
+        version: SMPVersion = .v2, operation: SMPOperation, flags: UInt8 = 0, length: UInt16,
+        group: SMPGroup, sequence: UInt8, command: UInt8
+    ) {
         self.version = version
         self.operation = operation
         self.flags = flags
@@ -101,19 +103,24 @@ public struct SMPHeader: Sendable, Hashable, CustomStringConvertible {
 
     /// The encoding of the header.
     public var bytes: [UInt8] {
-        [version.rawValue << 3 | operation.rawValue, flags,
-         UInt8(length >> 8), UInt8(length & 0xFF),
-         UInt8(group.rawValue >> 8), UInt8(group.rawValue & 0xFF),
-         sequence, command]
+        [
+            version.rawValue << 3 | operation.rawValue, flags,
+            UInt8(length >> 8), UInt8(length & 0xFF),
+            UInt8(group.rawValue >> 8), UInt8(group.rawValue & 0xFF),
+            sequence, command
+        ]
     }
 
     /// Decodes the first 8 bytes of `bytes` (anything after them is ignored).
     public init(bytes: some Collection<UInt8>) throws(SMPError) {
         let b = Array(bytes.prefix(Self.size))
         guard b.count == Self.size else { throw .truncatedHeader(available: b.count) }
-        guard b[0] & 0xE0 == 0 else { throw .malformedHeader("reserved bits of byte 0 are set (\(Hex.number(b[0], uppercase: false)))") }
+        guard b[0] & 0xE0 == 0 else {
+            throw .malformedHeader("reserved bits of byte 0 are set (\(Hex.number(b[0], uppercase: false)))")
+        }
         guard let operation = SMPOperation(rawValue: b[0] & 0x07) else {
-            throw .malformedHeader("operation \(b[0] & 0x07) is not one of read (0), read response (1), write (2), write response (3)")
+            throw .malformedHeader(
+                "operation \(b[0] & 0x07) is not one of read (0), read response (1), write (2), write response (3)")
         }
         self.version = SMPVersion(rawValue: (b[0] >> 3) & 0x03) ?? .v1
         self.operation = operation

@@ -33,7 +33,7 @@ public enum SMPReturnCode: Sendable, Hashable, CustomStringConvertible {
         (.busy, 10, "EBUSY", "the device is busy with another command; retry shortly"),
         (.accessDenied, 11, "EACCESSDENIED", "access denied"),
         (.unsupportedTooOld, 12, "UNSUPPORTED_TOO_OLD", "the device does not support this old SMP version; use SMP v2"),
-        (.unsupportedTooNew, 13, "UNSUPPORTED_TOO_NEW", "the device does not support this new SMP version; use SMP v1"),
+        (.unsupportedTooNew, 13, "UNSUPPORTED_TOO_NEW", "the device does not support this new SMP version; use SMP v1")
     ]
 
     public init(rawValue: UInt16) {
@@ -53,7 +53,9 @@ public enum SMPReturnCode: Sendable, Hashable, CustomStringConvertible {
 
     /// What the code means, in words.
     public var meaning: String {
-        if case let .unrecognized(v) = self { return v >= 256 ? "application-defined error \(v)" : "unrecognized error code \(v)" }
+        if case let .unrecognized(v) = self {
+            return v >= 256 ? "application-defined error \(v)" : "unrecognized error code \(v)"
+        }
         return Self.table.first(where: { $0.0 == self })?.3 ?? ""
     }
 

@@ -26,8 +26,10 @@ public enum UploadChunking {
     /// `template` supplies every field except the data: its `offset`, and on the
     /// first chunk `length`, `sha`, `image` and `upgrade`. Its `data` is ignored.
     /// The result may exceed what remains of the image; take the minimum.
-    public static func maximumDataLength(fitting limit: SMPFrameLimit, template: ImageUploadRequest,
-                                         alignment: Int = 1) throws(SMPError) -> Int {
+    public static func maximumDataLength(
+        fitting limit: SMPFrameLimit, template: ImageUploadRequest,
+        alignment: Int = 1
+    ) throws(SMPError) -> Int {
         guard alignment >= 1 else { throw .invalidArgument("alignment must be at least 1, got \(alignment)") }
         let frameLimit = limit.maximumFrameSize
         var empty = template

@@ -54,22 +54,29 @@ public enum SampleFirmware {
         let runtimeEnd = layout.applicationStart + UInt32(runtimeBytes.count)
         var segments: [MemoryImage.Segment] = [
             .init(start: 0, bytes: SampleBytes.fill(count: fixed.mbrSize, seed: "mbr-\(family.rawValue)")),
-            .init(start: 0x1000, bytes: SampleBytes.fill(count: Int(fixed.softDeviceEnd - 0x1000), seed: "softdevice-\(family.rawValue)")),
+            .init(
+                start: 0x1000,
+                bytes: SampleBytes.fill(count: Int(fixed.softDeviceEnd - 0x1000), seed: "softdevice-\(family.rawValue)")
+            ),
             .init(start: layout.applicationStart, bytes: runtimeBytes),
             // pxt writes zeros from the runtime's end up to the page-aligned program start.
             .init(start: runtimeEnd, bytes: [UInt8](repeating: 0, count: Int(programStart - runtimeEnd))),
             .init(start: programStart, bytes: programBytes(family: family, runtime: runtime, program: program)),
-            .init(start: layout.bootloaderStart, bytes: SampleBytes.fill(count: fixed.bootloaderSize, seed: "bootloader-\(family.rawValue)")),
+            .init(
+                start: layout.bootloaderStart,
+                bytes: SampleBytes.fill(count: fixed.bootloaderSize, seed: "bootloader-\(family.rawValue)"))
         ]
         var uicr = SampleBytes.le32(layout.bootloaderStart)
-        if family == .nrf52833 { uicr += SampleBytes.le32(0x7E000) }   // MBR parameter page, as CODAL hexes carry
+        if family == .nrf52833 { uicr += SampleBytes.le32(0x7E000) }  // MBR parameter page, as CODAL hexes carry
         segments.append(.init(start: uicrBootloaderAddress, bytes: uicr))
         return MemoryImage(segments: segments)
     }
 
     /// The runtime's bytes, from the application start.
     public static func runtimeBytes(family: ChipFamily, runtime: RuntimeID) -> [UInt8] {
-        SampleBytes.fill(count: runtimeSize(family: family, runtime: runtime), seed: "runtime-\(family.rawValue)-\(runtime.rawValue)")
+        SampleBytes.fill(
+            count: runtimeSize(family: family, runtime: runtime), seed: "runtime-\(family.rawValue)-\(runtime.rawValue)"
+        )
     }
 
     /// Size of the runtime in bytes: about 170 KiB on nRF52833, 117 KiB on nRF51, so the
@@ -112,8 +119,9 @@ public enum SampleFirmware {
         // +32 number of globals, +34 program size in 8-byte units (pxt `serialize`, `patchHex`).
         bytes += SampleBytes.le16(program.globalCount)
         bytes += SampleBytes.le16(UInt16(size / 8))
-        bytes += SampleBytes.fill(count: size - bytes.count,
-                                  seed: "program-\(family.rawValue)-\(runtime.rawValue)-\(program.rawValue)")
+        bytes += SampleBytes.fill(
+            count: size - bytes.count,
+            seed: "program-\(family.rawValue)-\(runtime.rawValue)-\(program.rawValue)")
         // pxt: 4 bytes of the program's SHA-256, each as a little-endian 16-bit word.
         let digest = Array(SHA256.hash(data: bytes))
         bytes.replaceSubrange(24..<32, with: [digest[0], 0, digest[1], 0, digest[2], 0, digest[3], 0])

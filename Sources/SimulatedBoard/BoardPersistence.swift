@@ -34,9 +34,10 @@ extension SimulatedBoard {
             guard let bytes = try? flash.read(p..<(p + flash.pageSize)) else { return nil }
             return SavedPage(address: p, data: Data(bytes))
         }
-        let saved = SavedBoard(format: SavedBoard.formatName, version: 1, profile: profile, mode: device.mode.rawValue,
-                               storage: device.storage.mapValues { Data($0) }, runtimeEnd: device.runtimeEnd, pages: pages,
-                               nordic: device.nordic == NordicBootloaderSettings() ? nil : device.nordic)
+        let saved = SavedBoard(
+            format: SavedBoard.formatName, version: 1, profile: profile, mode: device.mode.rawValue,
+            storage: device.storage.mapValues { Data($0) }, runtimeEnd: device.runtimeEnd, pages: pages,
+            nordic: device.nordic == NordicBootloaderSettings() ? nil : device.nordic)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(saved)
@@ -68,14 +69,17 @@ extension SimulatedBoard {
         var image = MemoryImage()
         for page in saved.pages {
             guard page.address % layout.pageSize == 0, page.data.count == Int(layout.pageSize),
-                  page.address < layout.flashSize else {
-                throw SimulatedBoardError.badStateFile("page at \(Hex.number(page.address, uppercase: false)) does not fit the board's flash")
+                page.address < layout.flashSize
+            else {
+                throw SimulatedBoardError.badStateFile(
+                    "page at \(Hex.number(page.address, uppercase: false)) does not fit the board's flash")
             }
             try? image.write([UInt8](page.data), at: page.address, overwrite: true)
         }
         let flash = try FlashMemory(layout: layout, image: image)
-        var device = DeviceState(flash: flash, mode: mode, runtimeEnd: saved.runtimeEnd, layout: layout,
-                                 runtime: saved.profile.runtime)
+        var device = DeviceState(
+            flash: flash, mode: mode, runtimeEnd: saved.runtimeEnd, layout: layout,
+            runtime: saved.profile.runtime)
         // Files written before the store lived in flash list the keys only: put them in its page.
         for (key, value) in saved.storage.sorted(by: { $0.key < $1.key }) where device.storage[key] == nil {
             device.putKey(key, [UInt8](value))
@@ -95,7 +99,8 @@ extension SimulatedBoard {
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw SimulatedBoardError.badStateFile("cannot read \(url.lastPathComponent): \(error.localizedDescription)")
+            throw SimulatedBoardError.badStateFile(
+                "cannot read \(url.lastPathComponent): \(error.localizedDescription)")
         }
         return try SimulatedBoard(encoded: data)
     }

@@ -42,9 +42,11 @@ public struct BoardProfile: Sendable, Equatable, Codable {
     /// starts at the next page boundary. Nil: derived from the image the board starts with.
     public var runtimeEnd: UInt32?
 
-    public init(board: Board, name: String? = nil, address: String = "F0:0D:00:00:00:01",
-                services: [SimulatedServiceKind] = [.partialFlashing], bluetoothInApplicationMode: Bool = false,
-                attMTU: Int = 23, dataLength: Int = 27, runtimeEnd: UInt32? = nil) {
+    public init(
+        board: Board, name: String? = nil, address: String = "F0:0D:00:00:00:01",
+        services: [SimulatedServiceKind] = [.partialFlashing], bluetoothInApplicationMode: Bool = false,
+        attMTU: Int = 23, dataLength: Int = 27, runtimeEnd: UInt32? = nil
+    ) {
         self.board = board
         self.name = name ?? (board.rawValue.hasPrefix("calliope") ? "Calliope mini [sim]" : "BBC micro:bit [sim]")
         self.address = address

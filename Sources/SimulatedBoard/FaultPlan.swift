@@ -64,11 +64,13 @@ public struct FaultPlan: Sendable, Equatable, Codable {
 
     /// Checks every probability is in 0…1.
     public func validated() throws -> FaultPlan {
-        for (name, p) in [("dropWrite", dropWrite), ("dropNotification", dropNotification),
-                          ("duplicateNotification", duplicateNotification), ("delayNotification", delayNotification),
-                          ("reorderNotification", reorderNotification),
-                          ("disconnectPerWrite", disconnectPerWrite), ("refuseConnection", refuseConnection),
-                          ("slowErase", slowErase)] where !(0...1).contains(p) {
+        for (name, p) in [
+            ("dropWrite", dropWrite), ("dropNotification", dropNotification),
+            ("duplicateNotification", duplicateNotification), ("delayNotification", delayNotification),
+            ("reorderNotification", reorderNotification),
+            ("disconnectPerWrite", disconnectPerWrite), ("refuseConnection", refuseConnection),
+            ("slowErase", slowErase)
+        ] where !(0...1).contains(p) {
             throw LinkModelError.badProbability(name: name, value: p)
         }
         return self

@@ -70,8 +70,9 @@ public struct FlashMemory: Sendable, Equatable {
         guard start < size else {
             throw SimulatedBoardError.addressOutOfRange(address: address, count: Int(pageSize), flashSize: size)
         }
-        storage.replaceSubrange(Int(start)..<Int(start + pageSize),
-                                with: repeatElement(0xFF, count: Int(pageSize)))
+        storage.replaceSubrange(
+            Int(start)..<Int(start + pageSize),
+            with: repeatElement(0xFF, count: Int(pageSize)))
         eraseCount += 1
         eraseLog.append(start)
     }
@@ -82,7 +83,8 @@ public struct FlashMemory: Sendable, Equatable {
     public mutating func beginErase(pageAt address: UInt32) {
         let start = pageStart(of: address)
         guard start < size else { return }
-        storage.replaceSubrange(Int(start)..<Int(start + pageSize / 2), with: repeatElement(0xFF, count: Int(pageSize / 2)))
+        storage.replaceSubrange(
+            Int(start)..<Int(start + pageSize / 2), with: repeatElement(0xFF, count: Int(pageSize / 2)))
     }
 
     /// Writes whole 32-bit words: every stored byte becomes `old & new`.

@@ -63,8 +63,10 @@ public struct GATTBoardHost: Sendable {
     }
 
     /// A client wrote `bytes` to `characteristic`, on a link that is `bonded` or not.
-    public mutating func write(_ bytes: [UInt8], to characteristic: GATTCharacteristic, kind: WriteKind,
-                               bonded: Bool = true) -> Step {
+    public mutating func write(
+        _ bytes: [UInt8], to characteristic: GATTCharacteristic, kind: WriteKind,
+        bonded: Bool = true
+    ) -> Step {
         guard !isDown else {
             return Step(notes: ["write of \(bytes.count) bytes dropped: the board is resetting"], delivered: false)
         }
@@ -132,8 +134,11 @@ extension SimulatedBoard {
     /// application but the control point and packet in the bootloader.
     public var gattServices: [(service: BLEUUID, characteristics: [GATTCharacteristic])] {
         services.filter { $0.isOffered(device: device) }.map { service in
-            (service.uuid, service.characteristics.filter { service.offers($0, device: device) }
-                .sorted { $0.characteristic < $1.characteristic })
+            (
+                service.uuid,
+                service.characteristics.filter { service.offers($0, device: device) }
+                    .sorted { $0.characteristic < $1.characteristic }
+            )
         }
     }
 }

@@ -57,8 +57,10 @@ public struct HostileService: SimulatedService {
     public var uuid: BLEUUID { inner.uuid }
     public var characteristics: Set<GATTCharacteristic> { inner.characteristics }
 
-    public mutating func didWrite(_ bytes: [UInt8], to characteristic: GATTCharacteristic, kind writeKind: WriteKind,
-                                  device: inout DeviceState, effects: inout ServiceEffects) {
+    public mutating func didWrite(
+        _ bytes: [UInt8], to characteristic: GATTCharacteristic, kind writeKind: WriteKind,
+        device: inout DeviceState, effects: inout ServiceEffects
+    ) {
         let first = effects.notifications.count
         inner.didWrite(bytes, to: characteristic, kind: writeKind, device: &device, effects: &effects)
         if kind == .phantomAcks, characteristic == KnownGATT.partialFlashing {
@@ -117,7 +119,9 @@ public struct HostileService: SimulatedService {
             } else if regionReads % 2 == 0 {
                 start &+= pageSize
             }
-            func be(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+            func be(_ v: UInt32) -> [UInt8] {
+                [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)]
+            }
             return [0x00, 2] + be(start) + be(end) + Array(bytes[10...])
         default: return bytes
         }

@@ -81,7 +81,8 @@ public struct KeyValueStore: Sendable, Equatable {
         guard keyBytes.count + 1 <= Self.keySize, value.count <= Self.valueSize else { return false }
         initialiseIfNeeded(&flash)
         var pairs = self.pairs(in: flash)
-        let stored = (keyBytes + [UInt8](repeating: 0, count: Self.keySize - keyBytes.count))
+        let stored =
+            (keyBytes + [UInt8](repeating: 0, count: Self.keySize - keyBytes.count))
             + value + [UInt8](repeating: 0, count: Self.valueSize - value.count)
         if let i = pairs.firstIndex(where: { $0.key == key }) {
             if Array(pairs[i].value.prefix(value.count)) == value { return true }
@@ -118,7 +119,9 @@ public struct KeyValueStore: Sendable, Equatable {
     /// burns its zeroed RAM scratch (the whole 256 bytes for a `put` or an empty store, the
     /// header and `wordsAfterHeader` pairs for a `remove`); DAL erases its flash scratch page,
     /// writes the header and pairs there, erases the store page and copies them back.
-    private func rewrite(_ pairs: [(key: String, value: [UInt8])], flash: inout FlashMemory, wordsAfterHeader slots: Int) {
+    private func rewrite(
+        _ pairs: [(key: String, value: [UInt8])], flash: inout FlashMemory, wordsAfterHeader slots: Int
+    ) {
         var bytes = le32(magic) + le32(UInt32(pairs.count))
         for p in pairs {
             let k = Array(p.key.utf8)
@@ -134,7 +137,9 @@ public struct KeyValueStore: Sendable, Equatable {
             guard let scratch = scratchPage else { return }
             flash.eraseForStorage(pageAt: scratch)
             flash.writeForStorage(bytes, at: scratch)
-            let copied = (try? flash.read(scratch..<(scratch + UInt32(Self.headerSize + max(slots, pairs.count) * Self.pairSize)))) ?? bytes
+            let copied =
+                (try? flash.read(
+                    scratch..<(scratch + UInt32(Self.headerSize + max(slots, pairs.count) * Self.pairSize)))) ?? bytes
             flash.eraseForStorage(pageAt: page)
             flash.writeForStorage(copied, at: page)
         }
@@ -144,5 +149,7 @@ public struct KeyValueStore: Sendable, Equatable {
         UInt32(b[at]) | UInt32(b[at + 1]) << 8 | UInt32(b[at + 2]) << 16 | UInt32(b[at + 3]) << 24
     }
 
-    private func le32(_ v: UInt32) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 24)] }
+    private func le32(_ v: UInt32) -> [UInt8] {
+        [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 24)]
+    }
 }

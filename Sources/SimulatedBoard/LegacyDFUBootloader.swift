@@ -14,8 +14,10 @@ public struct DFUControlService: SimulatedService {
 
     public mutating func didBoot(device: DeviceState) {}
 
-    public mutating func didWrite(_ bytes: [UInt8], to characteristic: GATTCharacteristic, kind: WriteKind,
-                                  device: inout DeviceState, effects: inout ServiceEffects) {
+    public mutating func didWrite(
+        _ bytes: [UInt8], to characteristic: GATTCharacteristic, kind: WriteKind,
+        device: inout DeviceState, effects: inout ServiceEffects
+    ) {
         guard bytes.first == 0x01 else { return }
         device.nordic.enterOnReset = true
         effects.note("DFU control: 01, the runtime disconnects and resets into the bootloader")
@@ -35,12 +37,14 @@ public struct DFUControlService: SimulatedService {
 public struct LegacyDFUBootloader: SimulatedService {
     public let uuid = NordicGATT.legacyService
     public let characteristics: Set<GATTCharacteristic> = [
-        NordicGATT.legacyControlPoint, NordicGATT.legacyPacket, NordicGATT.legacyRevision,
+        NordicGATT.legacyControlPoint, NordicGATT.legacyPacket, NordicGATT.legacyRevision
     ]
     let family: ChipFamily
     var layout: MemoryLayout { family.layout }
 
-    enum Phase: Sendable, Equatable { case idle, awaitingSizes, erasing, started, initReceiving, initDone, receiving, complete, validated, failed }
+    enum Phase: Sendable, Equatable {
+        case idle, awaitingSizes, erasing, started, initReceiving, initDone, receiving, complete, validated, failed
+    }
 
     static let eraseTag = 1, resetTag = 2, inactivityTag = 3
 
@@ -65,8 +69,10 @@ public struct LegacyDFUBootloader: SimulatedService {
         statistics = stats
     }
 
-    public mutating func didWrite(_ bytes: [UInt8], to characteristic: GATTCharacteristic, kind: WriteKind,
-                                  device: inout DeviceState, effects: inout ServiceEffects) {
+    public mutating func didWrite(
+        _ bytes: [UInt8], to characteristic: GATTCharacteristic, kind: WriteKind,
+        device: inout DeviceState, effects: inout ServiceEffects
+    ) {
         switch characteristic {
         case NordicGATT.legacyControlPoint:
             guard kind == .request else { return }
@@ -102,7 +108,8 @@ public struct LegacyDFUBootloader: SimulatedService {
 
     private mutating func respond(_ op: UInt8, _ status: LegacyDFUStatus, effects: inout ServiceEffects) {
         if status != .success { statistics.errorsSent += 1 }
-        effects.notify(NordicGATT.legacyControlPoint, LegacyDFUNotification.response(opcode: op, status: status.rawValue).bytes)
+        effects.notify(
+            NordicGATT.legacyControlPoint, LegacyDFUNotification.response(opcode: op, status: status.rawValue).bytes)
     }
 
     private mutating func controlPoint(_ bytes: [UInt8], device: inout DeviceState, effects: inout ServiceEffects) {
@@ -114,12 +121,16 @@ public struct LegacyDFUBootloader: SimulatedService {
         switch request {
         case let .start(mode):
             guard phase == .idle else { return respond(0x01, .invalidState, effects: &effects) }
-            guard mode == LegacyDFURequest.applicationMode else { return respond(0x01, .notSupported, effects: &effects) }
+            guard mode == LegacyDFURequest.applicationMode else {
+                return respond(0x01, .notSupported, effects: &effects)
+            }
             phase = .awaitingSizes
             touch(effects: &effects)
         case let .initParameters(complete):
             if !complete {
-                guard phase == .started || phase == .initDone else { return respond(0x02, .invalidState, effects: &effects) }
+                guard phase == .started || phase == .initDone else {
+                    return respond(0x02, .invalidState, effects: &effects)
+                }
                 phase = .initReceiving
                 initBuffer = []
                 return
@@ -127,9 +138,10 @@ public struct LegacyDFUBootloader: SimulatedService {
             guard phase == .initReceiving else { return respond(0x02, .invalidState, effects: &effects) }
             touch(effects: &effects)
             guard initBuffer.count >= LegacyInitPacket.size,
-                  let packet = try? LegacyInitPacket(bytes: Array(initBuffer.prefix(LegacyInitPacket.size))),
-                  packet.deviceType == 0xFFFF, packet.deviceRevision == 0xFFFF,
-                  packet.softDevice == LegacyInitPacket.s110v8 || packet.softDevice == LegacyInitPacket.anySoftDevice else {
+                let packet = try? LegacyInitPacket(bytes: Array(initBuffer.prefix(LegacyInitPacket.size))),
+                packet.deviceType == 0xFFFF, packet.deviceRevision == 0xFFFF,
+                packet.softDevice == LegacyInitPacket.s110v8 || packet.softDevice == LegacyInitPacket.anySoftDevice
+            else {
                 phase = .started
                 return respond(0x02, .operationFailed, effects: &effects)
             }
@@ -145,7 +157,9 @@ public struct LegacyDFUBootloader: SimulatedService {
             received = 0
             prnCounter = prnTarget
         case .validate:
-            guard phase == .complete, let packet = initPacket else { return respond(0x04, .invalidState, effects: &effects) }
+            guard phase == .complete, let packet = initPacket else {
+                return respond(0x04, .invalidState, effects: &effects)
+            }
             touch(effects: &effects)
             let start = layout.applicationStart
             let image = (try? device.flash.read(start..<(start + UInt32(applicationSize)))) ?? []
@@ -178,7 +192,8 @@ public struct LegacyDFUBootloader: SimulatedService {
         switch phase {
         case .awaitingSizes:
             guard let sizes = try? LegacyImageSizes(bytes: bytes), sizes.softDevice == 0, sizes.bootloader == 0,
-                  sizes.application % 4 == 0, sizes.application > 0 else {
+                sizes.application % 4 == 0, sizes.application > 0
+            else {
                 phase = .idle
                 return respond(0x01, .notSupported, effects: &effects)
             }
@@ -226,7 +241,8 @@ public struct LegacyDFUBootloader: SimulatedService {
             prnCounter = prnCounter > 0 ? prnCounter - 1 : 0
             if prnCounter == 0 {
                 prnCounter = prnTarget
-                effects.notify(NordicGATT.legacyControlPoint, LegacyDFUNotification.receipt(bytesReceived: UInt32(received)).bytes)
+                effects.notify(
+                    NordicGATT.legacyControlPoint, LegacyDFUNotification.receipt(bytesReceived: UInt32(received)).bytes)
             }
         default:
             statistics.silentErrors += 1

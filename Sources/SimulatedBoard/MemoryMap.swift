@@ -9,8 +9,10 @@ public enum MemoryMapScan {
     /// hash at magic+16, 2 = [magic, scratch page) with the hash at magic+24. Not found: all zero.
     /// DAL: always 0 = [0, 0x18000), 1 = [0x18000, runtime end), 2 = [next page, 0x3BBFF];
     /// with the magic, region 2 starts there and the hashes are filled in.
-    public static func regions(flash: FlashMemory, layout: MemoryLayout, runtime: BoardRuntime,
-                               runtimeEnd: UInt32) -> [RegionInfo] {
+    public static func regions(
+        flash: FlashMemory, layout: MemoryLayout, runtime: BoardRuntime,
+        runtimeEnd: UInt32
+    ) -> [RegionInfo] {
         let zero = [UInt8](repeating: 0, count: 8)
         let page = layout.pageSize
         let scanStart = (runtimeEnd &+ page &- 1) & ~(page - 1)
@@ -21,15 +23,21 @@ public enum MemoryMapScan {
             guard let m = magic else {
                 return (0..<3).map { RegionInfo(id: UInt8($0), start: 0, end: 0, hash: zero) }
             }
-            return [RegionInfo(id: 0, start: 0, end: layout.applicationStart, hash: zero),
-                    RegionInfo(id: 1, start: layout.applicationStart, end: runtimeEnd, hash: bytes(m + 16)),
-                    RegionInfo(id: 2, start: m, end: layout.scratchPage, hash: bytes(m + 24))]
+            return [
+                RegionInfo(id: 0, start: 0, end: layout.applicationStart, hash: zero),
+                RegionInfo(id: 1, start: layout.applicationStart, end: runtimeEnd, hash: bytes(m + 16)),
+                RegionInfo(id: 2, start: m, end: layout.scratchPage, hash: bytes(m + 24))
+            ]
         case .dal:
-            return [RegionInfo(id: 0, start: 0, end: layout.applicationStart, hash: zero),
-                    RegionInfo(id: 1, start: layout.applicationStart, end: runtimeEnd,
-                               hash: magic.map { bytes($0 + 16) } ?? zero),
-                    RegionInfo(id: 2, start: magic ?? scanStart, end: 0x3BBFF,
-                               hash: magic.map { bytes($0 + 24) } ?? zero)]
+            return [
+                RegionInfo(id: 0, start: 0, end: layout.applicationStart, hash: zero),
+                RegionInfo(
+                    id: 1, start: layout.applicationStart, end: runtimeEnd,
+                    hash: magic.map { bytes($0 + 16) } ?? zero),
+                RegionInfo(
+                    id: 2, start: magic ?? scanStart, end: 0x3BBFF,
+                    hash: magic.map { bytes($0 + 24) } ?? zero)
+            ]
         }
     }
 

@@ -58,7 +58,9 @@ extension SimulatedBoard {
 
     /// The counters of the board's Nordic bootloader, if it has one.
     public var nordicStatistics: NordicBootloaderStatistics? {
-        services.lazy.compactMap { ($0 as? SecureDFUBootloader)?.statistics ?? ($0 as? LegacyDFUBootloader)?.statistics }.first
+        services.lazy.compactMap {
+            ($0 as? SecureDFUBootloader)?.statistics ?? ($0 as? LegacyDFUBootloader)?.statistics
+        }.first
     }
 
     /// The Nordic bootloader's persistent settings.
@@ -79,10 +81,13 @@ extension SimulatedBoard {
 
     /// The stock profile of `board`: partial flashing in the application and the board's
     /// own Nordic bootloader (Secure DFU on nRF52833, legacy DFU on nRF51).
-    public static func stockProfile(_ board: Board, name: String? = nil, address: String = "F0:0D:00:00:00:01",
-                                    bluetoothInApplicationMode: Bool = true) -> BoardProfile {
-        BoardProfile(board: board, name: name, address: address,
-                     services: [.partialFlashing, board.family == .nrf51 ? .legacyDFU : .secureDFU],
-                     bluetoothInApplicationMode: bluetoothInApplicationMode)
+    public static func stockProfile(
+        _ board: Board, name: String? = nil, address: String = "F0:0D:00:00:00:01",
+        bluetoothInApplicationMode: Bool = true
+    ) -> BoardProfile {
+        BoardProfile(
+            board: board, name: name, address: address,
+            services: [.partialFlashing, board.family == .nrf51 ? .legacyDFU : .secureDFU],
+            bluetoothInApplicationMode: bluetoothInApplicationMode)
     }
 }

@@ -81,8 +81,9 @@ extension PartialFlashingService {
     private mutating func refusesProtectedFlash(device: DeviceState, effects: inout ServiceEffects) -> Bool {
         guard offset < device.layout.applicationStart else { return true }
         hangs = true
-        effects.note("partial flashing: the SoftDevice refuses to write \(Hex.number(offset, uppercase: false)) "
-                     + "(below the application area); the flash work retries forever until a reset")
+        effects.note(
+            "partial flashing: the SoftDevice refuses to write \(Hex.number(offset, uppercase: false)) "
+                + "(below the application area); the flash work retries forever until a reset")
         return false
     }
 

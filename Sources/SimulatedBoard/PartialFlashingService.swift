@@ -50,8 +50,10 @@ public struct PartialFlashingService: SimulatedService {
         self = PartialFlashingService(runtime: runtime)
     }
 
-    public mutating func didWrite(_ bytes: [UInt8], to characteristic: GATTCharacteristic, kind: WriteKind,
-                                  device: inout DeviceState, effects: inout ServiceEffects) {
+    public mutating func didWrite(
+        _ bytes: [UInt8], to characteristic: GATTCharacteristic, kind: WriteKind,
+        device: inout DeviceState, effects: inout ServiceEffects
+    ) {
         // The stack refuses values longer than the characteristic (20 bytes); the handler needs len > 0.
         guard !bytes.isEmpty, bytes.count <= value.count else {
             effects.note("partial flashing: write of \(bytes.count) bytes ignored")
@@ -63,8 +65,9 @@ public struct PartialFlashingService: SimulatedService {
         case 0x01: flashData(effects: &effects)
         case 0x02: enqueue(.endOfTransmission, effects: &effects)
         case 0xEE:
-            effects.notify(KnownGATT.partialFlashing,
-                           PartialFlashingNotification.status(version: 0x01, mode: device.mode).bytes)
+            effects.notify(
+                KnownGATT.partialFlashing,
+                PartialFlashingNotification.status(version: 0x01, mode: device.mode).bytes)
         case 0xFF:
             if value[1] == 0x00 {
                 enqueue(.restartInPairingMode, effects: &effects)
@@ -80,7 +83,8 @@ public struct PartialFlashingService: SimulatedService {
     private mutating func regionInfo(device: DeviceState, effects: inout ServiceEffects) {
         let id = value[1]
         // Ids above 2 index past the firmware's 3-entry table; the simulation answers zeros.
-        let region = device.memoryMap.indices.contains(Int(id))
+        let region =
+            device.memoryMap.indices.contains(Int(id))
             ? device.memoryMap[Int(id)] : RegionInfo(id: id, start: 0, end: 0, hash: [UInt8](repeating: 0, count: 8))
         var echoed = region
         echoed.id = id

@@ -13,7 +13,8 @@ public enum RecordedEvent {
         switch event {
         case let .start(info): return "start " + encode(info)
         case let .connected(info): return "connected " + encode(info)
-        case let .notification(ch, bytes): return "notification \(ch.service.uuidString) \(ch.characteristic.uuidString) \(bytes.hexString)"
+        case let .notification(ch, bytes):
+            return "notification \(ch.service.uuidString) \(ch.characteristic.uuidString) \(bytes.hexString)"
         case let .timerFired(id): return "timer \(id.name)"
         case let .disconnected(reason):
             switch reason {
@@ -23,7 +24,8 @@ public enum RecordedEvent {
             case let .other(text): return "disconnected other \(text)"
             }
         case let .connectFailed(error): return "connect-failed \(error)"
-        case let .writeFailed(ch, error): return "write-failed \(ch.service.uuidString) \(ch.characteristic.uuidString) \(error)"
+        case let .writeFailed(ch, error):
+            return "write-failed \(ch.service.uuidString) \(ch.characteristic.uuidString) \(error)"
         }
     }
 
@@ -66,8 +68,9 @@ public enum RecordedEvent {
         case "write-failed":
             let w = words(3)
             guard w.count == 3 else { return nil }
-            return .writeFailed(GATTCharacteristic(service: BLEUUID(w[0]), characteristic: BLEUUID(w[1])),
-                                .failed(operation: "write", message: w[2]))
+            return .writeFailed(
+                GATTCharacteristic(service: BLEUUID(w[0]), characteristic: BLEUUID(w[1])),
+                .failed(operation: "write", message: w[2]))
         default: return nil
         }
     }

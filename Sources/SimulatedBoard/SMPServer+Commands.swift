@@ -5,8 +5,10 @@ import SMP
 extension SMPServer {
     /// Handles one request: changes the state, adds the device time it takes to `work`,
     /// and returns the answer and whether the board resets after sending it.
-    mutating func handle(_ frame: SMPFrame, device: inout DeviceState, effects: inout ServiceEffects,
-                         work: inout Duration) -> (Answer, Bool) {
+    mutating func handle(
+        _ frame: SMPFrame, device: inout DeviceState, effects: inout ServiceEffects,
+        work: inout Duration
+    ) -> (Answer, Bool) {
         let h = frame.header
         guard h.operation == .read || h.operation == .write, frame.payload.mapValue != nil else {
             return (.error(.returnCode(.invalidValue)), false)
@@ -20,7 +22,8 @@ extension SMPServer {
                 _ = try frame.request(as: ResetRequest.self)
                 return (.ok(ResetResponse().payload), true)
             case (.os, MCUmgrParametersRequest.command, .read):
-                let params = MCUmgrParametersResponse(bufferSize: configuration.bufferSize, bufferCount: configuration.bufferCount)
+                let params = MCUmgrParametersResponse(
+                    bufferSize: configuration.bufferSize, bufferCount: configuration.bufferCount)
                 return (.ok(params.payload), false)
             case (.os, BootloaderInfoRequest.command, .read):
                 let query = try frame.request(as: BootloaderInfoRequest.self).query
@@ -32,13 +35,24 @@ extension SMPServer {
             case (.image, ImageStateReadRequest.command, .read):
                 return (.ok(stateResponse(device: device)), false)
             case (.image, ImageStateWriteRequest.command, .write):
-                return (stateWrite(try frame.request(as: ImageStateWriteRequest.self), device: device, effects: &effects), false)
+                return (
+                    stateWrite(try frame.request(as: ImageStateWriteRequest.self), device: device, effects: &effects),
+                    false
+                )
             case (.image, ImageUploadRequest.command, .write):
                 // `img_mgmt_upload_inspect`: a request without `off` is refused INVALID_OFFSET.
                 guard frame.payload["off"] != nil else { return (.error(.group(.image(.invalidOffset))), false) }
-                return (receiveChunk(try frame.request(as: ImageUploadRequest.self), effects: &effects, work: &work, device: device), false)
+                return (
+                    receiveChunk(
+                        try frame.request(as: ImageUploadRequest.self), effects: &effects, work: &work, device: device),
+                    false
+                )
             case (.image, ImageEraseRequest.command, .write):
-                return (erase(try frame.request(as: ImageEraseRequest.self), device: device, effects: &effects, work: &work), false)
+                return (
+                    erase(
+                        try frame.request(as: ImageEraseRequest.self), device: device, effects: &effects, work: &work),
+                    false
+                )
             default:
                 return (.error(.returnCode(.notSupported)), false)
             }
@@ -84,14 +98,18 @@ extension SMPServer {
         let next = nextBoot
         var list: [ImageSlotState] = []
         if let p = primaryImage(device: device) {
-            list.append(ImageSlotState(slot: 0, version: p.version, hash: p.hash, bootable: p.bootable,
-                                       confirmed: next.type != .revert, active: true))
+            list.append(
+                ImageSlotState(
+                    slot: 0, version: p.version, hash: p.hash, bootable: p.bootable,
+                    confirmed: next.type != .revert, active: true))
         }
         if let s = secondaryImage {
             let other = next.slot == 1
-            list.append(ImageSlotState(slot: 1, version: s.version, hash: s.hash, bootable: s.bootable,
-                                       pending: other && next.type != .revert, confirmed: other && next.type == .revert,
-                                       permanent: other && next.type == .normal))
+            list.append(
+                ImageSlotState(
+                    slot: 1, version: s.version, hash: s.hash, bootable: s.bootable,
+                    pending: other && next.type != .revert, confirmed: other && next.type == .revert,
+                    permanent: other && next.type == .normal))
         }
         return list
     }
@@ -102,7 +120,9 @@ extension SMPServer {
     }
 
     /// Zephyr's `img_mgmt_state_write` and `img_mgmt_set_next_boot_slot` (swap modes, one image).
-    private mutating func stateWrite(_ request: ImageStateWriteRequest, device: DeviceState, effects: inout ServiceEffects) -> Answer {
+    private mutating func stateWrite(
+        _ request: ImageStateWriteRequest, device: DeviceState, effects: inout ServiceEffects
+    ) -> Answer {
         let hash = request.hash ?? []
         let slot: Int
         if hash.isEmpty {
@@ -112,7 +132,7 @@ extension SMPServer {
         } else if hash.count != 32 {
             return .error(.group(.image(.invalidHash)))
         } else if hash == primaryImage(device: device)?.hash {
-            slot = 0 // `img_mgmt_find_by_hash` looks at slot 0 first
+            slot = 0  // `img_mgmt_find_by_hash` looks at slot 0 first
         } else if hash == secondaryImage?.hash {
             slot = 1
         } else {
@@ -149,8 +169,10 @@ extension SMPServer {
 
     /// Zephyr's `img_mgmt_erase`: the slot (default the other one) is refused NO_FREE_SLOT when it
     /// holds a readable image that is in use; otherwise erased, and the upload session ends.
-    private mutating func erase(_ request: ImageEraseRequest, device: DeviceState, effects: inout ServiceEffects,
-                                work: inout Duration) -> Answer {
+    private mutating func erase(
+        _ request: ImageEraseRequest, device: DeviceState, effects: inout ServiceEffects,
+        work: inout Duration
+    ) -> Answer {
         let slot = request.slot ?? 1
         guard slot <= 1 else { return .error(.group(.image(.invalidSlot))) }
         let inUse = slot == 0 || revertible || (pendingTest && !configuration.allowErasePending)

@@ -7,8 +7,10 @@ extension SMPServer {
     /// One upload chunk, as Zephyr's `img_mgmt_upload` and `img_mgmt_upload_inspect` handle it
     /// (`img_mgmt.c`, `zephyr_img_mgmt.c`; docs/protocols/mcumgr-smp.md §3.1). `image` is ignored, as in a
     /// single-image build without direct upload. Any error ends the upload session.
-    mutating func receiveChunk(_ request: ImageUploadRequest, effects: inout ServiceEffects, work: inout Duration,
-                               device: DeviceState) -> Answer {
+    mutating func receiveChunk(
+        _ request: ImageUploadRequest, effects: inout ServiceEffects, work: inout Duration,
+        device: DeviceState
+    ) -> Answer {
         let answer = inspectAndWrite(request, effects: &effects, work: &work, device: device)
         if case .error = answer {
             // `img_mgmt_reset_upload()`: the next chunk at another offset than 0 is answered `off` 0.
@@ -18,8 +20,10 @@ extension SMPServer {
         return answer
     }
 
-    private mutating func inspectAndWrite(_ request: ImageUploadRequest, effects: inout ServiceEffects, work: inout Duration,
-                                          device: DeviceState) -> Answer {
+    private mutating func inspectAndWrite(
+        _ request: ImageUploadRequest, effects: inout ServiceEffects, work: inout Duration,
+        device: DeviceState
+    ) -> Answer {
         if request.offset == 0 {
             guard request.data.count >= 32 else { return .error(.group(.image(.invalidImageHeader))) }
             guard let length = request.length else { return .error(.group(.image(.invalidLength))) }
@@ -33,11 +37,14 @@ extension SMPServer {
                 return .ok(ImageUploadResponse(offset: current.offset).payload)
             }
             // `img_mgmt_slot_in_use`: a slot MCUboot reverts to, or (without ALLOW_ERASE_PENDING) a pending one.
-            guard !revertible, configuration.allowErasePending || !pendingTest else { return .error(.group(.image(.noFreeSlot))) }
+            guard !revertible, configuration.allowErasePending || !pendingTest else {
+                return .error(.group(.image(.noFreeSlot)))
+            }
             guard length <= secondary.count else { return .error(.group(.image(.invalidImageTooLarge))) }
             if request.upgrade == true, let running = primaryImage(device: device),
-               let new = try? MCUbootHeader(decoding: Array(request.data.prefix(MCUbootHeader.encodedSize))),
-               Self.compare(running.rawVersion, new.version) >= 0 {
+                let new = try? MCUbootHeader(decoding: Array(request.data.prefix(MCUbootHeader.encodedSize))),
+                Self.compare(running.rawVersion, new.version) >= 0
+            {
                 return .error(.group(.image(.currentVersionIsNewer)))
             }
             upload = UploadState(length: length, sha: sha, offset: 0)
@@ -66,7 +73,9 @@ extension SMPServer {
         let pagesNeeded = (end + page - 1) / page
         while erasedPages < pagesNeeded {
             let start = erasedPages * page
-            secondary.replaceSubrange(start..<min(start + page, secondary.count), with: repeatElement(0xFF, count: min(page, secondary.count - start)))
+            secondary.replaceSubrange(
+                start..<min(start + page, secondary.count),
+                with: repeatElement(0xFF, count: min(page, secondary.count - start)))
             work += effects.pageEraseDuration()
             statistics.secondaryPageErases += 1
             erasedPages += 1
@@ -108,8 +117,9 @@ extension SMPServer {
 
     /// The modelled swap time at a reset now (`SMPServerConfiguration.swapDuration`).
     public func bootloaderTime(device: DeviceState, timing: DeviceTiming) -> Duration {
-        configuration.swapDuration(pages: bootloaderPlan(device: device).pages, pageErase: timing.pageErase,
-                                   wordWrite: timing.wordWrite)
+        configuration.swapDuration(
+            pages: bootloaderPlan(device: device).pages, pageErase: timing.pageErase,
+            wordWrite: timing.wordWrite)
     }
 
     /// MCUboot at a reset (any reset, a fault's included): swaps in a pending image, reverts
@@ -136,7 +146,9 @@ extension SMPServer {
             let externalPage = Array(secondary[(p * page)..<((p + 1) * page)])
             try? device.flash.erasePage(at: address)
             try? device.flash.writeWords(externalPage, at: address)
-            if internalPage.count == page { secondary.replaceSubrange((p * page)..<((p + 1) * page), with: internalPage) }
+            if internalPage.count == page {
+                secondary.replaceSubrange((p * page)..<((p + 1) * page), with: internalPage)
+            }
         }
         // The swap touches only the slots: the runtime's key-value page, with any
         // `flashIncomplete`, stays as it was (docs/protocols/board-storage.md §4). The runtime now

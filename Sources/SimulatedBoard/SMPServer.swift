@@ -83,13 +83,17 @@ public struct SMPServer: SimulatedService {
     /// processed with its response.
     var buffersInUse: Int { waiting.count + (partial.isEmpty ? 0 : 1) + (processing == nil ? 0 : 2) }
 
-    public mutating func didWrite(_ bytes: [UInt8], to characteristic: GATTCharacteristic, kind: WriteKind,
-                                  device: inout DeviceState, effects: inout ServiceEffects) {
+    public mutating func didWrite(
+        _ bytes: [UInt8], to characteristic: GATTCharacteristic, kind: WriteKind,
+        device: inout DeviceState, effects: inout ServiceEffects
+    ) {
         statistics.writes += 1
         if partial.isEmpty {
             guard bytes.count >= SMPHeader.size, buffersInUse < configuration.bufferCount else {
                 statistics.refusedWrites += 1
-                effects.note("SMP: write of \(bytes.count) bytes refused (\(bytes.count < SMPHeader.size ? "no header" : "no free buffer"))")
+                effects.note(
+                    "SMP: write of \(bytes.count) bytes refused (\(bytes.count < SMPHeader.size ? "no header" : "no free buffer"))"
+                )
                 return
             }
         }
@@ -98,7 +102,9 @@ public struct SMPServer: SimulatedService {
         let expected = SMPHeader.size + (Int(head[2]) << 8 | Int(head[3]))
         guard expected <= configuration.bufferSize, partial.count + bytes.count <= expected else {
             statistics.refusedWrites += 1
-            effects.note("SMP: write refused, the frame would exceed \(expected > configuration.bufferSize ? "buf_size" : "its length"); partial frame dropped")
+            effects.note(
+                "SMP: write refused, the frame would exceed \(expected > configuration.bufferSize ? "buf_size" : "its length"); partial frame dropped"
+            )
             partial = []
             return
         }
@@ -140,7 +146,9 @@ public struct SMPServer: SimulatedService {
             }
         case Self.resetTag:
             statistics.resets += 1
-            effects.note("SMP: reset; MCUboot \(bootloaderPlan(device: device).what) in \(bootloaderTime(device: device, timing: effects.timing))")
+            effects.note(
+                "SMP: reset; MCUboot \(bootloaderPlan(device: device).what) in \(bootloaderTime(device: device, timing: effects.timing))"
+            )
             effects.requestReboot()
         default:
             return
@@ -164,7 +172,9 @@ public struct SMPServer: SimulatedService {
         let bytes: [UInt8]
         switch answer {
         case let .ok(payload):
-            bytes = (try? SMPFrame(header: Self.responseHeader(to: frame.header), payload: payload).encoded(configuration.payloadEncoding)) ?? []
+            bytes =
+                (try? SMPFrame(header: Self.responseHeader(to: frame.header), payload: payload).encoded(
+                    configuration.payloadEncoding)) ?? []
         case let .error(error):
             var error = error
             if frame.header.version == .v1, case let .group(g) = error { error = .returnCode(g.legacyReturnCode) }
@@ -176,8 +186,9 @@ public struct SMPServer: SimulatedService {
     }
 
     static func responseHeader(to request: SMPHeader) -> SMPHeader {
-        SMPHeader(version: request.version, operation: request.operation.response, length: 0, group: request.group,
-                  sequence: request.sequence, command: request.command)
+        SMPHeader(
+            version: request.version, operation: request.operation.response, length: 0, group: request.group,
+            sequence: request.sequence, command: request.command)
     }
 
     /// SHA-256 of the first `count` bytes of the secondary slot.

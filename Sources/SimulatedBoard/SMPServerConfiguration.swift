@@ -66,9 +66,11 @@ public struct SMPServerConfiguration: Sendable, Equatable, Codable {
         case confirm
     }
 
-    public init(bufferSize: Int = 2475, bufferCount: Int = 4, notificationSize: Int = 244,
-                primarySlotStart: UInt32, slotSize: UInt32, pageSize: UInt32,
-                commandTime: Duration = .microseconds(200), resetDelay: Duration = .milliseconds(250)) {
+    public init(
+        bufferSize: Int = 2475, bufferCount: Int = 4, notificationSize: Int = 244,
+        primarySlotStart: UInt32, slotSize: UInt32, pageSize: UInt32,
+        commandTime: Duration = .microseconds(200), resetDelay: Duration = .milliseconds(250)
+    ) {
         self.bufferSize = bufferSize
         self.bufferCount = bufferCount
         self.notificationSize = notificationSize
@@ -83,8 +85,9 @@ public struct SMPServerConfiguration: Sendable, Equatable, Codable {
     /// application start up to the scratch page.
     public static func standard(for layout: MemoryLayout, attMTU: Int = 247) -> SMPServerConfiguration {
         let slot = layout.mcubootPrimarySlot
-        return SMPServerConfiguration(notificationSize: attMTU - 3, primarySlotStart: slot.lowerBound,
-                                      slotSize: UInt32(slot.count), pageSize: layout.pageSize)
+        return SMPServerConfiguration(
+            notificationSize: attMTU - 3, primarySlotStart: slot.lowerBound,
+            slotSize: UInt32(slot.count), pageSize: layout.pageSize)
     }
 
     /// The primary slot's addresses.

@@ -27,7 +27,8 @@ extension SecureDFUBootloader {
         return .success(opcode: 0x01)
     }
 
-    mutating func createData(_ size: Int, device: inout DeviceState, effects: inout ServiceEffects) -> SecureDFUResponse {
+    mutating func createData(_ size: Int, device: inout DeviceState, effects: inout ServiceEffects) -> SecureDFUResponse
+    {
         let fail = Self.failure(0x01)
         currentType = 2
         guard initValid else { return fail(.operationNotPermitted, nil) }
@@ -61,8 +62,9 @@ extension SecureDFUBootloader {
         let fail = Self.failure(0x04)
         if initValid && storedInit == command { return .success(opcode: 0x04) }
         guard command.count == commandSize, commandSize > 0 else { return fail(.operationNotPermitted, nil) }
-        guard command.count == MicrobitAppInitPacket.size, let packet = try? MicrobitAppInitPacket(bytes: command) else {
-            return fail(.extendedError, 0x02) // wrong command format (no protobuf init in this simulation)
+        guard command.count == MicrobitAppInitPacket.size, let packet = try? MicrobitAppInitPacket(bytes: command)
+        else {
+            return fail(.extendedError, 0x02)  // wrong command format (no protobuf init in this simulation)
         }
         guard packet.version == 1 else { return fail(.invalidObject, nil) }
         guard packet.applicationSize > 0 else { return fail(.extendedError, 0x04) }
@@ -141,9 +143,12 @@ extension SecureDFUBootloader {
         prnCounter = prnCounter > 0 ? prnCounter - 1 : 0
         if prnCounter == 0 {
             prnCounter = prnTarget
-            let r: SecureDFUResponse = dropped ? .checksum(offset: 0, crc: 0)
-                : currentType == 1 ? .checksum(offset: UInt32(command.count), crc: CRC32.checksum(command))
-                : .checksum(offset: UInt32(offset), crc: crc.value)
+            let r: SecureDFUResponse =
+                dropped
+                ? .checksum(offset: 0, crc: 0)
+                : currentType == 1
+                    ? .checksum(offset: UInt32(command.count), crc: CRC32.checksum(command))
+                    : .checksum(offset: UInt32(offset), crc: crc.value)
             effects.notify(NordicGATT.secureControlPoint, r.bytes)
         }
     }

@@ -19,7 +19,7 @@ import Transport
 public struct SecureDFUBootloader: SimulatedService {
     public let uuid = NordicGATT.secureService
     public let characteristics: Set<GATTCharacteristic> = [
-        NordicGATT.buttonlessBonded, NordicGATT.secureControlPoint, NordicGATT.securePacket,
+        NordicGATT.buttonlessBonded, NordicGATT.secureControlPoint, NordicGATT.securePacket
     ]
     let family: ChipFamily
     var layout: MemoryLayout { family.layout }
@@ -95,23 +95,29 @@ public struct SecureDFUBootloader: SimulatedService {
         lastCRC = CRC32()
     }
 
-    public mutating func didWrite(_ bytes: [UInt8], to characteristic: GATTCharacteristic, kind: WriteKind,
-                                  device: inout DeviceState, effects: inout ServiceEffects) {
+    public mutating func didWrite(
+        _ bytes: [UInt8], to characteristic: GATTCharacteristic, kind: WriteKind,
+        device: inout DeviceState, effects: inout ServiceEffects
+    ) {
         switch characteristic {
         case NordicGATT.buttonlessBonded:
             guard kind == .request else { return }
             if bytes == ButtonlessMessage.enterBootloader.bytes, !effects.linkBonded {
                 // The bonded variant hands the peer's bond to the bootloader: without one it
                 // refuses (NRF5SDK-CODAL ble_dfu_bonded.c `retrieve_peer_data`, nordic-dfu.md §2.1).
-                effects.notify(characteristic, ButtonlessMessage.response(opcode: 0x01, result: ButtonlessMessage.notBonded).bytes)
+                effects.notify(
+                    characteristic, ButtonlessMessage.response(opcode: 0x01, result: ButtonlessMessage.notBonded).bytes)
                 effects.note("buttonless DFU: the link is not bonded, 20 01 07")
             } else if bytes == ButtonlessMessage.enterBootloader.bytes {
-                effects.notify(characteristic, ButtonlessMessage.response(opcode: 0x01, result: ButtonlessMessage.success).bytes)
+                effects.notify(
+                    characteristic, ButtonlessMessage.response(opcode: 0x01, result: ButtonlessMessage.success).bytes)
                 device.nordic.enterOnReset = true
                 effects.note("buttonless DFU: entering the bootloader after the indication")
                 effects.schedule(after: .milliseconds(20), tag: Self.enterTag)
             } else {
-                effects.notify(characteristic, ButtonlessMessage.response(opcode: bytes.first ?? 0, result: ButtonlessMessage.notSupported).bytes)
+                effects.notify(
+                    characteristic,
+                    ButtonlessMessage.response(opcode: bytes.first ?? 0, result: ButtonlessMessage.notSupported).bytes)
             }
         case NordicGATT.secureControlPoint:
             // Write Requests only; a Write Command to the control point is ignored.
@@ -154,7 +160,9 @@ public struct SecureDFUBootloader: SimulatedService {
 
     private mutating func controlPoint(_ bytes: [UInt8], device: inout DeviceState, effects: inout ServiceEffects) {
         guard let request = try? SecureDFURequest(bytes: bytes) else {
-            return respond(.failure(opcode: bytes.first ?? 0, result: SecureDFUResult.invalidParameter.rawValue, extended: nil), effects: &effects)
+            return respond(
+                .failure(opcode: bytes.first ?? 0, result: SecureDFUResult.invalidParameter.rawValue, extended: nil),
+                effects: &effects)
         }
         let op = request.opcode
         func fail(_ result: SecureDFUResult, _ ext: UInt8? = nil) {
@@ -165,10 +173,14 @@ public struct SecureDFUBootloader: SimulatedService {
             switch type {
             case 1:
                 currentType = 1
-                respond(.selected(maxSize: UInt32(Self.commandMax), offset: UInt32(command.count), crc: CRC32.checksum(command)), effects: &effects)
+                respond(
+                    .selected(
+                        maxSize: UInt32(Self.commandMax), offset: UInt32(command.count), crc: CRC32.checksum(command)),
+                    effects: &effects)
             case 2:
                 currentType = 2
-                respond(.selected(maxSize: UInt32(Self.dataMax), offset: UInt32(offset), crc: crc.value), effects: &effects)
+                respond(
+                    .selected(maxSize: UInt32(Self.dataMax), offset: UInt32(offset), crc: crc.value), effects: &effects)
             default:
                 currentType = 0
                 fail(.invalidObject)
@@ -192,9 +204,13 @@ public struct SecureDFUBootloader: SimulatedService {
                 respond(.checksum(offset: UInt32(offset), crc: crc.value), effects: &effects)
             }
         case .execute:
-            if currentType == 1 { respond(executeCommand(device: &device, effects: &effects), effects: &effects) }
-            else if currentType == 2 { respond(executeData(device: &device, effects: &effects), effects: &effects) }
-            else { fail(.invalidObject) }
+            if currentType == 1 {
+                respond(executeCommand(device: &device, effects: &effects), effects: &effects)
+            } else if currentType == 2 {
+                respond(executeData(device: &device, effects: &effects), effects: &effects)
+            } else {
+                fail(.invalidObject)
+            }
         case .abort:
             respond(.success(opcode: op), effects: &effects)
             effects.schedule(after: Self.resetDelay, tag: Self.resetTag)

@@ -27,15 +27,19 @@ public struct SimulatedBoard: Sendable {
         }
         let flash = try FlashMemory(layout: layout, image: flashImage)
         let end = profile.runtimeEnd ?? MemoryMapScan.deriveRuntimeEnd(image: image, layout: layout)
-        self.init(profile: profile,
-                  device: DeviceState(flash: flash, mode: mode, runtimeEnd: end, layout: layout, runtime: profile.runtime))
+        self.init(
+            profile: profile,
+            device: DeviceState(flash: flash, mode: mode, runtimeEnd: end, layout: layout, runtime: profile.runtime))
     }
 
     /// A board with the standard profile of `board`.
-    public init(_ board: Board, image: MemoryImage = MemoryImage(), mode: BoardMode = .application,
-                bluetoothInApplicationMode: Bool = false) throws {
-        try self.init(profile: BoardProfile(board: board, bluetoothInApplicationMode: bluetoothInApplicationMode),
-                      image: image, mode: mode)
+    public init(
+        _ board: Board, image: MemoryImage = MemoryImage(), mode: BoardMode = .application,
+        bluetoothInApplicationMode: Bool = false
+    ) throws {
+        try self.init(
+            profile: BoardProfile(board: board, bluetoothInApplicationMode: bluetoothInApplicationMode),
+            image: image, mode: mode)
     }
 
     init(profile: BoardProfile, device: DeviceState) {
@@ -152,7 +156,8 @@ public struct SimulatedBoard: Sendable {
     /// gesture is not simulated in time.
     public var bootDecisionTime: Duration {
         guard !device.nordic.enterOnReset, device.nordic.applicationValid else { return .zero }
-        let step: Duration = profile.board == .calliopeMini1 || profile.board == .calliopeMini2 ? .milliseconds(50) : .milliseconds(20)
+        let step: Duration =
+            profile.board == .calliopeMini1 || profile.board == .calliopeMini2 ? .milliseconds(50) : .milliseconds(20)
         let store = device.storage
         if store[StorageKey.rebootMode] != nil { return step }
         if store[StorageKey.flashIncomplete] != nil { return step * 25 }
@@ -165,8 +170,10 @@ public struct SimulatedBoard: Sendable {
     }
 
     /// Delivers a write to the service that owns `characteristic`.
-    mutating func write(_ bytes: [UInt8], to characteristic: GATTCharacteristic, kind: WriteKind,
-                        effects: inout ServiceEffects) -> Int? {
+    mutating func write(
+        _ bytes: [UInt8], to characteristic: GATTCharacteristic, kind: WriteKind,
+        effects: inout ServiceEffects
+    ) -> Int? {
         guard let i = serviceIndex(of: characteristic) else { return nil }
         services[i].didWrite(bytes, to: characteristic, kind: kind, device: &device, effects: &effects)
         return i

@@ -30,16 +30,19 @@ public enum SimulatedBoardError: Error, Sendable, Equatable, CustomStringConvert
     public var description: String {
         switch self {
         case let .noNordicBootloader(board):
-            return "this simulated \(board) has no Nordic bootloader (an MCUboot profile): use a stock profile such as microbit-v2"
+            return
+                "this simulated \(board) has no Nordic bootloader (an MCUboot profile): use a stock profile such as microbit-v2"
 
         case let .addressOutOfRange(a, n, size):
-            return "flash access of \(n) bytes at \(Hex.number(a, uppercase: false)) is outside the board's \(Hex.number(size, uppercase: false)) bytes of flash"
+            return
+                "flash access of \(n) bytes at \(Hex.number(a, uppercase: false)) is outside the board's \(Hex.number(size, uppercase: false)) bytes of flash"
         case let .unalignedWrite(a):
             return "flash word write at \(Hex.number(a, uppercase: false)) is not 4-byte aligned (the chip would fault)"
         case let .badStateFile(why):
             return "the saved simulated board cannot be read: \(why)"
         case let .imageOutsideFlash(a):
-            return "the firmware image holds data at \(Hex.number(a, uppercase: false)), outside the board's flash: pick the image for this board"
+            return
+                "the firmware image holds data at \(Hex.number(a, uppercase: false)), outside the board's flash: pick the image for this board"
         case let .unknownBoard(id):
             return "no simulated board #\(id): add the board to the simulation first"
         case let .boardBusy(id):
@@ -47,11 +50,13 @@ public enum SimulatedBoardError: Error, Sendable, Equatable, CustomStringConvert
         case let .notConnectable(board, reason):
             return "could not connect to the simulated \(board): \(reason)"
         case let .deadlineExceeded(d):
-            return "the flow did not finish within \(d.secondsText) of modelled time: raise the deadline or check the trace"
+            return
+                "the flow did not finish within \(d.secondsText) of modelled time: raise the deadline or check the trace"
         case .noOutcome:
             return "the flow finished without a result (a bug in the flow)"
         case .flowStalled:
-            return "the flow stopped: it waits for an event that cannot come (no timer running, nothing on the link). Check the trace"
+            return
+                "the flow stopped: it waits for an event that cannot come (no timer running, nothing on the link). Check the trace"
         }
     }
 

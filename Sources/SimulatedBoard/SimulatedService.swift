@@ -14,8 +14,9 @@ public protocol SimulatedService: Sendable {
     /// The characteristics clients may write and subscribe to.
     var characteristics: Set<GATTCharacteristic> { get }
     /// A client write arrived (the BLE handler context on a real board).
-    mutating func didWrite(_ bytes: [UInt8], to characteristic: GATTCharacteristic, kind: WriteKind,
-                           device: inout DeviceState, effects: inout ServiceEffects)
+    mutating func didWrite(
+        _ bytes: [UInt8], to characteristic: GATTCharacteristic, kind: WriteKind,
+        device: inout DeviceState, effects: inout ServiceEffects)
     /// Work scheduled with `effects.schedule(after:tag:)` is done.
     mutating func workDone(tag: Int, device: inout DeviceState, effects: inout ServiceEffects)
     /// The board booted: RAM state starts afresh.

@@ -10,7 +10,10 @@ extension Simulation {
         let b = jobs[j].board
         func fail(_ why: String, at time: VirtualInstant) {
             if initial {
-                finishJob(j, error: SimulatedBoardError.notConnectable(board: boards[b].board.profile.board.displayName, reason: why))
+                finishJob(
+                    j,
+                    error: SimulatedBoardError.notConnectable(
+                        board: boards[b].board.profile.board.displayName, reason: why))
             } else {
                 trace.record(t, board: b, .connect, "connection attempt fails: \(why)")
                 queue.schedule(.machine(job: j, .connectFailed(.connectFailed(why))), at: time)
@@ -33,24 +36,29 @@ extension Simulation {
             if up - startedAt <= link.connectTimeout {
                 queue.schedule(.connectAttempt(job: j, startedAt: startedAt, initial: initial), at: max(up, now))
             } else {
-                fail("the board did not advertise within \(link.connectTimeout.secondsText)", at: startedAt + link.connectTimeout)
+                fail(
+                    "the board did not advertise within \(link.connectTimeout.secondsText)",
+                    at: startedAt + link.connectTimeout)
             }
             return
         }
         guard boards[b].connection == nil else { return fail("the board is connected to another central", at: now) }
         guard boards[b].board.isConnectable else {
-            let why = "the board is in application mode and its program does not use Bluetooth: "
+            let why =
+                "the board is in application mode and its program does not use Bluetooth: "
                 + "put it into pairing mode (A+B + reset, or press reset three times)"
             return fail(why, at: startedAt + link.connectTimeout)
         }
-        queue.schedule(.connectEstablished(job: j, board: b, epoch: boards[b].epoch, initial: initial),
-                       at: now + link.connectionSetup)
+        queue.schedule(
+            .connectEstablished(job: j, board: b, epoch: boards[b].epoch, initial: initial),
+            at: now + link.connectionSetup)
     }
 
     mutating func establish(_ j: Int, board b: Int, epoch: Int, initial: Bool) {
         guard jobs.indices.contains(j), !jobs[j].finished else { return }
         guard boards[b].epoch == epoch, boards[b].downUntil == nil, boards[b].connection == nil,
-              boards[b].board.isConnectable else {
+            boards[b].board.isConnectable
+        else {
             // The board went away during setup: try again from the start.
             queue.schedule(.connectAttempt(job: j, startedAt: now, initial: initial), at: now)
             return
@@ -58,9 +66,10 @@ extension Simulation {
         let id = nextConnectionID
         nextConnectionID += 1
         let board = boards[b].board
-        connections[id] = Connection(id: id, board: b, job: j,
-                                     schedule: ConnectionSchedule(anchor: now, interval: link.connectionIntervalMicroseconds),
-                                     mtu: min(link.attMTU, board.attMTU), dataLength: min(link.dataLength, board.dataLength))
+        connections[id] = Connection(
+            id: id, board: b, job: j,
+            schedule: ConnectionSchedule(anchor: now, interval: link.connectionIntervalMicroseconds),
+            mtu: min(link.attMTU, board.attMTU), dataLength: min(link.dataLength, board.dataLength))
         boards[b].connection = id
         jobs[j].connection = id
         stats.connections += 1
@@ -77,8 +86,9 @@ extension Simulation {
     }
 
     func makeEffects(_ b: Int) -> ServiceEffects {
-        ServiceEffects(now: now, timing: boards[b].timing, rng: rng, slowErase: faults.slowErase,
-                       slowEraseFactor: faults.slowEraseFactor)
+        ServiceEffects(
+            now: now, timing: boards[b].timing, rng: rng, slowErase: faults.slowErase,
+            slowEraseFactor: faults.slowEraseFactor)
     }
 
     /// Carries out what a service asked for.
@@ -89,7 +99,8 @@ extension Simulation {
         for note in effects.notes { trace.record(t, board: b, .device, note) }
         for n in effects.notifications {
             guard let c = boards[b].connection, let conn = connections[c], conn.alive,
-                  conn.subscribed.contains(n.characteristic) else {
+                conn.subscribed.contains(n.characteristic)
+            else {
                 trace.record(t, board: b, .notify, "\(n.bytes.hexString) not sent: no subscribed client")
                 continue
             }
@@ -98,7 +109,8 @@ extension Simulation {
         }
         if let serviceIndex = service {
             for w in effects.work {
-                queue.schedule(.deviceWork(board: b, epoch: boards[b].epoch, service: serviceIndex, tag: w.tag), at: now + w.delay)
+                queue.schedule(
+                    .deviceWork(board: b, epoch: boards[b].epoch, service: serviceIndex, tag: w.tag), at: now + w.delay)
             }
         }
         if effects.rebootRequested { reboot(b) }
@@ -121,8 +133,9 @@ extension Simulation {
         trace.record(t, board: b, .reboot, "the board resets, back at \((up - runStart).secondsText)")
         if let c = boards[b].connection, let conn = connections[c] {
             dropConnection(c)
-            queue.schedule(.clientDisconnected(job: conn.job, conn: c, .remoteTerminated),
-                           at: conn.schedule.firstEvent(after: now))
+            queue.schedule(
+                .clientDisconnected(job: conn.job, conn: c, .remoteTerminated),
+                at: conn.schedule.firstEvent(after: now))
         }
         queue.schedule(.boardBoot(board: b, epoch: boards[b].epoch), at: up)
     }
@@ -136,7 +149,8 @@ extension Simulation {
             trace.record(t, board: b, .boot, "booted into the Nordic bootloader (\"DfuTarg\")")
             return
         }
-        trace.record(t, board: b, .boot, "booted in \(board.mode) mode\(board.flashIncomplete ? " (flashIncomplete set)" : "")")
+        trace.record(
+            t, board: b, .boot, "booted in \(board.mode) mode\(board.flashIncomplete ? " (flashIncomplete set)" : "")")
         if board.mode == .pairing { schedulePairingTimeout(b) }
     }
 }

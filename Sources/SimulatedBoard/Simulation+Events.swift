@@ -27,7 +27,8 @@ extension Simulation {
             reorderNotificationIfFaulted(&conn, eventStart: start)
             if !peripheralHeld { peripheralHeld = holdsNotificationsBackIfFaulted(&conn, eventStart: start) }
             let up = conn.central.first.flatMap { $0.handedAt < start ? $0.fragments.first : nil }
-            let down = peripheralHeld ? nil : conn.peripheral.first.flatMap { $0.handedAt < start ? $0.fragments.first : nil }
+            let down =
+                peripheralHeld ? nil : conn.peripheral.first.flatMap { $0.handedAt < start ? $0.fragments.first : nil }
             if up == nil && down == nil { break }
             let upAir = AirTime.packet(payload: up ?? 0)
             let exchange = upAir + ifs + AirTime.packet(payload: down ?? 0) + ifs
@@ -62,8 +63,9 @@ extension Simulation {
         stats.centralBytes += upBytes
         stats.peripheralPackets += downCount
         stats.peripheralBytes += downBytes
-        trace.record(t, board: conn.board, .event,
-                     "conn \(c): \(upCount) up, \(downCount) down, air \(cursor - start.microseconds) us")
+        trace.record(
+            t, board: conn.board, .event,
+            "conn \(c): \(upCount) up, \(downCount) down, air \(cursor - start.microseconds) us")
         connections[c] = conn
         for a in arrivals { queue.schedule(a.event, at: VirtualInstant(microseconds: a.time)) }
         if !conn.central.isEmpty || !conn.peripheral.isEmpty { ensureEvent(c) }
@@ -73,10 +75,13 @@ extension Simulation {
     /// link layer sends a packet again until it is acknowledged), so the board sends nothing more
     /// in this event and the notification leaves first in the next one, everything queued
     /// behind it after it: late, in order. Each notification is delayed at most once.
-    private mutating func holdsNotificationsBackIfFaulted(_ conn: inout Connection, eventStart start: VirtualInstant) -> Bool {
+    private mutating func holdsNotificationsBackIfFaulted(_ conn: inout Connection, eventStart start: VirtualInstant)
+        -> Bool
+    {
         guard let first = conn.peripheral.first, first.handedAt < start, !first.delayed,
-              case .notification = first.body, first.fragments.count == 1,
-              rng.chance(faults.delayNotification) else { return false }
+            case .notification = first.body, first.fragments.count == 1,
+            rng.chance(faults.delayNotification)
+        else { return false }
         stats.faults.delayedNotifications += 1
         trace.record(t, board: conn.board, .fault, "notification delayed to the next connection event")
         conn.peripheral[0].delayed = true
@@ -88,8 +93,9 @@ extension Simulation {
     /// there is none. Each notification is held back at most once.
     private mutating func reorderNotificationIfFaulted(_ conn: inout Connection, eventStart start: VirtualInstant) {
         guard let first = conn.peripheral.first, first.handedAt < start, !first.delayed,
-              case .notification = first.body, first.fragments.count == 1,
-              rng.chance(faults.reorderNotification) else { return }
+            case .notification = first.body, first.fragments.count == 1,
+            rng.chance(faults.reorderNotification)
+        else { return }
         stats.faults.reorderedNotifications += 1
         trace.record(t, board: conn.board, .fault, "notification reordered")
         var held = conn.peripheral.removeFirst()

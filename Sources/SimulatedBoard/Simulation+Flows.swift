@@ -30,7 +30,8 @@ extension Simulation {
             jobs[job].connection = nil
             trace.record(t, board: jobs[job].board, .disconnect, "the flow sees the link drop: \(reason)")
             deliver(.disconnected(reason), to: job)
-        case let .connectAttempt(job, startedAt, initial): attemptConnection(job, startedAt: startedAt, initial: initial)
+        case let .connectAttempt(job, startedAt, initial):
+            attemptConnection(job, startedAt: startedAt, initial: initial)
         case let .connectEstablished(job, b, epoch, initial): establish(job, board: b, epoch: epoch, initial: initial)
         case let .deviceWork(b, epoch, service, tag): deviceWork(b, epoch: epoch, service: service, tag: tag)
         case let .boardBoot(b, epoch): boot(b, epoch: epoch)
@@ -133,7 +134,8 @@ extension Simulation {
             let epochs = boards.map(\.epoch)
             queue.filter { event in
                 switch event {
-                case let .deviceWork(b, epoch, _, _), let .boardBoot(b, epoch): return epochs.indices.contains(b) && epochs[b] == epoch
+                case let .deviceWork(b, epoch, _, _), let .boardBoot(b, epoch):
+                    return epochs.indices.contains(b) && epochs[b] == epoch
                 default: return false
                 }
             }
@@ -170,7 +172,8 @@ extension Simulation {
         case let .decision(code, s): return "decision: \(code): \(s)"
         case let .checkpoint(p):
             guard let p else { return "checkpoint: nothing to resume" }
-            return "checkpoint: resume at block \(p.block + 1)/\(p.blockCount) (\(Hex.number(p.address))), \(p.acknowledged) acknowledged"
+            return
+                "checkpoint: resume at block \(p.block + 1)/\(p.blockCount) (\(Hex.number(p.address))), \(p.acknowledged) acknowledged"
         }
     }
 

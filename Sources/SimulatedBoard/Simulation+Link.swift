@@ -45,7 +45,8 @@ extension Simulation {
     mutating func sendFromBoard(_ c: Int, _ body: OutPDU.Body, value: Int) {
         guard let conn = connections[c], conn.alive else { return }
         let bytes = value == 0 ? 5 : AirTime.writePDU(value: value)
-        let pdu = OutPDU(body: body, handedAt: now, fragments: AirTime.fragments(bytes: bytes, dataLength: conn.dataLength))
+        let pdu = OutPDU(
+            body: body, handedAt: now, fragments: AirTime.fragments(bytes: bytes, dataLength: conn.dataLength))
         connections[c]?.peripheral.append(pdu)
         ensureEvent(c)
     }
@@ -114,7 +115,8 @@ extension Simulation {
         guard let conn = connections[c], conn.alive else { return }
         stats.faults.disconnects += 1
         dropConnection(c)
-        queue.schedule(.clientDisconnected(job: conn.job, conn: c, .supervisionTimeout), at: now + link.supervisionTimeout)
+        queue.schedule(
+            .clientDisconnected(job: conn.job, conn: c, .supervisionTimeout), at: now + link.supervisionTimeout)
     }
 
     /// The flow's own disconnect takes effect in the next connection event.

@@ -67,18 +67,25 @@ public struct Simulation: Sendable {
     }
 
     /// Runs one flow on one board until it finishes or `deadline` of modelled time passes.
-    public mutating func run<M: FlowMachine>(_ machine: M, on board: BoardID, deadline: Duration) -> SimulationRun<M.Output> {
+    public mutating func run<M: FlowMachine>(_ machine: M, on board: BoardID, deadline: Duration) -> SimulationRun<
+        M.Output
+    > {
         let results = runAll([FlowOnBoard(machine, on: board)], deadline: deadline)
         let erased = results.first
         let outcome: Result<M.Output, any Error>
         switch erased?.outcome {
         case .success(let value)?:
-            if let typed = value as? M.Output { outcome = .success(typed) } else { outcome = .failure(SimulatedBoardError.noOutcome) }
+            if let typed = value as? M.Output {
+                outcome = .success(typed)
+            } else {
+                outcome = .failure(SimulatedBoardError.noOutcome)
+            }
         case .failure(let error)?: outcome = .failure(error)
         case nil: outcome = .failure(SimulatedBoardError.noOutcome)
         }
-        return SimulationRun(outcome: outcome, modelledTime: erased?.modelledTime ?? .zero,
-                             statistics: erased?.statistics ?? RunStatistics(), trace: erased?.trace ?? Trace())
+        return SimulationRun(
+            outcome: outcome, modelledTime: erased?.modelledTime ?? .zero,
+            statistics: erased?.statistics ?? RunStatistics(), trace: erased?.trace ?? Trace())
     }
 
     /// Runs several flows, each on its own board, at the same time on the shared radio.
@@ -101,17 +108,22 @@ public struct Simulation: Sendable {
         loop(until: runStart + deadline)
         let end = runStart + deadline
         for i in jobs.indices where !jobs[i].finished {
-            finishJob(i, error: queue.isEmpty && now < end ? SimulatedBoardError.flowStalled : SimulatedBoardError.deadlineExceeded(deadline))
+            finishJob(
+                i,
+                error: queue.isEmpty && now < end
+                    ? SimulatedBoardError.flowStalled : SimulatedBoardError.deadlineExceeded(deadline))
         }
         let lastFinish = jobs.map { $0.finishedAt ?? now }.max() ?? now
         stats.modelledMicroseconds = (lastFinish - runStart).wholeMicroseconds
         settleBoards()
         stats.settledMicroseconds = (now - runStart).wholeMicroseconds
         let results = jobs.map { job -> SimulationRun<any Sendable> in
-            let outcome: Result<any Sendable, any Error> = job.error.map { .failure($0) }
+            let outcome: Result<any Sendable, any Error> =
+                job.error.map { .failure($0) }
                 ?? erasedOutcome(job.machine) ?? .failure(SimulatedBoardError.noOutcome)
-            return SimulationRun(outcome: outcome, modelledTime: (job.finishedAt ?? now) - runStart,
-                                 statistics: stats, trace: trace)
+            return SimulationRun(
+                outcome: outcome, modelledTime: (job.finishedAt ?? now) - runStart,
+                statistics: stats, trace: trace)
         }
         jobs = []
         return results

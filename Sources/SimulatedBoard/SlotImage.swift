@@ -19,12 +19,15 @@ struct SlotImageInfo: Sendable, Equatable {
 
     /// Reads the image at the start of a slot of `limit` bytes through `read(offset, count)`.
     init?(limit: Int, read: (Int, Int) -> [UInt8]?) {
-        guard let head = read(0, MCUbootHeader.encodedSize), let header = try? MCUbootHeader(decoding: head) else { return nil }
+        guard let head = read(0, MCUbootHeader.encodedSize), let header = try? MCUbootHeader(decoding: head) else {
+            return nil
+        }
         let tlvStart = Int(header.headerSize) + Int(header.imageSize) + Int(header.protectedTLVSize)
         guard tlvStart + 4 <= limit, let info = read(tlvStart, 4), info.count == 4 else { return nil }
         let total = Int(LEBytes.u16(info, 2))
         guard tlvStart + total <= limit, let bytes = read(0, tlvStart + total),
-              let image = try? MCUbootImage(bytes: bytes), let hash = image.reportedHash else { return nil }
+            let image = try? MCUbootImage(bytes: bytes), let hash = image.reportedHash
+        else { return nil }
         let v = image.version
         version = "\(v.major).\(v.minor).\(v.revision)" + (v.build == 0 ? "" : ".\(v.build)")
         rawVersion = v
@@ -48,7 +51,9 @@ public struct SimulatedMCUbootImage: Sendable, Equatable {
 
     /// Wraps `payload` (built to run at the primary slot + `headerSize`).
     /// - Throws: `FirmwareImageError` when the image cannot be built (payload over 4 GiB).
-    public init(payload: [UInt8], version: MCUbootVersion = MCUbootVersion(major: 1), headerSize: UInt16 = 0x1000) throws {
+    public init(payload: [UInt8], version: MCUbootVersion = MCUbootVersion(major: 1), headerSize: UInt16 = 0x1000)
+        throws
+    {
         bytes = try MCUbootImage.build(application: payload, version: version, headerSize: headerSize)
         hash = try MCUbootImage(bytes: bytes).reportedHash ?? []
         fileSHA256 = Array(SHA256.hash(data: bytes))

@@ -27,8 +27,10 @@ public enum TraceFile {
     /// The text of `trace` as a file: a `meta` line with `header` first (when given), then the
     /// run's lines (without the board's internals, timers and protocol traces unless `full`),
     /// then one `result` line per board, named as in `names`.
-    public static func encode(_ trace: Trace, names: [String], header: TraceHeader? = nil,
-                              results: [(board: String, result: TraceResult)] = [], full: Bool = true) throws -> Data {
+    public static func encode(
+        _ trace: Trace, names: [String], header: TraceHeader? = nil,
+        results: [(board: String, result: TraceResult)] = [], full: Bool = true
+    ) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var out = Data()
@@ -37,7 +39,10 @@ public enum TraceFile {
             out += Data("\n".utf8)
         }
         if let header {
-            try line(Line(t: 0, board: -1, name: "-", kind: "meta", text: String(decoding: try encoder.encode(header), as: UTF8.self)))
+            try line(
+                Line(
+                    t: 0, board: -1, name: "-", kind: "meta",
+                    text: String(decoding: try encoder.encode(header), as: UTF8.self)))
         }
         for e in trace.entries where full || keepsCompact(kind: e.kind.rawValue, text: e.text) {
             let name = names.indices.contains(e.board) ? names[e.board] : (e.board < 0 ? "-" : "board-\(e.board)")
@@ -56,11 +61,13 @@ public enum TraceFile {
     public static func read(_ path: String) throws(TraceFileError) -> [Line] {
         let data: Data
         do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-            throw .cannotRead(path: path, reason: (error as NSError).localizedFailureReason ?? error.localizedDescription)
+            throw .cannotRead(
+                path: path, reason: (error as NSError).localizedFailureReason ?? error.localizedDescription)
         }
         let decoder = JSONDecoder()
         var lines: [Line] = []
-        for (n, text) in String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+        for (n, text) in String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            .enumerated()
         where !text.trimmingCharacters(in: .whitespaces).isEmpty {
             do { lines.append(try decoder.decode(Line.self, from: Data(text.utf8))) } catch {
                 throw .notATraceLine(path: path, line: n + 1)
@@ -74,7 +81,8 @@ public enum TraceFile {
     /// faults, resets, decisions, notes, retries) is what a replay and a bug report need.
     public static func keepsCompact(kind: String, text: String) -> Bool {
         switch kind {
-        case TraceKind.timer.rawValue, TraceKind.received.rawValue, TraceKind.device.rawValue, TraceKind.notification.rawValue:
+        case TraceKind.timer.rawValue, TraceKind.received.rawValue, TraceKind.device.rawValue,
+            TraceKind.notification.rawValue:
             return false
         case TraceKind.report.rawValue:
             return !(text.hasPrefix("trace: ") || text.hasPrefix("progress: ") || text.hasPrefix("checkpoint: "))

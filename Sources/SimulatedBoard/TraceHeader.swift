@@ -22,8 +22,10 @@ public struct TraceHeader: Codable, Sendable, Equatable {
     /// The saved points the boards' flashes continued from, by board name.
     public var resume: [String: ResumePoint]?
 
-    public init(file: String, sha256: String, board: String, profile: String?, mode: String, upgradeMode: String,
-                verbosity: Int, dfuImage: String?, resume: [String: ResumePoint]?) {
+    public init(
+        file: String, sha256: String, board: String, profile: String?, mode: String, upgradeMode: String,
+        verbosity: Int, dfuImage: String?, resume: [String: ResumePoint]?
+    ) {
         self.file = file
         self.sha256 = sha256
         self.board = board

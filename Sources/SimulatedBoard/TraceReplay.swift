@@ -49,8 +49,10 @@ public enum TraceReplay {
     }
 
     /// The trace kinds of what a flow asks for on the link.
-    static let outputKinds: Set<String> = [TraceKind.write.rawValue, TraceKind.subscribe.rawValue,
-                                           TraceKind.connect.rawValue, TraceKind.disconnect.rawValue]
+    static let outputKinds: Set<String> = [
+        TraceKind.write.rawValue, TraceKind.subscribe.rawValue,
+        TraceKind.connect.rawValue, TraceKind.disconnect.rawValue
+    ]
 
     /// A flow action as its trace line would show it (kind, text); nil for actions not on the link.
     static func line(of action: FlowAction) -> (kind: String, text: String)? {
@@ -81,8 +83,10 @@ public enum TraceReplay {
         let outputs = lines.filter(isOutput)
         var report = Report(machine: machine, inputs: 0, matched: 0, divergence: nil)
         guard let first = inputs.first else {
-            report.divergence = Divergence(line: lines.first?.number ?? 0, recorded: "no input lines (record the trace with this version of bitflash)",
-                                           replayed: "cannot be replayed")
+            report.divergence = Divergence(
+                line: lines.first?.number ?? 0,
+                recorded: "no input lines (record the trace with this version of bitflash)",
+                replayed: "cannot be replayed")
             return report
         }
         // Outputs recorded before the first input cannot come from the flow.
@@ -90,7 +94,8 @@ public enum TraceReplay {
         for (k, input) in inputs.enumerated() {
             guard machine.outcome == nil else { break }
             guard let event = RecordedEvent.decode(input.text) else {
-                report.divergence = Divergence(line: input.number, recorded: "input '\(input.text)'", replayed: "cannot read it")
+                report.divergence = Divergence(
+                    line: input.number, recorded: "input '\(input.text)'", replayed: "cannot read it")
                 break
             }
             let bound = k + 1 < inputs.count ? inputs[k + 1].number : Int.max
@@ -103,14 +108,16 @@ public enum TraceReplay {
             }
             for s in sent {
                 guard next < outputs.count, outputs[next].number < bound else {
-                    report.divergence = Divergence(line: input.number,
-                                                   recorded: "nothing more sent after input '\(input.text)'",
-                                                   replayed: "sent \(s.kind) \(s.text)")
+                    report.divergence = Divergence(
+                        line: input.number,
+                        recorded: "nothing more sent after input '\(input.text)'",
+                        replayed: "sent \(s.kind) \(s.text)")
                     break
                 }
                 let o = outputs[next]
                 guard o.kind == s.kind, o.text == s.text else {
-                    report.divergence = Divergence(line: o.number, recorded: "\(o.kind) \(o.text)", replayed: "sent \(s.kind) \(s.text)")
+                    report.divergence = Divergence(
+                        line: o.number, recorded: "\(o.kind) \(o.text)", replayed: "sent \(s.kind) \(s.text)")
                     break
                 }
                 next += 1
@@ -119,8 +126,9 @@ public enum TraceReplay {
             if report.divergence != nil { break }
             if next < outputs.count, outputs[next].number < bound {
                 let o = outputs[next]
-                report.divergence = Divergence(line: o.number, recorded: "\(o.kind) \(o.text)",
-                                               replayed: "sent nothing more after input '\(input.text)'")
+                report.divergence = Divergence(
+                    line: o.number, recorded: "\(o.kind) \(o.text)",
+                    replayed: "sent nothing more after input '\(input.text)'")
                 break
             }
         }

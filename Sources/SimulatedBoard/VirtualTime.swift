@@ -71,7 +71,9 @@ public struct RadioArbiter: Sendable, Equatable {
     /// Marks the radio busy for `airTime` µs from `start`.
     public mutating func reserve(from start: VirtualInstant, airTime: Int64, connection: Int) {
         freeAt = start.advanced(byMicroseconds: airTime)
-        if logsSlots { slots.append(AirSlot(start: start.microseconds, end: freeAt.microseconds, connection: connection)) }
+        if logsSlots {
+            slots.append(AirSlot(start: start.microseconds, end: freeAt.microseconds, connection: connection))
+        }
     }
 }
 

@@ -22,21 +22,27 @@ public enum SimulatedFlash {
     public static let defaultDeadline: Duration = .seconds(900)
 
     /// Flashes one board of `simulation`. `onEvent` receives every report with modelled time.
-    public static func run(plan: FlashPlan, options: FlashOptions = FlashOptions(), on board: BoardID,
-                           named name: String, in simulation: inout Simulation,
-                           deadline: Duration = defaultDeadline,
-                           onEvent: (@Sendable (FlashEvent) -> Void)? = nil) -> SimulatedFlashRun {
+    public static func run(
+        plan: FlashPlan, options: FlashOptions = FlashOptions(), on board: BoardID,
+        named name: String, in simulation: inout Simulation,
+        deadline: Duration = defaultDeadline,
+        onEvent: (@Sendable (FlashEvent) -> Void)? = nil
+    ) -> SimulatedFlashRun {
         runAll([(plan, board, name)], options: options, in: &simulation, deadline: deadline, onEvent: onEvent)[0]
     }
 
     /// Flashes several boards at once; they share the adapter's radio.
-    public static func runAll(_ boards: [(plan: FlashPlan, board: BoardID, name: String)], options: FlashOptions = FlashOptions(),
-                              in simulation: inout Simulation, deadline: Duration = defaultDeadline,
-                              onEvent: (@Sendable (FlashEvent) -> Void)? = nil) -> [SimulatedFlashRun] {
+    public static func runAll(
+        _ boards: [(plan: FlashPlan, board: BoardID, name: String)], options: FlashOptions = FlashOptions(),
+        in simulation: inout Simulation, deadline: Duration = defaultDeadline,
+        onEvent: (@Sendable (FlashEvent) -> Void)? = nil
+    ) -> [SimulatedFlashRun] {
         let names = Dictionary(uniqueKeysWithValues: boards.map { ($0.board, $0.name) })
         let previous = simulation.onReport
         if let onEvent {
-            simulation.onReport = { id, report, t in onEvent(FlashEvent(board: names[id] ?? "\(id)", elapsed: t, report: report)) }
+            simulation.onReport = { id, report, t in
+                onEvent(FlashEvent(board: names[id] ?? "\(id)", elapsed: t, report: report))
+            }
         }
         defer { simulation.onReport = previous }
         let flows = boards.map { FlowOnBoard(SessionFlow(plan: $0.plan, options: options), on: $0.board) }

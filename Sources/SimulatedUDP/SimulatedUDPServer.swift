@@ -43,15 +43,20 @@ public final class SimulatedUDPServer: Sendable {
 
     /// Binds `endpoint` (port 0: any free port) and starts serving `board`.
     /// `onNote` receives the board's trace lines (for `-v`).
-    public static func start(board: SimulatedBoard, on endpoint: UDPEndpoint, timeScale: Double = 1,
-                             onNote: @escaping @Sendable (String) -> Void = { _ in }) async throws(SMPUDPError) -> SimulatedUDPServer {
+    public static func start(
+        board: SimulatedBoard, on endpoint: UDPEndpoint, timeScale: Double = 1,
+        onNote: @escaping @Sendable (String) -> Void = { _ in }
+    ) async throws(SMPUDPError) -> SimulatedUDPServer {
         let socket = try await DatagramSocket.bind(host: endpoint.host, port: endpoint.port)
         let bound = UDPEndpoint(host: endpoint.host, port: socket.port ?? endpoint.port)
-        return SimulatedUDPServer(board: board, socket: socket, endpoint: bound, timeScale: max(0, timeScale), onNote: onNote)
+        return SimulatedUDPServer(
+            board: board, socket: socket, endpoint: bound, timeScale: max(0, timeScale), onNote: onNote)
     }
 
-    private init(board: SimulatedBoard, socket: DatagramSocket, endpoint: UDPEndpoint, timeScale: Double,
-                 onNote: @escaping @Sendable (String) -> Void) {
+    private init(
+        board: SimulatedBoard, socket: DatagramSocket, endpoint: UDPEndpoint, timeScale: Double,
+        onNote: @escaping @Sendable (String) -> Void
+    ) {
         self.endpoint = endpoint
         self.timeScale = timeScale
         self.socket = socket

@@ -19,8 +19,9 @@ public protocol BLETransport: AnyObject, Sendable {
     /// for the stack to accept it; commands sent this way leave in the order they were sent.
     /// A refusal that comes later is passed to `failed`. A backend that cannot do better
     /// waits as `write(_:to:kind:timeout:)` does (the default).
-    func enqueueCommand(_ bytes: [UInt8], to characteristic: GATTCharacteristic, timeout: Duration,
-                        failed: @escaping @Sendable (TransportError) -> Void) async throws
+    func enqueueCommand(
+        _ bytes: [UInt8], to characteristic: GATTCharacteristic, timeout: Duration,
+        failed: @escaping @Sendable (TransportError) -> Void) async throws
     func read(_ characteristic: GATTCharacteristic, timeout: Duration) async throws -> [UInt8]
     /// The notifications of a characteristic. Call before `enableNotifications`.
     func notifications(of characteristic: GATTCharacteristic) -> AsyncStream<[UInt8]>
@@ -32,8 +33,10 @@ public protocol BLETransport: AnyObject, Sendable {
 }
 
 extension BLETransport {
-    public func enqueueCommand(_ bytes: [UInt8], to characteristic: GATTCharacteristic, timeout: Duration,
-                               failed: @escaping @Sendable (TransportError) -> Void) async throws {
+    public func enqueueCommand(
+        _ bytes: [UInt8], to characteristic: GATTCharacteristic, timeout: Duration,
+        failed: @escaping @Sendable (TransportError) -> Void
+    ) async throws {
         try await write(bytes, to: characteristic, kind: .command, timeout: timeout)
     }
 

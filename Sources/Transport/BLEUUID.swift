@@ -22,7 +22,9 @@ public struct BLEUUID: Hashable, Sendable, Codable, CustomStringConvertible, Com
             guard t.allSatisfy(hex.contains) else { return nil }
         } else {
             let parts = t.split(separator: "-", omittingEmptySubsequences: false)
-            guard parts.map(\.count) == [8, 4, 4, 4, 12], parts.allSatisfy({ $0.allSatisfy(hex.contains) }) else { return nil }
+            guard parts.map(\.count) == [8, 4, 4, 4, 12], parts.allSatisfy({ $0.allSatisfy(hex.contains) }) else {
+                return nil
+            }
         }
         self.init(t)
     }

@@ -28,13 +28,15 @@ public struct ChildFlow<Machine: FlowMachine>: Sendable {
     /// Feeds one event. Returns the actions to pass on (timers renamed into the
     /// child's scope, `finish` removed) and the outcome once the child has finished.
     /// Timers the child left running when it finished are cancelled.
-    public mutating func handle(_ event: FlowEvent, now: Duration) -> (actions: [FlowAction], outcome: Result<Machine.Output, any Error>?) {
+    public mutating func handle(_ event: FlowEvent, now: Duration) -> (
+        actions: [FlowAction], outcome: Result<Machine.Output, any Error>?
+    ) {
         guard !isFinished else { return ([], nil) }
         var inner = event
         if case let .timerFired(id) = event {
             guard id.name.hasPrefix(scope) else { return ([], nil) }
             let name = String(id.name.dropFirst(scope.count))
-            guard runningTimers.remove(name) != nil else { return ([], nil) } // stale
+            guard runningTimers.remove(name) != nil else { return ([], nil) }  // stale
             inner = .timerFired(TimerID(name))
         }
         return scoped(machine.handle(inner, now: now))
@@ -42,12 +44,16 @@ public struct ChildFlow<Machine: FlowMachine>: Sendable {
 
     /// Runs `body` on the child (a call besides events, such as resuming a paused flow) and
     /// passes its actions on as `handle` does.
-    public mutating func perform(_ body: (inout Machine) -> [FlowAction]) -> (actions: [FlowAction], outcome: Result<Machine.Output, any Error>?) {
+    public mutating func perform(_ body: (inout Machine) -> [FlowAction]) -> (
+        actions: [FlowAction], outcome: Result<Machine.Output, any Error>?
+    ) {
         guard !isFinished else { return ([], nil) }
         return scoped(body(&machine))
     }
 
-    private mutating func scoped(_ actions: [FlowAction]) -> (actions: [FlowAction], outcome: Result<Machine.Output, any Error>?) {
+    private mutating func scoped(_ actions: [FlowAction]) -> (
+        actions: [FlowAction], outcome: Result<Machine.Output, any Error>?
+    ) {
         var out: [FlowAction] = []
         var finished = false
         for action in actions {

@@ -31,9 +31,11 @@ public struct ResumePoint: Sendable, Equatable, Codable {
 
     public static let currentVersion = 1
 
-    public init(programHash: String, runtimeHash: String, regionStart: UInt32, regionEnd: UInt32,
-                hashWhileWriting: String, blockCount: Int, block: Int, address: UInt32, acknowledged: Int,
-                board: String? = nil) {
+    public init(
+        programHash: String, runtimeHash: String, regionStart: UInt32, regionEnd: UInt32,
+        hashWhileWriting: String, blockCount: Int, block: Int, address: UInt32, acknowledged: Int,
+        board: String? = nil
+    ) {
         self.version = Self.currentVersion
         self.programHash = programHash
         self.runtimeHash = runtimeHash

@@ -18,7 +18,8 @@ public enum SMPUDPError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .badEndpoint(text):
             return "'\(text)' is not HOST:PORT (for example 127.0.0.1:1337 or [::1]:1337)"
         case let .unknownHost(host, detail):
-            return "the host name '\(host)' does not resolve (\(detail)): check the name, or give an address such as 127.0.0.1:1337"
+            return
+                "the host name '\(host)' does not resolve (\(detail)): check the name, or give an address such as 127.0.0.1:1337"
         case let .bindFailed(endpoint, reason):
             return reason.message(endpoint)
         case let .noAnswer(endpoint, after):
@@ -55,7 +56,8 @@ public struct UDPEndpoint: Sendable, Equatable, CustomStringConvertible {
         }
         host = host.drop(while: { $0 == " " })
         guard !host.isEmpty, !host.contains(":") || text.hasPrefix("["),
-              let port = Int(portText), (0...65535).contains(port) else { throw .badEndpoint(text) }
+            let port = Int(portText), (0...65535).contains(port)
+        else { throw .badEndpoint(text) }
         self.init(host: String(host), port: port)
     }
 
@@ -76,11 +78,14 @@ public enum BindFailure: Sendable, Equatable {
     func message(_ endpoint: String) -> String {
         switch self {
         case let .inUse(port):
-            return "cannot listen on \(endpoint): UDP port \(port) is in use by another program; stop it, or pick another port (0 takes any free port)"
+            return
+                "cannot listen on \(endpoint): UDP port \(port) is in use by another program; stop it, or pick another port (0 takes any free port)"
         case let .notLocal(host):
-            return "cannot listen on \(endpoint): \(host) is not an address of this computer; use one of its own, such as 127.0.0.1"
+            return
+                "cannot listen on \(endpoint): \(host) is not an address of this computer; use one of its own, such as 127.0.0.1"
         case let .notPermitted(port):
-            return "cannot listen on \(endpoint): port \(port) needs a privilege this user lacks; pick a port from 1024 up (0 takes any free port)"
+            return
+                "cannot listen on \(endpoint): port \(port) needs a privilege this user lacks; pick a port from 1024 up (0 takes any free port)"
         case let .other(message):
             return "cannot open a UDP socket on \(endpoint): \(message)"
         }

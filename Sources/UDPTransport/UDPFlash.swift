@@ -23,10 +23,12 @@ public enum UDPFlash {
     /// report with real elapsed time. Never throws: a failure is the result's `error`.
     /// `connectTimeout` bounds the first probe (is anybody there?); `reconnectTimeout` bounds each
     /// wait for the device after its reset (MCUboot's swap of a large image takes seconds).
-    public static func run(plan: FlashPlan, options: FlashOptions = FlashOptions(), endpoint: UDPEndpoint,
-                           connectTimeout: Duration = .seconds(10), reconnectTimeout: Duration = .seconds(60),
-                           frameSize: Int = UDPSMPTransport.defaultFrameSize,
-                           onEvent: (@Sendable (FlashEvent) -> Void)? = nil) async -> FlashResult {
+    public static func run(
+        plan: FlashPlan, options: FlashOptions = FlashOptions(), endpoint: UDPEndpoint,
+        connectTimeout: Duration = .seconds(10), reconnectTimeout: Duration = .seconds(60),
+        frameSize: Int = UDPSMPTransport.defaultFrameSize,
+        onEvent: (@Sendable (FlashEvent) -> Void)? = nil
+    ) async -> FlashResult {
         let name = "udp:\(endpoint)"
         let clock = ContinuousClock()
         let started = clock.now
@@ -36,16 +38,19 @@ public enum UDPFlash {
         } catch {
             return FlashResult(board: name, unreached: error, seconds: started.duration(to: clock.now).seconds)
         }
-        let result = await run(plan: plan, options: options, transport: transport, name: name, connectTimeout: connectTimeout,
-                               reconnectTimeout: reconnectTimeout, started: started, clock: clock, onEvent: onEvent)
+        let result = await run(
+            plan: plan, options: options, transport: transport, name: name, connectTimeout: connectTimeout,
+            reconnectTimeout: reconnectTimeout, started: started, clock: clock, onEvent: onEvent)
         await transport.close()
         return result
     }
 
-    private static func run(plan: FlashPlan, options: FlashOptions, transport: UDPSMPTransport, name: String,
-                            connectTimeout: Duration, reconnectTimeout: Duration,
-                            started: ContinuousClock.Instant, clock: ContinuousClock,
-                            onEvent: (@Sendable (FlashEvent) -> Void)?) async -> FlashResult {
+    private static func run(
+        plan: FlashPlan, options: FlashOptions, transport: UDPSMPTransport, name: String,
+        connectTimeout: Duration, reconnectTimeout: Duration,
+        started: ContinuousClock.Instant, clock: ContinuousClock,
+        onEvent: (@Sendable (FlashEvent) -> Void)?
+    ) async -> FlashResult {
         onEvent?(FlashEvent(board: name, elapsed: .zero, report: .phase(.connecting)))
         let info: ConnectionInfo
         do {
@@ -57,8 +62,9 @@ public enum UDPFlash {
         let driver = AsyncFlowDriver(transport: transport, clock: clock, operationTimeout: reconnectTimeout)
         let outcome: Result<SessionOutcome, any Error>
         do {
-            let o = try await driver.run(SessionFlow(plan: plan, options: Self.options(from: options)), connection: info,
-                                         onReport: { report, t in onEvent?(FlashEvent(board: name, elapsed: t, report: report)) })
+            let o = try await driver.run(
+                SessionFlow(plan: plan, options: Self.options(from: options)), connection: info,
+                onReport: { report, t in onEvent?(FlashEvent(board: name, elapsed: t, report: report)) })
             outcome = .success(o)
         } catch {
             outcome = .failure(error)

@@ -35,8 +35,10 @@ public final class UDPSMPTransport: BLETransport {
 
     /// Opens a socket for talking to `endpoint` (bound to the loopback address when the
     /// server is on it, else to every address, on any free port). Nothing is sent yet.
-    public static func open(_ endpoint: UDPEndpoint, frameSize: Int = defaultFrameSize,
-                            probeInterval: Duration = .milliseconds(200)) async throws(SMPUDPError) -> UDPSMPTransport {
+    public static func open(
+        _ endpoint: UDPEndpoint, frameSize: Int = defaultFrameSize,
+        probeInterval: Duration = .milliseconds(200)
+    ) async throws(SMPUDPError) -> UDPSMPTransport {
         let remote = try DatagramSocket.resolve(endpoint)
         let local: String
         switch remote {
@@ -44,11 +46,14 @@ public final class UDPSMPTransport: BLETransport {
         default: local = endpoint.host.hasPrefix("127.") || endpoint.host == "localhost" ? "127.0.0.1" : "0.0.0.0"
         }
         let socket = try await DatagramSocket.bind(host: local, port: 0)
-        return UDPSMPTransport(endpoint: endpoint, frameSize: max(frameSize, 64), probeInterval: probeInterval,
-                               socket: socket, remote: remote)
+        return UDPSMPTransport(
+            endpoint: endpoint, frameSize: max(frameSize, 64), probeInterval: probeInterval,
+            socket: socket, remote: remote)
     }
 
-    private init(endpoint: UDPEndpoint, frameSize: Int, probeInterval: Duration, socket: DatagramSocket, remote: SocketAddress) {
+    private init(
+        endpoint: UDPEndpoint, frameSize: Int, probeInterval: Duration, socket: DatagramSocket, remote: SocketAddress
+    ) {
         self.endpoint = endpoint
         self.frameSize = frameSize
         self.probeInterval = probeInterval
@@ -93,12 +98,14 @@ public final class UDPSMPTransport: BLETransport {
             let wait = clock.now.advanced(by: probeInterval)
             while clock.now < min(wait, deadline) {
                 if state.withLock({ $0.probeAnswers }) > before {
-                    return ConnectionInfo(services: [KnownGATT.smpService], mtu: frameSize + 3, name: endpoint.description)
+                    return ConnectionInfo(
+                        services: [KnownGATT.smpService], mtu: frameSize + 3, name: endpoint.description)
                 }
                 try await clock.sleep(for: .milliseconds(5))
             }
         }
-        throw TransportError.connectFailed(SMPUDPError.noAnswer(endpoint: endpoint.description, after: timeout).description)
+        throw TransportError.connectFailed(
+            SMPUDPError.noAnswer(endpoint: endpoint.description, after: timeout).description)
     }
 
     public func disconnect() async {
@@ -110,16 +117,20 @@ public final class UDPSMPTransport: BLETransport {
         return [KnownGATT.smp.characteristic]
     }
 
-    public func write(_ bytes: [UInt8], to characteristic: GATTCharacteristic, kind: WriteKind, timeout: Duration) async throws {
+    public func write(_ bytes: [UInt8], to characteristic: GATTCharacteristic, kind: WriteKind, timeout: Duration)
+        async throws
+    {
         guard characteristic == KnownGATT.smp else { throw TransportError.characteristicNotFound(characteristic) }
         guard bytes.count <= frameSize else {
-            throw TransportError.failed(operation: "UDP send", message: "\(bytes.count) bytes exceed the frame size \(frameSize)")
+            throw TransportError.failed(
+                operation: "UDP send", message: "\(bytes.count) bytes exceed the frame size \(frameSize)")
         }
         try await sendDatagram(bytes)
     }
 
     public func read(_ characteristic: GATTCharacteristic, timeout: Duration) async throws -> [UInt8] {
-        throw TransportError.failed(operation: "read \(characteristic)", message: "SMP over UDP has no readable characteristic")
+        throw TransportError.failed(
+            operation: "read \(characteristic)", message: "SMP over UDP has no readable characteristic")
     }
 
     public func notifications(of characteristic: GATTCharacteristic) -> AsyncStream<[UInt8]> {
@@ -158,7 +169,8 @@ public final class UDPSMPTransport: BLETransport {
 
     /// The probe: an SMP v1 OS echo (`{"d": "bitflash"}`), sequence 0xFF. The upgrade never sends
     /// echo, so every echo answer from the server is a probe answer.
-    static let probe: [UInt8] = (try? SMPFrame(request: EchoRequest(text: "bitflash"), version: .v1, sequence: 0xFF).encoded())
+    static let probe: [UInt8] =
+        (try? SMPFrame(request: EchoRequest(text: "bitflash"), version: .v1, sequence: 0xFF).encoded())
         ?? []
 
     static func isProbeAnswer(_ bytes: [UInt8]) -> Bool {

@@ -21,8 +21,11 @@ struct Bitflash: AsyncParsableCommand {
         commandName: "bitflash",
         abstract: "Flash BBC micro:bit and Calliope mini boards over Bluetooth LE.",
         version: versionLine,
-        subcommands: [FlashCommand.self, WatchCommand.self, ScanCommand.self, InfoCommand.self, ForgetCommand.self, PlanCommand.self, DemoCommand.self, InspectCommand.self,
-                      ConvertCommand.self, SimCommand.self, TraceCommand.self, BenchCommand.self])
+        subcommands: [
+            FlashCommand.self, WatchCommand.self, ScanCommand.self, InfoCommand.self, ForgetCommand.self,
+            PlanCommand.self, DemoCommand.self, InspectCommand.self,
+            ConvertCommand.self, SimCommand.self, TraceCommand.self, BenchCommand.self
+        ])
 
     /// Lets `--simulate` stand without a profile (`bitflash flash prog.hex --simulate`):
     /// a missing or non-profile value gets the default profile, marked as not named so that
@@ -33,8 +36,10 @@ struct Bitflash: AsyncParsableCommand {
         var i = 0
         while i < args.count {
             if args[i] == "--simulate", i + 1 == args.count || SimProfile(argument: args[i + 1]) == nil {
-                args.insert(contentsOf: [SimProfile.default.description] + (named ? [] : ["--" + SimulationOptions.unnamedProfileFlag]),
-                            at: i + 1)
+                args.insert(
+                    contentsOf: [SimProfile.default.description]
+                        + (named ? [] : ["--" + SimulationOptions.unnamedProfileFlag]),
+                    at: i + 1)
             }
             i += 1
         }

@@ -43,7 +43,9 @@ func finishFlash(_ results: [FlashResult]) -> ExitStatus {
         if let message = r.error {
             StdErr.write("bitflash: error: \(prefix(r))\(message)\n")
         } else if r.verification == .unverified {
-            StdErr.write("bitflash: warning: \(prefix(r))written but not verified: \(r.verificationNote ?? "the board was not read back")\n")
+            StdErr.write(
+                "bitflash: warning: \(prefix(r))written but not verified: \(r.verificationNote ?? "the board was not read back")\n"
+            )
         }
     }
     return FlashResult.runStatus(results)

@@ -8,12 +8,15 @@ import Transport
 /// The transport's two paths to a board: the sockets of `AcquireWrite`/`AcquireNotify` where
 /// BlueZ grants them, `WriteValue` (not waited for) and `PropertiesChanged` where it does not,
 /// and the change from one to the other when the sockets close. Against `bitflash sim bluez`.
-@Suite(.serialized, .enabled(if: Bitflash.available, "dbus-daemon or the bitflash binary missing: BlueZ integration tests skipped"))
+@Suite(
+    .serialized,
+    .enabled(if: Bitflash.available, "dbus-daemon or the bitflash binary missing: BlueZ integration tests skipped"))
 struct AcquireTransportTests {
     static let pf = KnownGATT.partialFlashing
 
     /// A connected transport to the fake's board, with its notification stream.
-    static func connect(_ fake: FakeBlueZProcess) async throws -> (BlueZDeviceTransport, AsyncStream<[UInt8]>.Iterator) {
+    static func connect(_ fake: FakeBlueZProcess) async throws -> (BlueZDeviceTransport, AsyncStream<[UInt8]>.Iterator)
+    {
         let bus = try await BlueZBus.open(bus: .address(fake.bus.address))
         let found = try await BlueZScanner(bus: bus).find(DeviceQuery(FakeBlueZProcess.address), timeout: .seconds(10))
         let transport = try await BlueZDeviceTransport.open(device: found, on: bus)
@@ -25,7 +28,9 @@ struct AcquireTransportTests {
 
     /// REGION_INFO for regions 0, 1 and 2, sent back to back without waiting: the answers
     /// name the regions in the order asked (partial-flashing-protocol.md §2.1).
-    static func askRegions(_ transport: BlueZDeviceTransport, _ answers: inout AsyncStream<[UInt8]>.Iterator) async throws -> [UInt8] {
+    static func askRegions(_ transport: BlueZDeviceTransport, _ answers: inout AsyncStream<[UInt8]>.Iterator)
+        async throws -> [UInt8]
+    {
         let failures = FailureLog()
         for region: UInt8 in 0...2 {
             try await transport.enqueueCommand([0x00, region], to: pf, timeout: .seconds(10)) { failures.add($0) }
@@ -60,7 +65,9 @@ struct AcquireTransportTests {
         transport.close()
     }
 
-    @Test("a BlueZ without AcquireWrite/AcquireNotify gets WriteValue calls sent back to back, answered as PropertiesChanged, in order")
+    @Test(
+        "a BlueZ without AcquireWrite/AcquireNotify gets WriteValue calls sent back to back, answered as PropertiesChanged, in order"
+    )
     func valueWritesWhereRefused() async throws {
         let fake = try FakeBlueZProcess(["--refuses-acquire"])
         let (transport, answers) = try await Self.connect(fake)
@@ -88,7 +95,9 @@ struct AcquireTransportTests {
         let failures = FailureLog()
         // One byte more than the MTU allows: BlueZ refuses it ("Failed to initiate write").
         let tooLong = await transport.mtu - 2
-        try await transport.enqueueCommand(Array(repeating: 0, count: tooLong), to: Self.pf, timeout: .seconds(10)) { failures.add($0) }
+        try await transport.enqueueCommand(Array(repeating: 0, count: tooLong), to: Self.pf, timeout: .seconds(10)) {
+            failures.add($0)
+        }
         for _ in 0..<200 where failures.all.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
         #expect(failures.all.count == 1)
         #expect(failures.all.first.map { "\($0)".contains("Failed to initiate write") } == true, "\(failures.all)")

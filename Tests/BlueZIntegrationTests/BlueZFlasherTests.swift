@@ -10,7 +10,9 @@ import Transport
 
 /// The library API for real boards (`BlueZFlashing`), in this process, against the fake BlueZ
 /// (`bitflash sim bluez`) on a private bus; and the sample that uses it.
-@Suite(.serialized, .enabled(if: Bitflash.available, "dbus-daemon or the bitflash binary missing: BlueZ integration tests skipped"))
+@Suite(
+    .serialized,
+    .enabled(if: Bitflash.available, "dbus-daemon or the bitflash binary missing: BlueZ integration tests skipped"))
 struct BlueZFlasherTests {
     typealias C = BlueZCommandTests
 
@@ -77,7 +79,9 @@ struct BlueZFlasherTests {
                 switch update {
                 case let .event(e):
                     // Stop once the flash has saved a point past the first page.
-                    if case let .checkpoint(point?) = e.report, point.block > 0 { withUnsafeCurrentTask { $0?.cancel() } }
+                    if case let .checkpoint(point?) = e.report, point.block > 0 {
+                        withUnsafeCurrentTask { $0?.cancel() }
+                    }
                 case .warning: break
                 case let .finished(r): saw.withLock { $0.append(r) }
                 }
@@ -106,10 +110,11 @@ struct BlueZFlasherTests {
 
     @Test("several boards at once: one finished result each, in any order")
     func severalBoards() async throws {
-        let fake = try FakeBlueZProcess(scenario: """
-            {"boards": [{"name": "BBC micro:bit [zotig]", "address": "F0:0D:00:00:00:01"},
-                        {"name": "BBC micro:bit [vavit]", "address": "F0:0D:00:00:00:02"}]}
-            """)
+        let fake = try FakeBlueZProcess(
+            scenario: """
+                {"boards": [{"name": "BBC micro:bit [zotig]", "address": "F0:0D:00:00:00:01"},
+                            {"name": "BBC micro:bit [vavit]", "address": "F0:0D:00:00:00:02"}]}
+                """)
         let flasher = BlueZFlasher(settings: Self.settings(fake).0)
         var results: [String: BoardFlashResult] = [:]
         for await update in flasher.flash(try Self.firmware("sample-r1-counter.hex"), on: ["zotig", "vavit"]) {
@@ -121,7 +126,8 @@ struct BlueZFlasherTests {
 
     @Test("the sample finds the board by name and flashes the file, with a progress line")
     func sample() async throws {
-        let binary = try #require(Bitflash.url?.deletingLastPathComponent().appendingPathComponent("sample-flash-bluez"))
+        let binary = try #require(
+            Bitflash.url?.deletingLastPathComponent().appendingPathComponent("sample-flash-bluez"))
         try #require(FileManager.default.isExecutableFile(atPath: binary.path), "sample-flash-bluez is not built")
         let fake = try FakeBlueZProcess()
         let environment = ProcessInfo.processInfo.environment.merging(
@@ -141,7 +147,9 @@ struct BlueZFlasherTests {
             return (p.terminationStatus, text)
         }
         #expect(status == 0, "\(text)")
-        #expect(text.contains("flashing \(C.sample("sample-r1-counter.hex").path) onto BBC micro:bit [zotig] (F0:0D:00:00:00:01)"))
+        #expect(
+            text.contains(
+                "flashing \(C.sample("sample-r1-counter.hex").path) onto BBC micro:bit [zotig] (F0:0D:00:00:00:01)"))
         #expect(text.contains("\rpartial              100%"), "\(text)")
         #expect(text.contains("partial in ") && text.contains("verified: true"), "\(text)")
         try C.expectBoardHolds("sample-r1-counter.hex", stateFile: fake.stop())

@@ -5,28 +5,35 @@ import TestSupport
 /// The class report and `--retry-failed` with real boards, against the fake org.bluez.
 @Suite(.enabled(if: Bitflash.available, "dbus-daemon or the bitflash binary missing: BlueZ integration tests skipped"))
 struct ClassReportBlueZTests {
-    @Test("a board out of range is FAILED with its fix; --retry-failed looks only for it, and the record keeps it failed")
+    @Test(
+        "a board out of range is FAILED with its fix; --retry-failed looks only for it, and the record keeps it failed")
     func retryLooksOnlyForTheMissingBoard() throws {
         let fake = try FakeBlueZProcess(profile: "microbit-v2")
         let state = fake.bus.directory.appendingPathComponent("bitflash")
         let env = ["DBUS_SYSTEM_BUS_ADDRESS": fake.bus.address, "BITFLASH_STATE": state.path]
         let file = BlueZCommandTests.sample("sample-r1-counter.hex").path
-        let run = try BitflashBinary.run(["flash", file, "--device", "zotig", "--device", "F0:0D:00:00:00:99", "--scan-timeout", "1"],
-                                         environment: env)
+        let run = try BitflashBinary.run(
+            ["flash", file, "--device", "zotig", "--device", "F0:0D:00:00:00:99", "--scan-timeout", "1"],
+            environment: env)
         #expect(run.status == 69, "\(run.stderr)")
-        #expect(run.lines.contains { $0.hasPrefix("zotig              BBC micro:bit [zotig]  F0:0D:00:00:00:01  ok") }, "\(run.stdout)")
+        #expect(
+            run.lines.contains { $0.hasPrefix("zotig              BBC micro:bit [zotig]  F0:0D:00:00:00:01  ok") },
+            "\(run.stdout)")
         let missing = try #require(run.lines.first { $0.hasPrefix("F0:0D:00:00:00:99") })
-        #expect(missing.contains("FAILED") && missing.contains("switch the board on and into pairing mode"), "\(missing)")
+        #expect(
+            missing.contains("FAILED") && missing.contains("switch the board on and into pairing mode"), "\(missing)")
         #expect(FileManager.default.fileExists(atPath: state.appendingPathComponent("last-class-run.json").path))
 
-        let retry = try BitflashBinary.run(["flash", file, "--retry-failed", "--scan-timeout", "1", "--json"], environment: env)
+        let retry = try BitflashBinary.run(
+            ["flash", file, "--retry-failed", "--scan-timeout", "1", "--json"], environment: env)
         #expect(retry.status == 69)
         #expect(retry.stderr.contains("retrying 1 of 2 boards that failed: F0:0D:00:00:00:99"), "\(retry.stderr)")
         let boards = retry.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
             .filter { $0["type"] as? String == "result" }.map { $0["board"] as? String }
         #expect(boards == ["F0:0D:00:00:00:99"])
-        let record = try #require(try JSONSerialization.jsonObject(
-            with: Data(contentsOf: state.appendingPathComponent("last-class-run.json"))) as? [String: Any])
+        let record = try #require(
+            try JSONSerialization.jsonObject(
+                with: Data(contentsOf: state.appendingPathComponent("last-class-run.json"))) as? [String: Any])
         let rows = try #require(record["boards"] as? [[String: Any]])
         #expect(rows.map { $0["result"] as? String } == ["ok", "failed"])
         #expect(rows.first?["address"] as? String == FakeBlueZProcess.address)

@@ -18,7 +18,8 @@ enum Bitflash {
 
     /// Writes the sample firmware files (`bitflash sim samples`) once per test run.
     static let samples: URL = {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("bitflash-bluez-samples-\(UUID().uuidString)")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "bitflash-bluez-samples-\(UUID().uuidString)")
         _ = try? run(["sim", "samples", dir.path], bus: "unix:path=/nonexistent")
         return dir
     }()
@@ -37,15 +38,19 @@ final class FakeBlueZProcess: @unchecked Sendable {
 
     /// Starts the fake with the board options `options` and waits for its readiness line.
     /// `prepare` runs first with the state folder (to put a board there, e.g. with `sim reset`).
-    convenience init(_ options: [String] = [], profile: String = "microbit-v2-mcuboot", name: String = FakeBlueZProcess.name,
-                     prepare: (URL) throws -> Void = { _ in }) throws {
-        try self.init(arguments: ["--name", name, "--address", Self.address, "--profile", profile] + options, prepare: prepare)
+    convenience init(
+        _ options: [String] = [], profile: String = "microbit-v2-mcuboot", name: String = FakeBlueZProcess.name,
+        prepare: (URL) throws -> Void = { _ in }
+    ) throws {
+        try self.init(
+            arguments: ["--name", name, "--address", Self.address, "--profile", profile] + options, prepare: prepare)
     }
 
     /// Starts the fake with the boards of a scenario (JSON text); `prepare` may first put
     /// boards into the state folder (with `sim reset`).
     convenience init(scenario: String, prepare: (URL) throws -> Void = { _ in }) throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("bitflash-scenario-\(UUID().uuidString).json")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "bitflash-scenario-\(UUID().uuidString).json")
         try scenario.write(to: file, atomically: true, encoding: .utf8)
         try self.init(arguments: ["--scenario", file.path], prepare: prepare)
     }
@@ -68,7 +73,8 @@ final class FakeBlueZProcess: @unchecked Sendable {
         while !String(decoding: seen, as: UTF8.self).contains("fake org.bluez ready") {
             let chunk = output.fileHandleForReading.availableData
             if chunk.isEmpty {
-                throw BusFixtureError.gaveUpWaiting("the fake org.bluez exited: \(String(decoding: seen, as: UTF8.self))")
+                throw BusFixtureError.gaveUpWaiting(
+                    "the fake org.bluez exited: \(String(decoding: seen, as: UTF8.self))")
             }
             seen.append(chunk)
         }
@@ -86,7 +92,8 @@ final class FakeBlueZProcess: @unchecked Sendable {
     /// `writes: A through AcquireWrite sockets (B granted), C through WriteValue; notifications:
     /// D through AcquireNotify sockets (E granted), F as PropertiesChanged`.
     var traffic: [Int]? {
-        guard let line = printed.split(separator: "\n").first(where: { $0.contains("through AcquireWrite sockets") }) else { return nil }
+        guard let line = printed.split(separator: "\n").first(where: { $0.contains("through AcquireWrite sockets") })
+        else { return nil }
         return line.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }.suffix(6)
     }
 
@@ -124,7 +131,9 @@ final class FakeBlueZProcess: @unchecked Sendable {
 
     /// Waits until the saved board satisfies `condition` (the fake saves it at every boot), for
     /// at most `limit`, a bound that only keeps a broken test from hanging.
-    func waitForBoard(limit: Duration = .seconds(30), _ condition: (SimulatedBoard) -> Bool) async throws -> SimulatedBoard {
+    func waitForBoard(limit: Duration = .seconds(30), _ condition: (SimulatedBoard) -> Bool) async throws
+        -> SimulatedBoard
+    {
         let clock = ContinuousClock()
         let deadline = clock.now + limit
         while true {

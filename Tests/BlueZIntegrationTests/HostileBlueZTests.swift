@@ -9,7 +9,11 @@ import Transport
 /// A seeded hostile org.bluez: well-formed enough to be found, then every reply and signal of
 /// the wrong type, size or shape. The backend must turn each into a `TransportError` (or drop
 /// it), deliver exactly the well-formed notifications in order, never crash and never hang.
-@Suite(.serialized, .enabled(if: PrivateBus.isAvailable, "dbus-daemon not found: hostile BlueZ tests skipped (install the dbus-daemon package)"))
+@Suite(
+    .serialized,
+    .enabled(
+        if: PrivateBus.isAvailable,
+        "dbus-daemon not found: hostile BlueZ tests skipped (install the dbus-daemon package)"))
 struct HostileBlueZTests {
     static let adapter = "/org/bluez/hci0"
     static let device = "/org/bluez/hci0/dev_F0_0D_00_00_00_01"
@@ -37,15 +41,18 @@ struct HostileBlueZTests {
                 case 1: return .uint32(.random(in: 0...UInt32.max, using: &g))
                 case 2: return .strings((0..<Int.random(in: 0...3000, using: &g)).map { "\($0)" })
                 case 3: return .bool(.random(using: &g))
-                case 4: return .bytes((0..<Int.random(in: 513...9000, using: &g)).map { _ in .random(in: 0...255, using: &g) })
+                case 4:
+                    return .bytes(
+                        (0..<Int.random(in: 513...9000, using: &g)).map { _ in .random(in: 0...255, using: &g) })
                 case 5: return .int16(.random(in: .min ... .max, using: &g))
                 case 6: return .variant(.variant(.objectPath("/x")))
                 default: return .array(elementSignature: "i", [.int32(1), .int32(2)])
                 }
             }
             var props: [String: DBusValue] = [
-                "UUID": .string(KnownGATT.partialFlashing.characteristic.uuidString), "Service": .objectPath(HostileBlueZTests.service),
-                "Flags": .strings(["write-without-response", "notify"]), "MTU": .uint16(23), "Value": .bytes([]),
+                "UUID": .string(KnownGATT.partialFlashing.characteristic.uuidString),
+                "Service": .objectPath(HostileBlueZTests.service),
+                "Flags": .strings(["write-without-response", "notify"]), "MTU": .uint16(23), "Value": .bytes([])
             ]
             for key in ["UUID", "Service", "Flags", "MTU", "Value"] where Int.random(in: 0..<4, using: &g) == 0 {
                 if Bool.random(using: &g) { props[key] = nil } else { props[key] = junk() }
@@ -54,14 +61,19 @@ struct HostileBlueZTests {
             // Found only with its UUID intact; a Service that is missing or not an object path
             // falls back to the parent path (as BlueZ lays them out), another path hides it.
             let service: String? = if case .objectPath(let p)? = props["Service"]?.unwrapped { p } else { nil }
-            characteristicIsValid = props["UUID"] == .string(KnownGATT.partialFlashing.characteristic.uuidString)
+            characteristicIsValid =
+                props["UUID"] == .string(KnownGATT.partialFlashing.characteristic.uuidString)
                 && (service == nil || service == HostileBlueZTests.service)
             notifications = (0..<Int.random(in: 1...12, using: &g)).map { _ in
-                Bool.random(using: &g) ? .bytes((0..<Int.random(in: 0...20, using: &g)).map { _ in .random(in: 0...255, using: &g) }) : junk()
+                Bool.random(using: &g)
+                    ? .bytes((0..<Int.random(in: 0...20, using: &g)).map { _ in .random(in: 0...255, using: &g) })
+                    : junk()
             }
             func reply() -> Reply {
                 switch Int.random(in: 0..<5, using: &g) {
-                case 0: return .error("org.bluez.Error.Failed", String(repeating: "f", count: Int.random(in: 0...5000, using: &g)))
+                case 0:
+                    return .error(
+                        "org.bluez.Error.Failed", String(repeating: "f", count: Int.random(in: 0...5000, using: &g)))
                 case 1: return .error("org.bluez.Error.InProgress", "Operation already in progress")
                 case 2: return .error("com.example.Unheard.Of", "")
                 case 3: return .ok([junk()])
@@ -75,7 +87,9 @@ struct HostileBlueZTests {
 
         /// The notifications a correct client passes on: byte arrays of at most 512 bytes.
         var expectedNotifications: [[UInt8]] {
-            notifications.compactMap { if case .bytes(let b) = $0, b.count <= 512 { return b } else { return nil } } + [HostileBlueZTests.sentinel]
+            notifications.compactMap { if case .bytes(let b) = $0, b.count <= 512 { return b } else { return nil } } + [
+                HostileBlueZTests.sentinel
+            ]
         }
     }
 
@@ -92,11 +106,23 @@ struct HostileBlueZTests {
             server = try DBusObjectServer(connection: connection)
             self.plan = plan
             try server.add(path: "/org/bluez", interfaces: ["org.bluez.AgentManager1": [:]])
-            try server.add(path: HostileBlueZTests.adapter, interfaces: ["org.bluez.Adapter1": [
-                "Address": .string("00:AA:01:00:00:01"), "Powered": .bool(true)]]) { _ in [] }
-            try server.add(path: HostileBlueZTests.device, interfaces: ["org.bluez.Device1": [
-                "Address": .string("F0:0D:00:00:00:01"), "Name": .string("BBC micro:bit [zotig]"),
-                "Connected": .bool(false), "ServicesResolved": .bool(false)]], methods: { [weak self] call in
+            try server.add(
+                path: HostileBlueZTests.adapter,
+                interfaces: [
+                    "org.bluez.Adapter1": [
+                        "Address": .string("00:AA:01:00:00:01"), "Powered": .bool(true)
+                    ]
+                ]
+            ) { _ in [] }
+            try server.add(
+                path: HostileBlueZTests.device,
+                interfaces: [
+                    "org.bluez.Device1": [
+                        "Address": .string("F0:0D:00:00:00:01"), "Name": .string("BBC micro:bit [zotig]"),
+                        "Connected": .bool(false), "ServicesResolved": .bool(false)
+                    ]
+                ],
+                methods: { [weak self] call in
                     try await self?.device(call) ?? []
                 }, concurrent: true)
         }
@@ -104,19 +130,32 @@ struct HostileBlueZTests {
         func device(_ call: DBusMethodCall) async throws -> [DBusValue] {
             switch call.member {
             case "Connect":
-                try server.setProperties(path: HostileBlueZTests.device, interface: "org.bluez.Device1", ["Connected": .bool(true)])
-                try server.add(path: HostileBlueZTests.service, interfaces: ["org.bluez.GattService1": [
-                    "UUID": .string(KnownGATT.partialFlashingService.uuidString), "Device": .objectPath(HostileBlueZTests.device),
-                    "Primary": .bool(true)]])
-                try server.add(path: HostileBlueZTests.characteristic, interfaces: ["org.bluez.GattCharacteristic1": plan.characteristicProperties],
-                               methods: { [weak self] call in try await self?.characteristic(call) ?? [] }, concurrent: true)
+                try server.setProperties(
+                    path: HostileBlueZTests.device, interface: "org.bluez.Device1", ["Connected": .bool(true)])
+                try server.add(
+                    path: HostileBlueZTests.service,
+                    interfaces: [
+                        "org.bluez.GattService1": [
+                            "UUID": .string(KnownGATT.partialFlashingService.uuidString),
+                            "Device": .objectPath(HostileBlueZTests.device),
+                            "Primary": .bool(true)
+                        ]
+                    ])
+                try server.add(
+                    path: HostileBlueZTests.characteristic,
+                    interfaces: ["org.bluez.GattCharacteristic1": plan.characteristicProperties],
+                    methods: { [weak self] call in try await self?.characteristic(call) ?? [] }, concurrent: true)
                 // Junk first, then the real answer.
-                try server.setProperties(path: HostileBlueZTests.device, interface: "org.bluez.Device1", ["ServicesResolved": .string("yes")])
-                try server.setProperties(path: HostileBlueZTests.device, interface: "org.bluez.Device1", ["ServicesResolved": .bool(true)])
+                try server.setProperties(
+                    path: HostileBlueZTests.device, interface: "org.bluez.Device1", ["ServicesResolved": .string("yes")]
+                )
+                try server.setProperties(
+                    path: HostileBlueZTests.device, interface: "org.bluez.Device1", ["ServicesResolved": .bool(true)])
                 return []
             case "Disconnect":
-                try server.setProperties(path: HostileBlueZTests.device, interface: "org.bluez.Device1",
-                                         ["Connected": .bool(false), "ServicesResolved": .bool(false)])
+                try server.setProperties(
+                    path: HostileBlueZTests.device, interface: "org.bluez.Device1",
+                    ["Connected": .bool(false), "ServicesResolved": .bool(false)])
                 return []
             default:
                 return []
@@ -127,26 +166,38 @@ struct HostileBlueZTests {
             switch call.member {
             case "StartNotify":
                 // As BlueZ: a second StartNotify of the same client is a no-op.
-                guard counters.withLock({ c -> Bool in defer { c.notifying = true }; return !c.notifying }) else { return [] }
+                guard
+                    counters.withLock({ c -> Bool in
+                        defer { c.notifying = true }; return !c.notifying
+                    })
+                else { return [] }
                 let values = plan.notifications
                 Task {
                     try await Task.sleep(for: .milliseconds(20))
                     for value in values {
-                        try server.setProperties(path: HostileBlueZTests.characteristic, interface: "org.bluez.GattCharacteristic1", ["Value": value])
+                        try server.setProperties(
+                            path: HostileBlueZTests.characteristic, interface: "org.bluez.GattCharacteristic1",
+                            ["Value": value])
                     }
-                    try server.setProperties(path: HostileBlueZTests.characteristic, interface: "org.bluez.GattCharacteristic1",
-                                             ["Value": .bytes(HostileBlueZTests.sentinel)])
+                    try server.setProperties(
+                        path: HostileBlueZTests.characteristic, interface: "org.bluez.GattCharacteristic1",
+                        ["Value": .bytes(HostileBlueZTests.sentinel)])
                 }
                 return []
             case "WriteValue":
-                let n = counters.withLock { c -> Int in c.writes += 1; return c.writes - 1 }
+                let n = counters.withLock { c -> Int in
+                    c.writes += 1; return c.writes - 1
+                }
                 if n == plan.dropDuringWrite {
-                    try server.setProperties(path: HostileBlueZTests.device, interface: "org.bluez.Device1", ["Connected": .bool(false)])
+                    try server.setProperties(
+                        path: HostileBlueZTests.device, interface: "org.bluez.Device1", ["Connected": .bool(false)])
                     try await Task.sleep(for: .seconds(60))
                 }
                 return try answer(plan.writeReplies[n % plan.writeReplies.count])
             case "ReadValue":
-                let n = counters.withLock { c -> Int in c.reads += 1; return c.reads - 1 }
+                let n = counters.withLock { c -> Int in
+                    c.reads += 1; return c.reads - 1
+                }
                 return try answer(plan.readReplies[n % plan.readReplies.count])
             default:
                 return []
@@ -203,7 +254,9 @@ struct HostileBlueZTests {
                 try await transport.write([UInt8(i)], to: pf, kind: .command, timeout: .seconds(5))
             } catch let error as TransportError {
                 if i == plan.dropDuringWrite {
-                    #expect(error == .disconnected(operation: "write to \(pf.characteristic)", reason: .remoteTerminated), "seed \(seed)")
+                    #expect(
+                        error == .disconnected(operation: "write to \(pf.characteristic)", reason: .remoteTerminated),
+                        "seed \(seed)")
                     linkDropped = true
                 } else if linkDropped {
                     #expect(error == .notConnected(operation: "write to \(pf.characteristic)"), "seed \(seed)")

@@ -9,7 +9,9 @@ import TestSupport
 /// through the bonded buttonless entry, the reset, BlueZ's cached table of the application and
 /// the reconnection to the bootloader (at the same address, or at the next one); a board found
 /// in its bootloader is recovered. Each board is checked byte for byte in the fake's saved state.
-@Suite(.serialized, .enabled(if: Bitflash.available, "dbus-daemon or the bitflash binary missing: BlueZ integration tests skipped"))
+@Suite(
+    .serialized,
+    .enabled(if: Bitflash.available, "dbus-daemon or the bitflash binary missing: BlueZ integration tests skipped"))
 struct NordicDFUOverBlueZTests {
     typealias C = BlueZCommandTests
     static let newRuntime = "sample-r2-heart.hex"
@@ -19,8 +21,10 @@ struct NordicDFUOverBlueZTests {
     static let stock = ["--requires-pairing", "--bonded", "--gatt-cache", "--time-scale", "0.2"]
 
     /// Flashes the new runtime, checks the result, waits for the board to run it and checks its flash.
-    static func flashNewRuntime(_ fake: FakeBlueZProcess, device: String = "zotig", reason: String = "runtime-differs",
-                                expect: String) async throws -> [[String: Any]] {
+    static func flashNewRuntime(
+        _ fake: FakeBlueZProcess, device: String = "zotig", reason: String = "runtime-differs",
+        expect: String
+    ) async throws -> [[String: Any]] {
         let r = try await fake.bitflashAsync(["flash", C.sample(newRuntime).path, "--device", device, "--json"])
         #expect(r.status == 0, "\(r.stderr)")
         let result = try C.result(r)
@@ -67,15 +71,19 @@ struct NordicDFUOverBlueZTests {
         #expect(result["board"] as? String == FakeBlueZProcess.address)
     }
 
-    @Test("a board found in its bootloader (DfuTarg) is recovered with the file's application", arguments: ["microbit-v2", "microbit-v1"])
+    @Test(
+        "a board found in its bootloader (DfuTarg) is recovered with the file's application",
+        arguments: ["microbit-v2", "microbit-v1"])
     func recoversDfuTarg(profile: String) async throws {
         let fake = try FakeBlueZProcess(["--gatt-cache", "--time-scale", "0.2"], profile: profile) { state in
-            let r = try Bitflash.run(["sim", "reset", "--profile", profile, "--stuck-in-bootloader", "--sim-state", state.path],
-                                     bus: "unix:path=/nonexistent")
+            let r = try Bitflash.run(
+                ["sim", "reset", "--profile", profile, "--stuck-in-bootloader", "--sim-state", state.path],
+                bus: "unix:path=/nonexistent")
             #expect(r.status == 0, "\(r.stderr)")
         }
         #expect(try SimulatedBoard.load(from: fake.stateFile).inNordicBootloader)
-        let events = try await Self.flashNewRuntime(fake, device: "DfuTarg", reason: "in-bootloader", expect: "recovering it")
+        let events = try await Self.flashNewRuntime(
+            fake, device: "DfuTarg", reason: "in-bootloader", expect: "recovering it")
         #expect(events.contains { $0["code"] as? String == "in-bootloader" })
     }
 }

@@ -10,13 +10,18 @@ import Transport
 /// and the board comes back with its GATT objects at other paths. The transport must report the
 /// loss, fail writes while down, find the board again and write to the new objects, with the
 /// same notification stream.
-@Suite(.serialized, .enabled(if: PrivateBus.isAvailable, "dbus-daemon not found: BlueZ reconnect tests skipped (install the dbus-daemon package)"))
+@Suite(
+    .serialized,
+    .enabled(
+        if: PrivateBus.isAvailable,
+        "dbus-daemon not found: BlueZ reconnect tests skipped (install the dbus-daemon package)"))
 struct ReconnectTests {
     static let adapter = "/org/bluez/hci0"
     static let device = "/org/bluez/hci0/dev_F0_0D_00_00_00_01"
     static let deviceProperties: [String: DBusValue] = [
         "Address": .string("F0:0D:00:00:00:01"), "Name": .string("BBC micro:bit [zotig]"),
-        "Connected": .bool(false), "ServicesResolved": .bool(false)]
+        "Connected": .bool(false), "ServicesResolved": .bool(false)
+    ]
 
     final class Server: Sendable {
         let connection: DBusConnection
@@ -32,20 +37,28 @@ struct ReconnectTests {
             try await connection.requestName("org.bluez")
             server = try DBusObjectServer(connection: connection)
             try server.add(path: "/org/bluez", interfaces: ["org.bluez.AgentManager1": [:]])
-            try server.add(path: ReconnectTests.adapter, interfaces: ["org.bluez.Adapter1": [
-                "Address": .string("00:AA:01:00:00:01"), "Powered": .bool(true)]]) { [weak self] call in
-                    if call.member == "StartDiscovery", let self {
-                        let known = self.server.properties(path: ReconnectTests.device, interface: "org.bluez.Device1") != nil
-                        if !known { try self.addDevice() }
-                    }
-                    return []
+            try server.add(
+                path: ReconnectTests.adapter,
+                interfaces: [
+                    "org.bluez.Adapter1": [
+                        "Address": .string("00:AA:01:00:00:01"), "Powered": .bool(true)
+                    ]
+                ]
+            ) { [weak self] call in
+                if call.member == "StartDiscovery", let self {
+                    let known =
+                        self.server.properties(path: ReconnectTests.device, interface: "org.bluez.Device1") != nil
+                    if !known { try self.addDevice() }
                 }
+                return []
+            }
             try addDevice()
         }
 
         func addDevice() throws {
-            try server.add(path: ReconnectTests.device, interfaces: ["org.bluez.Device1": ReconnectTests.deviceProperties],
-                           methods: { [weak self] call in try self?.device(call) ?? [] })
+            try server.add(
+                path: ReconnectTests.device, interfaces: ["org.bluez.Device1": ReconnectTests.deviceProperties],
+                methods: { [weak self] call in try self?.device(call) ?? [] })
         }
 
         func paths(_ link: Int) -> (service: String, characteristic: String) {
@@ -55,30 +68,49 @@ struct ReconnectTests {
 
         func device(_ call: DBusMethodCall) throws -> [DBusValue] {
             guard call.member == "Connect" else { return [] }
-            let link = state.withLock { s -> Int in s.links += 1; return s.links }
+            let link = state.withLock { s -> Int in
+                s.links += 1; return s.links
+            }
             let (service, characteristic) = paths(link)
-            try server.setProperties(path: ReconnectTests.device, interface: "org.bluez.Device1", ["Connected": .bool(true)])
-            try server.add(path: service, interfaces: ["org.bluez.GattService1": [
-                "UUID": .string(KnownGATT.partialFlashingService.uuidString), "Device": .objectPath(ReconnectTests.device)]])
-            try server.add(path: characteristic, interfaces: ["org.bluez.GattCharacteristic1": [
-                "UUID": .string(KnownGATT.partialFlashing.characteristic.uuidString), "Service": .objectPath(service),
-                "MTU": .uint16(mtu)]]) { [weak self] call in
-                    if call.member == "WriteValue", let bytes = try? call.arguments.argument(0).bytes() {
-                        self?.state.withLock { $0.writes.append((characteristic, bytes)) }
-                        try self?.server.setProperties(path: characteristic, interface: "org.bluez.GattCharacteristic1",
-                                                       ["Value": .bytes([0x01, 0xFF] + bytes)])
-                    }
-                    return []
+            try server.setProperties(
+                path: ReconnectTests.device, interface: "org.bluez.Device1", ["Connected": .bool(true)])
+            try server.add(
+                path: service,
+                interfaces: [
+                    "org.bluez.GattService1": [
+                        "UUID": .string(KnownGATT.partialFlashingService.uuidString),
+                        "Device": .objectPath(ReconnectTests.device)
+                    ]
+                ])
+            try server.add(
+                path: characteristic,
+                interfaces: [
+                    "org.bluez.GattCharacteristic1": [
+                        "UUID": .string(KnownGATT.partialFlashing.characteristic.uuidString),
+                        "Service": .objectPath(service),
+                        "MTU": .uint16(mtu)
+                    ]
+                ]
+            ) { [weak self] call in
+                if call.member == "WriteValue", let bytes = try? call.arguments.argument(0).bytes() {
+                    self?.state.withLock { $0.writes.append((characteristic, bytes)) }
+                    try self?.server.setProperties(
+                        path: characteristic, interface: "org.bluez.GattCharacteristic1",
+                        ["Value": .bytes([0x01, 0xFF] + bytes)])
                 }
-            try server.setProperties(path: ReconnectTests.device, interface: "org.bluez.Device1", ["ServicesResolved": .bool(true)])
+                return []
+            }
+            try server.setProperties(
+                path: ReconnectTests.device, interface: "org.bluez.Device1", ["ServicesResolved": .bool(true)])
             return []
         }
 
         /// The board resets: the link drops, the GATT objects and then the device object go away.
         func boardResets() throws {
             let (service, characteristic) = paths(state.withLock { $0.links })
-            try server.setProperties(path: ReconnectTests.device, interface: "org.bluez.Device1",
-                                     ["ServicesResolved": .bool(false), "Connected": .bool(false)])
+            try server.setProperties(
+                path: ReconnectTests.device, interface: "org.bluez.Device1",
+                ["ServicesResolved": .bool(false), "Connected": .bool(false)])
             try server.remove(path: characteristic)
             try server.remove(path: service)
             try server.remove(path: ReconnectTests.device)
@@ -119,7 +151,9 @@ struct ReconnectTests {
         #expect(writes.map(\.bytes) == [[1], [3]])
     }
 
-    @Test("two BlueZ hosts exchange an ATT MTU of 517, yet a write holds one attribute value: the connection offers writes of 512 bytes")
+    @Test(
+        "two BlueZ hosts exchange an ATT MTU of 517, yet a write holds one attribute value: the connection offers writes of 512 bytes"
+    )
     func largestMTUGivesWritesOfOneAttributeValue() async throws {
         let bus = try PrivateBus()
         let server = try await Server(bus: bus, mtu: 517)

@@ -3,7 +3,9 @@ import Testing
 import TestSupport
 
 /// `bitflash scan` against boards that advertise as the real ones do, in every mode.
-@Suite(.serialized, .enabled(if: Bitflash.available, "dbus-daemon or the bitflash binary missing: BlueZ integration tests skipped"))
+@Suite(
+    .serialized,
+    .enabled(if: Bitflash.available, "dbus-daemon or the bitflash binary missing: BlueZ integration tests skipped"))
 struct ScanCommandTests {
     /// A class set in every state a scanner meets: pairing mode (unbonded and bonded), a
     /// whitelisted program with a bond, one in its bootloader, a whitelisted program without a
@@ -26,23 +28,30 @@ struct ScanCommandTests {
     /// The fake with the class set; board `sim` was left in its bootloader by a Nordic DFU.
     static func classroomFake() throws -> FakeBlueZProcess {
         try FakeBlueZProcess(scenario: classroom) { state in
-            let reset = try Bitflash.run(["sim", "reset", "--profile", "microbit-v2", "--stuck-in-bootloader", "--sim-state", state.path],
-                                         bus: "unix:path=/nonexistent")
+            let reset = try Bitflash.run(
+                ["sim", "reset", "--profile", "microbit-v2", "--stuck-in-bootloader", "--sim-state", state.path],
+                bus: "unix:path=/nonexistent")
             #expect(reset.status == 0, "\(reset.stderr)")
         }
     }
 
     static func listed(_ r: Bitflash.Result) throws -> [[String: Any]] {
-        try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]], "\(r.stdout) \(r.stderr)")
+        try #require(
+            try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]], "\(r.stdout) \(r.stderr)")
     }
 
-    @Test("scan lists every board in range, strongest first, with the mode its name and bond tell; a silent board and a stranger are not listed")
+    @Test(
+        "scan lists every board in range, strongest first, with the mode its name and bond tell; a silent board and a stranger are not listed"
+    )
     func everyBoardInRange() throws {
         let fake = try Self.classroomFake()
         let r = try fake.bitflash(["scan", "--timeout", "2", "--json"])
         #expect(r.status == 0, "\(r.stderr)")
         let rows = try Self.listed(r)
-        #expect(rows.map { $0["address"] as? String } == ["F0:0D:00:00:00:01", "F0:0D:00:00:00:03", "F0:0D:00:00:00:02", "F0:0D:00:00:00:04"])
+        #expect(
+            rows.map { $0["address"] as? String } == [
+                "F0:0D:00:00:00:01", "F0:0D:00:00:00:03", "F0:0D:00:00:00:02", "F0:0D:00:00:00:04"
+            ])
         let byAddress = Dictionary(uniqueKeysWithValues: rows.map { ($0["address"] as? String ?? "", $0) })
         func row(_ n: Int) -> [String: Any] { byAddress["F0:0D:00:00:00:0\(n)"] ?? [:] }
         #expect(row(1)["name"] as? String == "BBC micro:bit [zotig]")

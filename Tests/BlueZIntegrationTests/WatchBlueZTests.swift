@@ -12,9 +12,12 @@ struct WatchBlueZTests {
         let downloads = fake.bus.directory.appendingPathComponent("Downloads")
         try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
         let bitflash = try #require(Bitflash.url)
-        let watch = try ExternalProcess(bitflash, ["watch", downloads.path, "--device", "zotig", "--settle", "0.3", "--json"],
-                                        environment: ["DBUS_SYSTEM_BUS_ADDRESS": fake.bus.address,
-                                                      "BITFLASH_STATE": fake.bus.directory.appendingPathComponent("bitflash").path])
+        let watch = try ExternalProcess(
+            bitflash, ["watch", downloads.path, "--device", "zotig", "--settle", "0.3", "--json"],
+            environment: [
+                "DBUS_SYSTEM_BUS_ADDRESS": fake.bus.address,
+                "BITFLASH_STATE": fake.bus.directory.appendingPathComponent("bitflash").path
+            ])
         #expect(await watch.wait(upTo: .seconds(60)) { $0.stdout.contains("\"watching\"") }, "\(watch.stderr)")
         let source = BlueZCommandTests.sample("sample-r1-counter.hex")
         let bytes = try Data(contentsOf: source)
@@ -31,17 +34,22 @@ struct WatchBlueZTests {
         #expect(flashed, "\(watch.stdout) \(watch.stderr)")
         watch.interrupt()
         #expect(await watch.finish(within: .seconds(60)) == 130)
-        let flashes = watch.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-            .filter { $0["type"] as? String == "flash" }
+        let flashes = watch.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        .filter { $0["type"] as? String == "flash" }
         #expect(flashes.count == 1, "\(watch.stdout)")
         let result = try #require((flashes.first?["results"] as? [[String: Any]])?.first)
         #expect(result["path"] as? String == "partial", "\(result)")
         #expect(result["verified"] as? Bool == true)
         fake.stop()
-        try BlueZCommandTests.expectBoardHolds("sample-r1-counter.hex", stateFile: fake.state.appendingPathComponent("sim.json"))
+        try BlueZCommandTests.expectBoardHolds(
+            "sample-r1-counter.hex", stateFile: fake.state.appendingPathComponent("sim.json"))
     }
 
-    @Test("Ctrl-C during a flash through BlueZ: exit 130, never a success the board did not confirm, and the next flash completes")
+    @Test(
+        "Ctrl-C during a flash through BlueZ: exit 130, never a success the board did not confirm, and the next flash completes"
+    )
     func interruptedFlashIsNeverASuccess() async throws {
         let fake = try FakeBlueZProcess(profile: "microbit-v2")
         let state = fake.bus.directory.appendingPathComponent("bitflash")
@@ -49,14 +57,19 @@ struct WatchBlueZTests {
         try FileManager.default.copyItem(at: BlueZCommandTests.sample("sample-r1-counter.hex"), to: file)
         let bitflash = try #require(Bitflash.url)
         // The watched file exists, so it is flashed at the start.
-        let watch = try ExternalProcess(bitflash, ["watch", file.path, "--device", "zotig", "--settle", "0", "--json"],
-                                        environment: ["DBUS_SYSTEM_BUS_ADDRESS": fake.bus.address, "BITFLASH_STATE": state.path])
+        let watch = try ExternalProcess(
+            bitflash, ["watch", file.path, "--device", "zotig", "--settle", "0", "--json"],
+            environment: ["DBUS_SYSTEM_BUS_ADDRESS": fake.bus.address, "BITFLASH_STATE": state.path])
         #expect(await watch.wait(upTo: .seconds(60)) { $0.stdout.contains("\"flashing\"") }, "\(watch.stderr)")
         try await Task.sleep(for: .seconds(1))
         watch.interrupt()
         #expect(await watch.finish(within: .seconds(60)) == 130)
-        let objects = watch.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-        let results = objects.filter { $0["type"] as? String == "flash" }.flatMap { $0["results"] as? [[String: Any]] ?? [] }
+        let objects = watch.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let results = objects.filter { $0["type"] as? String == "flash" }.flatMap {
+            $0["results"] as? [[String: Any]] ?? []
+        }
         #expect(results.count == 1, "\(watch.stdout)")
         for r in results where r["error"] != nil {
             #expect((r["error"] as? String ?? "").contains("stopped by Ctrl-C"), "\(r)")
@@ -65,11 +78,13 @@ struct WatchBlueZTests {
         for r in results where r["error"] == nil { #expect(r["verified"] as? Bool == true, "\(r)") }
         // Whatever the board was left with, the next flash brings it to the file.
         // (With the same state folder: it may continue the write from the watch's resume record.)
-        let again = try BitflashBinary.run(["flash", file.path, "--device", "zotig", "--json"],
-                                           environment: ["DBUS_SYSTEM_BUS_ADDRESS": fake.bus.address, "BITFLASH_STATE": state.path])
+        let again = try BitflashBinary.run(
+            ["flash", file.path, "--device", "zotig", "--json"],
+            environment: ["DBUS_SYSTEM_BUS_ADDRESS": fake.bus.address, "BITFLASH_STATE": state.path])
         #expect(again.status == 0, "\(again.stderr)")
         fake.stop()
-        try BlueZCommandTests.expectBoardHolds("sample-r1-counter.hex", stateFile: fake.state.appendingPathComponent("sim.json"))
+        try BlueZCommandTests.expectBoardHolds(
+            "sample-r1-counter.hex", stateFile: fake.state.appendingPathComponent("sim.json"))
         print("watch interrupted after 1 s: \(results.first?["error"] as? String ?? "finished, verified")")
     }
 }

@@ -31,22 +31,29 @@ struct PeripheralApplicationTests {
             connection = try DBusConnection(bus: .address(bus.address))
             server = try DBusObjectServer(connection: connection)
             let calls = log
-            try server.add(path: PeripheralApplicationTests.adapter, interfaces: [
-                "org.bluez.Adapter1": ["Address": .string("00:AA:01:01:00:01"), "Powered": .bool(true)],
-                "org.bluez.GattManager1": [:], "org.bluez.LEAdvertisingManager1": [:],
-            ], methods: { call in
-                try call.expectSignature(call.member.hasPrefix("Register") ? "oa{sv}" : "o")
-                calls.lines.withLock { $0.append("\(call.member) \(try! call.arguments[0].objectPath())") }
-                return []
-            })
+            try server.add(
+                path: PeripheralApplicationTests.adapter,
+                interfaces: [
+                    "org.bluez.Adapter1": ["Address": .string("00:AA:01:01:00:01"), "Powered": .bool(true)],
+                    "org.bluez.GattManager1": [:], "org.bluez.LEAdvertisingManager1": [:]
+                ],
+                methods: { call in
+                    try call.expectSignature(call.member.hasPrefix("Register") ? "oa{sv}" : "o")
+                    calls.lines.withLock { $0.append("\(call.member) \(try! call.arguments[0].objectPath())") }
+                    return []
+                })
             let server = self.server
-            try server.add(path: PeripheralApplicationTests.central, interfaces: [
-                "org.bluez.Device1": ["Connected": .bool(true), "Address": .string("00:AA:01:00:00:01")],
-            ], methods: { call in
-                calls.lines.withLock { $0.append("\(call.member) \(call.path)") }
-                try server.setProperties(path: call.path, interface: "org.bluez.Device1", ["Connected": .bool(false)])
-                return []
-            })
+            try server.add(
+                path: PeripheralApplicationTests.central,
+                interfaces: [
+                    "org.bluez.Device1": ["Connected": .bool(true), "Address": .string("00:AA:01:00:00:01")]
+                ],
+                methods: { call in
+                    calls.lines.withLock { $0.append("\(call.member) \(call.path)") }
+                    try server.setProperties(
+                        path: call.path, interface: "org.bluez.Device1", ["Connected": .bool(false)])
+                    return []
+                })
             try await connection.requestName("org.bluez")
         }
 
@@ -60,9 +67,12 @@ struct PeripheralApplicationTests {
             return log.lines.withLock { $0 }
         }
 
-        func call(_ peer: String, _ path: String, _ interface: String, _ method: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
-            try await connection.call(destination: peer, path: path, interface: interface, method: method,
-                                      arguments: arguments, timeout: .seconds(20))
+        func call(_ peer: String, _ path: String, _ interface: String, _ method: String, _ arguments: [DBusValue] = [])
+            async throws -> [DBusValue]
+        {
+            try await connection.call(
+                destination: peer, path: path, interface: interface, method: method,
+                arguments: arguments, timeout: .seconds(20))
         }
     }
 
@@ -72,8 +82,9 @@ struct PeripheralApplicationTests {
 
     static func board() throws -> SimulatedBoard {
         let image = SampleFirmware.image(family: .nrf52833, runtime: .r1, program: .heart)
-        let profile = BoardProfile(board: .microbitV2, address: "F0:0D:00:00:00:01", services: [.partialFlashing, .smp],
-                                   bluetoothInApplicationMode: true, attMTU: 247, dataLength: 251)
+        let profile = BoardProfile(
+            board: .microbitV2, address: "F0:0D:00:00:00:01", services: [.partialFlashing, .smp],
+            bluetoothInApplicationMode: true, attMTU: 247, dataLength: 251)
         return try SimulatedBoard(profile: profile, image: image)
     }
 
@@ -89,14 +100,19 @@ struct PeripheralApplicationTests {
         let bluez = try await BlueZSide()
         let peripheral = try await Self.start(bluez, board: try Self.board())
         let app = "/org/bitflash/peripheral"
-        #expect(try await bluez.calls(count: 2) == ["RegisterApplication \(app)", "RegisterAdvertisement \(app)/advertisement0"])
+        #expect(
+            try await bluez.calls(count: 2) == [
+                "RegisterApplication \(app)", "RegisterAdvertisement \(app)/advertisement0"
+            ])
         #expect(peripheral.adapterAddress == "00:AA:01:01:00:01")
 
         let me = peripheral.connection.uniqueName
-        let objects = try await bluez.call(me, app, DBusStandard.objectManager, "GetManagedObjects").argument(0).managedObjects()
+        let objects = try await bluez.call(me, app, DBusStandard.objectManager, "GetManagedObjects").argument(0)
+            .managedObjects()
         let services = objects.compactMapValues { $0["org.bluez.GattService1"] }
         let characteristics = objects.compactMapValues { $0["org.bluez.GattCharacteristic1"] }
-        #expect(Set(try services.values.map { try #require($0["UUID"]).string() })
+        #expect(
+            Set(try services.values.map { try #require($0["UUID"]).string() })
                 == [KnownGATT.partialFlashingService.uuidString, KnownGATT.smpService.uuidString])
         #expect(characteristics.count == 2)
         for (path, c) in characteristics {
@@ -107,27 +123,37 @@ struct PeripheralApplicationTests {
             // BlueZ may ask for sockets (AcquireWrite, AcquireNotify) for both.
             #expect(c["WriteAcquired"] == .bool(false) && c["NotifyAcquired"] == .bool(false))
         }
-        let ad = try await bluez.call(me, "\(app)/advertisement0", DBusStandard.properties, "GetAll",
-                                      [.string("org.bluez.LEAdvertisement1")]).argument(0).properties()
+        let ad = try await bluez.call(
+            me, "\(app)/advertisement0", DBusStandard.properties, "GetAll",
+            [.string("org.bluez.LEAdvertisement1")]
+        ).argument(0).properties()
         #expect(ad["Type"] == .string("peripheral"))
         // As the boards advertise: the name only, discoverable, no service UUIDs.
         #expect(ad["ServiceUUIDs"] == nil)
         #expect(ad["LocalName"] == .string("BBC micro:bit [sim]"))
         #expect(ad["Discoverable"] == .bool(true))
         _ = await peripheral.stop()
-        #expect(try await bluez.calls(count: 4).suffix(2) == ["UnregisterAdvertisement \(app)/advertisement0", "UnregisterApplication \(app)"])
+        #expect(
+            try await bluez.calls(count: 4).suffix(2) == [
+                "UnregisterAdvertisement \(app)/advertisement0", "UnregisterApplication \(app)"
+            ])
     }
 
-    @Test("a WriteValue reaches the board and its answer comes back as PropertiesChanged(Value); a reset disconnects the central and re-advertises")
+    @Test(
+        "a WriteValue reaches the board and its answer comes back as PropertiesChanged(Value); a reset disconnects the central and re-advertises"
+    )
     func writeNotificationAndReset() async throws {
         let bluez = try await BlueZSide()
         let board = try Self.board()
         let peripheral = try await Self.start(bluez, board: board)
         let me = peripheral.connection.uniqueName
         let pf = try #require(peripheral.application.characteristic(for: KnownGATT.partialFlashing)).path
-        let values = try await bluez.connection.signals(matching: .propertiesChanged(sender: me, path: pf, interface: "org.bluez.GattCharacteristic1"))
+        let values = try await bluez.connection.signals(
+            matching: .propertiesChanged(sender: me, path: pf, interface: "org.bluez.GattCharacteristic1"))
         _ = try await bluez.call(me, pf, "org.bluez.GattCharacteristic1", "StartNotify")
-        let options: DBusValue = .propertyMap(["type": .string("command"), "device": .objectPath(Self.central), "mtu": .uint16(517)])
+        let options: DBusValue = .propertyMap([
+            "type": .string("command"), "device": .objectPath(Self.central), "mtu": .uint16(517)
+        ])
         // REGION_INFO for region 1 (the runtime): the board answers with its start, end and hash.
         _ = try await bluez.call(me, pf, "org.bluez.GattCharacteristic1", "WriteValue", [.bytes([0x00, 0x01]), options])
         var answer: [UInt8]?
@@ -146,20 +172,26 @@ struct PeripheralApplicationTests {
         // FF 01: reset now. The board drops the link and comes back (at once with time scale 0).
         _ = try await bluez.call(me, pf, "org.bluez.GattCharacteristic1", "WriteValue", [.bytes([0xFF, 0x01]), options])
         let calls = try await bluez.calls(count: 5)
-        #expect(Array(calls.suffix(3)) == ["UnregisterAdvertisement /org/bitflash/peripheral/advertisement0",
-                                           "Disconnect \(Self.central)", "RegisterAdvertisement /org/bitflash/peripheral/advertisement0"])
+        #expect(
+            Array(calls.suffix(3)) == [
+                "UnregisterAdvertisement /org/bitflash/peripheral/advertisement0",
+                "Disconnect \(Self.central)", "RegisterAdvertisement /org/bitflash/peripheral/advertisement0"
+            ])
         let final = await peripheral.stop()
         #expect(final.device.bootCount == board.device.bootCount + 1)
         #expect(peripheral.counters.resets == 1)
     }
 
-    @Test("an SMP frame written in pieces of 512 bytes (BlueZ's largest write) is reassembled and answered in notifications")
+    @Test(
+        "an SMP frame written in pieces of 512 bytes (BlueZ's largest write) is reassembled and answered in notifications"
+    )
     func smpFrameInPieces() async throws {
         let bluez = try await BlueZSide()
         let peripheral = try await Self.start(bluez, board: try Self.board())
         let me = peripheral.connection.uniqueName
         let smp = try #require(peripheral.application.characteristic(for: KnownGATT.smp)).path
-        let values = try await bluez.connection.signals(matching: .propertiesChanged(sender: me, path: smp, interface: "org.bluez.GattCharacteristic1"))
+        let values = try await bluez.connection.signals(
+            matching: .propertiesChanged(sender: me, path: smp, interface: "org.bluez.GattCharacteristic1"))
         _ = try await bluez.call(me, smp, "org.bluez.GattCharacteristic1", "StartNotify")
         let text = String(repeating: "0123456789", count: 200)
         let frame = try SMPFrame(request: EchoRequest(text: text), sequence: 3).encoded()
@@ -173,7 +205,9 @@ struct PeripheralApplicationTests {
         for await signal in values {
             guard case .bytes(let bytes)? = try signal.arguments.argument(1).properties()["Value"] else { continue }
             answer += bytes
-            if answer.count >= SMPHeader.size, answer.count >= SMPHeader.size + (Int(answer[2]) << 8 | Int(answer[3])) { break }
+            if answer.count >= SMPHeader.size, answer.count >= SMPHeader.size + (Int(answer[2]) << 8 | Int(answer[3])) {
+                break
+            }
         }
         let response = try SMPFrame(bytes: answer)
         #expect(response.header.sequence == 3)
@@ -181,14 +215,18 @@ struct PeripheralApplicationTests {
         _ = await peripheral.stop()
     }
 
-    @Test("bluetoothd's AcquireWrite and AcquireNotify get sockets: a write datagram reaches the board, its answer comes back as a datagram, no signal")
+    @Test(
+        "bluetoothd's AcquireWrite and AcquireNotify get sockets: a write datagram reaches the board, its answer comes back as a datagram, no signal"
+    )
     func sockets() async throws {
         let bluez = try await BlueZSide()
         let board = try Self.board()
         let peripheral = try await Self.start(bluez, board: board)
         let me = peripheral.connection.uniqueName
         let pf = try #require(peripheral.application.characteristic(for: KnownGATT.partialFlashing)).path
-        let options: DBusValue = .propertyMap(["device": .objectPath(Self.central), "link": .string("LE"), "mtu": .uint16(247)])
+        let options: DBusValue = .propertyMap([
+            "device": .objectPath(Self.central), "link": .string("LE"), "mtu": .uint16(247)
+        ])
         let notifyReply = try await bluez.call(me, pf, "org.bluez.GattCharacteristic1", "AcquireNotify", [options])
         let writeReply = try await bluez.call(me, pf, "org.bluez.GattCharacteristic1", "AcquireWrite", [options])
         #expect(writeReply.signature == "hq" && notifyReply.signature == "hq")
@@ -208,14 +246,19 @@ struct PeripheralApplicationTests {
         #expect(counters.acquiredWrites == 1 && counters.acquiredNotifies == 1 && counters.mtu == 247)
         // bluetoothd closing its end (no subscriber left) releases the socket: answers go back to signals.
         notifications.close()
-        let values = try await bluez.connection.signals(matching: .propertiesChanged(sender: me, path: pf, interface: "org.bluez.GattCharacteristic1"))
+        let values = try await bluez.connection.signals(
+            matching: .propertiesChanged(sender: me, path: pf, interface: "org.bluez.GattCharacteristic1"))
         // (Closing takes effect a moment later: ask until an answer comes as a signal, as a safety net at most 200 times.)
         var signalled = false
         for _ in 0..<200 where !signalled {
             try await writes.send([0x00, 0x02], timeout: .seconds(2))
             signalled = await withTaskGroup(of: Bool.self) { group in
-                group.addTask { for await signal in values where signal.arguments.count > 1 { return true }; return false }
-                group.addTask { try? await Task.sleep(for: .milliseconds(100)); return false }
+                group.addTask {
+                    for await signal in values where signal.arguments.count > 1 { return true }; return false
+                }
+                group.addTask {
+                    try? await Task.sleep(for: .milliseconds(100)); return false
+                }
                 defer { group.cancelAll() }
                 return await group.next() ?? false
             }
@@ -231,11 +274,14 @@ struct PeripheralApplicationTests {
         var options = PeripheralOptions()
         options.timeScale = 0
         options.acquireSockets = false
-        let peripheral = try await SimulatedPeripheral.start(bus: .address(bluez.bus.address), board: try Self.board(), options: options)
+        let peripheral = try await SimulatedPeripheral.start(
+            bus: .address(bluez.bus.address), board: try Self.board(), options: options)
         let me = peripheral.connection.uniqueName
         let pf = try #require(peripheral.application.characteristic(for: KnownGATT.partialFlashing)).path
-        let props = try await bluez.call(me, pf, DBusStandard.properties, "GetAll", [.string("org.bluez.GattCharacteristic1")])
-            .argument(0).properties()
+        let props = try await bluez.call(
+            me, pf, DBusStandard.properties, "GetAll", [.string("org.bluez.GattCharacteristic1")]
+        )
+        .argument(0).properties()
         #expect(props["WriteAcquired"] == nil && props["NotifyAcquired"] == nil)
         await #expect(throws: DBusError.self) {
             _ = try await bluez.call(me, pf, "org.bluez.GattCharacteristic1", "AcquireWrite", [.propertyMap([:])])
@@ -249,7 +295,8 @@ struct PeripheralApplicationTests {
         var options = PeripheralOptions()
         options.adapterName = "hci7"
         await #expect {
-            _ = try await SimulatedPeripheral.start(bus: .address(bluez.bus.address), board: try Self.board(), options: options)
+            _ = try await SimulatedPeripheral.start(
+                bus: .address(bluez.bus.address), board: try Self.board(), options: options)
         } throws: { error in
             "\(error)".contains("no adapter hci7") && "\(error)".contains("hci1")
         }

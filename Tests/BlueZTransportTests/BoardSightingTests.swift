@@ -7,18 +7,23 @@ import Transport
 @Suite struct BoardSightingTests {
     static let adapter = "/org/bluez/hci0"
 
-    static func device(_ name: String?, address: String = "F0:0D:00:00:00:01", uuids: [BLEUUID] = [], paired: Bool = false,
-                       bonded: Bool? = nil, rssi: Int16? = -60) -> BlueZDevice {
-        var p: [String: DBusValue] = ["Address": .string(address), "Paired": .bool(paired),
-                                      "UUIDs": .strings(uuids.map(\.uuidString))]
+    static func device(
+        _ name: String?, address: String = "F0:0D:00:00:00:01", uuids: [BLEUUID] = [], paired: Bool = false,
+        bonded: Bool? = nil, rssi: Int16? = -60
+    ) -> BlueZDevice {
+        var p: [String: DBusValue] = [
+            "Address": .string(address), "Paired": .bool(paired),
+            "UUIDs": .strings(uuids.map(\.uuidString))
+        ]
         if let name { p["Name"] = .string(name) }
         if let bonded { p["Bonded"] = .bool(bonded) }
         if let rssi { p["RSSI"] = .int16(rssi) }
         return BlueZDevice(path: BlueZDevice.path(adapter: adapter, address: address), properties: p)!
     }
 
-    @Test("boards are recognised by the runtimes' names, DfuTarg and the McuMgr service; the mode follows the name and the bond",
-          arguments: [
+    @Test(
+        "boards are recognised by the runtimes' names, DfuTarg and the McuMgr service; the mode follows the name and the bond",
+        arguments: [
             ("BBC micro:bit", false, [BLEUUID](), AdvertisedMode.application, AdvertisedBoard.microbit),
             ("Calliope mini", true, [], .application, .calliope),
             ("BBC micro:bit [zotig]", true, [], .pairing, .microbit),
@@ -27,8 +32,8 @@ import Transport
             ("BBC micro:bit V2 by someone", false, [], .unknown, .microbit),
             ("DfuTarg", false, [KnownGATT.secureDFUService], .bootloader, .nordicBootloader),
             ("DfuTarg", true, [KnownGATT.legacyDFUService], .bootloader, .nordicBootloader),
-            ("Zephyr SMP board", false, [KnownGATT.smpService], .application, .mcuboot),
-          ])
+            ("Zephyr SMP board", false, [KnownGATT.smpService], .application, .mcuboot)
+        ])
     func recognised(name: String, bonded: Bool, uuids: [BLEUUID], mode: AdvertisedMode, board: AdvertisedBoard) throws {
         let sighting = try #require(BoardSighting.recognize(Self.device(name, uuids: uuids, bonded: bonded)))
         #expect(sighting.mode == mode)
@@ -39,14 +44,17 @@ import Transport
 
     @Test("other devices are not boards, and scan --all lists them with an unknown mode")
     func strangers() {
-        for d in [Self.device("Thermostat"), Self.device(nil), Self.device("BBC micro", uuids: [BLEUUID("180d")]),
-                  Self.device("micro:bit"), Self.device("dfutarg")] {
+        for d in [
+            Self.device("Thermostat"), Self.device(nil), Self.device("BBC micro", uuids: [BLEUUID("180d")]),
+            Self.device("micro:bit"), Self.device("dfutarg")
+        ] {
             #expect(BoardSighting.recognize(d) == nil, "\(d.name ?? "no name")")
             #expect(BoardSighting.any(d).mode == .unknown)
             #expect(BoardSighting.any(d).board == .other)
         }
         // A device whose partial-flashing service BlueZ resolved before is flashable, mode unknown.
-        #expect(BoardSighting.recognize(Self.device("nRF5x", uuids: [KnownGATT.partialFlashingService]))?.mode == .unknown)
+        #expect(
+            BoardSighting.recognize(Self.device("nRF5x", uuids: [KnownGATT.partialFlashingService]))?.mode == .unknown)
     }
 
     @Test("an RSSI of 127 (the controller has none, as btvirt's) is no RSSI")
@@ -66,23 +74,32 @@ import Transport
         #expect(Self.device("BBC micro:bit", paired: false, bonded: true).bonded)
     }
 
-    @Test("a device counts as in range once BlueZ reports an advertisement (InterfacesAdded, an RSSI) or a connection, not when it only knows it")
+    @Test(
+        "a device counts as in range once BlueZ reports an advertisement (InterfacesAdded, an RSSI) or a connection, not when it only knows it"
+    )
     func inRange() {
         let path = BlueZDevice.path(adapter: Self.adapter, address: "F0:0D:00:00:00:01")
-        let known: [String: DBusValue] = ["Address": .string("F0:0D:00:00:00:01"), "Name": .string("BBC micro:bit"), "Paired": .bool(true)]
+        let known: [String: DBusValue] = [
+            "Address": .string("F0:0D:00:00:00:01"), "Name": .string("BBC micro:bit"), "Paired": .bool(true)
+        ]
         var state = BlueZScanner.Sighted()
         state.devices[path] = BlueZDevice(path: path, properties: known)
         #expect(state.seenDevices.isEmpty)
-        state.apply(.propertiesChanged(path: path, interface: "org.bluez.Device1", changed: ["Trusted": .bool(true)], invalidated: []),
-                    adapter: Self.adapter)
+        state.apply(
+            .propertiesChanged(
+                path: path, interface: "org.bluez.Device1", changed: ["Trusted": .bool(true)], invalidated: []),
+            adapter: Self.adapter)
         #expect(state.seenDevices.isEmpty)
-        state.apply(.propertiesChanged(path: path, interface: "org.bluez.Device1", changed: ["RSSI": .int16(-71)], invalidated: []),
-                    adapter: Self.adapter)
+        state.apply(
+            .propertiesChanged(
+                path: path, interface: "org.bluez.Device1", changed: ["RSSI": .int16(-71)], invalidated: []),
+            adapter: Self.adapter)
         #expect(state.seenDevices.map(\.rssi) == [-71])
 
         let other = BlueZDevice.path(adapter: Self.adapter, address: "F0:0D:00:00:00:02")
-        state.apply(.interfacesAdded(path: other, interfaces: ["org.bluez.Device1": ["Address": .string("F0:0D:00:00:00:02")]]),
-                    adapter: Self.adapter)
+        state.apply(
+            .interfacesAdded(path: other, interfaces: ["org.bluez.Device1": ["Address": .string("F0:0D:00:00:00:02")]]),
+            adapter: Self.adapter)
         #expect(state.seen == [path, other])
         state.apply(.interfacesRemoved(path: other, interfaces: ["org.bluez.Device1"]), adapter: Self.adapter)
         #expect(state.seen == [path])
@@ -92,17 +109,30 @@ import Transport
     func goalEndsTheScan() async throws {
         let (events, sink) = AsyncStream<BlueZEvent>.makeStream()
         let target = BlueZDevice.path(adapter: Self.adapter, address: "F0:0D:00:00:00:05")
-        sink.yield(.interfacesAdded(path: BlueZDevice.path(adapter: Self.adapter, address: "F0:0D:00:00:00:04"),
-                                    interfaces: ["org.bluez.Device1": ["Address": .string("F0:0D:00:00:00:04"), "Name": .string("Thermostat")]]))
-        sink.yield(.interfacesAdded(path: target, interfaces: ["org.bluez.Device1": [
-            "Address": .string("F0:0D:00:00:00:05"), "Name": .string("BBC micro:bit [zotig]"), "RSSI": .int16(-50)]]))
+        sink.yield(
+            .interfacesAdded(
+                path: BlueZDevice.path(adapter: Self.adapter, address: "F0:0D:00:00:00:04"),
+                interfaces: [
+                    "org.bluez.Device1": ["Address": .string("F0:0D:00:00:00:04"), "Name": .string("Thermostat")]
+                ]))
+        sink.yield(
+            .interfacesAdded(
+                path: target,
+                interfaces: [
+                    "org.bluez.Device1": [
+                        "Address": .string("F0:0D:00:00:00:05"), "Name": .string("BBC micro:bit [zotig]"),
+                        "RSSI": .int16(-50)
+                    ]
+                ]))
         // The stream stays open and the timeout is 10 minutes: only the goal can end the scan.
         // (The limit below is a safety net so that a broken scan fails instead of hanging.)
         let query = DeviceQuery("zotig")
         let result = try await withThrowingTaskGroup(of: BlueZScanner.Sighted?.self) { group in
             group.addTask {
-                await BlueZScanner.collect(events, from: BlueZScanner.Sighted(), adapter: Self.adapter, timeout: .seconds(600),
-                                          stopAtMalformed: nil) { seen in
+                await BlueZScanner.collect(
+                    events, from: BlueZScanner.Sighted(), adapter: Self.adapter, timeout: .seconds(600),
+                    stopAtMalformed: nil
+                ) { seen in
                     seen.contains { query.rank($0) != nil }
                 }
             }

@@ -11,8 +11,10 @@ import Transport
     }
 
     private var boards: [BlueZDevice] {
-        [device("F0:0D:00:00:00:01", "BBC micro:bit [zotig]"), device("F0:0D:00:00:00:02", "BBC micro:bit [vavit]"),
-         device("F0:0D:00:00:00:03", "Calliope mini [gapoz]"), device("F0:0D:00:00:00:04", nil)]
+        [
+            device("F0:0D:00:00:00:01", "BBC micro:bit [zotig]"), device("F0:0D:00:00:00:02", "BBC micro:bit [vavit]"),
+            device("F0:0D:00:00:00:03", "Calliope mini [gapoz]"), device("F0:0D:00:00:00:04", nil)
+        ]
     }
 
     @Test("an address matches in any case and with colons, dashes or underscores")
@@ -34,8 +36,13 @@ import Transport
 
     @Test("a part of several names is ambiguous and lists the candidates")
     func ambiguous() {
-        #expect(throws: BlueZError.ambiguousDevice(query: "micro:bit", matches: [
-            "BBC micro:bit [vavit] (F0:0D:00:00:00:02)", "BBC micro:bit [zotig] (F0:0D:00:00:00:01)"])) {
+        #expect(
+            throws: BlueZError.ambiguousDevice(
+                query: "micro:bit",
+                matches: [
+                    "BBC micro:bit [vavit] (F0:0D:00:00:00:02)", "BBC micro:bit [zotig] (F0:0D:00:00:00:01)"
+                ])
+        ) {
             try DeviceQuery("micro:bit").best(in: boards)
         }
     }
@@ -48,8 +55,10 @@ import Transport
 
     @Test("the same board seen through two adapters is one match")
     func twoAdapters() throws {
-        let list = [device("F0:0D:00:00:00:01", "BBC micro:bit [zotig]"),
-                    device("F0:0D:00:00:00:01", "BBC micro:bit [zotig]", adapter: "/org/bluez/hci1")]
+        let list = [
+            device("F0:0D:00:00:00:01", "BBC micro:bit [zotig]"),
+            device("F0:0D:00:00:00:01", "BBC micro:bit [zotig]", adapter: "/org/bluez/hci1")
+        ]
         #expect(try DeviceQuery("zotig").best(in: list)?.address == "F0:0D:00:00:00:01")
     }
 

@@ -13,8 +13,10 @@ enum Fixtures {
         [
             "/org/bluez": ["org.bluez.AgentManager1": [:], "org.bluez.ProfileManager1": [:]],
             adapter: [
-                "org.bluez.Adapter1": ["Address": .string("00:AA:01:00:00:01"), "Powered": .bool(true),
-                                        "Discovering": .bool(false), "Name": .string("host")],
+                "org.bluez.Adapter1": [
+                    "Address": .string("00:AA:01:00:00:01"), "Powered": .bool(true),
+                    "Discovering": .bool(false), "Name": .string("host")
+                ]
             ],
             microbit: [
                 "org.bluez.Device1": [
@@ -22,40 +24,50 @@ enum Fixtures {
                     "Name": .string("BBC micro:bit [zotig]"), "Alias": .string("BBC micro:bit [zotig]"),
                     "RSSI": .int16(-58), "Connected": .bool(true), "ServicesResolved": .bool(true),
                     "Paired": .bool(false), "Trusted": .bool(false), "Adapter": .objectPath(adapter),
-                    "UUIDs": .strings([KnownGATT.partialFlashingService.uuidString, KnownGATT.smpService.uuidString,
-                                       "00001801-0000-1000-8000-00805f9b34fb"]),
-                ],
+                    "UUIDs": .strings([
+                        KnownGATT.partialFlashingService.uuidString, KnownGATT.smpService.uuidString,
+                        "00001801-0000-1000-8000-00805f9b34fb"
+                    ])
+                ]
             ],
             microbit + "/service0001": [
-                "org.bluez.GattService1": ["UUID": .string("00001801-0000-1000-8000-00805f9b34fb"), "Primary": .bool(true),
-                                           "Device": .objectPath(microbit), "Handle": .uint16(1)],
+                "org.bluez.GattService1": [
+                    "UUID": .string("00001801-0000-1000-8000-00805f9b34fb"), "Primary": .bool(true),
+                    "Device": .objectPath(microbit), "Handle": .uint16(1)
+                ]
             ],
             microbit + "/service0010": [
-                "org.bluez.GattService1": ["UUID": .string(KnownGATT.partialFlashingService.uuidString), "Primary": .bool(true),
-                                           "Device": .objectPath(microbit), "Handle": .uint16(16)],
+                "org.bluez.GattService1": [
+                    "UUID": .string(KnownGATT.partialFlashingService.uuidString), "Primary": .bool(true),
+                    "Device": .objectPath(microbit), "Handle": .uint16(16)
+                ]
             ],
             microbit + "/service0010/char0011": [
                 "org.bluez.GattCharacteristic1": [
                     "UUID": .string(KnownGATT.partialFlashing.characteristic.uuidString),
                     "Service": .objectPath(microbit + "/service0010"), "Value": .bytes([]),
-                    "Flags": .strings(["write-without-response", "notify"]), "Notifying": .bool(false), "MTU": mtu,
-                ],
+                    "Flags": .strings(["write-without-response", "notify"]), "Notifying": .bool(false), "MTU": mtu
+                ]
             ],
             microbit + "/service0020": [
-                "org.bluez.GattService1": ["UUID": .string(KnownGATT.smpService.uuidString), "Primary": .bool(true),
-                                           "Device": .objectPath(microbit), "Handle": .uint16(32)],
+                "org.bluez.GattService1": [
+                    "UUID": .string(KnownGATT.smpService.uuidString), "Primary": .bool(true),
+                    "Device": .objectPath(microbit), "Handle": .uint16(32)
+                ]
             ],
             microbit + "/service0020/char0021": [
                 "org.bluez.GattCharacteristic1": [
                     "UUID": .string(KnownGATT.smp.characteristic.uuidString),
                     "Service": .objectPath(microbit + "/service0020"), "Value": .bytes([]),
-                    "Flags": .strings(["write-without-response", "notify"]), "Notifying": .bool(false), "MTU": mtu,
-                ],
+                    "Flags": .strings(["write-without-response", "notify"]), "Notifying": .bool(false), "MTU": mtu
+                ]
             ],
             stranger: [
-                "org.bluez.Device1": ["Address": .string("11:22:33:44:55:66"), "Alias": .string("11-22-33-44-55-66"),
-                                      "RSSI": .int16(-90), "Connected": .bool(false)],
-            ],
+                "org.bluez.Device1": [
+                    "Address": .string("11:22:33:44:55:66"), "Alias": .string("11-22-33-44-55-66"),
+                    "RSSI": .int16(-90), "Connected": .bool(false)
+                ]
+            ]
         ]
     }
 
@@ -64,7 +76,9 @@ enum Fixtures {
         [.managedObjects(objects)]
     }
 
-    static func device(_ path: String = microbit, in objects: [String: [String: [String: DBusValue]]] = tree()) -> BlueZDevice? {
+    static func device(_ path: String = microbit, in objects: [String: [String: [String: DBusValue]]] = tree())
+        -> BlueZDevice?
+    {
         try? BlueZObjectTree(reply: reply(objects)).devices.first { $0.path == path }
     }
 }

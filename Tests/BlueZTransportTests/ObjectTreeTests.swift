@@ -31,9 +31,12 @@ import Transport
     func resolvesGATT() throws {
         var objects = Fixtures.tree(mtu: .uint16(247))
         // A characteristic that claims a service of another device must not be picked.
-        objects[Fixtures.microbit + "/service0030/char0031"] = ["org.bluez.GattCharacteristic1": [
-            "UUID": .string(KnownGATT.smp.characteristic.uuidString),
-            "Service": .objectPath(Fixtures.stranger + "/service0001")]]
+        objects[Fixtures.microbit + "/service0030/char0031"] = [
+            "org.bluez.GattCharacteristic1": [
+                "UUID": .string(KnownGATT.smp.characteristic.uuidString),
+                "Service": .objectPath(Fixtures.stranger + "/service0001")
+            ]
+        ]
         let table = try BlueZObjectTree(reply: Fixtures.reply(objects)).gatt(under: Fixtures.microbit)
         #expect(table.services == [KnownGATT.partialFlashingService, KnownGATT.smpService, BLEUUID("1801")])
         #expect(table.characteristics[KnownGATT.partialFlashing] == Fixtures.microbit + "/service0010/char0011")
@@ -45,7 +48,8 @@ import Transport
     @Test("an MTU property of the wrong type or out of range is ignored")
     func badMTUIgnored() throws {
         for bad: DBusValue in [.uint32(247), .string("247"), .uint16(5), .uint16(9000)] {
-            let table = try BlueZObjectTree(reply: Fixtures.reply(Fixtures.tree(mtu: bad))).gatt(under: Fixtures.microbit)
+            let table = try BlueZObjectTree(reply: Fixtures.reply(Fixtures.tree(mtu: bad))).gatt(
+                under: Fixtures.microbit)
             #expect(table.mtu == nil, "MTU \(bad)")
             #expect(table.characteristics.count == 2)
         }
@@ -69,8 +73,14 @@ import Transport
 
     @Test("a reply that is not a{oa{sa{sv}}} is an unexpected-reply error, not a crash")
     func wrongReplyShape() {
-        for reply: [DBusValue] in [[], [.strings(["/org/bluez"])], [.string("x")],
-                                   [.dictionary(keySignature: "o", valueSignature: "s", [DBusDictEntry(key: .objectPath("/a"), value: .string("b"))])]] {
+        for reply: [DBusValue] in [
+            [], [.strings(["/org/bluez"])], [.string("x")],
+            [
+                .dictionary(
+                    keySignature: "o", valueSignature: "s", [DBusDictEntry(key: .objectPath("/a"), value: .string("b"))]
+                )
+            ]
+        ] {
             #expect(throws: BlueZError.self) { try BlueZObjectTree(reply: reply) }
             do { _ = try BlueZObjectTree(reply: reply) } catch let error as BlueZError {
                 guard case .unexpectedReply = error else { Issue.record("got \(error)"); continue }
@@ -90,7 +100,11 @@ import Transport
 
     @Test("the device path is built from the adapter and the address")
     func devicePath() {
-        #expect(BlueZDevice.path(adapter: "/org/bluez/hci1", address: "f0:0d:00:00:00:01") == "/org/bluez/hci1/dev_F0_0D_00_00_00_01")
-        #expect(BlueZDevice.isAddress("F0:0D:00:00:00:01") && !BlueZDevice.isAddress("F0:0D:00:00:00") && !BlueZDevice.isAddress("G0:0D:00:00:00:01"))
+        #expect(
+            BlueZDevice.path(adapter: "/org/bluez/hci1", address: "f0:0d:00:00:00:01")
+                == "/org/bluez/hci1/dev_F0_0D_00_00_00_01")
+        #expect(
+            BlueZDevice.isAddress("F0:0D:00:00:00:01") && !BlueZDevice.isAddress("F0:0D:00:00:00")
+                && !BlueZDevice.isAddress("G0:0D:00:00:00:01"))
     }
 }

@@ -11,7 +11,8 @@ struct CBOR2Vector: Sendable, CustomTestStringConvertible {
 
     static let all: [CBOR2Vector] = ((try? Fixture.lines("cbor2-generated.txt")) ?? []).map { line in
         let f = Fixture.fields(line)
-        return CBOR2Vector(description: f[0], defaultHex: f.count > 1 ? f[1] : "", canonicalHex: f.count > 2 ? f[2] : "")
+        return CBOR2Vector(
+            description: f[0], defaultHex: f.count > 1 ? f[1] : "", canonicalHex: f.count > 2 ? f[2] : "")
     }
 }
 
@@ -43,7 +44,8 @@ struct CBOR2CrossCheckTests {
         }
     }
 
-    @Test(.enabled(if: pythonHas("cbor2"), "Python cbor2 is not installed (pip install cbor2): live cross-check skipped"))
+    @Test(
+        .enabled(if: pythonHas("cbor2"), "Python cbor2 is not installed (pip install cbor2): live cross-check skipped"))
     func cbor2ReencodesSwiftGeneratedValuesIdentically() throws {
         var rng = SeededGenerator(seed: 2026)
         let values = (0..<250).map { _ in RandomCBOR.value(depth: 0, using: &rng) }
@@ -51,10 +53,10 @@ struct CBOR2CrossCheckTests {
         // Feed both key orders; cbor2 must read each and write its canonical form.
         let input = values.flatMap { [hex($0.encoded()), hex(lengthFirst.encode($0))] }.joined(separator: "\n")
         let script = """
-        import sys, cbor2
-        for line in sys.stdin.read().split():
-            print(cbor2.dumps(cbor2.loads(bytes.fromhex(line)), canonical=True).hex())
-        """
+            import sys, cbor2
+            for line in sys.stdin.read().split():
+                print(cbor2.dumps(cbor2.loads(bytes.fromhex(line)), canonical=True).hex())
+            """
         let result = try runPython(["-c", script], input: input)
         #expect(result.status == 0)
         let lines = result.output.split(separator: "\n").map(String.init)
@@ -77,25 +79,30 @@ enum RandomCBOR {
         switch kind {
         case 0: return .unsigned(integer(using: &rng))
         case 1: return .negative(integer(using: &rng))
-        case 2: return .byteString((0..<Int.random(in: 0...30, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) })
+        case 2:
+            return .byteString(
+                (0..<Int.random(in: 0...30, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) })
         case 3: return .textString(text(using: &rng))
         case 4: return .float(float(using: &rng))
         case 5: return [.boolean(true), .boolean(false), .null, .undefined].randomElement(using: &rng) ?? .null
         case 6: return .simple([0, 7, 19, 32, 200, 255].randomElement(using: &rng) ?? 0)
         case 7: return .int(Int.random(in: -30...30, using: &rng))
         case 8: return .float(Double(Int.random(in: -4096...4096, using: &rng)) / 64)
-        case 9: return .array((0..<Int.random(in: 0...25, using: &rng)).map { _ in value(depth: depth + 1, using: &rng) })
+        case 9:
+            return .array((0..<Int.random(in: 0...25, using: &rng)).map { _ in value(depth: depth + 1, using: &rng) })
         case 10:
             let count = Int.random(in: 0...9, using: &rng)
-            return .map((0..<count).map { i in
-                // Keys of mixed types and lengths so the two key orders differ; the index keeps them unique.
-                let key: CBOR = switch i % 3 {
-                case 0: .unsigned(UInt64(i) << (8 * UInt64.random(in: 0...4, using: &rng)))
-                case 1: .textString(String(repeating: "k", count: Int.random(in: 0...3, using: &rng)) + "\(i)")
-                default: .negative(UInt64(i) * 1000)
-                }
-                return CBOR.Pair(key, value(depth: depth + 1, using: &rng))
-            })
+            return .map(
+                (0..<count).map { i in
+                    // Keys of mixed types and lengths so the two key orders differ; the index keeps them unique.
+                    let key: CBOR =
+                        switch i % 3 {
+                        case 0: .unsigned(UInt64(i) << (8 * UInt64.random(in: 0...4, using: &rng)))
+                        case 1: .textString(String(repeating: "k", count: Int.random(in: 0...3, using: &rng)) + "\(i)")
+                        default: .negative(UInt64(i) * 1000)
+                        }
+                    return CBOR.Pair(key, value(depth: depth + 1, using: &rng))
+                })
         default:
             return .tagged(tags.randomElement(using: &rng) ?? 6, value(depth: depth + 1, using: &rng))
         }
@@ -103,7 +110,8 @@ enum RandomCBOR {
 
     static func integer(using rng: inout SeededGenerator) -> UInt64 {
         let bits = [5, 8, 16, 32, 64].randomElement(using: &rng) ?? 8
-        return bits == 64 ? UInt64.random(in: 0...UInt64.max, using: &rng) : UInt64.random(in: 0..<(1 << UInt64(bits)), using: &rng)
+        return bits == 64
+            ? UInt64.random(in: 0...UInt64.max, using: &rng) : UInt64.random(in: 0..<(1 << UInt64(bits)), using: &rng)
     }
 
     static func text(using rng: inout SeededGenerator) -> String {

@@ -6,12 +6,14 @@ import Testing
 struct CBOREncoderTests {
     @Test(arguments: [
         (UInt64(23), "17"), (24, "1818"), (255, "18ff"), (256, "190100"), (65535, "19ffff"),
-        (65536, "1a00010000"), (4_294_967_295, "1affffffff"), (4_294_967_296, "1b0000000100000000"),
+        (65536, "1a00010000"), (4_294_967_295, "1affffffff"), (4_294_967_296, "1b0000000100000000")
     ])
     func encodesIntegersInShortestForm(_ value: UInt64, _ expected: String) {
         #expect(hex(CBOR.unsigned(value).encoded()) == expected)
         // The same argument under major type 1 is −1 − value.
-        #expect(hex(CBOR.negative(value).encoded()) == String(format: "%02x", (bytes(hex: expected)?.first ?? 0) | 0x20) + expected.dropFirst(2))
+        #expect(
+            hex(CBOR.negative(value).encoded()) == String(format: "%02x", (bytes(hex: expected)?.first ?? 0) | 0x20)
+                + expected.dropFirst(2))
     }
 
     @Test func representsTheWholeNegativeRange() throws {
@@ -27,7 +29,7 @@ struct CBOREncoderTests {
         (1.0, "f93c00"), (65504.0, "f97bff"), (65505.0, "fa477fe100"), (100000.0, "fa47c35000"),
         (1.1, "fb3ff199999999999a"), (5.960464477539063e-8, "f90001"), (6.097555160522461e-05, "f903ff"),
         (-0.0, "f98000"), (.nan, "f97e00"), (-.infinity, "f9fc00"), (Double(Float.leastNonzeroMagnitude), "fa00000001"),
-        (Double.leastNonzeroMagnitude, "fb0000000000000001"),
+        (Double.leastNonzeroMagnitude, "fb0000000000000001")
     ])
     func encodesFloatInShortestWidthThatKeepsValue(_ value: Double, _ expected: String) {
         #expect(hex(CBOR.float(value).encoded()) == expected)

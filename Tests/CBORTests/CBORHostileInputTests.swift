@@ -19,24 +19,34 @@ struct CBORHostileInputTests {
     @Test func rejectsHugeDeclaredArrayWithoutAllocating() {
         // 2^64 − 1 elements declared in nine bytes.
         let input: [UInt8] = [0x9B, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]
-        #expect(throws: CBORError.tooManyElements(offset: 0, count: .max, limit: 65_536)) { try CBORDecoder().decode(input) }
+        #expect(throws: CBORError.tooManyElements(offset: 0, count: .max, limit: 65_536)) {
+            try CBORDecoder().decode(input)
+        }
         // Even with no element limit, a count the input cannot hold is refused up front.
         let unlimited = CBORDecoder(limits: .init(maximumElementCount: .max))
         let quintillions: [UInt8] = [0x9B, 0x40, 0, 0, 0, 0, 0, 0, 0, 0x00]
-        #expect(throws: CBORError.countExceedsInput(offset: 0, count: 1 << 62, available: 1)) { try unlimited.decode(quintillions) }
+        #expect(throws: CBORError.countExceedsInput(offset: 0, count: 1 << 62, available: 1)) {
+            try unlimited.decode(quintillions)
+        }
     }
 
     @Test func rejectsHugeDeclaredMapWithoutAllocating() {
         let input: [UInt8] = [0xBA, 0x7F, 0xFF, 0xFF, 0xFF, 0x01, 0x02]
         let unlimited = CBORDecoder(limits: .init(maximumElementCount: .max))
-        #expect(throws: CBORError.countExceedsInput(offset: 0, count: 0x7FFF_FFFF, available: 2)) { try unlimited.decode(input) }
+        #expect(throws: CBORError.countExceedsInput(offset: 0, count: 0x7FFF_FFFF, available: 2)) {
+            try unlimited.decode(input)
+        }
     }
 
     @Test func rejectsHugeDeclaredStrings() {
         let bytes: [UInt8] = [0x5B, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x00]
-        #expect(throws: CBORError.stringTooLong(offset: 0, length: .max, limit: 1 << 20)) { try CBORDecoder().decode(bytes) }
+        #expect(throws: CBORError.stringTooLong(offset: 0, length: .max, limit: 1 << 20)) {
+            try CBORDecoder().decode(bytes)
+        }
         let text: [UInt8] = [0x7A, 0x00, 0x01, 0x00, 0x00, 0x61]
-        #expect(throws: CBORError.lengthExceedsInput(offset: 0, declared: 65536, available: 1)) { try CBORDecoder().decode(text) }
+        #expect(throws: CBORError.lengthExceedsInput(offset: 0, declared: 65536, available: 1)) {
+            try CBORDecoder().decode(text)
+        }
     }
 
     @Test func limitsIndefiniteStringsByTheirJoinedLength() throws {
@@ -55,8 +65,12 @@ struct CBORHostileInputTests {
 
     @Test func limitsTotalItemsAndInputSize() {
         let input: [UInt8] = [0x83, 0x01, 0x02, 0x03]
-        #expect(throws: CBORError.tooManyItems(offset: 3, limit: 3)) { try CBORDecoder(limits: .init(maximumItemCount: 3)).decode(input) }
-        #expect(throws: CBORError.inputTooLarge(size: 4, limit: 3)) { try CBORDecoder(limits: .init(maximumInputSize: 3)).decode(input) }
+        #expect(throws: CBORError.tooManyItems(offset: 3, limit: 3)) {
+            try CBORDecoder(limits: .init(maximumItemCount: 3)).decode(input)
+        }
+        #expect(throws: CBORError.inputTooLarge(size: 4, limit: 3)) {
+            try CBORDecoder(limits: .init(maximumInputSize: 3)).decode(input)
+        }
     }
 
     @Test(arguments: [
@@ -75,7 +89,7 @@ struct CBORHostileInputTests {
         ([0x19, 0x01], .truncated(offset: 0, needed: 3, available: 2)),
         ([0x82, 0x01], .countExceedsInput(offset: 0, count: 2, available: 1)),
         ([0x82, 0x01, 0x19], .truncated(offset: 2, needed: 3, available: 1)),
-        ([0x9F, 0x01], .truncated(offset: 2, needed: 1, available: 0)),
+        ([0x9F, 0x01], .truncated(offset: 2, needed: 1, available: 0))
     ])
     func rejectsMalformedInputWithItsOffset(_ input: [UInt8], _ expected: CBORError) {
         #expect(throws: expected) { try CBORDecoder().decode(input) }
@@ -97,7 +111,7 @@ struct CBORHostileInputTests {
     @Test func keepsMapOrderAndDuplicateKeysAsRead() throws {
         let decoded = try CBORDecoder().decode([0xA2, 0x61, 0x62, 0x01, 0x61, 0x62, 0x02])
         #expect(decoded.mapValue?.count == 2)
-        #expect(decoded["b"] == 1) // the first pair wins in lookups
+        #expect(decoded["b"] == 1)  // the first pair wins in lookups
     }
 
     @Test func survivesSeededRandomGarbage() {

@@ -43,15 +43,19 @@ struct DiagnosticParser {
 
     private mutating func value() throws -> CBOR {
         skipSpace()
-        for (word, item) in [("true", CBOR.boolean(true)), ("false", .boolean(false)), ("null", .null),
-                             ("undefined", .undefined), ("Infinity", .float(.infinity)),
-                             ("-Infinity", .float(-.infinity)), ("NaN", .float(.nan))] where take(word) {
+        for (word, item) in [
+            ("true", CBOR.boolean(true)), ("false", .boolean(false)), ("null", .null),
+            ("undefined", .undefined), ("Infinity", .float(.infinity)),
+            ("-Infinity", .float(-.infinity)), ("NaN", .float(.nan))
+        ] where take(word) {
             return item
         }
         if take("simple(") {
             let n = try number()
             try expect(")")
-            guard case let .unsigned(v) = n, let byte = UInt8(exactly: v) else { throw Failure(description: "bad simple") }
+            guard case let .unsigned(v) = n, let byte = UInt8(exactly: v) else {
+                throw Failure(description: "bad simple")
+            }
             return .simple(byte)
         }
         switch peek {
@@ -109,7 +113,9 @@ struct DiagnosticParser {
                 guard let e = peek else { throw Failure(description: "bad escape") }
                 i += 1
                 if e == "u" {
-                    guard let unit = UInt16(String(chars[i..<i + 4]), radix: 16) else { throw Failure(description: "bad \\u") }
+                    guard let unit = UInt16(String(chars[i..<i + 4]), radix: 16) else {
+                        throw Failure(description: "bad \\u")
+                    }
                     units.append(unit)
                     i += 4
                 } else {

@@ -4,7 +4,8 @@ import Foundation
 
 /// Reads the committed fixture files beside the tests.
 enum Fixture {
-    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
+    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+        "Fixtures")
 
     /// The lines of a fixture file, without comments and blank lines.
     static func lines(_ name: String) throws -> [String] {

@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(FoundationXML)
-import FoundationXML
+    import FoundationXML
 #endif
 import Testing
 import TestSupport
@@ -35,7 +35,9 @@ struct BenchCommandTests {
         #expect(text.contains("<svg xmlns=\"http://www.w3.org/2000/svg\""))
         #expect(text.contains("lower bound"))
 
-        let json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: dir.appendingPathComponent("report.json"))) as? [String: Any])
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: dir.appendingPathComponent("report.json")))
+                as? [String: Any])
         let runs = try #require(json["runs"] as? [[String: Any]])
         #expect(runs.count >= 2 * 2 * 3)
         #expect(text.components(separatedBy: "<rect x=").count - 1 >= runs.count)

@@ -18,15 +18,21 @@ struct BoardCheckTests {
             let state = dir.appendingPathComponent("s\(extra.count)")
             let r = try BitflashBinary.run(["flash", file, "--simulate", "--sim-state", state.path] + extra)
             #expect(r.status == 65, "\(r.stdout)")
-            #expect(r.stderr.contains("is not for a micro:bit V2: the UF2 blocks name chip family 0xADA52840 (nRF52840); a micro:bit V2 needs 0x621E937A (nRF52833)"), "\(r.stderr)")
-            #expect(r.stderr.contains("the file holds a SoftDevice (FWID 0x00B6) that ends at 0x00026000"), "\(r.stderr)")
+            #expect(
+                r.stderr.contains(
+                    "is not for a micro:bit V2: the UF2 blocks name chip family 0xADA52840 (nRF52840); a micro:bit V2 needs 0x621E937A (nRF52833)"
+                ), "\(r.stderr)")
+            #expect(
+                r.stderr.contains("the file holds a SoftDevice (FWID 0x00B6) that ends at 0x00026000"), "\(r.stderr)")
             #expect(r.stderr.contains("--force does not override the SoftDevice check"), "\(r.stderr)")
             #expect(!FileManager.default.fileExists(atPath: state.path), "the board was not touched")
         }
         // plan and convert refuse it too.
         let plan = try BitflashBinary.run(["plan", file, "--board", "microbit-v2"])
         #expect(plan.status == 65 && plan.stderr.contains("is not for a micro:bit V2"), "\(plan.stderr)")
-        let convert = try BitflashBinary.run(["convert", file, "--board", "microbit-v2", "--to", "hex", "-o", dir.appendingPathComponent("x.hex").path])
+        let convert = try BitflashBinary.run([
+            "convert", file, "--board", "microbit-v2", "--to", "hex", "-o", dir.appendingPathComponent("x.hex").path
+        ])
         #expect(convert.status == 65 && convert.stderr.contains("is not for a micro:bit V2"), "\(convert.stderr)")
     }
 
@@ -34,18 +40,31 @@ struct BoardCheckTests {
         let dir = try BitflashBinary.temporaryDirectory()
         let file = dir.appendingPathComponent("deadbeef.uf2")
         try Data(UF2File.encode(Self.v2.slice(ChipFamily.nrf52833.layout.flash), familyID: 0xDEAD_BEEF)).write(to: file)
-        let refused = try BitflashBinary.run(["flash", file.path, "--simulate", "--sim-state", dir.appendingPathComponent("a").path])
+        let refused = try BitflashBinary.run([
+            "flash", file.path, "--simulate", "--sim-state", dir.appendingPathComponent("a").path
+        ])
         #expect(refused.status == 65)
-        #expect(refused.stderr.contains("deadbeef.uf2 is not for a micro:bit V2: the UF2 blocks name chip family 0xDEADBEEF; a micro:bit V2 needs 0x621E937A (nRF52833) (--force flashes it anyway)"),
-                "\(refused.stderr)")
-        let forced = try BitflashBinary.run(["flash", file.path, "--simulate", "--sim-state", dir.appendingPathComponent("b").path, "--force"])
+        #expect(
+            refused.stderr.contains(
+                "deadbeef.uf2 is not for a micro:bit V2: the UF2 blocks name chip family 0xDEADBEEF; a micro:bit V2 needs 0x621E937A (nRF52833) (--force flashes it anyway)"
+            ),
+            "\(refused.stderr)")
+        let forced = try BitflashBinary.run([
+            "flash", file.path, "--simulate", "--sim-state", dir.appendingPathComponent("b").path, "--force"
+        ])
         #expect(forced.status == 0, "\(forced.stderr)")
-        #expect(forced.stderr.contains("warning: \(file.path): flashing it anyway (--force): the UF2 blocks name chip family 0xDEADBEEF"), "\(forced.stderr)")
+        #expect(
+            forced.stderr.contains(
+                "warning: \(file.path): flashing it anyway (--force): the UF2 blocks name chip family 0xDEADBEEF"),
+            "\(forced.stderr)")
         #expect(forced.stdout.contains("verified"))
         // The right family ID needs no force.
         let right = dir.appendingPathComponent("v2.uf2")
-        try Data(UF2File.encode(Self.v2.slice(ChipFamily.nrf52833.layout.flash), familyID: UF2Family.nrf52833)).write(to: right)
-        let plain = try BitflashBinary.run(["flash", right.path, "--simulate", "--sim-state", dir.appendingPathComponent("c").path])
+        try Data(UF2File.encode(Self.v2.slice(ChipFamily.nrf52833.layout.flash), familyID: UF2Family.nrf52833)).write(
+            to: right)
+        let plain = try BitflashBinary.run([
+            "flash", right.path, "--simulate", "--sim-state", dir.appendingPathComponent("c").path
+        ])
         #expect(plain.status == 0, "\(plain.stderr)")
         #expect(!plain.stderr.contains("warning"))
     }
@@ -54,20 +73,27 @@ struct BoardCheckTests {
     func anNRF52840DKMCUbootImageIsRefusedBeforeAnythingIsSent() throws {
         let dir = try BitflashBinary.temporaryDirectory()
         let file = Corpus.testdata.appendingPathComponent("real/mcuboot-nrf52840dk-smp-ble-ecdsa.signed.bin").path
-        let expected = "the MCUboot header is 0x0200 bytes, so the application would start at 0x0001B200; a micro:bit V2's MCUboot images have a one-page header (0x1000)"
+        let expected =
+            "the MCUboot header is 0x0200 bytes, so the application would start at 0x0001B200; a micro:bit V2's MCUboot images have a one-page header (0x1000)"
         // Over UDP (nothing listens on port 9: the refusal comes first), as the file and as --dfu-image.
-        for args in [["flash", file, "--udp", "127.0.0.1:9"],
-                     ["flash", BitflashBinary.sample("sample-r1-heart.hex").path, "--udp", "127.0.0.1:9", "--dfu-image", file],
-                     ["flash", file, "--simulate", "--sim-state", dir.appendingPathComponent("s").path]] {
+        for args in [
+            ["flash", file, "--udp", "127.0.0.1:9"],
+            ["flash", BitflashBinary.sample("sample-r1-heart.hex").path, "--udp", "127.0.0.1:9", "--dfu-image", file],
+            ["flash", file, "--simulate", "--sim-state", dir.appendingPathComponent("s").path]
+        ] {
             let r = try BitflashBinary.run(args)
             #expect(r.status == 65, "\(args): \(r.stdout)\(r.stderr)")
             #expect(r.stderr.contains(expected), "\(r.stderr)")
             #expect(r.stderr.contains("(--force flashes it anyway)"), "\(r.stderr)")
         }
         // 225,131 bytes do not fit a micro:bit V1's slot, and --force does not change that.
-        let v1 = try BitflashBinary.run(["flash", file, "--simulate", "microbit-v1-mcuboot", "--sim-state", dir.appendingPathComponent("v1").path, "--force"])
+        let v1 = try BitflashBinary.run([
+            "flash", file, "--simulate", "microbit-v1-mcuboot", "--sim-state", dir.appendingPathComponent("v1").path,
+            "--force"
+        ])
         #expect(v1.status == 65)
-        #expect(v1.stderr.contains("a micro:bit V1's primary slot (0x00017C00-0x0003B400) holds 145,408"), "\(v1.stderr)")
+        #expect(
+            v1.stderr.contains("a micro:bit V1's primary slot (0x00017C00-0x0003B400) holds 145,408"), "\(v1.stderr)")
         #expect(v1.stderr.contains("--force does not override the MCUboot slot check"), "\(v1.stderr)")
     }
 
@@ -77,8 +103,14 @@ struct BoardCheckTests {
         try image.write([1, 2, 3, 4], at: 0x8_0000)
         let file = dir.appendingPathComponent("big.hex")
         try Data(IntelHexWriter.write(image)).write(to: file)
-        let r = try BitflashBinary.run(["flash", file.path, "--simulate", "microbit-v1", "--sim-state", dir.appendingPathComponent("s").path, "--force"])
+        let r = try BitflashBinary.run([
+            "flash", file.path, "--simulate", "microbit-v1", "--sim-state", dir.appendingPathComponent("s").path,
+            "--force"
+        ])
         #expect(r.status == 65)
-        #expect(r.stderr.contains("the file puts 4 bytes at addresses a micro:bit V1 has no memory for (first 0x00080000-0x00080004)"), "\(r.stderr)")
+        #expect(
+            r.stderr.contains(
+                "the file puts 4 bytes at addresses a micro:bit V1 has no memory for (first 0x00080000-0x00080004)"),
+            "\(r.stderr)")
     }
 }

@@ -19,15 +19,21 @@ struct ClassReportTests {
         return try BitflashBinary.run(["flash", file, "--boards", "3", "--sim-kill-at", "5"] + base)
     }
 
-    @Test("A class set ends with a table of name, address, result, path, time and a fix per failure; --json gives the same summary")
+    @Test(
+        "A class set ends with a table of name, address, result, path, time and a fix per failure; --json gives the same summary"
+    )
     func classReportNamesEachBoardAndTheFix() throws {
         let file = BitflashBinary.sample("sample-r1-heart.hex").path
         let state = try BitflashBinary.temporaryDirectory()
         let run = try Self.classWithOneFailure(state, file: file)
         #expect(run.status == 74, "\(run.stderr)")
         let header = try #require(run.lines.first { $0.hasPrefix("board ") })
-        #expect(header.split(separator: " ").map(String.init) == ["board", "name", "address", "result", "path", "time", "verified", "fix"])
-        #expect(run.lines.contains { $0.hasPrefix("sim-1  sim-1  F0:0D:00:00:00:01  ok      up-to-date") }, "\(run.stdout)")
+        #expect(
+            header.split(separator: " ").map(String.init) == [
+                "board", "name", "address", "result", "path", "time", "verified", "fix"
+            ])
+        #expect(
+            run.lines.contains { $0.hasPrefix("sim-1  sim-1  F0:0D:00:00:00:01  ok      up-to-date") }, "\(run.stdout)")
         let failed = try #require(run.lines.first { $0.hasPrefix("sim-3") })
         #expect(failed.contains("F0:0D:00:00:00:03  FAILED"), "\(failed)")
         #expect(failed.contains("--retry-failed"), "\(failed)")
@@ -36,13 +42,16 @@ struct ClassReportTests {
         // The same class as JSON: the last line is the summary, with the same rows.
         let again = try BitflashBinary.temporaryDirectory()
         _ = try Self.classWithOneFailure(again, file: file)
-        let json = try BitflashBinary.run(["flash", file, "--simulate", "microbit-v2", "--boards", "3", "--sim-kill-at", "0.5",
-                                           "--sim-state", again.path, "--json"])
+        let json = try BitflashBinary.run([
+            "flash", file, "--simulate", "microbit-v2", "--boards", "3", "--sim-kill-at", "0.5",
+            "--sim-state", again.path, "--json"
+        ])
         let summary = try #require(Self.objects(json).last)
         #expect(summary["type"] as? String == "summary")
         let rows = try #require(summary["boards"] as? [[String: Any]])
         #expect(rows.map { $0["board"] as? String } == ["sim-1", "sim-2", "sim-3"])
-        #expect(rows.map { $0["address"] as? String } == ["F0:0D:00:00:00:01", "F0:0D:00:00:00:02", "F0:0D:00:00:00:03"])
+        #expect(
+            rows.map { $0["address"] as? String } == ["F0:0D:00:00:00:01", "F0:0D:00:00:00:02", "F0:0D:00:00:00:03"])
         #expect(rows.allSatisfy { $0["result"] as? String == "failed" && ($0["fix"] as? String)?.isEmpty == false })
         #expect(summary["failed"] as? Int == 3 && summary["flashed"] as? Int == 0)
     }
@@ -59,7 +68,8 @@ struct ClassReportTests {
 
         #expect(try Self.classWithOneFailure(state, file: file).status == 74)
         // Another file than the class run's.
-        let other = try BitflashBinary.run(["flash", BitflashBinary.sample("sample-r1-counter.hex").path, "--retry-failed"] + base)
+        let other = try BitflashBinary.run(
+            ["flash", BitflashBinary.sample("sample-r1-counter.hex").path, "--retry-failed"] + base)
         #expect(other.status == 64)
         #expect(other.stderr.contains("the last class run flashed"), "\(other.stderr)")
 

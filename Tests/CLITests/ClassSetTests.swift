@@ -33,7 +33,8 @@ struct ClassSetTests {
         let oneBoard = try #require(try resultSeconds(one).first)
 
         let parallel = try BitflashBinary.temporaryDirectory()
-        let eight = try BitflashBinary.run(["flash", file, "--boards", "8", "--sim-state", parallel.path, "--json"] + profile)
+        let eight = try BitflashBinary.run(
+            ["flash", file, "--boards", "8", "--sim-state", parallel.path, "--json"] + profile)
         #expect(eight.status == 0, "\(eight.stderr)")
         let times = try resultSeconds(eight)
         #expect(times.count == 8)
@@ -45,7 +46,9 @@ struct ClassSetTests {
 
         // Byte-exact: every board's application region equals a board that was given the file directly.
         let reference = try BitflashBinary.temporaryDirectory()
-        _ = try BitflashBinary.run(["sim", "reset", "--profile", "microbit-v2", "--from", file, "--sim-state", reference.path])
+        _ = try BitflashBinary.run([
+            "sim", "reset", "--profile", "microbit-v2", "--from", file, "--sim-state", reference.path
+        ])
         let expected = try #require(try applicationHashes(reference).first)
         let hashes = try applicationHashes(parallel)
         #expect(hashes.count == 8)
@@ -60,7 +63,9 @@ struct ClassSetTests {
         var testDescription: String { "\(boards) boards, \(link)" }
     }
 
-    static let classSets = [16, 32].flatMap { n in ["linux-default", "device-requested", "fast"].map { ClassSet(boards: n, link: $0) } }
+    static let classSets = [16, 32].flatMap { n in
+        ["linux-default", "device-requested", "fast"].map { ClassSet(boards: n, link: $0) }
+    }
 
     /// Every genuine answer counts, however long a busy adapter makes it take: 16 or 32 boards
     /// sharing one radio, no fault injected, flash without a single retry.
@@ -68,8 +73,10 @@ struct ClassSetTests {
     func aBigClassSetFlashesEveryBoardWithoutARetry(_ set: ClassSet) throws {
         let file = BitflashBinary.sample("sample-r1-counter.hex").path
         let state = try BitflashBinary.temporaryDirectory()
-        let run = try BitflashBinary.run(["flash", file, "--simulate", "microbit-v2", "--boards", "\(set.boards)",
-                                          "--link", set.link, "--sim-state", state.path, "--json"])
+        let run = try BitflashBinary.run([
+            "flash", file, "--simulate", "microbit-v2", "--boards", "\(set.boards)",
+            "--link", set.link, "--sim-state", state.path, "--json"
+        ])
         #expect(run.status == 0, "\(run.stderr)")
         let results = try run.lines.compactMap { line -> [String: Any]? in
             let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
@@ -82,7 +89,9 @@ struct ClassSetTests {
         }
         let seconds = results.compactMap { $0["seconds"] as? Double }.sorted()
         if let slowest = seconds.last, !seconds.isEmpty {
-            print("class set of \(set.boards) on \(set.link): median \(seconds[seconds.count / 2]) s, slowest \(slowest) s")
+            print(
+                "class set of \(set.boards) on \(set.link): median \(seconds[seconds.count / 2]) s, slowest \(slowest) s"
+            )
         }
     }
 }

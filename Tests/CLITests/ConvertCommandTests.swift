@@ -22,7 +22,8 @@ struct ConvertCommandTests {
     }
 
     /// Runs `bitflash convert` and expects success; returns the output file.
-    static func convert(_ file: URL, board: String, to target: String, in dir: URL, extra: [String] = []) throws -> URL {
+    static func convert(_ file: URL, board: String, to target: String, in dir: URL, extra: [String] = []) throws -> URL
+    {
         let out = dir.appendingPathComponent("\(board).\(target)")
         let r = try BitflashBinary.run(["convert", file.path, "--board", board, "--to", target, "-o", out.path] + extra)
         #expect(r.status == 0, "convert --to \(target) failed: \(r.stderr)")
@@ -37,8 +38,9 @@ struct ConvertCommandTests {
             #expect(found.runs == image.runs)
         } else {
             for run in image.runs {
-                #expect(found.runs.contains { $0.contains(run.lowerBound) && $0.upperBound >= run.upperBound },
-                        "the reference reader found no data for \(run)")
+                #expect(
+                    found.runs.contains { $0.contains(run.lowerBound) && $0.upperBound >= run.upperBound },
+                    "the reference reader found no data for \(run)")
             }
         }
         for chunk in found.chunks {
@@ -48,12 +50,14 @@ struct ConvertCommandTests {
 
     // MARK: hex
 
-    @Test(.enabled(if: ReferenceTools.hasIntelHex, Comment(rawValue: ReferenceTools.intelHexMissing)),
-          arguments: [("microbit-v1", 1), ("calliope-mini-3", 2)])
+    @Test(
+        .enabled(if: ReferenceTools.hasIntelHex, Comment(rawValue: ReferenceTools.intelHexMissing)),
+        arguments: [("microbit-v1", 1), ("calliope-mini-3", 2)])
     func hexReadsBackTheSameBytesInPythonIntelhex(board: String, version: Int) throws {
         let (dir, file) = try Self.sample()
         let out = try Self.convert(file, board: board, to: "hex", in: dir)
-        Self.expectSameData(try ReferenceTools.read(out, format: "hex"), as: version == 1 ? Self.v1 : Self.v2, exactRuns: true)
+        Self.expectSameData(
+            try ReferenceTools.read(out, format: "hex"), as: version == 1 ? Self.v1 : Self.v2, exactRuns: true)
     }
 
     // MARK: bin
@@ -71,9 +75,16 @@ struct ConvertCommandTests {
         let hex = try Self.convert(file, board: "microbit-v1", to: "hex", in: dir)
         // From the end of the runtime into the program: zeros, then program bytes.
         let range: Range<UInt32> = 0x1F000..<0x21100
-        let bin = try Self.convert(file, board: "microbit-v1", to: "bin", in: dir, extra: ["--range", "0x1F000-0x21100"])
-        let r = try ReferenceTools.run("python3", ["-c", "import sys; from intelhex import IntelHex; "
-            + "sys.stdout.write(IntelHex(sys.argv[1]).tobinstr(start=\(range.lowerBound), end=\(range.upperBound - 1)).hex())", hex.path])
+        let bin = try Self.convert(
+            file, board: "microbit-v1", to: "bin", in: dir, extra: ["--range", "0x1F000-0x21100"])
+        let r = try ReferenceTools.run(
+            "python3",
+            [
+                "-c",
+                "import sys; from intelhex import IntelHex; "
+                    + "sys.stdout.write(IntelHex(sys.argv[1]).tobinstr(start=\(range.lowerBound), end=\(range.upperBound - 1)).hex())",
+                hex.path
+            ])
         #expect(r.status == 0, "\(r.stderr)")
         let bytes = [UInt8](try Data(contentsOf: bin))
         #expect(bytes.count == range.count)
@@ -90,8 +101,10 @@ struct ConvertCommandTests {
     @Test(arguments: ["0x2000-0x1000", "0x1000", "0x1000-", "start-end", "0x1000-0x1000"])
     func aBadRangeExits64(range: String) throws {
         let (dir, file) = try Self.sample()
-        let r = try BitflashBinary.run(["convert", file.path, "--board", "microbit-v2", "--to", "bin",
-                                        "--range", range, "-o", dir.appendingPathComponent("x.bin").path])
+        let r = try BitflashBinary.run([
+            "convert", file.path, "--board", "microbit-v2", "--to", "bin",
+            "--range", range, "-o", dir.appendingPathComponent("x.bin").path
+        ])
         #expect(r.status == 64)
         #expect(r.stderr.contains("--range \(range): expected START-END with START below END"), "\(r.stderr)")
     }
@@ -102,8 +115,10 @@ struct ConvertCommandTests {
         let (dir, _) = try Self.sample()
         let plain = dir.appendingPathComponent("v2-only.hex")
         try Data(IntelHexWriter.write(Self.v2)).write(to: plain)
-        let r = try BitflashBinary.run(["convert", plain.path, "--board", "microbit-v1", "--to", "hex",
-                                        "-o", dir.appendingPathComponent("x.hex").path])
+        let r = try BitflashBinary.run([
+            "convert", plain.path, "--board", "microbit-v1", "--to", "hex",
+            "-o", dir.appendingPathComponent("x.hex").path
+        ])
         #expect(r.status == 65)
         #expect(r.stderr.contains("v2-only.hex has no nRF51822 image; this board is a micro:bit V1"), "\(r.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("x.hex").path))
@@ -111,16 +126,22 @@ struct ConvertCommandTests {
 
     @Test func uf2ForAnNRF51BoardIsAClearError() throws {
         let (dir, file) = try Self.sample()
-        let r = try BitflashBinary.run(["convert", file.path, "--board", "calliope-mini-2", "--to", "uf2",
-                                        "-o", dir.appendingPathComponent("x.uf2").path])
+        let r = try BitflashBinary.run([
+            "convert", file.path, "--board", "calliope-mini-2", "--to", "uf2",
+            "-o", dir.appendingPathComponent("x.uf2").path
+        ])
         #expect(r.status == 64)
-        #expect(r.stderr.contains("UF2 has no family ID for nRF51822 boards (Calliope mini 2): use --to hex"), "\(r.stderr)")
+        #expect(
+            r.stderr.contains("UF2 has no family ID for nRF51822 boards (Calliope mini 2): use --to hex"), "\(r.stderr)"
+        )
     }
 
     @Test func anUnwritableOutputExits73() throws {
         let (_, file) = try Self.sample()
-        let r = try BitflashBinary.run(["convert", file.path, "--board", "microbit-v2", "--to", "hex",
-                                        "-o", "/nonexistent-bitflash-folder/out.hex"])
+        let r = try BitflashBinary.run([
+            "convert", file.path, "--board", "microbit-v2", "--to", "hex",
+            "-o", "/nonexistent-bitflash-folder/out.hex"
+        ])
         #expect(r.status == 73)
         #expect(r.stderr.contains("/nonexistent-bitflash-folder/out.hex: cannot write"), "\(r.stderr)")
     }
@@ -151,8 +172,9 @@ struct ConvertCommandTests {
 
     // MARK: mcuboot
 
-    @Test(.enabled(if: ReferenceTools.hasImgtool, Comment(rawValue: ReferenceTools.imgtoolMissing)),
-          arguments: ["microbit-v1", "microbit-v2"])
+    @Test(
+        .enabled(if: ReferenceTools.hasImgtool, Comment(rawValue: ReferenceTools.imgtoolMissing)),
+        arguments: ["microbit-v1", "microbit-v2"])
     func mcubootPassesImgtoolVerify(board: String) throws {
         let (dir, file) = try Self.sample()
         let out = try Self.convert(file, board: board, to: "mcuboot", in: dir)
@@ -174,8 +196,9 @@ struct ConvertCommandTests {
 
     // MARK: nordic-dfu-zip
 
-    @Test("a Nordic DFU package reads back in Python's zipfile: manifest, binary and an init packet that matches it",
-          arguments: ["microbit-v1", "microbit-v2"])
+    @Test(
+        "a Nordic DFU package reads back in Python's zipfile: manifest, binary and an init packet that matches it",
+        arguments: ["microbit-v1", "microbit-v2"])
     func nordicDFUZipReadsBackInPython(board: String) throws {
         guard Python.has("zipfile") else {
             print("skipping: python3 is not available to read the package back")
@@ -186,16 +209,16 @@ struct ConvertCommandTests {
         // The reference reader: the manifest's files, the binary's SHA-256 (byte-reversed, as the
         // micro:bit's Secure DFU init command holds it) and CRC-16/CCITT-FALSE (the legacy one's).
         let script = """
-        import sys, zipfile, json, hashlib, binascii
-        z = zipfile.ZipFile(sys.argv[1])
-        assert z.testzip() is None
-        m = json.loads(z.read('manifest.json'))['manifest']
-        app = m['application']
-        b = z.read(app['bin_file']); d = z.read(app['dat_file'])
-        print(len(b), len(d), m.get('dfu_version'))
-        print(hashlib.sha256(b).digest()[::-1].hex() in d.hex(), '%04x' % binascii.crc_hqx(b, 0xFFFF), d[-2:][::-1].hex())
-        print(b.hex())
-        """
+            import sys, zipfile, json, hashlib, binascii
+            z = zipfile.ZipFile(sys.argv[1])
+            assert z.testzip() is None
+            m = json.loads(z.read('manifest.json'))['manifest']
+            app = m['application']
+            b = z.read(app['bin_file']); d = z.read(app['dat_file'])
+            print(len(b), len(d), m.get('dfu_version'))
+            print(hashlib.sha256(b).digest()[::-1].hex() in d.hex(), '%04x' % binascii.crc_hqx(b, 0xFFFF), d[-2:][::-1].hex())
+            print(b.hex())
+            """
         let r = try Python.run(["-c", script, out.path])
         #expect(r.status == 0, "\(r.output)")
         let lines = r.output.split(separator: "\n").map(String.init)
@@ -224,9 +247,12 @@ struct ConvertCommandTests {
 
     // MARK: corpus
 
-    @Test(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.skipMessage)),
-          arguments: ["real/makecode-universal-8.0.18-small-heart.hex", "real/calliope-mini3-makecode-8.1.11-demo.hex",
-                      "real/universal-micropython-python-editor-default.hex"])
+    @Test(
+        .enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.skipMessage)),
+        arguments: [
+            "real/makecode-universal-8.0.18-small-heart.hex", "real/calliope-mini3-makecode-8.1.11-demo.hex",
+            "real/universal-micropython-python-editor-default.hex"
+        ])
     func corpusFilesConvertToWhatTheReferenceToolsRead(path: String) throws {
         let source = Corpus.testdata.appendingPathComponent(path)
         let firmware = try Firmware.parse(try Corpus.bytes(path), fileName: source.lastPathComponent)
@@ -239,13 +265,16 @@ struct ConvertCommandTests {
             }
             if board == "microbit-v2", ReferenceTools.hasUF2Utils {
                 let uf2 = try Self.convert(source, board: board, to: "uf2", in: dir)
-                Self.expectSameData(try ReferenceTools.read(uf2, format: "uf2"), as: image.slice(ChipFamily.nrf52833.layout.flash),
-                                    exactRuns: false)
+                Self.expectSameData(
+                    try ReferenceTools.read(uf2, format: "uf2"), as: image.slice(ChipFamily.nrf52833.layout.flash),
+                    exactRuns: false)
             }
             if ReferenceTools.hasImgtool {
                 let mcuboot = try Self.convert(source, board: board, to: "mcuboot", in: dir)
                 let r = try ReferenceTools.run("imgtool", ["verify", mcuboot.path])
-                #expect(r.status == 0 && r.stdout.contains("Image was correctly validated"), "\(path) \(board): \(r.stdout)\(r.stderr)")
+                #expect(
+                    r.status == 0 && r.stdout.contains("Image was correctly validated"),
+                    "\(path) \(board): \(r.stdout)\(r.stderr)")
             }
         }
     }

@@ -41,15 +41,19 @@ struct DemoCommandTests {
     @Test func eachStepGivesItsReasonOnce() throws {
         let r = try BitflashBinary.run(["demo", "--fast"])
         #expect(r.status == 0, "\(r.stderr)")
-        let reasons = [1: "differs from the file's runtime", 3: "the board already runs this program (program hash",
-                       4: "the link dropped 4 times", 5: "a full update was asked for"]
+        let reasons = [
+            1: "differs from the file's runtime", 3: "the board already runs this program (program hash",
+            4: "the link dropped 4 times", 5: "a full update was asked for"
+        ]
         for (n, reason) in reasons {
             let lines = step(n, of: r)
-            #expect(lines.filter { $0.contains(reason) }.count == 1, "step \(n): \(lines.filter { $0.contains(reason) })")
+            #expect(
+                lines.filter { $0.contains(reason) }.count == 1, "step \(n): \(lines.filter { $0.contains(reason) })")
             #expect(lines.contains { $0.contains("decision: ") && $0.contains(reason) }, "step \(n)")
         }
-        #expect(step(4, of: r).contains { $0.hasSuffix("sim-2: full (after fallback), 192,632 bytes, 50.8 s, verified") },
-                "\(step(4, of: r).suffix(2))")
+        #expect(
+            step(4, of: r).contains { $0.hasSuffix("sim-2: full (after fallback), 192,632 bytes, 50.8 s, verified") },
+            "\(step(4, of: r).suffix(2))")
     }
 
     @Test func aFlashThatSucceededCarriesNoAdviceForAFailure() throws {
@@ -57,9 +61,13 @@ struct DemoCommandTests {
         #expect(r.status == 0, "\(r.stderr)")
         #expect(!r.stdout.contains("try again"), "\(r.lines.filter { $0.contains("try again") })")
         let json = try BitflashBinary.run(["demo", "--fast", "--json"])
-        let fallback = try #require(json.lines.first { $0.contains(#""code":"partial-failed""#) && $0.contains(#""type":"decision""#) })
+        let fallback = try #require(
+            json.lines.first { $0.contains(#""code":"partial-failed""#) && $0.contains(#""type":"decision""#) })
         #expect(fallback.contains("the link dropped 4 times") && !fallback.contains("closer"), "\(fallback)")
-        #expect(json.lines.contains { $0.contains(#""type":"result""#) && $0.contains(#""fallback":true"#) && $0.contains("partial-failed") })
+        #expect(
+            json.lines.contains {
+                $0.contains(#""type":"result""#) && $0.contains(#""fallback":true"#) && $0.contains("partial-failed")
+            })
     }
 
     @Test func durationsInMessagesReadAsPeopleSayThem() throws {
@@ -77,7 +85,9 @@ struct DemoCommandTests {
         for name in ["sim", "sim-2", "sim-3"] {
             let introduced = r.lines.firstIndex { $0.contains(", \(name),") || $0.contains("named \(name),") }
             let used = r.lines.firstIndex { $0.contains("] \(name): ") }
-            #expect(introduced != nil && used != nil && introduced! < used!, "\(name): \(String(describing: introduced)) \(String(describing: used))")
+            #expect(
+                introduced != nil && used != nil && introduced! < used!,
+                "\(name): \(String(describing: introduced)) \(String(describing: used))")
         }
     }
 }

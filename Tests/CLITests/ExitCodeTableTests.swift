@@ -1,7 +1,7 @@
 import Diagnostics
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Testing
 import TestSupport
@@ -19,14 +19,20 @@ struct ExitCodeTableTests {
 
     /// The rows of the table under "### Exit codes" in docs/json-and-exit-codes.md, meanings without Markdown.
     static func readmeRows() throws -> [Row] {
-        let text = try String(contentsOf: Corpus.repoRoot.appendingPathComponent("docs/json-and-exit-codes.md"), encoding: .utf8)
-        let section = try #require(text.components(separatedBy: "### Exit codes").dropFirst().first, "docs/json-and-exit-codes.md has no exit-code table")
+        let text = try String(
+            contentsOf: Corpus.repoRoot.appendingPathComponent("docs/json-and-exit-codes.md"), encoding: .utf8)
+        let section = try #require(
+            text.components(separatedBy: "### Exit codes").dropFirst().first,
+            "docs/json-and-exit-codes.md has no exit-code table")
         var rows: [Row] = []
         for line in section.split(separator: "\n").map(String.init) {
             if line.hasPrefix("#") { break }
-            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
             guard cells.count == 5, let code = Int32(cells[1]) else { continue }
-            rows.append(Row(code: code, name: cells[2].replacingOccurrences(of: "`", with: ""), meaning: Self.plain(cells[3])))
+            rows.append(
+                Row(code: code, name: cells[2].replacingOccurrences(of: "`", with: ""), meaning: Self.plain(cells[3])))
         }
         return rows
     }
@@ -35,7 +41,8 @@ struct ExitCodeTableTests {
     static func plain(_ cell: String) -> String {
         var text = cell
         while let open = text.range(of: "]("), let close = text[open.upperBound...].firstIndex(of: ")"),
-              let start = text[..<open.lowerBound].lastIndex(of: "[") {
+            let start = text[..<open.lowerBound].lastIndex(of: "[")
+        {
             text.replaceSubrange(start...close, with: text[text.index(after: start)..<open.lowerBound])
         }
         return text.replacingOccurrences(of: "`", with: "")
@@ -63,16 +70,32 @@ struct ExitCodeTableTests {
 
     static let cases: [Case] = [
         Case(code: 0, arguments: ["flash", sample("sample-r1-counter.hex"), "--simulate"] + sim("ok")),
-        Case(code: 3, arguments: ["flash", sample("sample-r1-counter.hex"), "--simulate", "--sim-drop-at-write", "60", "120", "180", "240"] + sim("fallback")),
-        Case(code: 64, arguments: ["flash", sample("sample-r1-counter.hex"), "--simulate", "--boards", "-1"] + sim("usage")),
+        Case(
+            code: 3,
+            arguments: [
+                "flash", sample("sample-r1-counter.hex"), "--simulate", "--sim-drop-at-write", "60", "120", "180", "240"
+            ] + sim("fallback")),
+        Case(
+            code: 64,
+            arguments: ["flash", sample("sample-r1-counter.hex"), "--simulate", "--boards", "-1"] + sim("usage")),
         Case(code: 65, arguments: ["flash", "/dev/zero", "--simulate"] + sim("firmware")),
-        Case(code: 66, arguments: ["flash", state.appendingPathComponent("missing.hex").path, "--simulate"] + sim("missing")),
+        Case(
+            code: 66,
+            arguments: ["flash", state.appendingPathComponent("missing.hex").path, "--simulate"] + sim("missing")),
         Case(code: 69, arguments: ["sim", "show"] + sim("empty")),
-        Case(code: 73, arguments: ["convert", sample("sample-r1-heart.hex"), "--board", "microbit-v2", "--to", "hex",
-                                   "-o", "/nonexistent/bitflash/out.hex"]),
-        Case(code: 74, arguments: ["flash", sample("sample-r2-heart.hex"), "--simulate", "microbit-v2", "--full-path", "mcumgr"] + sim("failed")),
-        Case(code: 75, arguments: ["flash", sample("sample-r1-heart.hex"), "--device", "AA:BB:CC:DD:EE:FF"],
-             environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/bitflash-test-bus"]),
+        Case(
+            code: 73,
+            arguments: [
+                "convert", sample("sample-r1-heart.hex"), "--board", "microbit-v2", "--to", "hex",
+                "-o", "/nonexistent/bitflash/out.hex"
+            ]),
+        Case(
+            code: 74,
+            arguments: ["flash", sample("sample-r2-heart.hex"), "--simulate", "microbit-v2", "--full-path", "mcumgr"]
+                + sim("failed")),
+        Case(
+            code: 75, arguments: ["flash", sample("sample-r1-heart.hex"), "--device", "AA:BB:CC:DD:EE:FF"],
+            environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/bitflash-test-bus"])
     ]
 
     /// Rows no run here can reach: 70 is a bug in bitflash; 76 and 77 need a Bluetooth stack, and
@@ -103,8 +126,10 @@ struct ExitCodeTableTests {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let holder = try StateFolderLockTests.Holder(folder)
         defer { holder.release() }
-        let r = try BitflashBinary.run(["flash", Self.sample("sample-r1-counter.hex"), "--simulate", "--sim-state", folder.path,
-                                        "--sim-state-wait", "0"])
+        let r = try BitflashBinary.run([
+            "flash", Self.sample("sample-r1-counter.hex"), "--simulate", "--sim-state", folder.path,
+            "--sim-state-wait", "0"
+        ])
         #expect(r.status == Int32(Diagnostics.ExitStatus.temporarilyUnavailable.rawValue), "\(r.stderr)")
         #expect(try Self.readmeRows().first { $0.code == 75 }?.meaning.contains("another bitflash run") == true)
     }

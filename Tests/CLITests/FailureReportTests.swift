@@ -16,22 +16,28 @@ struct FailureReportTests {
         return file
     }
 
-    @Test("a file with no program and no application is the file's problem: 65 from plan and from every kind of flash, board untouched")
+    @Test(
+        "a file with no program and no application is the file's problem: 65 from plan and from every kind of flash, board untouched"
+    )
     func noApplicationImageIs65Everywhere() throws {
         let file = try uicrOnlyFile().path
         let state = dir.appendingPathComponent("state").path
-        for arguments in [["plan", file],
-                          ["flash", file, "--simulate", "--sim-state", state],
-                          ["flash", file, "--simulate", "--sim-state", state, "--json"],
-                          ["flash", file, "--simulate", "--sim-state", state, "--dry-run"],
-                          ["flash", file, "--simulate", "microbit-v2", "--sim-state", state, "--boards", "3"],
-                          ["flash", file, "--udp", "127.0.0.1:9"]] {
+        for arguments in [
+            ["plan", file],
+            ["flash", file, "--simulate", "--sim-state", state],
+            ["flash", file, "--simulate", "--sim-state", state, "--json"],
+            ["flash", file, "--simulate", "--sim-state", state, "--dry-run"],
+            ["flash", file, "--simulate", "microbit-v2", "--sim-state", state, "--boards", "3"],
+            ["flash", file, "--udp", "127.0.0.1:9"]
+        ] {
             let r = try BitflashBinary.run(arguments)
             #expect(r.status == 65, "\(arguments): \(r.status) \(r.stdout) \(r.stderr)")
             let lines = r.stderr.split(separator: "\n")
             #expect(lines.count == 1 && lines[0].hasPrefix("bitflash: error: \(file):"), "\(arguments): \(r.stderr)")
-            #expect(r.stderr.contains("neither path can write this file") || r.stderr.contains("no MCUboot image can be made"),
-                    "\(arguments): \(r.stderr)")
+            #expect(
+                r.stderr.contains("neither path can write this file")
+                    || r.stderr.contains("no MCUboot image can be made"),
+                "\(arguments): \(r.stderr)")
         }
         // Refused before any board was made or touched.
         #expect(!FileManager.default.fileExists(atPath: state + "/sim.json"))
@@ -42,17 +48,26 @@ struct FailureReportTests {
         let state = dir.appendingPathComponent("state").path
         let file = BitflashBinary.sample("sample-r2-heart.hex").path
         for json in [false, true] {
-            let one = try BitflashBinary.run(["flash", file, "--simulate", "--sim-state", state, "--sim-kill-at", "1"] + (json ? ["--json"] : []))
+            let one = try BitflashBinary.run(
+                ["flash", file, "--simulate", "--sim-state", state, "--sim-kill-at", "1"] + (json ? ["--json"] : []))
             #expect(one.status == 74)
-            #expect(one.stderr.split(separator: "\n").map(String.init)
-                    == ["bitflash: error: bitflash was stopped at 1.0 s (modelled, --sim-kill-at) as if killed; the board keeps what it received: "
-                        + "run the same command again to continue"], "\(one.stderr)")
-            let set = try BitflashBinary.run(["flash", file, "--simulate", "--sim-state", state, "--boards", "2", "--sim-kill-at", "1",
-                                              "--no-resume"] + (json ? ["--json"] : []))
+            #expect(
+                one.stderr.split(separator: "\n").map(String.init)
+                    == [
+                        "bitflash: error: bitflash was stopped at 1.0 s (modelled, --sim-kill-at) as if killed; the board keeps what it received: "
+                            + "run the same command again to continue"
+                    ], "\(one.stderr)")
+            let set = try BitflashBinary.run(
+                [
+                    "flash", file, "--simulate", "--sim-state", state, "--boards", "2", "--sim-kill-at", "1",
+                    "--no-resume"
+                ] + (json ? ["--json"] : []))
             #expect(set.status == 74)
             let lines = set.stderr.split(separator: "\n")
-            #expect(lines.count == 2 && lines[0].hasPrefix("bitflash: error: sim-1: ") && lines[1].hasPrefix("bitflash: error: sim-2: "),
-                    "\(set.stderr)")
+            #expect(
+                lines.count == 2 && lines[0].hasPrefix("bitflash: error: sim-1: ")
+                    && lines[1].hasPrefix("bitflash: error: sim-2: "),
+                "\(set.stderr)")
             if json {
                 // Standard output stays JSON lines only.
                 for line in set.stdout.split(separator: "\n") {
@@ -68,20 +83,28 @@ struct FailureReportTests {
         let reset = try BitflashBinary.run(["sim", "reset", "--profile", "microbit-v2", "--sim-state", state])
         #expect(reset.status == 0, "\(reset.stderr)")
         // A stock board without McuMgr, a new runtime and `--full-path mcumgr`: no path.
-        let r = try BitflashBinary.run(["flash", BitflashBinary.sample("sample-r2-heart.hex").path, "--simulate", "microbit-v2",
-                                        "--sim-state", state, "--dry-run", "--full-path", "mcumgr", "--json"])
+        let r = try BitflashBinary.run([
+            "flash", BitflashBinary.sample("sample-r2-heart.hex").path, "--simulate", "microbit-v2",
+            "--sim-state", state, "--dry-run", "--full-path", "mcumgr", "--json"
+        ])
         #expect(r.status == 74, "\(r.stdout) \(r.stderr)")
         #expect(r.stderr.hasPrefix("bitflash: error: ") && r.stderr.contains("McuMgr"), "\(r.stderr)")
     }
 
     @Test("sim bluez: a malformed Bluetooth address is a bad command line (64), on the command line and in a scenario")
     func malformedAddressIs64() throws {
-        let options = try BitflashBinary.run(["sim", "bluez", "--address", "ZZ:ZZ", "--bus", "unix:path=/nonexistent", "--sim-state", dir.path])
+        let options = try BitflashBinary.run([
+            "sim", "bluez", "--address", "ZZ:ZZ", "--bus", "unix:path=/nonexistent", "--sim-state", dir.path
+        ])
         #expect(options.status == 64, "\(options.stderr)")
-        #expect(options.stderr.contains("'--address") && options.stderr.contains("six hexadecimal bytes"), "\(options.stderr)")
+        #expect(
+            options.stderr.contains("'--address") && options.stderr.contains("six hexadecimal bytes"),
+            "\(options.stderr)")
         let scenario = dir.appendingPathComponent("scenario.json")
         try #"{"boards": [{"address": "ZZ:ZZ"}]}"#.write(to: scenario, atomically: true, encoding: .utf8)
-        let file = try BitflashBinary.run(["sim", "bluez", "--scenario", scenario.path, "--bus", "unix:path=/nonexistent", "--sim-state", dir.path])
+        let file = try BitflashBinary.run([
+            "sim", "bluez", "--scenario", scenario.path, "--bus", "unix:path=/nonexistent", "--sim-state", dir.path
+        ])
         #expect(file.status == 64, "\(file.stderr)")
         #expect(file.stderr.contains("'ZZ:ZZ' is not a Bluetooth address"), "\(file.stderr)")
     }

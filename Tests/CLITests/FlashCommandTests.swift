@@ -9,18 +9,21 @@ struct FlashCommandTests {
     init() throws { state = try BitflashBinary.temporaryDirectory() }
 
     func flash(_ sample: String, _ extra: [String] = []) throws -> BitflashBinary.Result {
-        try BitflashBinary.run(["flash", BitflashBinary.sample(sample).path, "--simulate", "--sim-state", state.path] + extra)
+        try BitflashBinary.run(
+            ["flash", BitflashBinary.sample(sample).path, "--simulate", "--sim-state", state.path] + extra)
     }
 
     /// The final `{"type":"result"}` object of a `--json` run.
     func results(_ r: BitflashBinary.Result) throws -> [[String: Any]] {
-        let objects = try r.lines.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        let objects = try r.lines.map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
         return objects.filter { $0["type"] as? String == "result" }
     }
 
     @Test(arguments: [
-        ("sample-r1-counter.hex", "partial"),   // an edit: same runtime as the fresh board's r1 + heart
-        ("sample-r2-heart.hex", "full"),        // a new runtime
+        ("sample-r1-counter.hex", "partial"),  // an edit: same runtime as the fresh board's r1 + heart
+        ("sample-r2-heart.hex", "full")  // a new runtime
     ])
     func aFlashThenTheSameFileAgainIsUpToDate(_ sample: String, _ firstPath: String) throws {
         // A fresh board holds runtime r1 with 'heart' (what sample-r1-heart.hex holds).
@@ -35,8 +38,10 @@ struct FlashCommandTests {
     }
 
     @Test func simResetFromAFileSetsWhatTheBoardHolds() throws {
-        let reset = try BitflashBinary.run(["sim", "reset", "--from", BitflashBinary.sample("sample-r2-heart.hex").path,
-                                            "--sim-state", state.path])
+        let reset = try BitflashBinary.run([
+            "sim", "reset", "--from", BitflashBinary.sample("sample-r2-heart.hex").path,
+            "--sim-state", state.path
+        ])
         #expect(reset.status == 0, "\(reset.stderr)")
         #expect(reset.stdout.contains("now holds sample-r2-heart.hex"))
         let same = try flash("sample-r2-heart.hex", ["--json"])
@@ -59,7 +64,9 @@ struct FlashCommandTests {
     @Test func jsonEventsAndTheResultCarryEveryDocumentedField() throws {
         let r = try flash("sample-r1-counter.hex", ["--json"])
         #expect(r.status == 0, "\(r.stderr)")
-        let objects = try r.lines.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        let objects = try r.lines.map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
         let types = Set(objects.compactMap { $0["type"] as? String })
         #expect(types.isSuperset(of: ["phase", "progress", "result"]))
         for event in objects where event["type"] as? String != "result" {
@@ -94,7 +101,9 @@ struct FlashCommandTests {
         // The board runs a program that keeps Bluetooth off in application mode; the user put it
         // into pairing mode. After the write it restarts into that program and cannot be reached
         // to read it back: that is no success.
-        let reset = try BitflashBinary.run(["sim", "reset", "--no-app-bluetooth", "--pairing-mode", "--sim-state", state.path])
+        let reset = try BitflashBinary.run([
+            "sim", "reset", "--no-app-bluetooth", "--pairing-mode", "--sim-state", state.path
+        ])
         #expect(reset.status == 0, "\(reset.stderr)")
         let r = try flash("sample-r1-counter.hex", ["--json"])
         #expect(r.status == 2, "\(r.stdout)\n\(r.stderr)")
@@ -102,10 +111,13 @@ struct FlashCommandTests {
         #expect(result["path"] as? String == "partial")
         #expect(result["verified"] as? Bool == false)
         #expect(result["verification"] as? String == "unverified")
-        #expect((result["verificationNote"] as? String)?.contains("Bluetooth off in application mode") == true, "\(result)")
+        #expect(
+            (result["verificationNote"] as? String)?.contains("Bluetooth off in application mode") == true, "\(result)")
         #expect(result["error"] == nil || result["error"] is NSNull)
         // The plain output says it in words.
-        let again = try BitflashBinary.run(["sim", "reset", "--no-app-bluetooth", "--pairing-mode", "--sim-state", state.path])
+        let again = try BitflashBinary.run([
+            "sim", "reset", "--no-app-bluetooth", "--pairing-mode", "--sim-state", state.path
+        ])
         #expect(again.status == 0)
         let plain = try flash("sample-r1-counter.hex")
         #expect(plain.status == 2)
@@ -121,7 +133,9 @@ struct FlashCommandTests {
     }
 
     @Test func aMissingFileExits66() throws {
-        let r = try BitflashBinary.run(["flash", state.appendingPathComponent("nothing.hex").path, "--simulate", "--sim-state", state.path])
+        let r = try BitflashBinary.run([
+            "flash", state.appendingPathComponent("nothing.hex").path, "--simulate", "--sim-state", state.path
+        ])
         #expect(r.status == 66)
         #expect(r.stderr.contains("nothing.hex: cannot read the file"), "\(r.stderr)")
     }
@@ -130,8 +144,9 @@ struct FlashCommandTests {
         var text = try String(contentsOf: BitflashBinary.sample("sample-r1-heart.hex"), encoding: .utf8)
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
         var third = Array(lines[2])
-        third[third.count - 1] = third.last == "0" ? "1" : "0"   // break the checksum of line 3
-        text = ([String(lines[0]), String(lines[1]), String(third)] + lines.dropFirst(3).map(String.init)).joined(separator: "\n")
+        third[third.count - 1] = third.last == "0" ? "1" : "0"  // break the checksum of line 3
+        text = ([String(lines[0]), String(lines[1]), String(third)] + lines.dropFirst(3).map(String.init)).joined(
+            separator: "\n")
         let file = state.appendingPathComponent("broken.hex")
         try Data(text.utf8).write(to: file)
         let r = try BitflashBinary.run(["flash", file.path, "--simulate", "--sim-state", state.path])
@@ -146,7 +161,7 @@ struct FlashCommandTests {
         ["flash", "x.hex", "--mode", "sideways"],
         ["flash", "x.hex", "--boards", "3"],
         ["nonsense"],
-        ["convert", "x.hex", "--to", "elf", "--board", "microbit-v2", "-o", "y"],
+        ["convert", "x.hex", "--to", "elf", "--board", "microbit-v2", "-o", "y"]
     ])
     func usageErrorsExit64(_ arguments: [String]) throws {
         let r = try BitflashBinary.run(arguments)

@@ -46,10 +46,13 @@ struct InspectCommandTests {
         #expect((section["makeCode"] as? [String: Any])?["magicAddress"] as? String == "0x00047000")
         #expect(section["family"] as? String == "nrf52833")
         // Sorted keys: "file" comes before "format", "sections", "size".
-        let order = ["\"file\"", "\"format\"", "\"sections\"", "\"size\""].compactMap { r.stdout.range(of: $0)?.lowerBound }
+        let order = ["\"file\"", "\"format\"", "\"sections\"", "\"size\""].compactMap {
+            r.stdout.range(of: $0)?.lowerBound
+        }
         #expect(order == order.sorted() && order.count == 4)
         // Same input, same bytes.
-        #expect(try BitflashBinary.run(["inspect", "--json", "--board", "calliope-mini-3", file.path]).stdout == r.stdout)
+        #expect(
+            try BitflashBinary.run(["inspect", "--json", "--board", "calliope-mini-3", file.path]).stdout == r.stdout)
     }
 
     @Test func badDataExits65WithFileLineAndColumn() throws {
@@ -64,7 +67,8 @@ struct InspectCommandTests {
         let file = try Self.write(Self.hex, name: "tiny.hex")
         let r = try BitflashBinary.run(["inspect", "--board", "microbit-v1", file.path])
         #expect(r.status == 65)
-        #expect(r.stderr.contains("tiny.hex has no nRF51822 image; this board is a micro:bit V1 (nRF51822)"), "\(r.stderr)")
+        #expect(
+            r.stderr.contains("tiny.hex has no nRF51822 image; this board is a micro:bit V1 (nRF51822)"), "\(r.stderr)")
     }
 
     @Test func unreadableFileExits66() throws {
@@ -75,11 +79,15 @@ struct InspectCommandTests {
 
     @Test(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.skipMessage)))
     func showsTheIgnoredFalseMagic() throws {
-        let path = Corpus.testdata.appendingPathComponent("real/makecode-universal-3.0.67-serial-writer-double-magic.hex").path
+        let path = Corpus.testdata.appendingPathComponent(
+            "real/makecode-universal-3.0.67-serial-writer-double-magic.hex"
+        ).path
         let r = try BitflashBinary.run(["inspect", "--board", "microbit-v2", path])
         #expect(r.status == 0)
         #expect(r.stdout.contains("MakeCode magic:   0x00045000"))
-        #expect(r.stdout.contains("other magic:      0x0002BCD4 (not page-aligned, hash F8B50346002203F8): not used by the device"))
+        #expect(
+            r.stdout.contains(
+                "other magic:      0x0002BCD4 (not page-aligned, hash F8B50346002203F8): not used by the device"))
         #expect(!r.stdout.contains("Section 1:"))
     }
 }

@@ -27,7 +27,9 @@ struct InspectContainerTests {
         #expect(r.stdout.contains("MCUboot image, \(bytes.count) bytes"), "\(r.stdout)")
         #expect(r.stdout.contains("MCUboot version:  1.0.0+0"))
         #expect(r.stdout.contains("MCUboot header:   4096 bytes, load address 0x00000000, flags 0x00000000"))
-        #expect(r.stdout.contains("MCUboot image:    \(image.header.imageSize) bytes; \(image.length) with header and TLVs"))
+        #expect(
+            r.stdout.contains("MCUboot image:    \(image.header.imageSize) bytes; \(image.length) with header and TLVs")
+        )
         #expect(r.stdout.contains("MCUboot TLVs:     type 0x10 (32 bytes, unprotected)"))
         #expect(r.stdout.contains("image hash:       \(hash)"))
         #expect(r.stdout.contains("hash check:       valid"))
@@ -37,8 +39,10 @@ struct InspectContainerTests {
     func theImageHashIsTheDigestImgtoolReports() throws {
         let (_, file) = try Self.converted("mcuboot")
         let tool = try ReferenceTools.run("imgtool", ["verify", file.path])
-        let digest = try #require(tool.stdout.split(separator: "\n").first { $0.hasPrefix("Image digest: ") }?.dropFirst(14))
-        let mcuboot = try #require(try Self.json(try BitflashBinary.run(["inspect", "--json", file.path]))["mcuboot"] as? [String: Any])
+        let digest = try #require(
+            tool.stdout.split(separator: "\n").first { $0.hasPrefix("Image digest: ") }?.dropFirst(14))
+        let mcuboot = try #require(
+            try Self.json(try BitflashBinary.run(["inspect", "--json", file.path]))["mcuboot"] as? [String: Any])
         #expect(mcuboot["imageHash"] as? String == String(digest))
     }
 
@@ -60,27 +64,38 @@ struct InspectContainerTests {
         let (_, file) = try Self.converted("uf2")
         let r = try BitflashBinary.run(["inspect", file.path])
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.stdout.contains("UF2 families:     0x621E937A (nRF52833: micro:bit V2, Calliope mini 3)"), "\(r.stdout)")
+        #expect(
+            r.stdout.contains("UF2 families:     0x621E937A (nRF52833: micro:bit V2, Calliope mini 3)"), "\(r.stdout)")
         #expect(r.stdout.contains("MakeCode magic:"))
     }
 
-    @Test(.enabled(if: ReferenceTools.works("python3", ["-c", "import zipfile"]), "python3 not found: DFU zip test skipped"))
+    @Test(
+        .enabled(
+            if: ReferenceTools.works("python3", ["-c", "import zipfile"]), "python3 not found: DFU zip test skipped"))
     func listsTheImagesOfADFUZip() throws {
         let (dir, file) = try Self.converted("mcuboot")
         let zip = dir.appendingPathComponent("dfu_application.zip")
-        let manifest = #"{"format-version":0,"files":[{"file":"app.bin","image_index":"0","type":"application","version_MCUBOOT":"1.0.0+0"}]}"#
-        let make = try ReferenceTools.run("python3", ["-c", """
-            import sys, zipfile
-            with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
-                z.writestr("manifest.json", sys.argv[2])
-                z.write(sys.argv[3], "app.bin")
-            """, zip.path, manifest, file.path])
+        let manifest =
+            #"{"format-version":0,"files":[{"file":"app.bin","image_index":"0","type":"application","version_MCUBOOT":"1.0.0+0"}]}"#
+        let make = try ReferenceTools.run(
+            "python3",
+            [
+                "-c",
+                """
+                import sys, zipfile
+                with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
+                    z.writestr("manifest.json", sys.argv[2])
+                    z.write(sys.argv[3], "app.bin")
+                """, zip.path, manifest, file.path
+            ])
         #expect(make.status == 0, "\(make.stderr)")
         let size = try Data(contentsOf: file).count
         let r = try BitflashBinary.run(["inspect", zip.path])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("DFU package:      McuMgr style, 1 image"), "\(r.stdout)")
-        #expect(r.stdout.contains("app.bin: application, image 0, \(size) bytes, manifest version 1.0.0+0, MCUboot 1.0.0+0, hash valid"))
+        #expect(
+            r.stdout.contains(
+                "app.bin: application, image 0, \(size) bytes, manifest version 1.0.0+0, MCUboot 1.0.0+0, hash valid"))
         #expect(r.stdout.contains("hash check:       valid"))
     }
 

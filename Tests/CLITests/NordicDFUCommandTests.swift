@@ -21,7 +21,9 @@ struct NordicDFUCommandTests {
     /// The application region of a board that was given `file` directly.
     func referenceHash(_ file: String, profile: String) throws -> String {
         let reference = try BitflashBinary.temporaryDirectory()
-        let r = try BitflashBinary.run(["sim", "reset", "--profile", profile, "--from", file, "--sim-state", reference.path])
+        let r = try BitflashBinary.run([
+            "sim", "reset", "--profile", profile, "--from", file, "--sim-state", reference.path
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         return try applicationHash(reference)
     }
@@ -34,8 +36,9 @@ struct NordicDFUCommandTests {
         return url.path
     }
 
-    @Test("New runtime goes full by Nordic DFU, an edit partial, the same file up to date; byte-exact each time",
-          arguments: ["microbit-v2", "microbit-v1", "calliope-mini-3", "calliope-mini-2"])
+    @Test(
+        "New runtime goes full by Nordic DFU, an edit partial, the same file up to date; byte-exact each time",
+        arguments: ["microbit-v2", "microbit-v1", "calliope-mini-3", "calliope-mini-2"])
     func story(profile: String) throws {
         let state = try BitflashBinary.temporaryDirectory()
         let board = try #require(Board(rawValue: profile))
@@ -45,7 +48,9 @@ struct NordicDFUCommandTests {
         let edit = try r2Counter(board.family, in: state)
         let steps: [(file: String, path: String)] = [(newRuntime, "full"), (edit, "partial"), (edit, "up-to-date")]
         for step in steps {
-            let r = try BitflashBinary.run(["flash", step.file, "--simulate", profile, "--sim-state", state.path, "--json"])
+            let r = try BitflashBinary.run([
+                "flash", step.file, "--simulate", profile, "--sim-state", state.path, "--json"
+            ])
             #expect(r.status == 0, "\(r.stderr)")
             let object = try result(r)
             #expect(object["path"] as? String == step.path)
@@ -56,15 +61,20 @@ struct NordicDFUCommandTests {
                 let message = (object["reason"] as? [String: Any])?["message"] as? String ?? ""
                 #expect(message.contains(board.family == .nrf51 ? "Nordic legacy DFU" : "Nordic Secure DFU"))
             }
-            #expect(try applicationHash(state) == referenceHash(step.file, profile: profile), "\(profile) after \(step.path)")
+            #expect(
+                try applicationHash(state) == referenceHash(step.file, profile: profile),
+                "\(profile) after \(step.path)")
         }
     }
 
-    @Test("A board stuck in DfuTarg is shown as such, refuses info, and is recovered by flashing a file",
-          arguments: ["microbit-v2", "microbit-v1"])
+    @Test(
+        "A board stuck in DfuTarg is shown as such, refuses info, and is recovered by flashing a file",
+        arguments: ["microbit-v2", "microbit-v1"])
     func recovery(profile: String) throws {
         let state = try BitflashBinary.temporaryDirectory()
-        let reset = try BitflashBinary.run(["sim", "reset", "--profile", profile, "--stuck-in-bootloader", "--sim-state", state.path])
+        let reset = try BitflashBinary.run([
+            "sim", "reset", "--profile", profile, "--stuck-in-bootloader", "--sim-state", state.path
+        ])
         #expect(reset.status == 0, "\(reset.stderr)")
         let show = try BitflashBinary.run(["sim", "show", "--sim-state", state.path])
         #expect(show.stdout.contains("bootloader (DfuTarg)"))
@@ -88,18 +98,24 @@ struct NordicDFUCommandTests {
         let state = try BitflashBinary.temporaryDirectory()
         _ = try BitflashBinary.run(["sim", "reset", "--profile", "microbit-v2", "--sim-state", state.path])
         let file = BitflashBinary.sample("sample-r1-heart.hex").path
-        let refused = try BitflashBinary.run(["flash", file, "--simulate", "microbit-v2", "--sim-state", state.path,
-                                              "--mode", "full", "--full-path", "mcumgr"])
+        let refused = try BitflashBinary.run([
+            "flash", file, "--simulate", "microbit-v2", "--sim-state", state.path,
+            "--mode", "full", "--full-path", "mcumgr"
+        ])
         #expect(refused.status == 74)
         #expect(refused.stdout.contains("McuMgr") || refused.stderr.contains("McuMgr"))
-        let forced = try BitflashBinary.run(["flash", file, "--simulate", "microbit-v2", "--sim-state", state.path,
-                                             "--mode", "full", "--full-path", "nordic", "--json"])
+        let forced = try BitflashBinary.run([
+            "flash", file, "--simulate", "microbit-v2", "--sim-state", state.path,
+            "--mode", "full", "--full-path", "nordic", "--json"
+        ])
         #expect(forced.status == 0, "\(forced.stderr)")
         #expect(try result(forced)["fullPath"] as? String == "nordic")
         let bad = try BitflashBinary.run(["flash", file, "--simulate", "microbit-v2", "--full-path", "usb"])
         #expect(bad.status == 64)
-        let mcuboot = try BitflashBinary.run(["sim", "reset", "--profile", "microbit-v2-mcuboot", "--stuck-in-bootloader",
-                                              "--sim-state", state.path])
+        let mcuboot = try BitflashBinary.run([
+            "sim", "reset", "--profile", "microbit-v2-mcuboot", "--stuck-in-bootloader",
+            "--sim-state", state.path
+        ])
         #expect(mcuboot.status == 64)
         #expect(mcuboot.stderr.contains("stock profile"))
     }

@@ -35,19 +35,29 @@ struct OutputFileTests {
     @Test func convertRefusesToWriteOverItsInputByAnyName() throws {
         let (dir, input) = try Self.sample()
         let before = try Data(contentsOf: input)
-        try FileManager.default.createSymbolicLink(atPath: dir.appendingPathComponent("link.hex").path, withDestinationPath: "prog.hex")
+        try FileManager.default.createSymbolicLink(
+            atPath: dir.appendingPathComponent("link.hex").path, withDestinationPath: "prog.hex")
         try FileManager.default.linkItem(at: input, to: dir.appendingPathComponent("hard.hex"))
-        for output in [input.path, dir.appendingPathComponent("link.hex").path, dir.appendingPathComponent("hard.hex").path,
-                       dir.appendingPathComponent("./prog.hex").path] {
-            let r = try BitflashBinary.run(["convert", input.path, "--board", "microbit-v2", "--to", "uf2", "-o", output])
+        for output in [
+            input.path, dir.appendingPathComponent("link.hex").path, dir.appendingPathComponent("hard.hex").path,
+            dir.appendingPathComponent("./prog.hex").path
+        ] {
+            let r = try BitflashBinary.run([
+                "convert", input.path, "--board", "microbit-v2", "--to", "uf2", "-o", output
+            ])
             #expect(r.status == 64, "\(output): \(r.stderr)")
-            #expect(r.stderr.contains("\(output) is the same file as the input \(input.path): writing the uf2 file there would destroy the file being read"),
-                    "\(r.stderr)")
+            #expect(
+                r.stderr.contains(
+                    "\(output) is the same file as the input \(input.path): writing the uf2 file there would destroy the file being read"
+                ),
+                "\(r.stderr)")
         }
         #expect(try Data(contentsOf: input) == before)
         // flash --trace is held to the same rule.
-        let trace = try BitflashBinary.run(["flash", input.path, "--simulate", "--sim-state", dir.appendingPathComponent("s").path,
-                                            "--trace", dir.appendingPathComponent("link.hex").path])
+        let trace = try BitflashBinary.run([
+            "flash", input.path, "--simulate", "--sim-state", dir.appendingPathComponent("s").path,
+            "--trace", dir.appendingPathComponent("link.hex").path
+        ])
         #expect(trace.status == 64, "\(trace.stderr)")
         #expect(try Data(contentsOf: input) == before)
     }
@@ -57,10 +67,14 @@ struct OutputFileTests {
         let output = dir.appendingPathComponent("out.uf2")
         try Data("the previous file\n".utf8).write(to: output)
         // 16 blocks of 512 bytes (dash) or 1024 (bash): far below the 600 KB UF2.
-        let r = try Self.runInShell("ulimit -f 16", ["convert", input.path, "--board", "microbit-v2", "--to", "uf2", "-o", output.path])
+        let r = try Self.runInShell(
+            "ulimit -f 16", ["convert", input.path, "--board", "microbit-v2", "--to", "uf2", "-o", output.path])
         #expect(r.status == 73, "\(r.stderr)")
-        #expect(r.stderr.contains("\(output.path): cannot write the uf2 file: the file would be larger than this process may write (the file-size limit, see `ulimit -f`)"),
-                "\(r.stderr)")
+        #expect(
+            r.stderr.contains(
+                "\(output.path): cannot write the uf2 file: the file would be larger than this process may write (the file-size limit, see `ulimit -f`)"
+            ),
+            "\(r.stderr)")
         #expect(r.stderr.contains("(\(output.path) is unchanged)"))
         #expect(try String(contentsOf: output, encoding: .utf8) == "the previous file\n")
         // No temporary file is left behind.
@@ -81,7 +95,8 @@ struct OutputFileTests {
         try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: output.path)
         let link = dir.appendingPathComponent("link-to-out.hex")
         try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: "out.hex")
-        let r = try BitflashBinary.run(["convert", input.path, "--board", "microbit-v1", "--to", "hex", "-o", link.path])
+        let r = try BitflashBinary.run(["convert", input.path, "--board", "microbit-v1", "--to", "hex", "-o", link.path]
+        )
         #expect(r.status == 0, "\(r.stderr)")
         // The link stays a link; the file it names holds the new bytes with its old permissions.
         #expect(Self.fileType(link.path) == .typeSymbolicLink)
@@ -89,14 +104,21 @@ struct OutputFileTests {
         #expect((try FileManager.default.attributesOfItem(atPath: output.path)[.posixPermissions] as? Int) == 0o640)
     }
 
-    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/dev/full"), "/dev/full not present: device test skipped"))
+    @Test(
+        .enabled(if: FileManager.default.fileExists(atPath: "/dev/full"), "/dev/full not present: device test skipped"))
     func devicesAreWrittenInPlaceNeverReplaced() throws {
         let (dir, input) = try Self.sample()
-        let full = try BitflashBinary.run(["convert", input.path, "--board", "microbit-v2", "--to", "hex", "-o", "/dev/full"])
+        let full = try BitflashBinary.run([
+            "convert", input.path, "--board", "microbit-v2", "--to", "hex", "-o", "/dev/full"
+        ])
         #expect(full.status == 73)
-        #expect(full.stderr.contains("/dev/full: cannot write the hex file: no space left on the device"), "\(full.stderr)")
+        #expect(
+            full.stderr.contains("/dev/full: cannot write the hex file: no space left on the device"), "\(full.stderr)")
         for device in ["/dev/null", "/dev/full"] {
-            let flash = try BitflashBinary.run(["flash", input.path, "--simulate", "--sim-state", dir.appendingPathComponent("s").path, "--trace", device])
+            let flash = try BitflashBinary.run([
+                "flash", input.path, "--simulate", "--sim-state", dir.appendingPathComponent("s").path, "--trace",
+                device
+            ])
             #expect(flash.status == (device == "/dev/null" ? 0 : 73), "\(device): \(flash.stderr)")
             let campaign = try BitflashBinary.run(["sim", "campaign", "--runs", "1", "--trace", device])
             #expect(campaign.status == (device == "/dev/null" ? 0 : 73), "\(device): \(campaign.stderr)")
@@ -114,7 +136,9 @@ struct OutputFileTests {
         reader.executableURL = URL(fileURLWithPath: "/bin/sh")
         reader.arguments = ["-c", "cat \"$0\" > \"$1\"", fifo.path, received.path]
         try reader.run()
-        let r = try BitflashBinary.run(["flash", input.path, "--simulate", "--sim-state", dir.appendingPathComponent("s").path, "--trace", fifo.path])
+        let r = try BitflashBinary.run([
+            "flash", input.path, "--simulate", "--sim-state", dir.appendingPathComponent("s").path, "--trace", fifo.path
+        ])
         reader.waitUntilExit()
         #expect(r.status == 0, "\(r.stderr)")
         #expect(Self.fileType(fifo.path) != .typeRegular, "the FIFO is still a FIFO")
@@ -124,15 +148,21 @@ struct OutputFileTests {
 
     @Test func directoriesAreNamedAsSuch() throws {
         let (dir, input) = try Self.sample()
-        let asInput = try BitflashBinary.run(["flash", dir.path, "--simulate", "--sim-state", dir.appendingPathComponent("s").path])
+        let asInput = try BitflashBinary.run([
+            "flash", dir.path, "--simulate", "--sim-state", dir.appendingPathComponent("s").path
+        ])
         #expect(asInput.status == 66)
         #expect(asInput.stderr.contains("\(dir.path): is a directory, not a firmware file"), "\(asInput.stderr)")
         #expect(!asInput.stderr.contains("NSCocoaErrorDomain"))
         let inspect = try BitflashBinary.run(["inspect", dir.path])
         #expect(inspect.status == 66 && inspect.stderr.contains("is a directory"), "\(inspect.stderr)")
-        let asOutput = try BitflashBinary.run(["convert", input.path, "--board", "microbit-v2", "--to", "hex", "-o", dir.path])
+        let asOutput = try BitflashBinary.run([
+            "convert", input.path, "--board", "microbit-v2", "--to", "hex", "-o", dir.path
+        ])
         #expect(asOutput.status == 73)
-        #expect(asOutput.stderr.contains("\(dir.path): cannot write the hex file: it is a directory; give a file name"), "\(asOutput.stderr)")
+        #expect(
+            asOutput.stderr.contains("\(dir.path): cannot write the hex file: it is a directory; give a file name"),
+            "\(asOutput.stderr)")
         #expect(!asOutput.stderr.contains("NSCocoaErrorDomain"))
     }
 }

@@ -9,8 +9,10 @@ struct OutputModeTests {
     init() throws { state = try BitflashBinary.temporaryDirectory() }
 
     func flash(_ extra: [String], environment: [String: String] = [:]) throws -> BitflashBinary.Result {
-        try BitflashBinary.run(["flash", BitflashBinary.sample("sample-r1-counter.hex").path, "--simulate", "--sim-state", state.path] + extra,
-                               environment: environment)
+        try BitflashBinary.run(
+            ["flash", BitflashBinary.sample("sample-r1-counter.hex").path, "--simulate", "--sim-state", state.path]
+                + extra,
+            environment: environment)
     }
 
     @Test func aPipeGetsPlainTimestampedLinesWithoutEscapeCodes() throws {
@@ -22,9 +24,14 @@ struct OutputModeTests {
         #expect(r.lines.contains { $0.hasSuffix("sim: partial") })
         #expect(r.lines.contains { $0.contains(#/100% \((\d+)\/\1 (bytes|blocks)\)/#) }, "\(r.stdout)")
         let last = try #require(r.lines.last)
-        #expect(last.contains("sim: partial, ") && last.contains(#/8,\d\d\d bytes/#) && last.contains("verified"), "\(last)")
+        #expect(
+            last.contains("sim: partial, ") && last.contains(#/8,\d\d\d bytes/#) && last.contains("verified"), "\(last)"
+        )
         // The reason was given once, by the decision line; the result line does not repeat it.
-        #expect(r.lines.contains { $0.contains("decision: the board runs the same runtime") && $0.hasSuffix("[runtime-matches]") })
+        #expect(
+            r.lines.contains {
+                $0.contains("decision: the board runs the same runtime") && $0.hasSuffix("[runtime-matches]")
+            })
         #expect(!last.contains("runtime"), "\(last)")
         // Times never go backwards.
         let times = r.lines.compactMap { line in line.firstMatch(of: #/\[ *(\d+\.\d+) s\]/#).flatMap { Double($0.1) } }
@@ -68,8 +75,12 @@ struct OutputModeTests {
     @Test func aClassSetPrintsASummaryTable() throws {
         let r = try flash(["--boards", "3"])
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.stdout.contains("board  name   address            result  path     time    verified  fix"), "\(r.stdout.suffix(500))")
+        #expect(
+            r.stdout.contains("board  name   address            result  path     time    verified  fix"),
+            "\(r.stdout.suffix(500))")
         #expect(r.stdout.contains("3 of 3 boards flashed"))
-        for name in ["sim-1", "sim-2", "sim-3"] { #expect(r.lines.contains { $0.hasPrefix(name) && $0.contains("partial") }) }
+        for name in ["sim-1", "sim-2", "sim-3"] {
+            #expect(r.lines.contains { $0.hasPrefix(name) && $0.contains("partial") })
+        }
     }
 }

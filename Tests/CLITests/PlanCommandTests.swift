@@ -14,7 +14,8 @@ struct PlanCommandTests {
     func hugeFile() throws -> URL {
         let url = state.appendingPathComponent("sample-r1-huge.hex")
         let sections = [(UInt16(0x9900), ChipFamily.nrf51), (UInt16(0x9903), ChipFamily.nrf52833)].map { id, family in
-            UniversalHexWriter.Section(boardID: id, image: SampleFirmware.image(family: family, runtime: .r1, program: .huge))
+            UniversalHexWriter.Section(
+                boardID: id, image: SampleFirmware.image(family: family, runtime: .r1, program: .huge))
         }
         try Data(UniversalHexWriter.write(sections)).write(to: url)
         return url
@@ -41,7 +42,9 @@ struct PlanCommandTests {
     @Test func aDryRunPrintsThePlanAsJSONAndLeavesTheBoardAsItWas() throws {
         #expect(try run(["sim", "reset"]).status == 0)
         let before = try boardContents()
-        let r = try run(["flash", BitflashBinary.sample("sample-r1-counter.hex").path, "--simulate", "--dry-run", "--json"])
+        let r = try run([
+            "flash", BitflashBinary.sample("sample-r1-counter.hex").path, "--simulate", "--dry-run", "--json"
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.lines.count == 1, "one plan object per board, no events: \(r.stdout)")
         let plan = try json(try #require(r.lines.first))
@@ -72,10 +75,16 @@ struct PlanCommandTests {
     }
 
     @Test func aDryRunInTextShowsPathRegionAndEstimates() throws {
-        let r = try run(["flash", BitflashBinary.sample("sample-r1-counter.hex").path, "--simulate", "--dry-run", "--link", "linux-default"])
+        let r = try run([
+            "flash", BitflashBinary.sample("sample-r1-counter.hex").path, "--simulate", "--dry-run", "--link",
+            "linux-default"
+        ])
         #expect(r.status == 0, "\(r.stderr)")
-        for text in ["dry run: nothing was written", "path:     partial", "region:   0x00047000-", "blocks,", "decision: partial",
-                     "connection interval 30 ms, measured", "this connection", "linux-default", "device-requested", "fast"] {
+        for text in [
+            "dry run: nothing was written", "path:     partial", "region:   0x00047000-", "blocks,",
+            "decision: partial",
+            "connection interval 30 ms, measured", "this connection", "linux-default", "device-requested", "fast"
+        ] {
             #expect(r.stdout.contains(text), "missing '\(text)' in:\n\(r.stdout)")
         }
     }
@@ -101,7 +110,10 @@ struct PlanCommandTests {
     }
 
     @Test func preferWithAForcedModeIsAUsageError() throws {
-        let r = try run(["flash", BitflashBinary.sample("sample-r1-counter.hex").path, "--simulate", "--mode", "full", "--prefer", "partial"])
+        let r = try run([
+            "flash", BitflashBinary.sample("sample-r1-counter.hex").path, "--simulate", "--mode", "full", "--prefer",
+            "partial"
+        ])
         #expect(r.status == 64)
         #expect(r.stderr.contains("--prefer partial chooses among paths in auto mode"), "\(r.stderr)")
     }
@@ -129,16 +141,21 @@ struct PlanCommandTests {
         let v2 = try #require(plans.first?["byProfile"] as? [[String: Any]])
         #expect(v2.allSatisfy { (($0["estimates"] as? [[String: Any]])?.first?["path"] as? String) == "mcumgr" })
 
-        let text = try BitflashBinary.run(["plan", BitflashBinary.sample("sample-r1-counter.hex").path, "--board", "calliope-mini-3"])
+        let text = try BitflashBinary.run([
+            "plan", BitflashBinary.sample("sample-r1-counter.hex").path, "--board", "calliope-mini-3"
+        ])
         #expect(text.status == 0, "\(text.stderr)")
         #expect(text.stdout.contains("on a Calliope mini 3 (nRF52833), without a board"))
         #expect(text.stdout.components(separatedBy: "without a board").count == 2, "one board only")
         #expect(text.stdout.contains("partial") && text.stdout.contains("mcumgr") && text.stdout.contains("fastest"))
-        #expect(text.stdout.contains("nordic-dfu") && text.stdout.contains("nordic:   application of"), "\(text.stdout)")
+        #expect(
+            text.stdout.contains("nordic-dfu") && text.stdout.contains("nordic:   application of"), "\(text.stdout)")
     }
 
     @Test func planRefusesAnUnknownBoard() throws {
-        let r = try BitflashBinary.run(["plan", BitflashBinary.sample("sample-r1-counter.hex").path, "--board", "arduino"])
+        let r = try BitflashBinary.run([
+            "plan", BitflashBinary.sample("sample-r1-counter.hex").path, "--board", "arduino"
+        ])
         #expect(r.status == 64)
         #expect(r.stderr.contains("unknown board 'arduino'"))
     }

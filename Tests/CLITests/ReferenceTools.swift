@@ -22,8 +22,9 @@ enum ReferenceTools {
         let o = out.fileHandleForReading.readDataToEndOfFile()
         let e = err.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
-        return Output(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
-                      stderr: String(decoding: e, as: UTF8.self))
+        return Output(
+            status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
+            stderr: String(decoding: e, as: UTF8.self))
     }
 
     static func works(_ command: String, _ arguments: [String]) -> Bool {
@@ -63,11 +64,13 @@ enum ReferenceTools {
         let dump = file.deletingPathExtension().appendingPathExtension("\(format)-dump")
         let r = try run("python3", ["-c", readerScript, format, file.path, dump.path])
         guard r.status == 0, let json = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any],
-              let runs = json["runs"] as? [[Int]], let families = json["families"] as? [Int] else {
+            let runs = json["runs"] as? [[Int]], let families = json["families"] as? [Int]
+        else {
             throw ToolFailure(message: "the python \(format) reader failed on \(file.lastPathComponent): \(r.stderr)")
         }
-        return Contents(runs: runs.map { UInt32($0[0])..<UInt32($0[1]) },
-                        bytes: [UInt8](try Data(contentsOf: dump)), families: families.map(UInt32.init))
+        return Contents(
+            runs: runs.map { UInt32($0[0])..<UInt32($0[1]) },
+            bytes: [UInt8](try Data(contentsOf: dump)), families: families.map(UInt32.init))
     }
 
     struct ToolFailure: Error, CustomStringConvertible {

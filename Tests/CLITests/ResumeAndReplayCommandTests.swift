@@ -31,12 +31,14 @@ struct ResumeAndReplayCommandTests {
         let trace = dir.appendingPathComponent("clean.trace")
         let r = try flash(counter, state: dir, ["--trace", trace.path])
         #expect(r.status == 0, "\(r.stderr)")
-        let acks = try traceLines(trace).filter { ($0["kind"] as? String) == "input" && (($0["text"] as? String)?.hasSuffix(" 01FF") ?? false) }
+        let acks = try traceLines(trace).filter {
+            ($0["kind"] as? String) == "input" && (($0["text"] as? String)?.hasSuffix(" 01FF") ?? false)
+        }
         return Double(try #require(acks[n - 1]["t"] as? Int)) / 1e6
     }
 
     @Test func aFlashKilledAfterAResetIsContinuedByTheNextRun() throws {
-        let t = try secondOfAck(70)   // in the program's second page
+        let t = try secondOfAck(70)  // in the program's second page
         let killed = try flash(counter, ["--sim-reset-at", String(t + 0.001), "--sim-kill-at", String(t + 0.1)])
         #expect(killed.status == 74)
         #expect(killed.stdout.contains("run the same command again to continue"), "\(killed.stdout)")
@@ -77,7 +79,8 @@ struct ResumeAndReplayCommandTests {
     @Test func theDecisionIsPrintedBeforeTheFlashAndCarriedByTheResult() throws {
         let plain = try flash(counter, [])
         #expect(plain.status == 0, "\(plain.stderr)")
-        let decision = try #require(plain.lines.firstIndex { $0.contains("decision: ") && $0.contains("[runtime-matches]") })
+        let decision = try #require(
+            plain.lines.firstIndex { $0.contains("decision: ") && $0.contains("[runtime-matches]") })
         let writing = try #require(plain.lines.firstIndex { $0.hasSuffix("sim: partial") })
         #expect(decision < writing)
 
@@ -91,10 +94,13 @@ struct ResumeAndReplayCommandTests {
         let reason = try #require(all.last?["reason"] as? [String: Any])
         #expect(reason["code"] as? String == "runtime-differs")
         let details = try #require(reason["details"] as? [String: Any])
-        let board = try #require(details["boardRuntimeHash"] as? String), file = try #require(details["fileRuntimeHash"] as? String)
+        let board = try #require(details["boardRuntimeHash"] as? String),
+            file = try #require(details["fileRuntimeHash"] as? String)
         #expect(board.count == 16 && file.count == 16 && board != file)
 
-        let forced = try BitflashBinary.run(["flash", newRuntime, "--simulate", "--sim-state", mcuboot.path, "--json", "--mode", "full"])
+        let forced = try BitflashBinary.run([
+            "flash", newRuntime, "--simulate", "--sim-state", mcuboot.path, "--json", "--mode", "full"
+        ])
         let forcedReason = try #require(try objects(forced).last?["reason"] as? [String: Any])
         #expect(forcedReason["code"] as? String == "forced")
         #expect((forcedReason["details"] as? [String: Any])?["option"] as? String == "--mode full")
@@ -123,7 +129,9 @@ struct ResumeAndReplayCommandTests {
         try (text.joined(separator: "\n") + "\n").write(to: tampered, atomically: true, encoding: .utf8)
         let diverged = try BitflashBinary.run(["sim", "replay", tampered.path, counter])
         #expect(diverged.status == 65)
-        #expect(diverged.stderr.contains("the client differs from the recording at tampered.trace line"), "\(diverged.stderr)")
+        #expect(
+            diverged.stderr.contains("the client differs from the recording at tampered.trace line"),
+            "\(diverged.stderr)")
         #expect(diverged.stderr.contains("the recording has write command 01"))
     }
 

@@ -23,7 +23,9 @@ struct SampleFilesTests {
     @Test(arguments: names)
     func eachSampleHoldsBothChipFamiliesWithAMakeCodeProgram(_ name: String) throws {
         for board in ["microbit-v1", "microbit-v2"] {
-            let r = try BitflashBinary.run(["inspect", "--json", "--board", board, BitflashBinary.committedSample(name).path])
+            let r = try BitflashBinary.run([
+                "inspect", "--json", "--board", board, BitflashBinary.committedSample(name).path
+            ])
             #expect(r.status == 0, "\(name) \(board): \(r.stderr)")
             let json = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
             #expect(json["format"] as? String == "universal-hex")

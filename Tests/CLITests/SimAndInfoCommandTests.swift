@@ -11,12 +11,16 @@ struct SimAndInfoCommandTests {
     func json(_ r: BitflashBinary.Result) throws -> Any { try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) }
 
     @Test func simResetFromAFileThenShowReportsItsProgramHash() throws {
-        let inspect = try BitflashBinary.run(["inspect", "--json", "--board", "microbit-v2", BitflashBinary.sample("sample-r1-counter.hex").path])
+        let inspect = try BitflashBinary.run([
+            "inspect", "--json", "--board", "microbit-v2", BitflashBinary.sample("sample-r1-counter.hex").path
+        ])
         let sections = try #require((try json(inspect) as? [String: Any])?["sections"] as? [[String: Any]])
         let programHash = try #require((sections.first?["makeCode"] as? [String: Any])?["programHash"] as? String)
 
-        let reset = try BitflashBinary.run(["sim", "reset", "--profile", "microbit-v2", "--boards", "2", "--sim-state", state.path,
-                                            "--from", BitflashBinary.sample("sample-r1-counter.hex").path])
+        let reset = try BitflashBinary.run([
+            "sim", "reset", "--profile", "microbit-v2", "--boards", "2", "--sim-state", state.path,
+            "--from", BitflashBinary.sample("sample-r1-counter.hex").path
+        ])
         #expect(reset.status == 0, "\(reset.stderr)")
         #expect(reset.stdout.contains("2 simulated microbit-v2 boards"))
         let show = try BitflashBinary.run(["sim", "show", "--json", "--sim-state", state.path])
@@ -33,20 +37,27 @@ struct SimAndInfoCommandTests {
         #expect(text.stdout.contains("region 2 (program): 0x00047000-"))
     }
 
-    @Test("sim serve needs --udp or --adapter, not both; --adapter without bluetoothd on the bus exits 75 and says how to start it")
+    @Test(
+        "sim serve needs --udp or --adapter, not both; --adapter without bluetoothd on the bus exits 75 and says how to start it"
+    )
     func simServeAdapterRefusals() throws {
-        for arguments in [["sim", "serve"], ["sim", "serve", "--udp", "127.0.0.1:0", "--adapter", "hci1"],
-                          ["sim", "serve", "--udp", "127.0.0.1:0", "--from", "x.hex"]] {
+        for arguments in [
+            ["sim", "serve"], ["sim", "serve", "--udp", "127.0.0.1:0", "--adapter", "hci1"],
+            ["sim", "serve", "--udp", "127.0.0.1:0", "--from", "x.hex"]
+        ] {
             let r = try BitflashBinary.run(arguments + ["--sim-state", state.path])
             #expect(r.status == 64, "\(arguments)")
             #expect(r.stderr.contains("--adapter"), "\(r.stderr)")
         }
         guard PrivateBus.isAvailable else { return }
         let bus = try PrivateBus()
-        let r = try BitflashBinary.run(["sim", "serve", "--adapter", "hci1", "--sim-state", state.path, "--for", "5"],
-                                       environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+        let r = try BitflashBinary.run(
+            ["sim", "serve", "--adapter", "hci1", "--sim-state", state.path, "--for", "5"],
+            environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
         #expect(r.status == 75)
-        #expect(r.stderr.contains("Bluetooth is not available") && r.stderr.contains("systemctl start bluetooth"), "\(r.stderr)")
+        #expect(
+            r.stderr.contains("Bluetooth is not available") && r.stderr.contains("systemctl start bluetooth"),
+            "\(r.stderr)")
     }
 
     @Test func simShowWithoutBoardsSaysHowToMakeOne() throws {
@@ -71,18 +82,25 @@ struct SimAndInfoCommandTests {
         #expect((info["simulatorState"] as? [String: Any])?["profile"] as? String == "microbit-v2-mcuboot")
 
         let text = try BitflashBinary.run(["info", "--simulate", "--sim-state", state.path])
-        #expect(text.stdout.contains("mode:           application (partial-flashing protocol version 1)"), "\(text.stdout)")
+        #expect(
+            text.stdout.contains("mode:           application (partial-flashing protocol version 1)"), "\(text.stdout)")
         #expect(text.stdout.contains("MCUboot slots (SMP image state read):"))
         #expect(text.stdout.contains("image 0 slot 0: version 1.0.0"))
     }
 
     @Test func infoAfterAFullUpdateShowsTheNewImageAndNoMCUbootLineOnAStockBoard() throws {
-        let flashed = try BitflashBinary.run(["flash", BitflashBinary.sample("sample-r2-heart.hex").path, "--simulate", "--sim-state", state.path])
+        let flashed = try BitflashBinary.run([
+            "flash", BitflashBinary.sample("sample-r2-heart.hex").path, "--simulate", "--sim-state", state.path
+        ])
         #expect(flashed.status == 0, "\(flashed.stderr)")
-        let inspect = try BitflashBinary.run(["inspect", "--json", "--board", "microbit-v2", BitflashBinary.sample("sample-r2-heart.hex").path])
+        let inspect = try BitflashBinary.run([
+            "inspect", "--json", "--board", "microbit-v2", BitflashBinary.sample("sample-r2-heart.hex").path
+        ])
         let sections = try #require((try json(inspect) as? [String: Any])?["sections"] as? [[String: Any]])
         let runtimeHash = try #require((sections.first?["makeCode"] as? [String: Any])?["runtimeHash"] as? String)
-        let info = try #require(try json(try BitflashBinary.run(["info", "--simulate", "--sim-state", state.path, "--json"])) as? [String: Any])
+        let info = try #require(
+            try json(try BitflashBinary.run(["info", "--simulate", "--sim-state", state.path, "--json"]))
+                as? [String: Any])
         #expect((info["regions"] as? [[String: Any]])?.first?["hash"] as? String == runtimeHash)
 
         let stock = try BitflashBinary.temporaryDirectory()
@@ -95,8 +113,10 @@ struct SimAndInfoCommandTests {
     @Test(arguments: ["hex", "bin", "uf2", "mcuboot"])
     func convertWritesEveryTarget(_ target: String) throws {
         let out = state.appendingPathComponent("out.\(target)")
-        let r = try BitflashBinary.run(["convert", BitflashBinary.sample("sample-r1-heart.hex").path, "--board", "microbit-v2",
-                                        "--to", target, "-o", out.path])
+        let r = try BitflashBinary.run([
+            "convert", BitflashBinary.sample("sample-r1-heart.hex").path, "--board", "microbit-v2",
+            "--to", target, "-o", out.path
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         let bytes = try [UInt8](Data(contentsOf: out))
         #expect(r.stdout.contains("wrote \(out.path): \(target)"))
@@ -113,8 +133,10 @@ struct SimAndInfoCommandTests {
     }
 
     @Test func convertRefusesUF2ForAnNRF51Board() throws {
-        let r = try BitflashBinary.run(["convert", BitflashBinary.sample("sample-r1-heart.hex").path, "--board", "microbit-v1",
-                                        "--to", "uf2", "-o", state.appendingPathComponent("x.uf2").path])
+        let r = try BitflashBinary.run([
+            "convert", BitflashBinary.sample("sample-r1-heart.hex").path, "--board", "microbit-v1",
+            "--to", "uf2", "-o", state.appendingPathComponent("x.uf2").path
+        ])
         #expect(r.status == 64)
         #expect(r.stderr.contains("use --to hex"))
     }
@@ -126,16 +148,19 @@ struct ExitCodeTests {
     @Test func anOutputFileThatCannotBeWrittenExits73() throws {
         let dir = try BitflashBinary.temporaryDirectory()
         let out = dir.appendingPathComponent("missing-folder/out.hex").path
-        let r = try BitflashBinary.run(["convert", BitflashBinary.sample("sample-r1-heart.hex").path, "--board", "microbit-v2",
-                                        "--to", "hex", "-o", out])
+        let r = try BitflashBinary.run([
+            "convert", BitflashBinary.sample("sample-r1-heart.hex").path, "--board", "microbit-v2",
+            "--to", "hex", "-o", out
+        ])
         #expect(r.status == 73)
         #expect(r.stderr.contains("missing-folder/out.hex: cannot write"), "\(r.stderr)")
     }
 
     @Test func aRealBoardWithoutAReachableSystemBusExits75SayingHowToStartBluetooth() throws {
         let env = ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/bitflash-test-bus"]
-        let r = try BitflashBinary.run(["flash", BitflashBinary.sample("sample-r1-heart.hex").path, "--device", "AA:BB:CC:DD:EE:FF"],
-                                       environment: env)
+        let r = try BitflashBinary.run(
+            ["flash", BitflashBinary.sample("sample-r1-heart.hex").path, "--device", "AA:BB:CC:DD:EE:FF"],
+            environment: env)
         #expect(r.status == 75)
         #expect(r.stderr.contains("Bluetooth is not available: cannot reach the system bus"), "\(r.stderr)")
         #expect(r.stderr.contains("systemctl start bluetooth"))
@@ -144,7 +169,9 @@ struct ExitCodeTests {
     }
 
     @Test func deviceAndSimulateTogetherAreABadCommandLine() throws {
-        let r = try BitflashBinary.run(["flash", BitflashBinary.sample("sample-r1-heart.hex").path, "--device", "zotig", "--simulate"])
+        let r = try BitflashBinary.run([
+            "flash", BitflashBinary.sample("sample-r1-heart.hex").path, "--device", "zotig", "--simulate"
+        ])
         #expect(r.status == 64)
         #expect(r.stderr.contains("use either --device/--all-in-range or --simulate"))
     }

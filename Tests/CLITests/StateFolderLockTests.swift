@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Testing
 import TestSupport
@@ -29,7 +29,8 @@ struct StateFolderLockTests {
         ["flash", BitflashBinary.sample(sample).path, "--simulate", "--sim-state", state.path, "--json"]
     }
 
-    @Test("a run on a folder another run holds waits the bounded time, then exits 75 naming the holder; nothing changes")
+    @Test(
+        "a run on a folder another run holds waits the bounded time, then exits 75 naming the holder; nothing changes")
     func busyFolderIsRefusedAfterTheWait() throws {
         let holder = try Holder(state)
         defer { holder.release() }
@@ -51,15 +52,20 @@ struct StateFolderLockTests {
     func waitingRunGoesOnWhenReleased() async throws {
         let holder = try Holder(state)
         let run = try ExternalProcess(try #require(BitflashBinary.url), flashArguments() + ["--sim-state-wait", "600"])
-        let waited = await run.wait(upTo: .seconds(120)) { $0.stderr.contains("waiting up to 600 s for another bitflash run") || !$0.isRunning }
+        let waited = await run.wait(upTo: .seconds(120)) {
+            $0.stderr.contains("waiting up to 600 s for another bitflash run") || !$0.isRunning
+        }
         #expect(waited && run.isRunning, "\(run.stderr)")
         holder.release()
         let status = await run.finish(within: .seconds(120))
         #expect(status == 0, "\(run.stderr)")
-        #expect(run.stdout.contains(#""path":"partial""#) || run.stdout.contains(#""path": "partial""#), "\(run.stdout)")
+        #expect(
+            run.stdout.contains(#""path":"partial""#) || run.stdout.contains(#""path": "partial""#), "\(run.stdout)")
     }
 
-    @Test("two flashes of one program at once: one writes it, the other finds it already there; both succeed", arguments: 0..<4)
+    @Test(
+        "two flashes of one program at once: one writes it, the other finds it already there; both succeed",
+        arguments: 0..<4)
     func concurrentFlashesAreSerialised(attempt: Int) async throws {
         let reset = try BitflashBinary.run(["sim", "reset", "--sim-state", state.path])
         #expect(reset.status == 0, "\(reset.stderr)")

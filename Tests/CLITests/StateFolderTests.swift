@@ -21,11 +21,14 @@ struct StateFolderTests {
         let list = try write("[1, 2, 3]", "list.json")
         let empty = try BitflashBinary.run(["sim", "show", "--sim-state", state.path])
         #expect(empty.status == 69, "\(empty.stderr)")
-        #expect(empty.stderr.contains("no simulated board in") && !empty.stderr.contains("notes.json"), "\(empty.stderr)")
+        #expect(
+            empty.stderr.contains("no simulated board in") && !empty.stderr.contains("notes.json"), "\(empty.stderr)")
         let reset = try BitflashBinary.run(["sim", "reset", "--boards", "2", "--sim-state", state.path])
         #expect(reset.status == 0, "\(reset.stderr)")
-        let flash = try BitflashBinary.run(["flash", BitflashBinary.sample("sample-r1-counter.hex").path, "--simulate", "--boards", "2",
-                                            "--sim-state", state.path])
+        let flash = try BitflashBinary.run([
+            "flash", BitflashBinary.sample("sample-r1-counter.hex").path, "--simulate", "--boards", "2",
+            "--sim-state", state.path
+        ])
         #expect(flash.status == 0, "\(flash.stderr)")
         let show = try BitflashBinary.run(["sim", "show", "--json", "--sim-state", state.path])
         #expect(show.status == 0, "\(show.stderr)")
@@ -40,11 +43,15 @@ struct StateFolderTests {
     @Test("a user's file with a board's name is never read as a board nor replaced, and no advice says to delete it")
     func aUsersFileWithABoardsNameStays() throws {
         let mine = try write(#"{"mine": true}"#, "sim.json")
-        for arguments in [["flash", BitflashBinary.sample("sample-r1-counter.hex").path, "--simulate"], ["sim", "reset"],
-                          ["info", "--simulate"]] {
+        for arguments in [
+            ["flash", BitflashBinary.sample("sample-r1-counter.hex").path, "--simulate"], ["sim", "reset"],
+            ["info", "--simulate"]
+        ] {
             let r = try BitflashBinary.run(arguments + ["--sim-state", state.path])
             #expect(r.status == 73, "\(arguments): \(r.stderr)")
-            #expect(r.stderr.contains("\(mine.path) is not a simulated board's file, so bitflash leaves it as it is"), "\(arguments): \(r.stderr)")
+            #expect(
+                r.stderr.contains("\(mine.path) is not a simulated board's file, so bitflash leaves it as it is"),
+                "\(arguments): \(r.stderr)")
             #expect(!r.stderr.lowercased().contains("delete"), "\(r.stderr)")
         }
         let show = try BitflashBinary.run(["sim", "show", "--sim-state", state.path])

@@ -7,10 +7,14 @@ import TestSupport
 @Suite(.enabled(if: BitflashBinary.url != nil, "bitflash binary not built (.build/debug/bitflash): CLI tests skipped"))
 struct WatchCommandTests {
     static func objects(_ p: ExternalProcess) -> [[String: Any]] {
-        p.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        p.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
     }
 
-    static func flashes(_ p: ExternalProcess) -> [[String: Any]] { objects(p).filter { $0["type"] as? String == "flash" } }
+    static func flashes(_ p: ExternalProcess) -> [[String: Any]] {
+        objects(p).filter { $0["type"] as? String == "flash" }
+    }
 
     static func start(_ arguments: [String]) throws -> ExternalProcess {
         let bitflash = try #require(BitflashBinary.url)
@@ -27,7 +31,9 @@ struct WatchCommandTests {
     /// The hash a stock micro:bit V2 holds once given `file`.
     static func expectedHash(_ file: URL) throws -> String {
         let reference = try BitflashBinary.temporaryDirectory()
-        let reset = try BitflashBinary.run(["sim", "reset", "--profile", "microbit-v2", "--from", file.path, "--sim-state", reference.path])
+        let reset = try BitflashBinary.run([
+            "sim", "reset", "--profile", "microbit-v2", "--from", file.path, "--sim-state", reference.path
+        ])
         #expect(reset.status == 0, "\(reset.stderr)")
         return try #require(try applicationHashes(reference).first)
     }
@@ -44,15 +50,19 @@ struct WatchCommandTests {
         }
     }
 
-    @Test("A file written in several steps, each pause longer than the settle time, is flashed once, complete; Ctrl-C exits 130")
+    @Test(
+        "A file written in several steps, each pause longer than the settle time, is flashed once, complete; Ctrl-C exits 130"
+    )
     func fileWrittenInStepsIsFlashedOnceComplete() async throws {
         let dir = try BitflashBinary.temporaryDirectory()
         let state = dir.appendingPathComponent("state")
         let file = dir.appendingPathComponent("prog.hex")
         // The simulated micro:bit V2 starts with the heart program: the counter is a partial flash.
         let source = BitflashBinary.sample("sample-r1-counter.hex")
-        let watch = try Self.start([file.path, "--simulate", "microbit-v2", "--sim-state", state.path,
-                                    "--settle", "0.2", "--incomplete-wait", "60"])
+        let watch = try Self.start([
+            file.path, "--simulate", "microbit-v2", "--sim-state", state.path,
+            "--settle", "0.2", "--incomplete-wait", "60"
+        ])
         #expect(await watch.wait(upTo: .seconds(60)) { $0.stdout.contains("\"watching\"") }, "\(watch.stderr)")
         // Four pieces 0.7 s apart: between them the file is settled but is no complete hex yet.
         try await Self.writeInSteps(try Data(contentsOf: source), to: file, parts: 4, pause: .milliseconds(700))
@@ -70,24 +80,33 @@ struct WatchCommandTests {
         #expect(results.first?["path"] as? String == "partial", "\(results)")
         #expect(results.first?["verified"] as? Bool == true, "\(results)")
         #expect(results.first?["error"] == nil)
-        #expect(!Self.objects(watch).contains { ["incomplete", "error"].contains($0["type"] as? String) }, "\(watch.stdout)")
+        #expect(
+            !Self.objects(watch).contains { ["incomplete", "error"].contains($0["type"] as? String) }, "\(watch.stdout)"
+        )
         #expect(try Self.applicationHashes(state) == [try Self.expectedHash(source)])
     }
 
-    @Test("Two downloads in quick succession (a renamed .crdownload, then name (1).hex): only the newer is flashed; old files are left alone")
+    @Test(
+        "Two downloads in quick succession (a renamed .crdownload, then name (1).hex): only the newer is flashed; old files are left alone"
+    )
     func twoDownloadsFlashTheNewest() async throws {
         let dir = try BitflashBinary.temporaryDirectory()
         let downloads = dir.appendingPathComponent("Downloads")
         let state = dir.appendingPathComponent("state")
         try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
         // A download from before the watch started is not flashed.
-        try FileManager.default.copyItem(at: BitflashBinary.sample("sample-r2-heart.hex"), to: downloads.appendingPathComponent("old.hex"))
-        let watch = try Self.start([downloads.path, "--simulate", "microbit-v2", "--sim-state", state.path, "--settle", "1"])
+        try FileManager.default.copyItem(
+            at: BitflashBinary.sample("sample-r2-heart.hex"), to: downloads.appendingPathComponent("old.hex"))
+        let watch = try Self.start([
+            downloads.path, "--simulate", "microbit-v2", "--sim-state", state.path, "--settle", "1"
+        ])
         #expect(await watch.wait(upTo: .seconds(60)) { $0.stdout.contains("\"watching\"") }, "\(watch.stderr)")
         // Chrome: the download grows as name.hex.crdownload and is renamed when done.
         let first = downloads.appendingPathComponent("microbit-prog.hex")
         let partial = downloads.appendingPathComponent("microbit-prog.hex.crdownload")
-        try await Self.writeInSteps(try Data(contentsOf: BitflashBinary.sample("sample-r1-heart.hex")), to: partial, parts: 3, pause: .milliseconds(100))
+        try await Self.writeInSteps(
+            try Data(contentsOf: BitflashBinary.sample("sample-r1-heart.hex")), to: partial, parts: 3,
+            pause: .milliseconds(100))
         try FileManager.default.moveItem(at: partial, to: first)
         try await Task.sleep(for: .milliseconds(100))
         let second = downloads.appendingPathComponent("microbit-prog (1).hex")
@@ -111,9 +130,13 @@ struct WatchCommandTests {
         let file = dir.appendingPathComponent("prog.hex")
         let bytes = try Data(contentsOf: BitflashBinary.sample("sample-r1-counter.hex"))
         try bytes.prefix(bytes.count / 2).write(to: file)
-        let watch = try Self.start([file.path, "--simulate", "microbit-v2", "--sim-state", dir.appendingPathComponent("state").path,
-                                    "--settle", "0.2", "--incomplete-wait", "1"])
-        #expect(await watch.wait(upTo: .seconds(60)) { $0.stdout.contains("\"incomplete\"") }, "\(watch.stdout) \(watch.stderr)")
+        let watch = try Self.start([
+            file.path, "--simulate", "microbit-v2", "--sim-state", dir.appendingPathComponent("state").path,
+            "--settle", "0.2", "--incomplete-wait", "1"
+        ])
+        #expect(
+            await watch.wait(upTo: .seconds(60)) { $0.stdout.contains("\"incomplete\"") },
+            "\(watch.stdout) \(watch.stderr)")
         try await Task.sleep(for: .seconds(1))
         watch.interrupt()
         #expect(await watch.finish(within: .seconds(60)) == 130)
@@ -123,9 +146,12 @@ struct WatchCommandTests {
         #expect((reports.first?["message"] as? String ?? "").contains("end-of-file record"), "\(reports)")
     }
 
-    @Test("Options watch cannot honour are refused with exit 64 and the reason", arguments: [
-        (["--dry-run"], "to see a plan"), (["--retry-failed"], "--retry-failed belongs to"), (["--trace", "t.jsonl"], "--trace records one flash"),
-    ])
+    @Test(
+        "Options watch cannot honour are refused with exit 64 and the reason",
+        arguments: [
+            (["--dry-run"], "to see a plan"), (["--retry-failed"], "--retry-failed belongs to"),
+            (["--trace", "t.jsonl"], "--trace records one flash")
+        ])
     func refusesWhatItCannotDo(_ extra: [String], _ message: String) throws {
         let dir = try BitflashBinary.temporaryDirectory()
         let r = try BitflashBinary.run(["watch", dir.path, "--simulate", "--sim-state", dir.path] + extra)

@@ -37,9 +37,12 @@ struct CallTests {
         }
     }
 
-    func call(_ method: String, _ arguments: [DBusValue] = [], timeout: Duration = .seconds(10)) async throws -> [DBusValue] {
-        try await pair.client.call(destination: pair.server.uniqueName, path: "/test/calc",
-                                   interface: "org.example.Calc", method: method, arguments: arguments, timeout: timeout)
+    func call(_ method: String, _ arguments: [DBusValue] = [], timeout: Duration = .seconds(10)) async throws
+        -> [DBusValue]
+    {
+        try await pair.client.call(
+            destination: pair.server.uniqueName, path: "/test/calc",
+            interface: "org.example.Calc", method: method, arguments: arguments, timeout: timeout)
     }
 
     @Test func callsMethodExportedByAnotherConnection() async throws {
@@ -49,9 +52,10 @@ struct CallTests {
     @Test func reachesObjectByWellKnownName() async throws {
         try await pair.server.requestName("org.example.Calc")
         #expect(try await pair.client.nameOwner("org.example.Calc") == pair.server.uniqueName)
-        let reply = try await pair.client.call(destination: "org.example.Calc", path: "/test/calc",
-                                               interface: "org.example.Calc", method: "Add",
-                                               arguments: [.uint32(1), .uint32(2)])
+        let reply = try await pair.client.call(
+            destination: "org.example.Calc", path: "/test/calc",
+            interface: "org.example.Calc", method: "Add",
+            arguments: [.uint32(1), .uint32(2)])
         #expect(reply == [.uint32(3)])
         await #expect(throws: DBusError.nameNotAcquired(name: "org.example.Calc", reply: 3)) {
             try await pair.client.requestName("org.example.Calc")
@@ -81,12 +85,14 @@ struct CallTests {
 
     @Test func reportsUnknownObjectAndUnknownService() async throws {
         let noObject = await #expect(throws: DBusError.self) {
-            try await pair.client.call(destination: pair.server.uniqueName, path: "/nothing/here",
-                                       interface: "org.example.Calc", method: "Add")
+            try await pair.client.call(
+                destination: pair.server.uniqueName, path: "/nothing/here",
+                interface: "org.example.Calc", method: "Add")
         }
         #expect(noObject?.hasName(.unknownObject) == true)
         let noService = await #expect(throws: DBusError.self) {
-            try await pair.client.call(destination: "org.example.Nobody", path: "/", interface: "org.example.X", method: "Y")
+            try await pair.client.call(
+                destination: "org.example.Nobody", path: "/", interface: "org.example.X", method: "Y")
         }
         #expect(noService?.hasName(.serviceUnknown) == true)
     }

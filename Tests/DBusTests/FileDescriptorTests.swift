@@ -42,8 +42,9 @@ struct FileDescriptorTests {
     }
 
     func call(_ method: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
-        try await pair.client.call(destination: pair.server.uniqueName, path: "/test/socket",
-                                   interface: "org.example.Socket", method: method, arguments: arguments)
+        try await pair.client.call(
+            destination: pair.server.uniqueName, path: "/test/socket",
+            interface: "org.example.Socket", method: method, arguments: arguments)
     }
 
     @Test("a socket passed in a reply carries datagrams both ways, one per send, and reads EOF when closed")
@@ -95,16 +96,18 @@ struct FileDescriptorTests {
     @Test("calls sent without waiting leave in order, and each handle gets its own reply")
     func pipelinedCallsKeepOrder() async throws {
         let handles = try (0..<50).map { n in
-            try pair.client.send(destination: pair.server.uniqueName, path: "/test/socket", interface: "org.example.Socket",
-                                 method: "Count", arguments: [.uint32(UInt32(n))])
+            try pair.client.send(
+                destination: pair.server.uniqueName, path: "/test/socket", interface: "org.example.Socket",
+                method: "Count", arguments: [.uint32(UInt32(n))])
         }
         var answers: [UInt32] = []
         for handle in handles.reversed() { answers.append(try await handle.reply().argument(0).uint32()) }
         #expect(answers == (0..<50).reversed().map(UInt32.init))
         #expect(kept.arrivals == (0..<50).map(UInt32.init))
         #expect(handles.allSatisfy { $0.isDone })
-        let failing = try pair.client.send(destination: pair.server.uniqueName, path: "/test/nothing",
-                                           interface: "org.example.Socket", method: "Count")
+        let failing = try pair.client.send(
+            destination: pair.server.uniqueName, path: "/test/nothing",
+            interface: "org.example.Socket", method: "Count")
         await #expect(throws: DBusError.self) { try await failing.reply() }
     }
 }

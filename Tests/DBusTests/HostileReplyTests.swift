@@ -21,12 +21,15 @@ struct HostileReplyTests {
     }
 
     func call(_ method: String) async throws -> [DBusValue] {
-        try await pair.client.call(destination: pair.server.uniqueName, path: "/", interface: "org.example.Hostile", method: method)
+        try await pair.client.call(
+            destination: pair.server.uniqueName, path: "/", interface: "org.example.Hostile", method: method)
     }
 
     @Test func wrongReplySignatureGivesTypeMismatch() async throws {
         let reply = try await call("GetManagedObjects")
-        #expect(throws: DBusError.typeMismatch(expected: "a{oa{sa{sv}}}", actual: "a{sv}", context: "GetManagedObjects")) {
+        #expect(
+            throws: DBusError.typeMismatch(expected: "a{oa{sa{sv}}}", actual: "a{sv}", context: "GetManagedObjects")
+        ) {
             try reply.expectSignature("a{oa{sa{sv}}}", "GetManagedObjects")
         }
         #expect(throws: DBusError.self) { _ = try reply.argument(0).managedObjects() }
@@ -55,9 +58,12 @@ struct HostileReplyTests {
     }
 
     @Test func errorMessagesTellWhatToDo() {
-        let timeout = DBusError.timeout(method: "org.bluez.Device1.Connect on /org/bluez/hci0/dev_AA", after: .seconds(2))
+        let timeout = DBusError.timeout(
+            method: "org.bluez.Device1.Connect on /org/bluez/hci0/dev_AA", after: .seconds(2))
         #expect(timeout.description.contains("org.bluez.Device1.Connect"))
         #expect(timeout.description.contains("try again"))
-        #expect(DBusError.typeMismatch(expected: "ay", actual: "s", context: "ReadValue").description.contains("expected type 'ay' but got 's'"))
+        #expect(
+            DBusError.typeMismatch(expected: "ay", actual: "s", context: "ReadValue").description.contains(
+                "expected type 'ay' but got 's'"))
     }
 }

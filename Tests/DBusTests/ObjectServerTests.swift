@@ -16,49 +16,71 @@ struct ObjectServerTests {
     init() throws {
         pair = try BusPair()
         server = try DBusObjectServer(connection: pair.server)
-        try server.add(path: "/org/bluez/hci0", interfaces: [
-            "org.bluez.Adapter1": ["Address": .string("00:01:02:03:04:05"), "Powered": .bool(true), "Discovering": .bool(false)],
-        ], setter: { _, _, _ in })
-        try server.add(path: Self.device, interfaces: [
-            "org.bluez.Device1": ["Address": .string("D4:E5:F6:01:02:03"), "Name": .string("BBC micro:bit [zavog]"),
-                                  "Connected": .bool(false), "ServicesResolved": .bool(false), "RSSI": .int16(-58),
-                                  "Adapter": .objectPath("/org/bluez/hci0"), "UUIDs": .strings([])],
-        ])
-        try server.add(path: Self.device + "/service0010", interfaces: [
-            "org.bluez.GattService1": ["UUID": .string("e97dd91d-251d-470a-a062-fa1922dfa9a8"), "Primary": .bool(true),
-                                       "Device": .objectPath(Self.device), "Handle": .uint16(0x10)],
-        ])
+        try server.add(
+            path: "/org/bluez/hci0",
+            interfaces: [
+                "org.bluez.Adapter1": [
+                    "Address": .string("00:01:02:03:04:05"), "Powered": .bool(true), "Discovering": .bool(false)
+                ]
+            ], setter: { _, _, _ in })
+        try server.add(
+            path: Self.device,
+            interfaces: [
+                "org.bluez.Device1": [
+                    "Address": .string("D4:E5:F6:01:02:03"), "Name": .string("BBC micro:bit [zavog]"),
+                    "Connected": .bool(false), "ServicesResolved": .bool(false), "RSSI": .int16(-58),
+                    "Adapter": .objectPath("/org/bluez/hci0"), "UUIDs": .strings([])
+                ]
+            ])
+        try server.add(
+            path: Self.device + "/service0010",
+            interfaces: [
+                "org.bluez.GattService1": [
+                    "UUID": .string("e97dd91d-251d-470a-a062-fa1922dfa9a8"), "Primary": .bool(true),
+                    "Device": .objectPath(Self.device), "Handle": .uint16(0x10)
+                ]
+            ])
         let writes = self.writes
-        try server.add(path: Self.characteristic, interfaces: [
-            Self.characteristicInterface: ["UUID": .string("e97d3b10-251d-470a-a062-fa1922dfa9a8"),
-                                           "Service": .objectPath(Self.device + "/service0010"),
-                                           "Flags": .strings(["write-without-response", "notify"]),
-                                           "Value": .bytes([]), "Notifying": .bool(false), "MTU": .uint16(23)],
-        ], methods: { call in
-            guard call.member == "WriteValue" else {
-                throw DBusError(name: DBusErrorName.unknownMethod.rawValue, message: call.member)
-            }
-            try call.expectSignature("aya{sv}")
-            let options = try call.arguments.argument(1).properties()
-            guard try options["type"]?.string() == "command" else {
-                throw DBusError(name: "org.bluez.Error.NotSupported", message: "only write-without-response")
-            }
-            let bytes = try call.arguments.argument(0).bytes()
-            writes.append(bytes)
-            return []
-        })
+        try server.add(
+            path: Self.characteristic,
+            interfaces: [
+                Self.characteristicInterface: [
+                    "UUID": .string("e97d3b10-251d-470a-a062-fa1922dfa9a8"),
+                    "Service": .objectPath(Self.device + "/service0010"),
+                    "Flags": .strings(["write-without-response", "notify"]),
+                    "Value": .bytes([]), "Notifying": .bool(false), "MTU": .uint16(23)
+                ]
+            ],
+            methods: { call in
+                guard call.member == "WriteValue" else {
+                    throw DBusError(name: DBusErrorName.unknownMethod.rawValue, message: call.member)
+                }
+                try call.expectSignature("aya{sv}")
+                let options = try call.arguments.argument(1).properties()
+                guard try options["type"]?.string() == "command" else {
+                    throw DBusError(name: "org.bluez.Error.NotSupported", message: "only write-without-response")
+                }
+                let bytes = try call.arguments.argument(0).bytes()
+                writes.append(bytes)
+                return []
+            })
     }
 
-    func call(_ path: String, _ interface: String, _ method: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
-        try await pair.client.call(destination: pair.server.uniqueName, path: path, interface: interface,
-                                   method: method, arguments: arguments)
+    func call(_ path: String, _ interface: String, _ method: String, _ arguments: [DBusValue] = []) async throws
+        -> [DBusValue]
+    {
+        try await pair.client.call(
+            destination: pair.server.uniqueName, path: path, interface: interface,
+            method: method, arguments: arguments)
     }
 
     @Test func answersGetManagedObjectsInTheShapeBlueZUses() async throws {
         let reply = try await call("/", DBusStandard.objectManager, "GetManagedObjects")
         try reply.expectSignature("a{oa{sa{sv}}}")
         let objects = try reply.argument(0).managedObjects()
-        #expect(objects.keys.sorted() == ["/org/bluez/hci0", Self.device, Self.device + "/service0010", Self.characteristic])
+        #expect(
+            objects.keys.sorted() == ["/org/bluez/hci0", Self.device, Self.device + "/service0010", Self.characteristic]
+        )
         let characteristic = try #require(objects[Self.characteristic]?[Self.characteristicInterface])
         #expect(try characteristic["Flags"]?.strings() == ["write-without-response", "notify"])
         #expect(try characteristic["MTU"]?.uint16() == 23)
@@ -69,12 +91,14 @@ struct ObjectServerTests {
 
     @Test func routesOtherMethodsToTheObjectHandler() async throws {
         let options = DBusValue.propertyMap(["type": .string("command")])
-        _ = try await call(Self.characteristic, Self.characteristicInterface, "WriteValue", [.bytes([0x01, 0x00, 0x10]), options])
+        _ = try await call(
+            Self.characteristic, Self.characteristicInterface, "WriteValue", [.bytes([0x01, 0x00, 0x10]), options])
         _ = try await call(Self.characteristic, Self.characteristicInterface, "WriteValue", [.bytes([0x02]), options])
         #expect(writes.values == [[0x01, 0x00, 0x10], [0x02]])
         let refused = await #expect(throws: DBusError.self) {
-            try await call(Self.characteristic, Self.characteristicInterface, "WriteValue",
-                           [.bytes([1]), .propertyMap(["type": .string("request")])])
+            try await call(
+                Self.characteristic, Self.characteristicInterface, "WriteValue",
+                [.bytes([1]), .propertyMap(["type": .string("request")])])
         }
         #expect(refused?.name == "org.bluez.Error.NotSupported")
         let unknown = await #expect(throws: DBusError.self) {
@@ -84,15 +108,17 @@ struct ObjectServerTests {
     }
 
     @Test func answersPropertiesGetGetAllAndSet() async throws {
-        let name = try await call(Self.device, DBusStandard.properties, "Get", [.string("org.bluez.Device1"), .string("Name")])
+        let name = try await call(
+            Self.device, DBusStandard.properties, "Get", [.string("org.bluez.Device1"), .string("Name")])
         try name.expectSignature("v")
         #expect(try name.argument(0).string() == "BBC micro:bit [zavog]")
         let all = try await call(Self.device, DBusStandard.properties, "GetAll", [.string("org.bluez.Device1")])
         #expect(try all.argument(0).properties()["RSSI"] == .int16(-58))
 
         let readOnly = await #expect(throws: DBusError.self) {
-            try await call(Self.device, DBusStandard.properties, "Set",
-                           [.string("org.bluez.Device1"), .string("Name"), .variant(.string("x"))])
+            try await call(
+                Self.device, DBusStandard.properties, "Set",
+                [.string("org.bluez.Device1"), .string("Name"), .variant(.string("x"))])
         }
         #expect(readOnly?.hasName(.propertyReadOnly) == true)
         let missing = await #expect(throws: DBusError.self) {
@@ -101,14 +127,16 @@ struct ObjectServerTests {
         #expect(missing?.hasName(.unknownProperty) == true)
 
         let changes = try await pair.client.signals(matching: .propertiesChanged(path: "/org/bluez/hci0"))
-        _ = try await call("/org/bluez/hci0", DBusStandard.properties, "Set",
-                           [.string("org.bluez.Adapter1"), .string("Powered"), .variant(.bool(false))])
+        _ = try await call(
+            "/org/bluez/hci0", DBusStandard.properties, "Set",
+            [.string("org.bluez.Adapter1"), .string("Powered"), .variant(.bool(false))])
         #expect(server.properties(path: "/org/bluez/hci0", interface: "org.bluez.Adapter1")?["Powered"] == .bool(false))
         let signal = try await collect(1, from: changes)
         #expect(try signal.first?.arguments.argument(1).properties() == ["Powered": .bool(false)])
         let wrongType = await #expect(throws: DBusError.self) {
-            try await call("/org/bluez/hci0", DBusStandard.properties, "Set",
-                           [.string("org.bluez.Adapter1"), .string("Powered"), .variant(.string("yes"))])
+            try await call(
+                "/org/bluez/hci0", DBusStandard.properties, "Set",
+                [.string("org.bluez.Adapter1"), .string("Powered"), .variant(.string("yes"))])
         }
         #expect(wrongType?.hasName(.invalidArgs) == true)
     }
@@ -117,10 +145,14 @@ struct ObjectServerTests {
         let notifications = try await pair.client.signals(
             matching: .propertiesChanged(path: Self.characteristic, interface: Self.characteristicInterface))
         for value: [UInt8] in [[0x01, 0xFF], [0x01, 0xFF], [0x01, 0xAA]] {
-            try server.setProperties(path: Self.characteristic, interface: Self.characteristicInterface, ["Value": .bytes(value)])
+            try server.setProperties(
+                path: Self.characteristic, interface: Self.characteristicInterface, ["Value": .bytes(value)])
         }
         let received = try await collect(3, from: notifications)
-        #expect(try received.map { try $0.arguments.argument(1).properties()["Value"]?.bytes() } == [[0x01, 0xFF], [0x01, 0xFF], [0x01, 0xAA]])
+        #expect(
+            try received.map { try $0.arguments.argument(1).properties()["Value"]?.bytes() } == [
+                [0x01, 0xFF], [0x01, 0xFF], [0x01, 0xAA]
+            ])
         #expect(received.allSatisfy { $0.arguments.signature == "sa{sv}as" })
     }
 
@@ -131,7 +163,9 @@ struct ObjectServerTests {
         let added = try await pair.client.signals(matching: .objectManager(member: "InterfacesAdded"))
         let removed = try await pair.client.signals(matching: .objectManager(member: "InterfacesRemoved"))
         let path = "/org/bluez/hci0/dev_C0_FF_EE_00_00_01"
-        try server.add(path: path, interfaces: ["org.bluez.Device1": ["Address": .string("C0:FF:EE:00:00:01"), "RSSI": .int16(-70)]])
+        try server.add(
+            path: path,
+            interfaces: ["org.bluez.Device1": ["Address": .string("C0:FF:EE:00:00:01"), "RSSI": .int16(-70)]])
         let addition = try #require(try await collect(1, from: added).first)
         #expect(addition.arguments.signature == "oa{sa{sv}}")
         #expect(try addition.arguments.argument(0).objectPath() == path)
@@ -159,8 +193,12 @@ struct ObjectServerTests {
     }
 
     @Test func introspectsIntermediateNodesAndDescribedMembers() async throws {
-        server.describe(interface: "org.bluez.Device1", [.method("Connect"), .method("ConnectProfile", ["s"]),
-                                                         .signal("Disconnected", ["s", "s"])])
+        server.describe(
+            interface: "org.bluez.Device1",
+            [
+                .method("Connect"), .method("ConnectProfile", ["s"]),
+                .signal("Disconnected", ["s", "s"])
+            ])
         let org = try await call("/org", DBusStandard.introspectable, "Introspect").argument(0).string()
         #expect(org.contains("<node name=\"bluez\"/>"))
         let hci = try await call("/org/bluez", DBusStandard.introspectable, "Introspect").argument(0).string()
@@ -178,10 +216,12 @@ struct ObjectServerTests {
     @Test func answersAConcurrentObjectWhileAnotherCallOnItWaits() async throws {
         let gate = Gate()
         let path = "/org/bluez/hci0/dev_D4_E5_F6_01_02_04"
-        try server.add(path: path, interfaces: ["org.bluez.Device1": ["Connected": .bool(false)]], methods: { call in
-            if call.member == "Connect" { await gate.wait() }
-            return []
-        }, concurrent: true)
+        try server.add(
+            path: path, interfaces: ["org.bluez.Device1": ["Connected": .bool(false)]],
+            methods: { call in
+                if call.member == "Connect" { await gate.wait() }
+                return []
+            }, concurrent: true)
         let pending = Task { try await call(path, "org.bluez.Device1", "Connect") }
         // While Connect waits for the gate, other calls on the same object and elsewhere are answered.
         _ = try await call(path, "org.bluez.Device1", "Disconnect")

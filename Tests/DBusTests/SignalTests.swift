@@ -13,10 +13,12 @@ struct SignalTests {
     }
 
     @Test func receivesSignalsInOrder() async throws {
-        let stream = try await pair.client.signals(matching: DBusMatchRule(interface: "org.example.Ticker", member: "Tick"))
+        let stream = try await pair.client.signals(
+            matching: DBusMatchRule(interface: "org.example.Ticker", member: "Tick"))
         for i in UInt32(0)..<500 {
-            try pair.server.emitSignal(path: "/test/ticker", interface: "org.example.Ticker", member: "Tick",
-                                       arguments: [.uint32(i), .bytes([UInt8(truncatingIfNeeded: i)])])
+            try pair.server.emitSignal(
+                path: "/test/ticker", interface: "org.example.Ticker", member: "Tick",
+                arguments: [.uint32(i), .bytes([UInt8(truncatingIfNeeded: i)])])
         }
         let received = try await collect(500, from: stream)
         #expect(try received.map { try $0.arguments.argument(0).uint32() } == Array(0..<500))
@@ -24,16 +26,19 @@ struct SignalTests {
     }
 
     @Test func filtersByPathNamespaceMemberAndArg0() async throws {
-        let rule = DBusMatchRule.propertiesChanged(pathNamespace: "/org/bluez/hci0", interface: "org.bluez.GattCharacteristic1")
+        let rule = DBusMatchRule.propertiesChanged(
+            pathNamespace: "/org/bluez/hci0", interface: "org.bluez.GattCharacteristic1")
         let stream = try await pair.client.signals(matching: rule)
         let emit = { (path: String, interface: String, marker: UInt8) in
-            try pair.server.emitSignal(path: path, interface: DBusStandard.properties, member: "PropertiesChanged",
-                                       arguments: [.string(interface), .propertyMap(["Value": .bytes([marker])]), .strings([])])
+            try pair.server.emitSignal(
+                path: path, interface: DBusStandard.properties, member: "PropertiesChanged",
+                arguments: [.string(interface), .propertyMap(["Value": .bytes([marker])]), .strings([])])
         }
         try emit("/org/bluez/hci1/dev_AA/service0010/char0011", "org.bluez.GattCharacteristic1", 1)  // other adapter
-        try emit("/org/bluez/hci0/dev_AA", "org.bluez.Device1", 2)                                    // other interface
-        try pair.server.emitSignal(path: "/org/bluez/hci0/dev_AA", interface: "org.example.Other", member: "PropertiesChanged",
-                                   arguments: [.string("org.bluez.GattCharacteristic1")])             // other signal interface
+        try emit("/org/bluez/hci0/dev_AA", "org.bluez.Device1", 2)  // other interface
+        try pair.server.emitSignal(
+            path: "/org/bluez/hci0/dev_AA", interface: "org.example.Other", member: "PropertiesChanged",
+            arguments: [.string("org.bluez.GattCharacteristic1")])  // other signal interface
         try emit("/org/bluez/hci0/dev_AA/service0010/char0011", "org.bluez.GattCharacteristic1", 3)  // the one
         let received = try await collect(1, from: stream)
         #expect(try received.first?.arguments.argument(1).properties()["Value"]?.bytes() == [3])
@@ -42,7 +47,8 @@ struct SignalTests {
     @Test func filtersBySenderWellKnownName() async throws {
         let third = try DBusConnection(bus: .address(pair.bus.address))
         try await pair.server.requestName("org.example.Sender")
-        let stream = try await pair.client.signals(matching: DBusMatchRule(sender: "org.example.Sender", member: "Ping"))
+        let stream = try await pair.client.signals(
+            matching: DBusMatchRule(sender: "org.example.Sender", member: "Ping"))
         try third.emitSignal(path: "/x", interface: "org.example.S", member: "Ping", arguments: [.string("impostor")])
         try pair.server.emitSignal(path: "/x", interface: "org.example.S", member: "Ping", arguments: [.string("real")])
         let received = try await collect(1, from: stream)

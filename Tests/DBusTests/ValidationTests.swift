@@ -12,10 +12,13 @@ struct ValidationTests {
         try pair.server.export(path: "/test/echo") { call in call.arguments }
     }
 
-    func send(_ values: [DBusValue], path: String = "/test/echo", interface: String = "org.example.Echo",
-              method: String = "Echo") async throws -> [DBusValue] {
-        try await pair.client.call(destination: pair.server.uniqueName, path: path,
-                                   interface: interface, method: method, arguments: values)
+    func send(
+        _ values: [DBusValue], path: String = "/test/echo", interface: String = "org.example.Echo",
+        method: String = "Echo"
+    ) async throws -> [DBusValue] {
+        try await pair.client.call(
+            destination: pair.server.uniqueName, path: path,
+            interface: interface, method: method, arguments: values)
     }
 
     func expectInvalidArgument(_ body: () async throws -> [DBusValue]) async {
@@ -67,15 +70,20 @@ struct ValidationTests {
     }
 
     @Test func buildsMatchRuleStrings() {
-        let rule = DBusMatchRule.propertiesChanged(sender: "org.bluez", pathNamespace: "/org/bluez",
-                                                   interface: "org.bluez.GattCharacteristic1")
-        #expect(rule.ruleString == "type='signal',sender='org.bluez',path_namespace='/org/bluez',"
-            + "interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',arg0='org.bluez.GattCharacteristic1'")
+        let rule = DBusMatchRule.propertiesChanged(
+            sender: "org.bluez", pathNamespace: "/org/bluez",
+            interface: "org.bluez.GattCharacteristic1")
+        #expect(
+            rule.ruleString == "type='signal',sender='org.bluez',path_namespace='/org/bluez',"
+                + "interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',arg0='org.bluez.GattCharacteristic1'"
+        )
         #expect(DBusMatchRule(arg0: "it's").ruleString == "type='signal',arg0='it'\\''s'")
     }
 
     @Test func resolvesBusAddressesFromTheEnvironment() throws {
-        #expect(try DBusBusAddress.system.resolve(environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/run/example-bus"]) == "unix:path=/run/example-bus")
+        #expect(
+            try DBusBusAddress.system.resolve(environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/run/example-bus"])
+                == "unix:path=/run/example-bus")
         #expect(try DBusBusAddress.system.resolve(environment: [:]) == DBusBusAddress.defaultSystemAddress)
         #expect(throws: DBusError.noAddress("DBUS_SESSION_BUS_ADDRESS")) {
             try DBusBusAddress.session.resolve(environment: [:])

@@ -13,8 +13,9 @@ struct ValueRoundTripTests {
     }
 
     func echo(_ values: [DBusValue]) async throws -> [DBusValue] {
-        try await pair.client.call(destination: pair.server.uniqueName, path: "/test/echo",
-                                   interface: "org.example.Echo", method: "Echo", arguments: values)
+        try await pair.client.call(
+            destination: pair.server.uniqueName, path: "/test/echo",
+            interface: "org.example.Echo", method: "Echo", arguments: values)
     }
 
     @Test func roundTripsEveryBasicType() async throws {
@@ -23,7 +24,7 @@ struct ValueRoundTripTests {
             .int16(.min), .uint16(.max), .int32(-1), .uint32(.max),
             .int64(.min), .uint64(.max), .double(-1.5e300), .double(0.1),
             .string(""), .string("héllo ✓ micro:bit"), .objectPath("/org/bluez/hci0/dev_AA_BB_CC_DD_EE_FF"),
-            .signature("a{oa{sa{sv}}}"),
+            .signature("a{oa{sa{sv}}}")
         ]
         let back = try await echo(values)
         #expect(back == values)
@@ -35,9 +36,11 @@ struct ValueRoundTripTests {
         let map = DBusValue.propertyMap([
             "Options": inner,
             "Flags": .strings(["write-without-response", "notify"]),
-            "ManufacturerData": .dictionary(keySignature: "q", valueSignature: "v", [
-                DBusDictEntry(key: .uint16(0x0059), value: .variant(.bytes([1, 2, 3]))),
-            ]),
+            "ManufacturerData": .dictionary(
+                keySignature: "q", valueSignature: "v",
+                [
+                    DBusDictEntry(key: .uint16(0x0059), value: .variant(.bytes([1, 2, 3])))
+                ])
         ])
         let back = try await echo([map])
         #expect(back == [map])
@@ -69,7 +72,7 @@ struct ValueRoundTripTests {
             .array(elementSignature: "ay", []),
             .array(elementSignature: "(yq)", []),
             .managedObjects([:]),
-            .bytes([]),
+            .bytes([])
         ]
         let back = try await echo(values)
         #expect(back.signature == "asa{sv}aaya(yq)a{oa{sa{sv}}}ay")
@@ -86,8 +89,10 @@ struct ValueRoundTripTests {
 
     @Test func roundTripsManagedObjectsShape() async throws {
         let objects: [String: [String: [String: DBusValue]]] = [
-            "/org/bluez/hci0": ["org.bluez.Adapter1": ["Powered": .bool(true), "Address": .string("00:01:02:03:04:05")]],
-            "/org/bluez/hci0/dev_AA": ["org.bluez.Device1": ["RSSI": .int16(-60), "UUIDs": .strings([])]],
+            "/org/bluez/hci0": [
+                "org.bluez.Adapter1": ["Powered": .bool(true), "Address": .string("00:01:02:03:04:05")]
+            ],
+            "/org/bluez/hci0/dev_AA": ["org.bluez.Device1": ["RSSI": .int16(-60), "UUIDs": .strings([])]]
         ]
         let back = try await echo([.managedObjects(objects)])
         #expect(back.signature == "a{oa{sa{sv}}}")

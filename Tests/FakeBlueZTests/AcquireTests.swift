@@ -13,13 +13,18 @@ struct AcquireTests {
     static let noOptions: DBusValue = .propertyMap([:])
 
     /// A fixture with one connected board; returns it, the partial-flashing characteristic and the Service Changed one.
-    static func connected(_ configure: (inout FakeBoardBehaviour) -> Void = { _ in }) async throws -> (FakeBus, String, String) {
+    static func connected(_ configure: (inout FakeBoardBehaviour) -> Void = { _ in }) async throws -> (
+        FakeBus, String, String
+    ) {
         var behaviour = FakeBoardBehaviour()
         configure(&behaviour)
         let fixture = try await FakeBus.start([FakeBoard(board: try TestBoards.microbit(), behaviour: behaviour)])
         let device = try #require(try await fixture.discover().keys.first)
         let chars = try await fixture.connectAndResolve(device)
-        return (fixture, try #require(chars[TestBoards.pfCharacteristic]), try #require(chars["00002a05-0000-1000-8000-00805f9b34fb"]))
+        return (
+            fixture, try #require(chars[TestBoards.pfCharacteristic]),
+            try #require(chars["00002a05-0000-1000-8000-00805f9b34fb"])
+        )
     }
 
     static func failure(_ body: () async throws -> Void) async -> DBusError? {
@@ -40,10 +45,13 @@ struct AcquireTests {
         return (try PacketSocket(try reply.argument(0).unixFD()), try reply.argument(1).uint16())
     }
 
-    @Test("Notifications come as datagrams on the AcquireNotify socket and writes go as datagrams on the AcquireWrite socket, without PropertiesChanged")
+    @Test(
+        "Notifications come as datagrams on the AcquireNotify socket and writes go as datagrams on the AcquireWrite socket, without PropertiesChanged"
+    )
     func socketsCarryTheTraffic() async throws {
         let (fixture, pf, _) = try await Self.connected()
-        let values = try await fixture.signals(.propertiesChanged(sender: "org.bluez", path: pf, interface: Self.characteristic))
+        let values = try await fixture.signals(
+            .propertiesChanged(sender: "org.bluez", path: pf, interface: Self.characteristic))
         let (notify, notifyMTU) = try await Self.acquire(fixture, pf, "AcquireNotify")
         #expect(notifyMTU == 23)
         let acquiredNotify = try await values.next { $0.changed["NotifyAcquired"] != nil }
@@ -66,14 +74,17 @@ struct AcquireTests {
         _ = await fixture.stop()
     }
 
-    @Test("While a socket is held, WriteValue and StartNotify are NotPermitted; AcquireNotify is InProgress beside a StartNotify session; StopNotify closes the socket")
+    @Test(
+        "While a socket is held, WriteValue and StartNotify are NotPermitted; AcquireNotify is InProgress beside a StartNotify session; StopNotify closes the socket"
+    )
     func locks() async throws {
         let (fixture, pf, serviceChanged) = try await Self.connected()
         let (write, _) = try await Self.acquire(fixture, pf, "AcquireWrite")
         let again = await Self.failure { _ = try await Self.acquire(fixture, pf, "AcquireWrite") }
         #expect(again == DBusError(name: "org.bluez.Error.NotPermitted", message: "Write acquired"))
         let writeValue = await Self.failure {
-            try await fixture.call(pf, Self.characteristic, "WriteValue", [.bytes([0xEE]), .propertyMap(["type": .string("command")])])
+            try await fixture.call(
+                pf, Self.characteristic, "WriteValue", [.bytes([0xEE]), .propertyMap(["type": .string("command")])])
         }
         #expect(writeValue == DBusError(name: "org.bluez.Error.NotPermitted", message: "Write acquired"))
 
@@ -132,7 +143,8 @@ struct AcquireTests {
         try await write.send([0xEE], timeout: .seconds(1))
         #expect(await incoming.next() == nil)
         // The link is still up: WriteValue works again.
-        try await closing.call(pf2, Self.characteristic, "WriteValue", [.bytes([0xEE]), .propertyMap(["type": .string("command")])])
+        try await closing.call(
+            pf2, Self.characteristic, "WriteValue", [.bytes([0xEE]), .propertyMap(["type": .string("command")])])
         _ = await closing.stop()
     }
 }

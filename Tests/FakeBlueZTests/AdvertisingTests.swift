@@ -15,14 +15,17 @@ struct AdvertisingTests {
     static let adapter1 = "org.bluez.Adapter1"
     static let leOnly: DBusValue = .propertyMap(["Transport": .string("le")])
 
-    static func board(_ address: String, name: String = "BBC micro:bit [zotig]", stock: Board? = nil,
-                      _ configure: (inout FakeBoardBehaviour) -> Void = { _ in }) throws -> FakeBoard {
+    static func board(
+        _ address: String, name: String = "BBC micro:bit [zotig]", stock: Board? = nil,
+        _ configure: (inout FakeBoardBehaviour) -> Void = { _ in }
+    ) throws -> FakeBoard {
         var behaviour = FakeBoardBehaviour()
         configure(&behaviour)
         let simulated: SimulatedBoard
         if let stock {
-            simulated = try SimulatedBoard(profile: SimulatedBoard.stockProfile(stock, address: address),
-                                           image: SampleFirmware.image(family: stock.family, runtime: .r1, program: .heart))
+            simulated = try SimulatedBoard(
+                profile: SimulatedBoard.stockProfile(stock, address: address),
+                image: SampleFirmware.image(family: stock.family, runtime: .r1, program: .heart))
         } else {
             simulated = try TestBoards.microbit(address: address)
         }
@@ -32,7 +35,9 @@ struct AdvertisingTests {
     /// Starts discovery (after `filter`, if any) and collects the InterfacesAdded of devices
     /// until `marker` appears: every board advertises at the same moment, so by then every
     /// report of that round has been handled.
-    static func discover(_ fixture: FakeBus, filter: DBusValue? = nil, until marker: String) async throws -> [String: [String: DBusValue]] {
+    static func discover(_ fixture: FakeBus, filter: DBusValue? = nil, until marker: String) async throws -> [String:
+        [String: DBusValue]]
+    {
         let added = try await fixture.signals(.objectManager(sender: "org.bluez", member: "InterfacesAdded"))
         if let filter { try await fixture.call(FakeBus.adapter, adapter1, "SetDiscoveryFilter", [filter]) }
         try await fixture.call(FakeBus.adapter, adapter1, "StartDiscovery")
@@ -46,12 +51,16 @@ struct AdvertisingTests {
         return devices
     }
 
-    @Test("Pairing mode and an open build's program advertise the name with the friendly name and no UUIDs; a whitelisted program without a bond is silent")
+    @Test(
+        "Pairing mode and an open build's program advertise the name with the friendly name and no UUIDs; a whitelisted program without a bond is silent"
+    )
     func namesPerMode() async throws {
         let fixture = try await FakeBus.start([
-            try Self.board("F0:0D:00:00:00:01") { $0.startsInPairingMode = true; $0.requiresPairing = true },
+            try Self.board("F0:0D:00:00:00:01") {
+                $0.startsInPairingMode = true; $0.requiresPairing = true
+            },
             try Self.board("F0:0D:00:00:00:02", name: "Calliope mini [gupaz]"),
-            try Self.board("F0:0D:00:00:00:03") { $0.requiresPairing = true },
+            try Self.board("F0:0D:00:00:00:03") { $0.requiresPairing = true }
         ])
         let found = try await Self.discover(fixture, filter: Self.leOnly, until: "F0:0D:00:00:00:02")
         let pairing = try #require(found[TestBoards.devicePath("F0:0D:00:00:00:01")])
@@ -83,11 +92,15 @@ struct AdvertisingTests {
         _ = await fixture.stop()
     }
 
-    @Test("A whitelisted board BlueZ forgot advertises without the discoverable flag: a plain discovery never shows it, a filtered one does, under its bare name")
+    @Test(
+        "A whitelisted board BlueZ forgot advertises without the discoverable flag: a plain discovery never shows it, a filtered one does, under its bare name"
+    )
     func nonDiscoverableNeedsAFilter() async throws {
         let fixture = try await FakeBus.start([
-            try Self.board("F0:0D:00:00:00:01") { $0.requiresPairing = true; $0.bonded = true },
-            try Self.board("F0:0D:00:00:00:02"),
+            try Self.board("F0:0D:00:00:00:01") {
+                $0.requiresPairing = true; $0.bonded = true
+            },
+            try Self.board("F0:0D:00:00:00:02")
         ])
         let hidden = TestBoards.devicePath("F0:0D:00:00:00:01")
         #expect(try await fixture.managedObjects()[hidden] != nil, "a bonded device is known from the start")
@@ -107,17 +120,22 @@ struct AdvertisingTests {
         _ = await fixture.stop()
     }
 
-    @Test("A known non-discoverable board gets no RSSI from a plain discovery, and one from a filtered discovery; stopping forgets it")
+    @Test(
+        "A known non-discoverable board gets no RSSI from a plain discovery, and one from a filtered discovery; stopping forgets it"
+    )
     func knownBoardUpdatesOnlyWithAFilter() async throws {
         let fixture = try await FakeBus.start([
-            try Self.board("F0:0D:00:00:00:01") { $0.requiresPairing = true; $0.bonded = true },
-            try Self.board("F0:0D:00:00:00:02"),
+            try Self.board("F0:0D:00:00:00:01") {
+                $0.requiresPairing = true; $0.bonded = true
+            },
+            try Self.board("F0:0D:00:00:00:02")
         ])
         let known = TestBoards.devicePath("F0:0D:00:00:00:01")
         let before = try #require(try await fixture.managedObjects()[known]?["org.bluez.Device1"])
         #expect(before["RSSI"] == nil)
         #expect(try before["Bonded"]?.bool() == true)
-        let changes = try await fixture.signals(.propertiesChanged(sender: "org.bluez", path: known, interface: "org.bluez.Device1"))
+        let changes = try await fixture.signals(
+            .propertiesChanged(sender: "org.bluez", path: known, interface: "org.bluez.Device1"))
 
         _ = try await Self.discover(fixture, until: "F0:0D:00:00:00:02")
         #expect(try await fixture.managedObjects()[known]?["org.bluez.Device1"]?["RSSI"] == nil)
@@ -139,14 +157,16 @@ struct AdvertisingTests {
     func patternHidesOthers() async throws {
         let fixture = try await FakeBus.start([
             try Self.board("F0:0D:00:00:00:01", name: "BBC micro:bit [zotig]"),
-            try Self.board("F0:0D:00:00:00:02", name: "Calliope mini [gupaz]"),
+            try Self.board("F0:0D:00:00:00:02", name: "Calliope mini [gupaz]")
         ])
         let other = try DBusConnection(bus: .address(fixture.bus.address))
         defer { other.close() }
         let added = try await fixture.signals(.objectManager(sender: "org.bluez", member: "InterfacesAdded"))
-        _ = try await other.call(destination: "org.bluez", path: FakeBus.adapter, interface: Self.adapter1, method: "SetDiscoveryFilter",
-                                 arguments: [.propertyMap(["Pattern": .string("Calliope")])])
-        _ = try await other.call(destination: "org.bluez", path: FakeBus.adapter, interface: Self.adapter1, method: "StartDiscovery")
+        _ = try await other.call(
+            destination: "org.bluez", path: FakeBus.adapter, interface: Self.adapter1, method: "SetDiscoveryFilter",
+            arguments: [.propertyMap(["Pattern": .string("Calliope")])])
+        _ = try await other.call(
+            destination: "org.bluez", path: FakeBus.adapter, interface: Self.adapter1, method: "StartDiscovery")
         try await fixture.call(FakeBus.adapter, Self.adapter1, "SetDiscoveryFilter", [Self.leOnly])
         try await fixture.call(FakeBus.adapter, Self.adapter1, "StartDiscovery")
         // The first device to appear is the one the pattern matches; the other never does.

@@ -38,9 +38,12 @@ final class FakeBus: Sendable {
 
     /// A method call to org.bluez.
     @discardableResult
-    func call(_ path: String, _ interface: String, _ method: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
-        try await client.call(destination: "org.bluez", path: path, interface: interface, method: method,
-                              arguments: arguments, timeout: .seconds(20))
+    func call(_ path: String, _ interface: String, _ method: String, _ arguments: [DBusValue] = []) async throws
+        -> [DBusValue]
+    {
+        try await client.call(
+            destination: "org.bluez", path: path, interface: interface, method: method,
+            arguments: arguments, timeout: .seconds(20))
     }
 
     func managedObjects() async throws -> [String: [String: [String: DBusValue]]] {
@@ -68,10 +71,12 @@ final class FakeBus: Sendable {
 
     /// Connects `device` and waits for ServicesResolved; returns the GATT characteristic paths by UUID.
     func connectAndResolve(_ device: String) async throws -> [String: String] {
-        let changes = try await signals(.propertiesChanged(sender: "org.bluez", path: device, interface: "org.bluez.Device1"))
+        let changes = try await signals(
+            .propertiesChanged(sender: "org.bluez", path: device, interface: "org.bluez.Device1"))
         try await call(device, "org.bluez.Device1", "Connect")
         // Already resolved (a Pair connected first) or resolved later: as a client must, check both.
-        let resolved = try await call(device, DBusStandard.properties, "Get", [.string("org.bluez.Device1"), .string("ServicesResolved")])
+        let resolved = try await call(
+            device, DBusStandard.properties, "Get", [.string("org.bluez.Device1"), .string("ServicesResolved")])
         if try resolved.argument(0).bool() == false {
             _ = try await changes.next { try $0.changed["ServicesResolved"]?.bool() == true }
         }
@@ -97,8 +102,11 @@ final class SignalQueue: Sendable {
     }
 
     /// The next signal that satisfies `predicate` (others are skipped).
-    func next(limit: Duration = .seconds(20), where predicate: @escaping @Sendable (DBusSignal) throws -> Bool = { _ in true })
-        async throws -> DBusSignal {
+    func next(
+        limit: Duration = .seconds(20), where predicate: @escaping @Sendable (DBusSignal) throws -> Bool = { _ in true }
+    )
+        async throws -> DBusSignal
+    {
         let stream = self.stream
         return try await withThrowingTaskGroup(of: DBusSignal?.self) { group in
             group.addTask {
@@ -133,9 +141,11 @@ enum TestBoards {
     /// A micro:bit V2 with the sample runtime and heart program, Bluetooth on in application mode.
     static func microbit(address: String = "F0:0D:00:00:00:01", mcuboot: Bool = false) throws -> SimulatedBoard {
         let image = SampleFirmware.image(family: .nrf52833, runtime: .r1, program: .heart)
-        let profile = mcuboot
-            ? BoardProfile(board: .microbitV2, address: address, services: [.partialFlashing, .smp],
-                           bluetoothInApplicationMode: true, attMTU: 247, dataLength: 251)
+        let profile =
+            mcuboot
+            ? BoardProfile(
+                board: .microbitV2, address: address, services: [.partialFlashing, .smp],
+                bluetoothInApplicationMode: true, attMTU: 247, dataLength: 251)
             : BoardProfile(board: .microbitV2, address: address, bluetoothInApplicationMode: true)
         return try SimulatedBoard(profile: profile, image: image)
     }

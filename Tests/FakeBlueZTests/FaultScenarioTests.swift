@@ -15,7 +15,9 @@ struct FaultScenarioTests {
     static let command: DBusValue = .propertyMap(["type": .string("command")])
     static let request: DBusValue = .propertyMap(["type": .string("request")])
 
-    static func board(_ configure: (inout FakeBoardBehaviour) -> Void, address: String = "F0:0D:00:00:00:01") throws -> FakeBoard {
+    static func board(_ configure: (inout FakeBoardBehaviour) -> Void, address: String = "F0:0D:00:00:00:01") throws
+        -> FakeBoard
+    {
         var behaviour = FakeBoardBehaviour()
         configure(&behaviour)
         return FakeBoard(board: try TestBoards.microbit(address: address), behaviour: behaviour)
@@ -33,12 +35,16 @@ struct FaultScenarioTests {
         }
     }
 
-    @Test("A board that needs a bond (in pairing mode) refuses StartNotify and write requests with NotPermitted until Pair, then answers")
+    @Test(
+        "A board that needs a bond (in pairing mode) refuses StartNotify and write requests with NotPermitted until Pair, then answers"
+    )
     func pairingIsRequired() async throws {
-        let fixture = try await FakeBus.start([try Self.board {
-            $0.requiresPairing = true
-            $0.startsInPairingMode = true
-        }])
+        let fixture = try await FakeBus.start([
+            try Self.board {
+                $0.requiresPairing = true
+                $0.startsInPairingMode = true
+            }
+        ])
         let device = try #require(try await fixture.discover().keys.first)
         let pf = try #require(try await fixture.connectAndResolve(device)[TestBoards.pfCharacteristic])
         let notify = await Self.failure { try await fixture.call(pf, Self.characteristic, "StartNotify") }
@@ -48,13 +54,15 @@ struct FaultScenarioTests {
         }
         #expect(write?.name == "org.bluez.Error.NotPermitted")
 
-        let changes = try await fixture.signals(.propertiesChanged(sender: "org.bluez", path: device, interface: Self.device1))
+        let changes = try await fixture.signals(
+            .propertiesChanged(sender: "org.bluez", path: device, interface: Self.device1))
         try await fixture.call(device, Self.device1, "Pair")
         #expect(try await changes.next { $0.changed["Paired"] != nil }.changed["Paired"]?.bool() == true)
         let repeated = await Self.failure { try await fixture.call(device, Self.device1, "Pair") }
         #expect(repeated?.name == "org.bluez.Error.AlreadyExists")
 
-        let values = try await fixture.signals(.propertiesChanged(sender: "org.bluez", path: pf, interface: Self.characteristic))
+        let values = try await fixture.signals(
+            .propertiesChanged(sender: "org.bluez", path: pf, interface: Self.characteristic))
         try await fixture.call(pf, Self.characteristic, "StartNotify")
         try await fixture.call(pf, Self.characteristic, "WriteValue", [.bytes([0xEE]), Self.request])
         // STATUS in pairing mode: mode byte 0x00 (partial-flashing-protocol.md §2.5).
@@ -68,19 +76,23 @@ struct FaultScenarioTests {
         let device = try #require(try await fixture.discover().keys.first)
         let error = await Self.failure { try await fixture.call(device, Self.device1, "Pair") }
         #expect(error == DBusError(name: "org.bluez.Error.AuthenticationFailed", message: "Authentication Failed"))
-        let paired = try await fixture.call(device, DBusStandard.properties, "Get", [.string(Self.device1), .string("Paired")])
+        let paired = try await fixture.call(
+            device, DBusStandard.properties, "Get", [.string(Self.device1), .string("Paired")])
         #expect(try paired.argument(0).bool() == false)
         _ = await fixture.stop()
     }
 
-    @Test("Connect fails as configured (InProgress, then le-connection-abort-by-local after a brief Connected), then connects")
+    @Test(
+        "Connect fails as configured (InProgress, then le-connection-abort-by-local after a brief Connected), then connects"
+    )
     func connectFailuresComeFirst() async throws {
         let fixture = try await FakeBus.start([try Self.board { $0.connectFailures = [.inProgress, .abortByLocal] }])
         let device = try #require(try await fixture.discover().keys.first)
         let first = await Self.failure { try await fixture.call(device, Self.device1, "Connect") }
         #expect(first == DBusError(name: "org.bluez.Error.InProgress", message: "Operation already in progress"))
 
-        let changes = try await fixture.signals(.propertiesChanged(sender: "org.bluez", path: device, interface: Self.device1))
+        let changes = try await fixture.signals(
+            .propertiesChanged(sender: "org.bluez", path: device, interface: Self.device1))
         let second = await Self.failure { try await fixture.call(device, Self.device1, "Connect") }
         #expect(second == DBusError(name: "org.bluez.Error.Failed", message: "le-connection-abort-by-local"))
         #expect(try await changes.next().changed["Connected"]?.bool() == true)
@@ -95,7 +107,7 @@ struct FaultScenarioTests {
     func servicesNeverResolve() async throws {
         let fixture = try await FakeBus.start([
             try Self.board({ $0.servicesNeverResolve = true }, address: "F0:0D:00:00:00:01"),
-            try Self.board({ _ in }, address: "F0:0D:00:00:00:02"),
+            try Self.board({ _ in }, address: "F0:0D:00:00:00:02")
         ])
         let devices = try await fixture.discover(count: 2)
         let stuck = TestBoards.devicePath("F0:0D:00:00:00:01")
@@ -116,7 +128,8 @@ struct FaultScenarioTests {
         let fixture = try await FakeBus.start([try Self.board { $0.disconnectAfterWrites = 2 }])
         let device = try #require(try await fixture.discover().keys.first)
         let pf = try #require(try await fixture.connectAndResolve(device)[TestBoards.pfCharacteristic])
-        let changes = try await fixture.signals(.propertiesChanged(sender: "org.bluez", path: device, interface: Self.device1))
+        let changes = try await fixture.signals(
+            .propertiesChanged(sender: "org.bluez", path: device, interface: Self.device1))
         try await fixture.call(pf, Self.characteristic, "WriteValue", [.bytes([0xEE]), Self.command])
         try await fixture.call(pf, Self.characteristic, "WriteValue", [.bytes([0xEE]), Self.command])
         #expect(try await changes.next { $0.changed["Connected"] != nil }.changed["Connected"]?.bool() == false)
@@ -126,19 +139,25 @@ struct FaultScenarioTests {
         #expect(after?.hasName(.unknownObject) == true)
 
         let again = try #require(try await fixture.connectAndResolve(device)[TestBoards.pfCharacteristic])
-        for _ in 0..<3 { try await fixture.call(again, Self.characteristic, "WriteValue", [.bytes([0xEE]), Self.command]) }
-        let state = try await fixture.call(device, DBusStandard.properties, "Get", [.string(Self.device1), .string("Connected")])
+        for _ in 0..<3 {
+            try await fixture.call(again, Self.characteristic, "WriteValue", [.bytes([0xEE]), Self.command])
+        }
+        let state = try await fixture.call(
+            device, DBusStandard.properties, "Get", [.string(Self.device1), .string("Connected")])
         #expect(try state.argument(0).bool() == true)
         _ = await fixture.stop()
     }
 
-    @Test("With the GATT cache the objects stay across a disconnect, calls fail 'Not connected', and notifications resume at the next connection")
+    @Test(
+        "With the GATT cache the objects stay across a disconnect, calls fail 'Not connected', and notifications resume at the next connection"
+    )
     func gattCacheKeepsTheObjects() async throws {
         let fixture = try await FakeBus.start([try Self.board { $0.gattCache = true }])
         let device = try #require(try await fixture.discover().keys.first)
         let pf = try #require(try await fixture.connectAndResolve(device)[TestBoards.pfCharacteristic])
         try await fixture.call(pf, Self.characteristic, "StartNotify")
-        let changes = try await fixture.signals(.propertiesChanged(sender: "org.bluez", path: device, interface: Self.device1))
+        let changes = try await fixture.signals(
+            .propertiesChanged(sender: "org.bluez", path: device, interface: Self.device1))
         try await fixture.call(device, Self.device1, "Disconnect")
         #expect(try await changes.next { $0.changed["Connected"] != nil }.changed["Connected"]?.bool() == false)
         #expect(try await fixture.characteristics(of: device)[TestBoards.pfCharacteristic] == pf)
@@ -148,7 +167,8 @@ struct FaultScenarioTests {
         #expect(write == DBusError(name: "org.bluez.Error.Failed", message: "Not connected"))
 
         #expect(try await fixture.connectAndResolve(device)[TestBoards.pfCharacteristic] == pf)
-        let values = try await fixture.signals(.propertiesChanged(sender: "org.bluez", path: pf, interface: Self.characteristic))
+        let values = try await fixture.signals(
+            .propertiesChanged(sender: "org.bluez", path: pf, interface: Self.characteristic))
         try await fixture.call(pf, Self.characteristic, "WriteValue", [.bytes([0xEE]), Self.command])
         #expect(try await values.next { $0.changed["Value"] != nil }.changed["Value"]?.bytes() == [0xEE, 0x01, 0x01])
         _ = await fixture.stop()
@@ -158,7 +178,7 @@ struct FaultScenarioTests {
     func absentBoardIsNeverDiscovered() async throws {
         let fixture = try await FakeBus.start([
             try Self.board({ $0.absent = true }, address: "F0:0D:00:00:00:01"),
-            try Self.board({ _ in }, address: "F0:0D:00:00:00:02"),
+            try Self.board({ _ in }, address: "F0:0D:00:00:00:02")
         ])
         let found = try await fixture.discover(count: 1)
         #expect(Array(found.keys) == [TestBoards.devicePath("F0:0D:00:00:00:02")])
@@ -171,26 +191,36 @@ struct FaultScenarioTests {
         _ = await fixture.stop()
     }
 
-    @Test("A discovery filter on a service shows only boards that advertise it: never a micro:bit, which advertises its name only")
+    @Test(
+        "A discovery filter on a service shows only boards that advertise it: never a micro:bit, which advertises its name only"
+    )
     func discoveryFilterSelectsBoards() async throws {
         let fixture = try await FakeBus.start([
-            try Self.board({ $0.advertisedUUIDs = [KnownGATT.partialFlashingService.uuidString] }, address: "F0:0D:00:00:00:01"),
-            try Self.board({ _ in }, address: "F0:0D:00:00:00:02"),
+            try Self.board(
+                { $0.advertisedUUIDs = [KnownGATT.partialFlashingService.uuidString] }, address: "F0:0D:00:00:00:01"),
+            try Self.board({ _ in }, address: "F0:0D:00:00:00:02")
         ])
-        try await fixture.call(FakeBus.adapter, "org.bluez.Adapter1", "SetDiscoveryFilter", [.propertyMap([
-            "UUIDs": .strings([KnownGATT.partialFlashingService.uuidString]), "Transport": .string("le"),
-        ])])
+        try await fixture.call(
+            FakeBus.adapter, "org.bluez.Adapter1", "SetDiscoveryFilter",
+            [
+                .propertyMap([
+                    "UUIDs": .strings([KnownGATT.partialFlashingService.uuidString]), "Transport": .string("le")
+                ])
+            ])
         let found = try await fixture.discover(count: 1)
         #expect(Array(found.keys) == [TestBoards.devicePath("F0:0D:00:00:00:01")])
         let bad = await Self.failure {
-            try await fixture.call(FakeBus.adapter, "org.bluez.Adapter1", "SetDiscoveryFilter",
-                                   [.propertyMap(["RSSI": .string("loud")])])
+            try await fixture.call(
+                FakeBus.adapter, "org.bluez.Adapter1", "SetDiscoveryFilter",
+                [.propertyMap(["RSSI": .string("loud")])])
         }
         #expect(bad?.name == "org.bluez.Error.InvalidArguments")
         _ = await fixture.stop()
     }
 
-    @Test("A stale bond: known and paired from the start, requests fail, notifications never come, until RemoveDevice and a fresh Pair")
+    @Test(
+        "A stale bond: known and paired from the start, requests fail, notifications never come, until RemoveDevice and a fresh Pair"
+    )
     func staleBondNeedsAFreshPairing() async throws {
         let fixture = try await FakeBus.start([try Self.board { $0.staleBond = true }])
         let device = TestBoards.devicePath("F0:0D:00:00:00:01")
@@ -206,7 +236,8 @@ struct FaultScenarioTests {
         // No answer to STATUS: the next signal of the device or characteristic is the marker (bus order is kept).
         let signals = try await fixture.signals(.propertiesChanged(sender: "org.bluez", pathNamespace: device))
         try await fixture.call(pf, Self.characteristic, "WriteValue", [.bytes([0xEE]), Self.command])
-        try await fixture.call(device, DBusStandard.properties, "Set", [.string(Self.device1), .string("Trusted"), .variant(.bool(false))])
+        try await fixture.call(
+            device, DBusStandard.properties, "Set", [.string(Self.device1), .string("Trusted"), .variant(.bool(false))])
         let next = try await signals.next()
         #expect(next.path == device)
         #expect(try next.changed["Trusted"]?.bool() == false)
@@ -220,7 +251,8 @@ struct FaultScenarioTests {
         #expect(try rediscovered[device]?["Paired"]?.bool() == false)
         try await fixture.call(device, Self.device1, "Pair")
         let fresh = try #require(try await fixture.connectAndResolve(device)[TestBoards.pfCharacteristic])
-        let values = try await fixture.signals(.propertiesChanged(sender: "org.bluez", path: fresh, interface: Self.characteristic))
+        let values = try await fixture.signals(
+            .propertiesChanged(sender: "org.bluez", path: fresh, interface: Self.characteristic))
         try await fixture.call(fresh, Self.characteristic, "StartNotify")
         try await fixture.call(fresh, Self.characteristic, "WriteValue", [.bytes([0xEE]), Self.command])
         #expect(try await values.next { $0.changed["Value"] != nil }.changed["Value"]?.bytes() == [0xEE, 0x01, 0x01])

@@ -14,25 +14,34 @@ struct HostileAndSMPTests {
     /// Connects a hostile board and returns its partial-flashing characteristic path and its
     /// notification stream, after sending STATUS.
     static func connectHostile(_ modes: Set<HostileDBusMode>) async throws
-        -> (FakeBus, device: [String: DBusValue], objects: [String: [String: [String: DBusValue]]], status: DBusSignal) {
+        -> (FakeBus, device: [String: DBusValue], objects: [String: [String: [String: DBusValue]]], status: DBusSignal)
+    {
         var behaviour = FakeBoardBehaviour()
         behaviour.hostile = modes
         let fixture = try await FakeBus.start([FakeBoard(board: try TestBoards.microbit(), behaviour: behaviour)])
         let path = TestBoards.devicePath("F0:0D:00:00:00:01")
         let device = try #require(try await fixture.discover()[path])
-        let changes = try await fixture.signals(.propertiesChanged(sender: "org.bluez", path: path, interface: "org.bluez.Device1"))
+        let changes = try await fixture.signals(
+            .propertiesChanged(sender: "org.bluez", path: path, interface: "org.bluez.Device1"))
         try await fixture.call(path, "org.bluez.Device1", "Connect")
         _ = try await changes.next { $0.changed["ServicesResolved"] != nil }
         let objects = try await fixture.managedObjects()
-        let pf = try #require(objects.first { (try? $0.value[Self.characteristic]?["Service"]?.string())?.contains("service0010") == true }?.key)
-        let values = try await fixture.signals(.propertiesChanged(sender: "org.bluez", path: pf, interface: Self.characteristic))
+        let pf = try #require(
+            objects.first {
+                (try? $0.value[Self.characteristic]?["Service"]?.string())?.contains("service0010") == true
+            }?.key)
+        let values = try await fixture.signals(
+            .propertiesChanged(sender: "org.bluez", path: pf, interface: Self.characteristic))
         try await fixture.call(pf, Self.characteristic, "StartNotify")
-        try await fixture.call(pf, Self.characteristic, "WriteValue", [.bytes([0xEE]), .propertyMap(["type": .string("command")])])
+        try await fixture.call(
+            pf, Self.characteristic, "WriteValue", [.bytes([0xEE]), .propertyMap(["type": .string("command")])])
         let status = try await values.next { $0.changed["Notifying"] == nil }
         return (fixture, device, objects, status)
     }
 
-    @Test("Wrong types: RSSI as a string, Connected as an int, Flags as one string, notifications as text; typed reads fail cleanly")
+    @Test(
+        "Wrong types: RSSI as a string, Connected as an int, Flags as one string, notifications as text; typed reads fail cleanly"
+    )
     func wrongTypes() async throws {
         let (fixture, device, objects, status) = try await Self.connectHostile([.wrongTypes])
         #expect(throws: DBusError.self) { try device["RSSI"]?.int16() }
@@ -45,7 +54,8 @@ struct HostileAndSMPTests {
         _ = await fixture.stop()
     }
 
-    @Test("Oversized values: a 64 KiB name, 5,000 advertised UUIDs, 4 KiB notifications that start with the real answer")
+    @Test(
+        "Oversized values: a 64 KiB name, 5,000 advertised UUIDs, 4 KiB notifications that start with the real answer")
     func oversizedValues() async throws {
         let (fixture, device, _, status) = try await Self.connectHostile([.oversizedValues])
         #expect(try device["Name"]?.string().utf8.count ?? 0 > 65_000)
@@ -56,7 +66,9 @@ struct HostileAndSMPTests {
         _ = await fixture.stop()
     }
 
-    @Test("Missing properties: a device without Address or UUIDs, characteristics without Flags, notifications that only invalidate Value")
+    @Test(
+        "Missing properties: a device without Address or UUIDs, characteristics without Flags, notifications that only invalidate Value"
+    )
     func missingProperties() async throws {
         let (fixture, device, objects, status) = try await Self.connectHostile([.missingProperties])
         #expect(device["Address"] == nil)
@@ -75,7 +87,9 @@ struct HostileAndSMPTests {
         behaviour.hostile = Set(HostileDBusMode.allCases)
         behaviour.hostileSeed = seed
         let boards = try (1...8).map { n in
-            FakeBoard(board: try TestBoards.microbit(), address: String(format: "F0:0D:00:00:00:%02X", n), behaviour: behaviour)
+            FakeBoard(
+                board: try TestBoards.microbit(), address: String(format: "F0:0D:00:00:00:%02X", n),
+                behaviour: behaviour)
         }
         let fixture = try await FakeBus.start(boards)
         let devices = try await fixture.discover(count: 8)
@@ -95,23 +109,28 @@ struct HostileAndSMPTests {
         #expect(other != first)
     }
 
-    @Test("An McuMgr echo over the SMP characteristic is answered by notification; a reset answers, then drops the link")
+    @Test(
+        "An McuMgr echo over the SMP characteristic is answered by notification; a reset answers, then drops the link")
     func smpEchoAndReset() async throws {
         let fixture = try await FakeBus.start([FakeBoard(board: try TestBoards.microbit(mcuboot: true))])
         let device = try #require(try await fixture.discover().keys.first)
         let smp = try #require(try await fixture.connectAndResolve(device)[TestBoards.smpCharacteristic])
-        let values = try await fixture.signals(.propertiesChanged(sender: "org.bluez", path: smp, interface: Self.characteristic))
+        let values = try await fixture.signals(
+            .propertiesChanged(sender: "org.bluez", path: smp, interface: Self.characteristic))
         try await fixture.call(smp, Self.characteristic, "StartNotify")
         let echo = try SMPFrame(request: EchoRequest(text: "hello board"), sequence: 7).encoded()
-        try await fixture.call(smp, Self.characteristic, "WriteValue", [.bytes(echo), .propertyMap(["type": .string("command")])])
+        try await fixture.call(
+            smp, Self.characteristic, "WriteValue", [.bytes(echo), .propertyMap(["type": .string("command")])])
         let answer = try await values.next { $0.changed["Value"] != nil }
         let frame = try SMPFrame(bytes: try answer.changed["Value"]?.bytes() ?? [])
         #expect(try frame.response(as: EchoResponse.self).text == "hello board")
         #expect(frame.header.sequence == 7)
 
-        let link = try await fixture.signals(.propertiesChanged(sender: "org.bluez", path: device, interface: "org.bluez.Device1"))
+        let link = try await fixture.signals(
+            .propertiesChanged(sender: "org.bluez", path: device, interface: "org.bluez.Device1"))
         let reset = try SMPFrame(request: ResetRequest(), sequence: 8).encoded()
-        try await fixture.call(smp, Self.characteristic, "WriteValue", [.bytes(reset), .propertyMap(["type": .string("command")])])
+        try await fixture.call(
+            smp, Self.characteristic, "WriteValue", [.bytes(reset), .propertyMap(["type": .string("command")])])
         let resetAnswer = try await values.next { $0.changed["Value"] != nil }
         #expect(try SMPFrame(bytes: try resetAnswer.changed["Value"]?.bytes() ?? []).header.sequence == 8)
         #expect(try await link.next { $0.changed["Connected"] != nil }.changed["Connected"]?.bool() == false)
@@ -124,16 +143,19 @@ struct HostileAndSMPTests {
         let device = try #require(try await fixture.discover().keys.first)
         let pf = try #require(try await fixture.connectAndResolve(device)[TestBoards.pfCharacteristic])
         let long = await FaultScenarioTests.failure {
-            try await fixture.call(pf, Self.characteristic, "WriteValue",
-                                   [.bytes([UInt8](repeating: 1, count: 21)), .propertyMap(["type": .string("command")])])
+            try await fixture.call(
+                pf, Self.characteristic, "WriteValue",
+                [.bytes([UInt8](repeating: 1, count: 21)), .propertyMap(["type": .string("command")])])
         }
         #expect(long == DBusError(name: "org.bluez.Error.Failed", message: "Failed to initiate write"))
         let offset = await FaultScenarioTests.failure {
-            try await fixture.call(pf, Self.characteristic, "WriteValue", [.bytes([0xEE]), .propertyMap(["offset": .uint64(0)])])
+            try await fixture.call(
+                pf, Self.characteristic, "WriteValue", [.bytes([0xEE]), .propertyMap(["offset": .uint64(0)])])
         }
         #expect(offset?.name == "org.bluez.Error.InvalidArguments")
         let type = await FaultScenarioTests.failure {
-            try await fixture.call(pf, Self.characteristic, "WriteValue", [.bytes([0xEE]), .propertyMap(["type": .string("fast")])])
+            try await fixture.call(
+                pf, Self.characteristic, "WriteValue", [.bytes([0xEE]), .propertyMap(["type": .string("fast")])])
         }
         #expect(type?.name == "org.bluez.Error.InvalidArguments")
         _ = await fixture.stop()

@@ -10,7 +10,9 @@ import Transport
 struct ObjectTreeTests {
     @Test("Before discovery the tree holds the adapter only; StartDiscovery makes the board appear as a Device1")
     func discoveryAddsTheDevice() async throws {
-        let fixture = try await FakeBus.start([FakeBoard(board: try TestBoards.microbit(), name: "BBC micro:bit [zotig]")])
+        let fixture = try await FakeBus.start([
+            FakeBoard(board: try TestBoards.microbit(), name: "BBC micro:bit [zotig]")
+        ])
         let before = try await fixture.managedObjects()
         #expect(try before["/org/bluez/hci0"]?["org.bluez.Adapter1"]?["Address"]?.string() == "00:AA:01:00:00:01")
         #expect(try before["/org/bluez/hci0"]?["org.bluez.Adapter1"]?["Powered"]?.bool() == true)
@@ -37,7 +39,9 @@ struct ObjectTreeTests {
         _ = await fixture.stop()
     }
 
-    @Test("Connect replies, then the GATT objects appear and ServicesResolved turns true; an MCUboot board has both services")
+    @Test(
+        "Connect replies, then the GATT objects appear and ServicesResolved turns true; an MCUboot board has both services"
+    )
     func connectResolvesTheGATTTable() async throws {
         let fixture = try await FakeBus.start([FakeBoard(board: try TestBoards.microbit(mcuboot: true))])
         let path = try #require(try await fixture.discover().keys.first)
@@ -50,8 +54,11 @@ struct ObjectTreeTests {
         #expect(try objects[path]?["org.bluez.Device1"]?["Connected"]?.bool() == true)
         let services = objects.filter { $0.key.hasPrefix(path + "/") && $0.value["org.bluez.GattService1"] != nil }
         let serviceUUIDs = Set(try services.values.map { try $0["org.bluez.GattService1"]?["UUID"]?.string() ?? "" })
-        #expect(serviceUUIDs == [KnownGATT.partialFlashingService.uuidString, KnownGATT.smpService.uuidString,
-                                 "00001801-0000-1000-8000-00805f9b34fb"])
+        #expect(
+            serviceUUIDs == [
+                KnownGATT.partialFlashingService.uuidString, KnownGATT.smpService.uuidString,
+                "00001801-0000-1000-8000-00805f9b34fb"
+            ])
         for (_, interfaces) in services {
             #expect(try interfaces["org.bluez.GattService1"]?["Device"]?.objectPath() == path)
             #expect(try interfaces["org.bluez.GattService1"]?["Primary"]?.bool() == true)
@@ -64,13 +71,20 @@ struct ObjectTreeTests {
         #expect(try pf["MTU"]?.uint16() == 247)
         #expect(try pf["Value"]?.bytes() == [])
         let service = try pf["Service"]?.objectPath() ?? ""
-        #expect(try objects[service]?["org.bluez.GattService1"]?["UUID"]?.string() == KnownGATT.partialFlashingService.uuidString)
+        #expect(
+            try objects[service]?["org.bluez.GattService1"]?["UUID"]?.string()
+                == KnownGATT.partialFlashingService.uuidString)
         #expect(pfPath.hasPrefix(service + "/char"))
 
         let smpPath = try #require(chars[TestBoards.smpCharacteristic])
-        #expect(try objects[smpPath]?["org.bluez.GattCharacteristic1"]?["Flags"]?.strings() == ["write-without-response", "notify"])
+        #expect(
+            try objects[smpPath]?["org.bluez.GattCharacteristic1"]?["Flags"]?.strings() == [
+                "write-without-response", "notify"
+            ])
         let descriptors = objects.filter { $0.key.hasPrefix(smpPath + "/desc") }
-        #expect(try descriptors.values.first?["org.bluez.GattDescriptor1"]?["UUID"]?.string() == "00002902-0000-1000-8000-00805f9b34fb")
+        #expect(
+            try descriptors.values.first?["org.bluez.GattDescriptor1"]?["UUID"]?.string()
+                == "00002902-0000-1000-8000-00805f9b34fb")
         _ = await fixture.stop()
     }
 
@@ -82,12 +96,16 @@ struct ObjectTreeTests {
         let other = try DBusConnection(bus: .address(fixture.bus.address))
         let adapter = try await fixture.signals(.propertiesChanged(sender: "org.bluez", path: FakeBus.adapter))
         let char = try await fixture.signals(.propertiesChanged(sender: "org.bluez", path: pf))
-        _ = try await other.call(destination: "org.bluez", path: pf, interface: "org.bluez.GattCharacteristic1", method: "StartNotify")
+        _ = try await other.call(
+            destination: "org.bluez", path: pf, interface: "org.bluez.GattCharacteristic1", method: "StartNotify")
         #expect(try await char.next().changed["Notifying"]?.bool() == true)
         // The test's own client stops discovering; the other client's session keeps the adapter discovering.
-        _ = try await other.call(destination: "org.bluez", path: FakeBus.adapter, interface: "org.bluez.Adapter1", method: "StartDiscovery")
+        _ = try await other.call(
+            destination: "org.bluez", path: FakeBus.adapter, interface: "org.bluez.Adapter1", method: "StartDiscovery")
         try await fixture.call(FakeBus.adapter, "org.bluez.Adapter1", "StopDiscovery")
-        let stopAgain = await FaultScenarioTests.failure { try await fixture.call(FakeBus.adapter, "org.bluez.Adapter1", "StopDiscovery") }
+        let stopAgain = await FaultScenarioTests.failure {
+            try await fixture.call(FakeBus.adapter, "org.bluez.Adapter1", "StopDiscovery")
+        }
         #expect(stopAgain == DBusError(name: "org.bluez.Error.Failed", message: "No discovery started"))
         other.close()
         #expect(try await adapter.next { $0.changed["Discovering"] != nil }.changed["Discovering"]?.bool() == false)
@@ -100,11 +118,13 @@ struct ObjectTreeTests {
         let fixture = try await FakeBus.start([FakeBoard(board: try TestBoards.microbit())])
         let path = try #require(try await fixture.discover().keys.first)
         let pf = try #require(try await fixture.connectAndResolve(path)[TestBoards.pfCharacteristic])
-        let changes = try await fixture.signals(.propertiesChanged(sender: "org.bluez", path: pf, interface: "org.bluez.GattCharacteristic1"))
+        let changes = try await fixture.signals(
+            .propertiesChanged(sender: "org.bluez", path: pf, interface: "org.bluez.GattCharacteristic1"))
         try await fixture.call(pf, "org.bluez.GattCharacteristic1", "StartNotify")
         #expect(try await changes.next().changed["Notifying"]?.bool() == true)
-        try await fixture.call(pf, "org.bluez.GattCharacteristic1", "WriteValue",
-                               [.bytes([0xEE]), .propertyMap(["type": .string("command")])])
+        try await fixture.call(
+            pf, "org.bluez.GattCharacteristic1", "WriteValue",
+            [.bytes([0xEE]), .propertyMap(["type": .string("command")])])
         let status = try await changes.next { $0.changed["Value"] != nil }
         // EE, version 1, application mode.
         #expect(try status.changed["Value"]?.bytes() == [0xEE, 0x01, 0x01])

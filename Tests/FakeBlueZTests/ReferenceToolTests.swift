@@ -13,7 +13,8 @@ struct ReferenceToolTests {
     static var hasBusctl: Bool { FileManager.default.isExecutableFile(atPath: busctl) }
     static var hasDBusPython: Bool {
         FileManager.default.isExecutableFile(atPath: python)
-            && ((try? run(python, ["-c", "import dbus, dbus.mainloop.glib; from gi.repository import GLib"]).status) == 0)
+            && ((try? run(python, ["-c", "import dbus, dbus.mainloop.glib; from gi.repository import GLib"]).status)
+                == 0)
     }
 
     static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
@@ -38,8 +39,9 @@ struct ReferenceToolTests {
         }
     }
 
-    @Test("busctl walks the tree, introspects the adapter's methods and reads GetManagedObjects as BlueZ's",
-          .enabled(if: hasBusctl, "busctl not installed: busctl reference checks skipped"))
+    @Test(
+        "busctl walks the tree, introspects the adapter's methods and reads GetManagedObjects as BlueZ's",
+        .enabled(if: hasBusctl, "busctl not installed: busctl reference checks skipped"))
     func busctlSeesBlueZShapes() async throws {
         let fixture = try await FakeBus.start([FakeBoard(board: try TestBoards.microbit())])
         let address = "--address=\(fixture.bus.address)"
@@ -47,14 +49,22 @@ struct ReferenceToolTests {
         #expect(tree.status == 0)
         #expect(tree.output.contains("/org/bluez/hci0"))
 
-        let introspection = try await Self.runAsync(Self.busctl, [address, "introspect", "org.bluez", "/org/bluez/hci0"])
+        let introspection = try await Self.runAsync(
+            Self.busctl, [address, "introspect", "org.bluez", "/org/bluez/hci0"])
         #expect(introspection.status == 0)
-        let lines = introspection.output.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true) }
-        #expect(lines.contains { $0.count >= 3 && $0[0] == ".SetDiscoveryFilter" && $0[1] == "method" && $0[2] == "a{sv}" })
+        let lines = introspection.output.split(separator: "\n").map {
+            $0.split(separator: " ", omittingEmptySubsequences: true)
+        }
+        #expect(
+            lines.contains { $0.count >= 3 && $0[0] == ".SetDiscoveryFilter" && $0[1] == "method" && $0[2] == "a{sv}" })
         #expect(lines.contains { $0.count >= 3 && $0[0] == ".Discovering" && $0[1] == "property" && $0[2] == "b" })
 
-        let objects = try await Self.runAsync(Self.busctl, [address, "--json=short", "call", "org.bluez", "/",
-                                                             "org.freedesktop.DBus.ObjectManager", "GetManagedObjects"])
+        let objects = try await Self.runAsync(
+            Self.busctl,
+            [
+                address, "--json=short", "call", "org.bluez", "/",
+                "org.freedesktop.DBus.ObjectManager", "GetManagedObjects"
+            ])
         #expect(objects.status == 0)
         let json = try JSONSerialization.jsonObject(with: Data(objects.output.utf8)) as? [String: Any]
         #expect(json?["type"] as? String == "a{oa{sa{sv}}}")
@@ -108,13 +118,20 @@ struct ReferenceToolTests {
         print(json.dumps(out))
         """
 
-    @Test("dbus-python discovers with a filter, connects, finds the partial-flashing characteristic and gets a notification",
-          .enabled(if: hasDBusPython, "/usr/bin/python3 with dbus and gi not installed: dbus-python reference check skipped"))
+    @Test(
+        "dbus-python discovers with a filter, connects, finds the partial-flashing characteristic and gets a notification",
+        .enabled(
+            if: hasDBusPython, "/usr/bin/python3 with dbus and gi not installed: dbus-python reference check skipped"))
     func dbusPythonFlowWorks() async throws {
-        let fixture = try await FakeBus.start([FakeBoard(board: try TestBoards.microbit(), name: "BBC micro:bit [tupit]")])
-        let result = try await Self.runAsync(Self.python, [
-            "-c", Self.script, fixture.bus.address, KnownGATT.partialFlashingService.uuidString, TestBoards.pfCharacteristic,
+        let fixture = try await FakeBus.start([
+            FakeBoard(board: try TestBoards.microbit(), name: "BBC micro:bit [tupit]")
         ])
+        let result = try await Self.runAsync(
+            Self.python,
+            [
+                "-c", Self.script, fixture.bus.address, KnownGATT.partialFlashingService.uuidString,
+                TestBoards.pfCharacteristic
+            ])
         #expect(result.status == 0)
         let out = try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any]
         #expect(out?["device"] as? String == TestBoards.devicePath("F0:0D:00:00:00:01"))

@@ -6,7 +6,8 @@ import Testing
 /// Reading scenario files: defaults, every fault, and clear refusals.
 struct ScenarioFileTests {
     static func load(_ json: String) throws -> FakeBlueZScenario {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("scenario-\(UUID().uuidString.prefix(8)).json")
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "scenario-\(UUID().uuidString.prefix(8)).json")
         try json.write(to: url, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: url) }
         return try FakeBlueZScenario.load(from: url)
@@ -23,7 +24,8 @@ struct ScenarioFileTests {
 
     @Test("A board with no keys is a well-behaved board; every fault key is read")
     func defaultsAndFaults() throws {
-        let scenario = try Self.load("""
+        let scenario = try Self.load(
+            """
             {"timeScale": 0.5, "boards": [{}, {"state": "b", "profile": "calliope-mini-3", "name": "Calliope mini", "address": "F0:0D:00:00:00:09",
               "from": "x.hex", "requiresPairing": true, "refusesPairing": true, "connectFailures": ["le-connection-abort-by-local", "in-progress"],
               "servicesNeverResolve": true, "disconnectAfterWrites": 12, "absent": true, "staleBond": true, "gattCache": true, "pairingModeOnly": true,
@@ -59,7 +61,8 @@ struct ScenarioFileTests {
         #expect(Self.refusal(#"{"board": []}"#).contains("unknown key 'board'"))
         #expect(Self.refusal(#"{"boards": []}"#).contains("\"boards\" is empty"))
         #expect(Self.refusal(#"{"boards": [{"absent": "yes"}]}"#).contains("at .boards[0].absent: expected Bool"))
-        #expect(Self.refusal(#"{"boards": [{"connectFailures": ["timeout"]}]}"#).contains("boards[0].connectFailures[0]"))
+        #expect(
+            Self.refusal(#"{"boards": [{"connectFailures": ["timeout"]}]}"#).contains("boards[0].connectFailures[0]"))
         #expect(Self.refusal(#"{"boards": [{"disconnectAfterWrites": 0}]}"#).contains("must be at least 1"))
         #expect(Self.refusal("not json").contains("bad scenario"))
         #expect(FakeBlueZError.invalidAddress("F0:0D").description.contains("six hex bytes"))
@@ -73,7 +76,8 @@ struct ScenarioFileTests {
             _ = try await FakeBlueZ.start(bus: nowhere, boards: [FakeBoard(board: board, address: "F0:0D:00:00:01")])
         }
         await #expect(throws: FakeBlueZError.duplicateAddress("F0:0D:00:00:00:01")) {
-            _ = try await FakeBlueZ.start(bus: nowhere, boards: [FakeBoard(board: board), FakeBoard(board: board, address: "f0:0d:00:00:00:01")])
+            _ = try await FakeBlueZ.start(
+                bus: nowhere, boards: [FakeBoard(board: board), FakeBoard(board: board, address: "f0:0d:00:00:00:01")])
         }
         await #expect(throws: FakeBlueZError.self) {
             _ = try await FakeBlueZ.start(bus: nowhere, boards: [FakeBoard(board: board)])

@@ -22,7 +22,8 @@ struct StockBootloaderTests {
 
     static func stockV2(_ change: (inout FakeBoardBehaviour) -> Void) throws -> FakeBoard {
         let image = SampleFirmware.image(family: .nrf52833, runtime: .r1, program: .heart)
-        let board = try SimulatedBoard(profile: SimulatedBoard.stockProfile(.microbitV2, address: address), image: image)
+        let board = try SimulatedBoard(
+            profile: SimulatedBoard.stockProfile(.microbitV2, address: address), image: image)
         var behaviour = FakeBoardBehaviour()
         behaviour.gattCache = true
         change(&behaviour)
@@ -35,8 +36,10 @@ struct StockBootloaderTests {
         let app = try await fixture.connectAndResolve(device)
         let buttonless = try #require(app[buttonless])
         try await fixture.call(buttonless, T.characteristic, "StartNotify")
-        let changes = try await fixture.signals(.propertiesChanged(sender: "org.bluez", path: device, interface: T.device1))
-        let answers = try await fixture.signals(.propertiesChanged(sender: "org.bluez", path: buttonless, interface: T.characteristic))
+        let changes = try await fixture.signals(
+            .propertiesChanged(sender: "org.bluez", path: device, interface: T.device1))
+        let answers = try await fixture.signals(
+            .propertiesChanged(sender: "org.bluez", path: buttonless, interface: T.characteristic))
         try await fixture.call(buttonless, T.characteristic, "WriteValue", [.bytes([0x01]), T.request])
         #expect(try await answers.next { $0.changed["Value"] != nil }.changed["Value"]?.bytes() == [0x20, 0x01, 0x01])
         #expect(try await changes.next { $0.changed["Connected"] != nil }.changed["Connected"]?.bool() == false)
@@ -45,7 +48,11 @@ struct StockBootloaderTests {
 
     @Test("Entering the bootloader at the same address: the cached table is rediscovered and the name becomes DfuTarg")
     func sameAddress() async throws {
-        let fixture = try await FakeBus.start([try Self.stockV2 { $0.requiresPairing = true; $0.bonded = true }])
+        let fixture = try await FakeBus.start([
+            try Self.stockV2 {
+                $0.requiresPairing = true; $0.bonded = true
+            }
+        ])
         // Bonded: BlueZ knows the device from the start (it advertises to bonded hosts only).
         let device = TestBoards.devicePath(Self.address)
         let app = try await Self.enterBootloader(fixture, device)
@@ -59,10 +66,14 @@ struct StockBootloaderTests {
         let name = try await fixture.call(device, DBusStandard.properties, "Get", [.string(T.device1), .string("Name")])
         #expect(try name.argument(0).string() == "DfuTarg")
         // The bootloader refuses pairing, but the bond handed over lets the paired host in.
-        let select = try await fixture.signals(.propertiesChanged(sender: "org.bluez", path: cp, interface: T.characteristic))
+        let select = try await fixture.signals(
+            .propertiesChanged(sender: "org.bluez", path: cp, interface: T.characteristic))
         try await fixture.call(cp, T.characteristic, "StartNotify")
         try await fixture.call(cp, T.characteristic, "WriteValue", [.bytes([0x06, 0x01]), T.request])
-        #expect(try await select.next { $0.changed["Value"] != nil }.changed["Value"]?.bytes().prefix(3) == [0x60, 0x06, 0x01])
+        #expect(
+            try await select.next { $0.changed["Value"] != nil }.changed["Value"]?.bytes().prefix(3) == [
+                0x60, 0x06, 0x01
+            ])
         let boards = await fixture.stop()
         #expect(boards.first?.inNordicBootloader == true)
     }
@@ -74,16 +85,23 @@ struct StockBootloaderTests {
         let app = try await fixture.connectAndResolve(device)
         let buttonless = try #require(app[Self.buttonless])
         try await fixture.call(buttonless, T.characteristic, "StartNotify")
-        let answers = try await fixture.signals(.propertiesChanged(sender: "org.bluez", path: buttonless, interface: T.characteristic))
+        let answers = try await fixture.signals(
+            .propertiesChanged(sender: "org.bluez", path: buttonless, interface: T.characteristic))
         try await fixture.call(buttonless, T.characteristic, "WriteValue", [.bytes([0x01]), T.request])
         #expect(try await answers.next { $0.changed["Value"] != nil }.changed["Value"]?.bytes() == [0x20, 0x01, 0x07])
         let boards = await fixture.stop()
         #expect(boards.first?.inNordicBootloader == false)
     }
 
-    @Test("A bootloader built without bonds advertises as DfuTarg at the next address, the application's address goes quiet")
+    @Test(
+        "A bootloader built without bonds advertises as DfuTarg at the next address, the application's address goes quiet"
+    )
     func nextAddress() async throws {
-        let fixture = try await FakeBus.start([try Self.stockV2 { $0.requiresPairing = true; $0.bonded = true; $0.bootloaderAtNextAddress = true }])
+        let fixture = try await FakeBus.start([
+            try Self.stockV2 {
+                $0.requiresPairing = true; $0.bonded = true; $0.bootloaderAtNextAddress = true
+            }
+        ])
         let device = TestBoards.devicePath(Self.address)
         _ = try await Self.enterBootloader(fixture, device)
         // RSSI is invalidated when discovery stops, so a new one means a new advertisement.

@@ -19,7 +19,9 @@ import TestSupport
     }
 
     /// The 56-byte `microbit_app` command, written out field by field as §2.7 lays it out.
-    static func microbitApp(_ bin: [UInt8], version: UInt32 = 1, size: Int? = nil, hashSize: UInt32 = 32, hash: [UInt8]? = nil) -> [UInt8] {
+    static func microbitApp(
+        _ bin: [UInt8], version: UInt32 = 1, size: Int? = nil, hashSize: UInt32 = 32, hash: [UInt8]? = nil
+    ) -> [UInt8] {
         func le32(_ v: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> (8 * $0)) } }
         return Array("microbit_app".utf8) + le32(version) + le32(UInt32(size ?? bin.count)) + le32(hashSize)
             + (hash ?? Array(SHA256.hash(data: bin))).reversed()
@@ -27,8 +29,11 @@ import TestSupport
 
     /// The 14-byte legacy packet of §3.4: device type and revision FFFF, version FFFFFFFF, one SoftDevice, CRC-16.
     static func legacy(crc: UInt16, softDevice: UInt16 = 0x0064) -> [UInt8] {
-        [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01, 0x00, UInt8(softDevice & 0xFF), UInt8(softDevice >> 8),
-         UInt8(crc & 0xFF), UInt8(crc >> 8)]
+        [
+            0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01, 0x00, UInt8(softDevice & 0xFF),
+            UInt8(softDevice >> 8),
+            UInt8(crc & 0xFF), UInt8(crc >> 8)
+        ]
     }
 
     static func nordic(_ bin: [UInt8], _ dat: [UInt8]?) throws -> Firmware {
@@ -57,7 +62,9 @@ import TestSupport
         #expect(section.family == .nrf52833)
         #expect(section.image.runs == [0x1C000..<(0x1C000 + UInt32(bin.count))])
         // The board's application region, as the hex has it.
-        #expect(section.image.read(0x1C000..<0x77000) == Self.v2.slice(0x1C000..<(0x1C000 + UInt32(bin.count))).read(0x1C000..<0x77000))
+        #expect(
+            section.image.read(0x1C000..<0x77000)
+                == Self.v2.slice(0x1C000..<(0x1C000 + UInt32(bin.count))).read(0x1C000..<0x77000))
         #expect(try firmware.section(for: .calliopeMini3) == section)
         #expect(throws: FirmwareImageError.self) { try firmware.section(for: .microbitV1) }
     }
@@ -81,18 +88,28 @@ import TestSupport
 
     @Test func anInitPacketThatDoesNotDescribeTheBinaryIsRefused() throws {
         let bin = try Self.applicationBinary(Self.v2, .nrf52833)
-        let other = try Self.applicationBinary(HexFixtures.makeCode(.nrf52833, programSize: 6000, seed: 73).image, .nrf52833)
+        let other = try Self.applicationBinary(
+            HexFixtures.makeCode(.nrf52833, programSize: 6000, seed: 73).image, .nrf52833)
         func problem(_ dat: [UInt8], _ body: [UInt8] = bin) -> String? {
-            do { _ = try Self.nordic(body, dat); return nil } catch let FirmwareImageError.dfuInitPacketMismatch(_, problem) {
+            do { _ = try Self.nordic(body, dat); return nil } catch let FirmwareImageError.dfuInitPacketMismatch(
+                _, problem)
+            {
                 return problem
             } catch { return "\(error)" }
         }
-        #expect(problem(Self.microbitApp(other)) == "it says the binary is \(grouped(other.count)) bytes; application.bin is \(grouped(bin.count))")
-        #expect(problem(Self.microbitApp(bin, hash: Array(SHA256.hash(data: other))))?.hasPrefix("its SHA-256 is ") == true)
-        #expect(problem(Self.microbitApp(bin, version: 2)) == "its microbit_app command has version 2; the bootloader accepts version 1 only")
+        #expect(
+            problem(Self.microbitApp(other))
+                == "it says the binary is \(grouped(other.count)) bytes; application.bin is \(grouped(bin.count))")
+        #expect(
+            problem(Self.microbitApp(bin, hash: Array(SHA256.hash(data: other))))?.hasPrefix("its SHA-256 is ") == true)
+        #expect(
+            problem(Self.microbitApp(bin, version: 2))
+                == "its microbit_app command has version 2; the bootloader accepts version 1 only")
         let v1bin = try Self.applicationBinary(Self.v1, .nrf51)
         #expect(problem(Self.legacy(crc: crc16CCITTFalse(v1bin) ^ 1), v1bin)?.hasPrefix("its CRC-16 is ") == true)
-        #expect(problem(Self.legacy(crc: crc16CCITTFalse(v1bin + [1])), v1bin + [1])?.contains("not a multiple of 4") == true)
+        #expect(
+            problem(Self.legacy(crc: crc16CCITTFalse(v1bin + [1])), v1bin + [1])?.contains("not a multiple of 4")
+                == true)
     }
 
     @Test func aPackageThatDoesNotSayWhichBoardItIsForIsRefused() throws {
@@ -109,32 +126,44 @@ import TestSupport
     }
 
     @Test func aBinaryThatWouldReachTheBootloaderIsRefused() throws {
-        let bin = [UInt8](repeating: 0x5A, count: 0x24004)   // nRF51: 0x18000 + 0x24004 passes 0x3C000
-        #expect(throws: FirmwareImageError.dfuApplicationTooLarge(name: "application.bin", size: bin.count, family: .nrf51)) {
+        let bin = [UInt8](repeating: 0x5A, count: 0x24004)  // nRF51: 0x18000 + 0x24004 passes 0x3C000
+        #expect(
+            throws: FirmwareImageError.dfuApplicationTooLarge(name: "application.bin", size: bin.count, family: .nrf51)
+        ) {
             try Self.nordic(bin, Self.legacy(crc: crc16CCITTFalse(bin)))
         }
     }
 
     @Test func aMcuMgrPackageMustHoldAnMCUbootImage() throws {
-        let image = try MCUbootImage.build(application: [UInt8](repeating: 0xA5, count: 4000), version: MCUbootVersion(major: 1),
-                                           headerSize: 0x1000)
+        let image = try MCUbootImage.build(
+            application: [UInt8](repeating: 0xA5, count: 4000), version: MCUbootVersion(major: 1),
+            headerSize: 0x1000)
         func package(_ bytes: [UInt8], type: String = "application") throws -> [UInt8] {
-            try makeZip([("manifest.json", Array(#"{"files": [{"file": "app.bin", "type": "\#(type)", "image_index": "0"}]}"#.utf8)),
-                         ("app.bin", bytes)])
+            try makeZip([
+                (
+                    "manifest.json",
+                    Array(#"{"files": [{"file": "app.bin", "type": "\#(type)", "image_index": "0"}]}"#.utf8)
+                ),
+                ("app.bin", bytes)
+            ])
         }
         let good = try Firmware.parse(try package(image), fileName: "ok.zip")
         #expect(good.mcuboot?.bytes == image)
         // img_size 0xFFFFFFFF: the header announces more than the file holds.
         var huge = image
         huge.replaceSubrange(12..<16, with: [0xFF, 0xFF, 0xFF, 0xFF])
-        let error = #expect(throws: FirmwareImageError.self) { try Firmware.parse(try package(huge), fileName: "huge.zip") }
+        let error = #expect(throws: FirmwareImageError.self) {
+            try Firmware.parse(try package(huge), fileName: "huge.zip")
+        }
         guard case .dfuNotMCUboot(let name, let reason) = error else {
             Issue.record("expected dfuNotMCUboot, got \(String(describing: error))")
             return
         }
         #expect(name == "app.bin" && reason.contains("truncated"), "\(reason)")
         // Raw bytes are not an application for a McuMgr package.
-        #expect(throws: FirmwareImageError.self) { try Firmware.parse(try package([UInt8](repeating: 0, count: 4000)), fileName: "raw.zip") }
+        #expect(throws: FirmwareImageError.self) {
+            try Firmware.parse(try package([UInt8](repeating: 0, count: 4000)), fileName: "raw.zip")
+        }
         // A package of a bootloader only holds nothing bitflash flashes.
         #expect(throws: FirmwareImageError.dfuNoApplication(parts: ["app.bin (bootloader)"])) {
             try Firmware.parse(try package(image, type: "bootloader"), fileName: "bl.zip")
@@ -142,11 +171,14 @@ import TestSupport
     }
 
     @Test func partsBesidesTheApplicationAreAProblemForceDoesNotOverride() throws {
-        let app = try MCUbootImage.build(application: [UInt8](repeating: 0xA5, count: 4000), version: MCUbootVersion(major: 1), headerSize: 0x1000)
-        let net = try MCUbootImage.build(application: [UInt8](repeating: 0x5A, count: 1500), version: MCUbootVersion(major: 1), headerSize: 0x1000)
+        let app = try MCUbootImage.build(
+            application: [UInt8](repeating: 0xA5, count: 4000), version: MCUbootVersion(major: 1), headerSize: 0x1000)
+        let net = try MCUbootImage.build(
+            application: [UInt8](repeating: 0x5A, count: 1500), version: MCUbootVersion(major: 1), headerSize: 0x1000)
         let manifest = #"{"files": [{"file": "app.bin", "image_index": "0"}, {"file": "net.bin", "image_index": "1"}]}"#
-        let firmware = try Firmware.parse(try makeZip([("manifest.json", Array(manifest.utf8)), ("app.bin", app), ("net.bin", net)]),
-                                          fileName: "two.zip")
+        let firmware = try Firmware.parse(
+            try makeZip([("manifest.json", Array(manifest.utf8)), ("app.bin", app), ("net.bin", net)]),
+            fileName: "two.zip")
         let problems = firmware.problems(for: .microbitV2)
         #expect(problems.map(\.kind) == [.packageParts])
         #expect(problems.first?.overridable == false)
@@ -174,7 +206,7 @@ import TestSupport
 
     @Test func dataBeyondTheChipsMemoryIsAProblemForceDoesNotOverride() throws {
         var image = HexFixtures.makeCode(.nrf51, small: true, seed: 4).image
-        try image.write([1, 2, 3, 4], at: 0x40000)          // past nRF51's 256 KiB
+        try image.write([1, 2, 3, 4], at: 0x40000)  // past nRF51's 256 KiB
         let problems = Firmware.memoryProblems(image, board: .microbitV1)
         #expect(problems.map(\.kind) == [.outsideMemory])
         #expect(problems.first?.overridable == false)
@@ -208,14 +240,18 @@ import TestSupport
         let ram = try MCUbootImage(bytes: try Corpus.bytes("real/mcuboot-mps2-ram-load-sha256-only.signed.bin"))
         #expect(ram.problems(for: .microbitV2).contains { $0.kind == .mcubootSlot && !$0.overridable })
         // The board's own layout: a one-page header, in the slot.
-        let own = try MCUbootImage(bytes: try MCUbootImage.build(application: [1, 2, 3, 4], version: MCUbootVersion(major: 1), headerSize: 0x1000))
+        let own = try MCUbootImage(
+            bytes: try MCUbootImage.build(
+                application: [1, 2, 3, 4], version: MCUbootVersion(major: 1), headerSize: 0x1000))
         #expect(own.problems(for: .microbitV2).isEmpty)
         #expect(own.problems(for: .microbitV2, address: 0xC000).map(\.kind) == [.mcubootLayout])
-        var fixed = try MCUbootImage.build(application: [1, 2, 3, 4], loadAddress: 0xC000, version: MCUbootVersion(major: 1),
-                                           headerSize: 0x1000, flags: .romFixed)
+        var fixed = try MCUbootImage.build(
+            application: [1, 2, 3, 4], loadAddress: 0xC000, version: MCUbootVersion(major: 1),
+            headerSize: 0x1000, flags: .romFixed)
         #expect(try MCUbootImage(bytes: fixed).problems(for: .microbitV2).map(\.kind) == [.mcubootSlot])
-        fixed = try MCUbootImage.build(application: [1, 2, 3, 4], loadAddress: 0x1B000, version: MCUbootVersion(major: 1),
-                                       headerSize: 0x1000, flags: .romFixed)
+        fixed = try MCUbootImage.build(
+            application: [1, 2, 3, 4], loadAddress: 0x1B000, version: MCUbootVersion(major: 1),
+            headerSize: 0x1000, flags: .romFixed)
         #expect(try MCUbootImage(bytes: fixed).problems(for: .microbitV2).isEmpty)
     }
 
@@ -223,14 +259,19 @@ import TestSupport
     func noRealMicrobitOrCalliopeFileHasAProblemForItsBoards() throws {
         var checked = 0
         for folder in ["real", "derived"] {
-            let names = try FileManager.default.contentsOfDirectory(atPath: Corpus.testdata.appendingPathComponent(folder).path)
+            let names = try FileManager.default.contentsOfDirectory(
+                atPath: Corpus.testdata.appendingPathComponent(folder).path)
             for name in names.sorted() where name.hasSuffix(".hex") || name.hasSuffix(".uf2") {
-                guard let firmware = try? Firmware.parse(try Corpus.bytes("\(folder)/\(name)"), fileName: name) else { continue }
+                guard let firmware = try? Firmware.parse(try Corpus.bytes("\(folder)/\(name)"), fileName: name) else {
+                    continue
+                }
                 for board in Board.allCases {
                     guard let section = try? firmware.section(for: board), section.family == board.family,
-                          MakeCodeProgram.find(in: section.image, family: board.family) != nil
-                            || MicroPythonLayout.find(in: section.image, family: board.family) != nil else { continue }
-                    #expect(firmware.problems(for: board).isEmpty, "\(name) on \(board): \(firmware.problems(for: board))")
+                        MakeCodeProgram.find(in: section.image, family: board.family) != nil
+                            || MicroPythonLayout.find(in: section.image, family: board.family) != nil
+                    else { continue }
+                    #expect(
+                        firmware.problems(for: board).isEmpty, "\(name) on \(board): \(firmware.problems(for: board))")
                     checked += 1
                 }
             }

@@ -8,9 +8,11 @@ func makeZip(_ files: [(String, [UInt8])], compress: Bool = false) throws -> [UI
     let archive = try Archive(data: Data(), accessMode: .create)
     for (name, bytes) in files {
         let data = Data(bytes)
-        try archive.addEntry(with: name, type: .file, uncompressedSize: Int64(data.count),
-                             modificationDate: Date(timeIntervalSince1970: 1_700_000_000),
-                             compressionMethod: compress ? .deflate : .none) { position, size in
+        try archive.addEntry(
+            with: name, type: .file, uncompressedSize: Int64(data.count),
+            modificationDate: Date(timeIntervalSince1970: 1_700_000_000),
+            compressionMethod: compress ? .deflate : .none
+        ) { position, size in
             data.subdata(in: Int(position)..<(Int(position) + size))
         }
     }
@@ -24,21 +26,24 @@ private func json(_ text: String) -> [UInt8] { Array(text.utf8) }
     let net1: [UInt8]
 
     init() throws {
-        app0 = try MCUbootImage.build(application: [UInt8](repeating: 0xA5, count: 4000),
-                                      version: MCUbootVersion(major: 1, minor: 2, revision: 3, build: 4))
-        net1 = try MCUbootImage.build(application: [UInt8](repeating: 0x5A, count: 1500), version: MCUbootVersion(major: 0, minor: 9))
+        app0 = try MCUbootImage.build(
+            application: [UInt8](repeating: 0xA5, count: 4000),
+            version: MCUbootVersion(major: 1, minor: 2, revision: 3, build: 4))
+        net1 = try MCUbootImage.build(
+            application: [UInt8](repeating: 0x5A, count: 1500), version: MCUbootVersion(major: 0, minor: 9))
     }
 
     @Test func readsNrfConnectSDKManifestInFileOrder() throws {
         let manifest = """
-        {"format-version": 0, "time": 1700000000, "name": "demo", "files": [
-          {"type": "application", "board": "nrf5340dk", "soc": "nRF5340", "load_address": 65536,
-           "image_index": "0", "slot_index_primary": "1", "slot_index_secondary": "2",
-           "version_MCUBOOT": "1.2.3+4", "size": \(app0.count), "file": "app.signed.bin"},
-          {"type": "application", "image_index": "1", "version": "0.9.0", "file": "net.signed.bin"}
-        ]}
-        """
-        let zip = try makeZip([("manifest.json", json(manifest)), ("app.signed.bin", app0), ("net.signed.bin", net1)], compress: true)
+            {"format-version": 0, "time": 1700000000, "name": "demo", "files": [
+              {"type": "application", "board": "nrf5340dk", "soc": "nRF5340", "load_address": 65536,
+               "image_index": "0", "slot_index_primary": "1", "slot_index_secondary": "2",
+               "version_MCUBOOT": "1.2.3+4", "size": \(app0.count), "file": "app.signed.bin"},
+              {"type": "application", "image_index": "1", "version": "0.9.0", "file": "net.signed.bin"}
+            ]}
+            """
+        let zip = try makeZip(
+            [("manifest.json", json(manifest)), ("app.signed.bin", app0), ("net.signed.bin", net1)], compress: true)
         let package = try DFUPackage(zipBytes: zip)
         #expect(package.style == .mcuManager)
         #expect(package.images.map(\.name) == ["app.signed.bin", "net.signed.bin"])
@@ -62,15 +67,15 @@ private func json(_ text: String) -> [UInt8] { Array(text.utf8) }
 
     @Test func readsNordicDFUManifestWithInitPackets() throws {
         let manifest = """
-        {"manifest": {
-          "application": {"bin_file": "application.bin", "dat_file": "application.dat"},
-          "softdevice_bootloader": {"bin_file": "sd_bl.bin", "dat_file": "sd_bl.dat",
-                                    "info_read_only_metadata": {"bl_size": 100, "sd_size": 200}}
-        }}
-        """
+            {"manifest": {
+              "application": {"bin_file": "application.bin", "dat_file": "application.dat"},
+              "softdevice_bootloader": {"bin_file": "sd_bl.bin", "dat_file": "sd_bl.dat",
+                                        "info_read_only_metadata": {"bl_size": 100, "sd_size": 200}}
+            }}
+            """
         let zip = try makeZip([
             ("manifest.json", json(manifest)), ("application.bin", [1, 2, 3, 4]), ("application.dat", [9, 9]),
-            ("sd_bl.bin", [5, 6]), ("sd_bl.dat", [8]),
+            ("sd_bl.bin", [5, 6]), ("sd_bl.dat", [8])
         ])
         let package = try DFUPackage(zipBytes: zip)
         #expect(package.style == .nordicDFU)
@@ -98,7 +103,9 @@ private func json(_ text: String) -> [UInt8] { Array(text.utf8) }
 
     @Test func rejectsManifestOfNeitherStyle() throws {
         let zip = try makeZip([("manifest.json", json(#"{"format-version": 1}"#))])
-        #expect(throws: FirmwareImageError.dfuBadManifest("it has neither 'files' (McuMgr) nor 'manifest' (Nordic DFU)")) {
+        #expect(
+            throws: FirmwareImageError.dfuBadManifest("it has neither 'files' (McuMgr) nor 'manifest' (Nordic DFU)")
+        ) {
             try DFUPackage(zipBytes: zip)
         }
     }

@@ -12,7 +12,8 @@ import TestSupport
         guard Corpus.isAvailable, let analysis = try? Corpus.analysis() else { return [] }
         var out: [String] = []
         for (group, files) in analysis {
-            for (name, entry) in (files as? [String: Any]) ?? [:] where (entry as? [String: Any])?["format"] as? String == format {
+            for (name, entry) in (files as? [String: Any]) ?? [:]
+            where (entry as? [String: Any])?["format"] as? String == format {
                 out.append("\(group)/\(name)")
             }
         }
@@ -61,7 +62,9 @@ import TestSupport
         }
     }
 
-    @Test(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.skipMessage)), arguments: entries(format: "MCUboot image"))
+    @Test(
+        .enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.skipMessage)),
+        arguments: entries(format: "MCUboot image"))
     func everyMCUbootImageReadsThroughTheFrontDoorAsAnalysed(path: String) throws {
         let truth = try Self.entry(path)
         let firmware = try Firmware.parse(try Corpus.bytes(path), fileName: path)
@@ -82,10 +85,15 @@ import TestSupport
     }
 
     /// The signed `.hex` twins hold the same MCUboot image (header, body, hash) at their slot address.
-    @Test(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.skipMessage)), arguments: [
-        ("real/mcuboot-zephyr-hello_world.signed.hex", "real/mcuboot-zephyr-hello_world.signed.bin"),
-        ("derived/mcuboot-makecode-v2-program-1.2.3.ed25519.signed.hex", "derived/mcuboot-makecode-v2-program-1.2.3.ed25519.signed.bin"),
-    ])
+    @Test(
+        .enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.skipMessage)),
+        arguments: [
+            ("real/mcuboot-zephyr-hello_world.signed.hex", "real/mcuboot-zephyr-hello_world.signed.bin"),
+            (
+                "derived/mcuboot-makecode-v2-program-1.2.3.ed25519.signed.hex",
+                "derived/mcuboot-makecode-v2-program-1.2.3.ed25519.signed.bin"
+            )
+        ])
     func signedHexFilesHoldTheSignedImage(hex: String, bin: String) throws {
         let firmware = try Firmware.parse(try Corpus.bytes(hex), fileName: hex)
         #expect(firmware.format == .intelHex)
@@ -101,7 +109,9 @@ import TestSupport
     }
 
     /// Files that are none of the formats are refused with a message, not read as garbage.
-    @Test(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.skipMessage)), arguments: entries(format: "not Intel HEX"))
+    @Test(
+        .enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.skipMessage)),
+        arguments: entries(format: "not Intel HEX"))
     func filesOfNoFormatAreRefusedWithAMessage(path: String) throws {
         let name = String(path.split(separator: "/").last!)
         do {

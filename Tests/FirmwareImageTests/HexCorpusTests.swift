@@ -38,7 +38,8 @@ struct HexCorpusTests {
 
         if (expected["format"] as? String) == "not Intel HEX" {
             // The negative case: a Python file named .hex. The error names line 1, column 1 and the '#'.
-            #expect(throws: FirmwareImageError.missingColon(TextPosition(line: 1, column: 1), found: UInt8(ascii: "#"))) {
+            #expect(throws: FirmwareImageError.missingColon(TextPosition(line: 1, column: 1), found: UInt8(ascii: "#")))
+            {
                 try Firmware.parse(bytes, fileName: name)
             }
             let message = catchError { try Firmware.parse(bytes, fileName: name) }
@@ -55,7 +56,9 @@ struct HexCorpusTests {
 
         // Record counts before the end-of-file record.
         var types: [UInt8: Int] = [:]
-        for (k, v) in (expected["record_types"] as? [String: Int]) ?? [:] { types[UInt8(k, radix: 16)!, default: 0] += v }
+        for (k, v) in (expected["record_types"] as? [String: Int]) ?? [:] {
+            types[UInt8(k, radix: 16)!, default: 0] += v
+        }
         for (k, v) in (expected["record_types_after_first_eof"] as? [String: Int]) ?? [:] {
             types[UInt8(k, radix: 16)!, default: 0] -= v
             if types[UInt8(k, radix: 16)!] == 0 { types[UInt8(k, radix: 16)!] = nil }
@@ -65,7 +68,9 @@ struct HexCorpusTests {
 
         // Records after the end-of-file record are reported, not read.
         let afterEOF = ((expected["record_types_after_first_eof"] as? [String: Int]) ?? [:]).values.reduce(0, +)
-        let warned = firmware.allWarnings.contains { if case .linesAfterEndOfFile = $0 { return true } else { return false } }
+        let warned = firmware.allWarnings.contains {
+            if case .linesAfterEndOfFile = $0 { return true } else { return false }
+        }
         #expect(warned == (afterEOF > 0), "records after EOF: \(afterEOF), warnings: \(firmware.allWarnings)")
 
         if (types[0x0A] ?? 0) > 0 {
@@ -74,7 +79,8 @@ struct HexCorpusTests {
 
         for want in expectedSections {
             let id = Self.address(want["board_id"]).map { UInt16($0) }
-            let section = try #require(firmware.sections.first { $0.boardID == id }, "no section for \(String(describing: id))")
+            let section = try #require(
+                firmware.sections.first { $0.boardID == id }, "no section for \(String(describing: id))")
             let label = "\(name) [\(id.map(UniversalHex.boardIDString) ?? "plain")]"
 
             let runs = try #require(want["runs"] as? [[Any]]).map { Self.address($0[0])!..<Self.address($0[1])! }
@@ -87,7 +93,9 @@ struct HexCorpusTests {
             #expect(found == magics.compactMap { Self.address($0["magic_addr"]) }, "\(label): magic addresses")
             for m in magics {
                 let a = try #require(Self.address(m["magic_addr"]))
-                #expect(section.image.read((a + 16)..<(a + 24)).hexString == m["hash8"] as? String, "\(label): hash8 at \(a)")
+                #expect(
+                    section.image.read((a + 16)..<(a + 24)).hexString == m["hash8"] as? String,
+                    "\(label): hash8 at \(a)")
             }
 
             // What the device would find: the page-aligned magic inside the application region.
@@ -103,10 +111,13 @@ struct HexCorpusTests {
                 #expect(program.runtimeHash.hexString == m["hash8"] as? String)
                 let guessEnd = try #require(Self.address((m["program_region_guess"] as? [Any])?[1]))
                 let lastBelowScratch = min(guessEnd, family.layout.scratchPage)
-                #expect(program.region == program.magicAddress..<((lastBelowScratch + 63) / 64 * 64), "\(label): region")
+                #expect(
+                    program.region == program.magicAddress..<((lastBelowScratch + 63) / 64 * 64), "\(label): region")
             }
             if program == nil, !magics.isEmpty {
-                #expect(throws: FirmwareImageError.self) { try MakeCodeProgram.locate(in: section.image, family: family) }
+                #expect(throws: FirmwareImageError.self) {
+                    try MakeCodeProgram.locate(in: section.image, family: family)
+                }
             }
         }
     }
@@ -137,7 +148,7 @@ struct HexCorpusTests {
             ("real/makecode-v1-duck-umbrella-fullflash-16.hex", .nrf51),
             ("real/nrf52840-s140-softdevice-6.1.1.hex", nil),
             ("real/mcuboot-zephyr-hello_world.hex", nil),
-            ("derived/mcuboot-makecode-v2-program-1.2.3.ed25519.signed.hex", nil),
+            ("derived/mcuboot-makecode-v2-program-1.2.3.ed25519.signed.hex", nil)
         ]
         for (path, family) in cases {
             let f = try Firmware.parse(try Corpus.bytes(path), fileName: path)
@@ -146,28 +157,36 @@ struct HexCorpusTests {
     }
 
     @Test func selectsTheBoardSectionOfAUniversalHex() throws {
-        let f = try Firmware.parse(try Corpus.bytes("real/makecode-universal-8.0.18-small-heart.hex"), fileName: "heart.hex")
+        let f = try Firmware.parse(
+            try Corpus.bytes("real/makecode-universal-8.0.18-small-heart.hex"), fileName: "heart.hex")
         #expect(try f.section(for: .calliopeMini3).boardID == 0x9903)
         #expect(try f.section(for: .microbitV1).boardID == 0x9900)
-        let v2only = try Firmware.parse(try Corpus.bytes("derived/makecode-v2-8.0.18-small-heart.board-0x9903.hex"), fileName: "v2.hex")
+        let v2only = try Firmware.parse(
+            try Corpus.bytes("derived/makecode-v2-8.0.18-small-heart.board-0x9903.hex"), fileName: "v2.hex")
         #expect(throws: FirmwareImageError.self) { try v2only.image(for: .microbitV1) }
     }
 
     @Test func keepsTheFullFlashProgramRegionBelowTheScratchPage() throws {
-        let f = try Firmware.parse(try Corpus.bytes("real/makecode-v1-duck-umbrella-fullflash-32.hex"), fileName: "duck.hex")
+        let f = try Firmware.parse(
+            try Corpus.bytes("real/makecode-v1-duck-umbrella-fullflash-32.hex"), fileName: "duck.hex")
         let p = try MakeCodeProgram.locate(in: try f.image(for: .microbitV1), family: .nrf51)
         #expect(p.region == 0x32C00..<0x3B400)
     }
 
     @Test func reportsTheUnalignedMagicOf2016Hexes() throws {
-        let f = try Firmware.parse(try Corpus.bytes("real/pxt-2016-microbit-blocks-unaligned-magic.hex"), fileName: "pxt.hex")
-        #expect(throws: FirmwareImageError.noMakeCodeProgram(.notPageAligned(addresses: [0x30730], pageSize: 1024), family: .nrf51)) {
+        let f = try Firmware.parse(
+            try Corpus.bytes("real/pxt-2016-microbit-blocks-unaligned-magic.hex"), fileName: "pxt.hex")
+        #expect(
+            throws: FirmwareImageError.noMakeCodeProgram(
+                .notPageAligned(addresses: [0x30730], pageSize: 1024), family: .nrf51)
+        ) {
             try MakeCodeProgram.locate(in: try f.image(for: .microbitV1), family: .nrf51)
         }
     }
 
     @Test func ignoresTheFalseMagicInsideCODAL() throws {
-        let f = try Firmware.parse(try Corpus.bytes("real/makecode-universal-3.0.67-serial-writer-double-magic.hex"), fileName: "x.hex")
+        let f = try Firmware.parse(
+            try Corpus.bytes("real/makecode-universal-3.0.67-serial-writer-double-magic.hex"), fileName: "x.hex")
         let image = try f.image(for: .microbitV2)
         #expect(MakeCodeProgram.magicAddresses(in: image) == [0x2BCD4, 0x45000])
         let p = try MakeCodeProgram.locate(in: image, family: .nrf52833)

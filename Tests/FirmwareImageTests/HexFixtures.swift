@@ -17,11 +17,15 @@ enum HexFixtures {
     /// - Parameters:
     ///   - small: a few KiB per area instead of full-size areas (for exhaustive sweeps).
     ///   - falseMagicAt: also put the 16 magic bytes at this offset into the runtime (not page-aligned, like MakeCode 3.0.67).
-    static func makeCode(_ family: ChipFamily, small: Bool = false, programSize: Int = 5152, seed: UInt64 = 1,
-                         falseMagicAt: Int? = nil) -> Built {
+    static func makeCode(
+        _ family: ChipFamily, small: Bool = false, programSize: Int = 5152, seed: UInt64 = 1,
+        falseMagicAt: Int? = nil
+    ) -> Built {
         var rng = SplitMix64(seed: seed)
         func random(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8(truncatingIfNeeded: rng.next()) } }
-        func le32(_ v: UInt32) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 24)] }
+        func le32(_ v: UInt32) -> [UInt8] {
+            [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 24)]
+        }
         var m = MemoryImage()
         func put(_ bytes: [UInt8], _ at: UInt32) { try! m.write(bytes, at: at) }
         let layout = family.layout
@@ -51,8 +55,9 @@ enum HexFixtures {
             put(random(small ? 0x123 : 0x1323), 0x7E000)
             put(le32(0x77000) + le32(0x7E000), 0x1000_1014)
         }
-        return Built(image: m, magicAddress: magic, runtimeHash: runtimeHash, programHash: programHash,
-                     programEnd: magic + UInt32(programSize))
+        return Built(
+            image: m, magicAddress: magic, runtimeHash: runtimeHash, programHash: programHash,
+            programEnd: magic + UInt32(programSize))
     }
 
     /// Text helpers for mutating files.
@@ -72,20 +77,26 @@ enum HexFixtures {
 }
 
 /// Compares two images with a readable failure: the runs, then the first differing address.
-func expectSameImage(_ actual: MemoryImage, _ expected: MemoryImage, _ label: String,
-                     sourceLocation: SourceLocation = #_sourceLocation) {
+func expectSameImage(
+    _ actual: MemoryImage, _ expected: MemoryImage, _ label: String,
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
     guard actual != expected else { return }
     if actual.runs != expected.runs {
-        Issue.record("\(label): runs differ: \(actual.runs.map(describe)) vs expected \(expected.runs.map(describe))",
-                     sourceLocation: sourceLocation)
+        Issue.record(
+            "\(label): runs differ: \(actual.runs.map(describe)) vs expected \(expected.runs.map(describe))",
+            sourceLocation: sourceLocation)
         return
     }
     for (a, e) in zip(actual.segments, expected.segments) where a.bytes != e.bytes {
         let k = a.bytes.indices.first { a.bytes[$0] != e.bytes[$0] } ?? 0
-        Issue.record("\(label): byte at 0x\(String(a.start + UInt32(k), radix: 16)) is \(a.bytes[k]), expected \(e.bytes[k])",
-                     sourceLocation: sourceLocation)
+        Issue.record(
+            "\(label): byte at 0x\(String(a.start + UInt32(k), radix: 16)) is \(a.bytes[k]), expected \(e.bytes[k])",
+            sourceLocation: sourceLocation)
         return
     }
 }
 
-func describe(_ r: Range<UInt32>) -> String { "0x\(String(r.lowerBound, radix: 16))-0x\(String(r.upperBound, radix: 16))" }
+func describe(_ r: Range<UInt32>) -> String {
+    "0x\(String(r.lowerBound, radix: 16))-0x\(String(r.upperBound, radix: 16))"
+}

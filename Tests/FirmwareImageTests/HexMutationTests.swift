@@ -42,9 +42,13 @@ import TestSupport
         ("02 addressing", .init(addressing: .segmentWherePossible)),
         ("shuffled", .init(shuffleSeed: 7)),
         ("shuffled, 32-byte", .init(recordLength: 32, shuffleSeed: 8)),
-        ("everything", .init(recordLength: 20, lineEnding: .crlf, uppercase: false, addressing: .segmentWherePossible,
-                             shuffleSeed: 9, startAddress: .segment(cs: 0x2000, ip: 0x9C51))),
-        ("start linear", .init(startAddress: .linear(0x0003_C0C1))),
+        (
+            "everything",
+            .init(
+                recordLength: 20, lineEnding: .crlf, uppercase: false, addressing: .segmentWherePossible,
+                shuffleSeed: 9, startAddress: .segment(cs: 0x2000, ip: 0x9C51))
+        ),
+        ("start linear", .init(startAddress: .linear(0x0003_C0C1)))
     ]
 
     @Test("writer variants read back identically", arguments: variants.indices)
@@ -60,7 +64,8 @@ import TestSupport
     }
 
     @Test func segmentAddressingMixesRecordTypes02And04() throws {
-        let text = HexFixtures.text(IntelHexWriter.write(Self.v2.image, options: .init(addressing: .segmentWherePossible)))
+        let text = HexFixtures.text(
+            IntelHexWriter.write(Self.v2.image, options: .init(addressing: .segmentWherePossible)))
         #expect(text.contains(":020000021000EC"))  // segment 0x1000 = base 0x10000
         #expect(text.contains(":020000041000EA"))  // UICR needs a linear address
         let hex = try IntelHexReader.parse(HexFixtures.bytes(text))
@@ -71,15 +76,26 @@ import TestSupport
         let base = IntelHexWriter.write(Self.v1.image)
         let lines = HexFixtures.text(base).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let mutations: [(String, String)] = [
-            ("blank lines", lines.enumerated().map { $0.offset % 7 == 3 ? $0.element + "\n" : $0.element }.joined(separator: "\n")),
+            (
+                "blank lines",
+                lines.enumerated().map { $0.offset % 7 == 3 ? $0.element + "\n" : $0.element }.joined(separator: "\n")
+            ),
             ("trailing spaces and tabs", lines.map { $0.isEmpty ? $0 : $0 + " \t " }.joined(separator: "\n")),
             ("leading spaces", lines.map { $0.isEmpty ? $0 : "  " + $0 }.joined(separator: "\n")),
             ("CR line endings", lines.joined(separator: "\r")),
             ("no final newline", lines.joined(separator: "\n").trimmingSuffix("\n")),
             ("byte order mark", "\u{FEFF}" + lines.joined(separator: "\n")),
-            ("mixed case", lines.enumerated().map { $0.offset % 2 == 0 ? $0.element.lowercased() : $0.element }.joined(separator: "\n")),
-            ("zero-length data records", lines.enumerated().map { $0.offset % 11 == 5 ? ":0000000000\n" + $0.element : $0.element }.joined(separator: "\n")),
-            ("extra blank lines before EOF", lines.dropLast(2).joined(separator: "\n") + "\n\n\n\n:00000001FF\n"),
+            (
+                "mixed case",
+                lines.enumerated().map { $0.offset % 2 == 0 ? $0.element.lowercased() : $0.element }.joined(
+                    separator: "\n")
+            ),
+            (
+                "zero-length data records",
+                lines.enumerated().map { $0.offset % 11 == 5 ? ":0000000000\n" + $0.element : $0.element }.joined(
+                    separator: "\n")
+            ),
+            ("extra blank lines before EOF", lines.dropLast(2).joined(separator: "\n") + "\n\n\n\n:00000001FF\n")
         ]
         for (label, text) in mutations {
             expectSameImage(try Self.parsePlain(HexFixtures.bytes(text)), Self.v1.image, label)
@@ -91,7 +107,9 @@ import TestSupport
         // The same record twice (as some tools write at boundaries) is not a conflict.
         var lines = HexFixtures.text(IntelHexWriter.write(Self.smallV1.image)).split(separator: "\n").map(String.init)
         lines.insert(lines[5], at: 9)
-        expectSameImage(try Self.parsePlain(HexFixtures.bytes(lines.joined(separator: "\n") + "\n")), Self.smallV1.image, "duplicate")
+        expectSameImage(
+            try Self.parsePlain(HexFixtures.bytes(lines.joined(separator: "\n") + "\n")), Self.smallV1.image,
+            "duplicate")
     }
 
     @Test("Universal Hex layouts read back identically", arguments: UniversalHex.Layout.allCases)
@@ -99,11 +117,12 @@ import TestSupport
         // Full-size images at the usual lengths, small ones at the extremes (1-byte records make huge files).
         let cases: [(UInt16, Int, HexFixtures.Built, HexFixtures.Built)] = [
             (0x9900, 16, Self.v1, Self.v2), (0x9901, 32, Self.v1, Self.v2),
-            (0x9900, 1, Self.smallV1, Self.smallV2), (0x9901, 200, Self.smallV1, Self.smallV2),
+            (0x9900, 1, Self.smallV1, Self.smallV2), (0x9901, 200, Self.smallV1, Self.smallV2)
         ]
         for (v1ID, length, v1, v2) in cases {
-            let text = UniversalHexWriter.write([.init(boardID: v1ID, image: v1.image), .init(boardID: 0x9903, image: v2.image)],
-                                                options: .init(layout: layout, recordLength: length))
+            let text = UniversalHexWriter.write(
+                [.init(boardID: v1ID, image: v1.image), .init(boardID: 0x9903, image: v2.image)],
+                options: .init(layout: layout, recordLength: length))
             for bytes in [text, HexFixtures.crlf(text)] {
                 let f = try Firmware.parse(bytes, fileName: "u.hex")
                 #expect(f.format == .universalHex)
@@ -118,8 +137,9 @@ import TestSupport
 
     @Test func universalHexIsAlignedTo512Characters() throws {
         for layout in UniversalHex.Layout.allCases {
-            let text = UniversalHexWriter.write([.init(boardID: 0x9900, image: Self.smallV1.image), .init(boardID: 0x9903, image: Self.smallV2.image)],
-                                                options: .init(layout: layout))
+            let text = UniversalHexWriter.write(
+                [.init(boardID: 0x9900, image: Self.smallV1.image), .init(boardID: 0x9903, image: Self.smallV2.image)],
+                options: .init(layout: layout))
             let lines = HexFixtures.text(text).split(separator: "\n").map(String.init)
             // Every block start (0A) begins at a 512-character boundary, after its 04 record.
             var offset = 0
@@ -139,7 +159,8 @@ import TestSupport
 
     @Test(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.skipMessage)))
     func corpusImagesSurviveEveryMutation() throws {
-        let f = try Firmware.parse(try Corpus.bytes("real/makecode-universal-8.0.18-small-heart.hex"), fileName: "heart.hex")
+        let f = try Firmware.parse(
+            try Corpus.bytes("real/makecode-universal-8.0.18-small-heart.hex"), fileName: "heart.hex")
         let v1 = try f.image(for: .microbitV1), v2 = try f.image(for: .microbitV2)
         for (k, options) in Self.variants.map(\.1).enumerated() {
             for image in [v1, v2] {
@@ -148,12 +169,14 @@ import TestSupport
             }
         }
         for layout in UniversalHex.Layout.allCases {
-            let text = UniversalHexWriter.write([.init(boardID: 0x9900, image: v1), .init(boardID: 0x9903, image: v2)],
-                                                options: .init(layout: layout, recordLength: 32))
+            let text = UniversalHexWriter.write(
+                [.init(boardID: 0x9900, image: v1), .init(boardID: 0x9903, image: v2)],
+                options: .init(layout: layout, recordLength: 32))
             let g = try Firmware.parse(text, fileName: "again.hex")
             expectSameImage(try g.image(for: .microbitV1), v1, "\(layout) V1")
             expectSameImage(try g.image(for: .microbitV2), v2, "\(layout) V2")
-            #expect(MakeCodeProgram.find(in: try g.image(for: .microbitV2), family: .nrf52833)
+            #expect(
+                MakeCodeProgram.find(in: try g.image(for: .microbitV2), family: .nrf52833)
                     == MakeCodeProgram.find(in: v2, family: .nrf52833))
         }
     }

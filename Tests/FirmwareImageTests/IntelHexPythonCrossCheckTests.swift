@@ -5,7 +5,10 @@ import TestSupport
 
 /// Our writer's output, read back by Python `intelhex` (the reference the corpus was checked with),
 /// must hold exactly our bytes. Skipped when python3 or intelhex is missing.
-@Suite(.enabled(if: PythonIntelHex.isAvailable, "python3 with the intelhex package not found: cross-check skipped (pip install intelhex)"))
+@Suite(
+    .enabled(
+        if: PythonIntelHex.isAvailable,
+        "python3 with the intelhex package not found: cross-check skipped (pip install intelhex)"))
 struct IntelHexPythonCrossCheckTests {
     static let options: [(String, IntelHexWriter.Options)] = [
         ("defaults", .init()),
@@ -13,7 +16,7 @@ struct IntelHexPythonCrossCheckTests {
         ("255-byte records", .init(recordLength: 255)),
         ("7-byte records, CRLF, lower case", .init(recordLength: 7, lineEnding: .crlf, uppercase: false)),
         ("02 addressing", .init(addressing: .segmentWherePossible)),
-        ("shuffled", .init(shuffleSeed: 99)),
+        ("shuffled", .init(shuffleSeed: 99))
     ]
 
     @Test("intelhex reads our writer's output", arguments: options.indices)
@@ -28,8 +31,10 @@ struct IntelHexPythonCrossCheckTests {
 
     @Test(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.skipMessage)))
     func weReadCorpusFilesAsIntelhexDoes() throws {
-        for path in ["real/calliope-mini3-micropython.hex", "real/makecode-v1-1.2.13-small-heart.hex",
-                     "real/codal-v2-data-collection-crlf.hex", "real/mcuboot-zephyr-hello_world.hex"] {
+        for path in [
+            "real/calliope-mini3-micropython.hex", "real/makecode-v1-1.2.13-small-heart.hex",
+            "real/codal-v2-data-collection-crlf.hex", "real/mcuboot-zephyr-hello_world.hex"
+        ] {
             let bytes = try Corpus.bytes(path)
             let ours = try IntelHexReader.parse(bytes).sections[0].image
             expectSameImage(ours, try PythonIntelHex.read(bytes), path)
@@ -46,15 +51,16 @@ enum PythonIntelHex {
 
     /// Segments as `start end hexbytes` lines, from `IntelHex(path).segments()`.
     static let script = #"""
-import sys
-from intelhex import IntelHex
-ih = IntelHex(sys.argv[1])
-for start, end in ih.segments():
-    print("%x %x %s" % (start, end, ih.tobinstr(start=start, end=end - 1).hex()))
-"""#
+        import sys
+        from intelhex import IntelHex
+        ih = IntelHex(sys.argv[1])
+        for start, end in ih.segments():
+            print("%x %x %s" % (start, end, ih.tobinstr(start=start, end=end - 1).hex()))
+        """#
 
     static func read(_ hex: [UInt8]) throws -> MemoryImage {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("bitflash-xcheck-\(UUID().uuidString).hex")
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "bitflash-xcheck-\(UUID().uuidString).hex")
         try Data(hex).write(to: url)
         defer { try? FileManager.default.removeItem(at: url) }
         let (status, output) = try run(["-c", script, url.path], input: nil)

@@ -25,7 +25,7 @@ private func number(_ any: Any?) -> UInt32? {
         "real/mcuboot-mps2-ram-load-sha256-only.signed.bin",
         "derived/mcuboot-makecode-v2-program-1.2.3+4.ed25519.padded-confirmed.signed.bin",
         "derived/mcuboot-makecode-v2-program-1.2.3.ed25519.signed.bin",
-        "derived/mcuboot-makecode-v2-program-1.2.3.unsigned.bin",
+        "derived/mcuboot-makecode-v2-program-1.2.3.unsigned.bin"
     ]
 
     @Test(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.skipMessage)), arguments: files)
@@ -43,7 +43,9 @@ private func number(_ any: Any?) -> UInt32? {
         let mine = (image.protectedTLVs + image.unprotectedTLVs).map {
             "\(String(format: "0x%x", $0.area.rawValue))/\(String(format: "0x%x", $0.type))(\($0.value.count))"
         }
-        let theirs = tlvs.map { "\($0["area"] as? String ?? "")/\($0["type"] as? String ?? "")(\($0["len"] as? Int ?? -1))" }
+        let theirs = tlvs.map {
+            "\($0["area"] as? String ?? "")/\($0["type"] as? String ?? "")(\($0["len"] as? Int ?? -1))"
+        }
         #expect(mine == theirs)
         #expect(image.hashCheck == .valid)
         #expect(image.length <= bytes.count)
@@ -62,10 +64,15 @@ private func number(_ any: Any?) -> UInt32? {
     }
 
     /// An MCUboot image inside an Intel HEX file: the bytes at the slot address parse the same.
-    @Test(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.skipMessage)), arguments: [
-        ("real/mcuboot-zephyr-hello_world.signed.hex", "real/mcuboot-zephyr-hello_world.signed.bin"),
-        ("derived/mcuboot-makecode-v2-program-1.2.3.ed25519.signed.hex", "derived/mcuboot-makecode-v2-program-1.2.3.ed25519.signed.bin"),
-    ])
+    @Test(
+        .enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.skipMessage)),
+        arguments: [
+            ("real/mcuboot-zephyr-hello_world.signed.hex", "real/mcuboot-zephyr-hello_world.signed.bin"),
+            (
+                "derived/mcuboot-makecode-v2-program-1.2.3.ed25519.signed.hex",
+                "derived/mcuboot-makecode-v2-program-1.2.3.ed25519.signed.bin"
+            )
+        ])
     func imageInsideHexParsesLikeTheBinary(hex: String, bin: String) throws {
         let memory = try TestHex.read(try Corpus.bytes(hex))
         let (address, fromHex) = try MCUbootImage.locate(in: memory)
@@ -79,7 +86,8 @@ private func number(_ any: Any?) -> UInt32? {
     @Test(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.skipMessage)))
     func builderReproducesImgtoolsUnsignedImage() throws {
         let program = try Corpus.bytes("derived/makecode-v2-8.0.18-small-heart.program-0x47000-0x48420.bin")
-        let built = try MCUbootImage.build(application: program, version: MCUbootVersion(major: 1, minor: 2, revision: 3))
+        let built = try MCUbootImage.build(
+            application: program, version: MCUbootVersion(major: 1, minor: 2, revision: 3))
         #expect(built == (try Corpus.bytes("derived/mcuboot-makecode-v2-program-1.2.3.unsigned.bin")))
     }
 }
@@ -110,8 +118,12 @@ private func number(_ any: Any?) -> UInt32? {
         defer { try? FileManager.default.removeItem(at: dir) }
         let input = dir.appendingPathComponent("app.bin"), output = dir.appendingPathComponent("signed.bin")
         try Data(app).write(to: input)
-        let result = try ExternalTool.run("imgtool", ["sign", "--header-size", "0x200", "--pad-header", "--version", "1.2.3+4",
-                                                      "--slot-size", "0x10000", input.path, output.path])
+        let result = try ExternalTool.run(
+            "imgtool",
+            [
+                "sign", "--header-size", "0x200", "--pad-header", "--version", "1.2.3+4",
+                "--slot-size", "0x10000", input.path, output.path
+            ])
         #expect(result.status == 0, "imgtool sign failed: \(result.output)")
         let theirs = [UInt8](try Data(contentsOf: output))
         let version = try #require(MCUbootVersion("1.2.3+4"))

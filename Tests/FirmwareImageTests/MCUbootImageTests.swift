@@ -9,7 +9,8 @@ private let application: [UInt8] = (0..<3000).map { UInt8(truncatingIfNeeded: $0
 
 @Suite struct MCUbootImageTests {
     @Test func builtImageParsesWithValidHashAndItsFields() throws {
-        let bytes = try MCUbootImage.build(application: application, loadAddress: 0, version: try #require(MCUbootVersion("1.2.3+4")))
+        let bytes = try MCUbootImage.build(
+            application: application, loadAddress: 0, version: try #require(MCUbootVersion("1.2.3+4")))
         #expect(bytes.count == 0x200 + 3000 + 40)
         let image = try MCUbootImage(bytes: bytes)
         #expect(image.header.headerSize == 0x200)
@@ -24,8 +25,9 @@ private let application: [UInt8] = (0..<3000).map { UInt8(truncatingIfNeeded: $0
     }
 
     @Test func headerEncodesBackToTheSameBytes() throws {
-        let header = MCUbootHeader(loadAddress: 0x2024_0000, headerSize: 0x400, protectedTLVSize: 12, imageSize: 77176,
-                                   flags: [.ramLoad], version: MCUbootVersion(major: 2, minor: 5, revision: 300, build: 70000))
+        let header = MCUbootHeader(
+            loadAddress: 0x2024_0000, headerSize: 0x400, protectedTLVSize: 12, imageSize: 77176,
+            flags: [.ramLoad], version: MCUbootVersion(major: 2, minor: 5, revision: 300, build: 70000))
         let decoded = try MCUbootHeader(decoding: header.encoded())
         #expect(decoded == header)
         #expect(header.encoded().prefix(4) == [0x3D, 0xB8, 0xF3, 0x96])
@@ -45,7 +47,8 @@ private let application: [UInt8] = (0..<3000).map { UInt8(truncatingIfNeeded: $0
 
     @Test func rejectsImageTruncatedInsideBody() throws {
         let bytes = try MCUbootImage.build(application: application, version: MCUbootVersion(major: 1))
-        #expect(throws: FirmwareImageError.mcubootTruncated(size: 2000, needed: 0x200 + 3000, what: "header and body")) {
+        #expect(throws: FirmwareImageError.mcubootTruncated(size: 2000, needed: 0x200 + 3000, what: "header and body"))
+        {
             try MCUbootImage(bytes: Array(bytes.prefix(2000)))
         }
     }
@@ -79,7 +82,7 @@ private let application: [UInt8] = (0..<3000).map { UInt8(truncatingIfNeeded: $0
 
     @Test func rejectsTLVRunningPastItsArea() throws {
         var bytes = try MCUbootImage.build(application: application, version: MCUbootVersion(major: 1))
-        bytes[0x200 + 3000 + 6] = 33        // SHA-256 TLV length 32 → 33
+        bytes[0x200 + 3000 + 6] = 33  // SHA-256 TLV length 32 → 33
         #expect(throws: FirmwareImageError.mcubootTLVOverrun(offset: 0x200 + 3000 + 4, type: 0x10, length: 33)) {
             try MCUbootImage(bytes: bytes)
         }
@@ -87,8 +90,9 @@ private let application: [UInt8] = (0..<3000).map { UInt8(truncatingIfNeeded: $0
 
     @Test func readsProtectedAreaAndIncludesItInTheHash() throws {
         // Header announcing a 12-byte protected area holding a security counter TLV of 7.
-        var header = MCUbootHeader(headerSize: 0x200, protectedTLVSize: 12, imageSize: UInt32(application.count),
-                                   version: MCUbootVersion(major: 3))
+        var header = MCUbootHeader(
+            headerSize: 0x200, protectedTLVSize: 12, imageSize: UInt32(application.count),
+            version: MCUbootVersion(major: 3))
         var bytes = header.encoded() + [UInt8](repeating: 0, count: 0x200 - 32) + application
         bytes += MCUbootTLV.encodeArea(.protected, [MCUbootTLV(area: .protected, type: 0x50, value: [7, 0, 0, 0])])
         let hash = Array(SHA256.hash(data: bytes))
@@ -101,7 +105,9 @@ private let application: [UInt8] = (0..<3000).map { UInt8(truncatingIfNeeded: $0
         header.protectedTLVSize = 16
         var wrong = bytes
         wrong.replaceSubrange(0..<32, with: header.encoded())
-        #expect(throws: FirmwareImageError.mcubootProtectedSizeMismatch(header: 16, area: 12)) { try MCUbootImage(bytes: wrong) }
+        #expect(throws: FirmwareImageError.mcubootProtectedSizeMismatch(header: 16, area: 12)) {
+            try MCUbootImage(bytes: wrong)
+        }
     }
 
     @Test func locatesImageInsideAMemoryImage() throws {

@@ -34,15 +34,21 @@ import Testing
         // Only an unaligned one (2016 PXT).
         var unaligned = none
         try unaligned.write(MakeCodeProgram.magic, at: built.magicAddress + 0x130, overwrite: true)
-        #expect(throws: FirmwareImageError.noMakeCodeProgram(.notPageAligned(addresses: [built.magicAddress + 0x130], pageSize: 1024),
-                                                             family: .nrf51)) {
+        #expect(
+            throws: FirmwareImageError.noMakeCodeProgram(
+                .notPageAligned(addresses: [built.magicAddress + 0x130], pageSize: 1024),
+                family: .nrf51)
+        ) {
             try MakeCodeProgram.locate(in: unaligned, family: .nrf51)
         }
         // Page-aligned, but in the scratch page.
         var scratch = none
         try scratch.write(MakeCodeProgram.magic, at: 0x3B400)
-        #expect(throws: FirmwareImageError.noMakeCodeProgram(.outsideApplicationRegion(addresses: [0x3B400], searched: 0x18000..<0x3B400),
-                                                             family: .nrf51)) {
+        #expect(
+            throws: FirmwareImageError.noMakeCodeProgram(
+                .outsideApplicationRegion(addresses: [0x3B400], searched: 0x18000..<0x3B400),
+                family: .nrf51)
+        ) {
             try MakeCodeProgram.locate(in: scratch, family: .nrf51)
         }
         // The same image is a V1 image: a V2 search finds nothing there either.

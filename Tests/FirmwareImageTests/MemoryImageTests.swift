@@ -33,7 +33,7 @@ import Testing
     @Test func rejectsConflictingOverlapAndLeavesImageUnchanged() throws {
         var m = MemoryImage()
         try m.write([1, 2, 3], at: 0)
-        try m.write([2, 3], at: 1) // same bytes: fine
+        try m.write([2, 3], at: 1)  // same bytes: fine
         #expect(throws: FirmwareImageError.imageConflict(address: 2, existing: 3, new: 7)) {
             try m.write([2, 7], at: 1)
         }
@@ -42,7 +42,9 @@ import Testing
 
     @Test func rejectsWritePastAddressSpace() {
         var m = MemoryImage()
-        #expect(throws: FirmwareImageError.imagePastAddressSpace(address: 0xFFFF_FFFF, count: 2)) { try m.write([1, 2], at: 0xFFFF_FFFF) }
+        #expect(throws: FirmwareImageError.imagePastAddressSpace(address: 0xFFFF_FFFF, count: 2)) {
+            try m.write([1, 2], at: 0xFFFF_FFFF)
+        }
     }
 
     @Test func listsAlignedChunksHoldingData() throws {

@@ -35,13 +35,14 @@ private func imageWithTable(version: String = "micro:bit v9.9.9; MicroPython tes
 
     @Test func stringHashIsTheCRC32OfTheString() throws {
         // CRC-32/ISO-HDLC check value of "123456789" is 0xCBF43926.
-        let layout = try #require(MicroPythonLayout.find(in: try imageWithTable(version: "123456789"), family: .nrf52833))
+        let layout = try #require(
+            MicroPythonLayout.find(in: try imageWithTable(version: "123456789"), family: .nrf52833))
         #expect(layout.regions[1].deviceHash == [0x26, 0x39, 0xF4, 0xCB, 0, 0, 0, 0])
     }
 
     @Test func ignoresTableWithWrongFooterOrPageSize() throws {
         var image = try imageWithTable()
-        #expect(MicroPythonLayout.find(in: image, family: .nrf51) == nil)   // log2 12 ≠ 1 KiB pages
+        #expect(MicroPythonLayout.find(in: image, family: .nrf51) == nil)  // log2 12 ≠ 1 KiB pages
         try image.write([0, 0, 0, 0], at: 0x61FFC, overwrite: true)
         #expect(MicroPythonLayout.find(in: image, family: .nrf52833) == nil)
     }
@@ -64,7 +65,7 @@ private func hexNumber(_ any: Any?) -> UInt32? {
         ("real/calliope-mini3-micropython.hex", nil),
         ("real/micropython-v2-beta-region.hex", nil),
         ("real/universal-micropython-python-editor-default.hex", 0x9903),
-        ("real/universal-micropython-9901-serial-writer.hex", 0x9903),
+        ("real/universal-micropython-9901-serial-writer.hex", 0x9903)
     ]
 
     @Test(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.skipMessage)), arguments: withTable)
@@ -74,7 +75,8 @@ private func hexNumber(_ any: Any?) -> UInt32? {
         let parts = path.split(separator: "/").map(String.init)
         let file = try #require((try Corpus.analysis()[parts[0]] as? [String: Any])?[parts[1]] as? [String: Any])
         let sections = try #require(file["sections"] as? [[String: Any]])
-        let section = try #require(sections.first { board == nil || ($0["board_id"] as? String) == String(format: "0x%04x", board ?? 0) })
+        let section = try #require(
+            sections.first { board == nil || ($0["board_id"] as? String) == String(format: "0x%04x", board ?? 0) })
         let tables = try #require(section["micropython_layout"] as? [[String: Any]])
         let truth = try #require(tables.first { $0["bogus"] == nil })
         #expect(layout.headerAddress == hexNumber(truth["header_addr"]))
@@ -94,9 +96,11 @@ private func hexNumber(_ any: Any?) -> UInt32? {
         #expect(layout.fileSystem?.startAddress == 0x6D000)
     }
 
-    @Test(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.skipMessage)), arguments: [
-        "real/micropython-v2-beta-uicr-crlf.hex", "real/calliope-mini3-makecode-8.1.11-demo.hex",
-    ])
+    @Test(
+        .enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.skipMessage)),
+        arguments: [
+            "real/micropython-v2-beta-uicr-crlf.hex", "real/calliope-mini3-makecode-8.1.11-demo.hex"
+        ])
     func filesWithoutTableGiveNone(path: String) throws {
         let image = try TestHex.read(try Corpus.bytes(path))
         #expect(MicroPythonLayout.find(in: image, family: .nrf52833) == nil)

@@ -9,7 +9,9 @@ import TestSupport
 /// before the rest is read.
 @Suite struct StreamingReadTests {
     /// The whole-file parse and the piecewise parse, as results.
-    static func both(_ bytes: [UInt8], piece: Int) -> (whole: Result<IntelHexFile, FirmwareImageError>, pieces: Result<IntelHexFile, FirmwareImageError>) {
+    static func both(_ bytes: [UInt8], piece: Int) -> (
+        whole: Result<IntelHexFile, FirmwareImageError>, pieces: Result<IntelHexFile, FirmwareImageError>
+    ) {
         func run(_ body: () throws -> IntelHexFile) -> Result<IntelHexFile, FirmwareImageError> {
             do { return .success(try body()) } catch let e as FirmwareImageError { return .failure(e) } catch {
                 Issue.record("unexpected error \(error)")
@@ -20,7 +22,9 @@ import TestSupport
         return (run { try IntelHexReader.parse(bytes) }, run { try IntelHexReader.parse(source: &source) })
     }
 
-    static func expectSame(_ bytes: [UInt8], pieces: [Int], _ label: String, sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectSame(
+        _ bytes: [UInt8], pieces: [Int], _ label: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         for piece in pieces {
             let (whole, streamed) = both(bytes, piece: piece)
             #expect(whole == streamed, "\(label), pieces of \(piece) bytes", sourceLocation: sourceLocation)
@@ -33,21 +37,29 @@ import TestSupport
         let v2 = HexFixtures.makeCode(.nrf52833, small: true, programSize: 900, seed: 6).image
         let plain = IntelHexWriter.write(v2)
         let universal = UniversalHexWriter.write([.init(boardID: 0x9900, image: v1), .init(boardID: 0x9903, image: v2)])
-        let blocks = UniversalHexWriter.write([.init(boardID: 0x9900, image: v1), .init(boardID: 0x9903, image: v2)],
-                                              options: .init(layout: .blocks))
+        let blocks = UniversalHexWriter.write(
+            [.init(boardID: 0x9900, image: v1), .init(boardID: 0x9903, image: v2)],
+            options: .init(layout: .blocks))
         var out: [(String, [UInt8])] = [
             ("plain", plain), ("CRLF", HexFixtures.crlf(plain)),
             ("CR only", plain.map { $0 == 0x0A ? 0x0D : $0 }),
             ("universal sections", universal), ("universal blocks", blocks),
             ("BOM and blank lines", [0xEF, 0xBB, 0xBF] + Array("\n  \r\n".utf8) + plain),
             ("no final line break", Array(plain.dropLast())),
-            ("lines after the end", plain + Array(":10000000000102030405060708090A0B0C0D0E0F78\r\n junk \n\n:00000001FF".utf8)),
-            ("universal EOF then more blocks", Array((":0400000A9900C0DEBB\n:00000001FF\n\n:020000040000FA\n").utf8) + blocks),
-            ("overlap that disagrees", plain + Array(":020000040001F9\n:0100000055AA\n".utf8)),
+            (
+                "lines after the end",
+                plain + Array(":10000000000102030405060708090A0B0C0D0E0F78\r\n junk \n\n:00000001FF".utf8)
+            ),
+            (
+                "universal EOF then more blocks",
+                Array((":0400000A9900C0DEBB\n:00000001FF\n\n:020000040000FA\n").utf8) + blocks
+            ),
+            ("overlap that disagrees", plain + Array(":020000040001F9\n:0100000055AA\n".utf8))
         ]
         // The same overlap inside the file, so that the second pass must name both lines.
         var text = HexFixtures.text(plain)
-        text = text.replacingOccurrences(of: ":00000001FF", with: ":020000040001F9\n:0100000055AA\n:0100000056A9\n:00000001FF")
+        text = text.replacingOccurrences(
+            of: ":00000001FF", with: ":020000040001F9\n:0100000055AA\n:0100000056A9\n:00000001FF")
         out.append(("two records disagree", HexFixtures.bytes(text)))
         // Broken copies: one byte changed or the file cut, at pseudo-random places.
         var rng = SplitMix64(seed: 42)
@@ -74,8 +86,11 @@ import TestSupport
     @Test func aSecondPassNamesBothLinesOfADisagreement() throws {
         let text = ":020000040000FA\n:0100000055AA\n:0100000056A9\n:00000001FF\n"
         var source = PiecewiseSource(ByteArraySource(HexFixtures.bytes(text)), piece: 5)
-        #expect(throws: FirmwareImageError.overlappingData(TextPosition(line: 3, column: 10), address: 0, boardID: nil,
-                                                           byte: 0x56, firstLine: 2, firstByte: 0x55)) {
+        #expect(
+            throws: FirmwareImageError.overlappingData(
+                TextPosition(line: 3, column: 10), address: 0, boardID: nil,
+                byte: 0x56, firstLine: 2, firstByte: 0x55)
+        ) {
             try IntelHexReader.parse(source: &source)
         }
     }
@@ -85,7 +100,10 @@ import TestSupport
         let text = ":020000040000FA\r\n:0100000055AA\r\n:00000001FF\r\n:0100000056A9\r\n\r\nx\r\n"
         let whole = try IntelHexReader.parse(HexFixtures.bytes(text))
         #expect(whole.lineCount == 6)
-        #expect(whole.warnings == [.linesAfterEndOfFile(eofLine: 3, firstLine: 4, lines: 2, recordTypes: [0: 1], dataBytes: 1)])
+        #expect(
+            whole.warnings == [
+                .linesAfterEndOfFile(eofLine: 3, firstLine: 4, lines: 2, recordTypes: [0: 1], dataBytes: 1)
+            ])
         for piece in 1...12 {
             var source = PiecewiseSource(ByteArraySource(HexFixtures.bytes(text)), piece: piece)
             #expect(try IntelHexReader.parse(source: &source) == whole, "pieces of \(piece)")
@@ -95,21 +113,31 @@ import TestSupport
     @Test func aLineWithoutLineBreaksLongerThanAnyRecordIsRefused() throws {
         // A record followed by more blanks than any line needs: the reader stops waiting for its end.
         let record = ":0100000055AA"
-        let text = ":020000040000FA\n  " + record + String(repeating: " ", count: 3 * IntelHexReader.maximumLineLength) + "\n:00000001FF\n"
+        let text =
+            ":020000040000FA\n  " + record + String(repeating: " ", count: 3 * IntelHexReader.maximumLineLength)
+            + "\n:00000001FF\n"
         var source = PiecewiseSource(ByteArraySource(HexFixtures.bytes(text)), piece: 4096)
-        #expect(throws: FirmwareImageError.lineTooLong(TextPosition(line: 2, column: 3), limit: IntelHexReader.maximumLineLength)) {
+        #expect(
+            throws: FirmwareImageError.lineTooLong(
+                TextPosition(line: 2, column: 3), limit: IntelHexReader.maximumLineLength)
+        ) {
             try IntelHexReader.parse(source: &source)
         }
         // Blanks before a record are skipped, however many.
-        let indented = ":020000040000FA\n" + String(repeating: " ", count: 3 * IntelHexReader.maximumLineLength) + record + "\n:00000001FF\n"
+        let indented =
+            ":020000040000FA\n" + String(repeating: " ", count: 3 * IntelHexReader.maximumLineLength) + record
+            + "\n:00000001FF\n"
         var third = PiecewiseSource(ByteArraySource(HexFixtures.bytes(indented)), piece: 4096)
         let whole = try IntelHexReader.parse(HexFixtures.bytes(indented))
         #expect(try IntelHexReader.parse(source: &third) == whole)
         // Garbage in such a line is named where it is.
         let garbage = ":020000040000FA\n" + String(repeating: " ", count: IntelHexReader.maximumLineLength + 10) + "#"
         var second = PiecewiseSource(ByteArraySource(HexFixtures.bytes(garbage)), piece: 4096)
-        #expect(throws: FirmwareImageError.missingColon(TextPosition(line: 2, column: IntelHexReader.maximumLineLength + 11),
-                                                         found: UInt8(ascii: "#"))) {
+        #expect(
+            throws: FirmwareImageError.missingColon(
+                TextPosition(line: 2, column: IntelHexReader.maximumLineLength + 11),
+                found: UInt8(ascii: "#"))
+        ) {
             try IntelHexReader.parse(source: &second)
         }
     }
@@ -118,8 +146,11 @@ import TestSupport
         // One byte at every other address: each byte a range of its own.
         var text = ":020000040000FA\n"
         for k in 0...IntelHexReader.maximumRuns {
-            text += IntelHexRecord(type: .data, offset: UInt16(truncatingIfNeeded: 2 * k), data: [0x55]).encoded() + "\n"
-            if (2 * k + 2) % 0x10000 == 0 { text += IntelHexRecord.extendedLinearAddress(upper: UInt16((2 * k + 2) >> 16)).encoded() + "\n" }
+            text +=
+                IntelHexRecord(type: .data, offset: UInt16(truncatingIfNeeded: 2 * k), data: [0x55]).encoded() + "\n"
+            if (2 * k + 2) % 0x10000 == 0 {
+                text += IntelHexRecord.extendedLinearAddress(upper: UInt16((2 * k + 2) >> 16)).encoded() + "\n"
+            }
         }
         text += ":00000001FF\n"
         #expect(throws: FirmwareImageError.tooManyRuns(boardID: nil, limit: IntelHexReader.maximumRuns)) {
@@ -132,8 +163,11 @@ import TestSupport
             sections += IntelHexRecord(type: .customData, offset: 0, data: [0x55]).encoded() + "\n"
         }
         sections += ":00000001FF\n"
-        #expect(throws: FirmwareImageError.tooManySections(TextPosition(line: 2 * IntelHexReader.maximumSections + 1, column: 1),
-                                                            limit: IntelHexReader.maximumSections)) {
+        #expect(
+            throws: FirmwareImageError.tooManySections(
+                TextPosition(line: 2 * IntelHexReader.maximumSections + 1, column: 1),
+                limit: IntelHexReader.maximumSections)
+        ) {
             try IntelHexReader.parse(HexFixtures.bytes(sections))
         }
     }
@@ -141,9 +175,13 @@ import TestSupport
     @Test(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.skipMessage)))
     func corpusHexesOfEveryShapeStreamToWhatTheWholeFileGives() throws {
         // Universal Hex in both layouts, CRLF, MicroPython, data after the end, no final line break.
-        let names = try FileManager.default.contentsOfDirectory(atPath: Corpus.testdata.appendingPathComponent("real").path)
+        let names = try FileManager.default.contentsOfDirectory(
+            atPath: Corpus.testdata.appendingPathComponent("real").path)
         let chosen = names.sorted().filter { name in
-            name.hasSuffix(".hex") && ["universal-", "crlf", "micropython", "no-final-newline", "not-a-hex", "pxt-2016"].contains { name.contains($0) }
+            name.hasSuffix(".hex")
+                && ["universal-", "crlf", "micropython", "no-final-newline", "not-a-hex", "pxt-2016"].contains {
+                    name.contains($0)
+                }
         }
         #expect(chosen.count >= 10)
         for name in chosen {
@@ -181,7 +219,8 @@ import TestSupport
         }
         let detected = try #require(Firmware.detectFormat(head))
         let limit = detected.maximumFileSize
-        var source = Guarded(bytes: head + [UInt8](repeating: 0x41, count: Firmware.headSize * 2), allowed: Firmware.headSize)
+        var source = Guarded(
+            bytes: head + [UInt8](repeating: 0x41, count: Firmware.headSize * 2), allowed: Firmware.headSize)
         let error = #expect(throws: FirmwareImageError.self) {
             try Firmware.parse(source: &source, size: limit + 1, fileName: "big")
         }
@@ -224,6 +263,8 @@ import TestSupport
         let error = #expect(throws: FirmwareImageError.self) {
             try Firmware.parse(source: &source, size: nil, fileName: "zero")
         }
-        #expect(error?.description.contains("it starts with 00 00 00 00 00 00 00 00") == true, "\(error?.description ?? "")")
+        #expect(
+            error?.description.contains("it starts with 00 00 00 00 00 00 00 00") == true, "\(error?.description ?? "")"
+        )
     }
 }

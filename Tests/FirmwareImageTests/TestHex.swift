@@ -19,7 +19,9 @@ enum TestHex {
             var rec: [UInt8] = []
             var i = line.index(after: line.startIndex)
             while let j = line.index(i, offsetBy: 2, limitedBy: line.endIndex), i != line.endIndex {
-                guard let b = UInt8(line[i..<j], radix: 16) else { throw Failure(description: "bad hex digits in \(line)") }
+                guard let b = UInt8(line[i..<j], radix: 16) else {
+                    throw Failure(description: "bad hex digits in \(line)")
+                }
                 rec.append(b); i = j
             }
             guard rec.count >= 5, rec.count == Int(rec[0]) + 5 else { throw Failure(description: "bad record \(line)") }

@@ -21,7 +21,7 @@ private func analysisEntry(_ path: String) throws -> [String: Any] {
         "real/uf2-nrf5340-app-zephyr-blinky.uf2",
         "real/uf2-nrf5340-net-zephyr-blinky.uf2",
         "derived/calliope-mini3-makecode-8.1.11-demo.nrf52833.uf2",
-        "derived/makecode-v2-8.0.18-small-heart.nrf52833.uf2",
+        "derived/makecode-v2-8.0.18-small-heart.nrf52833.uf2"
     ]
 
     @Test(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.skipMessage)), arguments: files)
@@ -44,10 +44,15 @@ private func analysisEntry(_ path: String) throws -> [String: Any] {
     /// The derived UF2 files were made from hex files by uf2conv: every byte of the hex
     /// must be at the same address in the UF2, and the UF2's runs are the hex's runs
     /// widened to 256-byte blocks.
-    @Test(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.skipMessage)), arguments: [
-        ("derived/makecode-v2-8.0.18-small-heart.nrf52833.uf2", "derived/makecode-v2-8.0.18-small-heart.board-0x9903.hex"),
-        ("derived/calliope-mini3-makecode-8.1.11-demo.nrf52833.uf2", "real/calliope-mini3-makecode-8.1.11-demo.hex"),
-    ])
+    @Test(
+        .enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.skipMessage)),
+        arguments: [
+            (
+                "derived/makecode-v2-8.0.18-small-heart.nrf52833.uf2",
+                "derived/makecode-v2-8.0.18-small-heart.board-0x9903.hex"
+            ),
+            ("derived/calliope-mini3-makecode-8.1.11-demo.nrf52833.uf2", "real/calliope-mini3-makecode-8.1.11-demo.hex")
+        ])
     func derivedUF2HoldsTheBytesOfItsHex(uf2: String, hex: String) throws {
         let file = try UF2File.parse(try Corpus.bytes(uf2), expectedFamily: ChipFamily.nrf52833.uf2FamilyID)
         let source = try TestHex.read(try Corpus.bytes(hex))
@@ -55,7 +60,9 @@ private func analysisEntry(_ path: String) throws -> [String: Any] {
             #expect(file.image.read(segment.range) == segment.bytes, "bytes of \(segment.range) differ")
         }
         var widened = MemoryImage()
-        for chunk in source.alignedChunks(size: 256) { try widened.write([UInt8](repeating: 0, count: 256), at: chunk, overwrite: true) }
+        for chunk in source.alignedChunks(size: 256) {
+            try widened.write([UInt8](repeating: 0, count: 256), at: chunk, overwrite: true)
+        }
         #expect(file.image.runs == widened.runs)
     }
 

@@ -61,7 +61,9 @@ private func setWord(_ bytes: inout [UInt8], _ offset: Int, _ value: UInt32) {
 
     @Test func rejectsTruncatedFile() throws {
         let bytes = UF2File.encode(try sampleImage(), familyID: nil)
-        #expect(throws: FirmwareImageError.uf2SizeNotBlockMultiple(size: 1000)) { try UF2File.parse(Array(bytes.prefix(1000))) }
+        #expect(throws: FirmwareImageError.uf2SizeNotBlockMultiple(size: 1000)) {
+            try UF2File.parse(Array(bytes.prefix(1000)))
+        }
         #expect(throws: FirmwareImageError.uf2Empty) { try UF2File.parse([]) }
     }
 
@@ -74,7 +76,9 @@ private func setWord(_ bytes: inout [UInt8], _ offset: Int, _ value: UInt32) {
     @Test func reportsMissingBlockNumbers() throws {
         let all = blocks(UF2File.encode(try sampleImage(), familyID: UF2Family.nrf52833))
         let bytes = (all[0] + all[3])
-        #expect(throws: FirmwareImageError.uf2MissingBlocks(numbers: [1, 2], missing: 2, total: 4)) { try UF2File.parse(bytes) }
+        #expect(throws: FirmwareImageError.uf2MissingBlocks(numbers: [1, 2], missing: 2, total: 4)) {
+            try UF2File.parse(bytes)
+        }
     }
 
     @Test func countsEveryMissingBlockAndNamesTheFirstTen() throws {
@@ -86,8 +90,11 @@ private func setWord(_ bytes: inout [UInt8], _ offset: Int, _ value: UInt32) {
         let error = #expect(throws: FirmwareImageError.self) { try UF2File.parse(all[0] + all[all.count - 1]) }
         let total = all.count
         #expect(error == .uf2MissingBlocks(numbers: Array(1...10), missing: total - 2, total: UInt32(total)))
-        #expect(error?.description.contains("lacks \(total - 2) of its \(total) blocks (blocks 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and \(total - 12) more)") == true,
-                "\(error?.description ?? "")")
+        #expect(
+            error?.description.contains(
+                "lacks \(total - 2) of its \(total) blocks (blocks 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and \(total - 12) more)"
+            ) == true,
+            "\(error?.description ?? "")")
     }
 
     @Test func aBlockClaimingFourBillionSiblingsIsCountedWithoutListingThem() throws {
@@ -106,12 +113,17 @@ private func setWord(_ bytes: inout [UInt8], _ offset: Int, _ value: UInt32) {
     @Test func reportsTotalCountMismatch() throws {
         var bytes = UF2File.encode(try sampleImage(), familyID: nil)
         setWord(&bytes, 512 * 3 + 24, 5)
-        #expect(throws: FirmwareImageError.uf2TotalMismatch(block: 3, found: 5, expected: 4)) { try UF2File.parse(bytes) }
+        #expect(throws: FirmwareImageError.uf2TotalMismatch(block: 3, found: 5, expected: 4)) {
+            try UF2File.parse(bytes)
+        }
     }
 
     @Test func rejectsFileForAnotherFamily() throws {
         let bytes = UF2File.encode(try sampleImage(), familyID: UF2Family.nrf52840)
-        #expect(throws: FirmwareImageError.uf2FamilyMismatch(block: 0, found: UF2Family.nrf52840, expected: UF2Family.nrf52833)) {
+        #expect(
+            throws: FirmwareImageError.uf2FamilyMismatch(
+                block: 0, found: UF2Family.nrf52840, expected: UF2Family.nrf52833)
+        ) {
             try UF2File.parse(bytes, expectedFamily: UF2Family.nrf52833)
         }
         #expect(try UF2File.parse(bytes).familyIDs == [UF2Family.nrf52840])
@@ -136,9 +148,11 @@ private func setWord(_ bytes: inout [UInt8], _ offset: Int, _ value: UInt32) {
     @Test func rejectsBlocksThatDisagreeAboutABytesValue() throws {
         var all = blocks(UF2File.encode(try sampleImage(), familyID: nil))
         var other = all[1]
-        setWord(&other, 12, 0x47000)          // block 1 now also targets 0x47000, with other bytes
+        setWord(&other, 12, 0x47000)  // block 1 now also targets 0x47000, with other bytes
         all[1] = other
-        #expect(throws: FirmwareImageError.uf2Conflict(block: 1, address: 0x47000)) { try UF2File.parse(all.flatMap { $0 }) }
+        #expect(throws: FirmwareImageError.uf2Conflict(block: 1, address: 0x47000)) {
+            try UF2File.parse(all.flatMap { $0 })
+        }
     }
 
     @Test func errorMessagesSayWhatToDo() {

@@ -20,15 +20,15 @@ import TestSupport
             return
         }
         let script = """
-        import io, sys, zipfile
-        data = bytes.fromhex(sys.stdin.read())
-        buf = io.BytesIO()
-        with zipfile.ZipFile(buf, 'w', zipfile.\(method)) as z:
-            z.writestr('manifest.json', b'{"files": []}')
-            z.writestr('dir/', b'')
-            z.writestr('./app.bin', data)
-        print(buf.getvalue().hex())
-        """
+            import io, sys, zipfile
+            data = bytes.fromhex(sys.stdin.read())
+            buf = io.BytesIO()
+            with zipfile.ZipFile(buf, 'w', zipfile.\(method)) as z:
+                z.writestr('manifest.json', b'{"files": []}')
+                z.writestr('dir/', b'')
+                z.writestr('./app.bin', data)
+            print(buf.getvalue().hex())
+            """
         let run = try Python.run(["-c", script], input: hex(Self.payload))
         let zip = try #require(bytes(hex: run.output.trimmingCharacters(in: .whitespacesAndNewlines)))
         let reader = try ZipReader(bytes: zip)
@@ -49,8 +49,11 @@ import TestSupport
 
     @Test("every truncation of a zip is refused with an error")
     func everyTruncationIsAnError() throws {
-        let zip = try makeZip([("manifest.json", Array(#"{"files": [{"file": "a.bin"}]}"#.utf8)),
-                               ("a.bin", Array(Self.payload.prefix(3000)))], compress: true)
+        let zip = try makeZip(
+            [
+                ("manifest.json", Array(#"{"files": [{"file": "a.bin"}]}"#.utf8)),
+                ("a.bin", Array(Self.payload.prefix(3000)))
+            ], compress: true)
         for length in stride(from: 0, to: zip.count, by: 7) {
             let cut = Array(zip.prefix(length))
             #expect(throws: FirmwareImageError.self) { try DFUPackage(zipBytes: cut) }
@@ -65,7 +68,9 @@ import TestSupport
         var damaged = zip
         damaged[entry.dataOffset + entry.compressedSize / 2] ^= 0x5A
         let again = try ZipReader(bytes: damaged)
-        #expect(throws: FirmwareImageError.self) { try again.contents(of: #require(again.entry(named: "a.bin")), limit: 1 << 20) }
+        #expect(throws: FirmwareImageError.self) {
+            try again.contents(of: #require(again.entry(named: "a.bin")), limit: 1 << 20)
+        }
     }
 
     @Test("an entry larger than the limit is refused before it is inflated")

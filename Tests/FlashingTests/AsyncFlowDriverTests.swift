@@ -24,7 +24,8 @@ final class InstantClock: Clock, Sendable {
 
 /// A transport whose board is a closure: each write may produce notifications.
 final class ScriptedTransport: BLETransport, Sendable {
-    private let state = Mutex<(writes: [[UInt8]], sinks: [GATTCharacteristic: AsyncStream<[UInt8]>.Continuation])>(([], [:]))
+    private let state = Mutex<(writes: [[UInt8]], sinks: [GATTCharacteristic: AsyncStream<[UInt8]>.Continuation])>(
+        ([], [:]))
     let respond: @Sendable ([UInt8]) -> [[UInt8]]
     let disconnectStream: AsyncStream<DisconnectReason>
     let disconnectSink: AsyncStream<DisconnectReason>.Continuation
@@ -91,14 +92,16 @@ private struct StatusFlow: FlowMachine {
         let transport = ScriptedTransport { $0 == [0xEE] ? [[0xEE, 0x01, 0x00]] : [] }
         let driver = AsyncFlowDriver(transport: transport, clock: InstantClock())
         let notes = Mutex<[FlowReport]>([])
-        let mode = try await driver.run(StatusFlow(), connection: info) { report, _ in notes.withLock { $0.append(report) } }
+        let mode = try await driver.run(StatusFlow(), connection: info) { report, _ in
+            notes.withLock { $0.append(report) }
+        }
         #expect(mode == 0)
         #expect(transport.writes == [[0xEE]])
         #expect(notes.withLock { $0 } == [.note("mode 0")])
     }
 
     @Test func firesTimersSoTheMachineCanRetryAndGiveUp() async throws {
-        let transport = ScriptedTransport { _ in [] } // the board never answers
+        let transport = ScriptedTransport { _ in [] }  // the board never answers
         let driver = AsyncFlowDriver(transport: transport, clock: InstantClock())
         await #expect(throws: StatusFlow.GaveUp.self) {
             _ = try await driver.run(StatusFlow(), connection: info)
@@ -123,15 +126,21 @@ final class PipelinedTransport: BLETransport, Sendable {
     var enqueued: [[UInt8]] { log.withLock { $0.enqueued } }
     var awaited: [[UInt8]] { log.withLock { $0.awaited } }
 
-    func enqueueCommand(_ bytes: [UInt8], to c: GATTCharacteristic, timeout: Duration,
-                        failed: @escaping @Sendable (TransportError) -> Void) async throws {
+    func enqueueCommand(
+        _ bytes: [UInt8], to c: GATTCharacteristic, timeout: Duration,
+        failed: @escaping @Sendable (TransportError) -> Void
+    ) async throws {
         log.withLock { s in
             s.enqueued.append(bytes)
             if bytes == refuse { s.later.append { failed(.failed(operation: "write", message: "refused later")) } }
         }
     }
     /// Delivers the refusals collected so far.
-    func answer() { for refusal in log.withLock({ s in defer { s.later = [] }; return s.later }) { refusal() } }
+    func answer() {
+        for refusal in log.withLock({ s in
+            defer { s.later = [] }; return s.later
+        }) { refusal() }
+    }
 
     func connect(timeout: Duration) async throws -> ConnectionInfo { ConnectionInfo(services: [], mtu: 23) }
     func disconnect() async {}
@@ -169,11 +178,14 @@ private struct BlockFlow: FlowMachine {
 }
 
 @Suite struct PipelinedWriteTests {
-    @Test("commands are handed over without waiting for the stack, requests are awaited, and a later refusal arrives as writeFailed")
+    @Test(
+        "commands are handed over without waiting for the stack, requests are awaited, and a later refusal arrives as writeFailed"
+    )
     func commandsDoNotWait() async throws {
         let transport = PipelinedTransport(refusing: [2])
         let driver = AsyncFlowDriver(transport: transport, clock: InstantClock())
-        let error = try await driver.run(BlockFlow(transport: transport), connection: ConnectionInfo(services: [], mtu: 23))
+        let error = try await driver.run(
+            BlockFlow(transport: transport), connection: ConnectionInfo(services: [], mtu: 23))
         #expect(transport.enqueued == [[1], [2], [3], [4]])
         #expect(transport.awaited == [[9]])
         #expect(error == .failed(operation: "write", message: "refused later"))
@@ -190,7 +202,9 @@ final class ViolatingTransport: StackIntegrityReporting, Sendable {
     var stackViolation: String? { state.withLock { $0.violation } }
     func stackViolations() -> AsyncStream<String> {
         let (stream, sink) = AsyncStream<String>.makeStream()
-        let now = state.withLock { s -> String? in s.sinks.append(sink); return s.violation }
+        let now = state.withLock { s -> String? in
+            s.sinks.append(sink); return s.violation
+        }
         if let now { sink.yield(now) }
         return stream
     }

@@ -28,8 +28,9 @@ import SimulatedBoard
         start.resetFlashCounters()
         let id = sim.addBoard(start)
         let boots = try sim.board(id).device.bootCount
-        let run = SimulatedFlash.run(plan: try .make(firmware: firmware, board: .microbitV2), options: SessionStoryTests.options(),
-                                     on: id, named: "sim", in: &sim)
+        let run = SimulatedFlash.run(
+            plan: try .make(firmware: firmware, board: .microbitV2), options: SessionStoryTests.options(),
+            on: id, named: "sim", in: &sim)
         #expect(run.result.error == nil, "\(run.result.error ?? "")")
         #expect(run.result.path == .upToDate)
         #expect(run.result.verification == .verified)

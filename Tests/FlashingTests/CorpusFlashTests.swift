@@ -32,10 +32,13 @@ struct CorpusFlashTests {
         guard Corpus.isAvailable, let real = (try? Corpus.analysis())?["real"] as? [String: Any] else { return [] }
         var found: [Section] = []
         for (file, any) in real.sorted(by: { $0.key < $1.key }) {
-            guard let entry = any as? [String: Any], let sections = entry["sections"] as? [[String: Any]] else { continue }
+            guard let entry = any as? [String: Any], let sections = entry["sections"] as? [[String: Any]] else {
+                continue
+            }
             for s in sections {
                 guard let magics = s["makecode"] as? [[String: Any]], magics.count == 1,
-                      let hash = magics[0]["hash8"] as? String, let board = board(file: file, boardID: s["board_id"] as? String)
+                    let hash = magics[0]["hash8"] as? String,
+                    let board = board(file: file, boardID: s["board_id"] as? String)
                 else { continue }
                 found.append(Section(file: file, board: board, runtimeHash: hash))
             }
@@ -46,7 +49,9 @@ struct CorpusFlashTests {
     /// Ordered pairs of different files with the same runtime hash on the same board, among the
     /// sections whose magic the simulated board finds.
     static let pairs: [Pair] = findable.flatMap { a in
-        findable.filter { $0.file != a.file && $0.board == a.board && $0.runtimeHash == a.runtimeHash }.map { Pair(a: a, b: $0) }
+        findable.filter { $0.file != a.file && $0.board == a.board && $0.runtimeHash == a.runtimeHash }.map {
+            Pair(a: a, b: $0)
+        }
     }
 
     /// The board a section is for: from its Universal Hex board ID, else from the file's name.
@@ -70,7 +75,8 @@ struct CorpusFlashTests {
     }
 
     static func firmware(_ image: MemoryImage, _ s: Section, name: String) -> Firmware {
-        Firmware(fileName: name, format: .intelHex, sections: [.init(family: s.board.family, image: image, warnings: [])])
+        Firmware(
+            fileName: name, format: .intelHex, sections: [.init(family: s.board.family, image: image, warnings: [])])
     }
 
     /// The program the simulated board would find in `image`, or nil (with the reason) when its
@@ -79,8 +85,9 @@ struct CorpusFlashTests {
         guard let program = MakeCodeProgram.find(in: image, family: s.board.family) else { return nil }
         let board = try SimulatedBoard(s.board, image: image, mode: .pairing)
         guard board.memoryMap.first(where: { $0.id == 2 })?.start == program.magicAddress else { return nil }
-        #expect(program.runtimeHash.hexString.uppercased().hasPrefix(s.runtimeHash.uppercased()),
-                "\(s.file): the runtime hash differs from analysis.json")
+        #expect(
+            program.runtimeHash.hexString.uppercased().hasPrefix(s.runtimeHash.uppercased()),
+            "\(s.file): the runtime hash differs from analysis.json")
         return (program, board)
     }
 
@@ -90,16 +97,20 @@ struct CorpusFlashTests {
         return program.region.lowerBound >= declared.lowerBound && program.region.upperBound <= declared.upperBound
     }
 
-    static func flash(_ firmware: Firmware, onto id: BoardID, _ board: Board, in sim: inout Simulation) throws -> SimulatedFlashRun {
-        SimulatedFlash.run(plan: try .make(firmware: firmware, board: board), options: FlashOptions(mode: .partial),
-                           on: id, named: "sim", in: &sim)
+    static func flash(_ firmware: Firmware, onto id: BoardID, _ board: Board, in sim: inout Simulation) throws
+        -> SimulatedFlashRun
+    {
+        SimulatedFlash.run(
+            plan: try .make(firmware: firmware, board: board), options: FlashOptions(mode: .partial),
+            on: id, named: "sim", in: &sim)
     }
 
     @Test(arguments: pairs)
     func programOfTheSameRuntimeGoesPartialAndEndsByteExact(_ pair: Pair) throws {
         let a = try Self.image(pair.a), b = try Self.image(pair.b)
         guard let (_, board) = try Self.programTheBoardFinds(a, pair.a),
-              let (programB, _) = try Self.programTheBoardFinds(b, pair.b) else {
+            let (programB, _) = try Self.programTheBoardFinds(b, pair.b)
+        else {
             Issue.record("the simulated board does not find the MakeCode magic of \(pair.a.file) or \(pair.b.file)")
             return
         }
@@ -159,11 +170,16 @@ struct CorpusFlashTests {
         #expect(second.result.path == .upToDate)
         #expect(second.result.bytesSent == 0)
         // Link-level writes are traced as "<kind> <HEX>": no FLASH_DATA (01 …) went on air.
-        let writes = second.trace.entries.filter { $0.kind == .write }.map { $0.text.split(separator: " ").last.map(String.init) ?? "" }
+        let writes = second.trace.entries.filter { $0.kind == .write }.map {
+            $0.text.split(separator: " ").last.map(String.init) ?? ""
+        }
         #expect(!writes.isEmpty)
         #expect(!writes.contains { $0.hasPrefix("01") })
         // The first flash did send them (the check above can fail).
-        #expect(first.trace.entries.contains { $0.kind == .write && $0.text.split(separator: " ").last?.hasPrefix("01") == true })
+        #expect(
+            first.trace.entries.contains {
+                $0.kind == .write && $0.text.split(separator: " ").last?.hasPrefix("01") == true
+            })
     }
 
     @Test func theCorpusHoldsPairsOfTheSameRuntime() {

@@ -21,7 +21,10 @@ import NordicDFU
                 continue
             }
             estimated += 1
-            #expect(abs(error) <= 0.10, "\(run.scenario) \(run.profile) \(run.strategy): estimate \(run.estimatedSeconds ?? 0) s, modelled \(run.modelledSeconds) s")
+            #expect(
+                abs(error) <= 0.10,
+                "\(run.scenario) \(run.profile) \(run.strategy): estimate \(run.estimatedSeconds ?? 0) s, modelled \(run.modelledSeconds) s"
+            )
         }
         #expect(estimated >= 20)
     }
@@ -50,7 +53,10 @@ import NordicDFU
         for run in report.runs {
             #expect(run.error == nil, "\(run.scenario) \(run.strategy): \(run.error ?? "")")
             guard let error = run.estimateError else { continue }
-            #expect(abs(error) <= 0.10, "\(run.scenario) \(run.strategy): estimate \(run.estimatedSeconds ?? 0) s, modelled \(run.modelledSeconds) s")
+            #expect(
+                abs(error) <= 0.10,
+                "\(run.scenario) \(run.strategy): estimate \(run.estimatedSeconds ?? 0) s, modelled \(run.modelledSeconds) s"
+            )
         }
         for s in report.speedups where s.autoWasFastest != nil {
             #expect(s.autoWasFastest == true, "\(s.scenario): auto took \(s.autoPath ?? "-")")
@@ -65,13 +71,15 @@ import NordicDFU
         let t = McuMgrEstimator.stepUpload(frames, ci: 7_500, packetsPerEvent: 6, depth: 3)
         #expect(t >= 400_000 && t <= 400_000 + 3 * 7_500, "\(t)")
         // With no board work the air is the bottleneck: 37 events, plus the last answer's.
-        let air = McuMgrEstimator.stepUpload(Array(repeating: (packets: 11, work: Int64(0)), count: 20),
-                                             ci: 7_500, packetsPerEvent: 6, depth: 3)
+        let air = McuMgrEstimator.stepUpload(
+            Array(repeating: (packets: 11, work: Int64(0)), count: 20),
+            ci: 7_500, packetsPerEvent: 6, depth: 3)
         #expect(air >= 37 * 7_500 && air <= 39 * 7_500, "\(air)")
         // One in flight, no work: a frame leaves in one event, its answer in the next, and the
         // next frame in the event after that: two events per frame.
-        let serial = McuMgrEstimator.stepUpload(Array(repeating: (packets: 1, work: Int64(0)), count: 10),
-                                                ci: 10_000, packetsPerEvent: 6, depth: 1)
+        let serial = McuMgrEstimator.stepUpload(
+            Array(repeating: (packets: 1, work: Int64(0)), count: 10),
+            ci: 10_000, packetsPerEvent: 6, depth: 1)
         #expect(serial == 10 * 2 * 10_000, "\(serial)")
     }
 

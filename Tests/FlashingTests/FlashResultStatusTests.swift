@@ -9,7 +9,9 @@ struct FlashResultStatusTests {
 
     @Test("a session that fails because the file has no image to upload exits 65")
     func fileWithoutImageIs65() {
-        for error: any Error in [FlashError.noFullImage(reason: Self.reason), FlashError.noImageForBoard("no image for this board")] {
+        for error: any Error in [
+            FlashError.noFullImage(reason: Self.reason), FlashError.noImageForBoard("no image for this board")
+        ] {
             let result = FlashResult(board: "sim", outcome: .failure(error), seconds: 1)
             #expect(result.exitStatus == .badFirmware, "\(error)")
         }
@@ -17,8 +19,10 @@ struct FlashResultStatusTests {
 
     @Test("every other session failure exits 74, even when its error reports another status")
     func otherFailuresAre74() {
-        for error: any Error in [FlashError.noFullPath(reason: Self.reason), FlashError.partialImpossible("no program region"),
-                                 TransportError.notConnected(operation: "write")] {
+        for error: any Error in [
+            FlashError.noFullPath(reason: Self.reason), FlashError.partialImpossible("no program region"),
+            TransportError.notConnected(operation: "write")
+        ] {
             let result = FlashResult(board: "sim", outcome: .failure(error), seconds: 1)
             #expect(result.exitStatus == .flashFailed, "\(error)")
         }

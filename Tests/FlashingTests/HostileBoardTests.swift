@@ -12,25 +12,35 @@ import Testing
 /// huge lengths or wrong slot hashes): bitflash refuses or recovers with a clear message, never
 /// writes outside the region the board declared, and an honest board is repaired afterwards.
 @Suite struct HostileBoardTests {
-    static func plan(_ board: Board, _ runtime: SampleFirmware.RuntimeID, _ program: SampleFirmware.ProgramID) throws -> FlashPlan {
+    static func plan(_ board: Board, _ runtime: SampleFirmware.RuntimeID, _ program: SampleFirmware.ProgramID) throws
+        -> FlashPlan
+    {
         let image = SampleFirmware.image(family: board.family, runtime: runtime, program: program)
-        return try FlashPlan.make(firmware: Firmware(fileName: "\(runtime)-\(program).hex", format: .intelHex,
-                                                     sections: [.init(family: board.family, image: image, warnings: [])]),
-                                  board: board)
+        return try FlashPlan.make(
+            firmware: Firmware(
+                fileName: "\(runtime)-\(program).hex", format: .intelHex,
+                sections: [.init(family: board.family, image: image, warnings: [])]),
+            board: board)
     }
 
     /// The board and the flash each lie is tried with: partial-flashing lies on a stock board
     /// (`--mode partial`) and on an MCUboot board (`--mode auto`); SMP lies on a full update.
     static func cases() -> [(HostileKind, Board, CampaignBoardKind, FlashMode)] {
         HostileKind.firmwareKinds.flatMap { kind -> [(HostileKind, Board, CampaignBoardKind, FlashMode)] in
-            kind.isSMP ? [(kind, .microbitV2, .mcuboot, .full), (kind, .microbitV1, .mcuboot, .full)]
-                       : [(kind, .microbitV2, .stock, .partial), (kind, .microbitV1, .stock, .partial), (kind, .microbitV2, .mcuboot, .auto)]
+            kind.isSMP
+                ? [(kind, .microbitV2, .mcuboot, .full), (kind, .microbitV1, .mcuboot, .full)]
+                : [
+                    (kind, .microbitV2, .stock, .partial), (kind, .microbitV1, .stock, .partial),
+                    (kind, .microbitV2, .mcuboot, .auto)
+                ]
         }
     }
 
     struct Case: Sendable, CustomTestStringConvertible {
         var kind: HostileKind, board: Board, boardKind: CampaignBoardKind, mode: FlashMode
-        var testDescription: String { "\(kind.rawValue) on \(board.rawValue) \(boardKind.rawValue), --mode \(mode.rawValue)" }
+        var testDescription: String {
+            "\(kind.rawValue) on \(board.rawValue) \(boardKind.rawValue), --mode \(mode.rawValue)"
+        }
     }
 
     static let all: [Case] = cases().map { Case(kind: $0.0, board: $0.1, boardKind: $0.2, mode: $0.3) }
@@ -42,8 +52,11 @@ import Testing
         let target = try Self.plan(c.board, c.kind.isSMP ? .r2 : .r1, .counter)
         var board: SimulatedBoard
         switch c.boardKind {
-        case .stock: board = try SimulatedBoard(c.board, image: start.image, mode: .pairing, bluetoothInApplicationMode: true)
-        case .nordic: board = try SimulatedBoard(profile: SimulatedBoard.stockProfile(c.board), image: start.image, mode: .pairing)
+        case .stock:
+            board = try SimulatedBoard(c.board, image: start.image, mode: .pairing, bluetoothInApplicationMode: true)
+        case .nordic:
+            board = try SimulatedBoard(
+                profile: SimulatedBoard.stockProfile(c.board), image: start.image, mode: .pairing)
         case .mcuboot: board = try SimulatedBoard.mcuMgrBoard(c.board, primary: try #require(start.fullImage).bytes)
         }
         let declared = CampaignInvariants.declaredProgramRegion(of: board)
@@ -58,11 +71,18 @@ import Testing
 
         // Every block bitflash sent was addressed inside the declared region.
         let sent = run.trace.entries.filter { $0.kind == .report && $0.text.hasPrefix("trace: block ") }
-            .compactMap { $0.text.split(separator: " ").first { $0.hasPrefix("0x") }.flatMap { UInt32($0.dropFirst(2), radix: 16) } }
-        #expect(sent.allSatisfy { declared.contains($0) && declared.contains($0 + 63) }, "\(sent.filter { !declared.contains($0) })")
+            .compactMap {
+                $0.text.split(separator: " ").first { $0.hasPrefix("0x") }.flatMap {
+                    UInt32($0.dropFirst(2), radix: 16)
+                }
+            }
+        #expect(
+            sent.allSatisfy { declared.contains($0) && declared.contains($0 + 63) },
+            "\(sent.filter { !declared.contains($0) })")
         if c.kind != .phantomAcks {
-            #expect(CampaignInvariants.checkWrites(before: board, after: after, declared: declared).isEmpty,
-                    "\(after.flash.writeLog)")
+            #expect(
+                CampaignInvariants.checkWrites(before: board, after: after, declared: declared).isEmpty,
+                "\(after.flash.writeLog)")
         }
         // Acknowledgements for blocks never sent make bitflash start the next block while the board
         // still assembles the last one in its single buffer (docs/protocols/partial-flashing.md §3.1), so
@@ -100,7 +120,8 @@ import Testing
     }
 
     @Test func campaignWithAHostileBoardKeepsEveryInvariant() {
-        var campaign = FaultCampaign(FaultCampaign.Configuration(runs: 30, seed: 11, paths: [.partial, .auto], hostile: .movingRegion))
+        var campaign = FaultCampaign(
+            FaultCampaign.Configuration(runs: 30, seed: 11, paths: [.partial, .auto], hostile: .movingRegion))
         let report = campaign.run()
         #expect(report.violations.isEmpty, "\(report.table())")
     }

@@ -18,11 +18,14 @@ import SimulatedBoard
         let start = SessionStoryTests.firmware(.nrf52833, .r1, .heart)
         let plan = try FlashPlan.make(firmware: start, board: .microbitV2)
         let running = try #require(plan.fullImage)
-        let board = try SimulatedBoard.mcuMgrBoard(.microbitV2, primary: running.bytes) { $0.failingTrailerWrites = [.test] }
+        let board = try SimulatedBoard.mcuMgrBoard(.microbitV2, primary: running.bytes) {
+            $0.failingTrailerWrites = [.test]
+        }
         let id = sim.addBoard(board)
         let newRuntime = SessionStoryTests.firmware(.nrf52833, .r2, .heart)
         let newPlan = try FlashPlan.make(firmware: newRuntime, board: .microbitV2)
-        let run = SimulatedFlash.run(plan: newPlan, options: SessionStoryTests.options(), on: id, named: "sim", in: &sim)
+        let run = SimulatedFlash.run(
+            plan: newPlan, options: SessionStoryTests.options(), on: id, named: "sim", in: &sim)
         let error = try #require(run.result.error)
         #expect(error.contains("IMG_MGMT_ERR_FLASH_WRITE_FAILED"))
         #expect(error.contains("Read back after the failure, the board reports slot 0: image 1.0.0"), "\(error)")
@@ -35,7 +38,9 @@ import SimulatedBoard
         #expect(details.uploadedBytes == newPlan.fullImage?.bytes.count)
         let slots = try #require(details.slots)
         #expect(slots.map(\.slot) == [0, 1])
-        #expect(slots[0].active && slots[0].confirmed && !slots[0].newImage && slots[0].hash == running.hash.map { String(format: "%02x", $0) }.joined())
+        #expect(
+            slots[0].active && slots[0].confirmed && !slots[0].newImage
+                && slots[0].hash == running.hash.map { String(format: "%02x", $0) }.joined())
         #expect(slots[1].newImage && !slots[1].pending)
 
         // The JSON result carries them under reason.details.board.
@@ -48,14 +53,19 @@ import SimulatedBoard
     }
 
     @Test func afterAPartialFallbackTheErrorSaysTheProgramRegionMayHaveChanged() {
-        let board = McuMgrBoardState(source: .notRead("the link to the board is down"), slots: [], newImageHash: [1],
-                                     imageBytes: 100, uploadedBytes: 40)
+        let board = McuMgrBoardState(
+            source: .notRead("the link to the board is down"), slots: [], newImageHash: [1],
+            imageBytes: 100, uploadedBytes: 40)
         let failure = McuMgrFailure(cause: .tooManyDisconnects(6), board: board)
-        let reason = FlashReason(code: "partial-failed", message: "partial flashing failed at block 5",
-                                 details: FlashReasonDetails(block: 5))
+        let reason = FlashReason(
+            code: "partial-failed", message: "partial flashing failed at block 5",
+            details: FlashReasonDetails(block: 5))
         let text = "\(FlashError.fullUpdateFailed(reason: reason, error: failure))"
         #expect(text.contains("the link dropped 6 times"))
-        #expect(text.contains("What the board holds now is not known: its slots could not be read back (the link to the board is down)"))
+        #expect(
+            text.contains(
+                "What the board holds now is not known: its slots could not be read back (the link to the board is down)"
+            ))
         #expect(text.contains("The device had taken 40 of the new image's 100 bytes"))
         #expect(text.contains("Partial flashing had stopped at block 5 of the program region before this update"))
         #expect(!text.contains("keeps its previous application"))

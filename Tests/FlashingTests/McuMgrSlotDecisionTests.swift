@@ -16,24 +16,29 @@ import TestSupport
     /// An MCUboot image of `bytes` bytes (unsigned, SHA-256 TLV), one flash page of header.
     static func image(bytes: Int) throws -> MCUbootImage {
         let body = (0..<(bytes - 0x1000 - 40)).map { UInt8(truncatingIfNeeded: $0 &* 7) }
-        return try MCUbootImage(bytes: MCUbootImage.build(application: body, version: MCUbootVersion(major: 3), headerSize: 0x1000))
+        return try MCUbootImage(
+            bytes: MCUbootImage.build(application: body, version: MCUbootVersion(major: 3), headerSize: 0x1000))
     }
 
     static let slot = McuMgrUpgradeImage.profileSlotSize(for: .nrf52833)
 
     @Test func planLeavesOutAnImageLargerThanTheSlotWithTheReason() throws {
         let firmware = Story.firmware(.nrf52833, .r1, .counter)
-        let plan = try FlashPlan.make(firmware: firmware, board: .microbitV2, dfuImage: Self.image(bytes: Self.slot + 4096))
+        let plan = try FlashPlan.make(
+            firmware: firmware, board: .microbitV2, dfuImage: Self.image(bytes: Self.slot + 4096))
         let boardless = BoardlessPlan.make(plan, board: .microbitV2)
         #expect(boardless.excluded.map(\.path) == [.mcumgr])
         let reason = try #require(boardless.excluded.first?.reason)
-        #expect(reason.contains("it has \(Self.slot + 4096) bytes and the board's slot holds \(Self.slot) (from the board profile)"))
+        #expect(
+            reason.contains(
+                "it has \(Self.slot + 4096) bytes and the board's slot holds \(Self.slot) (from the board profile)"))
         #expect(boardless.byProfile.allSatisfy { !$0.estimates.contains { $0.path == .mcumgr } })
         #expect(boardless.notes.contains { $0.hasPrefix("McuMgr excluded: the image cannot be installed") })
         // An image that fits is planned, and the note says where the slot size comes from.
         let fits = try FlashPlan.make(firmware: firmware, board: .microbitV2, dfuImage: Self.image(bytes: Self.slot))
         let planned = BoardlessPlan.make(fits, board: .microbitV2)
-        #expect(planned.excluded.isEmpty && planned.byProfile.allSatisfy { $0.estimates.contains { $0.path == .mcumgr } })
+        #expect(
+            planned.excluded.isEmpty && planned.byProfile.allSatisfy { $0.estimates.contains { $0.path == .mcumgr } })
         #expect(planned.notes.contains { $0.contains("its slot holds \(Self.slot) bytes (from the board profile)") })
     }
 
@@ -41,8 +46,9 @@ import TestSupport
         // The board runs r1: an edit can go partial; the full image is too large for the slot.
         var sim = Simulation(link: .deviceRequested)
         let id = sim.addBoard(try Story.mcuMgrBoard(.microbitV2, running: Story.firmware(.nrf52833, .r1, .heart)))
-        let plan = try FlashPlan.make(firmware: Story.firmware(.nrf52833, .r1, .huge), board: .microbitV2,
-                                      dfuImage: Self.image(bytes: Self.slot + 1))
+        let plan = try FlashPlan.make(
+            firmware: Story.firmware(.nrf52833, .r1, .huge), board: .microbitV2,
+            dfuImage: Self.image(bytes: Self.slot + 1))
         var options = Story.options()
         options.prefer = .full
         let run = SimulatedFlash.run(plan: plan, options: options, on: id, named: "sim", in: &sim)
@@ -51,7 +57,8 @@ import TestSupport
         let decision = try #require(outcome.decision)
         #expect(decision.estimates.map(\.path) == [.partial] && decision.basis == .onlyPath)
         #expect(decision.excluded.first?.path == .mcumgr)
-        #expect(decision.summary.contains("mcumgr excluded: the image cannot be installed: it has \(Self.slot + 1) bytes"))
+        #expect(
+            decision.summary.contains("mcumgr excluded: the image cannot be installed: it has \(Self.slot + 1) bytes"))
     }
 
     @Test func aFullUpdateThatNeedsAnImageTooLargeIsRefusedBeforeAnyUpload() throws {
@@ -59,11 +66,14 @@ import TestSupport
         var sim = Simulation(link: .deviceRequested)
         let id = sim.addBoard(try Story.mcuMgrBoard(.microbitV2, running: Story.firmware(.nrf52833, .r1, .heart)))
         let before = try sim.board(id)
-        let plan = try FlashPlan.make(firmware: Story.firmware(.nrf52833, .r2, .heart), board: .microbitV2,
-                                      dfuImage: Self.image(bytes: Self.slot + 1))
+        let plan = try FlashPlan.make(
+            firmware: Story.firmware(.nrf52833, .r2, .heart), board: .microbitV2,
+            dfuImage: Self.image(bytes: Self.slot + 1))
         let run = SimulatedFlash.run(plan: plan, options: Story.options(), on: id, named: "sim", in: &sim)
         let error = try #require(run.result.error)
-        #expect(error.contains("the image cannot be installed: it has \(Self.slot + 1) bytes and the board's slot holds \(Self.slot)"))
+        #expect(
+            error.contains(
+                "the image cannot be installed: it has \(Self.slot + 1) bytes and the board's slot holds \(Self.slot)"))
         #expect(error.contains("nothing was sent to the board") && !error.contains("try again"))
         #expect(run.result.exitStatus == .badFirmware)
         let after = try sim.board(id)
@@ -79,6 +89,8 @@ import TestSupport
         var plan = try FlashPlan.make(firmware: Story.firmware(.nrf52833, .r1, .counter), board: .microbitV2)
         plan.fullImage = damaged
         let boardless = BoardlessPlan.make(plan, board: .microbitV2)
-        #expect(boardless.excluded.first?.reason.contains("does not match the SHA-256 of its header, body and protected TLVs") == true)
+        #expect(
+            boardless.excluded.first?.reason.contains(
+                "does not match the SHA-256 of its header, body and protected TLVs") == true)
     }
 }

@@ -17,9 +17,12 @@ import SimulatedBoard
         try SimulatedBoard(profile: SimulatedBoard.stockProfile(board), image: firmware.sections[0].image)
     }
 
-    static func run(_ firmware: Firmware, on id: BoardID, board: Board, in sim: inout Simulation,
-                    options: FlashOptions = FlashOptions()) throws -> SimulatedFlashRun {
-        SimulatedFlash.run(plan: try .make(firmware: firmware, board: board), options: options, on: id, named: "sim", in: &sim)
+    static func run(
+        _ firmware: Firmware, on id: BoardID, board: Board, in sim: inout Simulation,
+        options: FlashOptions = FlashOptions()
+    ) throws -> SimulatedFlashRun {
+        SimulatedFlash.run(
+            plan: try .make(firmware: firmware, board: board), options: options, on: id, named: "sim", in: &sim)
     }
 
     static func expectApplication(of board: SimulatedBoard, equals firmware: Firmware) throws {
@@ -63,7 +66,9 @@ import SimulatedBoard
         #expect(third.result.bytesSent == 0)
     }
 
-    @Test("A board left in DfuTarg is recovered with a Nordic DFU of the given file", arguments: [Board.microbitV2, .microbitV1])
+    @Test(
+        "A board left in DfuTarg is recovered with a Nordic DFU of the given file",
+        arguments: [Board.microbitV2, .microbitV1])
     func recoversABoardInTheBootloader(board: Board) throws {
         let family = board.family
         var stuck = try Self.stockBoard(board, running: SessionStoryTests.firmware(family, .r1, .heart))
@@ -99,19 +104,23 @@ import SimulatedBoard
         #expect(refused.result.error?.contains("--") == false, "\(refused.result.error ?? "")")
         forced.optionNames = OptionNames(mode: "--mode ", fullPath: "--full-path ", fullImage: "--dfu-image FILE")
         let worded = try Self.run(firmware, on: id, board: .microbitV2, in: &sim, options: forced)
-        #expect(worded.result.error?.contains("--full-path mcumgr was asked for") == true, "\(worded.result.error ?? "")")
+        #expect(
+            worded.result.error?.contains("--full-path mcumgr was asked for") == true, "\(worded.result.error ?? "")")
     }
 
     @Test("An MCUboot board keeps McuMgr; --full-path nordic on it is refused with the reason")
     func mcuBootBoardsStayMcuMgr() throws {
         var sim = Simulation(link: .deviceRequested)
-        let id = sim.addBoard(try SessionStoryTests.mcuMgrBoard(.microbitV2, running: SessionStoryTests.firmware(.nrf52833, .r1, .heart)))
+        let id = sim.addBoard(
+            try SessionStoryTests.mcuMgrBoard(.microbitV2, running: SessionStoryTests.firmware(.nrf52833, .r1, .heart)))
         var options = SessionStoryTests.options()
         options.fullPath = .nordic
-        let run = try Self.run(SessionStoryTests.firmware(.nrf52833, .r2, .heart), on: id, board: .microbitV2, in: &sim, options: options)
+        let run = try Self.run(
+            SessionStoryTests.firmware(.nrf52833, .r2, .heart), on: id, board: .microbitV2, in: &sim, options: options)
         #expect(run.result.error?.contains("full-update path nordic was asked for") == true)
-        let auto = try Self.run(SessionStoryTests.firmware(.nrf52833, .r2, .heart), on: id, board: .microbitV2, in: &sim,
-                                options: SessionStoryTests.options())
+        let auto = try Self.run(
+            SessionStoryTests.firmware(.nrf52833, .r2, .heart), on: id, board: .microbitV2, in: &sim,
+            options: SessionStoryTests.options())
         #expect(auto.result.path == .full)
         #expect(try auto.outcome.get().fullPath == .mcumgr)
     }

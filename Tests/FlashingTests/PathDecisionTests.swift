@@ -15,8 +15,10 @@ import SimulatedBoard
     typealias Story = SessionStoryTests
 
     /// Flashes `program` (runtime r1) onto a fresh McuMgr board that runs r1 + heart, over `link`.
-    static func flash(_ board: Board, _ program: SampleFirmware.ProgramID, link: LinkProfile,
-                      options: FlashOptions = Story.options()) throws -> (run: SimulatedFlashRun, before: SimulatedBoard, after: SimulatedBoard) {
+    static func flash(
+        _ board: Board, _ program: SampleFirmware.ProgramID, link: LinkProfile,
+        options: FlashOptions = Story.options()
+    ) throws -> (run: SimulatedFlashRun, before: SimulatedBoard, after: SimulatedBoard) {
         var sim = Simulation(link: link)
         let id = sim.addBoard(try Story.mcuMgrBoard(board, running: Story.firmware(board.family, .r1, .heart)))
         let before = try sim.board(id)
@@ -55,12 +57,14 @@ import SimulatedBoard
         let d = try #require(o.decision)
         #expect(d.chosen == .mcumgr && d.basis == .fastest)
         #expect(d.estimates.contains { $0.path == .partial })
-        try Story.expectApplicationRegion(of: after, equals: Story.firmware(.nrf52833, .r1, .huge).sections[0].image, family: .nrf52833)
+        try Story.expectApplicationRegion(
+            of: after, equals: Story.firmware(.nrf52833, .r1, .huge).sections[0].image, family: .nrf52833)
         // The path not taken, forced, takes longer on the same board and link.
         let (partial, _, _) = try Self.flash(.microbitV2, .huge, link: link, options: Story.options(.partial))
         #expect(try Self.outcome(partial).path == .partial)
-        #expect(auto.statistics.completionTime < partial.statistics.completionTime,
-                "auto \(auto.statistics.completionTime) vs partial \(partial.statistics.completionTime)")
+        #expect(
+            auto.statistics.completionTime < partial.statistics.completionTime,
+            "auto \(auto.statistics.completionTime) vs partial \(partial.statistics.completionTime)")
     }
 
     @Test func aLargeProgramOnAFastLinkStaysPartialWhereThatIsFaster() throws {
@@ -82,16 +86,21 @@ import SimulatedBoard
 
     /// Flashes `program` (runtime r1) onto a stock board (partial flashing and its Nordic
     /// bootloader, no SMP) that runs r1 + heart, over `link`.
-    static func flashStock(_ board: Board, _ program: SampleFirmware.ProgramID, link: LinkProfile,
-                           options: FlashOptions = Story.options()) throws -> (run: SimulatedFlashRun, after: SimulatedBoard) {
+    static func flashStock(
+        _ board: Board, _ program: SampleFirmware.ProgramID, link: LinkProfile,
+        options: FlashOptions = Story.options()
+    ) throws -> (run: SimulatedFlashRun, after: SimulatedBoard) {
         var sim = Simulation(link: link)
-        let id = sim.addBoard(try NordicStoryTests.stockBoard(board, running: Story.firmware(board.family, .r1, .heart)))
-        let run = try NordicStoryTests.run(Story.firmware(board.family, .r1, program), on: id, board: board, in: &sim, options: options)
+        let id = sim.addBoard(
+            try NordicStoryTests.stockBoard(board, running: Story.firmware(board.family, .r1, .heart)))
+        let run = try NordicStoryTests.run(
+            Story.firmware(board.family, .r1, program), on: id, board: board, in: &sim, options: options)
         return (run, try sim.board(id))
     }
 
-    @Test("A stock board with Nordic DFU: a small program goes partial, by estimate against Nordic DFU",
-          arguments: [Board.microbitV2, .microbitV1, .calliopeMini3])
+    @Test(
+        "A stock board with Nordic DFU: a small program goes partial, by estimate against Nordic DFU",
+        arguments: [Board.microbitV2, .microbitV1, .calliopeMini3])
     func aStockBoardWeighsPartialAgainstNordicDFU(board: Board) throws {
         let (run, _) = try Self.flashStock(board, .counter, link: .deviceRequested)
         let o = try Self.outcome(run)
@@ -108,8 +117,11 @@ import SimulatedBoard
         let entry = try #require(nordic.parts.first { $0.name.hasPrefix("enter the bootloader") })
         #expect(entry.name.contains(board.family == .nrf51 ? "DFU control" : "buttonless"))
         #expect(nordic.parts.contains { $0.name.hasPrefix("packets and receipt round trips") })
-        #expect(nordic.counts["bytes"] == (try DFUApplication.cut(from: Story.firmware(board.family, .r1, .counter).sections[0].image,
-                                                                     family: board.family)).bytes.count)
+        #expect(
+            nordic.counts["bytes"]
+                == (try DFUApplication.cut(
+                    from: Story.firmware(board.family, .r1, .counter).sections[0].image,
+                    family: board.family)).bytes.count)
     }
 
     @Test(arguments: [LinkProfile.linuxDefault, .deviceRequested])
@@ -125,8 +137,9 @@ import SimulatedBoard
         #expect(abs(estimate - auto.statistics.completionTime.seconds) <= 0.1 * auto.statistics.completionTime.seconds)
         let (partial, _) = try Self.flashStock(.microbitV2, .huge, link: link, options: Story.options(.partial))
         #expect(try Self.outcome(partial).path == .partial)
-        #expect(auto.statistics.completionTime < partial.statistics.completionTime,
-                "auto \(auto.statistics.completionTime) vs partial \(partial.statistics.completionTime)")
+        #expect(
+            auto.statistics.completionTime < partial.statistics.completionTime,
+            "auto \(auto.statistics.completionTime) vs partial \(partial.statistics.completionTime)")
     }
 
     @Test func fullPathMcuMgrLeavesNoNordicEstimateAndPreferFullTakesNordic() throws {
@@ -182,7 +195,8 @@ import SimulatedBoard
         #expect(after.flash.eraseCount == 0 && after.flash.wordWriteCount == 0)
         #expect(after.smpServer?.secondary == before.smpServer?.secondary)
         #expect(after.smpServer?.statistics.secondaryPageErases == 0 && after.smpServer?.statistics.frames == 0)
-        let program = try #require(MakeCodeProgram.find(in: Story.firmware(.nrf52833, .r1, program).sections[0].image, family: .nrf52833))
+        let program = try #require(
+            MakeCodeProgram.find(in: Story.firmware(.nrf52833, .r1, program).sections[0].image, family: .nrf52833))
         #expect(o.region == program.region)
         let d = try #require(o.decision)
         #expect(d.byProfile.map(\.profile) == LinkProfile.named.map(\.name))

@@ -20,8 +20,9 @@ import Transport
 
     /// A stock board (partial flashing only) holding r1 with the heart program, in pairing mode.
     static func freshBoard() throws -> SimulatedBoard {
-        try SimulatedBoard(board, image: SampleFirmware.image(family: board.family, runtime: .r1, program: .heart),
-                           mode: .pairing, bluetoothInApplicationMode: true)
+        try SimulatedBoard(
+            board, image: SampleFirmware.image(family: board.family, runtime: .r1, program: .heart),
+            mode: .pairing, bluetoothInApplicationMode: true)
     }
 
     struct Run {
@@ -31,12 +32,15 @@ import Transport
     }
 
     /// One bitflash run on `board`: under `faults`, stopped at `killAt` (as if killed) when given.
-    static func flash(_ board: SimulatedBoard, plan: FlashPlan, faults: FaultPlan = .none, killAt: Duration? = nil) throws -> Run {
+    static func flash(_ board: SimulatedBoard, plan: FlashPlan, faults: FaultPlan = .none, killAt: Duration? = nil)
+        throws -> Run
+    {
         var sim = Simulation(link: .deviceRequested, faults: faults)
         let id = sim.addBoard(board)
         let keeper = CheckpointKeeper()
-        let run = SimulatedFlash.run(plan: plan, options: SessionStoryTests.options(), on: id, named: "sim", in: &sim,
-                                     deadline: killAt ?? SimulatedFlash.defaultDeadline, onEvent: { keeper.keep($0) })
+        let run = SimulatedFlash.run(
+            plan: plan, options: SessionStoryTests.options(), on: id, named: "sim", in: &sim,
+            deadline: killAt ?? SimulatedFlash.defaultDeadline, onEvent: { keeper.keep($0) })
         return Run(run: run, board: try sim.board(id), checkpoint: keeper.point)
     }
 
@@ -85,12 +89,16 @@ import Transport
         }
         var faults = FaultPlan(seed: 1)
         faults.resetDeviceAt = [.microseconds(resetAt)]
-        let first = try Self.flash(Self.freshBoard(), plan: plan, faults: faults, killAt: .microseconds(resetAt + 200_000))
+        let first = try Self.flash(
+            Self.freshBoard(), plan: plan, faults: faults, killAt: .microseconds(resetAt + 200_000))
         #expect(first.run.result.error != nil, "the killed run did not finish")
         #expect(first.board.flashIncomplete)
         if cut == .duringErase {
-            #expect(!first.run.trace.entries.contains { $0.kind == .device && $0.text.contains("erased page \(erases[1].page)") },
-                    "the reset came before the erase finished")
+            #expect(
+                !first.run.trace.entries.contains {
+                    $0.kind == .device && $0.text.contains("erased page \(erases[1].page)")
+                },
+                "the reset came before the erase finished")
         }
         let point = try #require(first.checkpoint)
         if cut == .atPageBoundary {
@@ -120,7 +128,8 @@ import Transport
         let (_, erases) = try Self.ackTimes(plan)
         var faults = FaultPlan(seed: 1)
         faults.resetDeviceAt = [.microseconds(erases[0].t - 1)]
-        let first = try Self.flash(Self.freshBoard(), plan: plan, faults: faults, killAt: .microseconds(erases[0].t + 100_000))
+        let first = try Self.flash(
+            Self.freshBoard(), plan: plan, faults: faults, killAt: .microseconds(erases[0].t + 100_000))
         // The torn first page holds no magic: the board boots reporting no program at all.
         #expect(first.board.memoryMap.allSatisfy { $0.start == 0 && $0.end == 0 })
         let point = try #require(first.checkpoint)
@@ -148,7 +157,10 @@ import Transport
         let second = try Self.flash(first.board, plan: other)
         let outcome = try second.run.outcome.get()
         #expect(outcome.partial?.resumedAtBlock == nil)
-        #expect(second.run.trace.entries.contains { $0.text.contains("not continuing the earlier unfinished write: it belongs to another program") })
+        #expect(
+            second.run.trace.entries.contains {
+                $0.text.contains("not continuing the earlier unfinished write: it belongs to another program")
+            })
         Self.expectByteExact(second.board, other, outcome)
     }
 
@@ -156,7 +168,8 @@ import Transport
         let plan = try Self.plan(.counter)
         let run = try Self.flash(Self.freshBoard(), plan: plan)
         let entries = run.run.trace.entries
-        let decision = try #require(entries.firstIndex { $0.kind == .report && $0.text.hasPrefix("decision: runtime-matches") })
+        let decision = try #require(
+            entries.firstIndex { $0.kind == .report && $0.text.hasPrefix("decision: runtime-matches") })
         let firstBlock = try #require(entries.firstIndex { $0.kind == .write && $0.text.hasPrefix("command 01") })
         #expect(decision < firstBlock)
         let details = try #require(run.run.result.reason.details)

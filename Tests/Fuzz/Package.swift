@@ -20,12 +20,18 @@ let package = Package(
         .executableTarget(name: "FuzzCBOR", dependencies: [.product(name: "ProtocolFrames", package: "bitflash")]),
         .executableTarget(name: "FuzzSMP", dependencies: [.product(name: "ProtocolFrames", package: "bitflash")]),
         // The sample firmware the partial flow is fed is part of the `Simulation` product.
-        .executableTarget(name: "FuzzPartialFlow", dependencies: [
-            "FuzzEvents", .product(name: "Flashing", package: "bitflash"), .product(name: "Simulation", package: "bitflash"),
-        ]),
-        .executableTarget(name: "FuzzMcuMgrFlow", dependencies: ["FuzzEvents", .product(name: "Flashing", package: "bitflash")]),
+        .executableTarget(
+            name: "FuzzPartialFlow",
+            dependencies: [
+                "FuzzEvents", .product(name: "Flashing", package: "bitflash"),
+                .product(name: "Simulation", package: "bitflash")
+            ]),
+        .executableTarget(
+            name: "FuzzMcuMgrFlow", dependencies: ["FuzzEvents", .product(name: "Flashing", package: "bitflash")]),
         .executableTarget(name: "FuzzNordicFrames", dependencies: [.product(name: "Flashing", package: "bitflash")]),
-        .executableTarget(name: "FuzzSecureDFUFlow", dependencies: ["FuzzEvents", .product(name: "Flashing", package: "bitflash")]),
-        .executableTarget(name: "FuzzLegacyDFUFlow", dependencies: ["FuzzEvents", .product(name: "Flashing", package: "bitflash")]),
+        .executableTarget(
+            name: "FuzzSecureDFUFlow", dependencies: ["FuzzEvents", .product(name: "Flashing", package: "bitflash")]),
+        .executableTarget(
+            name: "FuzzLegacyDFUFlow", dependencies: ["FuzzEvents", .product(name: "Flashing", package: "bitflash")])
     ]
 )

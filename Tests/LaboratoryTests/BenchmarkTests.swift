@@ -27,27 +27,38 @@ import Flashing
             #expect(s.autoPath == (s.scenario.hasSuffix("huge") ? "full" : "partial"), "\(s.scenario)")
             #expect(s.autoWasFastest == true, "\(s.scenario)")
             #expect((s.overReference ?? 0) > 1, "\(s.scenario): \(String(describing: s.overReference))")
-            if s.autoPath == "partial" { #expect((s.overBest ?? 0) > 1, "\(s.scenario): \(String(describing: s.overBest))") }
+            if s.autoPath == "partial" {
+                #expect((s.overBest ?? 0) > 1, "\(s.scenario): \(String(describing: s.overBest))")
+            }
         }
         for run in report.runs {
             #expect(run.error == nil, "\(run.scenario) \(run.strategy): \(run.error ?? "")")
             #expect(run.ratio >= 1, "\(run.scenario) \(run.strategy) is below its bound: \(run.ratio)")
-            print(String(format: "%@ %@ %@: %.3f s, bound %.3f s, ratio %.4f, %d %@", run.scenario, run.profile,
-                         run.strategy.rawValue, run.modelledSeconds, run.boundSeconds, run.ratio, run.transfers, run.transferUnit))
+            print(
+                String(
+                    format: "%@ %@ %@: %.3f s, bound %.3f s, ratio %.4f, %d %@", run.scenario, run.profile,
+                    run.strategy.rawValue, run.modelledSeconds, run.boundSeconds, run.ratio, run.transfers,
+                    run.transferUnit))
         }
-        #expect(report.rowsMissingTheirGoal.isEmpty, "\(report.rowsMissingTheirGoal.map { "\($0.scenario) \($0.strategy) \($0.ratio)" })")
+        #expect(
+            report.rowsMissingTheirGoal.isEmpty,
+            "\(report.rowsMissingTheirGoal.map { "\($0.scenario) \($0.strategy) \($0.ratio)" })")
     }
 
     @Test func twoRunsGiveIdenticalModelledFigures() {
         let scenarios = BenchScenario.samples(boards: [.microbitV2])
         let profiles = [LinkProfile.fast, .linuxDefault]
         func modelled(_ r: BenchReport) -> [BenchRun] {
-            r.runs.map { var run = $0; run.hostCPUMilliseconds = 0; return run }
+            r.runs.map {
+                var run = $0; run.hostCPUMilliseconds = 0; return run
+            }
         }
         let first = BenchRunner.runAll(scenarios, profiles: profiles)
         let second = BenchRunner.runAll(scenarios, profiles: profiles)
         #expect(modelled(first) == modelled(second))
-        #expect(first.runs.count == scenarios.map { BenchRunner.strategies(for: $0.kind).count }.reduce(0, +) * profiles.count)
+        #expect(
+            first.runs.count == scenarios.map { BenchRunner.strategies(for: $0.kind).count }.reduce(0, +)
+                * profiles.count)
     }
 
     @Test("Nordic DFU rows: a verified full update on a stock board, at or above its lower bound, slower than partial")
@@ -64,8 +75,11 @@ import Flashing
                     let auto = BenchRunner.run(scenario, profile: .deviceRequested, strategy: .auto)
                     #expect(auto.modelledSeconds < nordic.modelledSeconds, "\(scenario.name)")
                 }
-                print(String(format: "%@ Nordic DFU: %.3f s, bound %.3f s, ratio %.3f", scenario.name, nordic.modelledSeconds,
-                             nordic.boundSeconds, nordic.ratio))
+                print(
+                    String(
+                        format: "%@ Nordic DFU: %.3f s, bound %.3f s, ratio %.3f", scenario.name,
+                        nordic.modelledSeconds,
+                        nordic.boundSeconds, nordic.ratio))
             }
         }
     }

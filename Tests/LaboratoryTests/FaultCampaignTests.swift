@@ -31,7 +31,10 @@ import Testing
             #expect(report.kills > 10)
             #expect(report.resumedAcrossRuns > 0, "\(report.table())")
         case .full: #expect((report.outcomes["full"] ?? 0) > 75)
-        case .auto, .nordic: #expect((report.outcomes["partial"] ?? 0) + (report.outcomes["full"] ?? 0) + (report.outcomes["fallback"] ?? 0) > 75)
+        case .auto, .nordic:
+            #expect(
+                (report.outcomes["partial"] ?? 0) + (report.outcomes["full"] ?? 0) + (report.outcomes["fallback"] ?? 0)
+                    > 75)
         }
     }
 
@@ -121,16 +124,19 @@ import Testing
 
     static func plan(_ family: ChipFamily, _ program: SampleFirmware.ProgramID) throws -> FlashPlan {
         let image = SampleFirmware.image(family: family, runtime: .r1, program: program)
-        return try FlashPlan.make(firmware: Firmware(fileName: "t.hex", format: .intelHex,
-                                                     sections: [.init(family: family, image: image, warnings: [])]),
-                                  board: family == .nrf51 ? .microbitV1 : .microbitV2)
+        return try FlashPlan.make(
+            firmware: Firmware(
+                fileName: "t.hex", format: .intelHex,
+                sections: [.init(family: family, image: image, warnings: [])]),
+            board: family == .nrf51 ? .microbitV1 : .microbitV2)
     }
 
     @Test func checkerCatchesACorruptedByteInTheProgramRegion() throws {
         let plan = try Self.plan(.nrf52833, .counter)
         let program = try #require(plan.program)
-        let outcome = SessionOutcome(path: .partial, reason: FlashReason(code: "runtime-matches", message: "test"), fallback: false,
-                                     partial: PartialFlashStats(blocks: 10, bytes: 640, pages: 1, verified: true))
+        let outcome = SessionOutcome(
+            path: .partial, reason: FlashReason(code: "runtime-matches", message: "test"), fallback: false,
+            partial: PartialFlashStats(blocks: 10, bytes: 640, pages: 1, verified: true))
         let good = try SimulatedBoard(.microbitV2, image: plan.image)
         #expect(CampaignInvariants.checkSuccess(outcome, plan: plan, board: good).isEmpty)
 
@@ -145,20 +151,25 @@ import Testing
 
     @Test func checkerCatchesAVerifiedBoardThatWouldBootIntoPairingMode() throws {
         let plan = try Self.plan(.nrf52833, .counter)
-        let outcome = SessionOutcome(path: .partial, reason: FlashReason(code: "runtime-matches", message: "test"), fallback: false,
-                                     partial: PartialFlashStats(blocks: 10, bytes: 640, pages: 1, verified: true))
+        let outcome = SessionOutcome(
+            path: .partial, reason: FlashReason(code: "runtime-matches", message: "test"), fallback: false,
+            partial: PartialFlashStats(blocks: 10, bytes: 640, pages: 1, verified: true))
         var board = try SimulatedBoard(.microbitV2, image: plan.image)
         board.markFlashIncomplete()
         board.reset()
-        #expect(CampaignInvariants.checkSuccess(outcome, plan: plan, board: board).map(\.rule) == ["boots-into-pairing-mode"])
+        #expect(
+            CampaignInvariants.checkSuccess(outcome, plan: plan, board: board).map(\.rule) == [
+                "boots-into-pairing-mode"
+            ])
     }
 
     @Test func anUnverifiedResultIsItsOwnCategoryWithItsOwnChecks() throws {
         let plan = try Self.plan(.nrf52833, .counter)
         var stats = PartialFlashStats(blocks: 10, bytes: 640, pages: 1, verified: false)
         stats.unverifiedReason = "the board did not accept a connection within 10 s of its restart"
-        let outcome = SessionOutcome(path: .partial, reason: FlashReason(code: "runtime-matches", message: "test"), fallback: false,
-                                     partial: stats)
+        let outcome = SessionOutcome(
+            path: .partial, reason: FlashReason(code: "runtime-matches", message: "test"), fallback: false,
+            partial: stats)
         #expect(CampaignOutcome(outcome) == .unverified)
         // Written but not read back: the flash must hold the program; the board may be in any mode.
         var board = try SimulatedBoard(.microbitV2, image: plan.image)
@@ -179,8 +190,9 @@ import Testing
         #expect(!declared.isEmpty)
         board.resetFlashCounters()
         let id = sim.addBoard(board)
-        let run = SimulatedFlash.run(plan: try Self.plan(.nrf52833, .counter), options: FlashOptions(mode: .partial),
-                                     on: id, named: "sim", in: &sim)
+        let run = SimulatedFlash.run(
+            plan: try Self.plan(.nrf52833, .counter), options: FlashOptions(mode: .partial),
+            on: id, named: "sim", in: &sim)
         #expect(run.result.path == .partial)
         let after = try sim.board(id)
         #expect(CampaignInvariants.checkWrites(before: board, after: after, declared: declared).isEmpty)
@@ -191,18 +203,29 @@ import Testing
     }
 
     @Test func checkerCatchesADeadlineAndAnUnclearError() {
-        #expect(CampaignInvariants.checkFailure(SimulatedBoardError.deadlineExceeded(.seconds(900)), message: "x").map(\.rule) == ["deadline"])
-        #expect(CampaignInvariants.checkFailure(FlashError.partialImpossible("why"), message: "").map(\.rule) == ["unclear-error"])
-        #expect(CampaignInvariants.checkFailure(FlashError.partialImpossible("why"),
-                                                message: "partial flashing is impossible: the runtime differs").isEmpty)
+        #expect(
+            CampaignInvariants.checkFailure(SimulatedBoardError.deadlineExceeded(.seconds(900)), message: "x").map(
+                \.rule) == ["deadline"])
+        #expect(
+            CampaignInvariants.checkFailure(FlashError.partialImpossible("why"), message: "").map(\.rule) == [
+                "unclear-error"
+            ])
+        #expect(
+            CampaignInvariants.checkFailure(
+                FlashError.partialImpossible("why"),
+                message: "partial flashing is impossible: the runtime differs"
+            ).isEmpty)
     }
 
     @Test func checkerCatchesRetriesBeyondTheirBounds() {
         let options = FaultCampaign.options(.partial)
-        let outcome = SessionOutcome(path: .partial, reason: FlashReason(code: "runtime-matches", message: "test"), fallback: false,
-                                     partial: PartialFlashStats(blocks: 10, bytes: 640, pages: 1,
-                                                                retries: options.partial.runRetryLimit + 1, verified: true))
-        #expect(CampaignInvariants.checkBounds(outcome, connections: 2, options: options).map(\.rule) == ["retry-bound"])
+        let outcome = SessionOutcome(
+            path: .partial, reason: FlashReason(code: "runtime-matches", message: "test"), fallback: false,
+            partial: PartialFlashStats(
+                blocks: 10, bytes: 640, pages: 1,
+                retries: options.partial.runRetryLimit + 1, verified: true))
+        #expect(
+            CampaignInvariants.checkBounds(outcome, connections: 2, options: options).map(\.rule) == ["retry-bound"])
         #expect(CampaignInvariants.checkBounds(nil, connections: 2, options: options).isEmpty)
     }
 }

@@ -9,7 +9,8 @@ import Transport
     static let connection = ConnectionInfo(services: [KnownGATT.smpService], mtu: 247, name: "board")
 
     static func device() -> FakeImageDevice {
-        var device = FakeImageDevice(primary: .init(bytes: [1, 2, 3, 4], hash: [UInt8](repeating: 0xAB, count: 32), version: "1.2.3"))
+        var device = FakeImageDevice(
+            primary: .init(bytes: [1, 2, 3, 4], hash: [UInt8](repeating: 0xAB, count: 32), version: "1.2.3"))
         device.secondary = .init(bytes: [5, 6], hash: [UInt8](repeating: 0xCD, count: 32), version: "2.0.0")
         return device
     }
@@ -41,7 +42,8 @@ import Transport
     @Test("a board without SMP, a silent board and a lost link each end the read with a failure")
     func failures() {
         var noSMP = ImageStateReader()
-        _ = noSMP.handle(.start(ConnectionInfo(services: [KnownGATT.partialFlashingService], mtu: 247, name: "b")), now: .zero)
+        _ = noSMP.handle(
+            .start(ConnectionInfo(services: [KnownGATT.partialFlashingService], mtu: 247, name: "b")), now: .zero)
         #expect(Self.failure(of: noSMP).contains("no McuMgr (SMP) service"))
 
         var silent = ImageStateReader()

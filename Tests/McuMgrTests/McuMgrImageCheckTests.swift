@@ -11,7 +11,9 @@ import Transport
 @Suite struct McuMgrImageCheckTests {
     private let image = Fixture.image(size: 20_000, seed: 4)
 
-    func refused(_ image: McuMgrUpgradeImage, options: McuMgrUpgradeOptions = Fixture.options()) throws -> (McuMgrError, UpgradeRun) {
+    func refused(_ image: McuMgrUpgradeImage, options: McuMgrUpgradeOptions = Fixture.options()) throws -> (
+        McuMgrError, UpgradeRun
+    ) {
         var run = UpgradeRun(image: image, options: options, device: Fixture.device(for: image))
         let finished = run.run()
         let cause = try #require(finished?.cause)
@@ -64,7 +66,9 @@ import Transport
         options.slotSize = SlotSize(bytes: 16_384, source: .profile)
         let (cause, _) = try refused(image, options: options)
         #expect(cause == .invalidImage(.tooLarge(bytes: 20_000, slot: 16_384, from: .profile)))
-        #expect("\(cause)".contains("it has 20000 bytes and the board's slot holds 16384 (from the board profile): build a smaller image"))
+        #expect(
+            "\(cause)".contains(
+                "it has 20000 bytes and the board's slot holds 16384 (from the board profile): build a smaller image"))
         // The same image with room to spare goes through.
         options.slotSize = SlotSize(bytes: 20_000, source: .board)
         var run = UpgradeRun(image: image, options: options, device: Fixture.device(for: image))
@@ -81,7 +85,9 @@ import Transport
         #expect(McuMgrError.noResponse(command: "image upload", attempts: 4, timeout: .seconds(10)).isTransient)
         #expect(McuMgrError.uploadMismatch.isTransient)
         #expect(!McuMgrError.deviceRefused(command: "image upload", .group(.image(.invalidImageTooLarge))).isTransient)
-        #expect(McuMgrError.deviceRefused(command: "image upload", .group(.image(.invalidImageTooLarge))).exitStatus == .badFirmware)
+        #expect(
+            McuMgrError.deviceRefused(command: "image upload", .group(.image(.invalidImageTooLarge))).exitStatus
+                == .badFirmware)
         #expect(!McuMgrError.verificationFailed(expected: "x", slots: []).isTransient)
         #expect(McuMgrError.deviceRefused(command: "image upload", .returnCode(.busy)).isTransient)
     }

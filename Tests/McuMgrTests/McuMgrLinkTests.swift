@@ -41,7 +41,8 @@ import Transport
         var device = Fixture.device(for: image)
         let info = ConnectionInfo(services: [KnownGATT.smpService], mtu: 247)
         let first = flow.handle(.start(info), now: .zero)
-        let request = try #require(first.compactMap { if case let .write(_, bytes, _) = $0 { bytes } else { nil } }.first)
+        let request = try #require(
+            first.compactMap { if case let .write(_, bytes, _) = $0 { bytes } else { nil } }.first)
         let answers = device.receive(write: request).answers
         #expect(!answers.isEmpty)
         _ = flow.handle(.disconnected(.supervisionTimeout), now: .milliseconds(10))
@@ -50,7 +51,8 @@ import Transport
             #expect(!late.contains { if case .write = $0 { true } else { false } })
         }
         let again = flow.handle(.connected(info), now: .seconds(2))
-        #expect(again.contains { if case .write = $0 { true } else { false } }, "the request goes again on the new link")
+        #expect(
+            again.contains { if case .write = $0 { true } else { false } }, "the request goes again on the new link")
     }
 
     @Test func waitsForTheSwapBeforeReconnecting() throws {
@@ -79,7 +81,9 @@ import Transport
         run.refusedConnections = 3
         let outcomeRun = run.run()
         let result = try #require(try outcomeRun?.get())
-        #expect(run.reports.filter { if case let .retry(r) = $0 { r.contains("connection attempt") } else { false } }.count == 3)
+        #expect(
+            run.reports.filter { if case let .retry(r) = $0 { r.contains("connection attempt") } else { false } }.count
+                == 3)
         #expect(result.finalSlots.first?.hash == image.hash)
     }
 
@@ -112,13 +116,15 @@ import Transport
         let finished = run.run()
         let result = try #require(try finished?.get())
         #expect(run.device.primary.hash == image.hash && run.device.primaryConfirmed)
-        #expect(run.reports.contains { if case let .note(n) = $0 { n.contains("already runs the image") } else { false } })
+        #expect(
+            run.reports.contains { if case let .note(n) = $0 { n.contains("already runs the image") } else { false } })
         #expect(result.finalSlots.first { $0.slot == 0 }?.hash == image.hash)
     }
 
     @Test func refusesABoardWithoutTheSMPService() throws {
         var flow = McuMgrUpgrade(image: image)
-        let actions = flow.handle(.start(ConnectionInfo(services: [KnownGATT.partialFlashingService], mtu: 247)), now: .zero)
+        let actions = flow.handle(
+            .start(ConnectionInfo(services: [KnownGATT.partialFlashingService], mtu: 247)), now: .zero)
         #expect(actions.last == .finish)
         #expect(flow.outcome?.cause == .smpServiceMissing)
     }

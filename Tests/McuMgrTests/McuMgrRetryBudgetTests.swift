@@ -29,7 +29,8 @@ import Transport
         var run = UpgradeRun(image: image, options: options, device: device)
         let finished = run.run()
         let outcome = try #require(finished)
-        guard case let .uploadStalled(offset, total, attempts)? = outcome.cause, case let .failure(error) = outcome else {
+        guard case let .uploadStalled(offset, total, attempts)? = outcome.cause, case let .failure(error) = outcome
+        else {
             Issue.record("expected a stalled upload, got \(outcome)")
             return
         }

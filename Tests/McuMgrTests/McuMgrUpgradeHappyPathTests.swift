@@ -27,7 +27,9 @@ private func framesFromWrites(_ writes: [[UInt8]]) -> [[UInt8]] {
         var flow = McuMgrUpgrade(image: Fixture.image(size: 4000), options: McuMgrUpgradeOptions())
         let actions = flow.handle(.start(ConnectionInfo(services: [KnownGATT.smpService], mtu: 247)), now: .zero)
         #expect(actions.first == .subscribe(KnownGATT.smp))
-        let writes = actions.compactMap { if case let .write(c, b, k) = $0, c == KnownGATT.smp, k == .command { return b } else { return nil } }
+        let writes = actions.compactMap {
+            if case let .write(c, b, k) = $0, c == KnownGATT.smp, k == .command { return b } else { return nil }
+        }
         // SMP v2 read, group 0, seq 0, command 6, payload A0 (docs/protocols/mcumgr-smp.md §1.2).
         #expect(writes == [[0x08, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x06, 0xA0]])
         #expect(actions.contains(.startTimer(McuMgrUpgrade.requestTimer, .seconds(10))))
@@ -61,12 +63,13 @@ private func framesFromWrites(_ writes: [[UInt8]]) -> [[UInt8]] {
         case .uploadOnly:
             #expect(run.device.secondary?.bytes == image.bytes && run.device.primary.hash == Fixture.runningHash)
         }
-        let expectedPhases: [FlowPhase] = switch mode {
-        case .testAndConfirm: [.upload, .test, .reset, .confirm, .verify, .done]
-        case .confirmOnly: [.upload, .confirm, .reset, .verify, .done]
-        case .testOnly: [.upload, .test, .reset, .verify, .done]
-        case .uploadOnly: [.upload, .reset, .verify, .done]
-        }
+        let expectedPhases: [FlowPhase] =
+            switch mode {
+            case .testAndConfirm: [.upload, .test, .reset, .confirm, .verify, .done]
+            case .confirmOnly: [.upload, .confirm, .reset, .verify, .done]
+            case .testOnly: [.upload, .test, .reset, .verify, .done]
+            case .uploadOnly: [.upload, .reset, .verify, .done]
+            }
         #expect(run.phases == expectedPhases)
         #expect(run.device.resets == 1)
         #expect(result.finalSlots == run.device.slots)
@@ -74,7 +77,8 @@ private func framesFromWrites(_ writes: [[UInt8]]) -> [[UInt8]] {
 
     @Test func keepsEveryFrameWithinOneWriteWithoutReassembly() throws {
         let image = Fixture.image(size: 20_000)
-        var run = UpgradeRun(image: image, options: Fixture.options(depth: 1, reassembly: false), device: Fixture.device(for: image))
+        var run = UpgradeRun(
+            image: image, options: Fixture.options(depth: 1, reassembly: false), device: Fixture.device(for: image))
         run.device.reassembles = false
         let outcomeRun = run.run()
         let result = try #require(try outcomeRun?.get())
@@ -90,11 +94,13 @@ private func framesFromWrites(_ writes: [[UInt8]]) -> [[UInt8]] {
 
     @Test func pipelinesWithoutReassemblyAndReassemblesWithoutPipelining() throws {
         let image = Fixture.image(size: 30_000, seed: 3)
-        var pipelined = UpgradeRun(image: image, options: Fixture.options(reassembly: false), device: Fixture.device(for: image))
+        var pipelined = UpgradeRun(
+            image: image, options: Fixture.options(reassembly: false), device: Fixture.device(for: image))
         let outcomePipelined = pipelined.run()
         let a = try #require(try outcomePipelined?.get())
         #expect(a.pipelineDepth == 3 && a.frameLimit == 244 && pipelined.maxInFlight == 3)
-        var reassembled = UpgradeRun(image: image, options: Fixture.options(depth: 1), device: Fixture.device(for: image))
+        var reassembled = UpgradeRun(
+            image: image, options: Fixture.options(depth: 1), device: Fixture.device(for: image))
         let outcomeReassembled = reassembled.run()
         let b = try #require(try outcomeReassembled?.get())
         #expect(b.pipelineDepth == 1 && b.frameLimit == 2475 && reassembled.maxInFlight == 1)
@@ -111,7 +117,8 @@ private func framesFromWrites(_ writes: [[UInt8]]) -> [[UInt8]] {
         let result = try #require(try outcomeRun?.get())
         #expect(result.pipelineDepth == 1 && result.frameLimit == 244)
         #expect(run.writes.allSatisfy { $0.count == 8 + (Int($0[2]) << 8 | Int($0[3])) })
-        #expect(run.reports.contains { if case let .note(n) = $0 { n.contains("parameters unavailable") } else { false } })
+        #expect(
+            run.reports.contains { if case let .note(n) = $0 { n.contains("parameters unavailable") } else { false } })
         #expect(run.device.primary.bytes == image.bytes)
     }
 

@@ -15,12 +15,20 @@ import Transport
         #expect(result.retries == 1)
         // The lost chunk and the ones in flight behind it (depth 3) go again; nothing else.
         #expect(result.resentBytes > 2 * 2400 && result.resentBytes <= 3 * 2475)
-        #expect(run.reports.contains { if case let .retry(r) = $0 { r.contains("device expects offset") } else { false } })
+        #expect(
+            run.reports.contains { if case let .retry(r) = $0 { r.contains("device expects offset") } else { false } })
         // From then on every frame fits one write: a write lost from a longer frame loses the frame.
         let uploads = run.device.uploads
         let retry = try #require(uploads.indices.first { $0 > 0 && uploads[$0].offset < uploads[$0 - 1].offset })
         #expect(uploads[retry...].allSatisfy { $0.data.count < 244 })
-        #expect(run.reports.contains { if case let .note(n) = $0 { n.contains("each upload frame now fits one write of 244 bytes") } else { false } })
+        #expect(
+            run.reports.contains {
+                if case let .note(n) = $0 {
+                    n.contains("each upload frame now fits one write of 244 bytes")
+                } else {
+                    false
+                }
+            })
         #expect(run.device.primary.bytes == image.bytes)
     }
 
@@ -53,7 +61,8 @@ import Transport
         run.silent = true
         let raw = run.run()
         let outcome = try #require(raw)
-        #expect(outcome.cause == McuMgrError.noResponse(command: "image state read", attempts: 4, timeout: .seconds(10)))
+        #expect(
+            outcome.cause == McuMgrError.noResponse(command: "image state read", attempts: 4, timeout: .seconds(10)))
         let text = "\(McuMgrError.noResponse(command: "image state read", attempts: 4, timeout: .seconds(10)))"
         #expect(text.contains("did not answer image state read") && text.contains("move closer"))
         // Parameters: 1 + 3 retries, then tolerated; state read: 1 + 3 retries, then the error.
@@ -76,7 +85,10 @@ import Transport
         run.dropsWritesLongerThan = 150
         let result = try #require(try run.run()?.get())
         #expect(run.device.primary.bytes == image.bytes && run.device.primaryConfirmed)
-        #expect(run.reports.contains { if case let .note(n) = $0 { n.contains("writes now carry at most 122 bytes") } else { false } })
+        #expect(
+            run.reports.contains {
+                if case let .note(n) = $0 { n.contains("writes now carry at most 122 bytes") } else { false }
+            })
         #expect(result.pipelineDepth == 1)
         let lastLong = try #require(run.writes.lastIndex { $0.count > 150 })
         let after = run.writes[(lastLong + 1)...]
@@ -86,16 +98,20 @@ import Transport
 
     @Test func withoutReassemblyWritesNeverShrinkBelowAFirstChunk() throws {
         // One write per frame: at 61 bytes a frame cannot hold the first chunk, so writes stop at 122.
-        var run = UpgradeRun(image: image, options: Fixture.options(reassembly: false), device: Fixture.device(for: image))
+        var run = UpgradeRun(
+            image: image, options: Fixture.options(reassembly: false), device: Fixture.device(for: image))
         run.dropsWritesLongerThan = 100
         let finished = run.run()
         let outcome = try #require(finished)
         let notes = run.reports.compactMap { if case let .note(n) = $0 { n } else { nil } }
         #expect(notes.contains { $0.contains("at most 122 bytes") })
         #expect(!notes.contains { $0.contains("at most 61 bytes") })
-        guard case let .failure(error) = outcome else { Issue.record("every upload write is lost, yet it succeeded"); return }
+        guard case let .failure(error) = outcome else {
+            Issue.record("every upload write is lost, yet it succeeded"); return
+        }
         // The link's failure, not a frame too small for the image.
-        #expect(error is McuMgrFailure && "\(error)".contains("move closer") && !"\(error)".contains("no room"), "\(error)")
+        #expect(
+            error is McuMgrFailure && "\(error)".contains("move closer") && !"\(error)".contains("no room"), "\(error)")
     }
 
     @Test func writesKeepTheirSizeWhenTheDeviceIsSilentForOtherReasons() throws {
@@ -166,7 +182,8 @@ import Transport
     }
 
     @Test func refusesAnMTUTooSmallForTheFirstChunk() throws {
-        var run = UpgradeRun(image: image, options: Fixture.options(reassembly: false), device: Fixture.device(for: image))
+        var run = UpgradeRun(
+            image: image, options: Fixture.options(reassembly: false), device: Fixture.device(for: image))
         run.mtu = 23
         let raw = run.run()
         let outcome = try #require(raw)

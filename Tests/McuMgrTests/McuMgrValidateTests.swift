@@ -88,7 +88,8 @@ import Transport
 
     @Test func ignoresSlotsOfOtherImageNumbers() {
         let netCore = ImageSlotState(image: 1, slot: 1, version: "1.0.0", hash: image.hash, pending: true)
-        let app = ImageSlotState(image: 0, slot: 0, version: "1.0.0", hash: Fixture.runningHash, confirmed: true, active: true)
+        let app = ImageSlotState(
+            image: 0, slot: 0, version: "1.0.0", hash: Fixture.runningHash, confirmed: true, active: true)
         #expect(ValidateDecision.decide(slots: [app, netCore], image: image, mode: .testAndConfirm) == .upload)
     }
 
@@ -96,7 +97,8 @@ import Transport
         let ours = ImageSlotState(slot: 0, version: "2.0.0", hash: image.hash, confirmed: false, active: true)
         #expect(ValidateDecision.verify(slots: [ours], image: image, mode: .testOnly))
         #expect(!ValidateDecision.verify(slots: [ours], image: image, mode: .testAndConfirm))
-        let stillOld = ImageSlotState(slot: 0, version: "1.0.0", hash: Fixture.runningHash, confirmed: true, active: true)
+        let stillOld = ImageSlotState(
+            slot: 0, version: "1.0.0", hash: Fixture.runningHash, confirmed: true, active: true)
         #expect(!ValidateDecision.verify(slots: [stillOld], image: image, mode: .confirmOnly))
     }
 }

@@ -19,11 +19,14 @@ import TestSupport
     @Test("CRC-32 equals Python's zlib.crc32 on varied data")
     func crc32MatchesZlib() throws {
         guard Python.has("zlib") else { print("python3 not found: zlib cross-check skipped"); return }
-        let samples: [[UInt8]] = [[0], [0xFF], Array(repeating: 0xFF, count: 4096),
-                                  (0..<777).map { UInt8(truncatingIfNeeded: $0 * $0 + 3) }]
+        let samples: [[UInt8]] = [
+            [0], [0xFF], Array(repeating: 0xFF, count: 4096),
+            (0..<777).map { UInt8(truncatingIfNeeded: $0 * $0 + 3) }
+        ]
         for sample in samples {
-            let r = try Python.run(["-c", "import sys,zlib; print(zlib.crc32(bytes.fromhex(sys.stdin.read().strip())))"],
-                                   input: hex(sample))
+            let r = try Python.run(
+                ["-c", "import sys,zlib; print(zlib.crc32(bytes.fromhex(sys.stdin.read().strip())))"],
+                input: hex(sample))
             #expect(r.status == 0)
             #expect(UInt32(r.output.trimmingCharacters(in: .whitespacesAndNewlines)) == CRC32.checksum(sample))
         }
@@ -39,8 +42,9 @@ import TestSupport
     func crc16MatchesPython() throws {
         guard Python.has("binascii") else { print("python3 not found: crc_hqx cross-check skipped"); return }
         let sample = (0..<3001).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 1) }
-        let r = try Python.run(["-c", "import sys,binascii; print(binascii.crc_hqx(bytes.fromhex(sys.stdin.read().strip()), 0xFFFF))"],
-                               input: hex(sample))
+        let r = try Python.run(
+            ["-c", "import sys,binascii; print(binascii.crc_hqx(bytes.fromhex(sys.stdin.read().strip()), 0xFFFF))"],
+            input: hex(sample))
         #expect(UInt16(r.output.trimmingCharacters(in: .whitespacesAndNewlines)) == CRC16.ccittFalse(sample))
     }
 }

@@ -30,16 +30,19 @@ struct Harness<M: FlowMachine> {
 }
 
 enum Boards {
-    static let secureApp = ConnectionInfo(services: [KnownGATT.partialFlashingService, NordicGATT.secureService], mtu: 23,
-                                          name: "BBC micro:bit")
+    static let secureApp = ConnectionInfo(
+        services: [KnownGATT.partialFlashingService, NordicGATT.secureService], mtu: 23,
+        name: "BBC micro:bit")
     static let secureBootloader = ConnectionInfo(services: [NordicGATT.secureService], mtu: 247, name: "DfuTarg")
-    static let legacyApp = ConnectionInfo(services: [KnownGATT.partialFlashingService, KnownGATT.microbitDFUControlService],
-                                          mtu: 23, name: "BBC micro:bit")
+    static let legacyApp = ConnectionInfo(
+        services: [KnownGATT.partialFlashingService, KnownGATT.microbitDFUControlService],
+        mtu: 23, name: "BBC micro:bit")
     static let legacyBootloader = ConnectionInfo(services: [NordicGATT.legacyService], mtu: 23, name: "DfuTarg")
 
     static func application(_ count: Int, family: ChipFamilyName = .nrf52) -> DFUApplication {
-        DFUApplication(family: family == .nrf52 ? .nrf52833 : .nrf51, start: family == .nrf52 ? 0x1C000 : 0x18000,
-                       bytes: (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 17 &+ 5) })
+        DFUApplication(
+            family: family == .nrf52 ? .nrf52833 : .nrf51, start: family == .nrf52 ? 0x1C000 : 0x18000,
+            bytes: (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 17 &+ 5) })
     }
 
     enum ChipFamilyName { case nrf52, nrf51 }

@@ -13,7 +13,7 @@ import Testing
             (.execute, [0x04]),
             (.select(.data), [0x06, 0x02]),
             (.abort, [0x0C]),
-            (.other(opcode: 0x09, parameters: [0x01]), [0x09, 0x01]),
+            (.other(opcode: 0x09, parameters: [0x01]), [0x09, 0x01])
         ]
         for (request, bytes) in cases {
             #expect(request.bytes == bytes)
@@ -28,11 +28,17 @@ import Testing
         let select: [UInt8] = [0x60, 0x06, 0x01, 0x00, 0x10, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x26, 0x39, 0xF4, 0xCB]
         #expect(try SecureDFUResponse(bytes: select) == .selected(maxSize: 4096, offset: 512, crc: 0xCBF4_3926))
         #expect(SecureDFUResponse.selected(maxSize: 4096, offset: 512, crc: 0xCBF4_3926).bytes == select)
-        #expect(try SecureDFUResponse(bytes: [0x60, 0x03, 0x01, 0x38, 0, 0, 0, 1, 2, 3, 4]) == .checksum(offset: 56, crc: 0x0403_0201))
+        #expect(
+            try SecureDFUResponse(bytes: [0x60, 0x03, 0x01, 0x38, 0, 0, 0, 1, 2, 3, 4])
+                == .checksum(offset: 56, crc: 0x0403_0201))
         #expect(try SecureDFUResponse(bytes: [0x60, 0x04, 0x01]) == .success(opcode: 0x04))
-        #expect(try SecureDFUResponse(bytes: [0x60, 0x04, 0x0B, 0x0C]) == .failure(opcode: 0x04, result: 0x0B, extended: 0x0C))
+        #expect(
+            try SecureDFUResponse(bytes: [0x60, 0x04, 0x0B, 0x0C])
+                == .failure(opcode: 0x04, result: 0x0B, extended: 0x0C))
         #expect(try SecureDFUResponse(bytes: [0x60, 0x01, 0x08]) == .failure(opcode: 0x01, result: 0x08, extended: nil))
-        for bad: [UInt8] in [[], [0x60, 0x06], [0x20, 0x01, 0x01], [0x60, 0x06, 0x01, 0x00], [0x60, 0x04, 0x0B], [0x60, 0x04, 0x01, 0x00]] {
+        for bad: [UInt8] in [
+            [], [0x60, 0x06], [0x20, 0x01, 0x01], [0x60, 0x06, 0x01, 0x00], [0x60, 0x04, 0x0B], [0x60, 0x04, 0x01, 0x00]
+        ] {
             #expect(throws: NordicDFUError.self) { try SecureDFUResponse(bytes: bad) }
         }
     }
@@ -40,7 +46,9 @@ import Testing
     @Test("Buttonless messages: enter, and the three-byte indication")
     func buttonless() throws {
         #expect(ButtonlessMessage.enterBootloader.bytes == [0x01])
-        #expect(try ButtonlessMessage(bytes: [0x20, 0x01, 0x07]) == .response(opcode: 1, result: ButtonlessMessage.notBonded))
+        #expect(
+            try ButtonlessMessage(bytes: [0x20, 0x01, 0x07])
+                == .response(opcode: 1, result: ButtonlessMessage.notBonded))
         #expect(throws: NordicDFUError.self) { try ButtonlessMessage(bytes: [0x20, 0x01]) }
     }
 

@@ -27,33 +27,44 @@ enum NordicFuzzSeeds {
         // An even first byte (nRF52833), two segments: 32 bytes at the application start,
         // 8 bytes 0x108 further on (address = anchor - 0x200 + u16, anchor 0 = the range start).
         "cut-two-segments.bin": [0x00, 0x02, 0x00, 0x00, 0x02, 0x20] + Array(0..<32)
-            + [0x00, 0x08, 0x03, 0x08] + Array(repeating: 0xA5, count: 8),
+            + [0x00, 0x08, 0x03, 0x08] + Array(repeating: 0xA5, count: 8)
     ]
 
     /// Flow scripts (see the harnesses): three setup bytes, then one byte per event;
     /// `01 00` answers as a faithful board would, `02 00` fires the earliest timer,
     /// `03` drops the link, `04` connects to the bootloader, `0C` to the application.
     static func scripts() -> [String: [String: [UInt8]]] {
-        func answers(_ n: Int, _ variant: UInt8 = 0) -> [UInt8] { Array(repeating: [0x01, variant], count: n).flatMap { $0 } }
+        func answers(_ n: Int, _ variant: UInt8 = 0) -> [UInt8] {
+            Array(repeating: [0x01, variant], count: n).flatMap { $0 }
+        }
         // Options 0x90 0x1E: receipts every 12 (Secure) / 8 (legacy) packets, 2 attempts per
         // object, 5 connects, 12 timeouts, 9 link losses, 48 retries. 0x92: Secure receipts every packet.
-        let secureFromApplication: [UInt8] = [0x90, 0x1E, 0x0C] + answers(1) + [0x03, 0x04] + answers(8) + [0x02, 0x00] + answers(4)
+        let secureFromApplication: [UInt8] =
+            [0x90, 0x1E, 0x0C] + answers(1) + [0x03, 0x04] + answers(8) + [0x02, 0x00] + answers(4)
         let secureFromBootloader: [UInt8] = [0x92, 0x1E, 0x11] + answers(8) + [0x02, 0x00] + answers(60)
-        let secureHostile: [UInt8] = [0x90, 0x1E, 0x1C] + answers(3) + [0x01, 0x01] + answers(3) + [0x01, 0x42]
+        let secureHostile: [UInt8] =
+            [0x90, 0x1E, 0x1C] + answers(3) + [0x01, 0x01] + answers(3) + [0x01, 0x42]
             + answers(2) + [0x02, 0x00, 0x03, 0x04] + answers(3) + [0x01, 0x02, 0x01, 0x04] + answers(3)
             + [0x02, 0x80, 0x02, 0x00, 0x00, 0x03, 0x60, 0x01, 0x01] + answers(6)
-        let legacyFromApplication: [UInt8] = [0x90, 0x1E, 0x00] + answers(1) + [0x04] + answers(2) + answers(16) + answers(2)
+        let legacyFromApplication: [UInt8] =
+            [0x90, 0x1E, 0x00] + answers(1) + [0x04] + answers(2) + answers(16) + answers(2)
             + [0x01, 0x00, 0x0C]
-        let legacyFromBootloader: [UInt8] = [0x90, 0x1E, 0x11] + answers(2) + answers(7) + answers(3) + [0x05, 0x05, 0x05]
+        let legacyFromBootloader: [UInt8] =
+            [0x90, 0x1E, 0x11] + answers(2) + answers(7) + answers(3) + [0x05, 0x05, 0x05]
         // Start refused (an unfinished transfer), a receipt behind, a link loss, an image-size report, a CRC error.
-        let legacyHostile: [UInt8] = [0x90, 0x1E, 0x10] + answers(1, 0x01) + answers(1) + [0x04] + answers(4) + answers(1, 0x02)
+        let legacyHostile: [UInt8] =
+            [0x90, 0x1E, 0x10] + answers(1, 0x01) + answers(1) + [0x04] + answers(4) + answers(1, 0x02)
             + answers(1) + [0x04] + answers(5) + [0x03, 0x04] + answers(2) + answers(1, 0x04) + answers(1) + [0x04]
             + answers(20) + answers(1, 0x01) + answers(1) + [0x04] + answers(25) + [0x0C]
         return [
-            "secure-dfu-flow": ["from-application.script": secureFromApplication, "from-bootloader.script": secureFromBootloader,
-                                "hostile.script": secureHostile],
-            "legacy-dfu-flow": ["from-application.script": legacyFromApplication, "from-bootloader.script": legacyFromBootloader,
-                                "hostile.script": legacyHostile],
+            "secure-dfu-flow": [
+                "from-application.script": secureFromApplication, "from-bootloader.script": secureFromBootloader,
+                "hostile.script": secureHostile
+            ],
+            "legacy-dfu-flow": [
+                "from-application.script": legacyFromApplication, "from-bootloader.script": legacyFromBootloader,
+                "hostile.script": legacyHostile
+            ]
         ]
     }
 
@@ -85,7 +96,9 @@ enum NordicFuzzSeeds {
         }
         for target in NordicFuzzSeeds.targets {
             let committed = NordicFuzzSeeds.files(in: "Seeds", target: target)
-            #expect(committed.map(\.name) == seeds[target, default: [:]].keys.sorted(), "Seeds/\(target) differs from the generator")
+            #expect(
+                committed.map(\.name) == seeds[target, default: [:]].keys.sorted(),
+                "Seeds/\(target) differs from the generator")
             for file in committed {
                 #expect(seeds[target]?[file.name] == file.bytes, "Seeds/\(target)/\(file.name) is stale")
             }

@@ -40,15 +40,17 @@ import TestSupport
     @Test("The application binary is cut from the application start to the last data byte, gaps 0xFF, rounded to 4")
     func cutsLikeTheReferenceClients() throws {
         var image = MemoryImage()
-        try image.write([0xAA, 0xBB], at: 0x1000)       // SoftDevice area: not part of the binary
+        try image.write([0xAA, 0xBB], at: 0x1000)  // SoftDevice area: not part of the binary
         try image.write([1, 2, 3, 4], at: 0x1C000)
-        try image.write([9, 9, 9], at: 0x1C010)           // ends at 0x1C013: rounded up to 0x1C014
-        try image.write([7, 7], at: 0x77000)              // bootloader: not part of the binary
+        try image.write([9, 9, 9], at: 0x1C010)  // ends at 0x1C013: rounded up to 0x1C014
+        try image.write([7, 7], at: 0x77000)  // bootloader: not part of the binary
         let app = try DFUApplication.cut(from: image, family: .nrf52833)
         #expect(app.start == 0x1C000)
         #expect(app.bytes == [1, 2, 3, 4] + [UInt8](repeating: 0xFF, count: 12) + [9, 9, 9, 0xFF])
         let softDeviceOnly = image.slice(0..<0x18000)
-        #expect(throws: NordicDFUError.noApplication(family: .nrf51)) { try DFUApplication.cut(from: softDeviceOnly, family: .nrf51) }
+        #expect(throws: NordicDFUError.noApplication(family: .nrf51)) {
+            try DFUApplication.cut(from: softDeviceOnly, family: .nrf51)
+        }
     }
 
     @Test("The sample images cut to the runtime and program; oversize applications are refused")
@@ -56,7 +58,8 @@ import TestSupport
         for family in [ChipFamily.nrf52833, .nrf51] {
             let image = SampleFirmware.image(family: family, runtime: .r2, program: .counter)
             let app = try DFUApplication.cut(from: image, family: family)
-            let programEnd = SampleFirmware.programAddress(family: family, runtime: .r2)
+            let programEnd =
+                SampleFirmware.programAddress(family: family, runtime: .r2)
                 + UInt32(SampleFirmware.programSize(family: family, program: .counter))
             #expect(app.start == family.layout.applicationStart)
             #expect(app.start + UInt32(app.bytes.count) == programEnd)

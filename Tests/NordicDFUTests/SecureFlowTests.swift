@@ -13,7 +13,9 @@ import Transport
         var h = H(SecureDFUFlow(application: app, options: options))
         h.feed(.start(Boards.secureBootloader))
         let initPacket = app.secureInitPacket.bytes
-        h.feed(.notification(cp, SecureDFUResponse.selected(maxSize: 512, offset: 56, crc: CRC32.checksum(initPacket)).bytes))
+        h.feed(
+            .notification(
+                cp, SecureDFUResponse.selected(maxSize: 512, offset: 56, crc: CRC32.checksum(initPacket)).bytes))
         h.feed(.notification(cp, SecureDFUResponse.success(opcode: 0x04).bytes))
         h.feed(.notification(cp, SecureDFUResponse.success(opcode: 0x02).bytes))
         return h
@@ -33,7 +35,8 @@ import Transport
     func unbondedVariant() {
         var h = H(SecureDFUFlow(application: Boards.application(100)))
         h.feed(.start(Boards.secureApp))
-        let next = h.feed(.writeFailed(NordicGATT.buttonlessBonded, .characteristicNotFound(NordicGATT.buttonlessBonded)))
+        let next = h.feed(
+            .writeFailed(NordicGATT.buttonlessBonded, .characteristicNotFound(NordicGATT.buttonlessBonded)))
         #expect(H.writes(next, to: NordicGATT.buttonlessUnbonded) == [[0x01]])
         h.feed(.notification(NordicGATT.buttonlessUnbonded, [0x20, 0x01, 0x01]))
         let reconnect = h.feed(.disconnected(.remoteTerminated))
@@ -104,7 +107,9 @@ import Transport
         d.feed(.notification(cp, SecureDFUResponse.success(opcode: 0x01).bytes))
         #expect(d.feed(.timerFired(TimerID("response"))).isEmpty)
         #expect(d.flow.timeouts == 0 && d.flow.result.retries == 0)
-        #expect(H.writes(d.feed(.timerFired(TimerID("object-delay"))), to: NordicGATT.securePacket).flatMap { $0 } == app.bytes)
+        #expect(
+            H.writes(d.feed(.timerFired(TimerID("object-delay"))), to: NordicGATT.securePacket).flatMap { $0 }
+                == app.bytes)
     }
 
     @Test("Malformed and foreign answers: a malformed one fails with its bytes, a stale one is ignored")
@@ -120,8 +125,13 @@ import Transport
     func resumeAtObjectBoundary() {
         let app = Boards.application(10_000)
         var h = inDataPhase(app)
-        let exec = h.feed(.notification(cp, SecureDFUResponse.selected(maxSize: 4096, offset: 4096,
-                                                                       crc: CRC32.checksum(app.bytes[0..<4096])).bytes))
+        let exec = h.feed(
+            .notification(
+                cp,
+                SecureDFUResponse.selected(
+                    maxSize: 4096, offset: 4096,
+                    crc: CRC32.checksum(app.bytes[0..<4096])
+                ).bytes))
         #expect(H.writes(exec, to: cp) == [[0x04]])
         let next = h.feed(.notification(cp, SecureDFUResponse.failure(opcode: 0x04, result: 0x08, extended: nil).bytes))
         #expect(H.writes(next, to: cp) == [SecureDFURequest.create(.data, size: 4096).bytes])
@@ -131,8 +141,13 @@ import Transport
     func resumeInsideAnObject() {
         let app = Boards.application(10_000)
         var h = inDataPhase(app)
-        let cont = h.feed(.notification(cp, SecureDFUResponse.selected(maxSize: 4096, offset: 4096 + 488,
-                                                                       crc: CRC32.checksum(app.bytes[0..<(4096 + 488)])).bytes))
+        let cont = h.feed(
+            .notification(
+                cp,
+                SecureDFUResponse.selected(
+                    maxSize: 4096, offset: 4096 + 488,
+                    crc: CRC32.checksum(app.bytes[0..<(4096 + 488)])
+                ).bytes))
         let packets = H.writes(cont, to: NordicGATT.securePacket)
         #expect(packets.first == Array(app.bytes[(4096 + 488)..<(4096 + 488 + 244)]))
         #expect(!H.writes(cont, to: cp).contains { $0.first == 0x01 })
@@ -160,9 +175,13 @@ import Transport
     func hashFailure() {
         let app = Boards.application(400)
         var h = inDataPhase(app)
-        h.feed(.notification(cp, SecureDFUResponse.selected(maxSize: 4096, offset: 400, crc: CRC32.checksum(app.bytes)).bytes))
+        h.feed(
+            .notification(
+                cp, SecureDFUResponse.selected(maxSize: 4096, offset: 400, crc: CRC32.checksum(app.bytes)).bytes))
         h.feed(.notification(cp, SecureDFUResponse.failure(opcode: 0x04, result: 0x0B, extended: 0x0C).bytes))
-        guard case .secureRejected? = h.error else { Issue.record("expected a rejection, got \(String(describing: h.error))"); return }
+        guard case .secureRejected? = h.error else {
+            Issue.record("expected a rejection, got \(String(describing: h.error))"); return
+        }
         #expect(h.error?.description.contains("hash") == true)
     }
 }

@@ -29,14 +29,18 @@ import Transport
         let start: UInt32 = sweep.family == .nrf52833 ? 0x47000 : 0x35400
         for seed in UInt64(1)...6 {
             // Programs of 2 to 4 pages, so that page openers and their erases are on the way.
-            let (image, program) = makeProgram(at: start, bodySize: Int(sweep.family.pageSize) * 2 + Int(seed) * 700, seed: seed)
-            var board = sweep.blankBoard ? ModelBoard(family: sweep.family) : boardWithOldProgram(family: sweep.family, at: start, seed: seed)
+            let (image, program) = makeProgram(
+                at: start, bodySize: Int(sweep.family.pageSize) * 2 + Int(seed) * 700, seed: seed)
+            var board =
+                sweep.blankBoard
+                ? ModelBoard(family: sweep.family) : boardWithOldProgram(family: sweep.family, at: start, seed: seed)
             if sweep.blankBoard {
                 // Only the program's header page holds the old program; the rest of the region is blank.
                 board.load(MakeCodeProgram.magic + runtimeHash + oldProgramHash, at: start)
             }
-            var driver = LoopbackDriver(flow: PartialFlashFlow(image: image, program: program, family: sweep.family),
-                                        board: board, seed: seed &* 7919)
+            var driver = LoopbackDriver(
+                flow: PartialFlashFlow(image: image, program: program, family: sweep.family),
+                board: board, seed: seed &* 7919)
             driver.answerDelays = .microseconds(500)...(sweep.interval * 3)
             let finished = driver.run()
             #expect(finished, "seed \(seed): the flow stalled")
@@ -46,7 +50,9 @@ import Transport
             }
             #expect(stats.retries == 0 && stats.resyncs == 0, "seed \(seed): \(stats)")
             #expect(stats.verified)
-            #expect(boardHolds(driver.board, image: image, program: program, pageSize: sweep.family.pageSize), "seed \(seed)")
+            #expect(
+                boardHolds(driver.board, image: image, program: program, pageSize: sweep.family.pageSize),
+                "seed \(seed)")
             #expect(driver.board.violations.isEmpty, "seed \(seed): \(driver.board.violations)")
         }
     }

@@ -31,8 +31,9 @@ import Testing
         // Page 0x48000 is all 0xFF in the file; 0x49000 holds data in its second block only.
         try image.write([UInt8](repeating: 0xFF, count: 4096), at: 0x48000)
         try image.write([1, 2, 3], at: 0x49040)
-        let program = MakeCodeProgram(magicAddress: 0x47000, runtimeHash: runtimeHash, programHash: newProgramHash,
-                                      region: 0x47000..<0x49080)
+        let program = MakeCodeProgram(
+            magicAddress: 0x47000, runtimeHash: runtimeHash, programHash: newProgramHash,
+            region: 0x47000..<0x49080)
         let plan = try BlockPlan(image: image, program: program, boardRegion: v2Region, family: .nrf52833)
         #expect(plan.blocks.map(\.address) == [0x47000, 0x48000, 0x49000, 0x49040])
         #expect(plan.blocks.map(\.opensPage) == [true, true, true, false])
@@ -41,8 +42,9 @@ import Testing
         #expect(plan.blocks[1].data == [UInt8](repeating: 0xFF, count: 64))
         #expect(plan.blocks[3].data == [1, 2, 3] + [UInt8](repeating: 0xFF, count: 61))
 
-        let full = try BlockPlan(image: image, program: program, boardRegion: v2Region, family: .nrf52833,
-                                 skipErasedBlocks: false)
+        let full = try BlockPlan(
+            image: image, program: program, boardRegion: v2Region, family: .nrf52833,
+            skipErasedBlocks: false)
         #expect(full.blockCount == 0x2080 / 64)
         #expect(full.skippedBlocks == 0)
     }
@@ -58,8 +60,9 @@ import Testing
 
         var big = image
         try big.write([0x42], at: 0x3B400)
-        let tooBig = MakeCodeProgram(magicAddress: 0x35400, runtimeHash: runtimeHash, programHash: newProgramHash,
-                                     region: 0x35400..<0x3B440)
+        let tooBig = MakeCodeProgram(
+            magicAddress: 0x35400, runtimeHash: runtimeHash, programHash: newProgramHash,
+            region: 0x35400..<0x3B440)
         #expect(throws: PartialFlashError.programDoesNotFit(program: 0x35400..<0x3B440, writable: 0x35400..<0x3B400)) {
             try BlockPlan(image: big, program: tooBig, boardRegion: dal, family: .nrf51)
         }
@@ -79,15 +82,16 @@ import Testing
         #expect(throws: PartialFlashError.programNotPageAligned(start: 0x47040, pageSize: 4096)) {
             try BlockPlan(image: odd, program: oddProgram, boardRegion: v2Region, family: .nrf52833)
         }
-        let empty = MakeCodeProgram(magicAddress: 0x47000, runtimeHash: runtimeHash, programHash: newProgramHash,
-                                    region: 0x47000..<0x47000)
+        let empty = MakeCodeProgram(
+            magicAddress: 0x47000, runtimeHash: runtimeHash, programHash: newProgramHash,
+            region: 0x47000..<0x47000)
         #expect(throws: PartialFlashError.nothingToWrite) {
             try BlockPlan(image: image, program: empty, boardRegion: v2Region, family: .nrf52833)
         }
     }
 
     @Test func findsPageOpenerForResume() throws {
-        let (plan, _) = try makePlan(bodySize: 9000)   // 3 pages on V2
+        let (plan, _) = try makePlan(bodySize: 9000)  // 3 pages on V2
         #expect(plan.pageOpenerIndex(of: 0) == 0)
         #expect(plan.pageOpenerIndex(of: 63) == 0)
         #expect(plan.pageOpenerIndex(of: 64) == 64)
@@ -115,25 +119,28 @@ import Testing
             switch Int.random(in: 0..<3, using: &rng) {
             case 0: try image.write((0..<run).map { _ in UInt8.random(in: 0...255, using: &rng) }, at: cursor)
             case 1: try image.write([UInt8](repeating: 0xFF, count: Int(run)), at: cursor)
-            default: break   // a hole
+            default: break  // a hole
             }
             cursor += run
         }
         let region = start..<((start + length + 63) & ~63)
-        let program = MakeCodeProgram(magicAddress: start, runtimeHash: runtimeHash, programHash: newProgramHash,
-                                      region: region)
+        let program = MakeCodeProgram(
+            magicAddress: start, runtimeHash: runtimeHash, programHash: newProgramHash,
+            region: region)
         let boardEnd = Bool.random(using: &rng) ? layout.scratchPage : layout.scratchPage + 0x7FF
         let board = RegionInfo(id: 2, start: start, end: boardEnd, hash: oldProgramHash)
         let skip = Bool.random(using: &rng)
-        let plan = try BlockPlan(image: image, program: program, boardRegion: board, family: family,
-                                 skipErasedBlocks: skip)
+        let plan = try BlockPlan(
+            image: image, program: program, boardRegion: board, family: family,
+            skipErasedBlocks: skip)
 
         let addresses = plan.blocks.map(\.address)
         #expect(addresses == addresses.sorted() && Set(addresses).count == addresses.count, "sorted and unique")
         for block in plan.blocks {
             #expect(block.address % 64 == 0 && block.data.count == 64)
-            #expect(block.address >= start && block.address + 64 <= min(boardEnd, layout.scratchPage),
-                    "never outside the declared region")
+            #expect(
+                block.address >= start && block.address + 64 <= min(boardEnd, layout.scratchPage),
+                "never outside the declared region")
             #expect(block.data == image.read(block.address..<(block.address + 64), fill: 0xFF), "padded with 0xFF")
             #expect(block.opensPage == (block.address % page == 0))
         }
@@ -169,7 +176,8 @@ extension BlockPlanTests {
         let (image, program) = makeProgram(bodySize: 4000)
         let board = RegionInfo(id: 2, start: 0x47000, end: 0x73000, hash: oldProgramHash)
         let plain = try BlockPlan(image: image, program: program, boardRegion: board, family: .nrf52833)
-        let sealed = try BlockPlan(image: image, program: program, boardRegion: board, family: .nrf52833, sealProgramHash: true)
+        let sealed = try BlockPlan(
+            image: image, program: program, boardRegion: board, family: .nrf52833, sealProgramHash: true)
         #expect(sealed.blockCount == plain.blockCount + 1)
         #expect(Array(sealed.blocks[0].data[24..<32]) == [UInt8](repeating: 0xFF, count: 8))
         let seal = try #require(sealed.blocks.last)

@@ -4,14 +4,18 @@ import Testing
 @testable import PartialFlashing
 
 @Suite struct DecisionTests {
-    let program = MakeCodeProgram(magicAddress: 0x47000, runtimeHash: runtimeHash, programHash: newProgramHash,
-                                  region: 0x47000..<0x4BD80)
+    let program = MakeCodeProgram(
+        magicAddress: 0x47000, runtimeHash: runtimeHash, programHash: newProgramHash,
+        region: 0x47000..<0x4BD80)
 
-    func board(runtime: [UInt8] = runtimeHash, start: UInt32 = 0x47000, end: UInt32 = 0x73000,
-               hash: [UInt8] = oldProgramHash, version: UInt8 = 1) -> BoardMemoryMap {
-        BoardMemoryMap(protocolVersion: version, mode: .pairing,
-                       runtime: RegionInfo(id: 1, start: 0x1C000, end: 0x46B00, hash: runtime),
-                       program: RegionInfo(id: 2, start: start, end: end, hash: hash))
+    func board(
+        runtime: [UInt8] = runtimeHash, start: UInt32 = 0x47000, end: UInt32 = 0x73000,
+        hash: [UInt8] = oldProgramHash, version: UInt8 = 1
+    ) -> BoardMemoryMap {
+        BoardMemoryMap(
+            protocolVersion: version, mode: .pairing,
+            runtime: RegionInfo(id: 1, start: 0x1C000, end: 0x46B00, hash: runtime),
+            program: RegionInfo(id: 2, start: start, end: end, hash: hash))
     }
 
     @Test func choosesPartialWhenRuntimeAndStartMatch() {
@@ -19,7 +23,8 @@ import Testing
     }
 
     @Test func reportsUpToDateWhenProgramHashMatches() {
-        #expect(PartialFlashDecision(board: board(hash: newProgramHash), program: program, family: .nrf52833) == .upToDate)
+        #expect(
+            PartialFlashDecision(board: board(hash: newProgramHash), program: program, family: .nrf52833) == .upToDate)
     }
 
     @Test func requiresFullFlashWhenRuntimeDiffers() {
@@ -65,9 +70,11 @@ import Testing
         #expect(reason.code == "region-does-not-fit")
         #expect(reason.description.contains("0x0004BD80") && reason.description.contains("0x0004A000"))
         // Past the scratch page is never writable, whatever the board declares.
-        let huge = MakeCodeProgram(magicAddress: 0x47000, runtimeHash: runtimeHash, programHash: newProgramHash,
-                                   region: 0x47000..<0x73040)
-        #expect(PartialFlashDecision(board: board(end: 0x77000), program: huge, family: .nrf52833)
+        let huge = MakeCodeProgram(
+            magicAddress: 0x47000, runtimeHash: runtimeHash, programHash: newProgramHash,
+            region: 0x47000..<0x73040)
+        #expect(
+            PartialFlashDecision(board: board(end: 0x77000), program: huge, family: .nrf52833)
                 == .fullRequired(.regionDoesNotFit(program: 0x47000..<0x73040, board: 0x47000..<0x73000)))
     }
 
@@ -80,11 +87,17 @@ import Testing
         let reasons: [FullFlashReason] = [
             .fileHasNoProgram, .boardHasNoProgram(RegionInfo(id: 2, start: 0, end: 0, hash: [])),
             .runtimeDiffers(board: [], file: []), .programMoved(board: 0, file: 0),
-            .regionDoesNotFit(program: 0..<1, board: 0..<1), .unsupportedProtocol(version: 9),
+            .regionDoesNotFit(program: 0..<1, board: 0..<1), .unsupportedProtocol(version: 9)
         ]
-        #expect(reasons.map(\.code) == ["file-has-no-program", "board-has-no-program", "runtime-differs",
-                                        "program-moved", "region-does-not-fit", "unsupported-protocol"])
-        #expect(reasons.allSatisfy { $0.description.hasSuffix("full flash is needed")
-                || $0.description.contains("only a full flash") })
+        #expect(
+            reasons.map(\.code) == [
+                "file-has-no-program", "board-has-no-program", "runtime-differs",
+                "program-moved", "region-does-not-fit", "unsupported-protocol"
+            ])
+        #expect(
+            reasons.allSatisfy {
+                $0.description.hasSuffix("full flash is needed")
+                    || $0.description.contains("only a full flash")
+            })
     }
 }

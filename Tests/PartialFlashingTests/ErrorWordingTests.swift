@@ -12,8 +12,9 @@ import Transport
         .rebootNotObserved(after: "FF 00", waited: .seconds(5)),
         .reconnectFailed(attempts: 3, lastError: .connectFailed("no answer")),
         .tooManyLinkLosses(count: 4, last: .supervisionTimeout), .programNotPageAligned(start: 0x47010, pageSize: 4096),
-        .nothingToWrite, .gaveUp(block: 14, address: 0x48340, retries: 6, budget: .block(limit: 6), lastProblem: .outOfOrder),
-        .unaccountedAnswers(count: 1), .staysInPairingMode(rewrites: 2),
+        .nothingToWrite,
+        .gaveUp(block: 14, address: 0x48340, retries: 6, budget: .block(limit: 6), lastProblem: .outOfOrder),
+        .unaccountedAnswers(count: 1), .staysInPairingMode(rewrites: 2)
     ]
 
     @Test(arguments: errors)

@@ -14,14 +14,17 @@ import Transport
         var injected = 0
     }
 
-    func runMany(_ faults: Faults, seeds: Range<UInt64>, family: ChipFamily,
-                 settings: PartialFlashSettings = PartialFlashSettings(), latency: Duration = .milliseconds(15)) -> Outcome {
+    func runMany(
+        _ faults: Faults, seeds: Range<UInt64>, family: ChipFamily,
+        settings: PartialFlashSettings = PartialFlashSettings(), latency: Duration = .milliseconds(15)
+    ) -> Outcome {
         let start: UInt32 = family == .nrf52833 ? 0x47000 : 0x35400
         var outcome = Outcome()
         for seed in seeds {
             let (image, program) = makeProgram(at: start, bodySize: 2500 + Int(seed % 7) * 500, seed: seed)
-            let board = boardWithOldProgram(family: family, at: start, mode: seed % 5 == 0 ? .application : .pairing,
-                                            seed: seed &+ 1000)
+            let board = boardWithOldProgram(
+                family: family, at: start, mode: seed % 5 == 0 ? .application : .pairing,
+                seed: seed &+ 1000)
             var driver = LoopbackDriver(
                 flow: PartialFlashFlow(image: image, program: program, family: family, settings: settings),
                 board: board, faults: faults, seed: seed, latency: latency)
@@ -92,8 +95,9 @@ import Transport
     }
 
     @Test func flashesWithAZeroLatencyDriver() {
-        let lossy = runMany(Faults(dropWrite: 0.02, dropNotification: 0.02), seeds: 500..<520, family: .nrf52833,
-                            latency: .zero)
+        let lossy = runMany(
+            Faults(dropWrite: 0.02, dropNotification: 0.02), seeds: 500..<520, family: .nrf52833,
+            latency: .zero)
         #expect(lossy.flashed >= 18)
     }
 
@@ -106,9 +110,10 @@ import Transport
     @Test func sameSeedGivesTheSameRun() {
         let (image, program) = makeProgram(bodySize: 6000, seed: 5)
         func once() -> ([[UInt8]], Duration) {
-            var driver = LoopbackDriver(flow: PartialFlashFlow(image: image, program: program, family: .nrf52833),
-                                        board: boardWithOldProgram(family: .nrf52833, at: 0x47000),
-                                        faults: Faults(dropWrite: 0.05, dropNotification: 0.05), seed: 42)
+            var driver = LoopbackDriver(
+                flow: PartialFlashFlow(image: image, program: program, family: .nrf52833),
+                board: boardWithOldProgram(family: .nrf52833, at: 0x47000),
+                faults: Faults(dropWrite: 0.05, dropNotification: 0.05), seed: 42)
             _ = driver.run()
             return (driver.written, driver.now)
         }

@@ -52,8 +52,10 @@ typealias SeededRandom = SeededGenerator
 
 /// A MakeCode-shaped program image: magic, runtime hash, program hash, then `bodySize`
 /// pseudo-random bytes (no 0xFF, so no block is skipped), at `start`.
-func makeProgram(at start: UInt32 = 0x47000, bodySize: Int = 4000, seed: UInt64 = 1,
-                 programHash: [UInt8] = newProgramHash) -> (MemoryImage, MakeCodeProgram) {
+func makeProgram(
+    at start: UInt32 = 0x47000, bodySize: Int = 4000, seed: UInt64 = 1,
+    programHash: [UInt8] = newProgramHash
+) -> (MemoryImage, MakeCodeProgram) {
     var rng = SeededRandom(seed: seed)
     let body = (0..<bodySize).map { _ in UInt8.random(in: 0...0xFE, using: &rng) }
     let bytes = MakeCodeProgram.magic + runtimeHash + programHash + body
@@ -61,16 +63,21 @@ func makeProgram(at start: UInt32 = 0x47000, bodySize: Int = 4000, seed: UInt64 
     try? image.write(bytes, at: start)
     let end = start + UInt32(bytes.count)
     let padded = (end + 63) & ~63
-    return (image, MakeCodeProgram(magicAddress: start, runtimeHash: runtimeHash, programHash: programHash,
-                                   region: start..<padded))
+    return (
+        image,
+        MakeCodeProgram(
+            magicAddress: start, runtimeHash: runtimeHash, programHash: programHash,
+            region: start..<padded)
+    )
 }
 
 /// The plan of `makeProgram` for a V2 board whose region 2 is 0x47000-0x73000.
 func makePlan(bodySize: Int = 4000, skip: Bool = true, seal: Bool = false) throws -> (BlockPlan, MakeCodeProgram) {
     let (image, program) = makeProgram(bodySize: bodySize)
-    let plan = try BlockPlan(image: image, program: program,
-                             boardRegion: RegionInfo(id: 2, start: 0x47000, end: 0x73000, hash: oldProgramHash),
-                             family: .nrf52833, skipErasedBlocks: skip, sealProgramHash: seal)
+    let plan = try BlockPlan(
+        image: image, program: program,
+        boardRegion: RegionInfo(id: 2, start: 0x47000, end: 0x73000, hash: oldProgramHash),
+        family: .nrf52833, skipErasedBlocks: skip, sealProgramHash: seal)
     return (plan, program)
 }
 
@@ -91,5 +98,6 @@ extension FlowMachine {
 func firstBlockAddress(in actions: [FlowAction]) -> UInt32? {
     let packets = writes(actions).filter { $0.first == 0x01 && $0.count == 20 }
     guard packets.count >= 2 else { return nil }
-    return UInt32(packets[0][1]) << 8 | UInt32(packets[0][2]) | UInt32(packets[1][1]) << 24 | UInt32(packets[1][2]) << 16
+    return UInt32(packets[0][1]) << 8 | UInt32(packets[0][2]) | UInt32(packets[1][1]) << 24 | UInt32(packets[1][2])
+        << 16
 }

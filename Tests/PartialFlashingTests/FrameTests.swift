@@ -11,17 +11,25 @@ import Testing
     }
 
     @Test func roundTripsEveryRequest() throws {
-        for f: PartialFlashingRequest in [.regionInfo(2), .endOfTransmission, .status, .reset(.pairing), .reset(.application)] {
+        for f: PartialFlashingRequest in [
+            .regionInfo(2), .endOfTransmission, .status, .reset(.pairing), .reset(.application)
+        ] {
             #expect(try PartialFlashingRequest(bytes: f.bytes) == f)
         }
     }
 
     @Test func decodesRegionInfoNotification() throws {
-        let bytes: [UInt8] = [0x00, 0x02, 0x00, 0x04, 0x70, 0x00, 0x00, 0x07, 0x30, 0x00,
-                              0x22, 0x20, 0x4A, 0xC8, 0x74, 0x97, 0x7E, 0x7F]
+        let bytes: [UInt8] = [
+            0x00, 0x02, 0x00, 0x04, 0x70, 0x00, 0x00, 0x07, 0x30, 0x00,
+            0x22, 0x20, 0x4A, 0xC8, 0x74, 0x97, 0x7E, 0x7F
+        ]
         let n = try PartialFlashingNotification(bytes: bytes)
-        #expect(n == .regionInfo(RegionInfo(id: 2, start: 0x47000, end: 0x73000,
-                                            hash: [0x22, 0x20, 0x4A, 0xC8, 0x74, 0x97, 0x7E, 0x7F])))
+        #expect(
+            n
+                == .regionInfo(
+                    RegionInfo(
+                        id: 2, start: 0x47000, end: 0x73000,
+                        hash: [0x22, 0x20, 0x4A, 0xC8, 0x74, 0x97, 0x7E, 0x7F])))
         #expect(n.bytes == bytes)
     }
 

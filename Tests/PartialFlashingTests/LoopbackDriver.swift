@@ -45,8 +45,10 @@ struct LoopbackDriver<Flow: FlowMachine> {
     private var held: [FlowEvent] = []
     private var holding = false
 
-    init(flow: Flow, board: ModelBoard, faults: Faults = .none, seed: UInt64 = 0,
-         latency: Duration = .milliseconds(15)) {
+    init(
+        flow: Flow, board: ModelBoard, faults: Faults = .none, seed: UInt64 = 0,
+        latency: Duration = .milliseconds(15)
+    ) {
         self.flow = flow
         self.board = board
         self.faults = faults
@@ -144,7 +146,9 @@ struct LoopbackDriver<Flow: FlowMachine> {
     /// The delay of the next answer: `latency`, or a draw from `answerDelays` (microsecond steps).
     private mutating func answerDelay() -> Duration {
         guard let range = answerDelays else { return latency }
-        func micros(_ d: Duration) -> Int64 { d.components.seconds * 1_000_000 + d.components.attoseconds / 1_000_000_000_000 }
+        func micros(_ d: Duration) -> Int64 {
+            d.components.seconds * 1_000_000 + d.components.attoseconds / 1_000_000_000_000
+        }
         return .microseconds(Int64.random(in: micros(range.lowerBound)...micros(range.upperBound), using: &rng))
     }
 
@@ -159,8 +163,10 @@ struct LoopbackDriver<Flow: FlowMachine> {
 
 /// A board that runs an older build of the same program: same runtime, same start,
 /// different bytes and hash, and longer, so stale bytes lie beyond the new program.
-func boardWithOldProgram(family: ChipFamily, at start: UInt32, mode: BoardMode = .pairing,
-                         seed: UInt64 = 99) -> ModelBoard {
+func boardWithOldProgram(
+    family: ChipFamily, at start: UInt32, mode: BoardMode = .pairing,
+    seed: UInt64 = 99
+) -> ModelBoard {
     var board = ModelBoard(family: family, mode: mode)
     var rng = SeededRandom(seed: seed)
     let body = (0..<(Int(family.pageSize) * 3)).map { _ in UInt8.random(in: 0...255, using: &rng) }

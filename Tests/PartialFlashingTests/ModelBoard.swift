@@ -121,9 +121,13 @@ struct ModelBoard {
         }
         guard let m = magic else { return RegionInfo(id: id, start: 0, end: 0, hash: [UInt8](repeating: 0, count: 8)) }
         switch id {
-        case 1: return RegionInfo(id: 1, start: layout.applicationStart, end: m, hash: Array(flash[Int(m + 16)..<Int(m + 24)]))
-        case 2: return RegionInfo(id: 2, start: m, end: layout.scratchPage, hash: Array(flash[Int(m + 24)..<Int(m + 32)]))
-        default: return RegionInfo(id: id, start: 0, end: layout.applicationStart, hash: [UInt8](repeating: 0, count: 8))
+        case 1:
+            return RegionInfo(
+                id: 1, start: layout.applicationStart, end: m, hash: Array(flash[Int(m + 16)..<Int(m + 24)]))
+        case 2:
+            return RegionInfo(id: 2, start: m, end: layout.scratchPage, hash: Array(flash[Int(m + 24)..<Int(m + 32)]))
+        default:
+            return RegionInfo(id: id, start: 0, end: layout.applicationStart, hash: [UInt8](repeating: 0, count: 8))
         }
     }
 }

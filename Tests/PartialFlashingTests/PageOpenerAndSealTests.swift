@@ -14,7 +14,8 @@ import Transport
     /// The address in the first FLASH_DATA packet of `actions`.
     func firstAddress(_ actions: [FlowAction]) -> UInt32? {
         guard let p0 = writes(actions).first(where: { $0.first == 0x01 }),
-              let p1 = writes(actions).dropFirst().first(where: { $0.first == 0x01 }) else { return nil }
+            let p1 = writes(actions).dropFirst().first(where: { $0.first == 0x01 })
+        else { return nil }
         return UInt32(p0[1]) << 8 | UInt32(p0[2]) | UInt32(p1[1]) << 24 | UInt32(p1[2]) << 16
     }
 
@@ -22,7 +23,7 @@ import Transport
         let (plan, program) = try makePlan(bodySize: 9000)
         var writer = PartialFlashWriter(plan: plan, program: program)
         _ = writer.beginAfterRegionInfo()
-        _ = writer.run(Array(repeating: ack, count: 64))          // page 0x47000 written; block 65 opens 0x48000
+        _ = writer.run(Array(repeating: ack, count: 64))  // page 0x47000 written; block 65 opens 0x48000
         #expect(writer.index == 64 && plan.blocks[64].opensPage)
         let probe = writer.handle(.timerFired(PartialFlashTimer.block), now: .seconds(3))
         #expect(writes(probe) == [[0xEE]], "nothing of the page is written before the board is known to be quiet")
@@ -31,7 +32,8 @@ import Transport
         let late = writer.handle(ack, now: .seconds(3) + .milliseconds(90))
         #expect(writes(late) == [[0x00, 0x02]])
         let again = writer.handle(v2Program, now: .seconds(3) + .milliseconds(120))
-        #expect(firstAddress(again) == 0x48000, "the opener again: its page is erased again, nothing after it was written")
+        #expect(
+            firstAddress(again) == 0x48000, "the opener again: its page is erased again, nothing after it was written")
         #expect(packetNumbers(again) == [0, 1, 2, 3])
         let next = writer.handle(ack, now: .seconds(3) + .milliseconds(250))
         #expect(firstAddress(next) == 0x48040)
@@ -42,8 +44,8 @@ import Transport
         let seal = try #require(plan.sealIndex)
         var writer = PartialFlashWriter(plan: plan, program: program)
         _ = writer.beginAfterRegionInfo()
-        _ = writer.run(Array(repeating: ack, count: seal))            // every block but the hash block
-        _ = writer.handle(v2Program, now: .seconds(4))                 // the barrier; the hash block goes out
+        _ = writer.run(Array(repeating: ack, count: seal))  // every block but the hash block
+        _ = writer.handle(v2Program, now: .seconds(4))  // the barrier; the hash block goes out
         #expect(writer.index == seal && writer.sealSent)
         _ = writer.handle(.disconnected(.supervisionTimeout), now: .seconds(5))
         _ = writer.handle(.connected(link), now: .seconds(6))
@@ -90,6 +92,9 @@ import Transport
         sent += writer.handle(ack, now: .seconds(4))
         #expect(writer.partialFlashError == .unaccountedAnswers(count: 1))
         let hashAt = plan.blocks[seal].address
-        #expect(!writes(sent).contains { $0.count == 20 && $0[0] == 0x01 && UInt16($0[1]) << 8 | UInt16($0[2]) == UInt16(hashAt & 0xFFFF) })
+        #expect(
+            !writes(sent).contains {
+                $0.count == 20 && $0[0] == 0x01 && UInt16($0[1]) << 8 | UInt16($0[2]) == UInt16(hashAt & 0xFFFF)
+            })
     }
 }

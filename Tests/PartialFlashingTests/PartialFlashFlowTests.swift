@@ -6,13 +6,17 @@ import Transport
 @Suite struct PartialFlashFlowTests {
     @Test func flashesProgramAndVerifiesItOnAModelBoard() throws {
         let (image, program) = makeProgram(bodySize: 9000)
-        var driver = LoopbackDriver(flow: PartialFlashFlow(image: image, program: program, family: .nrf52833),
-                                    board: boardWithOldProgram(family: .nrf52833, at: 0x47000))
+        var driver = LoopbackDriver(
+            flow: PartialFlashFlow(image: image, program: program, family: .nrf52833),
+            board: boardWithOldProgram(family: .nrf52833, at: 0x47000))
         let finished = driver.run()
         #expect(finished)
         // 142 blocks, and the program hash written last by a 143rd.
-        #expect(try driver.flow.outcome?.get() == .flashed(stats: PartialFlashStats(
-            blocks: 143, bytes: 143 * 64, pages: 3, verified: true)))
+        #expect(
+            try driver.flow.outcome?.get()
+                == .flashed(
+                    stats: PartialFlashStats(
+                        blocks: 143, bytes: 143 * 64, pages: 3, verified: true)))
         let holds = boardHolds(driver.board, image: image, program: program, pageSize: 4096)
         #expect(holds)
         let violations = driver.board.violations
@@ -28,7 +32,9 @@ import Transport
     @Test func leavesAnUpToDateBoardThatRunsItsProgramUntouched() throws {
         let (image, program) = makeProgram(bodySize: 2000)
         var flow = PartialFlashFlow(image: image, program: program, family: .nrf52833)
-        let actions = flow.run([.start(link), status(.application), v2Runtime, region(2, 0x47000, 0x73000, newProgramHash)])
+        let actions = flow.run([
+            .start(link), status(.application), v2Runtime, region(2, 0x47000, 0x73000, newProgramHash)
+        ])
         #expect(writes(actions) == [[0xEE], [0x00, 0x01], [0x00, 0x02]], "no FF 00, no FF 01, no block")
         #expect(try flow.outcome?.get() == .upToDate(.verified))
         #expect(actions.last == .finish)
@@ -44,12 +50,16 @@ import Transport
         #expect(flow.outcome == nil)
         #expect(actions.last == .startTimer(PartialFlashTimer.reboot, .seconds(10)))
         let restarted = flow.handle(.disconnected(.remoteTerminated), now: .seconds(1))
-        #expect(effects(restarted) == [.cancelTimer(PartialFlashTimer.reboot),
-                                       .startTimer(PartialFlashTimer.restartWindow, .seconds(10)), .connect(after: .zero, to: .application)])
+        #expect(
+            effects(restarted) == [
+                .cancelTimer(PartialFlashTimer.reboot),
+                .startTimer(PartialFlashTimer.restartWindow, .seconds(10)), .connect(after: .zero, to: .application)
+            ])
         _ = flow.run([.connected(link), status(.application), v2Runtime, region(2, 0x47000, 0x73000, newProgramHash)])
         #expect(try flow.outcome?.get() == .upToDate(.verified))
         // The same against the model board.
-        var driver = LoopbackDriver(flow: PartialFlashFlow(image: image, program: program, family: .nrf52833), board: board)
+        var driver = LoopbackDriver(
+            flow: PartialFlashFlow(image: image, program: program, family: .nrf52833), board: board)
         let finished = driver.run()
         #expect(finished)
         #expect(try driver.flow.outcome?.get() == .upToDate(.verified))
@@ -63,7 +73,8 @@ import Transport
         var board = boardWithOldProgram(family: .nrf52833, at: 0x47000)
         board.load(image.read(0x47000..<0x48000), at: 0x47000)
         board.flashIncomplete = true
-        var driver = LoopbackDriver(flow: PartialFlashFlow(image: image, program: program, family: .nrf52833), board: board)
+        var driver = LoopbackDriver(
+            flow: PartialFlashFlow(image: image, program: program, family: .nrf52833), board: board)
         let finished = driver.run()
         #expect(finished)
         guard case let .flashed(stats)? = try driver.flow.outcome?.get() else {
@@ -96,8 +107,9 @@ import Transport
 
     @Test func requiresFullFlashForBoardWithoutProgram() throws {
         let (image, program) = makeProgram()
-        var driver = LoopbackDriver(flow: PartialFlashFlow(image: image, program: program, family: .nrf52833),
-                                    board: ModelBoard(family: .nrf52833))
+        var driver = LoopbackDriver(
+            flow: PartialFlashFlow(image: image, program: program, family: .nrf52833),
+            board: ModelBoard(family: .nrf52833))
         let finished = driver.run()
         #expect(finished)
         guard case let .fullRequired(reason)? = try driver.flow.outcome?.get() else {
@@ -109,8 +121,9 @@ import Transport
 
     @Test func switchesApplicationModeBoardThenFlashes() throws {
         let (image, program) = makeProgram(at: 0x35400, bodySize: 3000)
-        var driver = LoopbackDriver(flow: PartialFlashFlow(image: image, program: program, family: .nrf51),
-                                    board: boardWithOldProgram(family: .nrf51, at: 0x35400, mode: .application))
+        var driver = LoopbackDriver(
+            flow: PartialFlashFlow(image: image, program: program, family: .nrf51),
+            board: boardWithOldProgram(family: .nrf51, at: 0x35400, mode: .application))
         let finished = driver.run()
         #expect(finished)
         guard case let .flashed(stats)? = try driver.flow.outcome?.get() else {
@@ -118,7 +131,10 @@ import Transport
         }
         #expect(stats.pages == 3 && stats.reconnects == 0 && stats.verified)
         // Decided on the map read in application mode; restarted into pairing mode only to write.
-        #expect(driver.written.prefix(7) == [[0xEE], [0x00, 0x01], [0x00, 0x02], [0xFF, 0x00], [0xEE], [0x00, 0x01], [0x00, 0x02]])
+        #expect(
+            driver.written.prefix(7) == [
+                [0xEE], [0x00, 0x01], [0x00, 0x02], [0xFF, 0x00], [0xEE], [0x00, 0x01], [0x00, 0x02]
+            ])
         let holds = boardHolds(driver.board, image: image, program: program, pageSize: 1024)
         #expect(holds)
     }
@@ -127,17 +143,21 @@ import Transport
         let (image, program) = makeProgram()
         var flow = PartialFlashFlow(image: image, program: program, family: .nrf52833)
         _ = flow.run([.start(link), status(.pairing), notify([0x00, 0x01, 0x00])])
-        #expect(flow.partialFlashError == .malformedNotification(
-            bytes: [0x00, 0x01, 0x00], problem: .badLength(type: 0, expected: 18, got: 3)))
+        #expect(
+            flow.partialFlashError
+                == .malformedNotification(
+                    bytes: [0x00, 0x01, 0x00], problem: .badLength(type: 0, expected: 18, got: 3)))
     }
 
     @Test func reportsPhasesInOrder() {
         let (image, program) = makeProgram(bodySize: 32)
         var flow = PartialFlashFlow(image: image, program: program, family: .nrf52833)
         // One block, the barrier, and the block that writes the program hash.
-        let actions = flow.run([.start(link), status(.pairing), v2Runtime, v2Program, ack, v2Program, ack,
-                                .disconnected(.remoteTerminated), .connected(link), status(.application), v2Runtime,
-                                region(2, 0x47000, 0x73000, newProgramHash)])
+        let actions = flow.run([
+            .start(link), status(.pairing), v2Runtime, v2Program, ack, v2Program, ack,
+            .disconnected(.remoteTerminated), .connected(link), status(.application), v2Runtime,
+            region(2, 0x47000, 0x73000, newProgramHash)
+        ])
         let phases = reports(actions).compactMap { if case let .phase(p) = $0 { p } else { nil } }
         #expect(phases == [.readingMemoryMap, .partial, .reset, .verify, .done])
         #expect(actions.filter { $0 == .finish }.count == 1)

@@ -9,9 +9,10 @@ import Transport
     /// A 3-page program (4 KB pages): blocks 0-63, 64-127, 128-...
     static func plan() throws -> (BlockPlan, MakeCodeProgram, BoardMemoryMap) {
         let (plan, program) = try makePlan(bodySize: 9000)
-        let map = BoardMemoryMap(protocolVersion: 1, mode: .pairing,
-                                 runtime: RegionInfo(id: 1, start: 0x1C000, end: 0x46B00, hash: runtimeHash),
-                                 program: RegionInfo(id: 2, start: 0x47000, end: 0x73000, hash: oldProgramHash))
+        let map = BoardMemoryMap(
+            protocolVersion: 1, mode: .pairing,
+            runtime: RegionInfo(id: 1, start: 0x1C000, end: 0x46B00, hash: runtimeHash),
+            program: RegionInfo(id: 2, start: 0x47000, end: 0x73000, hash: oldProgramHash))
         return (plan, program, map)
     }
 
@@ -39,7 +40,7 @@ import Transport
         let (plan, program, map) = try Self.plan()
         let point = Self.point(at: 64, plan: plan, program: program, map: map)
         var midWrite = map
-        midWrite.program.hash = newProgramHash   // what the (unsealed) first block wrote
+        midWrite.program.hash = newProgramHash  // what the (unsealed) first block wrote
         #expect(point.mismatch(board: midWrite, plan: plan, program: program) == nil)
 
         var other = midWrite
@@ -53,7 +54,7 @@ import Transport
         #expect(point.mismatch(board: other, plan: plan, program: program)?.contains("program region") == true)
 
         var wrongBlock = point
-        wrongBlock.block = 65   // not a page start
+        wrongBlock.block = 65  // not a page start
         wrongBlock.address = plan.blocks[65].address
         #expect(wrongBlock.mismatch(board: midWrite, plan: plan, program: program) != nil)
 
@@ -67,7 +68,9 @@ import Transport
         writer.checkpointBase = .base(program: program, board: map, plan: plan)
         var actions = writer.beginAfterRegionInfo()
         for _ in 0..<plan.blockCount { actions += writer.handle(ack, now: .zero) }
-        let points = reports(actions).compactMap { r -> ResumePoint?? in if case let .checkpoint(p) = r { return p } else { return nil } }
+        let points = reports(actions).compactMap { r -> ResumePoint?? in
+            if case let .checkpoint(p) = r { return p } else { return nil }
+        }
         #expect(points.map { $0?.block } == [0, 64, 128])
         #expect(points.last??.address == plan.blocks[128].address)
     }

@@ -11,7 +11,8 @@ import Transport
     let statusRequest: [UInt8] = [0xEE]
 
     func startedWriter(bodySize: Int = 4000, settings: PartialFlashSettings = PartialFlashSettings())
-        throws -> (PartialFlashWriter, [FlowAction]) {
+        throws -> (PartialFlashWriter, [FlowAction])
+    {
         let (plan, program) = try makePlan(bodySize: bodySize)
         var writer = PartialFlashWriter(plan: plan, program: program, settings: settings)
         let actions = writer.beginAfterRegionInfo()
@@ -21,13 +22,15 @@ import Transport
     @Test func sendsFirstBlockAsFourPacketsWithAddressSplitAcrossPacketsZeroAndOne() throws {
         let (writer, actions) = try startedWriter()
         let body = Array(writer.plan.blocks[0].data[32..<64])
-        #expect(writes(actions) == [
-            [0x01, 0x70, 0x00, 0x00] + MakeCodeProgram.magic,
-            [0x01, 0x00, 0x04, 0x01] + runtimeHash + newProgramHash,
-            [0x01, 0x00, 0x00, 0x02] + body[0..<16],
-            [0x01, 0x00, 0x00, 0x03] + body[16..<32],
-        ])
-        #expect(effects(actions).first == .startTimer(PartialFlashTimer.deadline, .seconds(30) + .milliseconds(250) * 63))
+        #expect(
+            writes(actions) == [
+                [0x01, 0x70, 0x00, 0x00] + MakeCodeProgram.magic,
+                [0x01, 0x00, 0x04, 0x01] + runtimeHash + newProgramHash,
+                [0x01, 0x00, 0x00, 0x02] + body[0..<16],
+                [0x01, 0x00, 0x00, 0x03] + body[16..<32]
+            ])
+        #expect(
+            effects(actions).first == .startTimer(PartialFlashTimer.deadline, .seconds(30) + .milliseconds(250) * 63))
         #expect(effects(actions).last == .startTimer(block, .seconds(1)))
         #expect(reports(actions).first == .phase(.partial))
         #expect(reports(actions).contains(.trace("→ 01 70 00 00 70 8E 3B 92 C6 15 A8 41 C4 98 66 C9 75 EE 51 97")))
@@ -45,44 +48,56 @@ import Transport
     }
 
     @Test func sendsEndOfTransmissionOnlyAfterTheLastAckThenFinishesWhenTheBoardRestarts() throws {
-        var (writer, first) = try startedWriter(bodySize: 96)   // 2 blocks
+        var (writer, first) = try startedWriter(bodySize: 96)  // 2 blocks
         #expect(writer.plan.blockCount == 2)
         #expect(!writes(first).contains([0x02]))
         let second = writer.handle(ack, now: .milliseconds(60))
         #expect(!writes(second).contains([0x02]))
         // A timeout on the last block recovers and resends it; it does not end the transmission.
-        #expect(writes(writer.run([.timerFired(block), status(.pairing), .timerFired(settle)], at: .seconds(2)))
+        #expect(
+            writes(writer.run([.timerFired(block), status(.pairing), .timerFired(settle)], at: .seconds(2)))
                 == [statusRequest, [0x00, 0x02]])
         #expect(packetNumbers(writer.handle(v2Program, now: .seconds(2))) == [0, 1, 2, 3])
         let end = writer.handle(ack, now: .seconds(2))
-        #expect(effects(end) == [.cancelTimer(block), .write(pf, [0x02], .command),
-                                 .startTimer(PartialFlashTimer.reboot, .seconds(10))])
+        #expect(
+            effects(end) == [
+                .cancelTimer(block), .write(pf, [0x02], .command),
+                .startTimer(PartialFlashTimer.reboot, .seconds(10))
+            ])
         #expect(reports(end).contains(.progress(done: 2, total: 2, unit: .blocks)))
         // Reading the board back is `ProgramCheck`'s: the writer ends with the restart.
-        #expect(effects(writer.handle(.disconnected(.remoteTerminated), now: .seconds(3)))
+        #expect(
+            effects(writer.handle(.disconnected(.remoteTerminated), now: .seconds(3)))
                 == [.cancelTimer(PartialFlashTimer.reboot), .cancelTimer(PartialFlashTimer.deadline), .finish])
-        #expect(try writer.outcome?.get() == PartialFlashStats(blocks: 2, bytes: 128, pages: 1, retries: 1,
-                                                                               resyncs: 1, verified: false))
+        #expect(
+            try writer.outcome?.get()
+                == PartialFlashStats(
+                    blocks: 2, bytes: 128, pages: 1, retries: 1,
+                    resyncs: 1, verified: false))
     }
 
     @Test func resendsBlockNumberedFromStartPlusFourAfterOutOfOrder() throws {
         var (writer, _) = try startedWriter()
-        _ = writer.handle(ack, now: .zero)                     // block 2 goes out as 4-7
+        _ = writer.handle(ack, now: .zero)  // block 2 goes out as 4-7
         let resend = writer.handle(outOfOrder, now: .zero)
         #expect(packetNumbers(resend) == [8, 9, 10, 11])
         #expect(writes(resend).first?.prefix(3) == [0x01, 0x70, 0x40], "the same block again")
-        #expect(reports(resend).contains(.retry("block 2 at 0x00047040: packet out of order; resending as packets 8-11")))
+        #expect(
+            reports(resend).contains(.retry("block 2 at 0x00047040: packet out of order; resending as packets 8-11")))
         #expect(packetNumbers(writer.handle(ack, now: .zero)) == [12, 13, 14, 15])
         #expect(writer.stats.retries == 1 && writer.stats.resyncs == 0)
     }
 
     @Test func recoversAsAfterATimeoutWhenTheSameBlockIsOutOfOrderTwice() throws {
         var (writer, _) = try startedWriter()
-        _ = writer.handle(outOfOrder, now: .zero)              // resent as 4-7
-        let second = writer.handle(outOfOrder, now: .zero)     // a second AA for the same block
+        _ = writer.handle(outOfOrder, now: .zero)  // resent as 4-7
+        let second = writer.handle(outOfOrder, now: .zero)  // a second AA for the same block
         // The resend (4-7) may still be in the board's hands: STATUS, time to finish, then the barrier.
-        #expect(effects(second) == [.cancelTimer(block), .write(pf, statusRequest, .command),
-                                    .startTimer(answer, .seconds(2))])
+        #expect(
+            effects(second) == [
+                .cancelTimer(block), .write(pf, statusRequest, .command),
+                .startTimer(answer, .seconds(2))
+            ])
         _ = writer.run([status(.pairing), .timerFired(settle)])
         let again = writer.handle(region(2, 0x47000, 0x73000, oldProgramHash), now: .zero)
         #expect(packetNumbers(again) == [0, 1, 2, 3])
@@ -97,7 +112,10 @@ import Transport
         _ = writer.run([ack, ack])
         let probe = writer.handle(.timerFired(block), now: .seconds(1))
         #expect(effects(probe) == [.write(pf, statusRequest, .command), .startTimer(answer, .seconds(2))])
-        #expect(reports(probe).contains { if case let .retry(text) = $0 { text.hasPrefix("block 3 at 0x00047080") } else { false } })
+        #expect(
+            reports(probe).contains {
+                if case let .retry(text) = $0 { text.hasPrefix("block 3 at 0x00047080") } else { false }
+            })
         // The board has every write; the block is still unanswered, so the board gets time to finish it.
         let probed = writer.handle(status(.pairing), now: .milliseconds(1030))
         #expect(effects(probed) == [.cancelTimer(answer), .startTimer(settle, .milliseconds(500))])
@@ -116,15 +134,21 @@ import Transport
         // Block 1's 01 FF, late: the board is done with the block, no wait before REGION_INFO.
         let late = writer.handle(ack, now: .milliseconds(1010))
         #expect(effects(late).isEmpty)
-        #expect(reports(late).contains { if case let .trace(text) = $0 { text.hasPrefix("the late answer to block 1") } else { false } })
-        #expect(effects(writer.handle(status(.pairing), now: .milliseconds(1030)))
+        #expect(
+            reports(late).contains {
+                if case let .trace(text) = $0 { text.hasPrefix("the late answer to block 1") } else { false }
+            })
+        #expect(
+            effects(writer.handle(status(.pairing), now: .milliseconds(1030)))
                 == [.cancelTimer(answer), .write(pf, [0x00, 0x02], .command), .startTimer(answer, .seconds(2))])
         // The block is sent again all the same, and the next answer is its answer.
         let again = writer.handle(v2Program, now: .milliseconds(1060))
         #expect(packetNumbers(again) == [0, 1, 2, 3])
         #expect(writes(again).first?.prefix(3) == [0x01, 0x70, 0x00])
         #expect(reports(again).allSatisfy { if case .progress = $0 { false } else { true } })
-        #expect(reports(writer.handle(ack, now: .milliseconds(1090))).contains(.progress(done: 1, total: 63, unit: .blocks)))
+        #expect(
+            reports(writer.handle(ack, now: .milliseconds(1090))).contains(.progress(done: 1, total: 63, unit: .blocks))
+        )
         #expect(writer.stats.retries == 1)
     }
 
@@ -132,7 +156,10 @@ import Transport
         var (writer, _) = try startedWriter()
         _ = writer.run([.timerFired(block), status(.pairing)], at: .seconds(1))
         let late = writer.handle(outOfOrder, now: .milliseconds(1200))
-        #expect(effects(late) == [.cancelTimer(settle), .write(pf, [0x00, 0x02], .command), .startTimer(answer, .seconds(2))])
+        #expect(
+            effects(late) == [
+                .cancelTimer(settle), .write(pf, [0x00, 0x02], .command), .startTimer(answer, .seconds(2))
+            ])
         #expect(packetNumbers(writer.handle(v2Program, now: .milliseconds(1230))) == [0, 1, 2, 3])
     }
 
@@ -147,7 +174,7 @@ import Transport
 
     @Test func answersTheRegionInfoBarrierWithTheSameBlockFromZero() throws {
         var (writer, _) = try startedWriter()
-        _ = writer.run([ack, .timerFired(block), status(.pairing), .timerFired(settle)])   // waiting for REGION_INFO 2
+        _ = writer.run([ack, .timerFired(block), status(.pairing), .timerFired(settle)])  // waiting for REGION_INFO 2
         // A status or a region answer for another region changes nothing.
         #expect(effects(writer.run([status(.pairing), v2Runtime])).isEmpty)
         let again = writer.handle(v2Program, now: .seconds(2))
@@ -161,13 +188,16 @@ import Transport
         _ = writer.handle(.timerFired(block), now: .seconds(1))
         #expect(writes(writer.handle(.timerFired(answer), now: .seconds(3))) == [statusRequest])
         _ = writer.handle(.timerFired(answer), now: .seconds(5))
-        #expect(writer.partialFlashError == .gaveUp(block: 0, address: 0x47000, retries: 1, budget: .probeAttempts(2),
-                                                    lastProblem: .noProbeAnswer(.seconds(2))))
+        #expect(
+            writer.partialFlashError
+                == .gaveUp(
+                    block: 0, address: 0x47000, retries: 1, budget: .probeAttempts(2),
+                    lastProblem: .noProbeAnswer(.seconds(2))))
     }
 
     @Test func treatsASecondAnswerForTheSameTransmissionAsADuplicate() throws {
         var (writer, _) = try startedWriter()
-        _ = writer.run([.timerFired(block), ack])                  // block 1's late answer
+        _ = writer.run([.timerFired(block), ack])  // block 1's late answer
         // A transmission yields one answer at most: this one is extra, an earlier answer was
         // duplicated and a block may have been skipped. The write stops for a full flash.
         let extra = writer.handle(ack, now: .seconds(2))
@@ -177,7 +207,7 @@ import Transport
 
     @Test func treatsAWriteAnswerDuringAResynchronisationAfterAReconnectionAsADuplicate() throws {
         var (writer, _) = try startedWriter()
-        _ = writer.run([ack, .disconnected(.supervisionTimeout), .connected(link)])   // resynchronising
+        _ = writer.run([ack, .disconnected(.supervisionTimeout), .connected(link)])  // resynchronising
         // Nothing written on the old connection can answer on the new one.
         let extra = writer.handle(ack, now: .seconds(2))
         #expect(effects(extra) == [.cancelTimer(answer), .cancelTimer(PartialFlashTimer.deadline), .finish])
@@ -192,8 +222,11 @@ import Transport
         let last = writer.handle(.timerFired(block), now: .seconds(3))
         #expect(effects(last) == [.cancelTimer(PartialFlashTimer.deadline), .finish])
         let error = writer.partialFlashError
-        #expect(error == .gaveUp(block: 1, address: 0x47040, retries: 3, budget: .block(limit: 2),
-                                 lastProblem: .noAcknowledgement(.seconds(1))))
+        #expect(
+            error
+                == .gaveUp(
+                    block: 1, address: 0x47040, retries: 3, budget: .block(limit: 2),
+                    lastProblem: .noAcknowledgement(.seconds(1))))
         #expect(error?.description.contains("block 1 (address 0x00047040) after 3 retries") == true)
         #expect(error?.description.contains("no acknowledgement within 1 s") == true)
     }
@@ -203,8 +236,11 @@ import Transport
         _ = writer.run([outOfOrder, ack, outOfOrder, ack, outOfOrder, ack])
         #expect(writer.outcome == nil)
         _ = writer.handle(outOfOrder, now: .zero)
-        #expect(writer.partialFlashError == .gaveUp(block: 3, address: 0x470C0, retries: 1, budget: .run(limit: 3),
-                                                    lastProblem: .outOfOrder))
+        #expect(
+            writer.partialFlashError
+                == .gaveUp(
+                    block: 3, address: 0x470C0, retries: 1, budget: .run(limit: 3),
+                    lastProblem: .outOfOrder))
     }
 
     @Test func givesUpAtTheRunDeadline() throws {
@@ -229,17 +265,19 @@ import Transport
         var (writer, _) = try startedWriter(bodySize: 32)
         _ = writer.handle(ack, now: .zero)
         #expect(writes(writer.handle(.timerFired(PartialFlashTimer.reboot), now: .seconds(10))) == [[0x02]])
-        #expect(effects(writer.handle(.timerFired(PartialFlashTimer.reboot), now: .seconds(20)))
+        #expect(
+            effects(writer.handle(.timerFired(PartialFlashTimer.reboot), now: .seconds(20)))
                 == [.cancelTimer(PartialFlashTimer.deadline), .finish])
         #expect(writer.partialFlashError == .rebootNotObserved(after: "END_OF_TRANSMISSION (02)", waited: .seconds(10)))
     }
 
     @Test func reconnectsAfterLinkLossAndResumesAtTheFirstBlockOfThePage() throws {
-        var (writer, _) = try startedWriter(bodySize: 9000)      // 142 blocks over 3 pages
-        _ = writer.run(Array(repeating: ack, count: 70))          // blocks 1-70 written, block 71 in flight
+        var (writer, _) = try startedWriter(bodySize: 9000)  // 142 blocks over 3 pages
+        _ = writer.run(Array(repeating: ack, count: 70))  // blocks 1-70 written, block 71 in flight
         let lost = writer.handle(.disconnected(.supervisionTimeout), now: .seconds(5))
         #expect(effects(lost) == [.cancelTimer(block), .connect(after: .seconds(1))])
-        #expect(effects(writer.handle(.connectFailed(.connectFailed("In Progress")), now: .seconds(6)))
+        #expect(
+            effects(writer.handle(.connectFailed(.connectFailed("In Progress")), now: .seconds(6)))
                 == [.connect(after: .seconds(1))])
         let back = writer.handle(.connected(link), now: .seconds(7))
         #expect(effects(back) == [.subscribe(pf), .write(pf, [0x00, 0x02], .command), .startTimer(answer, .seconds(2))])
@@ -254,7 +292,9 @@ import Transport
 
     @Test func stopsAfterTooManyLinkLosses() throws {
         var (writer, _) = try startedWriter(settings: PartialFlashSettings(reconnectLimit: 1))
-        _ = writer.run([.disconnected(.supervisionTimeout), .connected(link), region(2, 0x47000, 0x73000, oldProgramHash)])
+        _ = writer.run([
+            .disconnected(.supervisionTimeout), .connected(link), region(2, 0x47000, 0x73000, oldProgramHash)
+        ])
         _ = writer.handle(.disconnected(.remoteTerminated), now: .seconds(9))
         #expect(writer.partialFlashError == .tooManyLinkLosses(count: 2, last: .remoteTerminated))
     }
@@ -276,16 +316,22 @@ import Transport
     @Test func failsClearlyOnMalformedNotificationWhileWriting() throws {
         var (writer, _) = try startedWriter()
         _ = writer.handle(notify([0x01, 0x12]), now: .zero)
-        #expect(writer.partialFlashError == .malformedNotification(bytes: [0x01, 0x12],
-                                                                   problem: .badValue("write status 0x12")))
+        #expect(
+            writer.partialFlashError
+                == .malformedNotification(
+                    bytes: [0x01, 0x12],
+                    problem: .badValue("write status 0x12")))
     }
 
     @Test func subscribesAndResynchronisesBeforeWritingOnAFreshConnection() throws {
         let (plan, program) = try makePlan()
         var writer = PartialFlashWriter(plan: plan, program: program)
         let start = writer.handle(.start(link), now: .zero)
-        #expect(effects(start).dropFirst() == [.subscribe(pf), .write(pf, [0x00, 0x02], .command),
-                                               .startTimer(answer, .seconds(2))])
+        #expect(
+            effects(start).dropFirst() == [
+                .subscribe(pf), .write(pf, [0x00, 0x02], .command),
+                .startTimer(answer, .seconds(2))
+            ])
         #expect(packetNumbers(writer.handle(v2Program, now: .zero)) == [0, 1, 2, 3])
     }
 
@@ -298,7 +344,7 @@ import Transport
     }
 
     @Test func flagsAWriteAnswerAfterEndOfTransmissionAsAPossiblySkippedBlock() throws {
-        var (writer, _) = try startedWriter(bodySize: 96)        // 2 blocks
+        var (writer, _) = try startedWriter(bodySize: 96)  // 2 blocks
         // Block 1's 01 FF arrives twice; the copy is taken for block 2's answer.
         let end = writer.run([ack, ack])
         #expect(writes(end).last == [0x02])
@@ -310,7 +356,7 @@ import Transport
     }
 
     @Test func rewritesOnlyTheCheapestPageAndEndsDirectlyAfterItsLastBlock() throws {
-        let (plan, _) = try makePlan(bodySize: 9000, seal: true)          // 3 pages and the hash block
+        let (plan, _) = try makePlan(bodySize: 9000, seal: true)  // 3 pages and the hash block
         let page = plan.cheapestPage
         #expect(page.lowerBound > 0 && plan.blocks[page.lowerBound].opensPage, "never the page with the hash")
         var writer = PartialFlashWriter(rewritingPageOf: plan)
@@ -331,8 +377,12 @@ import Transport
         let traced = writer.handle(.writeFailed(pf, failure), now: .zero)
         #expect(effects(traced).isEmpty)
         _ = writer.handle(.timerFired(block), now: .seconds(1))
-        #expect(writer.partialFlashError == .gaveUp(block: 0, address: 0x47000, retries: 1, budget: .block(limit: 0),
-                                                    lastProblem: .writeFailed(failure)))
-        #expect(writer.partialFlashError?.description.contains("a write failed: WriteValue failed: Not connected") == true)
+        #expect(
+            writer.partialFlashError
+                == .gaveUp(
+                    block: 0, address: 0x47000, retries: 1, budget: .block(limit: 0),
+                    lastProblem: .writeFailed(failure)))
+        #expect(
+            writer.partialFlashError?.description.contains("a write failed: WriteValue failed: Not connected") == true)
     }
 }

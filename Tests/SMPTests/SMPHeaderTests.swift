@@ -4,8 +4,9 @@ import Testing
 @Suite("SMP header")
 struct SMPHeaderTests {
     @Test func encodesFieldsBigEndianWithVersionAndOperationPacked() {
-        let header = SMPHeader(version: .v2, operation: .write, length: 0x0102, group: SMPGroup(rawValue: 0x0304),
-                               sequence: 0xAB, command: 7)
+        let header = SMPHeader(
+            version: .v2, operation: .write, length: 0x0102, group: SMPGroup(rawValue: 0x0304),
+            sequence: 0xAB, command: 7)
         #expect(header.bytes == [0x0A, 0x00, 0x01, 0x02, 0x03, 0x04, 0xAB, 0x07])
         let v1 = SMPHeader(version: .v1, operation: .readResponse, length: 1, group: .image, sequence: 0, command: 0)
         #expect(v1.bytes == [0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00])
@@ -14,8 +15,9 @@ struct SMPHeaderTests {
     @Test func decodesWhatItEncodesForEveryOperationAndVersion() throws {
         for operation in SMPOperation.allCases {
             for version in [SMPVersion.v1, .v2] {
-                let header = SMPHeader(version: version, operation: operation, flags: 0, length: 65535,
-                                       group: .zephyrBasic, sequence: 200, command: 255)
+                let header = SMPHeader(
+                    version: version, operation: operation, flags: 0, length: 65535,
+                    group: .zephyrBasic, sequence: 200, command: 255)
                 #expect(try SMPHeader(bytes: header.bytes) == header)
             }
         }
@@ -49,8 +51,11 @@ struct SMPHeaderTests {
 
     @Test func matchesTheDocumentedReferenceFrames() throws {
         // docs/protocols/mcumgr-smp.md §1.2: image state read, seq 1, and OS mcumgr params, seq 6.
-        #expect(try SMPFrame(request: ImageStateReadRequest(), sequence: 1).encoded() == [0x08, 0, 0, 1, 0, 1, 1, 0, 0xA0])
-        #expect(try SMPFrame(request: MCUmgrParametersRequest(), sequence: 6).encoded() == [0x08, 0, 0, 1, 0, 0, 6, 6, 0xA0])
+        #expect(
+            try SMPFrame(request: ImageStateReadRequest(), sequence: 1).encoded() == [0x08, 0, 0, 1, 0, 1, 1, 0, 0xA0])
+        #expect(
+            try SMPFrame(request: MCUmgrParametersRequest(), sequence: 6).encoded() == [0x08, 0, 0, 1, 0, 0, 6, 6, 0xA0]
+        )
         #expect(try SMPFrame(request: ResetRequest(), sequence: 5).encoded() == [0x0A, 0, 0, 1, 0, 0, 5, 5, 0xA0])
     }
 }

@@ -21,12 +21,13 @@ struct SMPMessageTests {
     }
 
     @Test func refusesPayloadLargerThanTheLengthField() {
-        let frame = SMPFrame(request: ImageUploadRequest(offset: 0, data: [UInt8](repeating: 0, count: 70_000)), sequence: 0)
+        let frame = SMPFrame(
+            request: ImageUploadRequest(offset: 0, data: [UInt8](repeating: 0, count: 70_000)), sequence: 0)
         #expect(throws: SMPError.payloadTooLarge(70_000 + 16)) { try frame.encoded() }
     }
 
     @Test func answersWithSameGroupCommandSequenceAndClampedVersion() {
-        let request = try? SMPHeader(bytes: [0x1A, 0, 0, 1, 0, 1, 0x42, 1]) // version 3, write
+        let request = try? SMPHeader(bytes: [0x1A, 0, 0, 1, 0, 1, 0x42, 1])  // version 3, write
         guard let request else { Issue.record("header did not decode"); return }
         let answer = SMPFrame(error: .returnCode(.unsupportedTooNew), to: request)
         #expect(answer.header.version == .v2)
@@ -42,7 +43,8 @@ struct SMPMessageTests {
 
     @Test func throwsTheDevicesV2GroupError() throws {
         let payload: CBOR = ["err": ["group": 1, "rc": 9]]
-        let frame = SMPFrame(version: .v2, operation: .writeResponse, group: .image, command: 1, sequence: 3, payload: payload)
+        let frame = SMPFrame(
+            version: .v2, operation: .writeResponse, group: .image, command: 1, sequence: 3, payload: payload)
         #expect(throws: SMPError.groupError(.image(.noFreeSlot))) { try frame.response(as: ImageUploadResponse.self) }
     }
 
@@ -59,7 +61,9 @@ struct SMPMessageTests {
         #expect(SMPGroupError(group: 1, rc: 34) == .image(.activeSlotNotKnown))
         #expect(SMPGroupError(group: 77, rc: 2) == .other(group: 77, rc: 2))
         let frame = SMPFrame(operation: .readResponse, group: .image, command: 0, sequence: 0, payload: ["rc": 200])
-        #expect(throws: SMPError.returnCode(.unrecognized(200), reason: nil)) { try frame.response(as: ImageStateResponse.self) }
+        #expect(throws: SMPError.returnCode(.unrecognized(200), reason: nil)) {
+            try frame.response(as: ImageStateResponse.self)
+        }
     }
 
     @Test func rejectsReturnCodeThatIsNotAnUnsignedInteger() {
@@ -70,7 +74,9 @@ struct SMPMessageTests {
     }
 
     @Test func namesErrorsInMessages() {
-        #expect(SMPReturnCode.busy.description == "MGMT_ERR_EBUSY (10): the device is busy with another command; retry shortly")
+        #expect(
+            SMPReturnCode.busy.description
+                == "MGMT_ERR_EBUSY (10): the device is busy with another command; retry shortly")
         #expect(SMPGroupError.image(.imageAlreadyPending).name == "IMG_MGMT_ERR_IMAGE_ALREADY_PENDING")
         #expect(SMPGroupError.os(.queryYieldsNoAnswer).name == "OS_MGMT_ERR_QUERY_YIELDS_NO_ANSWER")
         #expect(SMPError.groupError(.image(.noFreeSlot)).description.contains("no free slot"))
@@ -102,7 +108,8 @@ struct SMPMessageTests {
     }
 
     @Test func refusesResponseForAnotherCommand() throws {
-        let frame = SMPFrame(response: EchoResponse(text: "x"), to: SMPFrame(request: EchoRequest(text: "x"), sequence: 1).header)
+        let frame = SMPFrame(
+            response: EchoResponse(text: "x"), to: SMPFrame(request: EchoRequest(text: "x"), sequence: 1).header)
         #expect(throws: SMPError.self) { try frame.response(as: ImageUploadResponse.self) }
         #expect(throws: SMPError.self) { try frame.request(as: EchoRequest.self) }
     }
@@ -141,11 +148,14 @@ struct SMPMessageTests {
     }
 
     @Test func serverDecodesWhatClientEncodes() throws {
-        let request = ImageUploadRequest.first(data: [1, 2, 3], imageLength: 3, sha: Array(repeating: 9, count: 32), image: 1)
+        let request = ImageUploadRequest.first(
+            data: [1, 2, 3], imageLength: 3, sha: Array(repeating: 9, count: 32), image: 1)
         let wire = try SMPFrame(request: request, sequence: 77).encoded()
         let received = try SMPFrame(bytes: wire)
         #expect(try received.request(as: ImageUploadRequest.self) == request)
         let reply = try SMPFrame(response: ImageUploadResponse(offset: 3, match: true), to: received.header).encoded()
-        #expect(try SMPFrame(bytes: reply).response(as: ImageUploadResponse.self) == ImageUploadResponse(offset: 3, match: true))
+        #expect(
+            try SMPFrame(bytes: reply).response(as: ImageUploadResponse.self)
+                == ImageUploadResponse(offset: 3, match: true))
     }
 }

@@ -10,11 +10,16 @@ import Testing
 struct SMPReassemblerTests {
     /// A realistic stream: every reference frame (requests, responses, both
     /// error forms) back to back, plus a large state response.
-    static let frames: [SMPFrame] = ReferenceFrame.all.map(\.frame) + [
-        SMPFrame(response: ImageStateResponse(images: (0..<8).map {
-            ImageSlotState(image: $0 / 2, slot: $0 % 2, version: "9.9.9.\($0)", hash: Array(repeating: UInt8($0), count: 32))
-        }), to: SMPFrame(request: ImageStateReadRequest(), sequence: 99).header),
-    ]
+    static let frames: [SMPFrame] =
+        ReferenceFrame.all.map(\.frame) + [
+            SMPFrame(
+                response: ImageStateResponse(
+                    images: (0..<8).map {
+                        ImageSlotState(
+                            image: $0 / 2, slot: $0 % 2, version: "9.9.9.\($0)",
+                            hash: Array(repeating: UInt8($0), count: 32))
+                    }), to: SMPFrame(request: ImageStateReadRequest(), sequence: 99).header)
+        ]
 
     static func stream() throws -> [UInt8] {
         try frames.flatMap { try $0.encoded() }

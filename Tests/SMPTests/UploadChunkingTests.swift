@@ -20,13 +20,15 @@ struct UploadChunkingTests {
         ImageUploadRequest(offset: 23, data: []),
         ImageUploadRequest(offset: 426, data: []),
         ImageUploadRequest(offset: 65_536, data: []),
-        ImageUploadRequest(offset: 1 << 32, data: []),
+        ImageUploadRequest(offset: 1 << 32, data: [])
     ]
 
     @Test(arguments: templates)
     func largestChunkFitsAndOneMoreByteDoesNot(_ template: ImageUploadRequest) throws {
-        for limit in [SMPFrameLimit.attMTU(23), .attMTU(247), .attMTU(498), .reassemblyBuffer(384),
-                      .reassemblyBuffer(2475), .reassemblyBuffer(65_000)] {
+        for limit in [
+            SMPFrameLimit.attMTU(23), .attMTU(247), .attMTU(498), .reassemblyBuffer(384),
+            .reassemblyBuffer(2475), .reassemblyBuffer(65_000)
+        ] {
             guard let n = try? UploadChunking.maximumDataLength(fitting: limit, template: template) else {
                 // Only the 20-byte frame of the default MTU is too small for any data.
                 #expect(limit == .attMTU(23))
@@ -53,7 +55,7 @@ struct UploadChunkingTests {
     @Test(arguments: [
         (244, [178, 176, 169, 221, 219]),
         (495, [428, 426, 419, 471, 469]),
-        (2475, [2408, 2406, 2399, 2451, 2449]),
+        (2475, [2408, 2406, 2399, 2451, 2449])
     ])
     func matchesCbor2ComputedChunkSizes(_ limit: Int, _ expected: [Int]) throws {
         let templates = [
@@ -61,11 +63,14 @@ struct UploadChunkingTests {
             .first(data: [], imageLength: 300_000, sha: Self.sha),
             .first(data: [], imageLength: 300_000, sha: Self.sha, image: 1),
             ImageUploadRequest(offset: 4096, data: []),
-            ImageUploadRequest(offset: 200_000, data: []),
+            ImageUploadRequest(offset: 200_000, data: [])
         ]
-        let sizes = try templates.map { try UploadChunking.maximumDataLength(fitting: .reassemblyBuffer(limit), template: $0) }
+        let sizes = try templates.map {
+            try UploadChunking.maximumDataLength(fitting: .reassemblyBuffer(limit), template: $0)
+        }
         #expect(sizes == expected)
-        #expect(try UploadChunking.maximumDataLength(fitting: .attMTU(limit + 3), template: templates[0]) == expected[0])
+        #expect(
+            try UploadChunking.maximumDataLength(fitting: .attMTU(limit + 3), template: templates[0]) == expected[0])
     }
 
     @Test func alignsDownToTheRequestedMultiple() throws {

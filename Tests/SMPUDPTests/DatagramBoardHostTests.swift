@@ -10,17 +10,24 @@ import Testing
 @Suite struct DatagramBoardHostTests {
     /// A host for an MCUboot board; `notificationSize` is the board's BLE notification payload.
     static func host(notificationSize: Int = 244) throws -> DatagramBoardHost {
-        let firmware = Firmware(fileName: "r1-heart.hex", format: .intelHex, sections: [
-            .init(family: .nrf52833, image: SampleFirmware.image(family: .nrf52833, runtime: .r1, program: .heart), warnings: []),
-        ])
+        let firmware = Firmware(
+            fileName: "r1-heart.hex", format: .intelHex,
+            sections: [
+                .init(
+                    family: .nrf52833, image: SampleFirmware.image(family: .nrf52833, runtime: .r1, program: .heart),
+                    warnings: [])
+            ])
         let app = try #require(try FlashPlan.make(firmware: firmware, board: .microbitV2).fullImage)
-        return DatagramBoardHost(board: try SimulatedBoard.mcuMgrBoard(.microbitV2, primary: app.bytes) {
-            $0.notificationSize = notificationSize
-        })
+        return DatagramBoardHost(
+            board: try SimulatedBoard.mcuMgrBoard(.microbitV2, primary: app.bytes) {
+                $0.notificationSize = notificationSize
+            })
     }
 
     /// Feeds `request` and performs the work it schedules until an answer comes out.
-    static func answer<R: SMPRequest>(_ request: R, sequence: UInt8, host: inout DatagramBoardHost) throws -> (SMPFrame, DatagramBoardHost.Step) {
+    static func answer<R: SMPRequest>(_ request: R, sequence: UInt8, host: inout DatagramBoardHost) throws -> (
+        SMPFrame, DatagramBoardHost.Step
+    ) {
         var step = host.received(try SMPFrame(request: request, sequence: sequence).encoded())
         #expect(step.datagrams.isEmpty, "the answer waits for the modelled command time")
         for _ in 0..<4 where step.datagrams.isEmpty {

@@ -6,7 +6,10 @@ import Testing
 import TestSupport
 
 /// `bitflash flash FILE --udp HOST:PORT` against `bitflash sim serve --udp`, both the built binary.
-@Suite(.enabled(if: ExternalProcess.bitflash != nil, "bitflash binary not built (.build/debug/bitflash): UDP command-line tests skipped"))
+@Suite(
+    .enabled(
+        if: ExternalProcess.bitflash != nil,
+        "bitflash binary not built (.build/debug/bitflash): UDP command-line tests skipped"))
 struct UDPCommandLineTests {
     /// The result object of `--json` output (its last line).
     static func result(_ stdout: String) throws -> [String: Any] {
@@ -20,7 +23,8 @@ struct UDPCommandLineTests {
         let bitflash = try #require(ExternalProcess.bitflash)
         let target = "127.0.0.1:\(served.port)"
 
-        let first = try await ExternalProcess.run(bitflash, ["flash", served.imageFile.path, "--udp", target, "--json"], timeout: .seconds(300))
+        let first = try await ExternalProcess.run(
+            bitflash, ["flash", served.imageFile.path, "--udp", target, "--json"], timeout: .seconds(300))
         #expect(first.status == 0, "\(first.stdout) \(first.stderr)")
         let r1 = try Self.result(first.stdout)
         #expect(r1["path"] as? String == "full")
@@ -29,10 +33,13 @@ struct UDPCommandLineTests {
         #expect(first.stdout.contains(#""phase":"reset""#))
 
         let slots = try await bitflashSlots(at: served.endpoint)
-        #expect(slots.first { $0.slot == 0 }.map { $0.hash == served.newHash && $0.active && $0.confirmed } == true, "\(slots)")
+        #expect(
+            slots.first { $0.slot == 0 }.map { $0.hash == served.newHash && $0.active && $0.confirmed } == true,
+            "\(slots)")
 
         // The same image again: the device already runs it, confirmed; nothing is uploaded.
-        let second = try await ExternalProcess.run(bitflash, ["flash", served.imageFile.path, "--udp", target, "--json"], timeout: .seconds(300))
+        let second = try await ExternalProcess.run(
+            bitflash, ["flash", served.imageFile.path, "--udp", target, "--json"], timeout: .seconds(300))
         #expect(second.status == 0, "\(second.stderr)")
         #expect(try Self.result(second.stdout)["bytesSent"] as? Int == 0)
         #expect(await served.process.stop(within: .seconds(10)) == 0)
@@ -44,15 +51,17 @@ struct UDPCommandLineTests {
         defer { try? FileManager.default.removeItem(at: served.folder) }
         await served.process.stop(within: .seconds(10))
         let bitflash = try #require(ExternalProcess.bitflash)
-        let r = try await ExternalProcess.run(bitflash, ["flash", served.imageFile.path, "--udp", "127.0.0.1:\(served.port)"],
-                                              timeout: .seconds(300))
+        let r = try await ExternalProcess.run(
+            bitflash, ["flash", served.imageFile.path, "--udp", "127.0.0.1:\(served.port)"],
+            timeout: .seconds(300))
         #expect(r.status == 69, "\(r.stdout) \(r.stderr)")
         #expect((r.stdout + r.stderr).contains("bitflash sim serve --udp 127.0.0.1:\(served.port)"))
     }
 
     @Test func badUDPEndpointIsAUsageError() async throws {
         let bitflash = try #require(ExternalProcess.bitflash)
-        let r = try await ExternalProcess.run(bitflash, ["flash", "any.hex", "--udp", "localhost"], timeout: .seconds(30))
+        let r = try await ExternalProcess.run(
+            bitflash, ["flash", "any.hex", "--udp", "localhost"], timeout: .seconds(30))
         #expect(r.status == 64)
         #expect(r.stderr.contains("is not HOST:PORT"), "\(r.stderr)")
     }

@@ -12,18 +12,28 @@ import Transport
 @Suite struct UDPFrameRoundTripTests {
     /// An MCUboot board running the sample runtime r1 with the heart program.
     static func board() throws -> (board: SimulatedBoard, image: McuMgrUpgradeImageBytes) {
-        let firmware = Firmware(fileName: "r1-heart.hex", format: .intelHex, sections: [
-            .init(family: .nrf52833, image: SampleFirmware.image(family: .nrf52833, runtime: .r1, program: .heart), warnings: []),
-        ])
+        let firmware = Firmware(
+            fileName: "r1-heart.hex", format: .intelHex,
+            sections: [
+                .init(
+                    family: .nrf52833, image: SampleFirmware.image(family: .nrf52833, runtime: .r1, program: .heart),
+                    warnings: [])
+            ])
         let app = try #require(try FlashPlan.make(firmware: firmware, board: .microbitV2).fullImage)
-        return (try SimulatedBoard.mcuMgrBoard(.microbitV2, primary: app.bytes), McuMgrUpgradeImageBytes(bytes: app.bytes, hash: app.hash))
+        return (
+            try SimulatedBoard.mcuMgrBoard(.microbitV2, primary: app.bytes),
+            McuMgrUpgradeImageBytes(bytes: app.bytes, hash: app.hash)
+        )
     }
 
     /// Sends one request and waits (bounded) for the datagram that answers it.
-    static func ask<R: SMPRequest>(_ request: R, sequence: UInt8, over transport: UDPSMPTransport,
-                                   answers: inout AsyncStream<[UInt8]>.Iterator) async throws -> SMPFrame {
-        try await transport.write(try SMPFrame(request: request, sequence: sequence).encoded(), to: KnownGATT.smp,
-                                  kind: .command, timeout: .seconds(2))
+    static func ask<R: SMPRequest>(
+        _ request: R, sequence: UInt8, over transport: UDPSMPTransport,
+        answers: inout AsyncStream<[UInt8]>.Iterator
+    ) async throws -> SMPFrame {
+        try await transport.write(
+            try SMPFrame(request: request, sequence: sequence).encoded(), to: KnownGATT.smp,
+            kind: .command, timeout: .seconds(2))
         for _ in 0..<8 {
             guard let bytes = await answers.next() else { break }
             let frame = try SMPFrame(bytes: bytes)
@@ -34,7 +44,8 @@ import Transport
 
     @Test func stateReadAndParamsTravelAsWholeDatagrams() async throws {
         let (board, image) = try Self.board()
-        let server = try await SimulatedUDPServer.start(board: board, on: UDPEndpoint(host: "127.0.0.1", port: 0), timeScale: 0)
+        let server = try await SimulatedUDPServer.start(
+            board: board, on: UDPEndpoint(host: "127.0.0.1", port: 0), timeScale: 0)
         let transport = try await UDPSMPTransport.open(server.endpoint)
         let info = try await transport.connect(timeout: .seconds(60))
         #expect(info.services == [KnownGATT.smpService])

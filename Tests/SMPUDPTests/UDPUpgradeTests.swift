@@ -11,9 +11,13 @@ import Testing
 /// A whole McuMgr update over UDP against the simulated server in this process.
 @Suite struct UDPUpgradeTests {
     static func firmware(_ runtime: SampleFirmware.RuntimeID, _ program: SampleFirmware.ProgramID) -> Firmware {
-        Firmware(fileName: "\(runtime)-\(program).hex", format: .intelHex, sections: [
-            .init(family: .nrf52833, image: SampleFirmware.image(family: .nrf52833, runtime: runtime, program: program), warnings: []),
-        ])
+        Firmware(
+            fileName: "\(runtime)-\(program).hex", format: .intelHex,
+            sections: [
+                .init(
+                    family: .nrf52833,
+                    image: SampleFirmware.image(family: .nrf52833, runtime: runtime, program: program), warnings: [])
+            ])
     }
 
     @Test(arguments: [McuMgrUpgradeMode.testAndConfirm, .confirmOnly])
@@ -23,14 +27,16 @@ import Testing
         let new = try #require(plan.fullImage)
         #expect(new.hash != old.hash)
         let board = try SimulatedBoard.mcuMgrBoard(.microbitV2, primary: old.bytes)
-        let server = try await SimulatedUDPServer.start(board: board, on: UDPEndpoint(host: "127.0.0.1", port: 0), timeScale: 0.02)
+        let server = try await SimulatedUDPServer.start(
+            board: board, on: UDPEndpoint(host: "127.0.0.1", port: 0), timeScale: 0.02)
 
         var options = FlashOptions(mode: .full)
         options.mcumgr.mode = mode
         // Generous limits: the whole test suite shares a small machine, and this runs on its real clock.
         options.mcumgr.requestTimeout = .seconds(60)
         options.mcumgr.firstChunkTimeout = .seconds(120)
-        let result = await UDPFlash.run(plan: plan, options: options, endpoint: server.endpoint, connectTimeout: .seconds(60))
+        let result = await UDPFlash.run(
+            plan: plan, options: options, endpoint: server.endpoint, connectTimeout: .seconds(60))
         let after = await server.stop()
 
         #expect(result.error == nil, "\(result.error ?? "")")
@@ -51,8 +57,11 @@ import Testing
     }
 
     @Test func theUpgradeReportsAStoppedServerAsNotFound() async throws {
-        let board = try SimulatedBoard.mcuMgrBoard(.microbitV2, primary: try #require(
-            try FlashPlan.make(firmware: Self.firmware(.r1, .heart), board: .microbitV2).fullImage).bytes)
+        let board = try SimulatedBoard.mcuMgrBoard(
+            .microbitV2,
+            primary: try #require(
+                try FlashPlan.make(firmware: Self.firmware(.r1, .heart), board: .microbitV2).fullImage
+            ).bytes)
         let server = try await SimulatedUDPServer.start(board: board, on: UDPEndpoint(host: "127.0.0.1", port: 0))
         let endpoint = server.endpoint
         _ = await server.stop()

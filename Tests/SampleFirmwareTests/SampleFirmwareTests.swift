@@ -16,8 +16,10 @@ private func magicAddresses(in image: MemoryImage) -> [UInt32] {
 }
 
 @Suite struct SampleFirmwareTests {
-    @Test(arguments: [(ChipFamily.nrf52833, SampleFirmware.RuntimeID.r1, UInt32(0x47000)),
-                      (.nrf52833, .r2, 0x48000), (.nrf51, .r1, 0x35400), (.nrf51, .r2, 0x35C00)])
+    @Test(arguments: [
+        (ChipFamily.nrf52833, SampleFirmware.RuntimeID.r1, UInt32(0x47000)),
+        (.nrf52833, .r2, 0x48000), (.nrf51, .r1, 0x35400), (.nrf51, .r2, 0x35C00)
+    ])
     func magicIsOnlyWhereTheDeviceLooksForIt(family: ChipFamily, runtime: SampleFirmware.RuntimeID, address: UInt32) {
         for program in SampleFirmware.ProgramID.allCases {
             let image = SampleFirmware.image(family: family, runtime: runtime, program: program)
@@ -32,7 +34,9 @@ private func magicAddresses(in image: MemoryImage) -> [UInt32] {
         let image = SampleFirmware.image(family: family, runtime: .r1, program: .heart)
         let start = SampleFirmware.programAddress(family: family, runtime: .r1)
         let runtime = SampleFirmware.runtimeBytes(family: family, runtime: .r1)
-        #expect(image.read(family.layout.applicationStart..<(family.layout.applicationStart + UInt32(runtime.count))) == runtime)
+        #expect(
+            image.read(family.layout.applicationStart..<(family.layout.applicationStart + UInt32(runtime.count)))
+                == runtime)
         #expect(image.read((start + 16)..<(start + 24)) == Array(SHA256.hash(data: runtime).prefix(8)))
         let programHash = image.read((start + 24)..<(start + 32))
         #expect([programHash[1], programHash[3], programHash[5], programHash[7]] == [0, 0, 0, 0])
@@ -42,15 +46,20 @@ private func magicAddresses(in image: MemoryImage) -> [UInt32] {
         let digest = Array(SHA256.hash(data: program))
         #expect(programHash == [digest[0], 0, digest[1], 0, digest[2], 0, digest[3], 0])
         // +34: program size in 8-byte units.
-        let units = UInt16(image.read((start + 34)..<(start + 36))[0]) | UInt16(image.read((start + 35)..<(start + 36))[0]) << 8
+        let units =
+            UInt16(image.read((start + 34)..<(start + 36))[0]) | UInt16(image.read((start + 35)..<(start + 36))[0]) << 8
         #expect(Int(units) * 8 == SampleFirmware.programSize(family: family, program: .heart))
     }
 
     @Test(arguments: ChipFamily.allCases)
     func hashesDifferBetweenProgramsAndRuntimes(family: ChipFamily) {
-        let programHashes = SampleFirmware.ProgramID.allCases.map { SampleFirmware.programHash(family: family, runtime: .r1, program: $0) }
+        let programHashes = SampleFirmware.ProgramID.allCases.map {
+            SampleFirmware.programHash(family: family, runtime: .r1, program: $0)
+        }
         #expect(Set(programHashes.map(\.hexString)).count == SampleFirmware.ProgramID.allCases.count)
-        #expect(SampleFirmware.runtimeHash(family: family, runtime: .r1) != SampleFirmware.runtimeHash(family: family, runtime: .r2))
+        #expect(
+            SampleFirmware.runtimeHash(family: family, runtime: .r1)
+                != SampleFirmware.runtimeHash(family: family, runtime: .r2))
         // Same runtime, other program: only the program region differs.
         let heart = SampleFirmware.image(family: family, runtime: .r1, program: .heart)
         let counter = SampleFirmware.image(family: family, runtime: .r1, program: .counter)
@@ -73,15 +82,19 @@ private func magicAddresses(in image: MemoryImage) -> [UInt32] {
         for runtime in SampleFirmware.RuntimeID.allCases {
             for program in SampleFirmware.ProgramID.allCases {
                 let image = SampleFirmware.image(family: family, runtime: runtime, program: program)
-                let end = SampleFirmware.programAddress(family: family, runtime: runtime)
+                let end =
+                    SampleFirmware.programAddress(family: family, runtime: runtime)
                     + UInt32(SampleFirmware.programSize(family: family, program: program))
                 #expect(end <= layout.scratchPage, "program must end below the scratch page")
                 #expect(!image.hasData(in: end..<layout.bootloaderStart))
                 #expect(image.hasData(in: 0..<0x1000) && image.hasData(in: 0x1000..<layout.applicationStart))
                 #expect(image.hasData(in: layout.bootloaderStart..<layout.flashSize))
                 let uicr = image.read(0x1000_1014..<0x1000_1018)
-                #expect(uicr == [UInt8(layout.bootloaderStart & 0xFF), UInt8(layout.bootloaderStart >> 8 & 0xFF),
-                                 UInt8(layout.bootloaderStart >> 16 & 0xFF), 0])
+                #expect(
+                    uicr == [
+                        UInt8(layout.bootloaderStart & 0xFF), UInt8(layout.bootloaderStart >> 8 & 0xFF),
+                        UInt8(layout.bootloaderStart >> 16 & 0xFF), 0
+                    ])
             }
         }
         let runtimeKiB = SampleFirmware.runtimeSize(family: family, runtime: .r1) / 1024

@@ -18,8 +18,10 @@ enum Fixture {
 
     /// A board image with the program magic at `magicAt` and `programLength` program bytes
     /// (header included). The runtime ends 0x123 bytes into the page before the magic.
-    static func image(family: ChipFamily, magicAt: UInt32, programLength: Int, seed: Int = 3,
-                      programHash: [UInt8] = programHash) -> MemoryImage {
+    static func image(
+        family: ChipFamily, magicAt: UInt32, programLength: Int, seed: Int = 3,
+        programHash: [UInt8] = programHash
+    ) -> MemoryImage {
         let layout = family.layout
         var image = MemoryImage()
         let runtimeEnd = magicAt - layout.pageSize + 0x123
@@ -42,8 +44,10 @@ enum Fixture {
     static func packets(address: UInt32, data: [UInt8], first: UInt8) -> [[UInt8]] {
         (0..<4).map { i in
             let field: UInt16 = i == 0 ? UInt16(address & 0xFFFF) : i == 1 ? UInt16(address >> 16) : 0
-            return PartialFlashingRequest.flashData(offsetField: field, packetNumber: first &+ UInt8(i),
-                                                    data: Array(data[(16 * i)..<(16 * i + 16)])).bytes
+            return PartialFlashingRequest.flashData(
+                offsetField: field, packetNumber: first &+ UInt8(i),
+                data: Array(data[(16 * i)..<(16 * i + 16)])
+            ).bytes
         }
     }
 }
@@ -92,8 +96,9 @@ struct Bench {
     }
 
     private func effects() -> ServiceEffects {
-        ServiceEffects(now: .zero, timing: DeviceTiming.of(board.profile.family), rng: SplitMix64(seed: 1),
-                       slowErase: 0, slowEraseFactor: 1)
+        ServiceEffects(
+            now: .zero, timing: DeviceTiming.of(board.profile.family), rng: SplitMix64(seed: 1),
+            slowErase: 0, slowEraseFactor: 1)
     }
 
     private mutating func absorb(_ fx: ServiceEffects) {

@@ -43,7 +43,9 @@ import Testing
 
     @Test func rejectsUnalignedAndOutOfRangeWrites() throws {
         var flash = FlashMemory(layout: layout)
-        #expect(throws: SimulatedBoardError.unalignedWrite(address: 0x30002)) { try flash.writeWords([1, 2, 3, 4], at: 0x30002) }
+        #expect(throws: SimulatedBoardError.unalignedWrite(address: 0x30002)) {
+            try flash.writeWords([1, 2, 3, 4], at: 0x30002)
+        }
         #expect(throws: SimulatedBoardError.self) { try flash.writeWords([1, 2, 3, 4], at: 0x80000) }
         #expect(throws: SimulatedBoardError.self) { try flash.erasePage(at: 0x90000) }
         #expect(throws: SimulatedBoardError.self) { try flash.read(0x7FFFC..<0x80004) }

@@ -12,27 +12,36 @@ import Transport
     }
 
     static func table(_ board: SimulatedBoard) -> [BLEUUID: Set<BLEUUID>] {
-        Dictionary(uniqueKeysWithValues: board.gattServices.map { ($0.service, Set($0.characteristics.map(\.characteristic))) })
+        Dictionary(
+            uniqueKeysWithValues: board.gattServices.map { ($0.service, Set($0.characteristics.map(\.characteristic))) }
+        )
     }
 
     @Test("The table a central discovers is the application's, then only the bootloader's (nordic-dfu.md §2.2, §3.2)")
     func tablePerMode() throws {
         var v2 = try Self.stock(.microbitV2)
-        #expect(Self.table(v2) == [
-            KnownGATT.partialFlashingService: [KnownGATT.partialFlashing.characteristic],
-            NordicGATT.secureService: [NordicGATT.buttonlessBonded.characteristic],
-        ])
+        #expect(
+            Self.table(v2) == [
+                KnownGATT.partialFlashingService: [KnownGATT.partialFlashing.characteristic],
+                NordicGATT.secureService: [NordicGATT.buttonlessBonded.characteristic]
+            ])
         try v2.strandInBootloader()
-        #expect(Self.table(v2) == [
-            NordicGATT.secureService: [NordicGATT.secureControlPoint.characteristic, NordicGATT.securePacket.characteristic],
-        ])
+        #expect(
+            Self.table(v2) == [
+                NordicGATT.secureService: [
+                    NordicGATT.secureControlPoint.characteristic, NordicGATT.securePacket.characteristic
+                ]
+            ])
         var v1 = try Self.stock(.microbitV1)
         #expect(Set(Self.table(v1).keys) == [KnownGATT.partialFlashingService, KnownGATT.microbitDFUControlService])
         try v1.strandInBootloader()
-        #expect(Self.table(v1) == [NordicGATT.legacyService: [
-            NordicGATT.legacyControlPoint.characteristic, NordicGATT.legacyPacket.characteristic,
-            NordicGATT.legacyRevision.characteristic,
-        ]])
+        #expect(
+            Self.table(v1) == [
+                NordicGATT.legacyService: [
+                    NordicGATT.legacyControlPoint.characteristic, NordicGATT.legacyPacket.characteristic,
+                    NordicGATT.legacyRevision.characteristic
+                ]
+            ])
     }
 
     @Test("The bonded buttonless entry refuses a link without a bond (20 01 07) and enters with one")
@@ -58,7 +67,9 @@ import Transport
         var host = GATTBoardHost(board: board)
         let app = try DFUApplication.cut(from: Self.image(), family: .nrf52833)
         let cp = NordicGATT.secureControlPoint
-        func request(_ r: SecureDFURequest) -> [UInt8]? { host.write(r.bytes, to: cp, kind: .request).notifications.last?.bytes }
+        func request(_ r: SecureDFURequest) -> [UInt8]? {
+            host.write(r.bytes, to: cp, kind: .request).notifications.last?.bytes
+        }
         _ = request(.create(.command, size: UInt32(app.secureInitPacket.bytes.count)))
         _ = host.write(app.secureInitPacket.bytes, to: NordicGATT.securePacket, kind: .command)
         #expect(request(.execute) == [0x60, 0x04, 0x01])
@@ -67,7 +78,8 @@ import Transport
         // 0.3 s later, as the clients wait after a Create, the erase is over.
         host.now += .milliseconds(300)
         for offset in stride(from: 0, to: 4096, by: 244) {
-            _ = host.write(Array(app.bytes[offset..<min(4096, offset + 244)]), to: NordicGATT.securePacket, kind: .command)
+            _ = host.write(
+                Array(app.bytes[offset..<min(4096, offset + 244)]), to: NordicGATT.securePacket, kind: .command)
         }
         let checksum = try #require(request(.calculateChecksum))
         #expect(Array(checksum.prefix(7)) == [0x60, 0x03, 0x01, 0x00, 0x10, 0x00, 0x00])

@@ -90,8 +90,9 @@ import Transport
         var board = try SimulatedBoard(profile: SimulatedBoard.stockProfile(.microbitV2), image: Self.v2)
         board.device.putKey(StorageKey.flashIncomplete, [1])
         board.reset()
-        let new = Fixture.image(family: .nrf52833, magicAt: 0x47000, programLength: 9000, seed: 5,
-                                programHash: [1, 2, 3, 4, 5, 6, 7, 8])
+        let new = Fixture.image(
+            family: .nrf52833, magicAt: 0x47000, programLength: 9000, seed: 5,
+            programHash: [1, 2, 3, 4, 5, 6, 7, 8])
         var sim = Simulation(link: .deviceRequested, faults: .none)
         let id = sim.addBoard(board)
         let run = sim.run(NordicDFUFlow(image: new, family: .nrf52833), on: id, deadline: .seconds(300))
@@ -107,8 +108,9 @@ import Transport
         var board = try SimulatedBoard(profile: SimulatedBoard.stockProfile(.microbitV1), image: Self.v1)
         board.device.putKey(StorageKey.flashIncomplete, [1])
         board.reset()
-        let new = Fixture.image(family: .nrf51, magicAt: 0x30000, programLength: 5000, seed: 5,
-                                programHash: [8, 7, 6, 5, 4, 3, 2, 1])
+        let new = Fixture.image(
+            family: .nrf51, magicAt: 0x30000, programLength: 5000, seed: 5,
+            programHash: [8, 7, 6, 5, 4, 3, 2, 1])
         var sim = Simulation(link: .deviceRequested, faults: .none)
         let id = sim.addBoard(board)
         let run = sim.run(NordicDFUFlow(image: new, family: .nrf51), on: id, deadline: .seconds(300))
@@ -125,8 +127,9 @@ import Transport
         board.reset()
         var sim = Simulation(link: .deviceRequested, faults: .none)
         let id = sim.addBoard(board)
-        let run = sim.run(McuMgrUpgrade(image: SMPFixture.upgrade(new), options: SMPFixture.options(fast: true)),
-                          on: id, deadline: .seconds(300))
+        let run = sim.run(
+            McuMgrUpgrade(image: SMPFixture.upgrade(new), options: SMPFixture.options(fast: true)),
+            on: id, deadline: .seconds(300))
         #expect((try? run.outcome.get()) != nil)
         let after = try sim.board(id)
         #expect(after.smpServer?.statistics.swaps == 1)

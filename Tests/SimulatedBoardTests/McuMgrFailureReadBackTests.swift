@@ -16,8 +16,10 @@ import Transport
         var new: SimulatedMCUbootImage
     }
 
-    static func failedUpgrade(mode: McuMgrUpgradeMode = .testAndConfirm, faults: FaultPlan = .none, image: SimulatedMCUbootImage? = nil,
-                              configure: (inout SMPServerConfiguration) -> Void) throws -> Failed {
+    static func failedUpgrade(
+        mode: McuMgrUpgradeMode = .testAndConfirm, faults: FaultPlan = .none, image: SimulatedMCUbootImage? = nil,
+        configure: (inout SMPServerConfiguration) -> Void
+    ) throws -> Failed {
         let (old, fixture) = try SMPFixture.images(magicAt: 0x30000, programLength: 0x2000)
         let new = image ?? fixture
         var sim = Simulation(link: .deviceRequested, faults: faults)
@@ -25,7 +27,8 @@ import Transport
         let id = sim.addBoard(try SimulatedBoard.mcuMgrBoard(.microbitV2, primary: old.bytes, configure: configure))
         var options = SMPFixture.options(mode, fast: true)
         options.reconnectAttempts = 2
-        let run = sim.run(McuMgrUpgrade(image: SMPFixture.upgrade(new), options: options), on: id, deadline: .seconds(900))
+        let run = sim.run(
+            McuMgrUpgrade(image: SMPFixture.upgrade(new), options: options), on: id, deadline: .seconds(900))
         guard case let .failure(error) = run.outcome, let failure = error as? McuMgrFailure else {
             throw Unexpected(outcome: "\(run.outcome)")
         }
@@ -49,7 +52,10 @@ import Transport
         let taken = try #require(state.uploadedBytes)
         #expect(taken > 0 && taken < f.new.bytes.count)
         let text = "\(f.failure)"
-        #expect(text.contains("Read back after the failure, the board reports slot 0: image 1.0.0 (hash \(Self.short(f.old.hash))), active, confirmed"))
+        #expect(
+            text.contains(
+                "Read back after the failure, the board reports slot 0: image 1.0.0 (hash \(Self.short(f.old.hash))), active, confirmed"
+            ))
         #expect(text.contains("slot 1: no readable image (a partial copy of the new image)"))
         #expect(text.contains("The device had taken \(taken) of the new image's \(f.new.bytes.count) bytes"))
         #expect(!text.contains("keeps its previous application"))
@@ -57,19 +63,24 @@ import Transport
 
     @Test func aFailedTestReportsTheCompleteNewImageNotPending() throws {
         let f = try Self.failedUpgrade { $0.failingTrailerWrites = [.test] }
-        #expect(f.failure.cause == .deviceRefused(command: "image test (state write)", .group(.image(.flashWriteFailed))))
+        #expect(
+            f.failure.cause == .deviceRefused(command: "image test (state write)", .group(.image(.flashWriteFailed))))
         let state = f.failure.board
         #expect(state.source == .readAfterFailure && state.secondary == .newImage)
         let waiting = try #require(Self.slot(state, 1))
         #expect(waiting.hash == f.new.hash && !waiting.pending && !waiting.confirmed && !waiting.active)
         #expect(Self.slot(state, 0)?.hash == f.old.hash && Self.slot(state, 0)?.confirmed == true)
-        #expect("\(f.failure)".contains("slot 1: the new image 2.1.3.4 (hash \(Self.short(f.new.hash))), not confirmed, complete"))
+        #expect(
+            "\(f.failure)".contains(
+                "slot 1: the new image 2.1.3.4 (hash \(Self.short(f.new.hash))), not confirmed, complete"))
     }
 
     @Test func aFailedConfirmReportsTheNewImageRunningUnconfirmed() throws {
         // The test and the swap work; confirming the running image fails.
         let f = try Self.failedUpgrade { $0.failingTrailerWrites = [.confirm] }
-        #expect(f.failure.cause == .deviceRefused(command: "image confirm (state write)", .group(.image(.flashWriteFailed))))
+        #expect(
+            f.failure.cause == .deviceRefused(command: "image confirm (state write)", .group(.image(.flashWriteFailed)))
+        )
         let state = f.failure.board
         #expect(state.source == .readAfterFailure)
         let running = try #require(Self.slot(state, 0))
@@ -77,14 +88,18 @@ import Transport
         let old = try #require(Self.slot(state, 1))
         #expect(old.hash == f.old.hash && old.confirmed && !old.active)
         #expect(state.secondary == .otherImage)
-        #expect("\(f.failure)".contains("slot 0: the new image 2.1.3.4 (hash \(Self.short(f.new.hash))), active, not confirmed"))
+        #expect(
+            "\(f.failure)".contains(
+                "slot 0: the new image 2.1.3.4 (hash \(Self.short(f.new.hash))), active, not confirmed"))
         // The board itself: the new image runs and reverts at the next reset.
         #expect(f.board.smpServer?.primaryConfirmed == false)
     }
 
     @Test func aConfirmForTheNextBootThatFailsReportsTheImageNotPending() throws {
         let f = try Self.failedUpgrade(mode: .confirmOnly) { $0.failingTrailerWrites = [.confirm] }
-        #expect(f.failure.cause == .deviceRefused(command: "image confirm (state write)", .group(.image(.flashWriteFailed))))
+        #expect(
+            f.failure.cause == .deviceRefused(command: "image confirm (state write)", .group(.image(.flashWriteFailed)))
+        )
         let waiting = try #require(Self.slot(f.failure.board, 1))
         #expect(waiting.hash == f.new.hash && !waiting.pending && !waiting.permanent)
     }
@@ -101,7 +116,10 @@ import Transport
         #expect(f.failure.board.source == .notRead("the link to the board is down"))
         #expect(f.failure.board.slots.isEmpty && f.failure.board.secondary == nil)
         let text = "\(f.failure)"
-        #expect(text.contains("What the board holds now is not known: its slots could not be read back (the link to the board is down)"))
+        #expect(
+            text.contains(
+                "What the board holds now is not known: its slots could not be read back (the link to the board is down)"
+            ))
         #expect(!text.contains("slot 0:"))
     }
 

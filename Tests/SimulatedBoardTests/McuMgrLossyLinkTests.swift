@@ -33,11 +33,15 @@ import Transport
         let id = sim.addBoard(try SimulatedBoard.mcuMgrBoard(.microbitV2, primary: old.bytes))
         var options = McuMgrUpgradeOptions()
         options.traceBytes = 0
-        let run = sim.run(McuMgrUpgrade(image: SMPFixture.upgrade(new), options: options), on: id, deadline: .seconds(900))
+        let run = sim.run(
+            McuMgrUpgrade(image: SMPFixture.upgrade(new), options: options), on: id, deadline: .seconds(900))
         let result = try run.outcome.get()
         let (s, atto) = run.modelledTime.components
-        return (Figures(loss: loss, seed: seed, seconds: Double(s) + Double(atto) / 1e18, result: result,
-                        lostWrites: run.statistics.faults.droppedWrites), try sim.board(id), new)
+        return (
+            Figures(
+                loss: loss, seed: seed, seconds: Double(s) + Double(atto) / 1e18, result: result,
+                lostWrites: run.statistics.faults.droppedWrites), try sim.board(id), new
+        )
     }
 
     @Test(arguments: [0.05, 0.10])

@@ -27,10 +27,12 @@ import Testing
 
     @Test func codalReportsZerosWithoutAMagic() throws {
         var image = Fixture.image(family: .nrf52833, magicAt: 0x47000, programLength: 64)
-        try image.write([0x71], at: 0x47000, overwrite: true)   // a "disabled variant" program
+        try image.write([0x71], at: 0x47000, overwrite: true)  // a "disabled variant" program
         let board = try SimulatedBoard(profile: BoardProfile(board: .calliopeMini3), image: image)
         for id in UInt8(0)...2 {
-            #expect(try regionAnswer(board, id) == RegionInfo(id: id, start: 0, end: 0, hash: [UInt8](repeating: 0, count: 8)))
+            #expect(
+                try regionAnswer(board, id)
+                    == RegionInfo(id: id, start: 0, end: 0, hash: [UInt8](repeating: 0, count: 8)))
         }
     }
 
@@ -74,8 +76,10 @@ import Testing
     }
 
     @Test func unknownRegionIdsAnswerZerosAndEchoTheId() throws {
-        let board = try SimulatedBoard(profile: BoardProfile(board: .microbitV2),
-                                       image: Fixture.image(family: .nrf52833, magicAt: 0x47000, programLength: 64))
-        #expect(try regionAnswer(board, 7) == RegionInfo(id: 7, start: 0, end: 0, hash: [UInt8](repeating: 0, count: 8)))
+        let board = try SimulatedBoard(
+            profile: BoardProfile(board: .microbitV2),
+            image: Fixture.image(family: .nrf52833, magicAt: 0x47000, programLength: 64))
+        #expect(
+            try regionAnswer(board, 7) == RegionInfo(id: 7, start: 0, end: 0, hash: [UInt8](repeating: 0, count: 8)))
     }
 }

@@ -23,8 +23,9 @@ import Transport
 
         @discardableResult
         mutating func write(_ bytes: [UInt8], to ch: GATTCharacteristic, kind: WriteKind = .request) -> [[UInt8]] {
-            var effects = ServiceEffects(now: now, timing: DeviceTiming.of(board.profile.family), rng: SplitMix64(seed: 1),
-                                         slowErase: 0, slowEraseFactor: 1)
+            var effects = ServiceEffects(
+                now: now, timing: DeviceTiming.of(board.profile.family), rng: SplitMix64(seed: 1),
+                slowErase: 0, slowEraseFactor: 1)
             _ = board.write(bytes, to: ch, kind: kind, effects: &effects)
             scheduled += effects.work.map(\.tag)
             return effects.notifications.map(\.bytes)
@@ -62,16 +63,22 @@ import Transport
         var badVersion = MicrobitAppInitPacket(application: Self.image)
         badVersion.version = 2
         #expect(b.sendInit(badVersion.bytes) == [0x60, 0x04, 0x05])
-        #expect(b.sendInit(MicrobitAppInitPacket(applicationSize: 0, hashSize: 0, storedHash: []).bytes) == [0x60, 0x04, 0x0B, 0x04])
-        #expect(b.sendInit(MicrobitAppInitPacket(applicationSize: 0x58004, hashSize: 0, storedHash: []).bytes) == [0x60, 0x04, 0x04])
+        #expect(
+            b.sendInit(MicrobitAppInitPacket(applicationSize: 0, hashSize: 0, storedHash: []).bytes) == [
+                0x60, 0x04, 0x0B, 0x04
+            ])
+        #expect(
+            b.sendInit(MicrobitAppInitPacket(applicationSize: 0x58004, hashSize: 0, storedHash: []).bytes) == [
+                0x60, 0x04, 0x04
+            ])
         #expect(b.sendInit(Array(repeating: 0x41, count: 56)) == [0x60, 0x04, 0x0B, 0x02])
         let good = MicrobitAppInitPacket(application: Self.image).bytes
         #expect(b.sendInit(good) == [0x60, 0x04, 0x01])
         #expect(b.board.nordicSettings.initCommand == good)
         #expect(!b.board.nordicSettings.applicationValid)
-        #expect(b.request(.create(.data, size: 100)) == [0x60, 0x01, 0x03]) // not the last object, not a whole page
+        #expect(b.request(.create(.data, size: 100)) == [0x60, 0x01, 0x03])  // not the last object, not a whole page
         #expect(b.request(.create(.data, size: 8192)) == [0x60, 0x01, 0x04])
-        #expect(b.request(.other(opcode: 0x09, parameters: [])) == [0x60, 0x09, 0x02]) // reduced opcode set
+        #expect(b.request(.other(opcode: 0x09, parameters: [])) == [0x60, 0x09, 0x02])  // reduced opcode set
     }
 
     @Test("A disconnect reloads the settings: the stored init stays, the data offset goes back to 0")
@@ -82,13 +89,19 @@ import Transport
         _ = b.request(.create(.data, size: 4096))
         b.now = b.now + .seconds(1)
         b.write(Array(Self.image[0..<244]), to: NordicGATT.securePacket, kind: .command)
-        #expect(b.request(.calculateChecksum) == SecureDFUResponse.checksum(offset: 244, crc: CRC32.checksum(Self.image[0..<244])).bytes)
+        #expect(
+            b.request(.calculateChecksum)
+                == SecureDFUResponse.checksum(offset: 244, crc: CRC32.checksum(Self.image[0..<244])).bytes)
         b.board.linkDropped()
-        #expect(b.request(.select(.command)) == SecureDFUResponse.selected(maxSize: 512, offset: 56, crc: CRC32.checksum(good)).bytes)
+        #expect(
+            b.request(.select(.command))
+                == SecureDFUResponse.selected(maxSize: 512, offset: 56, crc: CRC32.checksum(good)).bytes)
         #expect(b.request(.select(.data)) == SecureDFUResponse.selected(maxSize: 4096, offset: 0, crc: 0).bytes)
     }
 
-    @Test("A wrong hash fails the final Execute and the board stays in its bootloader; the right one starts the application")
+    @Test(
+        "A wrong hash fails the final Execute and the board stays in its bootloader; the right one starts the application"
+    )
     func finalExecute() throws {
         for correct in [false, true] {
             var b = try Bench(.microbitV2)
@@ -102,12 +115,15 @@ import Transport
                 b.now = b.now + .seconds(1)
                 var at = offset
                 while at < offset + size {
-                    b.write(Array(Self.image[at..<min(offset + size, at + 244)]), to: NordicGATT.securePacket, kind: .command)
+                    b.write(
+                        Array(Self.image[at..<min(offset + size, at + 244)]), to: NordicGATT.securePacket,
+                        kind: .command)
                     at += 244
                 }
                 offset += size
                 let answer = b.request(.execute)
-                #expect(answer == (offset < Self.image.count || correct ? [0x60, 0x04, 0x01] : [0x60, 0x04, 0x0B, 0x0C]))
+                #expect(
+                    answer == (offset < Self.image.count || correct ? [0x60, 0x04, 0x01] : [0x60, 0x04, 0x0B, 0x0C]))
             }
             b.board.reset()
             #expect(b.board.inNordicBootloader == !correct)
@@ -123,7 +139,8 @@ import Transport
         _ = b.request(.create(.data, size: 4096))
         var receipts: [[UInt8]] = []
         for i in 0..<16 {
-            receipts += b.write(Array(Self.image[(i * 244)..<((i + 1) * 244)]), to: NordicGATT.securePacket, kind: .command)
+            receipts += b.write(
+                Array(Self.image[(i * 244)..<((i + 1) * 244)]), to: NordicGATT.securePacket, kind: .command)
         }
         #expect(receipts == [SecureDFUResponse.checksum(offset: 0, crc: 0).bytes])
         #expect(b.board.nordicStatistics?.droppedPackets == 1)
@@ -136,9 +153,11 @@ import Transport
         let cp = NordicGATT.legacyControlPoint, packet = NordicGATT.legacyPacket
         let app = Array(Self.image[0..<400])
         b.write([0x01, 0x04], to: cp)
-        #expect(b.write(LegacyImageSizes(application: 400).bytes, to: packet, kind: .command).isEmpty) // answered after the erase
+        // Answered after the erase.
+        #expect(b.write(LegacyImageSizes(application: 400).bytes, to: packet, kind: .command).isEmpty)
         #expect(b.scheduled.contains(LegacyDFUBootloader.eraseTag))
-        var effects = ServiceEffects(now: .zero, timing: .of(.nrf51), rng: SplitMix64(seed: 1), slowErase: 0, slowEraseFactor: 1)
+        var effects = ServiceEffects(
+            now: .zero, timing: .of(.nrf51), rng: SplitMix64(seed: 1), slowErase: 0, slowEraseFactor: 1)
         let index = try #require(b.board.serviceIndex(of: cp))
         b.board.workDone(service: index, tag: LegacyDFUBootloader.eraseTag, effects: &effects)
         #expect(effects.notifications.map(\.bytes) == [[0x10, 0x01, 0x01]])
@@ -151,18 +170,21 @@ import Transport
         #expect(b.write([0x02, 0x01], to: cp) == [[0x10, 0x02, 0x01]])
         b.write([0x03], to: cp)
         var last: [[UInt8]] = []
-        for at in stride(from: 0, to: app.count, by: 20) { last = b.write(Array(app[at..<(at + 20)]), to: packet, kind: .command) }
+        for at in stride(from: 0, to: app.count, by: 20) {
+            last = b.write(Array(app[at..<(at + 20)]), to: packet, kind: .command)
+        }
         #expect(last == [[0x10, 0x03, 0x01]])
         #expect(b.write([0x04], to: cp) == [[0x10, 0x04, 0x05]])
-        #expect(b.write([0x01, 0x04], to: cp) == [[0x10, 0x01, 0x02]]) // no second Start in this session
+        #expect(b.write([0x01, 0x04], to: cp) == [[0x10, 0x01, 0x02]])  // no second Start in this session
     }
 }
 
 /// The bootloaders' inactivity reset: 120 s without progress restarts the board.
 @Suite struct InactivityWatchdogTests {
     func effects(at seconds: Int64) -> ServiceEffects {
-        ServiceEffects(now: VirtualInstant.zero + .seconds(seconds), timing: DeviceTiming.of(.nrf52833),
-                       rng: SplitMix64(seed: 1), slowErase: 0, slowEraseFactor: 1)
+        ServiceEffects(
+            now: VirtualInstant.zero + .seconds(seconds), timing: DeviceTiming.of(.nrf52833),
+            rng: SplitMix64(seed: 1), slowErase: 0, slowEraseFactor: 1)
     }
 
     @Test("Progress starts one timer of 120 s; more progress only moves the deadline")

@@ -78,9 +78,9 @@ import Testing
 
     @Test func afterAFailTheBoardExpectsTheNextBlockStart() throws {
         var b = try benchAtPacket8()
-        b.write(p(0, data2, number: 9, at: base + 128))   // ahead: fail, expects 12
+        b.write(p(0, data2, number: 9, at: base + 128))  // ahead: fail, expects 12
         #expect(b.take() == [Self.fail])
-        b.block(base + 128, data2, first: 8)             // 8..11 are 4..1 behind: ignored
+        b.block(base + 128, data2, first: 8)  // 8..11 are 4..1 behind: ignored
         #expect(b.take().isEmpty)
         b.block(base + 128, data2, first: 12)
         #expect(b.take() == [Self.ok])
@@ -109,13 +109,13 @@ import Testing
         var b = try Bench(family: .nrf52833, image: image)
         b.write([0x00, 0x02])
         _ = b.take()
-        b.block(0x50000, data0, first: 0)                 // blank page: no erase
+        b.block(0x50000, data0, first: 0)  // blank page: no erase
         #expect(b.board.flash.eraseCount == 0)
-        b.block(0x60000, data1, first: 4)                 // page start over old data: erased first
+        b.block(0x60000, data1, first: 4)  // page start over old data: erased first
         #expect(b.board.flash.eraseLog == [0x60000])
         #expect(try b.board.readFlash(0x60000..<0x60040) == data1)
         #expect(try b.board.readFlash(0x60040..<0x61000).allSatisfy { $0 == 0xFF })
-        b.block(0x61040, data2, first: 8)                 // mid-page, never opened: corrupted
+        b.block(0x61040, data2, first: 8)  // mid-page, never opened: corrupted
         #expect(b.board.flash.eraseCount == 1)
         #expect(try b.board.readFlash(0x61040..<0x61080) == [UInt8](repeating: 0, count: 64))
         #expect(b.take() == [Self.ok, Self.ok, Self.ok])
@@ -166,7 +166,7 @@ import Testing
         var b = try Bench(family: .nrf52833)
         b.write([0x00, 0x02])
         b.block(0x50000, data0, first: 0)
-        b.write([0x00, 0x02])                             // resets offset to 0
+        b.write([0x00, 0x02])  // resets offset to 0
         _ = b.take()
         let log = b.board.flash.writeLog
         b.write([0x02])
@@ -182,7 +182,7 @@ import Testing
     @Test func endOfTransmissionAfterOnePacketHangsInsteadOfWritingTheSoftDevice() throws {
         var b = try Bench(family: .nrf52833)
         b.write([0x00, 0x02])
-        b.write(Fixture.packets(address: 0x47040, data: data0, first: 0)[0])   // only the low half arrived
+        b.write(Fixture.packets(address: 0x47040, data: data0, first: 0)[0])  // only the low half arrived
         b.write([0x02])
         b.settle()
         // The buffer would go to 0x00007040, inside the SoftDevice: refused, so nothing is written.
@@ -201,7 +201,7 @@ import Testing
         b.write(Fixture.packets(address: 0x48040, data: data1, first: 4)[0])
         b.settle()
         #expect(b.board.flash.writeLog.allSatisfy { $0.lowerBound >= 0x1C000 })
-        #expect(b.take().isEmpty)                         // no 01 FF: the work hangs
+        #expect(b.take().isEmpty)  // no 01 FF: the work hangs
         try expectHungButAnswering(&b)
     }
 
@@ -218,7 +218,7 @@ import Testing
         #expect(b.reboots == 1)
         b.write([0x00, 0x02])
         b.block(0x50000, data2, first: 0)
-        #expect(b.take().last == Self.ok)                 // after the reset, blocks are written again
+        #expect(b.take().last == Self.ok)  // after the reset, blocks are written again
     }
 
     @Test func statusReportsVersionAndMode() throws {
@@ -236,10 +236,10 @@ import Testing
         b.write([0xFF, 0x00])
         b.settle()
         #expect(b.reboots == 1 && b.board.mode == .pairing)
-        #expect(b.board.device.storage[StorageKey.rebootMode] == nil)   // consumed by the boot
+        #expect(b.board.device.storage[StorageKey.rebootMode] == nil)  // consumed by the boot
         b.write([0xFF, 0x01])
         #expect(b.reboots == 2 && b.board.mode == .application)
-        b.write([0xFF, 0x07])                                            // any other byte: ignored
+        b.write([0xFF, 0x07])  // any other byte: ignored
         #expect(b.reboots == 2)
     }
 
@@ -262,10 +262,10 @@ import Testing
         var b = try Bench(family: .nrf52833)
         b.write([0x00, 0x02])
         _ = b.take()
-        b.write([0x00])                                   // byte 1 is still 0x02 from before
+        b.write([0x00])  // byte 1 is still 0x02 from before
         let answer = b.take()
         #expect(answer.count == 1 && answer.first?[1] == 0x02)
-        b.write([UInt8](repeating: 0x01, count: 21))      // longer than the characteristic: refused
+        b.write([UInt8](repeating: 0x01, count: 21))  // longer than the characteristic: refused
         #expect(b.take().isEmpty)
         b.write([])
         #expect(b.take().isEmpty)

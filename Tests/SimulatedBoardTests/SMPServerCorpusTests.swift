@@ -37,10 +37,13 @@ import TestSupport
             let files = analysis[section] as? [String: Any] ?? [:]
             for (name, value) in files.sorted(by: { $0.key < $1.key }) {
                 guard let info = value as? [String: Any], info["format"] as? String == "MCUboot image",
-                      let sha = info["sha256"] as? String, let headerHash = info["sha256_of_hdr_plus_img"] as? String else { continue }
-                entries.append(Entry(file: "\(section)/\(name)", bytes: try Corpus.bytes("\(section)/\(name)"),
-                                     fileSHA256: hex(sha), headerHash: hex(headerHash),
-                                     protectedTLVs: info["protected_tlv_size"] as? Int ?? 0))
+                    let sha = info["sha256"] as? String, let headerHash = info["sha256_of_hdr_plus_img"] as? String
+                else { continue }
+                entries.append(
+                    Entry(
+                        file: "\(section)/\(name)", bytes: try Corpus.bytes("\(section)/\(name)"),
+                        fileSHA256: hex(sha), headerHash: hex(headerHash),
+                        protectedTLVs: info["protected_tlv_size"] as? Int ?? 0))
             }
         }
         return entries
@@ -51,9 +54,10 @@ import TestSupport
         let entries = try Self.images()
         #expect(entries.count >= 6)
         for entry in entries {
-            let info = try #require(SlotImageInfo(limit: entry.bytes.count) { offset, count in
-                offset + count <= entry.bytes.count ? Array(entry.bytes[offset..<(offset + count)]) : nil
-            }, "\(entry.file)")
+            let info = try #require(
+                SlotImageInfo(limit: entry.bytes.count) { offset, count in
+                    offset + count <= entry.bytes.count ? Array(entry.bytes[offset..<(offset + count)]) : nil
+                }, "\(entry.file)")
             // Without protected TLVs the hash TLV is SHA-256 over header and body.
             if entry.protectedTLVs == 0 { #expect(info.hash == entry.headerHash, "\(entry.file)") }
             #expect(info.totalSize <= entry.bytes.count, "\(entry.file)")
@@ -71,7 +75,8 @@ import TestSupport
             // The image's own SHA-256 TLV: the client checks it against the image before it sends anything.
             let hash = try #require(try MCUbootImage(bytes: entry.bytes).reportedHash, "\(entry.file)")
             let image = McuMgrUpgradeImage(bytes: entry.bytes, hash: hash, fileSHA256: entry.fileSHA256)
-            let run = sim.run(McuMgrUpgrade(image: image, options: SMPFixture.options(fast: true)), on: id, deadline: .seconds(900))
+            let run = sim.run(
+                McuMgrUpgrade(image: image, options: SMPFixture.options(fast: true)), on: id, deadline: .seconds(900))
             let board = try sim.board(id)
             let slot = try #require(board.smpServer).configuration.primarySlot
             if entry.bytes.count > slotSize {
@@ -84,11 +89,13 @@ import TestSupport
                 let result = try run.outcome.get()
                 #expect(result.finalSlots.first?.hash == entry.headerHash, "\(entry.file)")
                 // The swap copies the image up to the end of its TLVs (a padded file's trailer stays behind).
-                let info = try #require(SlotImageInfo(limit: entry.bytes.count) { offset, count in
-                    offset + count <= entry.bytes.count ? Array(entry.bytes[offset..<(offset + count)]) : nil
-                })
-                #expect(try board.readFlash(slot.lowerBound..<(slot.lowerBound + UInt32(info.totalSize)))
-                    == Array(entry.bytes.prefix(info.totalSize)), "\(entry.file)")
+                let info = try #require(
+                    SlotImageInfo(limit: entry.bytes.count) { offset, count in
+                        offset + count <= entry.bytes.count ? Array(entry.bytes[offset..<(offset + count)]) : nil
+                    })
+                #expect(
+                    try board.readFlash(slot.lowerBound..<(slot.lowerBound + UInt32(info.totalSize)))
+                        == Array(entry.bytes.prefix(info.totalSize)), "\(entry.file)")
             }
         }
     }

@@ -50,7 +50,8 @@ import Transport
         let (old, new) = try SMPFixture.images(magicAt: 0x20000, programLength: 0x1800)
         var tally = Tally()
         for seed in 0..<UInt64(Self.runs) {
-            var sim = Simulation(link: [.deviceRequested, .fast, .linuxDefault][Int(seed % 3)], faults: Self.plan(seed: seed))
+            var sim = Simulation(
+                link: [.deviceRequested, .fast, .linuxDefault][Int(seed % 3)], faults: Self.plan(seed: seed))
             sim.recordsTrace = false
             let board = try SimulatedBoard.mcuMgrBoard(.microbitV2, primary: old.bytes) { config in
                 config.busyAnswerProbability = 0.01
@@ -59,7 +60,8 @@ import Transport
             let id = sim.addBoard(board)
             var options = SMPFixture.options(seed % 5 == 4 ? .confirmOnly : .testAndConfirm, fast: seed % 2 == 0)
             options.requestTimeout = .seconds(5)
-            let run = sim.run(McuMgrUpgrade(image: SMPFixture.upgrade(new), options: options), on: id, deadline: Self.deadline)
+            let run = sim.run(
+                McuMgrUpgrade(image: SMPFixture.upgrade(new), options: options), on: id, deadline: Self.deadline)
             let after = try sim.board(id)
             tally.faults.add(run.statistics.faults)
             tally.busy += after.smpServer?.statistics.injectedBusy ?? 0
@@ -79,8 +81,9 @@ import Transport
                 let mcuMgr = error as? McuMgrFailure
                 #expect(mcuMgr != nil, "seed \(seed): not an McuMgr error: \(error)")
                 // The message says what the board holds, read back, or that it could not be read.
-                #expect("\(error)".contains("the board reports slot 0") || "\(error)".contains("could not be read back")
-                    || "\(error)".contains("last state read"), "seed \(seed): \(error)")
+                #expect(
+                    "\(error)".contains("the board reports slot 0") || "\(error)".contains("could not be read back")
+                        || "\(error)".contains("last state read"), "seed \(seed): \(error)")
                 #expect("\(error)".count > 40, "seed \(seed): unclear error: \(error)")
                 tally.failed[Self.kind(of: error), default: 0] += 1
             }
@@ -98,7 +101,8 @@ import Transport
     static func kind(of error: any Error) -> String {
         guard let e = (error as? McuMgrFailure)?.cause else { return "other" }
         switch e {
-        case let .deviceRefused(command, answer): return "refused \(command): \(McuMgrError.describe(answer).prefix(40))"
+        case let .deviceRefused(command, answer):
+            return "refused \(command): \(McuMgrError.describe(answer).prefix(40))"
         default: return String("\(e)".prefix(50))
         }
     }

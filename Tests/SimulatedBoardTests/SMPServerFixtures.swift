@@ -17,10 +17,13 @@ enum SMPFixture {
 
     /// The application payload of a test firmware whose program magic sits at `magicAt`,
     /// with the runtime and program hashes the MakeCode header carries.
-    static func payload(magicAt: UInt32, programLength: Int, seed: Int, programHash: [UInt8],
-                        runtimeHash: [UInt8] = Fixture.runtimeHash) -> [UInt8] {
-        let image = Fixture.image(family: family, magicAt: magicAt, programLength: programLength, seed: seed,
-                                  programHash: programHash)
+    static func payload(
+        magicAt: UInt32, programLength: Int, seed: Int, programHash: [UInt8],
+        runtimeHash: [UInt8] = Fixture.runtimeHash
+    ) -> [UInt8] {
+        let image = Fixture.image(
+            family: family, magicAt: magicAt, programLength: programLength, seed: seed,
+            programHash: programHash)
         let end = image.span?.upperBound ?? layout.applicationStart
         var bytes = image.read(layout.applicationStart..<end)
         let at = Int(magicAt - layout.applicationStart) + 16
@@ -29,12 +32,18 @@ enum SMPFixture {
     }
 
     /// The running image and the update, both about `size` bytes (the program grows with it).
-    static func images(magicAt: UInt32 = 0x40000, programLength: Int = 0x5000) throws -> (old: SimulatedMCUbootImage, new: SimulatedMCUbootImage) {
-        let old = try SimulatedMCUbootImage(payload: payload(magicAt: magicAt, programLength: programLength, seed: 3,
-                                                             programHash: oldProgramHash), version: MCUbootVersion(major: 1))
-        let new = try SimulatedMCUbootImage(payload: payload(magicAt: magicAt, programLength: programLength + 0x321, seed: 9,
-                                                             programHash: newProgramHash, runtimeHash: newRuntimeHash),
-                                            version: MCUbootVersion(major: 2, minor: 1, revision: 3, build: 4))
+    static func images(magicAt: UInt32 = 0x40000, programLength: Int = 0x5000) throws -> (
+        old: SimulatedMCUbootImage, new: SimulatedMCUbootImage
+    ) {
+        let old = try SimulatedMCUbootImage(
+            payload: payload(
+                magicAt: magicAt, programLength: programLength, seed: 3,
+                programHash: oldProgramHash), version: MCUbootVersion(major: 1))
+        let new = try SimulatedMCUbootImage(
+            payload: payload(
+                magicAt: magicAt, programLength: programLength + 0x321, seed: 9,
+                programHash: newProgramHash, runtimeHash: newRuntimeHash),
+            version: MCUbootVersion(major: 2, minor: 1, revision: 3, build: 4))
         return (old, new)
     }
 
@@ -57,12 +66,15 @@ enum SMPFixture {
     }
 
     /// The full-DFU lower bound for replacing `old` with `new` over `profile` with frames of `frameLimit`.
-    static func bound(old: SimulatedMCUbootImage, new: SimulatedMCUbootImage, frameLimit: Int, profile: LinkProfile) throws -> Duration {
+    static func bound(old: SimulatedMCUbootImage, new: SimulatedMCUbootImage, frameLimit: Int, profile: LinkProfile)
+        throws -> Duration
+    {
         var configuration = SMPServerConfiguration.standard(for: layout, attMTU: 247)
         configuration.bufferSize = frameLimit
         let page = Int(configuration.pageSize)
         let pages = (max(old.bytes.count, new.bytes.count) + page - 1) / page
-        return configuration.lowerBound(imageBytes: new.bytes.count, frameOverhead: try frameOverhead(frameLimit: frameLimit),
-                                        swapPages: pages, profile: profile, timing: DeviceTiming.of(family))
+        return configuration.lowerBound(
+            imageBytes: new.bytes.count, frameOverhead: try frameOverhead(frameLimit: frameLimit),
+            swapPages: pages, profile: profile, timing: DeviceTiming.of(family))
     }
 }

@@ -16,13 +16,17 @@ import Transport
         var statistics: RunStatistics
     }
 
-    static func upgrade(old: SimulatedMCUbootImage, new: SimulatedMCUbootImage, options: McuMgrUpgradeOptions,
-                        profile: LinkProfile = .deviceRequested) throws -> Outcome {
+    static func upgrade(
+        old: SimulatedMCUbootImage, new: SimulatedMCUbootImage, options: McuMgrUpgradeOptions,
+        profile: LinkProfile = .deviceRequested
+    ) throws -> Outcome {
         var sim = Simulation(link: profile)
         sim.recordsTrace = false
         let id = sim.addBoard(try SimulatedBoard.mcuMgrBoard(.microbitV2, primary: old.bytes))
-        let run = sim.run(McuMgrUpgrade(image: SMPFixture.upgrade(new), options: options), on: id, deadline: .seconds(600))
-        return Outcome(result: try run.outcome.get(), board: try sim.board(id), time: run.modelledTime, statistics: run.statistics)
+        let run = sim.run(
+            McuMgrUpgrade(image: SMPFixture.upgrade(new), options: options), on: id, deadline: .seconds(600))
+        return Outcome(
+            result: try run.outcome.get(), board: try sim.board(id), time: run.modelledTime, statistics: run.statistics)
     }
 
     @Test(arguments: [true, false])
@@ -35,8 +39,10 @@ import Transport
         // The primary slot holds the new image, its payload at the application start; the old
         // image went to the secondary slot.
         #expect(try outcome.board.readFlash(slot.lowerBound..<(slot.lowerBound + UInt32(new.bytes.count))) == new.bytes)
-        #expect(try outcome.board.readFlash(layout.applicationStart..<(layout.applicationStart + UInt32(new.bytes.count - 0x1000 - 40)))
-            == Array(new.bytes[0x1000..<(new.bytes.count - 40)]))
+        #expect(
+            try outcome.board.readFlash(
+                layout.applicationStart..<(layout.applicationStart + UInt32(new.bytes.count - 0x1000 - 40)))
+                == Array(new.bytes[0x1000..<(new.bytes.count - 40)]))
         #expect(Array(server.secondary.prefix(old.bytes.count)) == old.bytes)
         #expect(server.primaryConfirmed && !server.pendingTest)
         #expect(server.statistics.swaps == 1 && server.statistics.reverts == 0)
@@ -46,7 +52,8 @@ import Transport
         #expect(outcome.result.bytesSent == new.bytes.count && outcome.result.resentBytes == 0)
         #expect(outcome.result.pipelineDepth == (fast ? 3 : 1))
         #expect(outcome.result.largestFrame <= (fast ? 2475 : 244) && outcome.result.largestWrite <= 244)
-        #expect(outcome.result.finalSlots.first?.hash == new.hash && outcome.result.finalSlots.first?.version == "2.1.3.4")
+        #expect(
+            outcome.result.finalSlots.first?.hash == new.hash && outcome.result.finalSlots.first?.version == "2.1.3.4")
         #expect(server.statistics.refusedWrites == 0)
     }
 
@@ -57,8 +64,10 @@ import Transport
         let id = sim.addBoard(try SimulatedBoard.mcuMgrBoard(.microbitV2, primary: old.bytes))
         let before = try sim.run(MemoryMapReader(family: .nrf52833), on: id, deadline: .seconds(60)).outcome.get()
         #expect(before.runtime.hash == SMPFixture.oldRuntimeHash && before.program.hash == SMPFixture.oldProgramHash)
-        _ = try sim.run(McuMgrUpgrade(image: SMPFixture.upgrade(new), options: SMPFixture.options(fast: true)),
-                        on: id, deadline: .seconds(300)).outcome.get()
+        _ = try sim.run(
+            McuMgrUpgrade(image: SMPFixture.upgrade(new), options: SMPFixture.options(fast: true)),
+            on: id, deadline: .seconds(300)
+        ).outcome.get()
         let after = try sim.run(MemoryMapReader(family: .nrf52833), on: id, deadline: .seconds(60)).outcome.get()
         #expect(after.runtime.hash == SMPFixture.newRuntimeHash && after.program.hash == SMPFixture.newProgramHash)
         #expect(after.runtime.start == SMPFixture.layout.applicationStart)
@@ -69,8 +78,9 @@ import Transport
         var sim = Simulation(link: .fast)
         sim.recordsTrace = false
         let id = sim.addBoard(try SimulatedBoard.mcuMgrBoard(.microbitV2, primary: old.bytes))
-        let run = sim.run(McuMgrUpgrade(image: SMPFixture.upgrade(new), options: SMPFixture.options(.testOnly, fast: true)),
-                          on: id, deadline: .seconds(300))
+        let run = sim.run(
+            McuMgrUpgrade(image: SMPFixture.upgrade(new), options: SMPFixture.options(.testOnly, fast: true)),
+            on: id, deadline: .seconds(300))
         _ = try run.outcome.get()
         var board = try sim.board(id)
         #expect(board.memoryMap.last?.hash == SMPFixture.newProgramHash)
@@ -84,7 +94,8 @@ import Transport
 
     @Test func confirmOnlyInstallsPermanently() throws {
         let (old, new) = try SMPFixture.images(magicAt: 0x24000, programLength: 0x2000)
-        let outcome = try Self.upgrade(old: old, new: new, options: SMPFixture.options(.confirmOnly, fast: true), profile: .fast)
+        let outcome = try Self.upgrade(
+            old: old, new: new, options: SMPFixture.options(.confirmOnly, fast: true), profile: .fast)
         var board = outcome.board
         board.reset()
         #expect(board.memoryMap.last?.hash == SMPFixture.newProgramHash)
@@ -108,8 +119,9 @@ import Transport
         for _ in 0..<2 {
             var sim = Simulation(link: .deviceRequested, faults: SMPServerFaultCampaignTests.plan(seed: 7))
             let id = sim.addBoard(try SimulatedBoard.mcuMgrBoard(.microbitV2, primary: old.bytes))
-            let run = sim.run(McuMgrUpgrade(image: SMPFixture.upgrade(new), options: SMPFixture.options(fast: true)),
-                              on: id, deadline: .seconds(600))
+            let run = sim.run(
+                McuMgrUpgrade(image: SMPFixture.upgrade(new), options: SMPFixture.options(fast: true)),
+                on: id, deadline: .seconds(600))
             _ = try run.outcome.get()
             traces.append(run.trace)
         }
@@ -126,8 +138,9 @@ import Transport
         let slow = try Self.upgrade(old: old, new: new, options: SMPFixture.options(fast: false), profile: profile)
         let slowBound = try SMPFixture.bound(old: old, new: new, frameLimit: 244, profile: profile)
         let fastRatio = fast.time / fastBound, slowRatio = slow.time / slowBound
-        print("full DFU \(new.bytes.count) B on \(profile.name): pipelining+reassembly \(fast.time) (bound \(fastBound), ratio \(fastRatio)); "
-            + "neither \(slow.time) (bound \(slowBound), ratio \(slowRatio))")
+        print(
+            "full DFU \(new.bytes.count) B on \(profile.name): pipelining+reassembly \(fast.time) (bound \(fastBound), ratio \(fastRatio)); "
+                + "neither \(slow.time) (bound \(slowBound), ratio \(slowRatio))")
         #expect(fastRatio >= 1 && slowRatio >= 1)
         #expect(fastRatio <= 1.10)
         #expect(fast.time < slow.time)

@@ -24,7 +24,9 @@ import Transport
         }
 
         func effects() -> ServiceEffects {
-            ServiceEffects(now: now, timing: DeviceTiming.of(.nrf52833), rng: SplitMix64(seed: 1), slowErase: 0, slowEraseFactor: 1)
+            ServiceEffects(
+                now: now, timing: DeviceTiming.of(.nrf52833), rng: SplitMix64(seed: 1), slowErase: 0, slowEraseFactor: 1
+            )
         }
 
         /// Writes `bytes` and runs the work it causes; returns the notifications (joined per answer).
@@ -49,7 +51,9 @@ import Transport
             return out
         }
 
-        mutating func send<R: SMPRequest>(_ request: R, version: SMPVersion = .v2, sequence: UInt8 = 7) throws -> SMPFrame {
+        mutating func send<R: SMPRequest>(_ request: R, version: SMPVersion = .v2, sequence: UInt8 = 7) throws
+            -> SMPFrame
+        {
             let bytes = try SMPFrame(request: request, version: version, sequence: sequence).encoded()
             var answers: [[UInt8]] = []
             var start = 0
@@ -85,12 +89,16 @@ import Transport
         let (old, _) = try SMPFixture.images(magicAt: 0x20000, programLength: 0x1000)
         let state = try bench.send(ImageStateReadRequest()).response(as: ImageStateResponse.self)
         #expect(state.images.count == 1)
-        #expect(state.images.first?.hash == old.hash && state.images.first?.active == true && state.images.first?.version == "1.0.0")
+        #expect(
+            state.images.first?.hash == old.hash && state.images.first?.active == true
+                && state.images.first?.version == "1.0.0")
     }
 
     @Test func itsSlotsAreTheOnesTheClientTakesFromTheBoardProfile() {
         for family in ChipFamily.allCases {
-            #expect(Int(SMPServerConfiguration.standard(for: family.layout).slotSize) == McuMgrUpgradeImage.profileSlotSize(for: family))
+            #expect(
+                Int(SMPServerConfiguration.standard(for: family.layout).slotSize)
+                    == McuMgrUpgradeImage.profileSlotSize(for: family))
         }
     }
 
@@ -112,19 +120,24 @@ import Transport
 
     @Test func rejectsAnUploadThatIsNotAnMCUbootImage() throws {
         var bench = try Bench()
-        let answer = try bench.send(ImageUploadRequest.first(data: [UInt8](repeating: 0xAB, count: 64), imageLength: 64, sha: nil))
+        let answer = try bench.send(
+            ImageUploadRequest.first(data: [UInt8](repeating: 0xAB, count: 64), imageLength: 64, sha: nil))
         #expect(try answer.errorResponse() == .group(.image(.invalidImageHeaderMagic)))
     }
 
     @Test func dropsTheDataOfAChunkAtTheWrongOffset() throws {
         var bench = try Bench()
         let (_, new) = try SMPFixture.images(magicAt: 0x20000, programLength: 0x1000)
-        let first = try bench.send(ImageUploadRequest.first(data: Array(new.bytes[0..<1000]), imageLength: new.bytes.count, sha: new.fileSHA256))
+        let first = try bench.send(
+            ImageUploadRequest.first(
+                data: Array(new.bytes[0..<1000]), imageLength: new.bytes.count, sha: new.fileSHA256))
         #expect(try first.response(as: ImageUploadResponse.self).offset == 1000)
         let skipped = try bench.send(ImageUploadRequest(offset: 2000, data: Array(new.bytes[2000..<3000])))
         #expect(try skipped.response(as: ImageUploadResponse.self).offset == 1000)
         // The same session's first chunk again: the device answers where it stands.
-        let resumed = try bench.send(ImageUploadRequest.first(data: Array(new.bytes[0..<1000]), imageLength: new.bytes.count, sha: new.fileSHA256))
+        let resumed = try bench.send(
+            ImageUploadRequest.first(
+                data: Array(new.bytes[0..<1000]), imageLength: new.bytes.count, sha: new.fileSHA256))
         #expect(try resumed.response(as: ImageUploadResponse.self).offset == 1000)
         #expect(bench.server.statistics.secondaryPageErases == 1)
     }
@@ -177,12 +190,14 @@ import Transport
     @Test func fullDFUBoundIsTheLargerOfAirAndFlashPlusFixedCosts() {
         let timing = DeviceTiming.of(.nrf52833)
         func bound(dataLength: Int) -> Duration {
-            LowerBound.fullDFU(imageBytes: 24_000, frameSize: 2475, frameOverhead: 25, attMTU: 247, dataLength: dataLength,
-                               pageSize: 4096, swap: .seconds(1), resetDelay: .milliseconds(250),
-                               profile: .deviceRequested, timing: timing)
+            LowerBound.fullDFU(
+                imageBytes: 24_000, frameSize: 2475, frameOverhead: 25, attMTU: 247, dataLength: dataLength,
+                pageSize: 4096, swap: .seconds(1), resetDelay: .milliseconds(250),
+                profile: .deviceRequested, timing: timing)
         }
         // Fixed: two connection setups, four round trips of 2 CI, reset delay, reboot, swap.
-        let fixed: Duration = .seconds(2) + .milliseconds(8 * 15) + .milliseconds(250) + .milliseconds(300) + .seconds(1)
+        let fixed: Duration =
+            .seconds(2) + .milliseconds(8 * 15) + .milliseconds(250) + .milliseconds(300) + .seconds(1)
         // DLE 251: 9 frames of 11 packets and one of 9 = 108 packets, 18 events = 270 ms of air;
         // the flash needs 6 erases (510 ms) and 6000 word writes (246 ms): the flash decides.
         #expect(bound(dataLength: 251) == fixed + .milliseconds(756))

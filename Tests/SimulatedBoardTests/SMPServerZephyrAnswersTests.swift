@@ -15,8 +15,10 @@ import Testing
     static let entryKeys = ["slot", "version", "hash", "bootable", "pending", "confirmed", "active", "permanent"]
 
     /// The payload bytes of the answer to `request` (the header checked against it).
-    static func payload<R: SMPRequest>(_ bench: inout SMPServerTests.Bench, _ request: R, version: SMPVersion = .v2,
-                                       sequence: UInt8 = 7) throws -> [UInt8] {
+    static func payload<R: SMPRequest>(
+        _ bench: inout SMPServerTests.Bench, _ request: R, version: SMPVersion = .v2,
+        sequence: UInt8 = 7
+    ) throws -> [UInt8] {
         let frame = try bench.send(request, version: version, sequence: sequence)
         let bytes = try #require(bench.lastAnswer)
         #expect(Int(frame.header.length) == bytes.count - 8)
@@ -27,8 +29,10 @@ import Testing
     static func key(_ text: String) -> [UInt8] { [0x60 + UInt8(text.utf8.count)] + Array(text.utf8) }
 
     /// One image-state entry written out by hand, key by key, in Zephyr's order.
-    static func entry(slot: UInt8, version: String, hash: [UInt8], pending: Bool, confirmed: Bool, active: Bool,
-                      permanent: Bool) -> [UInt8] {
+    static func entry(
+        slot: UInt8, version: String, hash: [UInt8], pending: Bool, confirmed: Bool, active: Bool,
+        permanent: Bool
+    ) -> [UInt8] {
         func flag(_ b: Bool) -> UInt8 { b ? 0xF5 : 0xF4 }
         return [0xBF] + key("slot") + [slot] + key("version") + key(version) + key("hash") + [0x58, 0x20] + hash
             + key("bootable") + [0xF5] + key("pending") + [flag(pending)] + key("confirmed") + [flag(confirmed)]
@@ -57,7 +61,8 @@ import Testing
         let (old, new) = try SMPFixture.images(magicAt: 0x20000, programLength: 0x1000)
         // A fresh board: one entry (the empty secondary slot is left out), 134 bytes (docs/protocols/mcumgr-smp.md §6.5).
         let first = try Self.payload(&bench, ImageStateReadRequest())
-        let running = Self.entry(slot: 0, version: "1.0.0", hash: old.hash, pending: false, confirmed: true, active: true, permanent: false)
+        let running = Self.entry(
+            slot: 0, version: "1.0.0", hash: old.hash, pending: false, confirmed: true, active: true, permanent: false)
         #expect(first == Self.stateBody([running]))
         #expect(first.count == 134)
         let (top, entries) = try Self.keys(first)
@@ -65,31 +70,47 @@ import Testing
 
         // After the upload: the new image in slot 1, every flag false but bootable.
         try Self.upload(&bench, new)
-        let uploaded = Self.entry(slot: 1, version: "2.1.3.4", hash: new.hash, pending: false, confirmed: false, active: false, permanent: false)
+        let uploaded = Self.entry(
+            slot: 1, version: "2.1.3.4", hash: new.hash, pending: false, confirmed: false, active: false,
+            permanent: false)
         #expect(try Self.payload(&bench, ImageStateReadRequest()) == Self.stateBody([running, uploaded]))
 
         // Test: the state write answers the whole new state; slot 1 is pending.
-        let tested = Self.entry(slot: 1, version: "2.1.3.4", hash: new.hash, pending: true, confirmed: false, active: false, permanent: false)
-        #expect(try Self.payload(&bench, ImageStateWriteRequest.test(hash: new.hash)) == Self.stateBody([running, tested]))
+        let tested = Self.entry(
+            slot: 1, version: "2.1.3.4", hash: new.hash, pending: true, confirmed: false, active: false,
+            permanent: false)
+        #expect(
+            try Self.payload(&bench, ImageStateWriteRequest.test(hash: new.hash)) == Self.stateBody([running, tested]))
         // Testing it again changes nothing and succeeds; confirming while a test is set is refused (28).
-        #expect(try Self.payload(&bench, ImageStateWriteRequest.test(hash: new.hash)) == Self.stateBody([running, tested]))
+        #expect(
+            try Self.payload(&bench, ImageStateWriteRequest.test(hash: new.hash)) == Self.stateBody([running, tested]))
         #expect(try Self.payload(&bench, ImageStateWriteRequest.confirm()) == Self.groupError(28))
 
         // Reset: an empty map, then the swap. The new image runs under test, the old one waits confirmed.
         #expect(try Self.payload(&bench, ResetRequest()) == [0xBF, 0xFF])
         bench.reboot()
-        let underTest = Self.entry(slot: 0, version: "2.1.3.4", hash: new.hash, pending: false, confirmed: false, active: true, permanent: false)
-        let revertTo = Self.entry(slot: 1, version: "1.0.0", hash: old.hash, pending: false, confirmed: true, active: false, permanent: false)
+        let underTest = Self.entry(
+            slot: 0, version: "2.1.3.4", hash: new.hash, pending: false, confirmed: false, active: true,
+            permanent: false)
+        let revertTo = Self.entry(
+            slot: 1, version: "1.0.0", hash: old.hash, pending: false, confirmed: true, active: false, permanent: false)
         #expect(try Self.payload(&bench, ImageStateReadRequest()) == Self.stateBody([underTest, revertTo]))
         // Any test now is refused (28); confirming the running image (no hash) takes.
         #expect(try Self.payload(&bench, ImageStateWriteRequest.test(hash: old.hash)) == Self.groupError(28))
-        let confirmed = Self.entry(slot: 0, version: "2.1.3.4", hash: new.hash, pending: false, confirmed: true, active: true, permanent: false)
-        let previous = Self.entry(slot: 1, version: "1.0.0", hash: old.hash, pending: false, confirmed: false, active: false, permanent: false)
+        let confirmed = Self.entry(
+            slot: 0, version: "2.1.3.4", hash: new.hash, pending: false, confirmed: true, active: true, permanent: false
+        )
+        let previous = Self.entry(
+            slot: 1, version: "1.0.0", hash: old.hash, pending: false, confirmed: false, active: false, permanent: false
+        )
         #expect(try Self.payload(&bench, ImageStateWriteRequest.confirm()) == Self.stateBody([confirmed, previous]))
 
         // Confirming the image in slot 1 marks it pending and permanent.
-        let permanent = Self.entry(slot: 1, version: "1.0.0", hash: old.hash, pending: true, confirmed: false, active: false, permanent: true)
-        #expect(try Self.payload(&bench, ImageStateWriteRequest.confirm(hash: old.hash)) == Self.stateBody([confirmed, permanent]))
+        let permanent = Self.entry(
+            slot: 1, version: "1.0.0", hash: old.hash, pending: true, confirmed: false, active: false, permanent: true)
+        #expect(
+            try Self.payload(&bench, ImageStateWriteRequest.confirm(hash: old.hash))
+                == Self.stateBody([confirmed, permanent]))
         #expect(try Self.payload(&bench, ImageStateWriteRequest.test(hash: new.hash)) == Self.groupError(33))
     }
 
@@ -134,7 +155,10 @@ import Testing
         #expect(try Self.payload(&bench, short) == [0xBF] + Self.key("off") + [0x18, 0x64, 0xFF])
         let overrun = ImageUploadRequest(offset: 100, data: [UInt8](repeating: 0, count: 51))
         #expect(try Self.payload(&bench, overrun) == Self.groupError(31))
-        #expect(try Self.payload(&bench, ImageUploadRequest(offset: 100, data: [1])) == [0xBF] + Self.key("off") + [0x00, 0xFF])
+        #expect(
+            try Self.payload(&bench, ImageUploadRequest(offset: 100, data: [1])) == [0xBF] + Self.key("off") + [
+                0x00, 0xFF
+            ])
 
         // After a whole upload, a first chunk whose `sha` the slot already matches is answered at
         // once with the whole length and `match` (img_mgmt.c, IMAGE_CHECK).
@@ -147,14 +171,24 @@ import Testing
         var bench = try SMPServerTests.Bench()
         let unknown = [UInt8](repeating: 0x42, count: 32)
         // HASH_NOT_FOUND (8): `err` to v2; to v1 the translation EUNKNOWN (1) (`img_mgmt_translate_error_code`).
-        #expect(try Self.payload(&bench, ImageStateWriteRequest.test(hash: unknown), version: .v2) == Self.groupError(8))
-        #expect(try Self.payload(&bench, ImageStateWriteRequest.test(hash: unknown), version: .v1) == [0xBF] + Self.key("rc") + [0x01, 0xFF])
+        #expect(
+            try Self.payload(&bench, ImageStateWriteRequest.test(hash: unknown), version: .v2) == Self.groupError(8))
+        #expect(
+            try Self.payload(&bench, ImageStateWriteRequest.test(hash: unknown), version: .v1) == [0xBF]
+                + Self.key("rc") + [0x01, 0xFF])
         // A test without a hash: INVALID_HASH (24), EINVAL (3) in v1.
-        #expect(try Self.payload(&bench, ImageStateWriteRequest(hash: nil, confirm: false), version: .v2) == Self.groupError(24))
-        #expect(try Self.payload(&bench, ImageStateWriteRequest(hash: nil, confirm: false), version: .v1) == [0xBF] + Self.key("rc") + [0x03, 0xFF])
+        #expect(
+            try Self.payload(&bench, ImageStateWriteRequest(hash: nil, confirm: false), version: .v2)
+                == Self.groupError(24))
+        #expect(
+            try Self.payload(&bench, ImageStateWriteRequest(hash: nil, confirm: false), version: .v1) == [0xBF]
+                + Self.key("rc") + [0x03, 0xFF])
         // No handler: `{"rc": 8}` in both versions.
         for version in [SMPVersion.v1, .v2] {
-            #expect(try Self.payload(&bench, ImageEraseResponseProbe(), version: version) == [0xBF] + Self.key("rc") + [0x08, 0xFF])
+            #expect(
+                try Self.payload(&bench, ImageEraseResponseProbe(), version: version) == [0xBF] + Self.key("rc") + [
+                    0x08, 0xFF
+                ])
         }
         // A request in a reserved SMP version: `{"rc": 13}` in a v2 header.
         var header = try SMPFrame(request: ImageStateReadRequest(), sequence: 9).encoded()

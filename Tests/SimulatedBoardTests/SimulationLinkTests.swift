@@ -24,7 +24,9 @@ import Transport
             let id = sim.addBoard(try SimulatedBoard(profile: BoardProfile(board: board), image: old, mode: .pairing))
             ids.append(id)
             images.append(new)
-            flows.append(FlowOnBoard(ScriptedFlasher(blocks: Fixture.blocks(of: new.slice(magic..<0x80000), from: magic)), on: id))
+            flows.append(
+                FlowOnBoard(
+                    ScriptedFlasher(blocks: Fixture.blocks(of: new.slice(magic..<0x80000), from: magic)), on: id))
         }
         let runs = sim.runAll(flows, deadline: .seconds(60))
         for run in runs { #expect(throws: Never.self) { try run.outcome.get() } }
@@ -53,17 +55,18 @@ import Transport
     @Test func resetIntoPairingModeDropsTheLinkAndTheBoardComesBackInPairingMode() throws {
         var sim = Simulation(link: .deviceRequested)
         let id = sim.addBoard(try SimulatedBoard(.microbitV2, bluetoothInApplicationMode: true))
-        let run = sim.run(Probe { seen, event, _ in
-            switch event {
-            case .start: return [.subscribe(Self.pf), .write(Self.pf, [0xEE], .command)]
-            case .notification where seen.notifications.count == 1: return [.write(Self.pf, [0xFF, 0x00], .command)]
-            case .disconnected: return [.connect(after: .milliseconds(200))]
-            case .connectFailed: return [.finish]
-            case .connected: return [.subscribe(Self.pf), .write(Self.pf, [0xEE], .command)]
-            case .notification: return [.finish]
-            default: return []
-            }
-        }, on: id, deadline: .seconds(30))
+        let run = sim.run(
+            Probe { seen, event, _ in
+                switch event {
+                case .start: return [.subscribe(Self.pf), .write(Self.pf, [0xEE], .command)]
+                case .notification where seen.notifications.count == 1: return [.write(Self.pf, [0xFF, 0x00], .command)]
+                case .disconnected: return [.connect(after: .milliseconds(200))]
+                case .connectFailed: return [.finish]
+                case .connected: return [.subscribe(Self.pf), .write(Self.pf, [0xEE], .command)]
+                case .notification: return [.finish]
+                default: return []
+                }
+            }, on: id, deadline: .seconds(30))
         let seen = try run.outcome.get()
         #expect(seen.notifications == [[0xEE, 0x01, 0x01], [0xEE, 0x01, 0x00]])
         #expect(seen.events.contains("disconnected \(DisconnectReason.remoteTerminated)"))
@@ -73,15 +76,19 @@ import Transport
     @Test func writesToADisconnectedLinkFail() throws {
         var sim = Simulation(link: .fast)
         let id = sim.addBoard(try SimulatedBoard(profile: BoardProfile(board: .microbitV1), mode: .pairing))
-        let run = sim.run(Probe { seen, event, _ in
-            switch event {
-            case .start: return [.disconnect]
-            case .disconnected: return [.write(Self.pf, [0xEE], .command)]
-            case .writeFailed: return [.finish]
-            default: return []
-            }
-        }, on: id, deadline: .seconds(10))
-        #expect(try run.outcome.get().events == ["start", "disconnected \(DisconnectReason.localTerminated)", "write failed"])
+        let run = sim.run(
+            Probe { seen, event, _ in
+                switch event {
+                case .start: return [.disconnect]
+                case .disconnected: return [.write(Self.pf, [0xEE], .command)]
+                case .writeFailed: return [.finish]
+                default: return []
+                }
+            }, on: id, deadline: .seconds(10))
+        #expect(
+            try run.outcome.get().events == [
+                "start", "disconnected \(DisconnectReason.localTerminated)", "write failed"
+            ])
     }
 
     @Test func refusedConnectionAttemptsAreCountedAndRetried() throws {
@@ -89,14 +96,15 @@ import Transport
         plan.refuseConnectionAttempts = [0, 1]
         var sim = Simulation(link: .fast, faults: plan)
         let id = sim.addBoard(try SimulatedBoard(profile: BoardProfile(board: .microbitV2), mode: .pairing))
-        let run = sim.run(Probe { _, event, _ in
-            switch event {
-            case .start: return [.disconnect]
-            case .disconnected, .connectFailed: return [.connect(after: .milliseconds(500))]
-            case .connected: return [.finish]
-            default: return []
-            }
-        }, on: id, deadline: .seconds(30))
+        let run = sim.run(
+            Probe { _, event, _ in
+                switch event {
+                case .start: return [.disconnect]
+                case .disconnected, .connectFailed: return [.connect(after: .milliseconds(500))]
+                case .connected: return [.finish]
+                default: return []
+                }
+            }, on: id, deadline: .seconds(30))
         #expect(try run.outcome.get().connectFailures == 2)
         #expect(run.statistics.faults.refusedConnections == 2)
         #expect(run.statistics.connections == 2)
@@ -107,16 +115,17 @@ import Transport
         plan.disconnectAtWrite = [1]
         var sim = Simulation(link: .fast, faults: plan)
         let id = sim.addBoard(try SimulatedBoard(profile: BoardProfile(board: .microbitV2), mode: .pairing))
-        let run = sim.run(Probe { seen, event, now in
-            switch event {
-            case .start: return [.subscribe(Self.pf), .write(Self.pf, [0xEE], .command)]
-            case .notification: return [.write(Self.pf, [0x00, 0x02], .command)]
-            case .disconnected:
-                seen.counter = Int(now.wholeMicroseconds)
-                return [.finish]
-            default: return []
-            }
-        }, on: id, deadline: .seconds(30))
+        let run = sim.run(
+            Probe { seen, event, now in
+                switch event {
+                case .start: return [.subscribe(Self.pf), .write(Self.pf, [0xEE], .command)]
+                case .notification: return [.write(Self.pf, [0x00, 0x02], .command)]
+                case .disconnected:
+                    seen.counter = Int(now.wholeMicroseconds)
+                    return [.finish]
+                default: return []
+                }
+            }, on: id, deadline: .seconds(30))
         let seen = try run.outcome.get()
         #expect(seen.events.last == "disconnected \(DisconnectReason.supervisionTimeout)")
         #expect(run.statistics.faults.disconnects == 1)
@@ -159,7 +168,10 @@ import Transport
     static func statusProbe() -> Probe {
         Probe { seen, event, now in
             switch event {
-            case .start: return [.subscribe(Self.pf), .write(Self.pf, [0xEE], .command), .startTimer(TimerID("end"), .seconds(1))]
+            case .start:
+                return [
+                    .subscribe(Self.pf), .write(Self.pf, [0xEE], .command), .startTimer(TimerID("end"), .seconds(1))
+                ]
             case .notification: seen.counter = Int(now.wholeMicroseconds); return []
             case .timerFired: return [.finish]
             default: return []
@@ -204,14 +216,18 @@ import Transport
         configure(&plan)
         var sim = Simulation(link: .linuxDefault, faults: plan)
         let id = sim.addBoard(try SimulatedBoard(profile: BoardProfile(board: .calliopeMini3), mode: .pairing))
-        return sim.run(Probe { _, event, _ in
-            switch event {
-            case .start: return [.subscribe(Self.pf), .write(Self.pf, [0xEE], .command), .write(Self.pf, [0x00, 0x01], .command),
-                                 .startTimer(TimerID("end"), .seconds(1))]
-            case .timerFired: return [.finish]
-            default: return []
-            }
-        }, on: id, deadline: .seconds(10))
+        return sim.run(
+            Probe { _, event, _ in
+                switch event {
+                case .start:
+                    return [
+                        .subscribe(Self.pf), .write(Self.pf, [0xEE], .command), .write(Self.pf, [0x00, 0x01], .command),
+                        .startTimer(TimerID("end"), .seconds(1))
+                    ]
+                case .timerFired: return [.finish]
+                default: return []
+                }
+            }, on: id, deadline: .seconds(10))
     }
 
     @Test func aLateNotificationKeepsItsPlaceWhileAHostileReorderingDoesNot() throws {
@@ -249,10 +265,11 @@ import Transport
     @Test func deadlineEndsARunThatWaitsForever() throws {
         var sim = Simulation(link: .fast)
         let id = sim.addBoard(try SimulatedBoard(profile: BoardProfile(board: .microbitV2), mode: .pairing))
-        let run = sim.run(Probe { _, event, _ in
-            if case .timerFired = event { return [.startTimer(TimerID("again"), .seconds(1))] }
-            return [.startTimer(TimerID("again"), .seconds(1))]
-        }, on: id, deadline: .seconds(5))
+        let run = sim.run(
+            Probe { _, event, _ in
+                if case .timerFired = event { return [.startTimer(TimerID("again"), .seconds(1))] }
+                return [.startTimer(TimerID("again"), .seconds(1))]
+            }, on: id, deadline: .seconds(5))
         #expect(throws: SimulatedBoardError.deadlineExceeded(.seconds(5))) { try run.outcome.get() }
         let stalled = sim.run(Probe { _, _, _ in [] }, on: id, deadline: .seconds(5))
         #expect(throws: SimulatedBoardError.flowStalled) { try stalled.outcome.get() }

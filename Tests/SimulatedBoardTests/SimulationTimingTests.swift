@@ -16,15 +16,19 @@ import Transport
     }
 
     /// A V2 board in pairing mode holding one program, and the blocks of another one.
-    static func setup(_ link: LinkProfile, family: ChipFamily = .nrf52833, magicAt: UInt32 = 0x47000,
-                      length: Int = 4096 + 256, faults: FaultPlan = .none) throws -> Setup {
+    static func setup(
+        _ link: LinkProfile, family: ChipFamily = .nrf52833, magicAt: UInt32 = 0x47000,
+        length: Int = 4096 + 256, faults: FaultPlan = .none
+    ) throws -> Setup {
         let board: Board = family == .nrf51 ? .calliopeMini2 : .microbitV2
         let old = Fixture.image(family: family, magicAt: magicAt, programLength: length + 2048, seed: 3)
-        let new = Fixture.image(family: family, magicAt: magicAt, programLength: length, seed: 8,
-                                programHash: [0xC1, 0, 0x81, 0, 0xAB, 0, 0xDD, 0])
+        let new = Fixture.image(
+            family: family, magicAt: magicAt, programLength: length, seed: 8,
+            programHash: [0xC1, 0, 0x81, 0, 0xAB, 0, 0xDD, 0])
         var sim = Simulation(link: link, faults: faults)
         let id = sim.addBoard(try SimulatedBoard(profile: BoardProfile(board: board), image: old, mode: .pairing))
-        return Setup(sim: sim, board: id, newImage: new, blocks: Fixture.blocks(of: new.slice(magicAt..<0x80000), from: magicAt))
+        return Setup(
+            sim: sim, board: id, newImage: new, blocks: Fixture.blocks(of: new.slice(magicAt..<0x80000), from: magicAt))
     }
 
     @Test(arguments: [LinkProfile.linuxDefault, .deviceRequested, .fast])
@@ -35,7 +39,8 @@ import Transport
         let log = try run.outcome.get()
         let ci = link.connectionInterval
         let plainCost = ci * 2
-        let openingCost = LowerBound.partial(blocks: 1, pagesOpened: 1, family: .nrf52833, profile: link)
+        let openingCost =
+            LowerBound.partial(blocks: 1, pagesOpened: 1, family: .nrf52833, profile: link)
             - LowerBound.partial(blocks: 0, pagesOpened: 0, family: .nrf52833, profile: link)
         #expect(log.ackTimes.count == s.blocks.count)
         for i in 1..<log.ackTimes.count {
@@ -54,7 +59,9 @@ import Transport
         #expect(board.mode == .application && !board.flashIncomplete)
     }
 
-    @Test(arguments: [LinkProfile.linuxDefault, .fast, LinkProfile(name: "custom-11.25ms", connectionIntervalMicroseconds: 11_250)])
+    @Test(arguments: [
+        LinkProfile.linuxDefault, .fast, LinkProfile(name: "custom-11.25ms", connectionIntervalMicroseconds: 11_250)
+    ])
     func wholeFlashIsJustAboveTheLowerBound(link: LinkProfile) throws {
         var s = try Self.setup(link)
         let run = s.sim.run(ScriptedFlasher(blocks: s.blocks), on: s.board, deadline: .seconds(60))
@@ -81,10 +88,11 @@ import Transport
             let achieved = run.statistics.completionTime
             #expect(achieved >= bound)
             let ratio = Double(achieved.wholeMicroseconds) / Double(bound.wholeMicroseconds)
-            print("\(family.chipName) \(s.blocks.count) blocks, \(opened) pages, \(link.name): achieved \(achieved.secondsText), "
-                  + "bound \(bound.secondsText), ratio \(String(format: "%.4f", ratio)), events \(run.statistics.connectionEvents), "
-                  + "up \(run.statistics.centralPackets) packets / \(run.statistics.centralBytes) B, "
-                  + "down \(run.statistics.peripheralPackets) packets / \(run.statistics.peripheralBytes) B")
+            print(
+                "\(family.chipName) \(s.blocks.count) blocks, \(opened) pages, \(link.name): achieved \(achieved.secondsText), "
+                    + "bound \(bound.secondsText), ratio \(String(format: "%.4f", ratio)), events \(run.statistics.connectionEvents), "
+                    + "up \(run.statistics.centralPackets) packets / \(run.statistics.centralBytes) B, "
+                    + "down \(run.statistics.peripheralPackets) packets / \(run.statistics.peripheralBytes) B")
         }
     }
 
@@ -92,7 +100,8 @@ import Transport
         var s = try Self.setup(.deviceRequested, family: .nrf51, magicAt: 0x35400, length: 2048 + 128)
         let run = s.sim.run(ScriptedFlasher(blocks: s.blocks), on: s.board, deadline: .seconds(60))
         let log = try run.outcome.get()
-        let opening = LowerBound.partial(blocks: 1, pagesOpened: 1, family: .nrf51, profile: .deviceRequested)
+        let opening =
+            LowerBound.partial(blocks: 1, pagesOpened: 1, family: .nrf51, profile: .deviceRequested)
             - LowerBound.partial(blocks: 0, pagesOpened: 0, family: .nrf51, profile: .deviceRequested)
         for i in 1..<log.ackTimes.count {
             let expected = s.blocks[i].address % 1024 == 0 ? opening : .milliseconds(30)
@@ -125,9 +134,12 @@ import Transport
         var traced = try Self.setup(.deviceRequested, magicAt: 0x20000, length: 180 * 1024)
         var lines = 0
         let tracedWall = clock.measure {
-            lines = traced.sim.run(ScriptedFlasher(blocks: traced.blocks), on: traced.board, deadline: .seconds(600)).trace.entries.count
+            lines =
+                traced.sim.run(ScriptedFlasher(blocks: traced.blocks), on: traced.board, deadline: .seconds(600)).trace
+                .entries.count
         }
-        print("180 KiB partial flash at 15 ms: modelled \(run?.statistics.completionTime.secondsText ?? "?"), "
-              + "simulated in \(wall) without trace, \(tracedWall) with a trace of \(lines) lines")
+        print(
+            "180 KiB partial flash at 15 ms: modelled \(run?.statistics.completionTime.secondsText ?? "?"), "
+                + "simulated in \(wall) without trace, \(tracedWall) with a trace of \(lines) lines")
     }
 }

@@ -9,13 +9,14 @@ import Transport
 /// changed recording shows where the client parts from it.
 @Suite struct TraceReplayTests {
     @Test func everyKindOfFlowEventSurvivesItsTraceLine() {
-        let info = ConnectionInfo(services: [KnownGATT.partialFlashingService, KnownGATT.smpService], mtu: 23,
-                                  name: "BBC micro:bit [zotup]", connectionInterval: .microseconds(15_000))
+        let info = ConnectionInfo(
+            services: [KnownGATT.partialFlashingService, KnownGATT.smpService], mtu: 23,
+            name: "BBC micro:bit [zotup]", connectionInterval: .microseconds(15_000))
         let events: [FlowEvent] = [
             .start(info), .connected(ConnectionInfo(services: [], mtu: 247)),
             .notification(KnownGATT.partialFlashing, [0x01, 0xFF]), .timerFired(PartialFlashTimer.block),
             .disconnected(.remoteTerminated), .disconnected(.localTerminated), .disconnected(.supervisionTimeout),
-            .disconnected(.other("le-connection-abort-by-local")),
+            .disconnected(.other("le-connection-abort-by-local"))
         ]
         for e in events { #expect(RecordedEvent.decode(RecordedEvent.encode(e)) == e, "\(RecordedEvent.encode(e))") }
         // Transport errors keep their words.
@@ -33,14 +34,16 @@ import Transport
     /// A partial flash of a V2 program over a link that loses notifications and drops once.
     static func record() throws -> Recording {
         let old = Fixture.image(family: .nrf52833, magicAt: 0x47000, programLength: 3000, seed: 3)
-        let new = Fixture.image(family: .nrf52833, magicAt: 0x47000, programLength: 9000, seed: 5,
-                                programHash: [0xC1, 0x00, 0x81, 0x00, 0xAB, 0x00, 0xDD, 0x00])
+        let new = Fixture.image(
+            family: .nrf52833, magicAt: 0x47000, programLength: 9000, seed: 5,
+            programHash: [0xC1, 0x00, 0x81, 0x00, 0xAB, 0x00, 0xDD, 0x00])
         let program = try #require(MakeCodeProgram.find(in: new, family: .nrf52833))
         var faults = FaultPlan(seed: 3)
         faults.dropNotification = 0.05
         faults.disconnectAtWrite = [150]
         var sim = Simulation(link: .deviceRequested, faults: faults)
-        let id = sim.addBoard(try SimulatedBoard(.microbitV2, image: old, mode: .pairing, bluetoothInApplicationMode: true))
+        let id = sim.addBoard(
+            try SimulatedBoard(.microbitV2, image: old, mode: .pairing, bluetoothInApplicationMode: true))
         let flow = PartialFlashFlow(image: new, program: program, family: .nrf52833, settings: .overALink)
         let run = sim.run(flow, on: id, deadline: .seconds(300))
         guard case .success(.flashed) = run.outcome else {
@@ -48,7 +51,8 @@ import Transport
             return Recording(lines: [], flow: flow)
         }
         let lines = run.trace.entries.enumerated().map {
-            TraceReplay.Line(number: $0.offset + 1, t: $0.element.t, kind: $0.element.kind.rawValue, text: $0.element.text)
+            TraceReplay.Line(
+                number: $0.offset + 1, t: $0.element.t, kind: $0.element.kind.rawValue, text: $0.element.text)
         }
         #expect(run.statistics.faults.droppedNotifications > 0)
         return Recording(lines: lines, flow: flow)

@@ -12,8 +12,9 @@ import Transport
 @Suite struct WriterRecoveryTests {
     static let family = ChipFamily.nrf52833
     static let old = Fixture.image(family: family, magicAt: 0x47000, programLength: 6000, seed: 3)
-    static let new = Fixture.image(family: family, magicAt: 0x47000, programLength: 9000, seed: 5,
-                                   programHash: [0xC1, 0x00, 0x81, 0x00, 0xAB, 0x00, 0xDD, 0x00])
+    static let new = Fixture.image(
+        family: family, magicAt: 0x47000, programLength: 9000, seed: 5,
+        programHash: [0xC1, 0x00, 0x81, 0x00, 0xAB, 0x00, 0xDD, 0x00])
     /// The block whose transmission the faults hit: the 10th.
     static let block = 9
 
@@ -28,8 +29,10 @@ import Transport
     static func flash(_ faults: FaultPlan) throws -> Run {
         let program = try #require(MakeCodeProgram.find(in: new, family: family))
         var sim = Simulation(link: .deviceRequested, faults: faults)
-        let id = sim.addBoard(try SimulatedBoard(.microbitV2, image: old, mode: .pairing, bluetoothInApplicationMode: true))
-        let run = sim.run(PartialFlashFlow(image: new, program: program, family: family), on: id, deadline: .seconds(120))
+        let id = sim.addBoard(
+            try SimulatedBoard(.microbitV2, image: old, mode: .pairing, bluetoothInApplicationMode: true))
+        let run = sim.run(
+            PartialFlashFlow(image: new, program: program, family: family), on: id, deadline: .seconds(120))
         var stats: PartialFlashStats?
         var error: String?
         switch run.outcome {
@@ -37,7 +40,8 @@ import Transport
         case let .success(other): error = "\(other)"
         case let .failure(e): error = "\(e)"
         }
-        return Run(stats: stats, error: error, board: try sim.board(id), faults: run.statistics.faults, trace: run.trace)
+        return Run(
+            stats: stats, error: error, board: try sim.board(id), faults: run.statistics.faults, trace: run.trace)
     }
 
     /// Where the writes and notifications of `block` fall in a run without faults: the index of
@@ -45,7 +49,9 @@ import Transport
     static func positions() throws -> (packets: [Int], answer: Int) {
         let clean = try flash(FaultPlan(seed: 1))
         let writes = clean.trace.entries.filter { $0.kind == .write }.map(\.text)
-        let flashData = writes.indices.filter { writes[$0].hasPrefix("command 01") && writes[$0].count == "command ".count + 40 }
+        let flashData = writes.indices.filter {
+            writes[$0].hasPrefix("command 01") && writes[$0].count == "command ".count + 40
+        }
         let notifications = clean.trace.entries.filter { $0.kind == .notification }.map(\.text)
         let acks = notifications.indices.filter { notifications[$0] == "01FF" }
         return (Array(flashData[(4 * block)..<(4 * block + 4)]), acks[block])
@@ -62,8 +68,9 @@ import Transport
         let program = try #require(MakeCodeProgram.find(in: new, family: family))
         let expected = new.read(program.region, fill: 0xFF)
         #expect(try run.board.readFlash(program.region) == expected, comment)
-        #expect(run.board.flash.writeLog.allSatisfy { $0.lowerBound >= 0x47000 && $0.upperBound <= 0x73000 },
-                "\(comment): \(run.board.flash.writeLog)")
+        #expect(
+            run.board.flash.writeLog.allSatisfy { $0.lowerBound >= 0x47000 && $0.upperBound <= 0x73000 },
+            "\(comment): \(run.board.flash.writeLog)")
     }
 
     @Test func aLostAnswerCostsOneRetry() throws {

@@ -29,7 +29,8 @@ public enum BitflashBinary {
         for (k, v) in environment { env[k] = v }
         p.environment = env
         // Standard error goes to a file, so that neither stream can fill a pipe and block the child.
-        let errURL = FileManager.default.temporaryDirectory.appendingPathComponent("bitflash-stderr-\(UUID().uuidString)")
+        let errURL = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "bitflash-stderr-\(UUID().uuidString)")
         _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: errURL) }
         let err = try FileHandle(forWritingTo: errURL)
@@ -42,7 +43,8 @@ public enum BitflashBinary {
         p.waitUntilExit()
         try err.close()
         let e = (try? Data(contentsOf: errURL)) ?? Data()
-        return Result(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
-                      stderr: String(decoding: e, as: UTF8.self))
+        return Result(
+            status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
+            stderr: String(decoding: e, as: UTF8.self))
     }
 }

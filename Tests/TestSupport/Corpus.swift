@@ -19,7 +19,8 @@ public enum Corpus {
         FileManager.default.fileExists(atPath: testdata.appendingPathComponent("analysis.json").path)
     }
 
-    public static let skipMessage = "shared firmware corpus not found beside the repository (../shared/testdata): corpus test skipped"
+    public static let skipMessage =
+        "shared firmware corpus not found beside the repository (../shared/testdata): corpus test skipped"
 
     /// The bytes of a corpus file, e.g. `real/makecode-universal-8.0.18-small-heart.hex`.
     public static func bytes(_ relativePath: String) throws -> [UInt8] {

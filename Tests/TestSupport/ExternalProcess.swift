@@ -80,8 +80,10 @@ public final class ExternalProcess: Sendable {
     }
 
     /// Runs to the end and returns (status, stdout, stderr).
-    public static func run(_ executable: URL, _ arguments: [String], timeout: Duration,
-                    environment: [String: String] = [:]) async throws -> (status: Int32, stdout: String, stderr: String) {
+    public static func run(
+        _ executable: URL, _ arguments: [String], timeout: Duration,
+        environment: [String: String] = [:]
+    ) async throws -> (status: Int32, stdout: String, stderr: String) {
         let p = try ExternalProcess(executable, arguments, environment: environment)
         let status = await p.finish(within: timeout)
         return (status, p.stdout, p.stderr)
@@ -97,7 +99,9 @@ public final class ExternalProcess: Sendable {
     /// The built `bitflash` binary (`BITFLASH_BIN`, else `.build/debug` or `.build/release`).
     public static let bitflash: URL? = {
         var candidates: [URL] = []
-        if let env = ProcessInfo.processInfo.environment["BITFLASH_BIN"] { candidates.append(URL(fileURLWithPath: env)) }
+        if let env = ProcessInfo.processInfo.environment["BITFLASH_BIN"] {
+            candidates.append(URL(fileURLWithPath: env))
+        }
         candidates += ["debug", "release"].map { Corpus.repoRoot.appendingPathComponent(".build/\($0)/bitflash") }
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
     }()

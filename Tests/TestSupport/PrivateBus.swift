@@ -18,7 +18,8 @@ public final class PrivateBus: @unchecked Sendable {
             .appendingPathComponent("bitflash-dbus-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let config = directory.appendingPathComponent("bus.conf")
-        try PrivateBus.configuration(socketDirectory: directory.path).write(to: config, atomically: true, encoding: .utf8)
+        try PrivateBus.configuration(socketDirectory: directory.path).write(
+            to: config, atomically: true, encoding: .utf8)
 
         process = Process()
         process.executableURL = URL(fileURLWithPath: daemon)

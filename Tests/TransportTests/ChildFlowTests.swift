@@ -23,7 +23,8 @@ private struct CountingFlow: FlowMachine {
     @Test func scopesTimersAndCancelsLeftoversOnFinish() throws {
         var child = ChildFlow(CountingFlow(), scope: "a.")
         let start = child.handle(.start(info), now: .zero)
-        #expect(start.actions == [.startTimer(TimerID("a.t"), .milliseconds(10)), .startTimer(TimerID("a.u"), .seconds(1))])
+        #expect(
+            start.actions == [.startTimer(TimerID("a.t"), .milliseconds(10)), .startTimer(TimerID("a.u"), .seconds(1))])
         _ = child.handle(.notification(pf, [1]), now: .zero)
         _ = child.handle(.notification(pf, [2]), now: .zero)
         let end = child.handle(.timerFired(TimerID("a.t")), now: .milliseconds(10))

@@ -39,18 +39,23 @@ public struct BoardlessPlan: Sendable, Equatable, Codable {
         var region: Range<UInt32>?
         var notes: [String] = [
             "Times run from the connection to the board running the new program, on a board in pairing mode; "
-                + "a board that runs its program first restarts in pairing mode (one connection setup, the reboot and 3 intervals more on every path).",
+                + "a board that runs its program first restarts in pairing mode (one connection setup, the reboot and 3 intervals more on every path)."
         ]
         if let program = plan.program {
-            let declared = RegionInfo(id: 2, start: program.magicAddress, end: plan.family.layout.scratchPage, hash: program.programHash)
-            if let blocks = try? BlockPlan(image: plan.image, program: program, boardRegion: declared, family: plan.family,
-                                           skipErasedBlocks: options.partial.skipErasedBlocks,
-                                           sealProgramHash: options.partial.sealProgramHash) {
+            let declared = RegionInfo(
+                id: 2, start: program.magicAddress, end: plan.family.layout.scratchPage, hash: program.programHash)
+            if let blocks = try? BlockPlan(
+                image: plan.image, program: program, boardRegion: declared, family: plan.family,
+                skipErasedBlocks: options.partial.skipErasedBlocks,
+                sealProgramHash: options.partial.sealProgramHash)
+            {
                 let p = PartialEstimator(plan: blocks, verifies: options.partial.verifyAfterFlash)
                 estimators.append(p)
                 partialCounts = ["blocks": p.blocks, "pages": p.pagesOpened, "bytes": blocks.byteCount]
                 region = program.region
-                notes.append("Partial flashing needs a board that runs runtime \(program.runtimeHash.hexString) with its program at \(Hex.address(program.magicAddress)).")
+                notes.append(
+                    "Partial flashing needs a board that runs runtime \(program.runtimeHash.hexString) with its program at \(Hex.address(program.magicAddress))."
+                )
             }
         } else {
             notes.append("The file holds no MakeCode program: only a full update can write it.")
@@ -64,24 +69,31 @@ public struct BoardlessPlan: Sendable, Equatable, Codable {
                 notes.append("McuMgr excluded: the image cannot be installed: \(problem).")
             } else {
                 estimators.append(McuMgrEstimator(imageBytes: image.bytes.count, options: options.mcumgr))
-                notes.append("McuMgr: a board with the SMP service; buffers assumed \(McuMgrEstimator.assumedBuffers.count) × \(McuMgrEstimator.assumedBuffers.size) bytes, MTU 247; "
-                             + "its slot holds \(slot.bytes) bytes (\(slot.source.rawValue)).")
+                notes.append(
+                    "McuMgr: a board with the SMP service; buffers assumed \(McuMgrEstimator.assumedBuffers.count) × \(McuMgrEstimator.assumedBuffers.size) bytes, MTU 247; "
+                        + "its slot holds \(slot.bytes) bytes (\(slot.source.rawValue)).")
             }
         }
         let application = try? DFUApplication.cut(from: plan.image, family: plan.family)
         if let application {
             let secure = plan.family == .nrf52833
-            estimators.append(NordicDFUEstimator(applicationBytes: application.bytes.count, protocol: secure ? .secure : .legacy,
-                                                 options: options.nordic))
+            estimators.append(
+                NordicDFUEstimator(
+                    applicationBytes: application.bytes.count, protocol: secure ? .secure : .legacy,
+                    options: options.nordic))
             let n = options.nordic
-            let how = secure
+            let how =
+                secure
                 ? "Secure DFU in objects of 4 KiB, \(n.objectDelay.millisecondsText) ms after each Create, a receipt every \(n.securePacketReceipts) packets"
                 : "legacy DFU, the whole application erased at Start, 20-byte packets, a receipt every \(n.legacyPacketReceipts)"
-            notes.append("Nordic DFU: a stock board's bootloader (\(how)), \(n.reconnectDelay.millisecondsText) ms before each reconnection.")
+            notes.append(
+                "Nordic DFU: a stock board's bootloader (\(how)), \(n.reconnectDelay.millisecondsText) ms before each reconnection."
+            )
         }
-        return BoardlessPlan(board: board.displayName, chip: plan.family.chipName, region: region, partial: partialCounts,
-                             fullImageBytes: plan.fullImage?.bytes.count, nordicApplicationBytes: application?.bytes.count,
-                             byProfile: PlanEstimates.byProfile(estimators, board: BoardCosts(family: plan.family)),
-                             excluded: excluded, notes: notes)
+        return BoardlessPlan(
+            board: board.displayName, chip: plan.family.chipName, region: region, partial: partialCounts,
+            fullImageBytes: plan.fullImage?.bytes.count, nordicApplicationBytes: application?.bytes.count,
+            byProfile: PlanEstimates.byProfile(estimators, board: BoardCosts(family: plan.family)),
+            excluded: excluded, notes: notes)
     }
 }

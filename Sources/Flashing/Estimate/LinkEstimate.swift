@@ -28,7 +28,8 @@ public struct LinkEstimate: Sendable, Equatable, Codable {
 
     /// This connection: the measured interval when the meter has one, else the interval the
     /// transport reported, else `fallback`'s; the negotiated MTU.
-    public static func connection(_ info: ConnectionInfo?, meter: IntervalMeter, fallback: LinkProfile) -> LinkEstimate {
+    public static func connection(_ info: ConnectionInfo?, meter: IntervalMeter, fallback: LinkProfile) -> LinkEstimate
+    {
         var p = fallback
         var source = Source.profile
         if let ci = meter.estimatedInterval {
@@ -62,7 +63,8 @@ public struct LinkEstimate: Sendable, Equatable, Codable {
         let c = try decoder.container(keyedBy: Key.self)
         var p = LinkProfile.deviceRequested
         p.name = try c.decode(String.self, forKey: .name)
-        p.connectionIntervalMicroseconds = Int64((try c.decode(Double.self, forKey: .connectionIntervalMilliseconds) * 1000).rounded())
+        p.connectionIntervalMicroseconds = Int64(
+            (try c.decode(Double.self, forKey: .connectionIntervalMilliseconds) * 1000).rounded())
         p.attMTU = try c.decode(Int.self, forKey: .attMTU)
         p.packetsPerEvent = try c.decode(Int.self, forKey: .packetsPerEvent)
         self.init(profile: p, source: try c.decode(Source.self, forKey: .source))

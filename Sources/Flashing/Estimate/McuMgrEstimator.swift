@@ -31,8 +31,10 @@ public struct McuMgrEstimator: PathEstimator {
     /// (the nRF Connect SDK Bluetooth overlay's `buf_size` 2475 with 4 buffers).
     public static let assumedBuffers = (size: 2475, count: 4)
 
-    public init(imageBytes: Int, previousImageBytes: Int? = nil, bufferSize: Int? = nil, bufferCount: Int? = nil,
-                options: McuMgrUpgradeOptions = McuMgrUpgradeOptions()) {
+    public init(
+        imageBytes: Int, previousImageBytes: Int? = nil, bufferSize: Int? = nil, bufferCount: Int? = nil,
+        options: McuMgrUpgradeOptions = McuMgrUpgradeOptions()
+    ) {
         self.imageBytes = max(imageBytes, 0)
         self.previousImageBytes = previousImageBytes
         self.bufferSize = bufferSize
@@ -55,40 +57,50 @@ public struct McuMgrEstimator: PathEstimator {
         let board = context.board
         var assumptions: [String] = []
         if bufferSize == nil || bufferCount == nil {
-            assumptions.append("McuMgr buffers assumed \(Self.assumedBuffers.count) × \(Self.assumedBuffers.size) bytes "
-                               + "(the board's parameters are read when the upload starts)")
+            assumptions.append(
+                "McuMgr buffers assumed \(Self.assumedBuffers.count) × \(Self.assumedBuffers.size) bytes "
+                    + "(the board's parameters are read when the upload starts)")
         }
         let upload = uploadSchedule(profile: profile, board: board)
         let roundTrip = Duration.microseconds(2 * ci)
         let swap = board.swap(bytes: max(imageBytes, previousImageBytes ?? 0))
         let boardBack = board.resetDelay + board.timing.reboot + swap
-        let parts: [PathEstimate.Part] = [
-            context.beforeDecision,
-            .init(name: "parameters and state read", duration: roundTrip * 2),
-            .init(name: "upload", duration: upload.time),
-            .init(name: "test and reset", duration: roundTrip * 2),
-            .init(name: "reset, reboot and swap", duration: max(boardBack, options.estimatedSwapTime)),
-            .init(name: "reconnect", duration: profile.connectionSetup),
-            .init(name: "confirm and verify", duration: roundTrip * (roundTripsAfterUpload - 2)),
-        ] + (readsBack ? [.init(name: "read back the program", duration: roundTrip * 3)] : [])
-        return PathEstimate(path: .mcumgr, parts: parts,
-                            counts: ["bytes": imageBytes, "frames": upload.frames, "frameBytes": upload.frameSize,
-                                     "pipelineDepth": upload.depth, "pages": board.pages(imageBytes)],
-                            assumptions: assumptions)
+        let parts: [PathEstimate.Part] =
+            [
+                context.beforeDecision,
+                .init(name: "parameters and state read", duration: roundTrip * 2),
+                .init(name: "upload", duration: upload.time),
+                .init(name: "test and reset", duration: roundTrip * 2),
+                .init(name: "reset, reboot and swap", duration: max(boardBack, options.estimatedSwapTime)),
+                .init(name: "reconnect", duration: profile.connectionSetup),
+                .init(name: "confirm and verify", duration: roundTrip * (roundTripsAfterUpload - 2))
+            ] + (readsBack ? [.init(name: "read back the program", duration: roundTrip * 3)] : [])
+        return PathEstimate(
+            path: .mcumgr, parts: parts,
+            counts: [
+                "bytes": imageBytes, "frames": upload.frames, "frameBytes": upload.frameSize,
+                "pipelineDepth": upload.depth, "pages": board.pages(imageBytes)
+            ],
+            assumptions: assumptions)
     }
 
     /// The upload's frames and its time on the link model.
-    func uploadSchedule(profile: LinkProfile, board: BoardCosts) -> (time: Duration, frames: Int, frameSize: Int, depth: Int) {
+    func uploadSchedule(profile: LinkProfile, board: BoardCosts) -> (
+        time: Duration, frames: Int, frameSize: Int, depth: Int
+    ) {
         let mtu = min(profile.attMTU, 247)
         let writeSize = max(mtu - 3, 20)
         let size = bufferSize ?? Self.assumedBuffers.size
         let count = bufferCount ?? Self.assumedBuffers.count
         let frameLimit = options.useReassembly && size > 0 ? size : (size > 0 ? min(writeSize, size) : writeSize)
-        let limit: SMPFrameLimit = options.useReassembly ? .reassemblyBuffer(frameLimit) : .attMTU(min(mtu, frameLimit + 3))
+        let limit: SMPFrameLimit =
+            options.useReassembly ? .reassemblyBuffer(frameLimit) : .attMTU(min(mtu, frameLimit + 3))
         let depth = options.pipelineDepth ?? max(count - 1, 1)
         let template = ImageUploadRequest(offset: 100_000, data: [])
-        let perFrame = max((try? UploadChunking.maximumDataLength(fitting: limit, template: template,
-                                                                   alignment: options.byteAlignment)) ?? 1, 1)
+        let perFrame = max(
+            (try? UploadChunking.maximumDataLength(
+                fitting: limit, template: template,
+                alignment: options.byteAlignment)) ?? 1, 1)
         let overhead = limit.maximumFrameSize - perFrame
         // Each frame: its writes (the first of MTU − 3 bytes, the others one byte shorter, as
         // `SMPChannel` cuts them), each in link-layer packets of the data length.
@@ -107,7 +119,8 @@ public struct McuMgrEstimator: PathEstimator {
         while offset < imageBytes {
             let data = min(perFrame, imageBytes - offset)
             let end = offset + data
-            var work = board.smpCommandTime.wholeMicroseconds + (board.timing.wordWrite * ((data + 3) / 4)).wholeMicroseconds
+            var work =
+                board.smpCommandTime.wholeMicroseconds + (board.timing.wordWrite * ((data + 3) / 4)).wholeMicroseconds
             while erasedUpTo < end {
                 work += board.timing.pageErase.wholeMicroseconds
                 erasedUpTo += page
@@ -115,7 +128,8 @@ public struct McuMgrEstimator: PathEstimator {
             frames.append((packets(frameBytes: data + overhead), work))
             offset = end
         }
-        let time = Self.stepUpload(frames, ci: ci(profile), packetsPerEvent: max(profile.packetsPerEvent, 1), depth: depth)
+        let time = Self.stepUpload(
+            frames, ci: ci(profile), packetsPerEvent: max(profile.packetsPerEvent, 1), depth: depth)
         return (.microseconds(time), frames.count, limit.maximumFrameSize, depth)
     }
 
@@ -123,13 +137,15 @@ public struct McuMgrEstimator: PathEstimator {
 
     /// Steps the pipelined upload event by event; returns µs from the first request's release
     /// until the last answer arrives.
-    static func stepUpload(_ frames: [(packets: Int, work: Int64)], ci: Int64, packetsPerEvent: Int, depth: Int) -> Int64 {
+    static func stepUpload(_ frames: [(packets: Int, work: Int64)], ci: Int64, packetsPerEvent: Int, depth: Int)
+        -> Int64
+    {
         guard !frames.isEmpty else { return 0 }
-        var released = min(depth, frames.count)     // frames the client has handed to the link
-        var sending = 0                              // the frame whose packets go out now
+        var released = min(depth, frames.count)  // frames the client has handed to the link
+        var sending = 0  // the frame whose packets go out now
         var leftInFrame = frames[0].packets
         var deviceFree: Int64 = 0
-        var answersReady: [Int64] = []               // when each handled frame's answer is ready
+        var answersReady: [Int64] = []  // when each handled frame's answer is ready
         var answered = 0
         var event: Int64 = 0
         var freedThisEvent = 0

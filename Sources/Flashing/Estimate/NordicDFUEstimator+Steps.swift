@@ -16,7 +16,8 @@ extension NordicDFUEstimator {
         let write = clock.ci
         let drop = clock.firstEvent(after: write, wait: resetAfter)
         let boardBack = write + (resetAfter + context.board.timing.reboot).wholeMicroseconds
-        return max(drop + options.reconnectDelay.wholeMicroseconds, boardBack) + profile.connectionSetup.wholeMicroseconds
+        return max(drop + options.reconnectDelay.wholeMicroseconds, boardBack)
+            + profile.connectionSetup.wholeMicroseconds
     }
 
     /// Writes of at most `size` bytes covering `bytes`.
@@ -76,10 +77,14 @@ extension NordicDFUEstimator {
         let parts: [PathEstimate.Part] = [
             .init(name: "enter the bootloader (buttonless) and reconnect", duration: .microseconds(entry)),
             .init(name: "init packet", duration: .microseconds(initDone)),
-            .init(name: "data objects: Create and the wait after it (page erase meanwhile)", duration: .microseconds(createAndWait)),
-            .init(name: "packets and receipt round trips (PRN \(options.securePacketReceipts))", duration: .microseconds(transfer)),
+            .init(
+                name: "data objects: Create and the wait after it (page erase meanwhile)",
+                duration: .microseconds(createAndWait)),
+            .init(
+                name: "packets and receipt round trips (PRN \(options.securePacketReceipts))",
+                duration: .microseconds(transfer)),
             .init(name: "checksum and Execute of each object", duration: .microseconds(execute - finalExecute)),
-            .init(name: "final Execute, reset and reboot", duration: .microseconds(end - clock.event + finalExecute)),
+            .init(name: "final Execute, reset and reboot", duration: .microseconds(end - clock.event + finalExecute))
         ]
         return (parts, packets)
     }
@@ -117,14 +122,18 @@ extension NordicDFUEstimator {
         let activate = clock.event + clock.ci
         let drop = clock.firstEvent(after: activate, wait: bootloaderResetDelay)
         let boardBack = activate + (bootloaderResetDelay + board.timing.reboot).wholeMicroseconds
-        let end = max(drop + options.reconnectDelay.wholeMicroseconds, boardBack) + context.link.profile.connectionSetup.wholeMicroseconds
+        let end =
+            max(drop + options.reconnectDelay.wholeMicroseconds, boardBack)
+            + context.link.profile.connectionSetup.wholeMicroseconds
         let parts: [PathEstimate.Part] = [
             .init(name: "enter the bootloader (DFU control) and reconnect", duration: .microseconds(entry)),
             .init(name: "Start DFU and the erase of the application", duration: .microseconds(started)),
             .init(name: "init packet", duration: .microseconds(initDone - started)),
-            .init(name: "packets and receipt round trips (PRN \(options.legacyPacketReceipts))", duration: .microseconds(transferred - initDone)),
+            .init(
+                name: "packets and receipt round trips (PRN \(options.legacyPacketReceipts))",
+                duration: .microseconds(transferred - initDone)),
             .init(name: "validate", duration: .microseconds(validated - transferred)),
-            .init(name: "activate, reboot, reconnect and verify", duration: .microseconds(end - validated)),
+            .init(name: "activate, reboot, reconnect and verify", duration: .microseconds(end - validated))
         ]
         return (parts, packets)
     }

@@ -48,9 +48,11 @@ public struct NordicDFUEstimator: PathEstimator {
     /// The Secure DFU bootloader of micro:bit V2 and Calliope mini 3 takes objects of 4 KiB.
     public static let secureObjectSize = 4096
 
-    public init(applicationBytes: Int, protocol dfuProtocol: NordicDFUProtocol, options: NordicDFUOptions = NordicDFUOptions(),
-                objectSize: Int = NordicDFUEstimator.secureObjectSize, bootloaderResetDelay: Duration = .milliseconds(100),
-                buttonlessResetDelay: Duration = .milliseconds(20)) {
+    public init(
+        applicationBytes: Int, protocol dfuProtocol: NordicDFUProtocol, options: NordicDFUOptions = NordicDFUOptions(),
+        objectSize: Int = NordicDFUEstimator.secureObjectSize, bootloaderResetDelay: Duration = .milliseconds(100),
+        buttonlessResetDelay: Duration = .milliseconds(20)
+    ) {
         self.applicationBytes = max(applicationBytes, 0)
         self.dfuProtocol = dfuProtocol
         self.options = options
@@ -75,13 +77,18 @@ public struct NordicDFUEstimator: PathEstimator {
         if dfuProtocol == .secure, context.link.source != .profile {
             assumptions.append("the bootloader's MTU \(mtu) (the adapter is assumed to allow it)")
         }
-        var counts = ["bytes": applicationBytes, "pages": context.board.pages(applicationBytes), "packets": steps.packets]
+        var counts = [
+            "bytes": applicationBytes, "pages": context.board.pages(applicationBytes), "packets": steps.packets
+        ]
         if dfuProtocol == .secure { counts["objects"] = (applicationBytes + objectSize - 1) / objectSize }
         var parts = [context.beforeDecision] + steps.parts
         if readsBack {
             let profile = context.link.profile
             let roundTrips = Duration.microseconds(3 * 2 * profile.connectionIntervalMicroseconds)
-            parts.append(.init(name: "read back the program", duration: dfuProtocol == .secure ? profile.connectionSetup + roundTrips : roundTrips))
+            parts.append(
+                .init(
+                    name: "read back the program",
+                    duration: dfuProtocol == .secure ? profile.connectionSetup + roundTrips : roundTrips))
         }
         return PathEstimate(path: .nordicDFU, parts: parts, counts: counts, assumptions: assumptions)
     }

@@ -35,8 +35,9 @@ public struct PartialEstimator: PathEstimator {
 
     /// The blocks and pages of a block plan.
     public init(plan: BlockPlan, verifies: Bool = true, switchesToPairingMode: Bool = false) {
-        self.init(blocks: plan.blockCount, pagesOpened: plan.pagesOpened, verifies: verifies,
-                  switchesToPairingMode: switchesToPairingMode)
+        self.init(
+            blocks: plan.blockCount, pagesOpened: plan.pagesOpened, verifies: verifies,
+            switchesToPairingMode: switchesToPairingMode)
     }
 
     public func estimate(_ context: EstimateContext) -> PathEstimate {
@@ -50,22 +51,26 @@ public struct PartialEstimator: PathEstimator {
         let readMap = profile.connectionSetup + .microseconds(3 * 2 * ci)
         var parts: [PathEstimate.Part] = [context.beforeDecision]
         if switchesToPairingMode {
-            parts.append(.init(name: "restart in pairing mode and read the memory map again",
-                               duration: .microseconds(ci) + t.eventDispatch + t.reboot + Self.rebootModeStep + readMap))
+            parts.append(
+                .init(
+                    name: "restart in pairing mode and read the memory map again",
+                    duration: .microseconds(ci) + t.eventDispatch + t.reboot + Self.rebootModeStep + readMap))
         }
         parts += [
             .init(name: "blocks", duration: .microseconds(transfer)),
-            .init(name: "end of transmission and reboot", duration: .microseconds(ci + plainWork) + t.reboot),
+            .init(name: "end of transmission and reboot", duration: .microseconds(ci + plainWork) + t.reboot)
         ]
         if verifies {
             parts.append(.init(name: "read back on a new connection", duration: readMap))
         }
         // A CODAL board erases a page only when it is not blank (docs/protocols/partial-flashing.md
         // §3.4); every page but the first (which holds the board's program header) may be.
-        let skippable = context.board.family == .nrf52833 && pagesOpened > 1
+        let skippable =
+            context.board.family == .nrf52833 && pagesOpened > 1
             ? Int64(pagesOpened - 1) * (blockCost(openingWork) - blockCost(plainWork)) : 0
-        return PathEstimate(path: .partial, parts: parts,
-                            counts: ["blocks": blocks, "pages": pagesOpened, "bytes": blocks * Int(BlockPlan.blockSize)],
-                            skippableSeconds: Duration.microseconds(skippable).seconds)
+        return PathEstimate(
+            path: .partial, parts: parts,
+            counts: ["blocks": blocks, "pages": pagesOpened, "bytes": blocks * Int(BlockPlan.blockSize)],
+            skippableSeconds: Duration.microseconds(skippable).seconds)
     }
 }

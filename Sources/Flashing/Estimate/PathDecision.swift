@@ -40,8 +40,10 @@ public struct PathDecision: Sendable, Equatable, Codable {
     /// - Parameters:
     ///   - forced: the only path `--mode` allows, when it names one.
     ///   - prefer: `--prefer`: taken when a path of that kind is possible.
-    public static func choose(_ estimators: [any PathEstimator], context: EstimateContext,
-                              forced: EstimatedPath? = nil, prefer: PathPreference? = nil) -> PathDecision? {
+    public static func choose(
+        _ estimators: [any PathEstimator], context: EstimateContext,
+        forced: EstimatedPath? = nil, prefer: PathPreference? = nil
+    ) -> PathDecision? {
         let estimates = estimators.map { $0.estimate(context) }.sorted { $0.seconds < $1.seconds }
         guard let fastest = estimates.first else { return nil }
         var chosen = fastest
@@ -50,7 +52,8 @@ public struct PathDecision: Sendable, Equatable, Codable {
         // partial flashing may not need (blank pages a CODAL board does not erase): otherwise the
         // two are within what the estimates cannot know, and partial flashing sends less.
         if fastest.path != .partial, let partial = estimates.first(where: { $0.path == .partial }),
-           partial.optimisticSeconds <= fastest.seconds {
+            partial.optimisticSeconds <= fastest.seconds
+        {
             chosen = partial
         }
         if estimates.count == 1 {
@@ -64,8 +67,9 @@ public struct PathDecision: Sendable, Equatable, Codable {
         }
         let others = estimates.filter { $0.path != chosen.path }
         let margin = others.first.map { $0.seconds - chosen.seconds }
-        return PathDecision(estimates: estimates, chosen: chosen.path, basis: basis, marginSeconds: margin, link: context.link,
-                            decidedAfterSeconds: context.elapsed.seconds)
+        return PathDecision(
+            estimates: estimates, chosen: chosen.path, basis: basis, marginSeconds: margin, link: context.link,
+            decidedAfterSeconds: context.elapsed.seconds)
     }
 
     /// The chosen path's estimate.
@@ -83,7 +87,8 @@ public struct PathDecision: Sendable, Equatable, Codable {
             if let m = marginSeconds, m < 0, let e = chosenEstimate {
                 text += ": as little as \(s(e.optimisticSeconds)) when pages it writes are blank (not erased)"
             }
-        case .preferred: text += ": preferred (--prefer)" + (marginSeconds.map { $0 < 0 ? ", \(s(-$0)) slower" : "" } ?? "")
+        case .preferred:
+            text += ": preferred (--prefer)" + (marginSeconds.map { $0 < 0 ? ", \(s(-$0)) slower" : "" } ?? "")
         case .forced: text += ": forced (--mode)"
         case .onlyPath: text += ": the only possible path"
         }

@@ -39,8 +39,10 @@ public struct PathEstimate: Sendable, Equatable, Codable {
     /// Bluetooth. The path may take this much less.
     public var skippableSeconds: Double?
 
-    public init(path: EstimatedPath, parts: [Part], counts: [String: Int], assumptions: [String] = [],
-                skippableSeconds: Double? = nil) {
+    public init(
+        path: EstimatedPath, parts: [Part], counts: [String: Int], assumptions: [String] = [],
+        skippableSeconds: Double? = nil
+    ) {
         self.path = path
         self.parts = parts
         self.counts = counts
@@ -69,8 +71,10 @@ public struct BoardCosts: Sendable, Equatable {
     /// CPU time of one SMP request on the board.
     public var smpCommandTime: Duration
 
-    public init(family: ChipFamily, timing: DeviceTiming? = nil, resetDelay: Duration = .milliseconds(250),
-                smpCommandTime: Duration = .microseconds(200)) {
+    public init(
+        family: ChipFamily, timing: DeviceTiming? = nil, resetDelay: Duration = .milliseconds(250),
+        smpCommandTime: Duration = .microseconds(200)
+    ) {
         self.family = family
         self.timing = timing ?? DeviceTiming.of(family)
         self.resetDelay = resetDelay
@@ -112,8 +116,9 @@ public struct EstimateContext: Sendable, Equatable {
     public var beforeDecision: PathEstimate.Part {
         if includesMemoryMapRead {
             let ci = link.profile.connectionIntervalMicroseconds
-            return .init(name: "connect and read the memory map",
-                         duration: link.profile.connectionSetup + .microseconds(3 * 2 * ci))
+            return .init(
+                name: "connect and read the memory map",
+                duration: link.profile.connectionSetup + .microseconds(3 * 2 * ci))
         }
         return .init(name: "so far (connect, memory map)", duration: elapsed)
     }

@@ -16,12 +16,15 @@ public struct ProfileEstimates: Sendable, Equatable, Codable {
 public enum PlanEstimates {
     /// Each path over each of `profiles`, from a board not yet connected (connection setup
     /// and the memory-map read included).
-    public static func byProfile(_ estimators: [any PathEstimator], board: BoardCosts,
-                                 profiles: [LinkProfile] = LinkProfile.named) -> [ProfileEstimates] {
+    public static func byProfile(
+        _ estimators: [any PathEstimator], board: BoardCosts,
+        profiles: [LinkProfile] = LinkProfile.named
+    ) -> [ProfileEstimates] {
         profiles.map { p in
             let context = EstimateContext(link: .profile(p), board: board, includesMemoryMapRead: true)
-            return ProfileEstimates(profile: p.name, connectionIntervalMilliseconds: Double(p.connectionIntervalMicroseconds) / 1000,
-                                    estimates: estimators.map { $0.estimate(context) }.sorted { $0.seconds < $1.seconds })
+            return ProfileEstimates(
+                profile: p.name, connectionIntervalMilliseconds: Double(p.connectionIntervalMicroseconds) / 1000,
+                estimates: estimators.map { $0.estimate(context) }.sorted { $0.seconds < $1.seconds })
         }
     }
 }

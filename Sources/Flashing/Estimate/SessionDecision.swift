@@ -11,8 +11,10 @@ enum SessionDecision {
 
     /// Chooses among the partial path (when possible) and the full paths, with the link as
     /// measured on this connection and `now` already spent.
-    static func decide(partial: PartialEstimator?, full: [any PathEstimator], excluded: [ExcludedPath] = [], options: FlashOptions,
-                       family: ChipFamily, connection: ConnectionInfo?, meter: IntervalMeter, now: Duration) -> PathDecision? {
+    static func decide(
+        partial: PartialEstimator?, full: [any PathEstimator], excluded: [ExcludedPath] = [], options: FlashOptions,
+        family: ChipFamily, connection: ConnectionInfo?, meter: IntervalMeter, now: Duration
+    ) -> PathDecision? {
         var estimators: [any PathEstimator] = full
         if let partial { estimators.insert(partial, at: 0) }
         let link = LinkEstimate.connection(connection, meter: meter, fallback: fallbackProfile)
@@ -28,7 +30,10 @@ enum SessionDecision {
     /// Why a dry run would flash partially: the runtime matches, and what would be sent.
     static func partialReason(_ program: MakeCodeProgram?, blocks: BlockPlan) -> FlashReason {
         let runtime = program.map { " (\($0.runtimeHash.hexString))" } ?? ""
-        return FlashReason(code: "runtime-matches",
-                           message: "runtime matches\(runtime): \(blocks.blockCount) blocks, \(blocks.pagesOpened) page\(blocks.pagesOpened == 1 ? "" : "s")")
+        return FlashReason(
+            code: "runtime-matches",
+            message:
+                "runtime matches\(runtime): \(blocks.blockCount) blocks, \(blocks.pagesOpened) page\(blocks.pagesOpened == 1 ? "" : "s")"
+        )
     }
 }

@@ -83,19 +83,25 @@ public struct BenchReport: Sendable, Codable, Equatable {
         var seen = Set<String>()
         for run in runs where run.strategy == .auto && seen.insert(run.scenario + "\u{0}" + run.profile).inserted {
             func time(_ s: BenchStrategy) -> Double? {
-                runs.first { $0.scenario == run.scenario && $0.profile == run.profile && $0.strategy == s && $0.error == nil }?.modelledSeconds
+                runs.first {
+                    $0.scenario == run.scenario && $0.profile == run.profile && $0.strategy == s && $0.error == nil
+                }?.modelledSeconds
             }
             let auto = run.error == nil && run.modelledSeconds > 0 ? run.modelledSeconds : nil
             // The other path as auto would have taken it: partial flashing forced against a full
             // update, and a full update forced (which skips the memory-map read) plus the time auto
             // spent before deciding against partial flashing.
-            let other: Double? = run.path == "full" ? time(.partialOnly)
+            let other: Double? =
+                run.path == "full"
+                ? time(.partialOnly)
                 : (run.path == "partial" ? time(.fullBest).map { $0 + (run.decidedAtSeconds ?? 0) } : nil)
-            speedups.append(BenchSpeedup(scenario: run.scenario, profile: run.profile, autoPath: run.path,
-                                         overReference: auto.flatMap { a in time(.fullReference).map { $0 / a } },
-                                         overBest: auto.flatMap { a in time(.fullBest).map { $0 / a } },
-                                         overPartial: auto.flatMap { a in time(.partialOnly).map { $0 / a } },
-                                         autoWasFastest: auto.flatMap { a in other.map { a <= $0 } }))
+            speedups.append(
+                BenchSpeedup(
+                    scenario: run.scenario, profile: run.profile, autoPath: run.path,
+                    overReference: auto.flatMap { a in time(.fullReference).map { $0 / a } },
+                    overBest: auto.flatMap { a in time(.fullBest).map { $0 / a } },
+                    overPartial: auto.flatMap { a in time(.partialOnly).map { $0 / a } },
+                    autoWasFastest: auto.flatMap { a in other.map { a <= $0 } }))
         }
         self.speedups = speedups
     }

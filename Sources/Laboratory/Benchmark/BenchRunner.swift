@@ -8,9 +8,9 @@ import SimulatedFlashing
 import SMP
 import SimulatedBoard
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Runs the flash benchmark: each scenario on a fresh simulated McuMgr board (partial
@@ -29,8 +29,10 @@ public enum BenchRunner {
     }
 
     /// Runs every scenario over every profile with its strategies.
-    public static func runAll(_ scenarios: [BenchScenario], profiles: [LinkProfile],
-                              progress: ((BenchRun) -> Void)? = nil) -> BenchReport {
+    public static func runAll(
+        _ scenarios: [BenchScenario], profiles: [LinkProfile],
+        progress: ((BenchRun) -> Void)? = nil
+    ) -> BenchReport {
         var runs: [BenchRun] = []
         for scenario in scenarios {
             for profile in profiles {
@@ -53,17 +55,19 @@ public enum BenchRunner {
         "Full bound: SMPServerConfiguration.lowerBound with the frame size the upload used: max(air time of the upload's LL packets at packetsPerEvent per CI, progressive erase + word writes) + two connection setups + state read, test, reset and confirm round trips + reset delay + reboot + MCUboot swap of both slots, plus the read-back of the program over partial flashing (6 CI on the same connection). An auto run that went full adds what it did first: the STATUS and REGION_INFO round trips (6 CI).",
         "Both full configurations reconnect as soon as the board advertises after the swap (estimatedSwapTime 0).",
         "Full (Nordic DFU) runs on a stock board (partial flashing and its Nordic bootloader, no SMP) with --mode full. Bound: LowerBound.nordicDFU — entry (setup, buttonless or DFU-control write, reboot, setup), the init command's round trips, per 4 KiB object a Create, its page erase, its packets at packetsPerEvent per CI, the checksum and Execute (Secure DFU), or one Start with the erase of the whole image, the init, the packets, Validate and Activate (legacy DFU); then the reset. The client's 0.3 s wait after each Create and its packet-receipt round trips are not in the bound; the estimate (NordicDFUEstimator) steps the flow with them.",
-        "Host CPU is this thread's CPU time for the simulated session (CLOCK_THREAD_CPUTIME_ID).",
+        "Host CPU is this thread's CPU time for the simulated session (CLOCK_THREAD_CPUTIME_ID)."
     ]
 
     /// One run.
     public static func run(_ scenario: BenchScenario, profile: LinkProfile, strategy: BenchStrategy) -> BenchRun {
         let family = scenario.board.family
-        var row = BenchRun(scenario: scenario.name, kind: scenario.kind, board: scenario.board.displayName,
-                           profile: profile.name, connectionIntervalMilliseconds: Double(profile.connectionIntervalMicroseconds) / 1000,
-                           strategy: strategy, path: nil, reason: "failed", reasonMessage: "", modelledSeconds: 0,
-                           boundSeconds: 0, boundNote: "", bytesOnAir: 0, payloadBytes: 0, transfers: 0,
-                           transferUnit: "", retries: 0, hostCPUMilliseconds: 0, error: nil)
+        var row = BenchRun(
+            scenario: scenario.name, kind: scenario.kind, board: scenario.board.displayName,
+            profile: profile.name,
+            connectionIntervalMilliseconds: Double(profile.connectionIntervalMicroseconds) / 1000,
+            strategy: strategy, path: nil, reason: "failed", reasonMessage: "", modelledSeconds: 0,
+            boundSeconds: 0, boundNote: "", bytesOnAir: 0, payloadBytes: 0, transfers: 0,
+            transferUnit: "", retries: 0, hostCPUMilliseconds: 0, error: nil)
         let running: [UInt8]
         let plan: FlashPlan
         var sim = Simulation(link: profile)
@@ -71,12 +75,15 @@ public enum BenchRunner {
         let id: BoardID
         do {
             let start = try FlashPlan.make(firmware: scenario.running, board: scenario.board)
-            guard let app = start.fullImage else { throw FlashError.noFullImage(reason: FlashReason(code: "bench", message: "no application")) }
+            guard let app = start.fullImage else {
+                throw FlashError.noFullImage(reason: FlashReason(code: "bench", message: "no application"))
+            }
             running = app.bytes
             plan = try FlashPlan.make(firmware: scenario.update, board: scenario.board)
             if strategy == .nordic {
                 let profile = SimulatedBoard.stockProfile(scenario.board)
-                id = sim.addBoard(try SimulatedBoard(profile: profile, image: scenario.running.image(for: scenario.board)))
+                id = sim.addBoard(
+                    try SimulatedBoard(profile: profile, image: scenario.running.image(for: scenario.board)))
             } else {
                 id = sim.addBoard(try SimulatedBoard.mcuMgrBoard(scenario.board, primary: running))
             }
@@ -100,8 +107,10 @@ public enum BenchRunner {
         row.path = outcome.path.rawValue
         if let decision = outcome.decision, outcome.path != .upToDate, let chosen = decision.chosenEstimate {
             row.estimatedSeconds = chosen.seconds
-            row.estimateError = row.modelledSeconds > 0 ? (chosen.seconds - row.modelledSeconds) / row.modelledSeconds : nil
-            row.estimates = Dictionary(decision.estimates.map { ($0.path.rawValue, $0.seconds) }, uniquingKeysWith: { a, _ in a })
+            row.estimateError =
+                row.modelledSeconds > 0 ? (chosen.seconds - row.modelledSeconds) / row.modelledSeconds : nil
+            row.estimates = Dictionary(
+                decision.estimates.map { ($0.path.rawValue, $0.seconds) }, uniquingKeysWith: { a, _ in a })
             row.fullOverPartial = outcome.path == .full && decision.estimates.contains { $0.path == .partial }
             row.decidedAtSeconds = decision.decidedAfterSeconds
         }
@@ -112,7 +121,8 @@ public enum BenchRunner {
         // leaves in the event after the last answer, the board reboots (with the RebootMode step
         // of its boot decision), a new connection is set up and the map read again (6 CI).
         let readMap = 3 * 2 * ci
-        let modeSwitch = Duration.microseconds(ci + timing.reboot.wholeMicroseconds + setup + readMap) + .milliseconds(20)
+        let modeSwitch =
+            Duration.microseconds(ci + timing.reboot.wholeMicroseconds + setup + readMap) + .milliseconds(20)
         // The read-back after the reboot: a new connection, STATUS and both REGION_INFOs.
         let verification = Duration.microseconds(setup + readMap)
         // After a full update the program is read back over partial flashing too.
@@ -124,10 +134,12 @@ public enum BenchRunner {
             row.transferUnit = "blocks"
             // A CODAL board (V2) erases a page only when it is not blank: count the erases it made.
             let erased = min(p.pages, (try? sim.board(id).flash.eraseLog.count) ?? p.pages)
-            var bound = LowerBound.partial(blocks: p.blocks, pagesOpened: erased, family: family, profile: profile) + modeSwitch
+            var bound =
+                LowerBound.partial(blocks: p.blocks, pagesOpened: erased, family: family, profile: profile) + modeSwitch
             if p.verified { bound += verification }
             row.boundSeconds = bound.seconds
-            row.boundNote = "partial: \(p.blocks) blocks, \(p.pages) pages opened (\(erased) erased), + switch to pairing mode"
+            row.boundNote =
+                "partial: \(p.blocks) blocks, \(p.pages) pages opened (\(erased) erased), + switch to pairing mode"
                 + (p.verified ? ", + verification" : "")
         case .upToDate:
             row.transferUnit = "blocks"
@@ -138,13 +150,15 @@ public enum BenchRunner {
             let secure = n.dfuProtocol == .secure
             row.transfers = secure ? (n.applicationBytes + 4095) / 4096 : (n.applicationBytes + 19) / 20
             row.transferUnit = secure ? "objects" : "packets"
-            var bound = LowerBound.nordicDFU(imageBytes: n.applicationBytes, initBytes: secure ? 56 : 14,
-                                             protocol: secure ? .secure(objectSize: 4096) : .legacy,
-                                             attMTU: secure ? min(profile.attMTU, 247) : 23, dataLength: secure ? min(profile.dataLength, 251) : 27,
-                                             pageSize: Int(family.pageSize), resetDelay: .milliseconds(100), profile: profile, timing: timing)
+            var bound = LowerBound.nordicDFU(
+                imageBytes: n.applicationBytes, initBytes: secure ? 56 : 14,
+                protocol: secure ? .secure(objectSize: 4096) : .legacy,
+                attMTU: secure ? min(profile.attMTU, 247) : 23, dataLength: secure ? min(profile.dataLength, 251) : 27,
+                pageSize: Int(family.pageSize), resetDelay: .milliseconds(100), profile: profile, timing: timing)
             if readsBack { bound += .microseconds((secure ? setup : 0) + readMap) }
             row.boundSeconds = bound.seconds
-            row.boundNote = "Nordic \(secure ? "Secure" : "legacy") DFU: \(n.applicationBytes) B application"
+            row.boundNote =
+                "Nordic \(secure ? "Secure" : "legacy") DFU: \(n.applicationBytes) B application"
                 + (readsBack ? ", + read-back" : "")
         case .full:
             let f = outcome.full ?? McuMgrResult()
@@ -152,8 +166,9 @@ public enum BenchRunner {
             row.transferUnit = "chunks"
             let configuration = (try? sim.board(id).smpServer?.configuration) ?? nil
             if let configuration, let image = plan.fullImage {
-                var bound = fullBound(configuration: configuration, frameLimit: f.frameLimit, oldBytes: running.count,
-                                      newBytes: image.bytes.count, profile: profile, timing: timing)
+                var bound = fullBound(
+                    configuration: configuration, frameLimit: f.frameLimit, oldBytes: running.count,
+                    newBytes: image.bytes.count, profile: profile, timing: timing)
                 var note = "full: \(image.bytes.count) B image, frames of \(f.frameLimit) B"
                 if readsBack {
                     bound += .microseconds(readMap)
@@ -172,16 +187,21 @@ public enum BenchRunner {
     }
 
     /// The full-DFU bound of an upload in frames of `frameLimit` bytes.
-    static func fullBound(configuration: SMPServerConfiguration, frameLimit: Int, oldBytes: Int, newBytes: Int,
-                          profile: LinkProfile, timing: DeviceTiming) -> Duration {
+    static func fullBound(
+        configuration: SMPServerConfiguration, frameLimit: Int, oldBytes: Int, newBytes: Int,
+        profile: LinkProfile, timing: DeviceTiming
+    ) -> Duration {
         var c = configuration
         if frameLimit > 0 { c.bufferSize = frameLimit }
-        let data = (try? UploadChunking.maximumDataLength(fitting: .reassemblyBuffer(c.bufferSize),
-                                                          template: ImageUploadRequest(offset: 100_000, data: []))) ?? 0
+        let data =
+            (try? UploadChunking.maximumDataLength(
+                fitting: .reassemblyBuffer(c.bufferSize),
+                template: ImageUploadRequest(offset: 100_000, data: []))) ?? 0
         let page = Int(c.pageSize)
         let pages = (max(oldBytes, newBytes) + page - 1) / max(page, 1)
-        return c.lowerBound(imageBytes: newBytes, frameOverhead: c.bufferSize - data, swapPages: pages,
-                            profile: profile, timing: timing)
+        return c.lowerBound(
+            imageBytes: newBytes, frameOverhead: c.bufferSize - data, swapPages: pages,
+            profile: profile, timing: timing)
     }
 
     /// CPU time of the calling thread.

@@ -52,28 +52,46 @@ extension BenchScenario {
         let meet = load("makecode-universal-meet-the-microbit.hex")
         for (board, tag) in [(Board.microbitV2, "V2"), (.microbitV1, "V1")] {
             if let a = heart18, let b = beating {
-                out.append(.init(name: "\(tag) small-heart → beating-heart", kind: .edit, board: board, running: a, update: b, source: "corpus"))
+                out.append(
+                    .init(
+                        name: "\(tag) small-heart → beating-heart", kind: .edit, board: board, running: a, update: b,
+                        source: "corpus"))
             }
             if let a = heart18, let b = counter {
-                out.append(.init(name: "\(tag) small-heart → serial-counter", kind: .edit, board: board, running: a, update: b, source: "corpus"))
+                out.append(
+                    .init(
+                        name: "\(tag) small-heart → serial-counter", kind: .edit, board: board, running: a, update: b,
+                        source: "corpus"))
             }
             if let m = meet, let other = otherProgram(m, board: board) {
-                out.append(.init(name: "\(tag) meet-the-microbit", kind: .edit, board: board, running: other, update: m, source: "corpus"))
+                out.append(
+                    .init(
+                        name: "\(tag) meet-the-microbit", kind: .edit, board: board, running: other, update: m,
+                        source: "corpus"))
             }
         }
-        for (file, board, tag) in [("calliope-mini3-makecode-8.1.11-demo.hex", Board.calliopeMini3, "Calliope 3"),
-                                   ("calliope-mini12-makecode-8.1.11-demo-classic.hex", .calliopeMini2, "Calliope 1/2")] {
+        for (file, board, tag) in [
+            ("calliope-mini3-makecode-8.1.11-demo.hex", Board.calliopeMini3, "Calliope 3"),
+            ("calliope-mini12-makecode-8.1.11-demo-classic.hex", .calliopeMini2, "Calliope 1/2")
+        ] {
             if let f = load(file), let other = otherProgram(f, board: board) {
-                out.append(.init(name: "\(tag) demo", kind: .edit, board: board, running: other, update: f, source: "corpus"))
+                out.append(
+                    .init(name: "\(tag) demo", kind: .edit, board: board, running: other, update: f, source: "corpus"))
             }
         }
         for (board, tag) in [(Board.microbitV2, "V2"), (.microbitV1, "V1")] {
             if let a = heart3, let b = heart18 {
-                out.append(.init(name: "\(tag) runtime 3.0.68 → 8.0.18", kind: .newRuntime, board: board, running: a, update: b, source: "corpus"))
+                out.append(
+                    .init(
+                        name: "\(tag) runtime 3.0.68 → 8.0.18", kind: .newRuntime, board: board, running: a, update: b,
+                        source: "corpus"))
             }
         }
         if let a = heart18 {
-            out.append(.init(name: "V2 small-heart again", kind: .upToDate, board: .microbitV2, running: a, update: a, source: "corpus"))
+            out.append(
+                .init(
+                    name: "V2 small-heart again", kind: .upToDate, board: .microbitV2, running: a, update: a,
+                    source: "corpus"))
         }
         return out
     }
@@ -82,28 +100,39 @@ extension BenchScenario {
     public static func samples(boards: [Board] = [.microbitV2, .microbitV1]) -> [BenchScenario] {
         func firmware(_ board: Board, _ r: SampleFirmware.RuntimeID, _ p: SampleFirmware.ProgramID) -> Firmware {
             let image = SampleFirmware.image(family: board.family, runtime: r, program: p)
-            return Firmware(fileName: "sample-\(r)-\(p).hex", format: .intelHex,
-                            sections: [.init(family: board.family, image: image, warnings: [])])
+            return Firmware(
+                fileName: "sample-\(r)-\(p).hex", format: .intelHex,
+                sections: [.init(family: board.family, image: image, warnings: [])])
         }
         var out: [BenchScenario] = []
         for board in boards {
             let tag = "sample \(board.family == .nrf51 ? "V1" : "V2")"
-            out.append(.init(name: "\(tag) heart → counter", kind: .edit, board: board,
-                             running: firmware(board, .r1, .heart), update: firmware(board, .r1, .counter), source: "samples"))
-            out.append(.init(name: "\(tag) heart → large", kind: .edit, board: board,
-                             running: firmware(board, .r1, .heart), update: firmware(board, .r1, .large), source: "samples"))
+            out.append(
+                .init(
+                    name: "\(tag) heart → counter", kind: .edit, board: board,
+                    running: firmware(board, .r1, .heart), update: firmware(board, .r1, .counter), source: "samples"))
+            out.append(
+                .init(
+                    name: "\(tag) heart → large", kind: .edit, board: board,
+                    running: firmware(board, .r1, .heart), update: firmware(board, .r1, .large), source: "samples"))
             if board.family == .nrf52833 {
                 // A large program on a McuMgr board: a full update can beat partial flashing.
-                out.append(.init(name: "\(tag) heart → huge", kind: .edit, board: board,
-                                 running: firmware(board, .r1, .heart), update: firmware(board, .r1, .huge), source: "samples"))
+                out.append(
+                    .init(
+                        name: "\(tag) heart → huge", kind: .edit, board: board,
+                        running: firmware(board, .r1, .heart), update: firmware(board, .r1, .huge), source: "samples"))
             }
         }
         if let board = boards.first {
             let tag = "sample \(board.family == .nrf51 ? "V1" : "V2")"
-            out.append(.init(name: "\(tag) runtime r1 → r2", kind: .newRuntime, board: board,
-                             running: firmware(board, .r1, .heart), update: firmware(board, .r2, .heart), source: "samples"))
-            out.append(.init(name: "\(tag) heart again", kind: .upToDate, board: board,
-                             running: firmware(board, .r1, .heart), update: firmware(board, .r1, .heart), source: "samples"))
+            out.append(
+                .init(
+                    name: "\(tag) runtime r1 → r2", kind: .newRuntime, board: board,
+                    running: firmware(board, .r1, .heart), update: firmware(board, .r2, .heart), source: "samples"))
+            out.append(
+                .init(
+                    name: "\(tag) heart again", kind: .upToDate, board: board,
+                    running: firmware(board, .r1, .heart), update: firmware(board, .r1, .heart), source: "samples"))
         }
         return out
     }
@@ -113,7 +142,8 @@ extension BenchScenario {
     /// holds "its own runtime with a different program". Nil when the file has no program.
     public static func otherProgram(_ firmware: Firmware, board: Board) -> Firmware? {
         guard var image = try? firmware.image(for: board),
-              let program = MakeCodeProgram.find(in: image, family: board.family) else { return nil }
+            let program = MakeCodeProgram.find(in: image, family: board.family)
+        else { return nil }
         let hashAt = program.magicAddress + 24
         let bodyStart = program.magicAddress + 32
         guard bodyStart < program.region.upperBound else { return nil }
@@ -125,7 +155,8 @@ extension BenchScenario {
         } catch {
             return nil
         }
-        return Firmware(fileName: "other-program-" + firmware.fileName, format: .intelHex,
-                        sections: [.init(family: board.family, image: image, warnings: [])])
+        return Firmware(
+            fileName: "other-program-" + firmware.fileName, format: .intelHex,
+            sections: [.init(family: board.family, image: image, warnings: [])])
     }
 }

@@ -6,9 +6,9 @@ import PartialFlashingFrames
 import SMP
 import Synchronization
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The CPU hot paths the host benchmark times, each as one repeatable operation that
@@ -32,8 +32,11 @@ public enum HostBenchmark {
     /// application region writable. Nil when the image has no program.
     public static func blockPlanning(image: MemoryImage, family: ChipFamily) -> Operation? {
         guard let program = MakeCodeProgram.find(in: image, family: family) else { return nil }
-        let region = RegionInfo(id: 2, start: program.magicAddress, end: family.layout.scratchPage, hash: program.programHash)
-        guard let plan = try? BlockPlan(image: image, program: program, boardRegion: region, family: family) else { return nil }
+        let region = RegionInfo(
+            id: 2, start: program.magicAddress, end: family.layout.scratchPage, hash: program.programHash)
+        guard let plan = try? BlockPlan(image: image, program: program, boardRegion: region, family: family) else {
+            return nil
+        }
         return Operation(name: "block planning", unit: "\(plan.blockCount) blocks") {
             (try? BlockPlan(image: image, program: program, boardRegion: region, family: family))?.blockCount ?? 0
         }
@@ -51,7 +54,8 @@ public enum HostBenchmark {
     public static func smpDecoding(frameSize: Int = 2475) -> Operation {
         let bytes = (try? SMPFrame(request: uploadRequest(frameSize: frameSize), sequence: 7).encoded()) ?? []
         return Operation(name: "SMP upload frame decode", unit: "\(bytes.count)-byte frame") {
-            guard let frame = try? SMPFrame(bytes: bytes), let r = try? frame.request(as: ImageUploadRequest.self) else { return 0 }
+            guard let frame = try? SMPFrame(bytes: bytes), let r = try? frame.request(as: ImageUploadRequest.self)
+            else { return 0 }
             return r.data.count
         }
     }
@@ -60,10 +64,12 @@ public enum HostBenchmark {
     public static func cborEncoding() -> Operation {
         func pair(_ key: String, _ value: CBOR) -> CBOR.Pair { CBOR.Pair(.textString(key), value) }
         func slot(_ n: Int) -> CBOR {
-            .map([pair("slot", .int(n)), pair("version", .textString("1.2.\(n)")),
-                  pair("hash", .byteString([UInt8](repeating: UInt8(n), count: 32))),
-                  pair("bootable", .boolean(true)), pair("pending", .boolean(false)),
-                  pair("confirmed", .boolean(n == 0)), pair("active", .boolean(n == 0))])
+            .map([
+                pair("slot", .int(n)), pair("version", .textString("1.2.\(n)")),
+                pair("hash", .byteString([UInt8](repeating: UInt8(n), count: 32))),
+                pair("bootable", .boolean(true)), pair("pending", .boolean(false)),
+                pair("confirmed", .boolean(n == 0)), pair("active", .boolean(n == 0))
+            ])
         }
         let value = CBOR.map([pair("images", .array([slot(0), slot(1)])), pair("splitStatus", .int(0))])
         let encoder = CBOREncoder()
@@ -73,7 +79,8 @@ public enum HostBenchmark {
     /// An upload request whose encoded frame is `frameSize` bytes.
     static func uploadRequest(frameSize: Int) -> ImageUploadRequest {
         let template = ImageUploadRequest(offset: 100_000, data: [])
-        let length = (try? UploadChunking.maximumDataLength(fitting: .reassemblyBuffer(frameSize), template: template)) ?? 2048
+        let length =
+            (try? UploadChunking.maximumDataLength(fitting: .reassemblyBuffer(frameSize), template: template)) ?? 2048
         let data = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
         return ImageUploadRequest(offset: 100_000, data: data)
     }
@@ -112,11 +119,11 @@ public enum HostBenchmark {
     public static func peakRSS() -> Int {
         var usage = rusage()
         #if os(Linux)
-        getrusage(RUSAGE_SELF.rawValue, &usage)
-        return Int(usage.ru_maxrss) * 1024
+            getrusage(RUSAGE_SELF.rawValue, &usage)
+            return Int(usage.ru_maxrss) * 1024
         #else
-        getrusage(RUSAGE_SELF, &usage)
-        return Int(usage.ru_maxrss)
+            getrusage(RUSAGE_SELF, &usage)
+            return Int(usage.ru_maxrss)
         #endif
     }
 }

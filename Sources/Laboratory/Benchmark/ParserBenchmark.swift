@@ -1,16 +1,18 @@
 import FirmwareImage
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The parser benchmark of `bitflash bench parse`: the firmware parser's time on one file, and
 /// Python `intelhex` timed on the same file in a python3 subprocess.
 public enum ParserBenchmark {
     /// The best and the median time of `iterations` parses of `bytes`, in seconds.
-    public static func timeParses(_ bytes: [UInt8], name: String, iterations: Int) throws -> (best: Double, median: Double) {
+    public static func timeParses(_ bytes: [UInt8], name: String, iterations: Int) throws -> (
+        best: Double, median: Double
+    ) {
         var times: [Double] = []
         var sink = 0
         let clock = ContinuousClock()
@@ -54,14 +56,19 @@ public enum ParserBenchmark {
         let errData = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0,
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-            let message = String(decoding: errData, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? "exit \(process.terminationStatus)"
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else {
+            let message =
+                String(decoding: errData, as: UTF8.self).split(separator: "\n").last.map(String.init)
+                ?? "exit \(process.terminationStatus)"
             return .failure(Failure("python3 failed: \(message)"))
         }
         if let error = object["error"] as? String { return .failure(Failure(error)) }
         guard let best = object["best"] as? Double else { return .failure(Failure("python3 printed no timing")) }
-        return .success(IntelHexResult(best: best, mode: object["mode"] as? String ?? "",
-                                       version: object["version"] as? String ?? "?"))
+        return .success(
+            IntelHexResult(
+                best: best, mode: object["mode"] as? String ?? "",
+                version: object["version"] as? String ?? "?"))
     }
 
     /// Why intelhex was not run.
@@ -73,71 +80,71 @@ public enum ParserBenchmark {
     /// Times `IntelHex(path)`, best of N. A Universal Hex is split into per-board plain hex files first
     /// (0D records become 00, block records are dropped), outside the timing.
     static let pythonScript = #"""
-import sys, time, json, os, tempfile
-try:
-    from intelhex import IntelHex
-except ImportError as e:
-    print(json.dumps({"error": "Python intelhex not installed (%s)" % e})); sys.exit(0)
-try:
-    from importlib.metadata import version
-    ver = version("intelhex")
-except Exception:
-    ver = "?"
-path, n = sys.argv[1], int(sys.argv[2])
+        import sys, time, json, os, tempfile
+        try:
+            from intelhex import IntelHex
+        except ImportError as e:
+            print(json.dumps({"error": "Python intelhex not installed (%s)" % e})); sys.exit(0)
+        try:
+            from importlib.metadata import version
+            ver = version("intelhex")
+        except Exception:
+            ver = "?"
+        path, n = sys.argv[1], int(sys.argv[2])
 
-def split_universal(path):
-    boards, order, cur, last_addr = {}, [], None, None
-    with open(path, "r", newline="") as f:
-        for raw in f:
-            line = raw.strip()
-            if not line.startswith(":") or len(line) < 11:
-                continue
-            t = int(line[7:9], 16)
-            if t in (2, 4):
-                last_addr = line
-                if cur is not None:
-                    boards[cur].append(line)
-            elif t == 0x0A:
-                cur = int(line[9:13], 16)
-                if cur not in boards:
-                    boards[cur] = []
-                    order.append(cur)
-                if last_addr:
-                    boards[cur].append(last_addr)
-            elif cur is None:
-                continue
-            elif t == 0x0D:
-                body = bytearray(bytes.fromhex(line[1:-2]))
-                body[3] = 0
-                boards[cur].append(":" + body.hex().upper() + "%02X" % ((-sum(body)) & 0xFF))
-            elif t in (0, 3, 5):
-                boards[cur].append(line)
-    files = []
-    for b in order:
-        fd, name = tempfile.mkstemp(suffix="-%04x.hex" % b)
-        with os.fdopen(fd, "w") as f:
-            f.write("\n".join(boards[b] + [":00000001FF"]) + "\n")
-        files.append(name)
-    return files
+        def split_universal(path):
+            boards, order, cur, last_addr = {}, [], None, None
+            with open(path, "r", newline="") as f:
+                for raw in f:
+                    line = raw.strip()
+                    if not line.startswith(":") or len(line) < 11:
+                        continue
+                    t = int(line[7:9], 16)
+                    if t in (2, 4):
+                        last_addr = line
+                        if cur is not None:
+                            boards[cur].append(line)
+                    elif t == 0x0A:
+                        cur = int(line[9:13], 16)
+                        if cur not in boards:
+                            boards[cur] = []
+                            order.append(cur)
+                        if last_addr:
+                            boards[cur].append(last_addr)
+                    elif cur is None:
+                        continue
+                    elif t == 0x0D:
+                        body = bytearray(bytes.fromhex(line[1:-2]))
+                        body[3] = 0
+                        boards[cur].append(":" + body.hex().upper() + "%02X" % ((-sum(body)) & 0xFF))
+                    elif t in (0, 3, 5):
+                        boards[cur].append(line)
+            files = []
+            for b in order:
+                fd, name = tempfile.mkstemp(suffix="-%04x.hex" % b)
+                with os.fdopen(fd, "w") as f:
+                    f.write("\n".join(boards[b] + [":00000001FF"]) + "\n")
+                files.append(name)
+            return files
 
-mode = "IntelHex(path) on the whole file"
-try:
-    IntelHex(path)
-    files = [path]
-except Exception as e:
-    files = split_universal(path)
-    mode = "IntelHex(path) on the %d per-board plain hexes; it rejects the Universal Hex itself (%s)" % (len(files), type(e).__name__)
-best = float("inf")
-for _ in range(n):
-    t = time.perf_counter()
-    for p in files:
-        IntelHex(p)
-    best = min(best, time.perf_counter() - t)
-for p in files:
-    if p != path:
-        os.unlink(p)
-print(json.dumps({"best": best, "mode": mode, "version": ver}))
-"""#
+        mode = "IntelHex(path) on the whole file"
+        try:
+            IntelHex(path)
+            files = [path]
+        except Exception as e:
+            files = split_universal(path)
+            mode = "IntelHex(path) on the %d per-board plain hexes; it rejects the Universal Hex itself (%s)" % (len(files), type(e).__name__)
+        best = float("inf")
+        for _ in range(n):
+            t = time.perf_counter()
+            for p in files:
+                IntelHex(p)
+            best = min(best, time.perf_counter() - t)
+        for p in files:
+            if p != path:
+                os.unlink(p)
+        print(json.dumps({"best": best, "mode": mode, "version": ver}))
+        """#
 
     static func seconds(_ d: Duration) -> Double {
         Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
@@ -152,15 +159,19 @@ public enum CorpusLocator {
         if let env = ProcessInfo.processInfo.environment["BITFLASH_TESTDATA"] {
             candidates.append(URL(fileURLWithPath: env))
         }
-        for start in [URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
-                      URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()] {
+        for start in [
+            URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
+            URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        ] {
             var dir = start
             for _ in 0..<6 {
                 candidates.append(dir.appendingPathComponent("shared/testdata"))
                 dir = dir.deletingLastPathComponent()
             }
         }
-        return candidates.first { FileManager.default.fileExists(atPath: $0.appendingPathComponent("analysis.json").path) }
+        return candidates.first {
+            FileManager.default.fileExists(atPath: $0.appendingPathComponent("analysis.json").path)
+        }
     }
 
     /// The largest `.hex` in `real/` and `derived/` whose second record is a block start.
@@ -197,9 +208,13 @@ public enum SyntheticUniversalHex {
             }
             return m
         }
-        let v1 = image([(0x0, 0x7C0), (0x1000, 0x16918), (0x18000, 0x3886C), (0x3C000, 0x3F874), (0x1000_10C0, 0x1000_10DC)])
-        let v2 = image([(0x0, 0xB00), (0x1000, 0x1B400), (0x1C000, 0x67A4C), (0x77000, 0x7D3EC),
-                        (0x7E000, 0x7F323), (0x1000_1014, 0x1000_101C)])
+        let v1 = image([
+            (0x0, 0x7C0), (0x1000, 0x16918), (0x18000, 0x3886C), (0x3C000, 0x3F874), (0x1000_10C0, 0x1000_10DC)
+        ])
+        let v2 = image([
+            (0x0, 0xB00), (0x1000, 0x1B400), (0x1C000, 0x67A4C), (0x77000, 0x7D3EC),
+            (0x7E000, 0x7F323), (0x1000_1014, 0x1000_101C)
+        ])
         return UniversalHexWriter.write([.init(boardID: 0x9900, image: v1), .init(boardID: 0x9903, image: v2)])
     }
 }

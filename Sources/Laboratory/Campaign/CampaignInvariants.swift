@@ -37,35 +37,66 @@ public struct CampaignViolation: Sendable, Equatable, Codable, CustomStringConve
 public enum CampaignInvariants {
     /// Checks a successful session's effect on `board`: a verified one by every rule, an
     /// unverified one by `checkUnverified`.
-    public static func checkSuccess(_ outcome: SessionOutcome, plan: FlashPlan, board: SimulatedBoard) -> [(rule: String, detail: String)] {
+    public static func checkSuccess(_ outcome: SessionOutcome, plan: FlashPlan, board: SimulatedBoard) -> [(
+        rule: String, detail: String
+    )] {
         guard outcome.verified else { return checkUnverified(outcome, plan: plan, board: board) }
         var found = checkFlashHoldsTheProgram(outcome, plan: plan, board: board)
         if board.device.bootsIntoPairingMode {
             let keys = board.device.storage.keys.sorted().joined(separator: ", ")
-            found.append(("boots-into-pairing-mode", "a verified \(outcome.path.rawValue) result, but the board's key-value page "
-                          + "holds \(keys): it starts in pairing mode at every boot"))
+            found.append(
+                (
+                    "boots-into-pairing-mode",
+                    "a verified \(outcome.path.rawValue) result, but the board's key-value page "
+                        + "holds \(keys): it starts in pairing mode at every boot"
+                ))
         }
         switch outcome.path {
         case .partial, .upToDate:
-            if let program = plan.program, let region = board.memoryMap.first(where: { $0.id == 2 }), region.hash != program.programHash {
-                found.append(("not-verified", "region 2 reports program hash \(region.hash.hexString), expected \(program.programHash.hexString)"))
+            if let program = plan.program, let region = board.memoryMap.first(where: { $0.id == 2 }),
+                region.hash != program.programHash
+            {
+                found.append(
+                    (
+                        "not-verified",
+                        "region 2 reports program hash \(region.hash.hexString), expected \(program.programHash.hexString)"
+                    ))
             }
         case .full:
             if let nordic = outcome.nordic {
                 if board.inNordicBootloader || !board.nordicSettings.applicationValid {
-                    found.append(("not-verified", "a Nordic DFU reported success (verified \(nordic.verified)), but the board is still in its bootloader"))
+                    found.append(
+                        (
+                            "not-verified",
+                            "a Nordic DFU reported success (verified \(nordic.verified)), but the board is still in its bootloader"
+                        ))
                 }
-                if let program = plan.program, let region = board.memoryMap.first(where: { $0.id == 2 }), region.hash != program.programHash {
-                    found.append(("not-verified", "after the Nordic DFU region 2 reports program hash \(region.hash.hexString), expected \(program.programHash.hexString)"))
+                if let program = plan.program, let region = board.memoryMap.first(where: { $0.id == 2 }),
+                    region.hash != program.programHash
+                {
+                    found.append(
+                        (
+                            "not-verified",
+                            "after the Nordic DFU region 2 reports program hash \(region.hash.hexString), expected \(program.programHash.hexString)"
+                        ))
                 }
             } else if let expected = plan.fullImage?.hash {
                 let active = outcome.full?.finalSlots.first { $0.slot == 0 && $0.active }
                 if active?.hash != expected {
-                    found.append(("not-verified", "the active primary slot reports hash \(active?.hash?.hexString ?? "none"), expected \(expected.hexString)"))
+                    found.append(
+                        (
+                            "not-verified",
+                            "the active primary slot reports hash \(active?.hash?.hexString ?? "none"), expected \(expected.hexString)"
+                        ))
                 }
                 if plan.fullImageHoldsTheProgram, let program = plan.program,
-                   let region = board.memoryMap.first(where: { $0.id == 2 }), region.hash != program.programHash {
-                    found.append(("not-verified", "after the McuMgr update region 2 reports program hash \(region.hash.hexString), expected \(program.programHash.hexString)"))
+                    let region = board.memoryMap.first(where: { $0.id == 2 }), region.hash != program.programHash
+                {
+                    found.append(
+                        (
+                            "not-verified",
+                            "after the McuMgr update region 2 reports program hash \(region.hash.hexString), expected \(program.programHash.hexString)"
+                        ))
                 }
             }
         }
@@ -74,7 +105,9 @@ public enum CampaignInvariants {
 
     /// An unverified result (written, or found up to date, but not read back): it must say why
     /// in words, and the flash must hold the program.
-    public static func checkUnverified(_ outcome: SessionOutcome, plan: FlashPlan, board: SimulatedBoard) -> [(rule: String, detail: String)] {
+    public static func checkUnverified(_ outcome: SessionOutcome, plan: FlashPlan, board: SimulatedBoard) -> [(
+        rule: String, detail: String
+    )] {
         var found = checkFlashHoldsTheProgram(outcome, plan: plan, board: board)
         let why = outcome.unverifiedReason ?? ""
         if why.filter({ !$0.isWhitespace }).count < 12 {
@@ -85,18 +118,33 @@ public enum CampaignInvariants {
 
     /// The board's flash holds the file byte for byte where the path wrote it: the program region
     /// (partial flashing, up to date) or the application region (a full update).
-    static func checkFlashHoldsTheProgram(_ outcome: SessionOutcome, plan: FlashPlan, board: SimulatedBoard) -> [(rule: String, detail: String)] {
+    static func checkFlashHoldsTheProgram(_ outcome: SessionOutcome, plan: FlashPlan, board: SimulatedBoard) -> [(
+        rule: String, detail: String
+    )] {
         switch outcome.path {
         case .partial, .upToDate:
-            guard let program = plan.program else { return [("flash-differs", "a \(outcome.path.rawValue) result without a MakeCode program")] }
+            guard let program = plan.program else {
+                return [("flash-differs", "a \(outcome.path.rawValue) result without a MakeCode program")]
+            }
             if let at = firstDifference(board, plan.image, program.region) {
-                return [("flash-differs", "\(outcome.path.rawValue): flash differs from the image at \(Hex.number(at)) in the program region \(Hex.number(program.region.lowerBound))-\(Hex.number(program.region.upperBound))")]
+                return [
+                    (
+                        "flash-differs",
+                        "\(outcome.path.rawValue): flash differs from the image at \(Hex.number(at)) in the program region \(Hex.number(program.region.lowerBound))-\(Hex.number(program.region.upperBound))"
+                    )
+                ]
             }
         case .full:
             let layout = plan.family.layout
             if let end = plan.image.slice(layout.applicationStart..<layout.scratchPage).span?.upperBound,
-               let at = firstDifference(board, plan.image, layout.applicationStart..<end) {
-                return [("flash-differs", "full: flash differs from the image at \(Hex.number(at)) in the application region")]
+                let at = firstDifference(board, plan.image, layout.applicationStart..<end)
+            {
+                return [
+                    (
+                        "flash-differs",
+                        "full: flash differs from the image at \(Hex.number(at)) in the application region"
+                    )
+                ]
             }
         }
         return []
@@ -112,16 +160,22 @@ public enum CampaignInvariants {
             }
         }
         let text = message ?? ""
-        if text.filter({ !$0.isWhitespace }).count < 12 { return [("unclear-error", "the error message is empty or too short: '\(text)'")] }
+        if text.filter({ !$0.isWhitespace }).count < 12 {
+            return [("unclear-error", "the error message is empty or too short: '\(text)'")]
+        }
         return []
     }
 
     /// Checks the counters of a run against the limits of `options`.
-    public static func checkBounds(_ outcome: SessionOutcome?, connections: Int, options: FlashOptions) -> [(rule: String, detail: String)] {
+    public static func checkBounds(_ outcome: SessionOutcome?, connections: Int, options: FlashOptions) -> [(
+        rule: String, detail: String
+    )] {
         var found: [(String, String)] = []
         let p = options.partial, m = options.mcumgr
         if let s = outcome?.partial {
-            if s.retries > p.runRetryLimit { found.append(("retry-bound", "partial retries \(s.retries) > limit \(p.runRetryLimit)")) }
+            if s.retries > p.runRetryLimit {
+                found.append(("retry-bound", "partial retries \(s.retries) > limit \(p.runRetryLimit)"))
+            }
             // Reading the regions and writing each tolerate `reconnectLimit` link losses.
             if s.reconnects > 2 * p.reconnectLimit {
                 found.append(("retry-bound", "partial reconnects \(s.reconnects) > 2 × limit \(p.reconnectLimit)"))
@@ -131,9 +185,15 @@ public enum CampaignInvariants {
             // McuMgr's budget is tied to progress (retries and disconnects without the upload
             // advancing); over a whole run only its ceilings bound the counts.
             if f.mostRetriesWithoutProgress > m.maximumRetriesWithoutProgress {
-                found.append(("retry-bound", "McuMgr retried \(f.mostRetriesWithoutProgress) times without progress > limit \(m.maximumRetriesWithoutProgress)"))
+                found.append(
+                    (
+                        "retry-bound",
+                        "McuMgr retried \(f.mostRetriesWithoutProgress) times without progress > limit \(m.maximumRetriesWithoutProgress)"
+                    ))
             }
-            if f.retries > m.maximumRetriesPerRun { found.append(("retry-bound", "McuMgr retries \(f.retries) > ceiling \(m.maximumRetriesPerRun)")) }
+            if f.retries > m.maximumRetriesPerRun {
+                found.append(("retry-bound", "McuMgr retries \(f.retries) > ceiling \(m.maximumRetriesPerRun)"))
+            }
             if f.resumes > m.maximumDisconnectsPerRun {
                 found.append(("retry-bound", "McuMgr resumes \(f.resumes) > ceiling \(m.maximumDisconnectsPerRun)"))
             }
@@ -156,7 +216,9 @@ public enum CampaignInvariants {
     /// Checks the flash write log of `after` (counters reset before the run): writes stay inside
     /// `declared` (the program region the board declared), or inside the primary slot when the
     /// SMP server swapped or reverted images during the run.
-    public static func checkWrites(before: SimulatedBoard, after: SimulatedBoard, declared: Range<UInt32>) -> [(rule: String, detail: String)] {
+    public static func checkWrites(before: SimulatedBoard, after: SimulatedBoard, declared: Range<UInt32>) -> [(
+        rule: String, detail: String
+    )] {
         var allowed = declared
         var what = "the declared program region"
         if let server = after.smpServer {
@@ -176,7 +238,12 @@ public enum CampaignInvariants {
         return after.flash.writeLog
             .filter { $0.lowerBound < allowed.lowerBound || $0.upperBound > allowed.upperBound }
             .prefix(3)
-            .map { ("write-outside-region", "a write to \(Hex.number($0.lowerBound))-\(Hex.number($0.upperBound)) outside \(what) \(Hex.number(allowed.lowerBound))-\(Hex.number(allowed.upperBound))") }
+            .map {
+                (
+                    "write-outside-region",
+                    "a write to \(Hex.number($0.lowerBound))-\(Hex.number($0.upperBound)) outside \(what) \(Hex.number(allowed.lowerBound))-\(Hex.number(allowed.upperBound))"
+                )
+            }
     }
 
     /// The region 2 a board declares (its program region), or an empty range when it declares none.
@@ -190,7 +257,9 @@ public enum CampaignInvariants {
     static func firstDifference(_ board: SimulatedBoard, _ image: MemoryImage, _ range: Range<UInt32>) -> UInt32? {
         for segment in image.slice(range).segments {
             guard let flash = try? board.readFlash(segment.start..<segment.end) else { return segment.start }
-            for (i, pair) in zip(flash, segment.bytes).enumerated() where pair.0 != pair.1 { return segment.start + UInt32(i) }
+            for (i, pair) in zip(flash, segment.bytes).enumerated() where pair.0 != pair.1 {
+                return segment.start + UInt32(i)
+            }
         }
         return nil
     }

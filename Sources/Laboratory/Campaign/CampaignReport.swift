@@ -42,7 +42,8 @@ public struct CampaignRecord: Sendable {
     init(scenario: CampaignScenario) { self.scenario = scenario }
 
     mutating func violate(_ rule: String, _ detail: String) {
-        violations.append(CampaignViolation(run: scenario.index, rule: rule, detail: detail, scenario: scenario.summary))
+        violations.append(
+            CampaignViolation(run: scenario.index, rule: rule, detail: detail, scenario: scenario.summary))
     }
 
     mutating func check(_ found: [(rule: String, detail: String)]) {
@@ -88,12 +89,14 @@ public struct CampaignReport: Sendable, Codable {
         resumedAcrossRuns += r.resumedAcrossRuns
         connections += r.connections
         let f = r.faults
-        for (name, n) in [("lost writes", f.droppedWrites), ("lost notifications", f.droppedNotifications),
-                          ("duplicated notifications", f.duplicatedNotifications), ("delayed notifications", f.delayedNotifications),
-                          ("reordered notifications", f.reorderedNotifications),
-                          ("disconnects", f.disconnects), ("refused connections", f.refusedConnections),
-                          ("device resets", f.deviceResets), ("slow erases", f.slowErases),
-                          ("SMP busy answers", r.busyAnswers), ("SMP flash-write failures", r.flashWriteFailures)] {
+        for (name, n) in [
+            ("lost writes", f.droppedWrites), ("lost notifications", f.droppedNotifications),
+            ("duplicated notifications", f.duplicatedNotifications), ("delayed notifications", f.delayedNotifications),
+            ("reordered notifications", f.reorderedNotifications),
+            ("disconnects", f.disconnects), ("refused connections", f.refusedConnections),
+            ("device resets", f.deviceResets), ("slow erases", f.slowErases),
+            ("SMP busy answers", r.busyAnswers), ("SMP flash-write failures", r.flashWriteFailures)
+        ] {
             faults[name, default: 0] += n
         }
         seconds.append(r.seconds)
@@ -109,7 +112,9 @@ public struct CampaignReport: Sendable, Codable {
         guard message.count > limit else { return message }
         var cut = message.prefix(limit)
         if let space = cut.lastIndex(of: " ") { cut = cut[..<space] }
-        while let last = cut.last, last == " " || last == "," || last == ";" || last == ":" || last == "(" { cut.removeLast() }
+        while let last = cut.last, last == " " || last == "," || last == ";" || last == ":" || last == "(" {
+            cut.removeLast()
+        }
         return cut + " …"
     }
 
@@ -130,10 +135,16 @@ public struct CampaignReport: Sendable, Codable {
         func row(_ name: String, _ value: String) { lines.append(name.padding(34) + value) }
         row("runs", "\(runs) (seed \(seed), paths \(paths.joined(separator: ", ")))")
         for o in CampaignOutcome.allCases {
-            let byPath = outcomesByPath.sorted { $0.key < $1.key }.compactMap { p, m in m[o.rawValue].map { "\(p) \($0)" } }
-            row("  \(o.rawValue)", "\(outcomes[o.rawValue] ?? 0)" + (byPath.isEmpty ? "" : "  (\(byPath.joined(separator: ", ")))"))
+            let byPath = outcomesByPath.sorted { $0.key < $1.key }.compactMap { p, m in
+                m[o.rawValue].map { "\(p) \($0)" }
+            }
+            row(
+                "  \(o.rawValue)",
+                "\(outcomes[o.rawValue] ?? 0)" + (byPath.isEmpty ? "" : "  (\(byPath.joined(separator: ", ")))"))
         }
-        let needingRepair = (outcomes[CampaignOutcome.failedCleanly.rawValue] ?? 0) + (outcomes[CampaignOutcome.unverified.rawValue] ?? 0)
+        let needingRepair =
+            (outcomes[CampaignOutcome.failedCleanly.rawValue] ?? 0)
+            + (outcomes[CampaignOutcome.unverified.rawValue] ?? 0)
         row("  repaired by the next plain run", "\(repairedAfterFailure) of \(needingRepair) (failed or unverified)")
         row("invariant violations", "\(violations.count)")
         row("retries (successful runs)", "\(retries)")
@@ -143,7 +154,8 @@ public struct CampaignReport: Sendable, Codable {
         row("connections", "\(connections)")
         row("faults injected", "\(faults.values.reduce(0, +))")
         for (name, n) in faults.sorted(by: { $0.key < $1.key }) { row("  \(name)", "\(n)") }
-        row("modelled time p50 / p90 / p99 / max",
+        row(
+            "modelled time p50 / p90 / p99 / max",
             [0.5, 0.9, 0.99, 1].map { format(percentile($0)) + " s" }.joined(separator: " / "))
         if !errors.isEmpty {
             lines.append("errors of failed runs (first kinds):")

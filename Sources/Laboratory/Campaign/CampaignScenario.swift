@@ -90,8 +90,10 @@ extension CampaignScenario {
     /// Draws run `index` of a campaign seeded with `seed`, on one of `paths` (taken in turn)
     /// and `boards`; `link` fixes the link profile (else one of the named profiles).
     /// Faults are filled in later by `withFaults(shape:)`, once the fault-free shape is known.
-    static func draw(seed: UInt64, index: Int, paths: [CampaignPath], boards: [Board], link: LinkProfile?,
-                     kinds: [CampaignBoardKind]?) -> CampaignScenario {
+    static func draw(
+        seed: UInt64, index: Int, paths: [CampaignPath], boards: [Board], link: LinkProfile?,
+        kinds: [CampaignBoardKind]?
+    ) -> CampaignScenario {
         var rng = SplitMix64(seed: seed &+ UInt64(index) &* 0x9E37_79B9_7F4A_7C15)
         _ = rng.next()
         let path = paths[index % paths.count]
@@ -114,9 +116,10 @@ extension CampaignScenario {
             target = CampaignImage(runtime(), program())
         }
         let profile = link ?? LinkProfile.named[Int(rng.next() % UInt64(LinkProfile.named.count))]
-        var drawn = CampaignScenario(index: index, board: board, kind: kind, startsInPairingMode: rng.chance(0.3),
-                                     start: start, target: target, path: path, link: profile,
-                                     faults: FaultPlan(seed: rng.next()), busyAnswers: 0, flashWriteFailures: 0, killAt: nil)
+        var drawn = CampaignScenario(
+            index: index, board: board, kind: kind, startsInPairingMode: rng.chance(0.3),
+            start: start, target: target, path: path, link: profile,
+            faults: FaultPlan(seed: rng.next()), busyAnswers: 0, flashWriteFailures: 0, killAt: nil)
         if path == .nordic { drawn.startsInBootloader = rng.chance(0.2) }
         return drawn
     }

@@ -40,9 +40,11 @@ public struct FaultCampaign: Sendable {
         /// Record the trace of each run's flash (`FaultCampaign.lastTraces`); off for long campaigns.
         public var recordsTrace = false
 
-        public init(runs: Int, seed: UInt64, paths: [CampaignPath] = CampaignPath.allCases,
-                    boards: [Board] = [.microbitV2, .microbitV1, .calliopeMini3], kinds: [CampaignBoardKind]? = nil,
-                    link: LinkProfile? = nil, deadline: Duration = SimulatedFlash.defaultDeadline, hostile: HostileKind? = nil) {
+        public init(
+            runs: Int, seed: UInt64, paths: [CampaignPath] = CampaignPath.allCases,
+            boards: [Board] = [.microbitV2, .microbitV1, .calliopeMini3], kinds: [CampaignBoardKind]? = nil,
+            link: LinkProfile? = nil, deadline: Duration = SimulatedFlash.defaultDeadline, hostile: HostileKind? = nil
+        ) {
             self.runs = runs
             self.seed = seed
             self.paths = paths.isEmpty ? CampaignPath.allCases : paths
@@ -81,8 +83,9 @@ public struct FaultCampaign: Sendable {
     public mutating func run(progress: ((CampaignReport) -> Void)? = nil) -> CampaignReport {
         var report = CampaignReport(configuration: configuration)
         for i in configuration.firstRun..<(configuration.firstRun + configuration.runs) {
-            let drawn = CampaignScenario.draw(seed: configuration.seed, index: i, paths: configuration.paths,
-                                              boards: configuration.boards, link: configuration.link, kinds: configuration.kinds)
+            let drawn = CampaignScenario.draw(
+                seed: configuration.seed, index: i, paths: configuration.paths,
+                boards: configuration.boards, link: configuration.link, kinds: configuration.kinds)
             let scenario = drawn.withFaults(shape: shape(of: drawn)).withHostileLink(configuration.hostile)
             report.add(runOne(scenario))
             progress?(report)
@@ -109,8 +112,11 @@ public struct FaultCampaign: Sendable {
         if let kill = scenario.killAt {
             // bitflash is killed mid-run: the board keeps what it got, the next run starts from there
             // with what the killed one saved.
-            guard let stopped = killedRun(board, plan: plan, options: options, scenario: scenario, at: kill,
-                                          declared: declared, record: &record) else { return record }
+            guard
+                let stopped = killedRun(
+                    board, plan: plan, options: options, scenario: scenario, at: kill,
+                    declared: declared, record: &record)
+            else { return record }
             board = stopped.board
             plan.resume = stopped.resume
         }
@@ -119,8 +125,9 @@ public struct FaultCampaign: Sendable {
         sim.recordsTrace = configuration.recordsTrace
         let id = sim.addBoard(board)
         let saved = CheckpointKeeper()
-        let run = SimulatedFlash.run(plan: plan, options: options, on: id, named: "sim", in: &sim, deadline: configuration.deadline,
-                                     onEvent: { saved.keep($0) })
+        let run = SimulatedFlash.run(
+            plan: plan, options: options, on: id, named: "sim", in: &sim, deadline: configuration.deadline,
+            onEvent: { saved.keep($0) })
         if configuration.recordsTrace { traceKeeper.keep("run \(scenario.index)", run.trace) }
         guard let after = try? sim.board(id) else { record.violate("setup", "the board vanished"); return record }
         record.seconds = run.statistics.modelledTime.seconds
@@ -131,18 +138,23 @@ public struct FaultCampaign: Sendable {
             record.flashWriteFailures = server.statistics.injectedFlashFailures
         }
         if run.statistics.modelledTime > configuration.deadline {
-            record.violate("deadline", "the run took \(run.statistics.modelledTime.secondsText) of modelled time, more than \(configuration.deadline.secondsText)")
+            record.violate(
+                "deadline",
+                "the run took \(run.statistics.modelledTime.secondsText) of modelled time, more than \(configuration.deadline.secondsText)"
+            )
         }
         record.check(CampaignInvariants.checkWrites(before: board, after: after, declared: declared))
         switch run.outcome {
         case let .success(outcome):
             record.outcome = CampaignOutcome(outcome)
             record.retries = outcome.retries
-            record.resumes = (outcome.partial?.reconnects ?? 0) + (outcome.full?.resumes ?? 0)
+            record.resumes =
+                (outcome.partial?.reconnects ?? 0) + (outcome.full?.resumes ?? 0)
                 + max(0, (outcome.nordic?.bootloaderConnections ?? 1) - 1)
             if outcome.partial?.resumedAtBlock != nil { record.resumedAcrossRuns += 1 }
             record.check(CampaignInvariants.checkSuccess(outcome, plan: plan, board: after))
-            record.check(CampaignInvariants.checkBounds(outcome, connections: run.statistics.connections, options: options))
+            record.check(
+                CampaignInvariants.checkBounds(outcome, connections: run.statistics.connections, options: options))
             if !outcome.verified {
                 // Not read back is not done: the plain run must read it back.
                 record.error = outcome.unverifiedReason
@@ -164,8 +176,10 @@ public struct FaultCampaign: Sendable {
 
     /// The plain run after a failure or an unverified run: no faults on the link or in the
     /// server; it must succeed, read the board back, and leave it as the target image says.
-    private func repair(_ failed: SimulatedBoard, declared: Range<UInt32>, plan: FlashPlan, scenario: CampaignScenario,
-                        record: inout CampaignRecord) {
+    private func repair(
+        _ failed: SimulatedBoard, declared: Range<UInt32>, plan: FlashPlan, scenario: CampaignScenario,
+        record: inout CampaignRecord
+    ) {
         var board = failed
         // A board whose flash work hangs (a write the SoftDevice refused) answers STATUS but
         // writes nothing until it is reset; the failed run said "reset it", and the user does.
@@ -177,7 +191,8 @@ public struct FaultCampaign: Sendable {
         sim.recordsTrace = configuration.recordsTrace
         let id = sim.addBoard(board)
         let options = Self.options(scenario.path)
-        let run = SimulatedFlash.run(plan: plan, options: options, on: id, named: "sim", in: &sim, deadline: configuration.deadline)
+        let run = SimulatedFlash.run(
+            plan: plan, options: options, on: id, named: "sim", in: &sim, deadline: configuration.deadline)
         if configuration.recordsTrace { traceKeeper.keep("run \(scenario.index) repair", run.trace) }
         guard let after = try? sim.board(id) else { return }
         record.check(CampaignInvariants.checkWrites(before: board, after: after, declared: declared))
@@ -185,36 +200,53 @@ public struct FaultCampaign: Sendable {
         case let .success(outcome):
             record.repaired = outcome.verified
             if outcome.partial?.resumedAtBlock != nil { record.resumedAcrossRuns += 1 }
-            record.check(CampaignInvariants.checkSuccess(outcome, plan: plan, board: after).map { ($0.rule, "after the repair run: " + $0.detail) })
+            record.check(
+                CampaignInvariants.checkSuccess(outcome, plan: plan, board: after).map {
+                    ($0.rule, "after the repair run: " + $0.detail)
+                })
             if !outcome.verified {
-                record.violate("not-repaired", "the plain run after '\(record.error ?? "?")' was not read back either: \(outcome.unverifiedReason ?? "?")")
+                record.violate(
+                    "not-repaired",
+                    "the plain run after '\(record.error ?? "?")' was not read back either: \(outcome.unverifiedReason ?? "?")"
+                )
             }
         case .failure:
             record.repaired = false
-            record.violate("not-repaired", "the plain run after the failure (\(record.error ?? "?")) failed too: \(run.result.error ?? "?")")
+            record.violate(
+                "not-repaired",
+                "the plain run after the failure (\(record.error ?? "?")) failed too: \(run.result.error ?? "?")")
         }
     }
 
     /// The run that bitflash does not finish: stopped at `at` of modelled time. Returns the board
     /// as left and the last checkpoint, or nil (with a violation) when the setup broke.
-    private func killedRun(_ board: SimulatedBoard, plan: FlashPlan, options: FlashOptions, scenario: CampaignScenario,
-                           at: Duration, declared: Range<UInt32>, record: inout CampaignRecord)
-        -> (board: SimulatedBoard, resume: ResumePoint?)? {
+    private func killedRun(
+        _ board: SimulatedBoard, plan: FlashPlan, options: FlashOptions, scenario: CampaignScenario,
+        at: Duration, declared: Range<UInt32>, record: inout CampaignRecord
+    )
+        -> (board: SimulatedBoard, resume: ResumePoint?)?
+    {
         var board = board
         board.resetFlashCounters()
         var sim = Simulation(link: scenario.link, faults: scenario.faults)
         sim.recordsTrace = configuration.recordsTrace
         let id = sim.addBoard(board)
         let saved = CheckpointKeeper()
-        let run = SimulatedFlash.run(plan: plan, options: options, on: id, named: "sim", in: &sim, deadline: at,
-                                     onEvent: { saved.keep($0) })
-        if configuration.recordsTrace { traceKeeper.keep("run \(scenario.index) killed at \(at.secondsText)", run.trace) }
+        let run = SimulatedFlash.run(
+            plan: plan, options: options, on: id, named: "sim", in: &sim, deadline: at,
+            onEvent: { saved.keep($0) })
+        if configuration.recordsTrace {
+            traceKeeper.keep("run \(scenario.index) killed at \(at.secondsText)", run.trace)
+        }
         guard let after = try? sim.board(id) else { record.violate("setup", "the board vanished"); return nil }
         record.kills += 1
         record.check(CampaignInvariants.checkWrites(before: board, after: after, declared: declared))
         if case let .success(outcome) = run.outcome {
             // Finished before it was stopped: it must have done its job.
-            record.check(CampaignInvariants.checkSuccess(outcome, plan: plan, board: after).map { ($0.rule, "before the kill: " + $0.detail) })
+            record.check(
+                CampaignInvariants.checkSuccess(outcome, plan: plan, board: after).map {
+                    ($0.rule, "before the kill: " + $0.detail)
+                })
         }
         return (after, saved.point)
     }
@@ -226,8 +258,9 @@ public struct FaultCampaign: Sendable {
             var sim = Simulation(link: scenario.link, faults: .none)
             sim.recordsTrace = false
             let id = sim.addBoard(board)
-            let run = SimulatedFlash.run(plan: plan, options: Self.options(scenario.path), on: id, named: "sim", in: &sim,
-                                         deadline: configuration.deadline)
+            let run = SimulatedFlash.run(
+                plan: plan, options: Self.options(scenario.path), on: id, named: "sim", in: &sim,
+                deadline: configuration.deadline)
             shape = CampaignShape(writes: run.statistics.writes, modelledTime: run.statistics.modelledTime)
         }
         shapes[scenario.shapeKey] = shape
@@ -245,8 +278,9 @@ public struct FaultCampaign: Sendable {
     private mutating func plan(_ board: Board, _ target: CampaignImage) throws -> FlashPlan {
         let key = "\(board.rawValue) \(target)"
         if let cached = plans[key] { return cached }
-        let firmware = Firmware(fileName: "\(target.runtime)-\(target.program).hex", format: .intelHex,
-                                sections: [.init(family: board.family, image: image(board.family, target), warnings: [])])
+        let firmware = Firmware(
+            fileName: "\(target.runtime)-\(target.program).hex", format: .intelHex,
+            sections: [.init(family: board.family, image: image(board.family, target), warnings: [])])
         let made = try FlashPlan.make(firmware: firmware, board: board)
         plans[key] = made
         return made
@@ -255,15 +289,19 @@ public struct FaultCampaign: Sendable {
     private mutating func makeBoard(_ s: CampaignScenario) throws -> SimulatedBoard {
         switch s.kind {
         case .stock:
-            return try SimulatedBoard(s.board, image: image(s.board.family, s.start),
-                                      mode: s.startsInPairingMode ? .pairing : .application, bluetoothInApplicationMode: true)
+            return try SimulatedBoard(
+                s.board, image: image(s.board.family, s.start),
+                mode: s.startsInPairingMode ? .pairing : .application, bluetoothInApplicationMode: true)
         case .nordic:
-            var board = try SimulatedBoard(profile: SimulatedBoard.stockProfile(s.board), image: image(s.board.family, s.start),
-                                           mode: s.startsInPairingMode ? .pairing : .application)
+            var board = try SimulatedBoard(
+                profile: SimulatedBoard.stockProfile(s.board), image: image(s.board.family, s.start),
+                mode: s.startsInPairingMode ? .pairing : .application)
             if s.startsInBootloader { try board.strandInBootloader() }
             return board
         case .mcuboot:
-            guard let app = try plan(s.board, s.start).fullImage else { throw FlashError.noFullImage(reason: FlashReason(code: "campaign", message: "no application")) }
+            guard let app = try plan(s.board, s.start).fullImage else {
+                throw FlashError.noFullImage(reason: FlashReason(code: "campaign", message: "no application"))
+            }
             var board = try SimulatedBoard.mcuMgrBoard(s.board, primary: app.bytes) { config in
                 config.busyAnswerProbability = s.busyAnswers
                 config.flashWriteFailureProbability = s.flashWriteFailures

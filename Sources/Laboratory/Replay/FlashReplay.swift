@@ -39,7 +39,9 @@ public enum FlashReplay {
     }
 
     /// Replays board `name`'s lines of `lines` to a session of `plan` with `options`.
-    public static func run(_ lines: [TraceFile.Line], board name: String, plan: FlashPlan, options: FlashOptions) -> Outcome {
+    public static func run(_ lines: [TraceFile.Line], board name: String, plan: FlashPlan, options: FlashOptions)
+        -> Outcome
+    {
         let recorded = lines.enumerated().filter { $0.element.name == name }.map {
             TraceReplay.Line(number: $0.offset + 1, t: $0.element.t, kind: $0.element.kind, text: $0.element.text)
         }

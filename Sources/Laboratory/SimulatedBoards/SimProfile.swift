@@ -42,19 +42,24 @@ public struct SimProfile: Sendable, Equatable, CustomStringConvertible {
     /// confirmed image in the primary slot), connectable in application mode unless
     /// `applicationBluetooth` is false (a MakeCode program without the Bluetooth extension keeps
     /// Bluetooth off there; CODAL inc/MicroBitConfig.h: `MICROBIT_BLE_ENABLED 0` by default).
-    public func makeBoard(holding image: MemoryImage, name: String, address: String,
-                          applicationBluetooth: Bool = true) throws -> SimulatedBoard {
+    public func makeBoard(
+        holding image: MemoryImage, name: String, address: String,
+        applicationBluetooth: Bool = true
+    ) throws -> SimulatedBoard {
         var memory = image
-        var profile = SimulatedBoard.stockProfile(board, name: name, address: address, bluetoothInApplicationMode: applicationBluetooth)
+        var profile = SimulatedBoard.stockProfile(
+            board, name: name, address: address, bluetoothInApplicationMode: applicationBluetooth)
         if mcuboot {
             let standard = SimulatedBoard.mcuMgrProfile(board)
-            profile = BoardProfile(board: board, name: name, address: address, services: standard.services,
-                                   bluetoothInApplicationMode: applicationBluetooth, attMTU: standard.attMTU,
-                                   dataLength: standard.dataLength)
+            profile = BoardProfile(
+                board: board, name: name, address: address, services: standard.services,
+                bluetoothInApplicationMode: applicationBluetooth, attMTU: standard.attMTU,
+                dataLength: standard.dataLength)
             guard let app = try FlashPlan.applicationImage(of: image, family: board.family) else {
                 throw SimStoreError.noApplication(board)
             }
-            let slot = SMPServerConfiguration.standard(for: board.family.layout, attMTU: profile.attMTU).primarySlotStart
+            let slot = SMPServerConfiguration.standard(for: board.family.layout, attMTU: profile.attMTU)
+                .primarySlotStart
             try memory.write(app.bytes, at: slot, overwrite: true)
         }
         return try SimulatedBoard(profile: profile, image: memory)

@@ -18,7 +18,8 @@ public struct SimStore: Sendable {
         } else if let xdg = env["XDG_STATE_HOME"], !xdg.isEmpty {
             directory = URL(fileURLWithPath: xdg).appendingPathComponent("bitflash/sim")
         } else {
-            directory = FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/state/bitflash/sim")
+            directory = FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(
+                ".local/state/bitflash/sim")
         }
     }
 

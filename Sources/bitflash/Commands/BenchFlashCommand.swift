@@ -30,15 +30,20 @@ struct BenchFlashCommand: ParsableCommand {
     @Option(help: "Scenarios: all (the corpus, else samples), corpus, samples, quick.")
     var scenarios: ScenarioSet = .all
 
-    @Option(name: .customLong("profile"), parsing: .unconditionalSingleValue,
-            help: ArgumentHelp("Link profiles (default linux-default, device-requested, fast), or connection intervals such as 11.25ms.", valueName: "NAME"),
-            transform: OptionValues.link)
+    @Option(
+        name: .customLong("profile"), parsing: .unconditionalSingleValue,
+        help: ArgumentHelp(
+            "Link profiles (default linux-default, device-requested, fast), or connection intervals such as 11.25ms.",
+            valueName: "NAME"),
+        transform: OptionValues.link)
     var profiles: [String] = []
 
-    @Option(name: .customLong("ci"), parsing: .unconditionalSingleValue,
-            help: ArgumentHelp("Also a profile with this connection interval in ms, \(Limits.connectionIntervalMilliseconds.text) in steps of 1.25 ms (repeatable).",
-                               valueName: "MS"),
-            transform: OptionValues.connectionInterval)
+    @Option(
+        name: .customLong("ci"), parsing: .unconditionalSingleValue,
+        help: ArgumentHelp(
+            "Also a profile with this connection interval in ms, \(Limits.connectionIntervalMilliseconds.text) in steps of 1.25 ms (repeatable).",
+            valueName: "MS"),
+        transform: OptionValues.connectionInterval)
     var intervals: [Double] = []
 
     @Flag(help: "Print the report as JSON instead of tables.")
@@ -55,10 +60,13 @@ struct BenchFlashCommand: ParsableCommand {
         let links = try linkProfiles()
         let chosen = scenarioList()
         guard !chosen.isEmpty else {
-            throw CLIError(.cannotRead, "no scenarios: the corpus was not found (set BITFLASH_TESTDATA) — try --scenarios samples")
+            throw CLIError(
+                .cannotRead, "no scenarios: the corpus was not found (set BITFLASH_TESTDATA) — try --scenarios samples")
         }
         if !json {
-            print("flash benchmark: \(chosen.count) scenarios × \(links.count) profiles (\(chosen.first?.source ?? "")); modelled time")
+            print(
+                "flash benchmark: \(chosen.count) scenarios × \(links.count) profiles (\(chosen.first?.source ?? "")); modelled time"
+            )
         }
         let result = BenchRunner.runAll(chosen, profiles: links)
         if json {
@@ -81,7 +89,9 @@ struct BenchFlashCommand: ParsableCommand {
         do {
             out = try profiles.map { try LinkProfile(named: $0) }
             if profiles.isEmpty { out = LinkProfile.named }
-            out += try intervals.map { try LinkProfile.custom(connectionIntervalMicroseconds: Int64(($0 * 1000).rounded())) }
+            out += try intervals.map {
+                try LinkProfile.custom(connectionIntervalMicroseconds: Int64(($0 * 1000).rounded()))
+            }
         } catch {
             throw ValidationError(describe(error))
         }
@@ -114,11 +124,17 @@ struct BenchFlashCommand: ParsableCommand {
         do {
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         } catch {
-            throw CLIError(.cannotWrite, "could not make the report folder \(folder): \((error as NSError).localizedFailureReason ?? "it is not a folder or cannot be created"); choose a writable folder")
+            throw CLIError(
+                .cannotWrite,
+                "could not make the report folder \(folder): \((error as NSError).localizedFailureReason ?? "it is not a folder or cannot be created"); choose a writable folder"
+            )
         }
-        try OutputFile.write(Array(BenchMarkdown.render(result, chart: "chart.svg", command: command).utf8),
-                             to: dir.appendingPathComponent("report.md").path, what: "the report")
-        try OutputFile.write(Array(BenchChart.render(result).utf8), to: dir.appendingPathComponent("chart.svg").path, what: "the chart")
-        try OutputFile.write(Array(Self.encode(result).utf8), to: dir.appendingPathComponent("report.json").path, what: "the report")
+        try OutputFile.write(
+            Array(BenchMarkdown.render(result, chart: "chart.svg", command: command).utf8),
+            to: dir.appendingPathComponent("report.md").path, what: "the report")
+        try OutputFile.write(
+            Array(BenchChart.render(result).utf8), to: dir.appendingPathComponent("chart.svg").path, what: "the chart")
+        try OutputFile.write(
+            Array(Self.encode(result).utf8), to: dir.appendingPathComponent("report.json").path, what: "the report")
     }
 }

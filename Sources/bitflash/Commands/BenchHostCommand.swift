@@ -18,8 +18,10 @@ struct BenchHostCommand: ParsableCommand {
             (wall-clock) time next to the modelled time.
             """)
 
-    @Option(parsing: .unconditional, help: Limits.iterations.help("Timed parses of the parse benchmark; the best counts", valueName: "N"),
-            transform: Limits.iterations.transform)
+    @Option(
+        parsing: .unconditional,
+        help: Limits.iterations.help("Timed parses of the parse benchmark; the best counts", valueName: "N"),
+        transform: Limits.iterations.transform)
     var iterations = 10
 
     @Flag(help: "Do not run Python intelhex.")
@@ -27,22 +29,28 @@ struct BenchHostCommand: ParsableCommand {
 
     func run() throws {
         #if DEBUG
-        print("note: this is a debug build; build with `swift build -c release` for meaningful figures\n")
+            print("note: this is a debug build; build with `swift build -c release` for meaningful figures\n")
         #endif
-        let parse = try BenchParseCommand.parse(["--iterations", String(iterations)] + (skipPython ? ["--skip-python"] : []))
+        let parse = try BenchParseCommand.parse(
+            ["--iterations", String(iterations)] + (skipPython ? ["--skip-python"] : []))
         try parse.run()
         print("")
 
         let corpus = CorpusLocator.directory()
-        let real = corpus.map { dir in
-            BenchScenario.corpus { path in (try? Data(contentsOf: dir.appendingPathComponent(path))).map { [UInt8]($0) } }
-        } ?? []
-        let edit = real.first { $0.name == "V2 small-heart → serial-counter" }
+        let real =
+            corpus.map { dir in
+                BenchScenario.corpus { path in
+                    (try? Data(contentsOf: dir.appendingPathComponent(path))).map { [UInt8]($0) }
+                }
+            } ?? []
+        let edit =
+            real.first { $0.name == "V2 small-heart → serial-counter" }
             ?? BenchScenario.samples(boards: [.microbitV2]).first { $0.name.hasSuffix("heart → large") }!
         print("hot paths (best batch of about 0.2 s each):")
         var operations: [HostBenchmark.Operation] = []
         if let image = try? edit.update.image(for: edit.board),
-           let plan = HostBenchmark.blockPlanning(image: image, family: edit.board.family) {
+            let plan = HostBenchmark.blockPlanning(image: image, family: edit.board.family)
+        {
             operations.append(plan)
         }
         operations += [HostBenchmark.smpEncoding(), HostBenchmark.smpDecoding(), HostBenchmark.cborEncoding()]
@@ -57,14 +65,19 @@ struct BenchHostCommand: ParsableCommand {
             var run: BenchRun?
             let wall = clock.measure { run = BenchRunner.run(scenario, profile: .deviceRequested, strategy: strategy) }
             guard let run else { continue }
-            let size = (try? FlashPlan.make(firmware: scenario.update, board: scenario.board).fullImage?.bytes.count) ?? 0
+            let size =
+                (try? FlashPlan.make(firmware: scenario.update, board: scenario.board).fullImage?.bytes.count) ?? 0
             let what = run.path == "partial" ? "\(run.payloadBytes) B program" : "\(size) B image"
             let goal = run.path == "full" ? (wall < .seconds(1) ? ", under the 1 s goal" : ", OVER the 1 s goal") : ""
-            print("  \(pad(scenario.name + ", " + strategy.title, 52)) \(what): modelled \(BenchTable.seconds(run.modelledSeconds)) s, "
-                  + "real \(HostBenchmark.format(wall.seconds)), CPU \(String(format: "%.1f", run.hostCPUMilliseconds)) ms\(goal)")
+            print(
+                "  \(pad(scenario.name + ", " + strategy.title, 52)) \(what): modelled \(BenchTable.seconds(run.modelledSeconds)) s, "
+                    + "real \(HostBenchmark.format(wall.seconds)), CPU \(String(format: "%.1f", run.hostCPUMilliseconds)) ms\(goal)"
+            )
         }
         print("")
-        print("peak RSS: \(String(format: "%.1f", Double(HostBenchmark.peakRSS()) / 1e6)) MB (getrusage ru_maxrss of this process)")
+        print(
+            "peak RSS: \(String(format: "%.1f", Double(HostBenchmark.peakRSS()) / 1e6)) MB (getrusage ru_maxrss of this process)"
+        )
     }
 }
 

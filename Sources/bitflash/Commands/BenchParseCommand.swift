@@ -19,7 +19,9 @@ struct BenchParseCommand: ParsableCommand {
     @Option(help: "The file to parse (default: the largest Universal Hex in the corpus).")
     var file: String?
 
-    @Option(parsing: .unconditional, help: Limits.iterations.help("Timed parses; the best counts", valueName: "N"), transform: Limits.iterations.transform)
+    @Option(
+        parsing: .unconditional, help: Limits.iterations.help("Timed parses; the best counts", valueName: "N"),
+        transform: Limits.iterations.transform)
     var iterations = 20
 
     @Flag(help: "Do not run Python intelhex.")
@@ -40,9 +42,15 @@ struct BenchParseCommand: ParsableCommand {
         let mb = Double(bytes.count) / 1e6
         let swiftRate = mb / best
 
-        print("parse benchmark: \(name) (\(bytes.count) bytes, \(firmware.format.displayName), \(firmware.sections.count) section\(firmware.sections.count == 1 ? "" : "s"))")
-        print("  bitflash:  best \(ms(best)), median \(ms(median)) over \(iterations) parses = \(fmt(swiftRate)) MB/s (best)")
-        print("  peak RSS:  \(fmt(Double(rss) / 1e6)) MB (getrusage ru_maxrss of this process; \(fmt(Double(baselineRSS) / 1e6)) MB before reading the file)")
+        print(
+            "parse benchmark: \(name) (\(bytes.count) bytes, \(firmware.format.displayName), \(firmware.sections.count) section\(firmware.sections.count == 1 ? "" : "s"))"
+        )
+        print(
+            "  bitflash:  best \(ms(best)), median \(ms(median)) over \(iterations) parses = \(fmt(swiftRate)) MB/s (best)"
+        )
+        print(
+            "  peak RSS:  \(fmt(Double(rss) / 1e6)) MB (getrusage ru_maxrss of this process; \(fmt(Double(baselineRSS) / 1e6)) MB before reading the file)"
+        )
 
         guard !skipPython else { return }
         let temporary = path == nil ? ParserBenchmark.writeTemporary(bytes, name: name) : nil
@@ -54,7 +62,9 @@ struct BenchParseCommand: ParsableCommand {
         switch ParserBenchmark.runIntelHex(path: path, iterations: min(iterations, 5)) {
         case .success(let r):
             let rate = mb / r.best
-            print("  intelhex:  best \(ms(r.best)) over \(min(iterations, 5)) loads = \(fmt(rate)) MB/s (intelhex \(r.version), \(r.mode))")
+            print(
+                "  intelhex:  best \(ms(r.best)) over \(min(iterations, 5)) loads = \(fmt(rate)) MB/s (intelhex \(r.version), \(r.mode))"
+            )
             print("  ratio:     \(fmt(swiftRate / rate))x intelhex throughput")
         case .failure(let reason):
             print("  intelhex:  not run (\(reason))")

@@ -9,16 +9,20 @@ struct BluetoothOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The Bluetooth adapter (default: the first one switched on).", valueName: "hciN"))
     var adapter: String?
 
-    @Option(name: .customLong("scan-timeout"), parsing: .unconditional,
-            help: Limits.bluetoothSeconds.help("How long to look for a board, in seconds (default \(Self.defaults.scanTimeout.seconds.formatted()))",
-                                               valueName: "S"),
-            transform: Limits.bluetoothSeconds.transform)
+    @Option(
+        name: .customLong("scan-timeout"), parsing: .unconditional,
+        help: Limits.bluetoothSeconds.help(
+            "How long to look for a board, in seconds (default \(Self.defaults.scanTimeout.seconds.formatted()))",
+            valueName: "S"),
+        transform: Limits.bluetoothSeconds.transform)
     var scanTimeout: Double?
 
-    @Option(name: .customLong("connect-timeout"), parsing: .unconditional,
-            help: Limits.bluetoothSeconds.help("How long one connect (and the wait for the board's services) may take, in seconds "
-                                               + "(default \(Self.defaults.connectTimeout.seconds.formatted()))", valueName: "S"),
-            transform: Limits.bluetoothSeconds.transform)
+    @Option(
+        name: .customLong("connect-timeout"), parsing: .unconditional,
+        help: Limits.bluetoothSeconds.help(
+            "How long one connect (and the wait for the board's services) may take, in seconds "
+                + "(default \(Self.defaults.connectTimeout.seconds.formatted()))", valueName: "S"),
+        transform: Limits.bluetoothSeconds.transform)
     var connectTimeout: Double?
 
     @Flag(name: .customLong("no-pair"), help: "Never pair: fail on a board that asks for a bond.")

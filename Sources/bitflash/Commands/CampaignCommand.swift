@@ -42,38 +42,63 @@ struct SimCampaignCommand: AsyncParsableCommand {
             64 for a bad command line. Times are modelled seconds.
             """)
 
-    @Option(parsing: .unconditional, help: Limits.runs.help("How many runs", valueName: "N"), transform: Limits.runs.transform)
+    @Option(
+        parsing: .unconditional, help: Limits.runs.help("How many runs", valueName: "N"),
+        transform: Limits.runs.transform)
     var runs: Int = 1000
 
-    @Option(parsing: .unconditional, help: Limits.seed.help("The campaign's seed: the same seed gives the same runs", valueName: "SEED"),
-            transform: Limits.seed.transform)
+    @Option(
+        parsing: .unconditional,
+        help: Limits.seed.help("The campaign's seed: the same seed gives the same runs", valueName: "SEED"),
+        transform: Limits.seed.transform)
     var seed: UInt64 = 1
 
-    @Option(help: "partial, full, auto, nordic (stock boards: Nordic DFU, some starting in DfuTarg), or all (the four in turn).")
+    @Option(
+        help:
+            "partial, full, auto, nordic (stock boards: Nordic DFU, some starting in DfuTarg), or all (the four in turn)."
+    )
     var path: CampaignPathArgument = .all
 
-    @Option(help: ArgumentHelp("Only boards of this kind (repeatable); a name without -mcuboot keeps partial runs on stock boards. Default: microbit-v2, microbit-v1, calliope-mini-3.", valueName: "PROFILE"))
+    @Option(
+        help: ArgumentHelp(
+            "Only boards of this kind (repeatable); a name without -mcuboot keeps partial runs on stock boards. Default: microbit-v2, microbit-v1, calliope-mini-3.",
+            valueName: "PROFILE"))
     var profile: [SimProfile] = []
 
-    @Option(parsing: .unconditional,
-            help: ArgumentHelp("A fixed modelled link (linux-default, device-requested, fast, or an interval such as 11.25ms). Default: one of the three named profiles per run.", valueName: "PROFILE"),
-            transform: OptionValues.link)
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "A fixed modelled link (linux-default, device-requested, fast, or an interval such as 11.25ms). Default: one of the three named profiles per run.",
+            valueName: "PROFILE"),
+        transform: OptionValues.link)
     var link: String?
 
-    @Option(help: ArgumentHelp("Every board lies (\(HostileKind.firmwareKinds.map(\.rawValue).joined(separator: ", "))), or every link does what a BLE link never does (\(HostileKind.allCases.filter(\.isLinkFault).map(\.rawValue).joined(separator: ", "))). The plain run after a failure is on the honest board and link.", valueName: "KIND"))
+    @Option(
+        help: ArgumentHelp(
+            "Every board lies (\(HostileKind.firmwareKinds.map(\.rawValue).joined(separator: ", "))), or every link does what a BLE link never does (\(HostileKind.allCases.filter(\.isLinkFault).map(\.rawValue).joined(separator: ", "))). The plain run after a failure is on the honest board and link.",
+            valueName: "KIND"))
     var hostile: HostileKind?
 
-    @Option(name: .customLong("from"), parsing: .unconditional,
-            help: Limits.firstRun.help("Start at this run (runs are numbered from 0, as violations name them): `--from 1790 --runs 1` runs run 1790 of the same seed and path again on its own", valueName: "RUN"),
-            transform: Limits.firstRun.transform)
+    @Option(
+        name: .customLong("from"), parsing: .unconditional,
+        help: Limits.firstRun.help(
+            "Start at this run (runs are numbered from 0, as violations name them): `--from 1790 --runs 1` runs run 1790 of the same seed and path again on its own",
+            valueName: "RUN"),
+        transform: Limits.firstRun.transform)
     var firstRun: Int = 0
 
-    @Option(help: ArgumentHelp("With --runs 1: write that run's trace to FILE (every write, notification, fault and timer, as JSON lines; the killed run and the repair run too, each under its own name; read it with `bitflash trace show`).", valueName: "FILE"))
+    @Option(
+        help: ArgumentHelp(
+            "With --runs 1: write that run's trace to FILE (every write, notification, fault and timer, as JSON lines; the killed run and the repair run too, each under its own name; read it with `bitflash trace show`).",
+            valueName: "FILE"))
     var trace: String?
 
-    @Option(parsing: .unconditional,
-            help: Limits.progressSeconds.help("Every SECONDS of real time, print the runs done and the violations so far to standard error (0: never)", valueName: "SECONDS"),
-            transform: Limits.progressSeconds.transform)
+    @Option(
+        parsing: .unconditional,
+        help: Limits.progressSeconds.help(
+            "Every SECONDS of real time, print the runs done and the violations so far to standard error (0: never)",
+            valueName: "SECONDS"),
+        transform: Limits.progressSeconds.transform)
     var progress: Int = 30
 
     @Flag(help: "Print the report as JSON.")
@@ -89,12 +114,15 @@ struct SimCampaignCommand: AsyncParsableCommand {
         try await runCommand {
             var linkProfile: LinkProfile?
             if let link {
-                do { linkProfile = try LinkProfile(named: link) } catch { throw CLIError(.usage, "--link \(link): \(error)") }
+                do { linkProfile = try LinkProfile(named: link) } catch {
+                    throw CLIError(.usage, "--link \(link): \(error)")
+                }
             }
             var boards: [Board] = []
             for p in profile where !boards.contains(p.board) { boards.append(p.board) }
             let kinds: [CampaignBoardKind]? = profile.isEmpty ? nil : profile.contains { $0.mcuboot } ? nil : [.stock]
-            var configuration = FaultCampaign.Configuration(runs: runs, seed: seed, paths: path.paths, link: linkProfile)
+            var configuration = FaultCampaign.Configuration(
+                runs: runs, seed: seed, paths: path.paths, link: linkProfile)
             if !boards.isEmpty { configuration.boards = boards }
             configuration.kinds = kinds
             configuration.hostile = hostile
@@ -108,8 +136,9 @@ struct SimCampaignCommand: AsyncParsableCommand {
                 guard progress > 0, soFar.runs < runs, clock.now - lastProgress >= .seconds(progress) else { return }
                 lastProgress = clock.now
                 let violations = soFar.violations.count
-                StdErr.write("campaign: \(soFar.runs) of \(runs) runs, \(violations) invariant violation\(violations == 1 ? "" : "s") so far"
-                             + " (\(Int((lastProgress - started).seconds)) s)\n")
+                StdErr.write(
+                    "campaign: \(soFar.runs) of \(runs) runs, \(violations) invariant violation\(violations == 1 ? "" : "s") so far"
+                        + " (\(Int((lastProgress - started).seconds)) s)\n")
             }
             let elapsed = clock.now - started
             if let trace, !campaign.lastTraces.isEmpty {
@@ -125,11 +154,17 @@ struct SimCampaignCommand: AsyncParsableCommand {
                 StdOut.write(try JSONText.document(report) + "\n")
             } else {
                 StdOut.write(report.table())
-                StdOut.write("real time".padding(toLength: 34, withPad: " ", startingAt: 0)
-                             + String(format: "%.1f s (%.0f runs/s)\n", elapsed.seconds, Double(report.runs) / max(elapsed.seconds, 1e-9)))
+                StdOut.write(
+                    "real time".padding(toLength: 34, withPad: " ", startingAt: 0)
+                        + String(
+                            format: "%.1f s (%.0f runs/s)\n", elapsed.seconds,
+                            Double(report.runs) / max(elapsed.seconds, 1e-9)))
             }
             guard report.passed else {
-                throw CLIError(.flashFailed, "\(report.violations.count) invariant violation\(report.violations.count == 1 ? "" : "s") in \(report.runs) runs (seed \(seed)): see the list above")
+                throw CLIError(
+                    .flashFailed,
+                    "\(report.violations.count) invariant violation\(report.violations.count == 1 ? "" : "s") in \(report.runs) runs (seed \(seed)): see the list above"
+                )
             }
             return .ok
         }

@@ -9,7 +9,8 @@ import NordicDFUFrames
 struct ConvertCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert",
-        abstract: "Write one board's image as Intel HEX, a raw binary, UF2, an unsigned MCUboot image or a Nordic DFU package.",
+        abstract:
+            "Write one board's image as Intel HEX, a raw binary, UF2, an unsigned MCUboot image or a Nordic DFU package.",
         discussion: """
             hex: a plain Intel HEX of the board's whole image. bin: the bytes of --range START-END \
             (default: the application region), gaps filled with 0xFF. uf2: the image with the board's \
@@ -37,17 +38,26 @@ struct ConvertCommand: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: ArgumentHelp("The output file.", valueName: "OUT"))
     var output: String
 
-    @Option(parsing: .unconditional,
-            help: ArgumentHelp("For bin: the address range, e.g. 0x1C000-0x77000, inside the board's flash or UICR.", valueName: "START-END"))
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "For bin: the address range, e.g. 0x1C000-0x77000, inside the board's flash or UICR.",
+            valueName: "START-END"))
     var range: String?
 
-    @Flag(help: "Convert a file whose UF2 family ID or MCUboot header says it is for another board (the checks `flash --force` skips).")
+    @Flag(
+        help:
+            "Convert a file whose UF2 family ID or MCUboot header says it is for another board (the checks `flash --force` skips)."
+    )
     var force = false
 
     func run() async throws {
         try await runCommand {
             guard let board = Board(userName: self.board) else {
-                throw CLIError(.usage, "unknown board '\(self.board)': expected one of \(Board.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw CLIError(
+                    .usage,
+                    "unknown board '\(self.board)': expected one of \(Board.allCases.map(\.rawValue).joined(separator: ", "))"
+                )
             }
             let firmware = try FirmwareFileLoading.loadForFlash(file)
             try FirmwareFileLoading.checkFits(firmware, file: file, board: board, force: force)
@@ -64,13 +74,17 @@ struct ConvertCommand: AsyncParsableCommand {
                 let r = try range.map { try Self.parseRange($0, board: board) } ?? layout.application
                 guard image.hasData(in: r) else {
                     let named = range == nil ? " (the application region; give another with --range)" : ""
-                    throw CLIError(.badFirmware, "\(file): the \(board.displayName) image has no data in \(Self.hex(r.lowerBound))-\(Self.hex(r.upperBound))\(named): "
-                                       + "a binary of it would be \(Figures.grouped(r.count)) bytes of 0xFF, so none is written")
+                    throw CLIError(
+                        .badFirmware,
+                        "\(file): the \(board.displayName) image has no data in \(Self.hex(r.lowerBound))-\(Self.hex(r.upperBound))\(named): "
+                            + "a binary of it would be \(Figures.grouped(r.count)) bytes of 0xFF, so none is written")
                 }
                 bytes = image.read(r)
             case .uf2:
                 guard let family = board.family.uf2FamilyID else {
-                    throw CLIError(.usage, "UF2 has no family ID for \(board.family.chipName) boards (\(board.displayName)): use --to hex")
+                    throw CLIError(
+                        .usage,
+                        "UF2 has no family ID for \(board.family.chipName) boards (\(board.displayName)): use --to hex")
                 }
                 bytes = UF2File.encode(image.slice(layout.flash), familyID: family)
             case .mcuboot:
@@ -82,7 +96,8 @@ struct ConvertCommand: AsyncParsableCommand {
                 bytes = try Self.nordicPackage(of: image, board: board, file: file)
             }
             try OutputFile.write(bytes, to: output, what: "the \(to.rawValue) file", inputs: [file])
-            StdOut.write("wrote \(output): \(to.rawValue), \(Figures.grouped(bytes.count)) bytes for \(board.displayName)\n")
+            StdOut.write(
+                "wrote \(output): \(to.rawValue), \(Figures.grouped(bytes.count)) bytes for \(board.displayName)\n")
             return .ok
         }
     }
@@ -113,8 +128,11 @@ struct ConvertCommand: AsyncParsableCommand {
         for area in [layout.flash, layout.uicr] where a >= UInt64(area.lowerBound) && b <= UInt64(area.upperBound) {
             return UInt32(a)..<UInt32(b)
         }
-        throw CLIError(.usage, "--range \(text): reaches outside the \(board.displayName)'s flash (\(hex(0))-\(hex(layout.flashSize)), "
-                           + "\(layout.flashSize / 1024) KiB) and its UICR (\(hex(layout.uicr.lowerBound))-\(hex(layout.uicr.upperBound))): give a range inside one of them")
+        throw CLIError(
+            .usage,
+            "--range \(text): reaches outside the \(board.displayName)'s flash (\(hex(0))-\(hex(layout.flashSize)), "
+                + "\(layout.flashSize / 1024) KiB) and its UICR (\(hex(layout.uicr.lowerBound))-\(hex(layout.uicr.upperBound))): give a range inside one of them"
+        )
     }
 
     static func hex(_ v: UInt32) -> String { "0x" + String(format: "%05X", v) }

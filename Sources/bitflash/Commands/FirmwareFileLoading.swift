@@ -24,7 +24,8 @@ enum FirmwareFileLoading {
         let file = try InputFile.open(path)
         var source = CountingSource(file: file)
         do {
-            let firmware = try Firmware.parse(source: &source, size: file.size, fileName: (path as NSString).lastPathComponent)
+            let firmware = try Firmware.parse(
+                source: &source, size: file.size, fileName: (path as NSString).lastPathComponent)
             return (firmware, file.size ?? source.count)
         } catch let error as FirmwareImageError {
             throw CLIError(.badFirmware, message(error, file: path, kind: file.kind))
@@ -65,10 +66,14 @@ enum FirmwareFileLoading {
     /// MCUboot image `--dfu-image` gives), unless `force` is set and every problem may be
     /// overridden; then each is printed as a warning.
     /// - Throws: `CLIError(.badFirmware)` naming what was found and what the board needs.
-    static func checkFits(_ firmware: Firmware, file: String, board: Board, force: Bool,
-                          dfuImage: (image: MCUbootImage, address: UInt32?, path: String)? = nil) throws {
+    static func checkFits(
+        _ firmware: Firmware, file: String, board: Board, force: Bool,
+        dfuImage: (image: MCUbootImage, address: UInt32?, path: String)? = nil
+    ) throws {
         var problems = firmware.problems(for: board).map { (file, $0) }
-        if let dfuImage { problems += dfuImage.image.problems(for: board, address: dfuImage.address).map { (dfuImage.path, $0) } }
+        if let dfuImage {
+            problems += dfuImage.image.problems(for: board, address: dfuImage.address).map { (dfuImage.path, $0) }
+        }
         guard !problems.isEmpty else { return }
         let fixed = problems.filter { !$0.1.overridable }
         if force, fixed.isEmpty {
@@ -78,24 +83,32 @@ enum FirmwareFileLoading {
             return
         }
         let files = Set(problems.map(\.0))
-        let subject = files.count == 1 ? "\(files.first!) is not" : "\(files.sorted().joined(separator: " and ")) are not"
-        let reasons = problems.map { files.count == 1 ? $0.1.message : "\($0.0): \($0.1.message)" }.joined(separator: "; ")
-        let advice = fixed.isEmpty
+        let subject =
+            files.count == 1 ? "\(files.first!) is not" : "\(files.sorted().joined(separator: " and ")) are not"
+        let reasons = problems.map { files.count == 1 ? $0.1.message : "\($0.0): \($0.1.message)" }.joined(
+            separator: "; ")
+        let advice =
+            fixed.isEmpty
             ? " (--force flashes it anyway)"
             : (fixed.count < problems.count
-                ? " (--force does not override \(Array(Set(fixed.map(\.1.kind.checkName))).sorted().joined(separator: " or ")))" : "")
+                ? " (--force does not override \(Array(Set(fixed.map(\.1.kind.checkName))).sorted().joined(separator: " or ")))"
+                : "")
         throw CLIError(.badFirmware, "\(subject) for a \(board.displayName): \(reasons)\(advice)")
     }
 
     /// Refuses an MCUboot image (the file, or `--dfu-image`) whose hash TLV does not match its
     /// bytes: it was damaged after it was built, the board's MCUboot would refuse to boot it, and
     /// no flag can make it whole. Checked before anything is sent; `--force` does not override it.
-    static func requireIntactImages(_ firmware: Firmware, file: String, dfuImage: (image: MCUbootImage, address: UInt32?, path: String)? = nil) throws {
+    static func requireIntactImages(
+        _ firmware: Firmware, file: String, dfuImage: (image: MCUbootImage, address: UInt32?, path: String)? = nil
+    ) throws {
         for (path, image) in [(file, firmware.mcuboot), (dfuImage?.path, dfuImage?.image)] {
             guard let path, let image, case let .mismatch(stored, computed) = image.hashCheck else { continue }
-            throw CLIError(.badFirmware, "\(path): the MCUboot image is damaged: its hash TLV says \(Hex.bytes(Array(stored.prefix(8)), uppercase: false))…, "
-                               + "its bytes hash to \(Hex.bytes(Array(computed.prefix(8)), uppercase: false))…; the board would not boot it. "
-                               + "Build or download it again (nothing was sent)")
+            throw CLIError(
+                .badFirmware,
+                "\(path): the MCUboot image is damaged: its hash TLV says \(Hex.bytes(Array(stored.prefix(8)), uppercase: false))…, "
+                    + "its bytes hash to \(Hex.bytes(Array(computed.prefix(8)), uppercase: false))…; the board would not boot it. "
+                    + "Build or download it again (nothing was sent)")
         }
     }
 
@@ -104,8 +117,10 @@ enum FirmwareFileLoading {
     /// the file's problem, so `plan` and `flash` both exit 65, before any board is touched.
     static func requireSomethingToWrite(_ plan: FlashPlan, file: String, board: Board) throws {
         guard BoardlessPlan.make(plan, board: board).byProfile.first?.estimates.isEmpty ?? true else { return }
-        throw CLIError(.badFirmware, "\(file): neither path can write this file to a \(board.displayName): "
-                           + "it holds no MakeCode program and no application image could be made from it")
+        throw CLIError(
+            .badFirmware,
+            "\(file): neither path can write this file to a \(board.displayName): "
+                + "it holds no MakeCode program and no application image could be made from it")
     }
 
     /// `bitflash: warning: prog.hex: ignored 2 lines after the end-of-file record …`.
@@ -128,7 +143,8 @@ enum FirmwareFileLoading {
         }
         if kind != .regular {
             switch error {
-            case .unrecognizedFormat, .emptyFile, .fileTooLarge, .missingColon, .uf2Empty, .uf2SizeNotBlockMultiple, .dfuNotAZip:
+            case .unrecognizedFormat, .emptyFile, .fileTooLarge, .missingColon, .uf2Empty, .uf2SizeNotBlockMultiple,
+                .dfuNotAZip:
                 text += " (\(file) is \(kind.name), not a regular file)"
             default:
                 break

@@ -10,7 +10,9 @@ import Foundation
 /// several boards, the summary table).
 extension FlashCommand {
     /// - Parameter only: the boards to flash (`--retry-failed`), instead of --device or --all-in-range.
-    func runOnDevices(_ only: [String]? = nil, firmware given: Firmware?, output makeOutput: OutputMaker) async throws -> BoardsRun {
+    func runOnDevices(_ only: [String]? = nil, firmware given: Firmware?, output makeOutput: OutputMaker) async throws
+        -> BoardsRun
+    {
         Verbose.bootstrap(output.verbose)
         let firmware = try given ?? FirmwareFileLoading.loadForFlash(file)
         let flasher = BlueZFlasher(settings: try deviceSettings())
@@ -33,9 +35,18 @@ extension FlashCommand {
         let order = { (r: BoardFlashResult) in queries.firstIndex(of: r.board) ?? queries.count }
         let outcomes = finished.sorted { order($0) < order($1) }
         if dryRun {
-            return .planned(try printPlans(outcomes.map { entry -> (board: String, outcome: Result<SessionOutcome, any Error>) in
-                (entry.board, entry.session ?? .failure(CLIError(entry.result.exitStatus, entry.result.error ?? "the board could not be reached")))
-            }))
+            return .planned(
+                try printPlans(
+                    outcomes.map { entry -> (board: String, outcome: Result<SessionOutcome, any Error>) in
+                        (
+                            entry.board,
+                            entry.session
+                                ?? .failure(
+                                    CLIError(
+                                        entry.result.exitStatus, entry.result.error ?? "the board could not be reached")
+                                )
+                        )
+                    }))
         }
         let results = outcomes.map(\.result)
         var identities: [String: BoardIdentity] = [:]
@@ -64,8 +75,10 @@ extension FlashCommand {
     private func boardsInRange(_ flasher: BlueZFlasher) async throws -> [String] {
         let found = try await flasher.scan()
         guard !found.isEmpty else {
-            throw CLIError(.boardNotFound, "no board in range after \(bluetooth.scanSeconds.formatted()) s; check they are "
-                               + "powered and advertising (pairing mode: hold A+B, press reset)")
+            throw CLIError(
+                .boardNotFound,
+                "no board in range after \(bluetooth.scanSeconds.formatted()) s; check they are "
+                    + "powered and advertising (pairing mode: hold A+B, press reset)")
         }
         return found.map(\.address)
     }

@@ -40,12 +40,16 @@ extension FlashCommand {
             let names = only ?? SimStore.names(count: boards)
             // Without a profile, the boards already in the state folder say what they are.
             let profile = simulation.profile(simulate, store: store, name: names[0])
-            if let trace = output.trace { try OutputFile.refuseInputs(trace, inputs: [file] + (dfuImage.map { [$0] } ?? []), what: "the trace") }
+            if let trace = output.trace {
+                try OutputFile.refuseInputs(trace, inputs: [file] + (dfuImage.map { [$0] } ?? []), what: "the trace")
+            }
             let firmware = try given ?? FirmwareFileLoading.loadForFlash(file)
             let plan = try makePlan(firmware, profile: profile)
             // Held until the boards and their resume records are saved (see StateFolderLock);
             // taken once the file is known to be good, so a refused file leaves no folder behind.
-            let lock = try StateFolderLock.acquire(store.directory, wait: .milliseconds(Int64((stateWait * 1000).rounded()))) {
+            let lock = try StateFolderLock.acquire(
+                store.directory, wait: .milliseconds(Int64((stateWait * 1000).rounded()))
+            ) {
                 StdErr.write("bitflash: note: \($0)\n")
             }
             defer { withExtendedLifetime(lock) {} }
@@ -53,8 +57,13 @@ extension FlashCommand {
             let resume = FileResumeStore(simulated: store)
             var ids: [(plan: FlashPlan, board: BoardID, name: String)] = []
             for (i, name) in names.enumerated() {
-                ids.append((withResume(plan, board: name, store: resume),
-                            sim.addBoard(try store.loadOrCreate(name, profile: profile, index: Int(name.dropFirst(4)) ?? i + 1)), name))
+                ids.append(
+                    (
+                        withResume(plan, board: name, store: resume),
+                        sim.addBoard(
+                            try store.loadOrCreate(name, profile: profile, index: Int(name.dropFirst(4)) ?? i + 1)),
+                        name
+                    ))
             }
             if dryRun {
                 let runs = SimulatedFlash.runAll(ids, options: options(), in: &sim)
@@ -63,8 +72,11 @@ extension FlashCommand {
             }
             let out = SharedOutput((makeOutput ?? Output.make)(output.mode, names, output.verbose))
             let kill = simulation.killAt.map { Duration.milliseconds(Int64(($0 * 1000).rounded())) }
-            let runs = SimulatedFlash.runAll(ids, options: options(), in: &sim, deadline: kill ?? SimulatedFlash.defaultDeadline,
-                                             onEvent: { Self.keep($0, in: resume); out.event($0) })
+            let runs = SimulatedFlash.runAll(
+                ids, options: options(), in: &sim, deadline: kill ?? SimulatedFlash.defaultDeadline,
+                onEvent: {
+                    Self.keep($0, in: resume); out.event($0)
+                })
             for (entry, _) in zip(ids, runs) { try store.save(sim.board(entry.board), as: entry.name) }
             var results = runs.map(\.result)
             if let kill { results = results.map { $0.error == nil ? $0 : Self.killed($0, at: kill) } }
@@ -73,10 +85,12 @@ extension FlashCommand {
             if let first = runs.first {
                 Verbose.dump(first.trace, names: names)
                 if let trace = output.trace {
-                    let text = try TraceFile.encode(first.trace, names: names,
-                                                    header: traceHeader(profile: profile, plans: ids.map { ($0.name, $0.plan.resume) }),
-                                                    results: results.map { ($0.board, TraceResult($0)) }, full: output.verbose > 0)
-                    try OutputFile.write([UInt8](text), to: trace, what: "the trace", inputs: [file] + (dfuImage.map { [$0] } ?? []))
+                    let text = try TraceFile.encode(
+                        first.trace, names: names,
+                        header: traceHeader(profile: profile, plans: ids.map { ($0.name, $0.plan.resume) }),
+                        results: results.map { ($0.board, TraceResult($0)) }, full: output.verbose > 0)
+                    try OutputFile.write(
+                        [UInt8](text), to: trace, what: "the trace", inputs: [file] + (dfuImage.map { [$0] } ?? []))
                 }
             }
             var identities: [String: BoardIdentity] = [:]
@@ -86,7 +100,9 @@ extension FlashCommand {
             }
             for r in results { out.result(r) }
             out.finish(results, identities: identities)
-            if !dryRun { recordClassRun(results, identities: identities, folder: ClassRunRecord.simulatedFolder(store)) }
+            if !dryRun {
+                recordClassRun(results, identities: identities, folder: ClassRunRecord.simulatedFolder(store))
+            }
             return .flashed(results)
         }
     }

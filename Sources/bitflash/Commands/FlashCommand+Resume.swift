@@ -38,7 +38,8 @@ extension FlashCommand {
     /// The result of a run stopped by `--sim-kill-at`: what a killed bitflash leaves behind.
     static func killed(_ result: FlashResult, at: Duration) -> FlashResult {
         var r = result
-        r.error = "bitflash was stopped at \(at.seconds) s (modelled, --sim-kill-at) as if killed; the board keeps "
+        r.error =
+            "bitflash was stopped at \(at.seconds) s (modelled, --sim-kill-at) as if killed; the board keeps "
             + "what it received: run the same command again to continue"
         return r
     }

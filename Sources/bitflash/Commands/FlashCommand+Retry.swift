@@ -12,28 +12,40 @@ extension FlashCommand {
     func validateRetry() throws {
         guard retryFailed else { return }
         if !devices.isEmpty || allInRange || boards > 1 {
-            throw ValidationError("--retry-failed flashes the boards that failed in the last class run: leave out --device, --all-in-range and --boards")
+            throw ValidationError(
+                "--retry-failed flashes the boards that failed in the last class run: leave out --device, --all-in-range and --boards"
+            )
         }
     }
 
     /// The boards to flash again, or nil when nothing failed (after saying so).
     func boardsToRetry() throws -> [String]? {
-        let folder = simulate != nil ? ClassRunRecord.simulatedFolder(SimStore(option: simulation.simState)) : ClassRunRecord.realBoardsFolder
+        let folder =
+            simulate != nil
+            ? ClassRunRecord.simulatedFolder(SimStore(option: simulation.simState)) : ClassRunRecord.realBoardsFolder
         let kind = simulate != nil ? "simulated boards" : "real boards (with --simulate: simulated ones)"
         guard let record = try ClassRunRecord.load(from: folder) else {
-            throw CLIError(.usage, "no class run of \(kind) recorded in \(folder.path): --retry-failed flashes again the boards that "
-                               + "failed when several boards were flashed; flash the class first")
+            throw CLIError(
+                .usage,
+                "no class run of \(kind) recorded in \(folder.path): --retry-failed flashes again the boards that "
+                    + "failed when several boards were flashed; flash the class first")
         }
         guard record.file == ClassRunRecord.canonical(file) else {
-            throw CLIError(.usage, "the last class run flashed \(record.file), not \(ClassRunRecord.canonical(file)): give that file "
-                               + "to retry its failed boards, or flash the class with this file without --retry-failed")
+            throw CLIError(
+                .usage,
+                "the last class run flashed \(record.file), not \(ClassRunRecord.canonical(file)): give that file "
+                    + "to retry its failed boards, or flash the class with this file without --retry-failed")
         }
         let failed = record.failedBoards
         guard !failed.isEmpty else {
-            StdErr.write("bitflash: nothing to retry: all \(record.boards.count) boards of the last class run of \(record.file) were flashed\n")
+            StdErr.write(
+                "bitflash: nothing to retry: all \(record.boards.count) boards of the last class run of \(record.file) were flashed\n"
+            )
             return nil
         }
-        StdErr.write("bitflash: retrying \(failed.count) of \(record.boards.count) boards that failed: \(failed.joined(separator: ", "))\n")
+        StdErr.write(
+            "bitflash: retrying \(failed.count) of \(record.boards.count) boards that failed: \(failed.joined(separator: ", "))\n"
+        )
         return failed
     }
 

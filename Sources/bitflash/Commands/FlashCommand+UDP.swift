@@ -10,7 +10,9 @@ import UDPTransport
 extension FlashCommand {
     func validateUDP() throws {
         guard let udp else { return }
-        if !devices.isEmpty || simulate != nil { throw ValidationError("--udp talks to one SMP server: leave out --device and --simulate") }
+        if !devices.isEmpty || simulate != nil {
+            throw ValidationError("--udp talks to one SMP server: leave out --device and --simulate")
+        }
         if boards != 1 { throw ValidationError("--udp flashes one board: leave out --boards") }
         if mode == .partial { throw ValidationError("--udp only does full updates (McuMgr): leave out --mode partial") }
         do { _ = try UDPEndpoint(parsing: udp) } catch { throw ValidationError("--udp \(error)") }
@@ -23,7 +25,9 @@ extension FlashCommand {
         let firmware = try FirmwareFileLoading.loadForFlash(file)
         let plan = try makePlan(firmware, profile: .default)
         guard plan.fullImage != nil else {
-            throw CLIError(.badFirmware, "\(file): no MCUboot image can be made from it for a full update; pass one with --dfu-image")
+            throw CLIError(
+                .badFirmware,
+                "\(file): no MCUboot image can be made from it for a full update; pass one with --dfu-image")
         }
         let name = "udp:\(endpoint)"
         let out = SharedOutput(Output.make(output.mode, boards: [name], verbosity: output.verbose))

@@ -26,10 +26,15 @@ struct FlashCommand: AsyncParsableCommand {
             available, 76 the board's services never resolved, 77 pairing refused.
             """)
 
-    @Argument(help: "The firmware file: Intel HEX, Universal Hex, UF2, MCUboot image or DFU .zip (watch: a file or folder to watch).")
+    @Argument(
+        help:
+            "The firmware file: Intel HEX, Universal Hex, UF2, MCUboot image or DFU .zip (watch: a file or folder to watch)."
+    )
     var file: String
 
-    @Option(name: .customLong("device"), help: ArgumentHelp("A real board's address or name (repeat for a class set).", valueName: "ADDR|NAME"))
+    @Option(
+        name: .customLong("device"),
+        help: ArgumentHelp("A real board's address or name (repeat for a class set).", valueName: "ADDR|NAME"))
     var devices: [String] = []
 
     @Flag(name: .customLong("all-in-range"), help: "Flash every board in Bluetooth range (a class set), in parallel.")
@@ -37,16 +42,25 @@ struct FlashCommand: AsyncParsableCommand {
 
     @OptionGroup var bluetooth: BluetoothOptions
 
-    @Option(help: ArgumentHelp("Flash a simulated board of this kind (default: the kind already in the state folder, else microbit-v2-mcuboot).", valueName: "PROFILE"))
+    @Option(
+        help: ArgumentHelp(
+            "Flash a simulated board of this kind (default: the kind already in the state folder, else microbit-v2-mcuboot).",
+            valueName: "PROFILE"))
     var simulate: SimProfile?
 
-    @Option(parsing: .unconditional, help: Limits.boards.help("How many simulated boards to flash at once (a class set sharing one adapter)", valueName: "N"),
-            transform: Limits.boards.transform)
+    @Option(
+        parsing: .unconditional,
+        help: Limits.boards.help(
+            "How many simulated boards to flash at once (a class set sharing one adapter)", valueName: "N"),
+        transform: Limits.boards.transform)
     var boards: Int = 1
 
-    @Option(name: .customLong("sim-state-wait"), parsing: .unconditional,
-            help: Limits.stateWaitSeconds.help("How long to wait for another bitflash run that uses the same simulated boards' folder", valueName: "SECONDS"),
-            transform: Limits.stateWaitSeconds.transform)
+    @Option(
+        name: .customLong("sim-state-wait"), parsing: .unconditional,
+        help: Limits.stateWaitSeconds.help(
+            "How long to wait for another bitflash run that uses the same simulated boards' folder",
+            valueName: "SECONDS"),
+        transform: Limits.stateWaitSeconds.transform)
     var stateWait: Double = 30
 
     @Option(help: ArgumentHelp("Use the file's section for this board (default: the board's own).", valueName: "BOARD"))
@@ -55,33 +69,60 @@ struct FlashCommand: AsyncParsableCommand {
     @Option(help: "auto: partial when possible, full otherwise; partial or full: force a path.")
     var mode: FlashMode = .auto
 
-    @Option(help: ArgumentHelp("In auto mode, take this kind of path whenever it is possible instead of the fastest by estimate.", valueName: "partial|full"))
+    @Option(
+        help: ArgumentHelp(
+            "In auto mode, take this kind of path whenever it is possible instead of the fastest by estimate.",
+            valueName: "partial|full"))
     var prefer: PathPreference?
 
-    @Flag(name: .customLong("dry-run"), help: "Read the memory map, decide and print the plan with its estimates; write nothing.")
+    @Flag(
+        name: .customLong("dry-run"),
+        help: "Read the memory map, decide and print the plan with its estimates; write nothing.")
     var dryRun = false
-    @Option(name: .customLong("full-path"), help: ArgumentHelp("The full-update path: mcumgr (SMP, MCUboot boards) or nordic (the stock Nordic bootloader). Default: the one the board has.", valueName: "PATH"))
+    @Option(
+        name: .customLong("full-path"),
+        help: ArgumentHelp(
+            "The full-update path: mcumgr (SMP, MCUboot boards) or nordic (the stock Nordic bootloader). Default: the one the board has.",
+            valueName: "PATH"))
     var fullPath: FullUpdatePath?
 
-    @Option(name: .customLong("dfu-image"), help: ArgumentHelp("The MCUboot image a full update uploads (default: built from the file).", valueName: "FILE"))
+    @Option(
+        name: .customLong("dfu-image"),
+        help: ArgumentHelp("The MCUboot image a full update uploads (default: built from the file).", valueName: "FILE")
+    )
     var dfuImage: String?
 
-    @Option(name: .customLong("upgrade-mode"), help: "What follows a full upload: test-and-confirm, confirm-only, test-only, upload-only.")
+    @Option(
+        name: .customLong("upgrade-mode"),
+        help: "What follows a full upload: test-and-confirm, confirm-only, test-only, upload-only.")
     var upgradeMode: UpgradeModeArgument = .testAndConfirm
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Full McuMgr update over SMP/UDP to this server (Zephyr's UDP transport, or `bitflash sim serve --udp`).", valueName: "HOST:PORT"),
-            transform: OptionValues.serverEndpoint)
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "Full McuMgr update over SMP/UDP to this server (Zephyr's UDP transport, or `bitflash sim serve --udp`).",
+            valueName: "HOST:PORT"),
+        transform: OptionValues.serverEndpoint)
     var udp: String?
 
-    @Flag(name: .customLong("retry-failed"),
-          help: "Flash again only the boards that failed in the last run of several boards with this file (real boards; with --simulate, simulated ones).")
+    @Flag(
+        name: .customLong("retry-failed"),
+        help:
+            "Flash again only the boards that failed in the last run of several boards with this file (real boards; with --simulate, simulated ones)."
+    )
     var retryFailed = false
 
-    @Flag(name: .customLong("no-resume"), help: "Start a partial flash from the beginning even when an earlier run left it unfinished.")
+    @Flag(
+        name: .customLong("no-resume"),
+        help: "Start a partial flash from the beginning even when an earlier run left it unfinished.")
     var noResume = false
 
-    @Flag(help: ArgumentHelp("Flash a file whose UF2 family ID, MCUboot header size or MCUboot address says it is for another board.",
-                             discussion: "Never overrides the checks that keep writes inside the board's application region or slot: data the chip has no memory for, a SoftDevice that reaches into the application region, an MCUboot image larger than the slot or fixed to another address, DFU package parts besides the application."))
+    @Flag(
+        help: ArgumentHelp(
+            "Flash a file whose UF2 family ID, MCUboot header size or MCUboot address says it is for another board.",
+            discussion:
+                "Never overrides the checks that keep writes inside the board's application region or slot: data the chip has no memory for, a SoftDevice that reaches into the application region, an MCUboot image larger than the slot or fixed to another address, DFU package parts besides the application."
+        ))
     var force = false
 
     @OptionGroup var simulation: SimulationOptions
@@ -90,14 +131,24 @@ struct FlashCommand: AsyncParsableCommand {
     func validate() throws {
         try validateUDP()
         try validateRetry()
-        if !devices.isEmpty || allInRange, simulate != nil { throw ValidationError("use either --device/--all-in-range or --simulate, not both") }
-        if allInRange, !devices.isEmpty { throw ValidationError("use either --device or --all-in-range, not both") }
-        if boards > 1, !devices.isEmpty || allInRange { throw ValidationError("--boards counts simulated boards: repeat --device instead") }
-        if boards > 1, simulate == nil, devices.isEmpty { throw ValidationError("--boards counts simulated boards: add --simulate") }
-        if let prefer, mode != .auto {
-            throw ValidationError("--prefer \(prefer.rawValue) chooses among paths in auto mode, but --mode \(mode.rawValue) already forces one: drop one of them")
+        if !devices.isEmpty || allInRange, simulate != nil {
+            throw ValidationError("use either --device/--all-in-range or --simulate, not both")
         }
-        if dryRun, udp != nil { throw ValidationError("--dry-run plans a Bluetooth flash; it does not work with --udp") }
+        if allInRange, !devices.isEmpty { throw ValidationError("use either --device or --all-in-range, not both") }
+        if boards > 1, !devices.isEmpty || allInRange {
+            throw ValidationError("--boards counts simulated boards: repeat --device instead")
+        }
+        if boards > 1, simulate == nil, devices.isEmpty {
+            throw ValidationError("--boards counts simulated boards: add --simulate")
+        }
+        if let prefer, mode != .auto {
+            throw ValidationError(
+                "--prefer \(prefer.rawValue) chooses among paths in auto mode, but --mode \(mode.rawValue) already forces one: drop one of them"
+            )
+        }
+        if dryRun, udp != nil {
+            throw ValidationError("--dry-run plans a Bluetooth flash; it does not work with --udp")
+        }
     }
 
     func run() async throws {
@@ -120,8 +171,10 @@ struct FlashCommand: AsyncParsableCommand {
         if let name = board {
             guard let b = Board(userName: name) else { throw CLIError(.usage, "unknown board '\(name)'") }
             guard b.family == target.family else {
-                throw CLIError(.usage, "--board \(b.rawValue) (\(b.family.chipName)) does not match the "
-                                   + "\(described) (\(target.family.chipName))")
+                throw CLIError(
+                    .usage,
+                    "--board \(b.rawValue) (\(b.family.chipName)) does not match the "
+                        + "\(described) (\(target.family.chipName))")
             }
             target = b
         }
@@ -129,9 +182,14 @@ struct FlashCommand: AsyncParsableCommand {
         let dfu = try dfuImage.map { path -> (image: MCUbootImage, address: UInt32?, path: String) in
             let given = try FirmwareFileLoading.loadForFlash(path)
             if let image = given.mcuboot { return (image, nil, path) }
-            if let section = given.sections.first, let found = try? MCUbootImage.locate(in: section.image) { return (found.image, found.address, path) }
-            throw CLIError(.badFirmware, "\(path): holds no MCUboot image (a \(given.format.displayName)); "
-                               + "give an MCUboot image or a DFU .zip with one, or leave out --dfu-image to build one from the file")
+            if let section = given.sections.first, let found = try? MCUbootImage.locate(in: section.image) {
+                return (found.image, found.address, path)
+            }
+            throw CLIError(
+                .badFirmware,
+                "\(path): holds no MCUboot image (a \(given.format.displayName)); "
+                    + "give an MCUboot image or a DFU .zip with one, or leave out --dfu-image to build one from the file"
+            )
         }
         try FirmwareFileLoading.checkFits(firmware, file: file, board: target, force: force, dfuImage: dfu)
         try FirmwareFileLoading.requireIntactImages(firmware, file: file, dfuImage: dfu)
@@ -139,7 +197,11 @@ struct FlashCommand: AsyncParsableCommand {
         do {
             plan = try FlashPlan.make(firmware: firmware, board: target, dfuImage: dfu?.image)
         } catch let error as FirmwareImageError {
-            throw CLIError(.badFirmware, "\(file): \(error.message)" + (error.message.contains("board is a ") ? "" : "; the board is a \(target.displayName) (\(target.family.chipName))"))
+            throw CLIError(
+                .badFirmware,
+                "\(file): \(error.message)"
+                    + (error.message.contains("board is a ")
+                        ? "" : "; the board is a \(target.displayName) (\(target.family.chipName))"))
         }
         try FirmwareFileLoading.requireSomethingToWrite(plan, file: file, board: target)
         return plan
@@ -185,7 +247,8 @@ extension PathPreference: ExpressibleByArgument {}
 extension FullUpdatePath: ExpressibleByArgument {}
 
 enum UpgradeModeArgument: String, ExpressibleByArgument, CaseIterable {
-    case testAndConfirm = "test-and-confirm", confirmOnly = "confirm-only", testOnly = "test-only", uploadOnly = "upload-only"
+    case testAndConfirm = "test-and-confirm", confirmOnly = "confirm-only", testOnly = "test-only", uploadOnly =
+        "upload-only"
     var mode: McuMgrUpgradeMode {
         switch self {
         case .testAndConfirm: return .testAndConfirm
@@ -212,29 +275,41 @@ struct SimulationOptions: ParsableArguments {
         return store.savedProfile(of: name) ?? .default
     }
 
-    @Option(name: .customLong("sim-state"), help: ArgumentHelp("Folder of the simulated boards (default: the XDG state folder).", valueName: "DIR"))
+    @Option(
+        name: .customLong("sim-state"),
+        help: ArgumentHelp("Folder of the simulated boards (default: the XDG state folder).", valueName: "DIR"))
     var simState: String?
 
-    @Option(parsing: .unconditional,
-            help: ArgumentHelp("Modelled link: linux-default (30 ms), device-requested (15 ms), fast (7.5 ms), or a connection interval "
-                               + "\(Limits.connectionIntervalMilliseconds.text) in steps of 1.25 ms, such as 11.25ms.", valueName: "PROFILE"),
-            transform: OptionValues.link)
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "Modelled link: linux-default (30 ms), device-requested (15 ms), fast (7.5 ms), or a connection interval "
+                + "\(Limits.connectionIntervalMilliseconds.text) in steps of 1.25 ms, such as 11.25ms.",
+            valueName: "PROFILE"),
+        transform: OptionValues.link)
     var link: String = "device-requested"
 
-    @Option(name: .customLong("sim-drop-at-write"), parsing: .upToNextOption,
-            help: Limits.writeNumber.help("Fault injection: the simulated link drops at these ATT write numbers (e.g. 60 120 180 240)", valueName: "N"),
-            transform: Limits.writeNumber.transform)
+    @Option(
+        name: .customLong("sim-drop-at-write"), parsing: .upToNextOption,
+        help: Limits.writeNumber.help(
+            "Fault injection: the simulated link drops at these ATT write numbers (e.g. 60 120 180 240)", valueName: "N"
+        ),
+        transform: Limits.writeNumber.transform)
     var dropAtWrite: [Int] = []
 
-    @Option(name: .customLong("sim-reset-at"), parsing: .upToNextOption,
-            help: Limits.modelledSeconds.help("Fault injection: the simulated board resets at these modelled times, in seconds", valueName: "SECONDS"),
-            transform: Limits.modelledSeconds.transform)
+    @Option(
+        name: .customLong("sim-reset-at"), parsing: .upToNextOption,
+        help: Limits.modelledSeconds.help(
+            "Fault injection: the simulated board resets at these modelled times, in seconds", valueName: "SECONDS"),
+        transform: Limits.modelledSeconds.transform)
     var resetAt: [Double] = []
 
-    @Option(name: .customLong("sim-kill-at"), parsing: .unconditional,
-            help: Limits.killSeconds.help("Fault injection: bitflash stops at this modelled time, in seconds, as if killed; the board keeps what it got",
-                                          valueName: "SECONDS"),
-            transform: Limits.killSeconds.transform)
+    @Option(
+        name: .customLong("sim-kill-at"), parsing: .unconditional,
+        help: Limits.killSeconds.help(
+            "Fault injection: bitflash stops at this modelled time, in seconds, as if killed; the board keeps what it got",
+            valueName: "SECONDS"),
+        transform: Limits.killSeconds.transform)
     var killAt: Double?
 
     /// The faults the simulated link suffers (none unless asked).
@@ -259,7 +334,9 @@ struct OutputOptions: ParsableArguments {
     @Flag(name: .short, help: "Show protocol traces (-v), with more bytes (-vv).")
     var verbose: Int
 
-    @Option(help: ArgumentHelp("Record every write, notification, connection event and decision as JSON lines.", valueName: "FILE"))
+    @Option(
+        help: ArgumentHelp(
+            "Record every write, notification, connection event and decision as JSON lines.", valueName: "FILE"))
     var trace: String?
 
     var mode: OutputMode { OutputMode.choose(json: json) }
@@ -271,5 +348,7 @@ final class SharedOutput: Sendable {
     init(_ output: sending FlashOutput) { self.output = Mutex(output) }
     func event(_ e: FlashEvent) { output.withLock { $0.event(e) } }
     func result(_ r: FlashResult) { output.withLock { $0.result(r) } }
-    func finish(_ rs: [FlashResult], identities: [String: BoardIdentity] = [:]) { output.withLock { $0.finish(rs, identities: identities) } }
+    func finish(_ rs: [FlashResult], identities: [String: BoardIdentity] = [:]) {
+        output.withLock { $0.finish(rs, identities: identities) }
+    }
 }

@@ -27,8 +27,9 @@ struct ForgetCommand: AsyncParsableCommand {
             let bus = try await BlueZBus.open()
             defer { bus.close() }
             let removed = try await BlueZScanner(bus: bus, adapter: adapter).forget(DeviceQuery(device))
-            StdOut.write("forgot \(removed.label)\(removed.paired ? " and its bond" : ""); put the board in pairing mode "
-                         + "(hold A+B, press reset) before the next flash\n")
+            StdOut.write(
+                "forgot \(removed.label)\(removed.paired ? " and its bond" : ""); put the board in pairing mode "
+                    + "(hold A+B, press reset) before the next flash\n")
             return .ok
         }
     }

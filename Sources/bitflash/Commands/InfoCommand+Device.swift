@@ -37,8 +37,10 @@ extension InfoCommand {
             if case let .trace(text) = report { Verbose.log.debug("\(name): \(text)") }
         }
         guard board.connection.services.contains(KnownGATT.partialFlashingService) else {
-            throw CLIError(.flashFailed, "\(board.device.label) offers no partial-flashing service, so its memory map "
-                               + "cannot be read; is it running a MakeCode program (or in pairing mode)?")
+            throw CLIError(
+                .flashFailed,
+                "\(board.device.label) offers no partial-flashing service, so its memory map "
+                    + "cannot be read; is it running a MakeCode program (or in pairing mode)?")
         }
         let map: BoardMemoryMap
         do { map = try await board.memoryMap(onReport: trace) } catch {
@@ -48,12 +50,14 @@ extension InfoCommand {
         var slots: [ImageSlotState]?
         if board.connection.services.contains(KnownGATT.smpService) {
             do {
-                slots = try await board.run(ImageStateReader(traceBytes: verbose > 1 ? 256 : (verbose > 0 ? 32 : 0)), onReport: trace)
+                slots = try await board.run(
+                    ImageStateReader(traceBytes: verbose > 1 ? 256 : (verbose > 0 ? 32 : 0)), onReport: trace)
             } catch {
                 throw CLIError(.flashFailed, "\(name): could not read the image slots: \(describe(error))")
             }
         }
-        return Self.shown(name: name, board: DetectedBoard.guess(family: family, name: board.device.name),
-                          address: board.device.address, map: map, slots: slots, simulatorState: nil)
+        return Self.shown(
+            name: name, board: DetectedBoard.guess(family: family, name: board.device.name),
+            address: board.device.address, map: map, slots: slots, simulatorState: nil)
     }
 }

@@ -22,7 +22,8 @@ struct InfoCommand: AsyncParsableCommand {
             only the simulation knows.
             """)
 
-    @Option(help: ArgumentHelp("Ask a simulated board of this kind (default microbit-v2-mcuboot).", valueName: "PROFILE"))
+    @Option(
+        help: ArgumentHelp("Ask a simulated board of this kind (default microbit-v2-mcuboot).", valueName: "PROFILE"))
     var simulate: SimProfile?
 
     @Option(help: ArgumentHelp("Ask a real board, by address or name, over Bluetooth.", valueName: "ADDR|NAME"))
@@ -30,7 +31,9 @@ struct InfoCommand: AsyncParsableCommand {
 
     @OptionGroup var bluetooth: BluetoothOptions
 
-    @Option(name: .customLong("name"), help: ArgumentHelp("Which saved simulated board (default: sim, or the first saved).", valueName: "NAME"))
+    @Option(
+        name: .customLong("name"),
+        help: ArgumentHelp("Which saved simulated board (default: sim, or the first saved).", valueName: "NAME"))
     var boardName: String?
 
     @OptionGroup var simulation: SimulationOptions
@@ -81,19 +84,26 @@ struct InfoCommand: AsyncParsableCommand {
             } else if boardName == nil {
                 board = try profile.makeBoard(holding: profile.factoryImage(), name: name, address: SimStore.address(1))
             } else {
-                throw CLIError(.boardNotFound, "no simulated board '\(name)' in \(store.directory.path): "
-                                   + "saved boards are \(saved.isEmpty ? "none" : saved.joined(separator: ", "))")
+                throw CLIError(
+                    .boardNotFound,
+                    "no simulated board '\(name)' in \(store.directory.path): "
+                        + "saved boards are \(saved.isEmpty ? "none" : saved.joined(separator: ", "))")
             }
             if board.inNordicBootloader {
-                throw CLIError(.boardNotFound, "\(name): the board is in its Nordic bootloader (\"DfuTarg\"), left there by an "
-                                   + "interrupted update; it offers only DFU. Recover it: bitflash flash FILE --simulate \(SimProfile(board: board.profile.board, mcuboot: false))")
+                throw CLIError(
+                    .boardNotFound,
+                    "\(name): the board is in its Nordic bootloader (\"DfuTarg\"), left there by an "
+                        + "interrupted update; it offers only DFU. Recover it: bitflash flash FILE --simulate \(SimProfile(board: board.profile.board, mcuboot: false))"
+                )
             }
             var sim = Simulation(link: try simulation.linkProfile())
-            sim.onReport = { _, report, _ in if case let .trace(text) = report { Verbose.log.debug("\(name): \(text)") } }
+            sim.onReport = { _, report, _ in if case let .trace(text) = report { Verbose.log.debug("\(name): \(text)") }
+            }
             let id = sim.addBoard(board)
             var settings = PartialFlashSettings()
             settings.switchToPairingMode = false
-            let mapRun = sim.run(MemoryMapReader(family: board.profile.board.family, settings: settings), on: id, deadline: .seconds(60))
+            let mapRun = sim.run(
+                MemoryMapReader(family: board.profile.board.family, settings: settings), on: id, deadline: .seconds(60))
             Verbose.dump(mapRun.trace, names: [name])
             let map: BoardMemoryMap
             do { map = try mapRun.outcome.get() } catch {
@@ -101,7 +111,9 @@ struct InfoCommand: AsyncParsableCommand {
             }
             var slots: [ImageSlotState]?
             if board.offeredServices.contains(KnownGATT.smpService) {
-                let stateRun = sim.run(ImageStateReader(traceBytes: verbose > 1 ? 256 : (verbose > 0 ? 32 : 0)), on: id, deadline: .seconds(60))
+                let stateRun = sim.run(
+                    ImageStateReader(traceBytes: verbose > 1 ? 256 : (verbose > 0 ? 32 : 0)), on: id,
+                    deadline: .seconds(60))
                 Verbose.dump(stateRun.trace, names: [name])
                 do { slots = try stateRun.outcome.get() } catch {
                     throw CLIError(.boardNotFound, "\(name): could not read the image slots: \(describe(error))")
@@ -118,26 +130,39 @@ struct InfoCommand: AsyncParsableCommand {
     }
 
     static func shown(name: String, board: SimulatedBoard, map: BoardMemoryMap, slots: [ImageSlotState]?) -> Shown {
-        let profile = SimProfile(board: board.profile.board, mcuboot: board.offeredServices.contains(KnownGATT.smpService))
+        let profile = SimProfile(
+            board: board.profile.board, mcuboot: board.offeredServices.contains(KnownGATT.smpService))
         let services = board.profile.services
-        let path = services.contains(.smp) ? "mcumgr" : services.contains(.secureDFU) ? "nordic-secure-dfu"
-            : services.contains(.legacyDFU) ? "nordic-legacy-dfu" : nil
-        return shown(name: name, board: board.profile.board, address: board.profile.address, map: map, slots: slots,
-                     fullUpdatePath: path, simulatorState: .init(flashIncomplete: board.flashIncomplete, profile: profile.description))
+        let path =
+            services.contains(.smp)
+            ? "mcumgr"
+            : services.contains(.secureDFU)
+                ? "nordic-secure-dfu"
+                : services.contains(.legacyDFU) ? "nordic-legacy-dfu" : nil
+        return shown(
+            name: name, board: board.profile.board, address: board.profile.address, map: map, slots: slots,
+            fullUpdatePath: path,
+            simulatorState: .init(flashIncomplete: board.flashIncomplete, profile: profile.description))
     }
 
-    static func shown(name: String, board: Board, address: String, map: BoardMemoryMap, slots: [ImageSlotState]?,
-                      fullUpdatePath: String? = nil, simulatorState: Shown.SimulatorState?) -> Shown {
+    static func shown(
+        name: String, board: Board, address: String, map: BoardMemoryMap, slots: [ImageSlotState]?,
+        fullUpdatePath: String? = nil, simulatorState: Shown.SimulatorState?
+    ) -> Shown {
         func region(_ r: RegionInfo, _ label: String) -> Shown.Region {
-            Shown.Region(id: Int(r.id), name: label, start: Hex.address(r.start), end: Hex.address(r.end), hash: r.hash.hexString)
+            Shown.Region(
+                id: Int(r.id), name: label, start: Hex.address(r.start), end: Hex.address(r.end), hash: r.hash.hexString
+            )
         }
         return Shown(
             name: name, board: board.rawValue, address: address,
             mode: map.mode == .pairing ? "pairing" : "application", protocolVersion: Int(map.protocolVersion),
             regions: [region(map.runtime, "runtime"), region(map.program, "program")],
             slots: slots?.map { s in
-                Shown.Slot(image: s.image ?? 0, slot: s.slot, version: s.version, hash: s.hash?.hexString,
-                           bootable: s.bootable, pending: s.pending, confirmed: s.confirmed, active: s.active, permanent: s.permanent)
+                Shown.Slot(
+                    image: s.image ?? 0, slot: s.slot, version: s.version, hash: s.hash?.hexString,
+                    bootable: s.bootable, pending: s.pending, confirmed: s.confirmed, active: s.active,
+                    permanent: s.permanent)
             },
             fullUpdatePath: fullUpdatePath,
             simulatorState: simulatorState)
@@ -147,15 +172,19 @@ struct InfoCommand: AsyncParsableCommand {
         var out = "\(s.name): \(Board(rawValue: s.board)?.displayName ?? s.board) at \(s.address)\n"
         out += "  mode:           \(s.mode) (partial-flashing protocol version \(s.protocolVersion))\n"
         for r in s.regions {
-            out += "  region \(r.id) \(r.name.padding(toLength: 8, withPad: " ", startingAt: 0)) \(r.start)-\(r.end)  hash \(r.hash)\n"
+            out +=
+                "  region \(r.id) \(r.name.padding(toLength: 8, withPad: " ", startingAt: 0)) \(r.start)-\(r.end)  hash \(r.hash)\n"
         }
         if let slots = s.slots {
             out += "  MCUboot slots (SMP image state read):\n"
             if slots.isEmpty { out += "    none reported\n" }
             for slot in slots {
-                let flags = [("active", slot.active), ("confirmed", slot.confirmed), ("pending", slot.pending),
-                             ("bootable", slot.bootable), ("permanent", slot.permanent)].filter(\.1).map(\.0)
-                out += "    image \(slot.image) slot \(slot.slot): version \(slot.version)  hash \(slot.hash.map { String($0.prefix(16)) + "…" } ?? "-")"
+                let flags = [
+                    ("active", slot.active), ("confirmed", slot.confirmed), ("pending", slot.pending),
+                    ("bootable", slot.bootable), ("permanent", slot.permanent)
+                ].filter(\.1).map(\.0)
+                out +=
+                    "    image \(slot.image) slot \(slot.slot): version \(slot.version)  hash \(slot.hash.map { String($0.prefix(16)) + "…" } ?? "-")"
                 out += flags.isEmpty ? "\n" : "  \(flags.joined(separator: " "))\n"
             }
         } else if let path = s.fullUpdatePath, path.hasPrefix("nordic") {

@@ -1,9 +1,9 @@
 import FirmwareImage
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A file opened for reading, read in pieces (a `FirmwareByteSource`), never whole.
@@ -67,7 +67,8 @@ struct InputFile: FirmwareByteSource {
         case S_IFDIR: throw CLIError(.cannotRead, "\(path): is a directory, not a firmware file")
         default: kind = .other
         }
-        return InputFile(path: path, kind: kind, size: kind == .regular ? Int(info.st_size) : nil, descriptor: descriptor)
+        return InputFile(
+            path: path, kind: kind, size: kind == .regular ? Int(info.st_size) : nil, descriptor: descriptor)
     }
 
     private init(path: String, kind: Kind, size: Int?, descriptor: Descriptor) {
@@ -102,7 +103,10 @@ struct InputFile: FirmwareByteSource {
     /// - Throws: `CLIError(.cannotRead)` when it is longer.
     mutating func readAll(limit: Int) throws -> [UInt8] {
         if let size, size > limit {
-            throw CLIError(.cannotRead, "\(path): is \(Figures.grouped(size)) bytes, more than the \(Figures.grouped(limit)) this command reads")
+            throw CLIError(
+                .cannotRead,
+                "\(path): is \(Figures.grouped(size)) bytes, more than the \(Figures.grouped(limit)) this command reads"
+            )
         }
         var bytes: [UInt8] = []
         while true {
@@ -110,7 +114,9 @@ struct InputFile: FirmwareByteSource {
             if more.isEmpty { return bytes }
             bytes += more
             if bytes.count > limit {
-                throw CLIError(.cannotRead, "\(path): holds more than the \(Figures.grouped(limit)) bytes this command reads (\(kind.name))")
+                throw CLIError(
+                    .cannotRead,
+                    "\(path): holds more than the \(Figures.grouped(limit)) bytes this command reads (\(kind.name))")
             }
         }
     }

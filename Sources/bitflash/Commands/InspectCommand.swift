@@ -20,9 +20,11 @@ struct InspectCommand: ParsableCommand {
     @Argument(help: "The firmware file (Intel HEX, Universal Hex, UF2, MCUboot image or DFU zip).")
     var file: String
 
-    @Option(help: ArgumentHelp("Show only the section this board uses.",
-                               valueName: "microbit-v1|microbit-v2|calliope-mini-1|calliope-mini-2|calliope-mini-3"),
-            transform: InspectCommand.board(named:))
+    @Option(
+        help: ArgumentHelp(
+            "Show only the section this board uses.",
+            valueName: "microbit-v1|microbit-v2|calliope-mini-1|calliope-mini-2|calliope-mini-3"),
+        transform: InspectCommand.board(named:))
     var board: Board?
 
     @Flag(help: "Print JSON (stable: sorted keys) instead of a table.")
@@ -30,7 +32,8 @@ struct InspectCommand: ParsableCommand {
 
     static func board(named name: String) throws -> Board {
         guard let b = Board(userName: name) else {
-            throw ValidationError("unknown board '\(name)': expected one of \(Board.allCases.map(\.rawValue).joined(separator: ", "))")
+            throw ValidationError(
+                "unknown board '\(name)': expected one of \(Board.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         return b
     }
@@ -143,8 +146,9 @@ struct InspectReport: Codable, Equatable {
                 absent = "the chip is unknown, so the device's search cannot be reproduced"
             }
             let magics = MakeCodeProgram.magicAddresses(in: s.image).map { a in
-                Magic(address: Hex.address(a), pageAligned: s.family.map { a % $0.pageSize == 0 } ?? false,
-                      runtimeHash: s.image.read((a + 16)..<(a + 24)).hexString, used: a == program?.magicAddress)
+                Magic(
+                    address: Hex.address(a), pageAligned: s.family.map { a % $0.pageSize == 0 } ?? false,
+                    runtimeHash: s.image.read((a + 16)..<(a + 24)).hexString, used: a == program?.magicAddress)
             }
             let layout = s.family?.layout
             return Section(
@@ -154,16 +158,19 @@ struct InspectReport: Codable, Equatable {
                 applicationRegion: layout.map { Self.run($0.application) },
                 scratchPage: layout.map { Hex.address($0.scratchPage) },
                 makeCode: program.map { p in
-                    Program(magicAddress: Hex.address(p.magicAddress), runtimeHash: p.runtimeHash.hexString,
-                            programHash: p.programHash.hexString, region: Self.run(p.region), blocks: p.blockCount,
-                            pages: p.pageCount(pageSize: s.family!.pageSize), pageSize: Int(s.family!.pageSize))
+                    Program(
+                        magicAddress: Hex.address(p.magicAddress), runtimeHash: p.runtimeHash.hexString,
+                        programHash: p.programHash.hexString, region: Self.run(p.region), blocks: p.blockCount,
+                        pages: p.pageCount(pageSize: s.family!.pageSize), pageSize: Int(s.family!.pageSize))
                 },
                 makeCodeAbsent: absent, magicOccurrences: magics,
                 startAddress: s.startAddress?.description, warnings: s.warnings.map(\.description))
         }
     }
 
-    static func run(_ r: Range<UInt32>) -> Run { Run(start: Hex.address(r.lowerBound), end: Hex.address(r.upperBound), size: r.count) }
+    static func run(_ r: Range<UInt32>) -> Run {
+        Run(start: Hex.address(r.lowerBound), end: Hex.address(r.upperBound), size: r.count)
+    }
 
     /// The table.
     var text: String {
@@ -174,14 +181,18 @@ struct InspectReport: Codable, Equatable {
         for w in warnings { out += "  warning: \(w)\n" }
         for s in sections {
             out += "\nSection \(s.index): \(s.name)\n"
-            func row(_ label: String, _ value: String) { out += "  " + label.padding(toLength: 18, withPad: " ", startingAt: 0) + value + "\n" }
+            func row(_ label: String, _ value: String) {
+                out += "  " + label.padding(toLength: 18, withPad: " ", startingAt: 0) + value + "\n"
+            }
             row("used by:", s.boards.isEmpty ? "no supported board" : s.boards.joined(separator: ", "))
             row("data:", "\(s.dataBytes) bytes in \(s.runs.count) run\(s.runs.count == 1 ? "" : "s")")
             for (k, r) in s.runs.enumerated() {
                 row(k == 0 ? "runs:" : "", "\(r.start)-\(r.end)  \(String(r.size).leftPadded(9)) B")
             }
             if let app = s.applicationRegion, let scratch = s.scratchPage {
-                row("application:", "\(app.start)-\(app.end) (the device looks for the program below the scratch page \(scratch))")
+                row(
+                    "application:",
+                    "\(app.start)-\(app.end) (the device looks for the program below the scratch page \(scratch))")
             } else {
                 row("application:", "unknown (chip not recognised)")
             }
@@ -189,13 +200,19 @@ struct InspectReport: Codable, Equatable {
                 row("MakeCode magic:", p.magicAddress)
                 row("runtime hash:", p.runtimeHash)
                 row("program hash:", p.programHash)
-                row("program region:", "\(p.region.start)-\(p.region.end) (\(p.region.size) bytes, \(p.blocks) blocks of 64 bytes, \(p.pages) page\(p.pages == 1 ? "" : "s") of \(p.pageSize) bytes)")
+                row(
+                    "program region:",
+                    "\(p.region.start)-\(p.region.end) (\(p.region.size) bytes, \(p.blocks) blocks of 64 bytes, \(p.pages) page\(p.pages == 1 ? "" : "s") of \(p.pageSize) bytes)"
+                )
             } else {
                 row("MakeCode program:", "none: \(s.makeCodeAbsent ?? "not found") (partial flashing impossible)")
             }
             let others = s.magicOccurrences.filter { !$0.used }
             for (k, m) in others.enumerated() {
-                row(k == 0 ? "other magic:" : "", "\(m.address) (\(m.pageAligned ? "page-aligned" : "not page-aligned"), hash \(m.runtimeHash)): not used by the device")
+                row(
+                    k == 0 ? "other magic:" : "",
+                    "\(m.address) (\(m.pageAligned ? "page-aligned" : "not page-aligned"), hash \(m.runtimeHash)): not used by the device"
+                )
             }
             if let start = s.startAddress { row("start address:", "\(start) (not used)") }
             if s.warnings.isEmpty {

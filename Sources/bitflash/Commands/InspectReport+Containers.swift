@@ -83,7 +83,8 @@ extension InspectReport {
     static func uf2FamilyName(_ id: UInt32) -> String {
         let boards = Board.allCases.filter { $0.family.uf2FamilyID == id }.map(\.displayName)
         let name = UF2Family.name(of: id) ?? "unknown family"
-        return "\(Hex.address(id)) (\(name)\(boards.isEmpty ? ", no supported board" : ": " + boards.joined(separator: ", ")))"
+        return
+            "\(Hex.address(id)) (\(name)\(boards.isEmpty ? ", no supported board" : ": " + boards.joined(separator: ", ")))"
     }
 
     /// The rows about the container, after the file line.
@@ -110,8 +111,10 @@ extension InspectReport {
         if let m = mcuboot {
             row("MCUboot version:", m.version)
             row("MCUboot header:", "\(m.headerSize) bytes, load address \(m.loadAddress), flags \(m.flags)")
-            row("MCUboot image:", "\(m.imageSize) bytes; \(m.length) with header and TLVs"
-                + (m.protectedTLVSize > 0 ? " (\(m.protectedTLVSize) bytes of protected TLVs)" : ""))
+            row(
+                "MCUboot image:",
+                "\(m.imageSize) bytes; \(m.length) with header and TLVs"
+                    + (m.protectedTLVSize > 0 ? " (\(m.protectedTLVSize) bytes of protected TLVs)" : ""))
             for (k, t) in m.tlvs.enumerated() { row(k == 0 ? "MCUboot TLVs:" : "", t) }
             row("image hash:", m.imageHash ?? "none")
             row("hash check:", m.hashCheck)

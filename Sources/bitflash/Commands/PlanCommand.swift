@@ -8,7 +8,8 @@ import Foundation
 struct PlanCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "plan",
-        abstract: "Show what each path (partial, full McuMgr, full Nordic DFU) would send and its estimated time, without a board.",
+        abstract:
+            "Show what each path (partial, full McuMgr, full Nordic DFU) would send and its estimated time, without a board.",
         discussion: """
             For each board the file has a section for (or the --board given): the program region and \
             the blocks and pages partial flashing would send, the MCUboot image a full update over \
@@ -20,7 +21,9 @@ struct PlanCommand: AsyncParsableCommand {
     @Argument(help: "The firmware file: Intel HEX, Universal Hex, UF2, MCUboot image or DFU .zip.")
     var file: String
 
-    @Option(help: ArgumentHelp("Plan for this board (default: every board the file has a section for).", valueName: "BOARD"))
+    @Option(
+        help: ArgumentHelp("Plan for this board (default: every board the file has a section for).", valueName: "BOARD")
+    )
     var board: String?
 
     @Flag(help: "Print one JSON object per board.")
@@ -36,12 +39,18 @@ struct PlanCommand: AsyncParsableCommand {
                 do {
                     plan = try FlashPlan.make(firmware: firmware, board: b)
                 } catch let error as FirmwareImageError {
-                    throw CLIError(.badFirmware, "\(file): \(error.message)" + (error.message.contains("board is a ") ? "" : "; the board is a \(b.displayName) (\(b.family.chipName))"))
+                    throw CLIError(
+                        .badFirmware,
+                        "\(file): \(error.message)"
+                            + (error.message.contains("board is a ")
+                                ? "" : "; the board is a \(b.displayName) (\(b.family.chipName))"))
                 }
                 try FirmwareFileLoading.requireSomethingToWrite(plan, file: file, board: b)
                 let made = BoardlessPlan.make(plan, board: b)
-                StdOut.write(json ? try PlanText.json(BoardlessPlanJSON(file: file, plan: made)) + "\n"
-                                  : PlanText.boardless(made, file: file))
+                StdOut.write(
+                    json
+                        ? try PlanText.json(BoardlessPlanJSON(file: file, plan: made)) + "\n"
+                        : PlanText.boardless(made, file: file))
             }
             return .ok
         }
@@ -51,7 +60,10 @@ struct PlanCommand: AsyncParsableCommand {
     func boards(_ firmware: Firmware) throws -> [Board] {
         if let name = board {
             guard let b = Board(userName: name) else {
-                throw CLIError(.usage, "unknown board '\(name)': use microbit-v1, microbit-v2, calliope-mini-1, calliope-mini-2 or calliope-mini-3")
+                throw CLIError(
+                    .usage,
+                    "unknown board '\(name)': use microbit-v1, microbit-v2, calliope-mini-1, calliope-mini-2 or calliope-mini-3"
+                )
             }
             return [b]
         }

@@ -23,16 +23,22 @@ struct ScanCommand: AsyncParsableCommand {
             69 --wait-for or --count not met in time, 75 Bluetooth not available.
             """)
 
-    @Option(parsing: .unconditional, help: Limits.bluetoothSeconds.help("How long to scan, at most, in seconds", valueName: "S"),
-            transform: Limits.bluetoothSeconds.transform)
+    @Option(
+        parsing: .unconditional,
+        help: Limits.bluetoothSeconds.help("How long to scan, at most, in seconds", valueName: "S"),
+        transform: Limits.bluetoothSeconds.transform)
     var timeout: Double = 5
 
-    @Option(name: .customLong("wait-for"),
-            help: ArgumentHelp("End the scan as soon as this board (address, name or friendly name) is seen.", valueName: "ADDR|NAME"))
+    @Option(
+        name: .customLong("wait-for"),
+        help: ArgumentHelp(
+            "End the scan as soon as this board (address, name or friendly name) is seen.", valueName: "ADDR|NAME"))
     var waitFor: String?
 
-    @Option(parsing: .unconditional, help: Limits.boards.help("End the scan as soon as this many boards are seen", valueName: "N"),
-            transform: Limits.boards.transform)
+    @Option(
+        parsing: .unconditional,
+        help: Limits.boards.help("End the scan as soon as this many boards are seen", valueName: "N"),
+        transform: Limits.boards.transform)
     var count: Int?
 
     @Option(help: ArgumentHelp("The Bluetooth adapter (default: the first one switched on).", valueName: "hciN"))
@@ -55,7 +61,9 @@ struct ScanCommand: AsyncParsableCommand {
 
     func validate() throws {
         if waitFor != nil, count != nil { throw ValidationError("give --wait-for or --count, not both") }
-        if let waitFor, waitFor.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("--wait-for needs an address or a name") }
+        if let waitFor, waitFor.trimmingCharacters(in: .whitespaces).isEmpty {
+            throw ValidationError("--wait-for needs an address or a name")
+        }
     }
 
     var until: ScanUntil {
@@ -73,11 +81,14 @@ struct ScanCommand: AsyncParsableCommand {
                 .scan(for: .milliseconds(Int64((timeout * 1000).rounded())), everything: all, until: until)
             let elapsed = started.duration(to: .now).components
             let seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
-            let shown = found.map { Shown(name: $0.name, address: $0.address, rssi: $0.rssi, mode: $0.mode, bonded: $0.bonded) }
+            let shown = found.map {
+                Shown(name: $0.name, address: $0.address, rssi: $0.rssi, mode: $0.mode, bonded: $0.bonded)
+            }
             StdOut.write(json ? try JSONText.document(shown) + "\n" : Self.text(shown, seconds: seconds))
             if let missing = BlueZFlasher.missing(until, in: found) {
-                StdErr.write("bitflash: \(missing) after \(String(format: "%.1f", seconds)) s; check the board is powered and in range "
-                             + "(pairing mode: hold A+B, press reset), or scan longer with --timeout\n")
+                StdErr.write(
+                    "bitflash: \(missing) after \(String(format: "%.1f", seconds)) s; check the board is powered and in range "
+                        + "(pairing mode: hold A+B, press reset), or scan longer with --timeout\n")
                 return .boardNotFound
             }
             return .ok
@@ -86,7 +97,8 @@ struct ScanCommand: AsyncParsableCommand {
 
     static func text(_ boards: [Shown], seconds: Double) -> String {
         guard !boards.isEmpty else {
-            return "no boards found in \(String(format: "%.1f", seconds)) s; check they are powered and advertising (pairing mode: hold A+B, press reset)\n"
+            return
+                "no boards found in \(String(format: "%.1f", seconds)) s; check they are powered and advertising (pairing mode: hold A+B, press reset)\n"
         }
         var out = "NAME                          ADDRESS            RSSI  MODE         BONDED\n"
         for b in boards {

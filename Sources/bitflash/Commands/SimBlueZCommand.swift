@@ -25,17 +25,23 @@ struct SimBlueZCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The D-Bus bus to serve on (default: $DBUS_SYSTEM_BUS_ADDRESS).", valueName: "ADDRESS"))
     var bus: String?
 
-    @Option(help: ArgumentHelp("A JSON scenario with one or more boards (instead of the board options below).", valueName: "FILE"))
+    @Option(
+        help: ArgumentHelp(
+            "A JSON scenario with one or more boards (instead of the board options below).", valueName: "FILE"))
     var scenario: String?
 
-    @Option(help: ArgumentHelp("The kind of board (default: the saved board's, else microbit-v2-mcuboot).", valueName: "PROFILE"))
+    @Option(
+        help: ArgumentHelp(
+            "The kind of board (default: the saved board's, else microbit-v2-mcuboot).", valueName: "PROFILE"))
     var profile: SimProfile?
 
     @Option(help: ArgumentHelp("The advertised name (default: the saved board's).", valueName: "NAME"))
     var name: String?
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("The Bluetooth address (default: the saved board's).", valueName: "AA:BB:CC:DD:EE:FF"),
-            transform: OptionValues.bluetoothAddress)
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("The Bluetooth address (default: the saved board's).", valueName: "AA:BB:CC:DD:EE:FF"),
+        transform: OptionValues.bluetoothAddress)
     var address: String?
 
     @Option(help: ArgumentHelp("Put this firmware on the board first (as `sim reset --from`).", valueName: "FILE"))
@@ -50,15 +56,19 @@ struct SimBlueZCommand: AsyncParsableCommand {
     @Flag(help: "Pair fails with org.bluez.Error.AuthenticationFailed.")
     var refusesPairing = false
 
-    @Option(help: ArgumentHelp("The first Connect calls fail, in order: in-progress, le-connection-abort-by-local.",
-                               valueName: "KIND,KIND"))
+    @Option(
+        help: ArgumentHelp(
+            "The first Connect calls fail, in order: in-progress, le-connection-abort-by-local.",
+            valueName: "KIND,KIND"))
     var connectFailures: String?
 
     @Flag(help: "The link comes up but ServicesResolved never becomes true.")
     var servicesNeverResolve = false
 
-    @Option(parsing: .unconditional, help: Limits.writesBeforeDrop.help("The link drops once, right after this many writes", valueName: "N"),
-            transform: Limits.writesBeforeDrop.transform)
+    @Option(
+        parsing: .unconditional,
+        help: Limits.writesBeforeDrop.help("The link drops once, right after this many writes", valueName: "N"),
+        transform: Limits.writesBeforeDrop.transform)
     var disconnectAfterWrites: Int?
 
     @Flag(help: "The board never advertises.")
@@ -76,40 +86,59 @@ struct SimBlueZCommand: AsyncParsableCommand {
     @Flag(help: "The board starts in pairing mode (as after A+B + reset).")
     var inPairingMode = false
 
-    @Flag(help: "BlueZ and the board hold a bond from the start (a whitelisted board then advertises in application mode).")
+    @Flag(
+        help:
+            "BlueZ and the board hold a bond from the start (a whitelisted board then advertises in application mode).")
     var bonded = false
 
     @Flag(help: "AcquireWrite and AcquireNotify answer UnknownMethod, as a BlueZ before 5.46 does.")
     var refusesAcquire = false
 
-    @Option(parsing: .unconditional,
-            help: Limits.writesBeforeDrop.help("The sockets of AcquireWrite/AcquireNotify close once, after this many writes through them", valueName: "N"),
-            transform: Limits.writesBeforeDrop.transform)
+    @Option(
+        parsing: .unconditional,
+        help: Limits.writesBeforeDrop.help(
+            "The sockets of AcquireWrite/AcquireNotify close once, after this many writes through them", valueName: "N"),
+        transform: Limits.writesBeforeDrop.transform)
     var acquiredSocketsCloseAfter: Int?
 
-    @Flag(help: "The board's Nordic bootloader advertises at the address + 1 (a stock Nordic build without bonds), not at the board's own.")
+    @Flag(
+        help:
+            "The board's Nordic bootloader advertises at the address + 1 (a stock Nordic build without bonds), not at the board's own."
+    )
     var bootloaderAtNextAddress = false
 
-    @Option(help: ArgumentHelp("D-Bus level hostility: wrong-types, oversized-values, missing-properties.", valueName: "MODE,MODE"))
+    @Option(
+        help: ArgumentHelp(
+            "D-Bus level hostility: wrong-types, oversized-values, missing-properties.", valueName: "MODE,MODE"))
     var hostile: String?
 
-    @Option(name: .customLong("firmware-hostile"), help: ArgumentHelp("The board's firmware misbehaves (as `sim campaign --hostile`): "
-        + "\(HostileKind.firmwareKinds.map(\.rawValue).joined(separator: ", ")).", valueName: "KIND,KIND"))
+    @Option(
+        name: .customLong("firmware-hostile"),
+        help: ArgumentHelp(
+            "The board's firmware misbehaves (as `sim campaign --hostile`): "
+                + "\(HostileKind.firmwareKinds.map(\.rawValue).joined(separator: ", ")).", valueName: "KIND,KIND"))
     var firmwareHostile: String?
 
-    @Option(parsing: .unconditional,
-            help: Limits.seed.help("With --hostile: distort each property and notification by one mode or none, as this seed picks", valueName: "SEED"),
-            transform: Limits.seed.transform)
+    @Option(
+        parsing: .unconditional,
+        help: Limits.seed.help(
+            "With --hostile: distort each property and notification by one mode or none, as this seed picks",
+            valueName: "SEED"),
+        transform: Limits.seed.transform)
     var hostileSeed: UInt64?
 
-    @Option(name: .customLong("time-scale"), parsing: .unconditional,
-            help: Limits.timeScale.help("Real seconds per modelled second, 0 for at once; without it, 1 or the scenario's", valueName: "S"),
-            transform: Limits.timeScale.transform)
+    @Option(
+        name: .customLong("time-scale"), parsing: .unconditional,
+        help: Limits.timeScale.help(
+            "Real seconds per modelled second, 0 for at once; without it, 1 or the scenario's", valueName: "S"),
+        transform: Limits.timeScale.transform)
     var timeScale: Double?
 
-    @Option(name: .customLong("for"), parsing: .unconditional,
-            help: Limits.serveSeconds.help("Stop after this many seconds; without it, run until killed", valueName: "SECONDS"),
-            transform: Limits.serveSeconds.transform)
+    @Option(
+        name: .customLong("for"), parsing: .unconditional,
+        help: Limits.serveSeconds.help(
+            "Stop after this many seconds; without it, run until killed", valueName: "SECONDS"),
+        transform: Limits.serveSeconds.transform)
     var duration: Double?
 
     @Flag(name: .short, help: "Print the boards' trace lines.")
@@ -117,7 +146,8 @@ struct SimBlueZCommand: AsyncParsableCommand {
 
     private var usesBoardOptions: Bool {
         profile != nil || name != nil || address != nil || from != nil || requiresPairing || refusesPairing
-            || connectFailures != nil || servicesNeverResolve || disconnectAfterWrites != nil || absent || staleBond || gattCache || pairingModeOnly
+            || connectFailures != nil || servicesNeverResolve || disconnectAfterWrites != nil || absent || staleBond
+            || gattCache || pairingModeOnly
             || bonded || inPairingMode || refusesAcquire || acquiredSocketsCloseAfter != nil
             || bootloaderAtNextAddress
             || hostile != nil || hostileSeed != nil || firmwareHostile != nil
@@ -148,12 +178,14 @@ struct SimBlueZCommand: AsyncParsableCommand {
             let fake = try await FakeBlueZ.start(bus: .address(address), boards: boards, options: options)
             for (board, path) in zip(boards, fake.devicePaths) {
                 let state = board.stateFile.map { ($0.lastPathComponent as NSString).deletingPathExtension } ?? "-"
-                StdOut.write("board \(state): \(board.address) \"\(board.name ?? board.board.profile.name)\" "
-                             + "\(SimProfile(board: board.board.profile.board, mcuboot: board.board.profile.services.contains(.smp))) "
-                             + "at \(path)\(Self.describe(board.behaviour))\n")
+                StdOut.write(
+                    "board \(state): \(board.address) \"\(board.name ?? board.board.profile.name)\" "
+                        + "\(SimProfile(board: board.board.profile.board, mcuboot: board.board.profile.services.contains(.smp))) "
+                        + "at \(path)\(Self.describe(board.behaviour))\n")
             }
-            StdOut.write("fake org.bluez ready on \(options.adapterName) (\(options.adapterAddress)): "
-                         + "\(boards.count) board\(boards.count == 1 ? "" : "s"), state \(store.directory.path)\n")
+            StdOut.write(
+                "fake org.bluez ready on \(options.adapterName) (\(options.adapterAddress)): "
+                    + "\(boards.count) board\(boards.count == 1 ? "" : "s"), state \(store.directory.path)\n")
             await SimServeCommand.waitForStop(seconds: duration)
             let traffic = fake.traffic
             _ = await fake.stop()
@@ -166,11 +198,14 @@ struct SimBlueZCommand: AsyncParsableCommand {
     private func busAddress() throws -> String {
         let address = bus ?? ProcessInfo.processInfo.environment["DBUS_SYSTEM_BUS_ADDRESS"] ?? ""
         guard !address.isEmpty else {
-            throw CLIError(.usage, "no bus to serve on: start a private dbus-daemon and pass its address with --bus "
-                               + "or DBUS_SYSTEM_BUS_ADDRESS (the fake never serves on the real system bus)")
+            throw CLIError(
+                .usage,
+                "no bus to serve on: start a private dbus-daemon and pass its address with --bus "
+                    + "or DBUS_SYSTEM_BUS_ADDRESS (the fake never serves on the real system bus)")
         }
         guard !address.contains(DBusBusAddress.defaultSystemAddress.dropFirst("unix:path=".count)),
-              !address.contains("/run/dbus/system_bus_socket") else {
+            !address.contains("/run/dbus/system_bus_socket")
+        else {
             throw CLIError(.usage, "\(address) is the real system bus: the fake only serves on a private bus")
         }
         return address
@@ -196,16 +231,25 @@ struct SimBlueZCommand: AsyncParsableCommand {
         behaviour.hostile = Set(try Self.list(hostile, "--hostile"))
         behaviour.hostileSeed = hostileSeed
         if hostileSeed != nil, behaviour.hostile.isEmpty {
-            throw CLIError(.usage, "--hostile-seed picks among the --hostile modes: give them too, e.g. --hostile wrong-types,missing-properties")
+            throw CLIError(
+                .usage,
+                "--hostile-seed picks among the --hostile modes: give them too, e.g. --hostile wrong-types,missing-properties"
+            )
         }
         let state = SimStore.names(count: 1)[0]
         var board = try Self.board(store: store, state: state, index: 1, profile: profile, from: from)
         for kind: HostileKind in try Self.list(firmwareHostile, "--firmware-hostile") {
-            guard !kind.isLinkFault else { throw CLIError(.usage, "--firmware-hostile: \(kind.rawValue) is a fault of the link, not of the firmware (sim campaign --hostile)") }
+            guard !kind.isLinkFault else {
+                throw CLIError(
+                    .usage,
+                    "--firmware-hostile: \(kind.rawValue) is a fault of the link, not of the firmware (sim campaign --hostile)"
+                )
+            }
             board.makeHostile(kind)
         }
-        return FakeBoard(board: board, name: name ?? Self.advertisedName(board), address: address, behaviour: behaviour,
-                         stateFile: store.url(of: state))
+        return FakeBoard(
+            board: board, name: name ?? Self.advertisedName(board), address: address, behaviour: behaviour,
+            stateFile: store.url(of: state))
     }
 
     private func loadScenario(_ path: String) throws -> ([FakeBoard], Double?, String?) {
@@ -213,7 +257,9 @@ struct SimBlueZCommand: AsyncParsableCommand {
         let scenario: FakeBlueZScenario
         do { scenario = try FakeBlueZScenario.load(from: url) } catch { throw CLIError(.badFirmware, "\(error)") }
         if let scale = scenario.timeScale, !Limits.timeScale.range.contains(scale) {
-            throw CLIError(.badFirmware, "\(path): timeScale \(scale) is outside what --time-scale allows (\(Limits.timeScale.text))")
+            throw CLIError(
+                .badFirmware,
+                "\(path): timeScale \(scale) is outside what --time-scale allows (\(Limits.timeScale.text))")
         }
         let store = SimStore(option: simState)
         let names = SimStore.names(count: scenario.boards.count)
@@ -222,17 +268,21 @@ struct SimBlueZCommand: AsyncParsableCommand {
         for (i, entry) in scenario.boards.enumerated() {
             let profile = try entry.profile.map { text -> SimProfile in
                 guard let p = SimProfile(argument: text) else {
-                    throw CLIError(.usage, "\(path): board \(i + 1) has unknown profile '\(text)'; known: "
-                                       + SimProfile.allValueStrings.joined(separator: ", "))
+                    throw CLIError(
+                        .usage,
+                        "\(path): board \(i + 1) has unknown profile '\(text)'; known: "
+                            + SimProfile.allValueStrings.joined(separator: ", "))
                 }
                 return p
             }
             let state = entry.state ?? names[i]
             let from = entry.from.map { $0.hasPrefix("/") ? $0 : base.appendingPathComponent($0).path }
             let board = try Self.board(store: store, state: state, index: i + 1, profile: profile, from: from)
-            boards.append(FakeBoard(board: board, name: entry.name ?? Self.advertisedName(board), address: entry.address,
-                                    behaviour: entry.behaviour,
-                                    stateFile: store.url(of: state)))
+            boards.append(
+                FakeBoard(
+                    board: board, name: entry.name ?? Self.advertisedName(board), address: entry.address,
+                    behaviour: entry.behaviour,
+                    stateFile: store.url(of: state)))
         }
         return (boards, scenario.timeScale, scenario.adapterAddress)
     }
@@ -249,17 +299,21 @@ struct SimBlueZCommand: AsyncParsableCommand {
 
     /// A board holding `from`; else the saved board `state` (which must be of `profile` when
     /// one is given); else a fresh board of `profile` holding the sample program.
-    static func board(store: SimStore, state: String, index: Int, profile: SimProfile?, from: String?) throws -> SimulatedBoard {
+    static func board(store: SimStore, state: String, index: Int, profile: SimProfile?, from: String?) throws
+        -> SimulatedBoard
+    {
         try store.requireOwnFile(state)
         if let from {
             let profile = profile ?? .default
-            return try profile.makeBoard(holding: try profile.image(fromFile: from), name: state, address: SimStore.address(index))
+            return try profile.makeBoard(
+                holding: try profile.image(fromFile: from), name: state, address: SimStore.address(index))
         }
         if profile == nil, let saved = try store.load(state) { return saved }
         return try store.loadOrCreate(state, profile: profile ?? .default, index: index)
     }
 
-    private static func list<T: RawRepresentable>(_ text: String?, _ option: String) throws -> [T] where T.RawValue == String {
+    private static func list<T: RawRepresentable>(_ text: String?, _ option: String) throws -> [T]
+    where T.RawValue == String {
         guard let text else { return [] }
         return try text.split(separator: ",").map { part in
             let word = part.trimmingCharacters(in: .whitespaces)
@@ -281,12 +335,15 @@ struct SimBlueZCommand: AsyncParsableCommand {
         if b.gattCache { parts.append("GATT cache") }
         if b.pairingModeOnly { parts.append("pairing mode only") }
         if b.bootloaderAtNextAddress { parts.append("bootloader at the next address") }
-        if !b.connectFailures.isEmpty { parts.append("connect fails: " + b.connectFailures.map(\.rawValue).joined(separator: ",")) }
+        if !b.connectFailures.isEmpty {
+            parts.append("connect fails: " + b.connectFailures.map(\.rawValue).joined(separator: ","))
+        }
         if b.servicesNeverResolve { parts.append("services never resolve") }
         if let n = b.disconnectAfterWrites { parts.append("link drops after \(n) writes") }
         if !b.hostile.isEmpty {
-            parts.append("hostile: " + b.hostile.map(\.rawValue).sorted().joined(separator: ",")
-                         + (b.hostileSeed.map { ", seed \($0)" } ?? ""))
+            parts.append(
+                "hostile: " + b.hostile.map(\.rawValue).sorted().joined(separator: ",")
+                    + (b.hostileSeed.map { ", seed \($0)" } ?? ""))
         }
         return parts.isEmpty ? "" : " (" + parts.joined(separator: "; ") + ")"
     }

@@ -32,13 +32,17 @@ struct SimSamplesCommand: AsyncParsableCommand {
         }
     }
 
-    static let samples: [Sample] = [.init(runtime: .r1, program: .heart), .init(runtime: .r1, program: .counter),
-                                    .init(runtime: .r2, program: .heart)]
+    static let samples: [Sample] = [
+        .init(runtime: .r1, program: .heart), .init(runtime: .r1, program: .counter),
+        .init(runtime: .r2, program: .heart)
+    ]
 
     /// The bytes of a sample file: a Universal Hex with an nRF51 (0x9900) and an nRF52833 (0x9903) section.
     static func bytes(of sample: Sample) -> [UInt8] {
         let sections = [(UInt16(0x9900), ChipFamily.nrf51), (UInt16(0x9903), ChipFamily.nrf52833)].map { id, family in
-            UniversalHexWriter.Section(boardID: id, image: SampleFirmware.image(family: family, runtime: sample.runtime, program: sample.program))
+            UniversalHexWriter.Section(
+                boardID: id,
+                image: SampleFirmware.image(family: family, runtime: sample.runtime, program: sample.program))
         }
         return UniversalHexWriter.write(sections)
     }
@@ -52,7 +56,10 @@ struct SimSamplesCommand: AsyncParsableCommand {
                 do {
                     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
                 } catch {
-                    throw CLIError(.cannotWrite, "\(dir.path): cannot make the folder: \((error as NSError).localizedFailureReason ?? "it is not a folder or cannot be created")")
+                    throw CLIError(
+                        .cannotWrite,
+                        "\(dir.path): cannot make the folder: \((error as NSError).localizedFailureReason ?? "it is not a folder or cannot be created")"
+                    )
                 }
                 try OutputFile.write(bytes, to: url.path, what: "the sample")
                 StdOut.write("wrote \(url.path): \(Figures.grouped(bytes.count)) bytes, \(sample.summary)\n")

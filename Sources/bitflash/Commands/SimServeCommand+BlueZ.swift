@@ -10,7 +10,8 @@ extension SimServeCommand {
         try await runCommand {
             let store = SimStore(option: simState)
             let state = SimStore.names(count: 1)[0]
-            let board = try SimBlueZCommand.board(store: store, state: state, index: 1, profile: profileOption, from: from)
+            let board = try SimBlueZCommand.board(
+                store: store, state: state, index: 1, profile: profileOption, from: from)
             do {
                 try FileManager.default.createDirectory(at: store.directory, withIntermediateDirectories: true)
                 try store.save(board, as: state)
@@ -39,16 +40,19 @@ extension SimServeCommand {
                 }
             }
             let shown = board.inNordicBootloader ? board.advertisedName : options.name
-            StdOut.write("board \(state) ready on \(adapter) (\(peripheral.adapterAddress ?? "address unknown")): advertising "
-                         + "\"\(shown)\", \(profile), services \(services.joined(separator: " + ")), state \(store.directory.path)\n")
+            StdOut.write(
+                "board \(state) ready on \(adapter) (\(peripheral.adapterAddress ?? "address unknown")): advertising "
+                    + "\"\(shown)\", \(profile), services \(services.joined(separator: " + ")), state \(store.directory.path)\n"
+            )
             await Self.waitForStop(seconds: duration)
             let final = await peripheral.stop()
             try store.save(final, as: state)
             let c = peripheral.counters
-            StdOut.write("stopped: \(c.links) link\(c.links == 1 ? "" : "s"), \(c.writes) writes (\(c.droppedWrites) dropped while resetting, "
-                         + "\(c.socketWrites) through AcquireWrite sockets), \(c.notifications) notifications (\(c.socketNotifications) through "
-                         + "AcquireNotify sockets), \(c.resets) reset\(c.resets == 1 ? "" : "s"), "
-                         + "ATT MTU \(c.mtu.map(String.init) ?? "unknown"); board saved\n")
+            StdOut.write(
+                "stopped: \(c.links) link\(c.links == 1 ? "" : "s"), \(c.writes) writes (\(c.droppedWrites) dropped while resetting, "
+                    + "\(c.socketWrites) through AcquireWrite sockets), \(c.notifications) notifications (\(c.socketNotifications) through "
+                    + "AcquireNotify sockets), \(c.resets) reset\(c.resets == 1 ? "" : "s"), "
+                    + "ATT MTU \(c.mtu.map(String.init) ?? "unknown"); board saved\n")
             return .ok
         }
     }

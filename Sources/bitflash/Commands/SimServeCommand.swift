@@ -27,19 +27,27 @@ struct SimServeCommand: AsyncParsableCommand {
             modelled time times --time-scale. Port 0 takes any free port; the port bound is printed.
             """)
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Where to listen (use a loopback address unless you mean otherwise; port 0: any free port).",
-                                                        valueName: "HOST:PORT"),
-            transform: OptionValues.listenEndpoint)
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "Where to listen (use a loopback address unless you mean otherwise; port 0: any free port).",
+            valueName: "HOST:PORT"),
+        transform: OptionValues.listenEndpoint)
     var udp: String?
 
     @Option(help: ArgumentHelp("Play the board as a Bluetooth peripheral on this BlueZ adapter.", valueName: "hciN"))
     var adapter: String?
 
-    @Option(name: .customLong("profile"), help: ArgumentHelp("The kind of board (default: the saved board's, else microbit-v2-mcuboot; with --udp an -mcuboot profile).",
-                               valueName: "PROFILE"))
+    @Option(
+        name: .customLong("profile"),
+        help: ArgumentHelp(
+            "The kind of board (default: the saved board's, else microbit-v2-mcuboot; with --udp an -mcuboot profile).",
+            valueName: "PROFILE"))
     var profileOption: SimProfile?
 
-    @Option(help: ArgumentHelp("With --adapter: put this firmware on the board first (as `sim reset --from`).", valueName: "FILE"))
+    @Option(
+        help: ArgumentHelp(
+            "With --adapter: put this firmware on the board first (as `sim reset --from`).", valueName: "FILE"))
     var from: String?
 
     @Option(help: ArgumentHelp("With --adapter: the advertised name (default: the board's).", valueName: "NAME"))
@@ -50,29 +58,43 @@ struct SimServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("sim-state"), help: ArgumentHelp("Folder of the simulated boards.", valueName: "DIR"))
     var simState: String?
 
-    @Option(name: .customLong("for"), parsing: .unconditional,
-            help: Limits.serveSeconds.help("Stop after this many seconds; without it, run until killed", valueName: "SECONDS"),
-            transform: Limits.serveSeconds.transform)
+    @Option(
+        name: .customLong("for"), parsing: .unconditional,
+        help: Limits.serveSeconds.help(
+            "Stop after this many seconds; without it, run until killed", valueName: "SECONDS"),
+        transform: Limits.serveSeconds.transform)
     var duration: Double?
 
-    @Option(name: .customLong("time-scale"), parsing: .unconditional,
-            help: Limits.timeScale.help("Real seconds per modelled second of device work (0: at once)", valueName: "S"),
-            transform: Limits.timeScale.transform)
+    @Option(
+        name: .customLong("time-scale"), parsing: .unconditional,
+        help: Limits.timeScale.help("Real seconds per modelled second of device work (0: at once)", valueName: "S"),
+        transform: Limits.timeScale.transform)
     var timeScale: Double = 1
 
-    @Flag(name: .customLong("no-acquire"),
-          help: "With --adapter: offer BlueZ no AcquireWrite/AcquireNotify (every write a WriteValue call, every notification a signal).")
+    @Flag(
+        name: .customLong("no-acquire"),
+        help:
+            "With --adapter: offer BlueZ no AcquireWrite/AcquireNotify (every write a WriteValue call, every notification a signal)."
+    )
     var noAcquire = false
 
     @Flag(name: .short, help: "Print the board's trace lines.")
     var verbose = false
 
     func validate() throws {
-        guard (udp == nil) != (adapter == nil) else { throw ValidationError("give either --udp HOST:PORT or --adapter hciN") }
-        if let adapter, adapter.isEmpty || adapter.contains("/") { throw ValidationError("--adapter takes an adapter name such as hci1") }
+        guard (udp == nil) != (adapter == nil) else {
+            throw ValidationError("give either --udp HOST:PORT or --adapter hciN")
+        }
+        if let adapter, adapter.isEmpty || adapter.contains("/") {
+            throw ValidationError("--adapter takes an adapter name such as hci1")
+        }
         guard adapter == nil else { return }
-        if from != nil || name != nil || noAcquire { throw ValidationError("--from, --name and --no-acquire go with --adapter") }
-        guard profile.mcuboot else { throw ValidationError("--profile \(profile) has no SMP service: use \(profile)-mcuboot") }
+        if from != nil || name != nil || noAcquire {
+            throw ValidationError("--from, --name and --no-acquire go with --adapter")
+        }
+        guard profile.mcuboot else {
+            throw ValidationError("--profile \(profile) has no SMP service: use \(profile)-mcuboot")
+        }
     }
 
     func run() async throws {
@@ -86,24 +108,30 @@ struct SimServeCommand: AsyncParsableCommand {
             let verbose = self.verbose
             let server: SimulatedUDPServer
             do {
-                server = try await SimulatedUDPServer.start(board: board, on: endpoint, timeScale: timeScale,
-                                                            onNote: { if verbose { StdOut.write("  \($0)\n") } })
+                server = try await SimulatedUDPServer.start(
+                    board: board, on: endpoint, timeScale: timeScale,
+                    onNote: { if verbose { StdOut.write("  \($0)\n") } })
             } catch {
                 // Where to listen must be one of this computer's addresses: a name that does not
                 // resolve is a bad command line here, not a board out of reach.
                 if case let SMPUDPError.unknownHost(host, detail) = error {
-                    throw CLIError(.usage, "cannot listen on \(endpoint): the host name '\(host)' does not resolve (\(detail)); "
-                                       + "use one of this computer's addresses, such as 127.0.0.1")
+                    throw CLIError(
+                        .usage,
+                        "cannot listen on \(endpoint): the host name '\(host)' does not resolve (\(detail)); "
+                            + "use one of this computer's addresses, such as 127.0.0.1")
                 }
                 throw CLIError(ExitStatus.of(error), "\(error)")
             }
-            StdOut.write("serving SMP over UDP on \(server.endpoint) (board \(name), \(profile), state \(store.directory.path))\n")
+            StdOut.write(
+                "serving SMP over UDP on \(server.endpoint) (board \(name), \(profile), state \(store.directory.path))\n"
+            )
             await Self.waitForStop(seconds: duration)
             let final = await server.stop()
             try store.save(final, as: name)
             let c = server.counters
-            StdOut.write("stopped: \(c.datagramsIn) datagrams in (\(c.dropped) dropped while resetting), \(c.datagramsOut) out, "
-                         + "\(c.resets) reset\(c.resets == 1 ? "" : "s"); board saved\n")
+            StdOut.write(
+                "stopped: \(c.datagramsIn) datagrams in (\(c.dropped) dropped while resetting), \(c.datagramsOut) out, "
+                    + "\(c.resets) reset\(c.resets == 1 ? "" : "s"); board saved\n")
             return .ok
         }
     }

@@ -9,7 +9,8 @@ import Transport
 struct TraceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "trace",
-        abstract: "Look at traces recorded with `bitflash flash --trace FILE` or `bitflash sim campaign --runs 1 --trace FILE`.",
+        abstract:
+            "Look at traces recorded with `bitflash flash --trace FILE` or `bitflash sim campaign --runs 1 --trace FILE`.",
         subcommands: [TraceShowCommand.self])
 }
 
@@ -24,7 +25,10 @@ struct TraceShowCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Only this board's lines.", valueName: "NAME"))
     var board: String?
 
-    @Option(parsing: .upToNextOption, help: ArgumentHelp("Only these kinds (write, input, notify, report, connect, fault, meta, result, ...).", valueName: "KIND"))
+    @Option(
+        parsing: .upToNextOption,
+        help: ArgumentHelp(
+            "Only these kinds (write, input, notify, report, connect, fault, meta, result, ...).", valueName: "KIND"))
     var kind: [String] = []
 
     func run() async throws {
@@ -51,10 +55,12 @@ struct TraceShowCommand: AsyncParsableCommand {
 
 extension FlashCommand {
     func traceHeader(profile: SimProfile, plans: [(name: String, resume: ResumePoint?)]) -> TraceHeader {
-        let points = Dictionary(plans.compactMap { p in p.resume.map { (p.name, $0) } }, uniquingKeysWith: { a, _ in a })
-        return TraceHeader(file: (file as NSString).lastPathComponent, sha256: TraceHeader.sha256(of: file),
-                    board: board ?? profile.board.rawValue, profile: "\(profile)", mode: mode.rawValue,
-                    upgradeMode: upgradeMode.rawValue, verbosity: output.verbose,
-                    dfuImage: dfuImage.map { ($0 as NSString).lastPathComponent }, resume: points.isEmpty ? nil : points)
+        let points = Dictionary(
+            plans.compactMap { p in p.resume.map { (p.name, $0) } }, uniquingKeysWith: { a, _ in a })
+        return TraceHeader(
+            file: (file as NSString).lastPathComponent, sha256: TraceHeader.sha256(of: file),
+            board: board ?? profile.board.rawValue, profile: "\(profile)", mode: mode.rawValue,
+            upgradeMode: upgradeMode.rawValue, verbosity: output.verbose,
+            dfuImage: dfuImage.map { ($0 as NSString).lastPathComponent }, resume: points.isEmpty ? nil : points)
     }
 }

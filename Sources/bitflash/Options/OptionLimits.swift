@@ -49,8 +49,9 @@ enum OptionValues {
     /// `--link`, `bench --profile`: a named profile or a connection interval (`11.25ms`).
     static let link: @Sendable (String) throws -> String = { text in
         do { _ = try LinkProfile(named: text) } catch {
-            throw OptionValueError("expected linux-default, device-requested, fast, or a connection interval "
-                                   + "\(Limits.connectionIntervalMilliseconds.text) in steps of 1.25 ms, such as 11.25ms")
+            throw OptionValueError(
+                "expected linux-default, device-requested, fast, or a connection interval "
+                    + "\(Limits.connectionIntervalMilliseconds.text) in steps of 1.25 ms, such as 11.25ms")
         }
         return text
     }
@@ -59,7 +60,8 @@ enum OptionValues {
     static let connectionInterval: @Sendable (String) throws -> Double = { text in
         let ms = try Limits.connectionIntervalMilliseconds.parse(text)
         do { _ = try LinkProfile.custom(connectionIntervalMicroseconds: Int64((ms * 1000).rounded())) } catch {
-            throw OptionValueError("expected a connection interval \(Limits.connectionIntervalMilliseconds.text) in steps of 1.25 ms")
+            throw OptionValueError(
+                "expected a connection interval \(Limits.connectionIntervalMilliseconds.text) in steps of 1.25 ms")
         }
         return ms
     }
@@ -71,8 +73,9 @@ enum OptionValues {
 
     private static func endpoint(_ text: String, ports: ClosedRange<Int>) throws -> String {
         guard let endpoint = try? UDPEndpoint(parsing: text), ports.contains(endpoint.port) else {
-            throw OptionValueError("it is not HOST:PORT with a port from \(ports.lowerBound) to \(ports.upperBound), "
-                                   + "such as 127.0.0.1:1337 or [::1]:1337")
+            throw OptionValueError(
+                "it is not HOST:PORT with a port from \(ports.lowerBound) to \(ports.upperBound), "
+                    + "such as 127.0.0.1:1337 or [::1]:1337")
         }
         return text
     }

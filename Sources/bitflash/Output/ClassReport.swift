@@ -44,10 +44,15 @@ struct ClassReport: Codable, Sendable, Equatable {
         boards = results.map { r in
             let id = identities[r.board]
             let result = r.error != nil ? "failed" : r.verification == .unverified ? "unverified" : "ok"
-            return Row(board: r.board, name: id?.name, address: id?.address, result: result,
-                       path: r.path, fallback: r.fallback, seconds: (r.seconds * 1000).rounded() / 1000, verified: r.verified, exitCode: r.exitStatus.rawValue, error: r.error ?? (result == "unverified" ? r.verificationNote : nil),
-                       fix: result == "ok" ? nil : result == "unverified" ? Self.readBack
-                           : Self.fix(r.exitStatus, board: id?.address ?? r.board))
+            return Row(
+                board: r.board, name: id?.name, address: id?.address, result: result,
+                path: r.path, fallback: r.fallback, seconds: (r.seconds * 1000).rounded() / 1000, verified: r.verified,
+                exitCode: r.exitStatus.rawValue, error: r.error ?? (result == "unverified" ? r.verificationNote : nil),
+                fix: result == "ok"
+                    ? nil
+                    : result == "unverified"
+                        ? Self.readBack
+                        : Self.fix(r.exitStatus, board: id?.address ?? r.board))
         }
         failed = boards.filter { $0.result == "failed" }.count
         unverified = boards.filter { $0.result == "unverified" }.count
@@ -55,23 +60,27 @@ struct ClassReport: Codable, Sendable, Equatable {
     }
 
     /// The fix for a board written but not read back running the program.
-    static let readBack = "flash it again with --retry-failed: the board is then read back (up to date when the write took)"
+    static let readBack =
+        "flash it again with --retry-failed: the board is then read back (up to date when the write took)"
 
     /// The one-line fix for a board that failed with `status`.
     static func fix(_ status: ExitStatus, board: String) -> String {
         switch status {
         case .boardNotFound:
-            return "switch the board on and into pairing mode (hold A+B, press reset), bring it near, then --retry-failed"
+            return
+                "switch the board on and into pairing mode (hold A+B, press reset), bring it near, then --retry-failed"
         case .bluetoothUnavailable:
             return "switch Bluetooth on (`bluetoothctl power on`), check that bluetoothd runs, then --retry-failed"
         case .servicesNotResolved:
             return "run `bitflash forget \(board)`, reset the board, then --retry-failed"
         case .pairingRefused:
-            return "run `bitflash forget \(board)`, reset it into pairing mode (hold A+B, press reset), then --retry-failed"
+            return
+                "run `bitflash forget \(board)`, reset it into pairing mode (hold A+B, press reset), then --retry-failed"
         case .badFirmware:
             return "this file cannot go on this board (see its error): flash a file made for it"
         default:
-            return "bring the board nearer the adapter and --retry-failed (an unfinished partial flash continues where it stopped)"
+            return
+                "bring the board nearer the adapter and --retry-failed (an unfinished partial flash continues where it stopped)"
         }
     }
 
@@ -79,17 +88,23 @@ struct ClassReport: Codable, Sendable, Equatable {
     func table() -> String {
         let header = ["board", "name", "address", "result", "path", "time", "verified", "fix"]
         let rows = boards.map { r in
-            [r.board, r.name ?? "-", r.address ?? "-", r.result == "failed" ? "FAILED" : r.result,
-             (r.path?.rawValue ?? "-") + (r.fallback ? " (fallback)" : ""), Figures.seconds(r.seconds), r.verified ? "yes" : "no", r.fix ?? ""]
+            [
+                r.board, r.name ?? "-", r.address ?? "-", r.result == "failed" ? "FAILED" : r.result,
+                (r.path?.rawValue ?? "-") + (r.fallback ? " (fallback)" : ""), Figures.seconds(r.seconds),
+                r.verified ? "yes" : "no", r.fix ?? ""
+            ]
         }
         let widths = header.indices.map { i in ([header[i]] + rows.map { $0[i] }).map(\.count).max() ?? 0 }
         func fmt(_ cells: [String]) -> String {
-            let line = zip(cells, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
+            let line = zip(cells, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(
+                separator: "  ")
             return String(line.reversed().drop { $0 == " " }.reversed()) + "\n"
         }
         var out = fmt(header) + fmt(widths.map { String(repeating: "-", count: $0) })
         for row in rows { out += fmt(row) }
-        out += "\(flashed) of \(boards.count) boards flashed" + (failed > 0 ? ", \(failed) failed" : "") + (unverified > 0 ? ", \(unverified) not read back" : "")
+        out +=
+            "\(flashed) of \(boards.count) boards flashed" + (failed > 0 ? ", \(failed) failed" : "")
+            + (unverified > 0 ? ", \(unverified) not read back" : "")
             + (failed + unverified > 0 ? ": run the same command with --retry-failed to flash only those" : "") + "\n"
         return out
     }

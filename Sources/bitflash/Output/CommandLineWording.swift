@@ -34,7 +34,8 @@ extension SimStoreError: CommandLineHinted {
 extension TraceFileError: CommandLineHinted {
     var commandLineDescription: String {
         guard case let .notATraceLine(path, _) = self else { return description }
-        return "\(self); record one with `bitflash flash FILE --simulate --trace \((path as NSString).lastPathComponent)`"
+        return
+            "\(self); record one with `bitflash flash FILE --simulate --trace \((path as NSString).lastPathComponent)`"
     }
 }
 
@@ -49,7 +50,8 @@ extension FlashResult {
     /// A flash over UDP that found no server on this computer: how to start a simulated one to try.
     func withUDPServerHint(_ endpoint: String) -> FlashResult {
         guard exitStatus == .boardNotFound, let error, let e = try? UDPEndpoint(parsing: endpoint),
-              e.host == "localhost" || e.host == "::1" || e.host.hasPrefix("127.") else { return self }
+            e.host == "localhost" || e.host == "::1" || e.host.hasPrefix("127.")
+        else { return self }
         var r = self
         r.error = error + "; to try a simulated board, start one with `bitflash sim serve --udp \(endpoint)`"
         return r

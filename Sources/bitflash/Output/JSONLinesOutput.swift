@@ -39,7 +39,8 @@ final class JSONLinesOutput: FlashOutput {
         var ev = Event(type: "", board: e.board, t: (e.elapsed.seconds * 1e6).rounded() / 1e6)
         switch e.report {
         case .phase(let p): ev.type = "phase"; ev.phase = p.rawValue
-        case let .progress(done, total, unit): ev.type = "progress"; ev.done = done; ev.total = total; ev.unit = unit.rawValue
+        case let .progress(done, total, unit):
+            ev.type = "progress"; ev.done = done; ev.total = total; ev.unit = unit.rawValue
         case .retry(let m): ev.type = "retry"; ev.message = m
         case .note(let m): ev.type = "note"; ev.message = m
         case .trace(let m): ev.type = "trace"; ev.message = m

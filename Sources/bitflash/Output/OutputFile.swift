@@ -1,8 +1,8 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Writing an output file so that a failure never costs what was there before: the one way every
@@ -33,7 +33,9 @@ enum OutputFile {
             try writeInPlace(bytes, to: target, shownAs: path, what: what)
             return
         }
-        try replace(target, with: bytes, mode: exists ? mode_t(info.st_mode & 0o7777) : nil, shownAs: path, what: what, hadFile: exists)
+        try replace(
+            target, with: bytes, mode: exists ? mode_t(info.st_mode & 0o7777) : nil, shownAs: path, what: what,
+            hadFile: exists)
     }
 
     /// Refuses an output that is one of the `inputs` (by name, through a symbolic link, or as
@@ -45,8 +47,10 @@ enum OutputFile {
         for input in inputs {
             var other = stat()
             if stat(input, &other) == 0, other.st_dev == info.st_dev, other.st_ino == info.st_ino {
-                throw CLIError(.usage, "\(path) is the same file as the input \(input): writing \(what) there "
-                                   + "would destroy the file being read; choose another output file")
+                throw CLIError(
+                    .usage,
+                    "\(path) is the same file as the input \(input): writing \(what) there "
+                        + "would destroy the file being read; choose another output file")
             }
         }
     }
@@ -62,16 +66,22 @@ enum OutputFile {
             let n = readlink(current, &buffer, buffer.count - 1)
             guard n > 0 else { return current }
             let link = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            current = link.hasPrefix("/") ? link : ((current as NSString).deletingLastPathComponent as NSString).appendingPathComponent(link)
+            current =
+                link.hasPrefix("/")
+                ? link : ((current as NSString).deletingLastPathComponent as NSString).appendingPathComponent(link)
         }
         return current
     }
 
     /// A temporary file beside `target`, renamed over it once everything is written.
-    private static func replace(_ target: String, with bytes: [UInt8], mode: mode_t?, shownAs path: String, what: String, hadFile: Bool) throws {
+    private static func replace(
+        _ target: String, with bytes: [UInt8], mode: mode_t?, shownAs path: String, what: String, hadFile: Bool
+    ) throws {
         let folder = (target as NSString).deletingLastPathComponent
         let name = (target as NSString).lastPathComponent
-        var template = Array(((folder.isEmpty ? "." : folder) as NSString).appendingPathComponent(".\(name).bitflash-XXXXXX").utf8CString)
+        var template = Array(
+            ((folder.isEmpty ? "." : folder) as NSString).appendingPathComponent(".\(name).bitflash-XXXXXX").utf8CString
+        )
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         let temporary = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         guard fd >= 0 else { throw failure(path, what: what, errno, hadFile: hadFile, creating: true) }
@@ -99,7 +109,9 @@ enum OutputFile {
         try writeAll(bytes, to: fd, shownAs: path, what: what, hadFile: false)
     }
 
-    private static func writeAll(_ bytes: [UInt8], to fd: Int32, shownAs path: String, what: String, hadFile: Bool) throws {
+    private static func writeAll(_ bytes: [UInt8], to fd: Int32, shownAs path: String, what: String, hadFile: Bool)
+        throws
+    {
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeBytes { systemWrite(fd, $0.baseAddress! + offset, bytes.count - offset) }
@@ -112,14 +124,18 @@ enum OutputFile {
     }
 
     /// `out.hex: cannot write the file: no space left on the device (out.hex is unchanged)`.
-    static func failure(_ path: String, what: String, _ code: Int32, hadFile: Bool, creating: Bool = false) -> CLIError {
+    static func failure(_ path: String, what: String, _ code: Int32, hadFile: Bool, creating: Bool = false) -> CLIError
+    {
         let folder = (path as NSString).deletingLastPathComponent
         let reason: String
         switch code {
         case ENOSPC: reason = "no space left on the device"
         case EDQUOT: reason = "the disk quota is used up"
-        case EFBIG: reason = "the file would be larger than this process may write (the file-size limit, see `ulimit -f`) or than the file system allows"
-        case EACCES, EPERM: reason = creating ? "permission denied in the folder \(folder.isEmpty ? "." : folder)" : "permission denied"
+        case EFBIG:
+            reason =
+                "the file would be larger than this process may write (the file-size limit, see `ulimit -f`) or than the file system allows"
+        case EACCES, EPERM:
+            reason = creating ? "permission denied in the folder \(folder.isEmpty ? "." : folder)" : "permission denied"
         case EROFS: reason = "the file system is read-only"
         case ENOENT: reason = "the folder \(folder.isEmpty ? "." : folder) does not exist"
         case ENOTDIR: reason = "a part of the path is not a directory"

@@ -57,7 +57,8 @@ enum JSONText {
 
     private static func encoder(pretty: Bool) -> JSONEncoder {
         let e = JSONEncoder()
-        e.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
+        e.outputFormatting =
+            pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
         return e
     }
 
@@ -68,7 +69,9 @@ enum JSONText {
     static func data<T: Encodable>(_ value: T) throws -> Data { try pretty.encode(value) }
 
     /// `value` on one line.
-    static func line<T: Encodable>(_ value: T) throws -> String { String(decoding: try compact.encode(value), as: UTF8.self) }
+    static func line<T: Encodable>(_ value: T) throws -> String {
+        String(decoding: try compact.encode(value), as: UTF8.self)
+    }
 }
 
 /// Writes to standard output without buffering surprises.

@@ -38,7 +38,9 @@ final class PlainOutput: FlashOutput {
     }
 
     func result(_ r: FlashResult) {
-        line(r.board, .microseconds(Int64((r.seconds * 1_000_000).rounded())), Figures.summary(r, decided: decided[r.board] ?? []))
+        line(
+            r.board, .microseconds(Int64((r.seconds * 1_000_000).rounded())),
+            Figures.summary(r, decided: decided[r.board] ?? []))
     }
 
     func finish(_ results: [FlashResult], identities: [String: BoardIdentity]) {
@@ -53,8 +55,12 @@ enum SummaryTable {
     static func render(_ results: [FlashResult], labels: [String]? = nil) -> String {
         var header = ["board", "result", "path", "fallback", "bytes", "time", "verified"]
         var rows = results.map { r in
-            [r.board, r.error != nil ? "FAILED" : r.verification == .unverified ? "unverified" : "ok", r.path?.rawValue ?? "-",
-             r.fallback ? "yes" : "no", Figures.grouped(r.bytesSent), Figures.seconds(r.seconds), r.verified ? "yes" : "no"]
+            [
+                r.board, r.error != nil ? "FAILED" : r.verification == .unverified ? "unverified" : "ok",
+                r.path?.rawValue ?? "-",
+                r.fallback ? "yes" : "no", Figures.grouped(r.bytesSent), Figures.seconds(r.seconds),
+                r.verified ? "yes" : "no"
+            ]
         }
         if let labels, labels.count == rows.count {
             header.insert("step", at: 0)
@@ -62,7 +68,8 @@ enum SummaryTable {
         }
         let widths = header.indices.map { i in ([header[i]] + rows.map { $0[i] }).map(\.count).max() ?? 0 }
         func fmt(_ cells: [String]) -> String {
-            let line = zip(cells, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
+            let line = zip(cells, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(
+                separator: "  ")
             return String(line.reversed().drop { $0 == " " }.reversed()) + "\n"
         }
         var out = fmt(header)
@@ -70,7 +77,8 @@ enum SummaryTable {
         for row in rows { out += fmt(row) }
         let failed = results.filter { $0.error != nil }.count
         let unverified = results.filter { $0.error == nil && $0.verification == .unverified }.count
-        out += "\(results.count - failed) of \(results.count) boards flashed\(failed > 0 ? ", \(failed) failed" : "")"
+        out +=
+            "\(results.count - failed) of \(results.count) boards flashed\(failed > 0 ? ", \(failed) failed" : "")"
             + (unverified > 0 ? ", \(unverified) not read back" : "") + "\n"
         return out
     }

@@ -68,9 +68,14 @@ enum PlanText {
         if let d = p.decision {
             out += "  decision: \(d.summary)\n"
             for e in d.estimates { out += notes(e) }
-            out += table([(d.link.profile.name == "this connection" ? "this connection" : d.link.profile.name,
-                           d.link.profile.connectionInterval.seconds * 1000, d.estimates)]
-                         + d.byProfile.map { ($0.profile, $0.connectionIntervalMilliseconds, $0.estimates) })
+            out += table(
+                [
+                    (
+                        d.link.profile.name == "this connection" ? "this connection" : d.link.profile.name,
+                        d.link.profile.connectionInterval.seconds * 1000, d.estimates
+                    )
+                ]
+                    + d.byProfile.map { ($0.profile, $0.connectionIntervalMilliseconds, $0.estimates) })
         }
         return out
     }
@@ -82,7 +87,9 @@ enum PlanText {
             out += "  partial:  \(blocks) blocks, \(pages) pages, \(Figures.grouped(bytes)) bytes\n"
         }
         if let full = p.fullImageBytes { out += "  mcumgr:   MCUboot image of \(Figures.grouped(full)) bytes\n" }
-        if let app = p.nordicApplicationBytes { out += "  nordic:   application of \(Figures.grouped(app)) bytes (stock bootloader)\n" }
+        if let app = p.nordicApplicationBytes {
+            out += "  nordic:   application of \(Figures.grouped(app)) bytes (stock bootloader)\n"
+        }
         out += table(p.byProfile.map { ($0.profile, $0.connectionIntervalMilliseconds, $0.estimates) })
         for n in p.notes { out += "  note: \(n)\n" }
         return out
@@ -103,7 +110,10 @@ enum PlanText {
         }
         let widths = header.indices.map { i in ([header[i]] + body.map { $0[i] }).map(\.count).max() ?? 0 }
         func line(_ cells: [String]) -> String {
-            "  " + zip(cells, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
+            "  "
+                + zip(cells, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(
+                    separator: "  "
+                )
                 .replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression) + "\n"
         }
         return line(header) + body.map(line).joined()

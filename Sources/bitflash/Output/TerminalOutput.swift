@@ -82,7 +82,9 @@ final class TerminalOutput: FlashOutput {
         let phaseTime = (l.elapsed - l.phaseStart).seconds
         // Partial flashing counts 64-byte blocks: the bar shows their bytes too.
         let unitBytes = l.unit == .bytes ? 1 : 64
-        let amount = l.unit == .bytes ? "\(Figures.bytes(l.done))/\(Figures.bytes(l.total))"
+        let amount =
+            l.unit == .bytes
+            ? "\(Figures.bytes(l.done))/\(Figures.bytes(l.total))"
             : "\(l.done)/\(l.total) \(l.unit.rawValue) (\(Figures.bytes(l.done * unitBytes)))"
         var text = "\(name)  [\(bar)] \(String(format: "%3d", percent))%  \(amount)"
         if phaseTime > 0, l.done > 0 {

@@ -33,8 +33,10 @@ struct ClassRunRecord: Codable, Equatable {
         do {
             return try JSONDecoder().decode(ClassRunRecord.self, from: data)
         } catch {
-            throw CLIError(.badFirmware, "\(url.path) is not a record of a class run (\(error.localizedDescription)); "
-                               + "delete it and flash the class again")
+            throw CLIError(
+                .badFirmware,
+                "\(url.path) is not a record of a class run (\(error.localizedDescription)); "
+                    + "delete it and flash the class again")
         }
     }
 
@@ -44,7 +46,8 @@ struct ClassRunRecord: Codable, Equatable {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             try JSONText.data(self).write(to: url, options: .atomic)
         } catch {
-            throw CLIError(.cannotWrite, "cannot save the record of this class run to \(url.path): \(error.localizedDescription)")
+            throw CLIError(
+                .cannotWrite, "cannot save the record of this class run to \(url.path): \(error.localizedDescription)")
         }
     }
 
@@ -54,7 +57,8 @@ struct ClassRunRecord: Codable, Equatable {
     /// Keeps `report` as the last run of `file`: a retry (`merging`) replaces only the rows of
     /// the boards it flashed again; otherwise the report replaces the record.
     static func keep(_ report: ClassReport, file: String, merging: Bool, in folder: URL) {
-        var record = ClassRunRecord(file: canonical(file), date: ISO8601DateFormatter().string(from: Date()), boards: report.boards)
+        var record = ClassRunRecord(
+            file: canonical(file), date: ISO8601DateFormatter().string(from: Date()), boards: report.boards)
         if merging, let old = try? load(from: folder), old.file == record.file {
             let new = Dictionary(report.boards.map { ($0.board, $0) }, uniquingKeysWith: { a, _ in a })
             record.boards = old.boards.map { new[$0.board] ?? $0 }

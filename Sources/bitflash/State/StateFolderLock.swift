@@ -1,8 +1,8 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// One run's hold on a folder of simulated boards and their resume records. A flash loads a
@@ -28,16 +28,21 @@ final class StateFolderLock {
     /// holds it; `waiting` is told once, when the wait begins.
     /// - Throws: `CLIError(.temporarilyUnavailable)` when another run still holds it after
     ///   `wait`; `CLIError(.cannotWrite)` when the folder or its lock file cannot be made.
-    static func acquire(_ directory: URL, wait: Duration, waiting: (String) -> Void = { _ in }) throws -> StateFolderLock {
+    static func acquire(_ directory: URL, wait: Duration, waiting: (String) -> Void = { _ in }) throws
+        -> StateFolderLock
+    {
         let path = directory.appendingPathComponent(fileName).path
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         } catch {
-            throw CLIError(.cannotWrite, "cannot use \(directory.path) for the simulated boards: \(error.localizedDescription)")
+            throw CLIError(
+                .cannotWrite, "cannot use \(directory.path) for the simulated boards: \(error.localizedDescription)")
         }
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
-            throw CLIError(.cannotWrite, "cannot lock \(directory.path) for this run: \(path): \(String(cString: strerror(errno)))")
+            throw CLIError(
+                .cannotWrite, "cannot lock \(directory.path) for this run: \(path): \(String(cString: strerror(errno)))"
+            )
         }
         let lock = StateFolderLock(descriptor: fd)
         let clock = ContinuousClock()
@@ -46,16 +51,20 @@ final class StateFolderLock {
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let failure = errno
             guard failure == EWOULDBLOCK || failure == EINTR else {
-                throw CLIError(.cannotWrite, "cannot lock \(directory.path) for this run: \(String(cString: strerror(failure)))")
+                throw CLIError(
+                    .cannotWrite, "cannot lock \(directory.path) for this run: \(String(cString: strerror(failure)))")
             }
             let holder = lock.holder().map { " (process \($0))" } ?? ""
             guard clock.now < deadline else {
-                throw CLIError(.temporarilyUnavailable,
-                               "the simulated boards in \(directory.path) are in use by another bitflash run\(holder); "
-                                   + "waited \(Self.seconds(wait)): run again once it has finished, or use another --sim-state folder")
+                throw CLIError(
+                    .temporarilyUnavailable,
+                    "the simulated boards in \(directory.path) are in use by another bitflash run\(holder); "
+                        + "waited \(Self.seconds(wait)): run again once it has finished, or use another --sim-state folder"
+                )
             }
             if !told {
-                waiting("waiting up to \(Self.seconds(wait)) for another bitflash run\(holder) that uses \(directory.path)")
+                waiting(
+                    "waiting up to \(Self.seconds(wait)) for another bitflash run\(holder) that uses \(directory.path)")
                 told = true
             }
             usleep(50_000)

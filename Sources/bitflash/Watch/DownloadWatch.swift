@@ -11,8 +11,9 @@ struct FileStamp: Equatable, Sendable {
     static func of(_ path: String) -> FileStamp? {
         var st = stat()
         guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
-        return FileStamp(size: Int64(st.st_size),
-                         modified: Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9, inode: UInt64(st.st_ino))
+        return FileStamp(
+            size: Int64(st.st_size),
+            modified: Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9, inode: UInt64(st.st_ino))
     }
 }
 
@@ -75,7 +76,8 @@ struct DownloadWatch {
         let waiting = files.filter { $0.value.state != .handled }
         guard !waiting.isEmpty, waiting.allSatisfy({ now - $0.value.changedAt >= settle }) else { return [] }
         return waiting.sorted { a, b in
-            a.value.stamp.modified != b.value.stamp.modified ? a.value.stamp.modified > b.value.stamp.modified : a.key > b.key
+            a.value.stamp.modified != b.value.stamp.modified
+                ? a.value.stamp.modified > b.value.stamp.modified : a.key > b.key
         }.map(\.key)
     }
 
@@ -85,7 +87,8 @@ struct DownloadWatch {
         guard let chosen = files[path] else { return [] }
         files[path]?.state = .handled
         var older: [String] = []
-        for (other, t) in files where other != path && t.state != .handled && t.stamp.modified <= chosen.stamp.modified {
+        for (other, t) in files where other != path && t.state != .handled && t.stamp.modified <= chosen.stamp.modified
+        {
             files[other]?.state = .handled
             older.append(other)
         }

@@ -31,13 +31,19 @@ struct WatchCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("More files or folders to watch.", valueName: "FILE|DIR"))
     var more: [String] = []
 
-    @Option(parsing: .unconditional, help: Limits.watchSeconds.help("How long a changed file must stay the same before it is read", valueName: "SECONDS"),
-            transform: Limits.watchSeconds.transform)
+    @Option(
+        parsing: .unconditional,
+        help: Limits.watchSeconds.help(
+            "How long a changed file must stay the same before it is read", valueName: "SECONDS"),
+        transform: Limits.watchSeconds.transform)
     var settle: Double = 1
 
-    @Option(name: .customLong("incomplete-wait"), parsing: .unconditional,
-            help: Limits.watchSeconds.help("How long a file that is not yet complete firmware may stay unchanged before it is reported", valueName: "SECONDS"),
-            transform: Limits.watchSeconds.transform)
+    @Option(
+        name: .customLong("incomplete-wait"), parsing: .unconditional,
+        help: Limits.watchSeconds.help(
+            "How long a file that is not yet complete firmware may stay unchanged before it is reported",
+            valueName: "SECONDS"),
+        transform: Limits.watchSeconds.transform)
     var incompleteWait: Double = 10
 
     /// How often the watched files are looked at (polling: no C module is needed for inotify).
@@ -48,7 +54,9 @@ struct WatchCommand: AsyncParsableCommand {
     var refusal: String? {
         if flash.udp != nil { return "watch flashes over Bluetooth (real or simulated): leave out --udp" }
         if flash.dryRun { return "watch flashes; to see a plan, run `bitflash flash FILE --dry-run`" }
-        if flash.retryFailed { return "--retry-failed belongs to `bitflash flash`: watch flashes every board it is given" }
+        if flash.retryFailed {
+            return "--retry-failed belongs to `bitflash flash`: watch flashes every board it is given"
+        }
         if flash.output.trace != nil { return "--trace records one flash: use it with `bitflash flash`" }
         return nil
     }
@@ -83,15 +91,17 @@ struct WatchCommand: AsyncParsableCommand {
     private func watch(_ stop: StopRequest) async -> ExitStatus {
         let report = WatchReport(json: flash.output.json)
         let clock = ContinuousClock()
-        var state = DownloadWatch(settle: .milliseconds(Int64(settle * 1000)), incompleteWait: .milliseconds(Int64(incompleteWait * 1000)))
+        var state = DownloadWatch(
+            settle: .milliseconds(Int64(settle * 1000)), incompleteWait: .milliseconds(Int64(incompleteWait * 1000)))
         let folders = paths.filter { Self.isFolder($0) }
         for folder in folders where access(folder, R_OK | X_OK) != 0 {
             StdErr.write("bitflash: error: cannot read the folder \(folder)\n")
             return .cannotRead
         }
         let start = stamps()
-        state.start(existing: start.filter { $0.value.inFolder }.mapValues(\.stamp),
-                    flashNow: start.filter { !$0.value.inFolder }.mapValues(\.stamp), now: clock.now)
+        state.start(
+            existing: start.filter { $0.value.inFolder }.mapValues(\.stamp),
+            flashNow: start.filter { !$0.value.inFolder }.mapValues(\.stamp), now: clock.now)
         report.watching(paths, folders: Set(folders))
         while !Task.isCancelled {
             state.observe(stamps().mapValues(\.stamp), now: clock.now)
@@ -101,12 +111,16 @@ struct WatchCommand: AsyncParsableCommand {
                 do {
                     firmware = try FirmwareFileLoading.read(path).firmware
                 } catch {
-                    if let reason = state.unparsable(path, reason: describe(error), now: clock.now) { report.incomplete(path, reason, waited: incompleteWait) }
+                    if let reason = state.unparsable(path, reason: describe(error), now: clock.now) {
+                        report.incomplete(path, reason, waited: incompleteWait)
+                    }
                     continue
                 }
                 // What was read is what settled only if the file did not change since the poll or meanwhile.
                 let after = FileStamp.of(path)
-                guard before == after, before == state.files[path]?.stamp else { state.changedWhileRead(path, stamp: after, now: clock.now); break }
+                guard before == after, before == state.files[path]?.stamp else {
+                    state.changedWhileRead(path, stamp: after, now: clock.now); break
+                }
                 for older in state.flashing(path) { report.passedOver(older, newer: path) }
                 FirmwareFileLoading.warn(firmware, file: path)
                 await flashFile(path, firmware, report: report, stop: stop)
@@ -123,12 +137,18 @@ struct WatchCommand: AsyncParsableCommand {
         command.file = path
         report.flashing(path)
         do {
-            guard case var .flashed(results) = try await command.flashBoards(firmware: firmware, output: { _, _, _ in SilentOutput() }) else { return }
+            guard
+                case var .flashed(results) = try await command.flashBoards(
+                    firmware: firmware, output: { _, _, _ in SilentOutput() })
+            else { return }
             if stop.requested {
                 // Cut short by Ctrl-C: never a success unless the board finished.
                 results = results.map { r in
                     var r = r
-                    if r.error != nil { r.error = "stopped by Ctrl-C before the flash finished; the board keeps what it received: flash again to continue" }
+                    if r.error != nil {
+                        r.error =
+                            "stopped by Ctrl-C before the flash finished; the board keeps what it received: flash again to continue"
+                    }
                     return r
                 }
             }
@@ -165,6 +185,10 @@ struct WatchCommand: AsyncParsableCommand {
 /// Ctrl-C, counted: the first stops the watch, a second exits at once.
 final class StopRequest: Sendable {
     private let count = Mutex(0)
-    func request() -> Int { count.withLock { $0 += 1; return $0 } }
+    func request() -> Int {
+        count.withLock {
+            $0 += 1; return $0
+        }
+    }
     var requested: Bool { count.withLock { $0 > 0 } }
 }

@@ -60,20 +60,25 @@ final class WatchReport: Sendable {
     }
 
     func passedOver(_ file: String, newer: String) {
-        emit(Line(type: "passed-over", file: file, newer: newer),
-             text: "\((file as NSString).lastPathComponent): passed over, \((newer as NSString).lastPathComponent) is newer")
+        emit(
+            Line(type: "passed-over", file: file, newer: newer),
+            text:
+                "\((file as NSString).lastPathComponent): passed over, \((newer as NSString).lastPathComponent) is newer"
+        )
     }
 
     func incomplete(_ file: String, _ reason: String, waited: Double) {
-        emit(Line(type: "incomplete", file: file, message: reason),
-             text: "warning: \(file): still not complete firmware after \(waited.formatted()) s unchanged (\(reason)); "
+        emit(
+            Line(type: "incomplete", file: file, message: reason),
+            text: "warning: \(file): still not complete firmware after \(waited.formatted()) s unchanged (\(reason)); "
                 + "not flashed, waiting for it to change", error: true)
     }
 
     func failed(_ file: String, _ error: any Error) {
         let status = (error as? CLIError)?.exitStatus ?? classify(error)
         let message = (error as? CLIError)?.message ?? describe(error)
-        emit(Line(type: "error", file: file, message: message, exitCode: status.rawValue),
-             text: "error: \((file as NSString).lastPathComponent): not flashed: \(message)", error: true)
+        emit(
+            Line(type: "error", file: file, message: message, exitCode: status.rawValue),
+            text: "error: \((file as NSString).lastPathComponent): not flashed: \(message)", error: true)
     }
 }

@@ -92,7 +92,9 @@ struct FakeImageDevice {
         do {
             switch (h.group, h.command) {
             case (.os, MCUmgrParametersRequest.command) where supportsParams:
-                return ([encode(MCUmgrParametersResponse(bufferSize: bufferSize, bufferCount: bufferCount), to: h)], false)
+                return (
+                    [encode(MCUmgrParametersResponse(bufferSize: bufferSize, bufferCount: bufferCount), to: h)], false
+                )
             case (.os, ResetRequest.command):
                 _ = try frame.request(as: ResetRequest.self)
                 return ([encode(ResetResponse(), to: h)], true)
@@ -113,11 +115,16 @@ struct FakeImageDevice {
     }
 
     var slots: [ImageSlotState] {
-        var list = [ImageSlotState(slot: 0, version: primary.version, hash: primary.hash, bootable: true,
-                                   confirmed: primaryConfirmed, active: true)]
+        var list = [
+            ImageSlotState(
+                slot: 0, version: primary.version, hash: primary.hash, bootable: true,
+                confirmed: primaryConfirmed, active: true)
+        ]
         if let s = secondary {
-            list.append(ImageSlotState(slot: 1, version: s.version, hash: s.hash, bootable: true,
-                                       pending: pendingTest, confirmed: revertible, permanent: pendingPermanent))
+            list.append(
+                ImageSlotState(
+                    slot: 1, version: s.version, hash: s.hash, bootable: true,
+                    pending: pendingTest, confirmed: revertible, permanent: pendingPermanent))
         }
         return list
     }
@@ -136,7 +143,9 @@ struct FakeImageDevice {
                 return encode(error: .group(.image(.hashNotFound)), to: h)
             }
         } else {
-            guard let hash = request.hash, hash.count == 32 else { return encode(error: .group(.image(.invalidHash)), to: h) }
+            guard let hash = request.hash, hash.count == 32 else {
+                return encode(error: .group(.image(.invalidHash)), to: h)
+            }
             if hash == primary.hash { return encode(error: .group(.image(.imageSettingTestToActiveDenied)), to: h) }
             guard hash == secondary?.hash else { return encode(error: .group(.image(.hashNotFound)), to: h) }
             pendingTest = true
@@ -161,7 +170,9 @@ struct FakeImageDevice {
             uploadBuffer = []
             secondary = nil
         }
-        if let stuck = stuckAt, uploadOffset >= stuck { return encode(ImageUploadResponse(offset: uploadOffset), to: h) }
+        if let stuck = stuckAt, uploadOffset >= stuck {
+            return encode(ImageUploadResponse(offset: uploadOffset), to: h)
+        }
         guard let length = uploadLength, request.offset == uploadOffset else {
             return encode(ImageUploadResponse(offset: uploadOffset), to: h)
         }

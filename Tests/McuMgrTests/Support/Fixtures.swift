@@ -28,7 +28,9 @@ enum Fixture {
         return device
     }
 
-    static func options(_ mode: McuMgrUpgradeMode = .testAndConfirm, depth: Int? = nil, reassembly: Bool = true) -> McuMgrUpgradeOptions {
+    static func options(_ mode: McuMgrUpgradeMode = .testAndConfirm, depth: Int? = nil, reassembly: Bool = true)
+        -> McuMgrUpgradeOptions
+    {
         var options = McuMgrUpgradeOptions(mode: mode, pipelineDepth: depth, useReassembly: reassembly)
         options.traceBytes = 16
         return options

@@ -99,7 +99,9 @@ struct UpgradeRun {
                 }
                 let before = device.uploadFrames
                 let (answers, resets) = device.receive(write: bytes)
-                if let limit = disconnectAfterUploadFrames, !disconnectDone, device.uploadFrames >= limit, before < limit {
+                if let limit = disconnectAfterUploadFrames, !disconnectDone, device.uploadFrames >= limit,
+                    before < limit
+                {
                     disconnectDone = true
                     unconfirmedAtDisconnect = flow.session.unconfirmedBytes
                     if resetAtDisconnect { device.reset() }
@@ -107,7 +109,8 @@ struct UpgradeRun {
                     continue
                 }
                 if let matches = resetInsteadOfAnswering,
-                   answers.contains(where: { (try? SMPHeader(bytes: $0)).map(matches) ?? false }) {
+                    answers.contains(where: { (try? SMPHeader(bytes: $0)).map(matches) ?? false })
+                {
                     resetInsteadOfAnswering = nil
                     device.reset()
                     dropLink(.remoteTerminated)

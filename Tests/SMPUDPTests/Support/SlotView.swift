@@ -13,12 +13,15 @@ struct SlotView: Codable, Hashable, CustomStringConvertible {
     var permanent: Bool
 
     init(slot: Int, hash: String, active: Bool, confirmed: Bool, pending: Bool, permanent: Bool) {
-        (self.slot, self.hash, self.active, self.confirmed, self.pending, self.permanent) = (slot, hash, active, confirmed, pending, permanent)
+        (self.slot, self.hash, self.active, self.confirmed, self.pending, self.permanent) = (
+            slot, hash, active, confirmed, pending, permanent
+        )
     }
 
     init(_ s: ImageSlotState) {
-        self.init(slot: s.slot, hash: (s.hash ?? []).map { String(format: "%02x", $0) }.joined(),
-                  active: s.active, confirmed: s.confirmed, pending: s.pending, permanent: s.permanent)
+        self.init(
+            slot: s.slot, hash: (s.hash ?? []).map { String(format: "%02x", $0) }.joined(),
+            active: s.active, confirmed: s.confirmed, pending: s.pending, permanent: s.permanent)
     }
 
     var description: String {
@@ -29,7 +32,9 @@ struct SlotView: Codable, Hashable, CustomStringConvertible {
     /// Reads the slots from the JSON line `SLOTS <json>` a helper script printed.
     static func fromScript(_ stdout: String) -> [SlotView]? {
         guard let line = stdout.split(separator: "\n").last(where: { $0.hasPrefix("SLOTS ") }) else { return nil }
-        return try? JSONDecoder().decode([SlotView].self, from: Data(line.dropFirst(6).utf8)).sorted { $0.slot < $1.slot }
+        return try? JSONDecoder().decode([SlotView].self, from: Data(line.dropFirst(6).utf8)).sorted {
+            $0.slot < $1.slot
+        }
     }
 }
 
@@ -50,7 +55,9 @@ func bitflashSlots(at endpoint: UDPEndpoint, within timeout: Duration = .seconds
                     while let bytes = await answers.next() {
                         let frame = try SMPFrame(bytes: bytes)
                         guard frame.header.sequence == sequence else { continue }
-                        return try frame.response(as: ImageStateResponse.self).images.map(SlotView.init).sorted { $0.slot < $1.slot }
+                        return try frame.response(as: ImageStateResponse.self).images.map(SlotView.init).sorted {
+                            $0.slot < $1.slot
+                        }
                     }
                 }
                 throw NoAnswerInTime()

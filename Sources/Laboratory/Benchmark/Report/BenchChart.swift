@@ -10,8 +10,10 @@ public enum BenchChart {
     static let barHeight = 11.0
     static let groupGap = 9.0
     static let panelHeader = 34.0
-    static let colors: [BenchStrategy: String] = [.auto: "#2a9d8f", .fullReference: "#e76f51", .fullBest: "#f4a261",
-                                                   .partialOnly: "#8ab17d", .nordic: "#6a4c93"]
+    static let colors: [BenchStrategy: String] = [
+        .auto: "#2a9d8f", .fullReference: "#e76f51", .fullBest: "#f4a261",
+        .partialOnly: "#8ab17d", .nordic: "#6a4c93"
+    ]
 
     static func escape(_ s: String) -> String {
         s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
@@ -38,7 +40,9 @@ public enum BenchChart {
         var y = 70.0
         for profile in report.profiles {
             let ci = report.runs.first { $0.profile == profile }?.connectionIntervalMilliseconds ?? 0
-            body.append(#"<text x="10" y="\#(n(y + 20))" font-size="16" font-weight="bold">\#(escape(profile)) (CI \#(String(format: "%g", ci)) ms)</text>"#)
+            body.append(
+                #"<text x="10" y="\#(n(y + 20))" font-size="16" font-weight="bold">\#(escape(profile)) (CI \#(String(format: "%g", ci)) ms)</text>"#
+            )
             y += panelHeader
             let top = y
             var groups: [String] = []
@@ -49,22 +53,36 @@ public enum BenchChart {
                 for run in runs {
                     let color = colors[run.strategy] ?? "#888"
                     let end = x(run.modelledSeconds)
-                    groups.append(#"<rect x="\#(n(labelWidth))" y="\#(n(y))" width="\#(n(max(end - labelWidth, 1)))" height="\#(n(barHeight))" fill="\#(color)"><title>\#(escape("\(scenario), \(run.strategy.title): \(BenchTable.seconds(run.modelledSeconds)) s, bound \(BenchTable.seconds(run.boundSeconds)) s"))</title></rect>"#)
+                    groups.append(
+                        #"<rect x="\#(n(labelWidth))" y="\#(n(y))" width="\#(n(max(end - labelWidth, 1)))" height="\#(n(barHeight))" fill="\#(color)"><title>\#(escape("\(scenario), \(run.strategy.title): \(BenchTable.seconds(run.modelledSeconds)) s, bound \(BenchTable.seconds(run.boundSeconds)) s"))</title></rect>"#
+                    )
                     if run.boundSeconds > 0 {
                         let bx = x(run.boundSeconds)
-                        groups.append(#"<line x1="\#(n(bx))" x2="\#(n(bx))" y1="\#(n(y - 2))" y2="\#(n(y + barHeight + 2))" stroke="black" stroke-width="2"/>"#)
+                        groups.append(
+                            #"<line x1="\#(n(bx))" x2="\#(n(bx))" y1="\#(n(y - 2))" y2="\#(n(y + barHeight + 2))" stroke="black" stroke-width="2"/>"#
+                        )
                     }
-                    let label = run.error == nil ? "\(BenchTable.seconds(run.modelledSeconds)) s (\(BenchTable.ratio(run.ratio))× bound)" : "failed"
-                    groups.append(#"<text x="\#(n(end + 6))" y="\#(n(y + barHeight - 2))" font-size="10">\#(escape(label))</text>"#)
+                    let label =
+                        run.error == nil
+                        ? "\(BenchTable.seconds(run.modelledSeconds)) s (\(BenchTable.ratio(run.ratio))× bound)"
+                        : "failed"
+                    groups.append(
+                        #"<text x="\#(n(end + 6))" y="\#(n(y + barHeight - 2))" font-size="10">\#(escape(label))</text>"#
+                    )
                     y += barHeight + 1
                 }
-                groups.append(#"<text x="\#(n(labelWidth - 8))" y="\#(n((groupTop + y) / 2 + 4))" font-size="12" text-anchor="end">\#(escape(scenario))</text>"#)
+                groups.append(
+                    #"<text x="\#(n(labelWidth - 8))" y="\#(n((groupTop + y) / 2 + 4))" font-size="12" text-anchor="end">\#(escape(scenario))</text>"#
+                )
                 y += groupGap
             }
             for t in ticks {
                 let tx = x(t)
-                body.append(#"<line x1="\#(n(tx))" x2="\#(n(tx))" y1="\#(n(top - 4))" y2="\#(n(y))" stroke="gainsboro"/>"#)
-                body.append(#"<text x="\#(n(tx))" y="\#(n(y + 12))" font-size="10" text-anchor="middle" fill="dimgray">\#(String(format: "%g", t)) s</text>"#)
+                body.append(
+                    #"<line x1="\#(n(tx))" x2="\#(n(tx))" y1="\#(n(top - 4))" y2="\#(n(y))" stroke="gainsboro"/>"#)
+                body.append(
+                    #"<text x="\#(n(tx))" y="\#(n(y + 12))" font-size="10" text-anchor="middle" fill="dimgray">\#(String(format: "%g", t)) s</text>"#
+                )
             }
             body += groups
             y += 30
@@ -79,10 +97,13 @@ public enum BenchChart {
         legend.append(#"<line x1="\#(n(lx))" x2="\#(n(lx))" y1="33" y2="49" stroke="black" stroke-width="2"/>"#)
         legend.append(#"<text x="\#(n(lx + 8))" y="45" font-size="12">lower bound</text>"#)
         let height = y + 10
-        return ([#"<?xml version="1.0" encoding="UTF-8"?>"#,
-                 #"<svg xmlns="http://www.w3.org/2000/svg" width="\#(Int(width))" height="\#(Int(height))" viewBox="0 0 \#(Int(width)) \#(Int(height))" font-family="sans-serif">"#,
-                 #"<rect width="100%" height="100%" fill="white"/>"#,
-                 #"<text x="10" y="22" font-size="18" font-weight="bold">bitflash: modelled flash time per scenario and link profile (log scale)</text>"#]
-                + legend + body + ["</svg>", ""]).joined(separator: "\n")
+        return
+            ([
+                #"<?xml version="1.0" encoding="UTF-8"?>"#,
+                #"<svg xmlns="http://www.w3.org/2000/svg" width="\#(Int(width))" height="\#(Int(height))" viewBox="0 0 \#(Int(width)) \#(Int(height))" font-family="sans-serif">"#,
+                #"<rect width="100%" height="100%" fill="white"/>"#,
+                #"<text x="10" y="22" font-size="18" font-weight="bold">bitflash: modelled flash time per scenario and link profile (log scale)</text>"#
+            ]
+            + legend + body + ["</svg>", ""]).joined(separator: "\n")
     }
 }

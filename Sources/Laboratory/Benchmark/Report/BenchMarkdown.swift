@@ -4,8 +4,11 @@ import Foundation
 public enum BenchMarkdown {
     public static func table(_ rows: [[String]]) -> String {
         guard let header = rows.first else { return "" }
-        func line(_ r: [String]) -> String { "| " + r.map { $0.replacingOccurrences(of: "|", with: "\\|") }.joined(separator: " | ") + " |" }
-        return ([line(header), "|" + header.map { _ in "---" }.joined(separator: "|") + "|"] + rows.dropFirst().map(line))
+        func line(_ r: [String]) -> String {
+            "| " + r.map { $0.replacingOccurrences(of: "|", with: "\\|") }.joined(separator: " | ") + " |"
+        }
+        return
+            ([line(header), "|" + header.map { _ in "---" }.joined(separator: "|") + "|"] + rows.dropFirst().map(line))
             .joined(separator: "\n")
     }
 
@@ -14,8 +17,9 @@ public enum BenchMarkdown {
         var out: [String] = []
         out.append("# bitflash flash benchmark: partial versus full")
         out.append("")
-        out.append("Made with `\(command)`. Every figure is modelled time on the simulated link and boards, "
-                   + "deterministic: the same command gives the same modelled figures (host CPU aside).")
+        out.append(
+            "Made with `\(command)`. Every figure is modelled time on the simulated link and boards, "
+                + "deterministic: the same command gives the same modelled figures (host CPU aside).")
         out.append("")
         out.append("![modelled time per scenario and profile](\(chart))")
         out.append("")
@@ -25,8 +29,9 @@ public enum BenchMarkdown {
         out.append("")
         out.append("## Goals")
         out.append("")
-        out.append(BenchTable.goalSummary(report).split(separator: "\n").map { "- " + $0.trimmingCharacters(in: .whitespaces) }
-            .joined(separator: "\n"))
+        out.append(
+            BenchTable.goalSummary(report).split(separator: "\n").map { "- " + $0.trimmingCharacters(in: .whitespaces) }
+                .joined(separator: "\n"))
         for profile in report.profiles {
             let ci = report.runs.first { $0.profile == profile }?.connectionIntervalMilliseconds ?? 0
             out.append("")

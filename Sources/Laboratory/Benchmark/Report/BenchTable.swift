@@ -10,24 +10,37 @@ public enum BenchTable {
 
     /// The rows of one profile as cells (header first), shared by the terminal and Markdown tables.
     static func cells(_ report: BenchReport, profile: String) -> [[String]] {
-        var rows = [["scenario", "board", "strategy", "path", "reason", "modelled s", "bound s", "achieved/bound",
-                     "estimate s", "estimate error", "on air B", "blocks/chunks", "retries", "host CPU ms"]]
+        var rows = [
+            [
+                "scenario", "board", "strategy", "path", "reason", "modelled s", "bound s", "achieved/bound",
+                "estimate s", "estimate error", "on air B", "blocks/chunks", "retries", "host CPU ms"
+            ]
+        ]
         for run in report.runs where run.profile == profile {
             let mark = BenchReport.goal(of: run).map { run.ratio > $0 ? " !" : "" } ?? ""
-            rows.append([run.scenario, run.board, run.strategy.title, run.path ?? "failed", run.reason,
-                         seconds(run.modelledSeconds), seconds(run.boundSeconds), ratio(run.ratio) + mark,
-                         run.estimatedSeconds.map(seconds) ?? "-", percent(run.estimateError), String(run.bytesOnAir), "\(run.transfers) \(run.transferUnit)", String(run.retries),
-                         String(format: "%.1f", run.hostCPUMilliseconds)])
+            rows.append([
+                run.scenario, run.board, run.strategy.title, run.path ?? "failed", run.reason,
+                seconds(run.modelledSeconds), seconds(run.boundSeconds), ratio(run.ratio) + mark,
+                run.estimatedSeconds.map(seconds) ?? "-", percent(run.estimateError), String(run.bytesOnAir),
+                "\(run.transfers) \(run.transferUnit)", String(run.retries),
+                String(format: "%.1f", run.hostCPUMilliseconds)
+            ])
         }
         return rows
     }
 
     static func speedupCells(_ report: BenchReport, profile: String? = nil) -> [[String]] {
-        var rows = [["scenario", "profile", "auto path", "speedup vs full (reference)", "speedup vs full (bitflash)",
-                     "speedup vs partial", "auto took the faster path"]]
+        var rows = [
+            [
+                "scenario", "profile", "auto path", "speedup vs full (reference)", "speedup vs full (bitflash)",
+                "speedup vs partial", "auto took the faster path"
+            ]
+        ]
         for s in report.speedups where profile == nil || s.profile == profile {
-            rows.append([s.scenario, s.profile, s.autoPath ?? "failed", times(s.overReference), times(s.overBest),
-                         times(s.overPartial), s.autoWasFastest.map { $0 ? "yes" : "NO" } ?? "-"])
+            rows.append([
+                s.scenario, s.profile, s.autoPath ?? "failed", times(s.overReference), times(s.overBest),
+                times(s.overPartial), s.autoWasFastest.map { $0 ? "yes" : "NO" } ?? "-"
+            ])
         }
         return rows
     }
@@ -36,7 +49,9 @@ public enum BenchTable {
     static func aligned(_ rows: [[String]], rightAligned: Set<Int>) -> String {
         guard let header = rows.first else { return "" }
         var widths = header.map(\.count)
-        for row in rows { for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) } }
+        for row in rows {
+            for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) }
+        }
         func line(_ row: [String]) -> String {
             row.enumerated().map { i, cell in
                 let pad = String(repeating: " ", count: max(0, widths[i] - cell.count))
@@ -71,16 +86,20 @@ public enum BenchTable {
         let error = report.largestEstimateError.map { String(format: "%.1f%%", $0 * 100) } ?? "-"
         let compared = report.speedups.filter { $0.autoWasFastest != nil }.count
         return "estimates: largest error \(error) against the modelled time; auto took the faster path in "
-            + (slower.isEmpty ? "all \(compared) scenarios with two possible paths" : "all but \(slower.count): " + slower.map { "\($0.scenario) / \($0.profile)" }.joined(separator: ", "))
+            + (slower.isEmpty
+                ? "all \(compared) scenarios with two possible paths"
+                : "all but \(slower.count): " + slower.map { "\($0.scenario) / \($0.profile)" }.joined(separator: ", "))
     }
 
     /// One line on the goals, and one per row that misses its goal.
     public static func goalSummary(_ report: BenchReport) -> String {
         let missing = report.rowsMissingTheirGoal
-        let head = "goals: partial and up-to-date rows ≤ \(BenchReport.partialGoal) × bound, best-full rows ≤ \(BenchReport.fullGoal) × bound: "
+        let head =
+            "goals: partial and up-to-date rows ≤ \(BenchReport.partialGoal) × bound, best-full rows ≤ \(BenchReport.fullGoal) × bound: "
         guard !missing.isEmpty else { return head + "all \(report.runs.count) runs met" }
-        return head + "\(missing.count) missed (marked !)\n" + missing.map {
-            "  \($0.scenario) / \($0.profile) / \($0.strategy.title): \($0.error ?? String(format: "%.3f", $0.ratio))"
-        }.joined(separator: "\n")
+        return head + "\(missing.count) missed (marked !)\n"
+            + missing.map {
+                "  \($0.scenario) / \($0.profile) / \($0.strategy.title): \($0.error ?? String(format: "%.3f", $0.ratio))"
+            }.joined(separator: "\n")
     }
 }

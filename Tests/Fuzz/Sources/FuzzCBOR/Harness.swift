@@ -17,8 +17,9 @@ public func fuzzCBOR(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         checkRoundTrip(item)
     }
     // Tight limits must reject, never trap.
-    let tight = CBORDecoder.Limits(maximumDepth: 2, maximumElementCount: 3, maximumStringLength: 4,
-                                   maximumItemCount: 6, maximumInputSize: 64)
+    let tight = CBORDecoder.Limits(
+        maximumDepth: 2, maximumElementCount: 3, maximumStringLength: 4,
+        maximumItemCount: 6, maximumInputSize: 64)
     _ = try? CBORDecoder(limits: tight).decode(bytes)
     return 0
 }

@@ -94,6 +94,8 @@ public struct DriverBook {
 /// `precondition` that keeps its message in release builds, so a fuzz crash says which
 /// invariant broke.
 @inline(__always)
-public func require(_ condition: Bool, _ message: @autoclosure () -> String, file: StaticString = #fileID, line: UInt = #line) {
+public func require(
+    _ condition: Bool, _ message: @autoclosure () -> String, file: StaticString = #fileID, line: UInt = #line
+) {
     if !condition { fatalError(message(), file: file, line: line) }
 }

@@ -44,7 +44,8 @@ public enum NordicFixture {
         ConnectionInfo(services: [NordicGATT.secureService], mtu: mtu, name: NordicGATT.bootloaderName)
     }
     public static let legacyApplication = ConnectionInfo(
-        services: [KnownGATT.partialFlashingService, KnownGATT.microbitDFUControlService], mtu: 23, name: "BBC micro:bit")
+        services: [KnownGATT.partialFlashingService, KnownGATT.microbitDFUControlService], mtu: 23,
+        name: "BBC micro:bit")
     public static func legacyBootloader(mtu: Int) -> ConnectionInfo {
         ConnectionInfo(services: [NordicGATT.legacyService], mtu: mtu, name: NordicGATT.bootloaderName)
     }
@@ -97,9 +98,11 @@ public struct NordicLinkCheck {
         if !linkUp, !sawStaleTimer, let write = actions.first(where: { if case .write = $0 { true } else { false } }) {
             fatalError("\(write) after the link dropped, in answer to \(event)")
         }
-        require(finished || failedConnectsInARow < connectFailureLimit,
-                     "\(failedConnectsInARow) failed connects in a row, and the flow goes on (limit \(connectFailureLimit))")
-        require(finished || unanswered <= options.timeoutLimit,
-                "\(unanswered) requests timed out, and the flow goes on (limit \(options.timeoutLimit))")
+        require(
+            finished || failedConnectsInARow < connectFailureLimit,
+            "\(failedConnectsInARow) failed connects in a row, and the flow goes on (limit \(connectFailureLimit))")
+        require(
+            finished || unanswered <= options.timeoutLimit,
+            "\(unanswered) requests timed out, and the flow goes on (limit \(options.timeoutLimit))")
     }
 }

@@ -10,10 +10,14 @@ public func fuzzIntelHex(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         for section in file.sections {
             let again = try IntelHexReader.parse(IntelHexWriter.write(section.image))
             precondition(again.sections.count <= 1, "a written plain hex read back as \(again.sections.count) sections")
-            precondition((again.sections.first?.image ?? MemoryImage()) == section.image, "plain hex round trip changed the image")
+            precondition(
+                (again.sections.first?.image ?? MemoryImage()) == section.image,
+                "plain hex round trip changed the image")
             _ = ChipFamily.guess(from: section.image)
         }
-        let sections = file.sections.compactMap { s in s.boardID.map { UniversalHexWriter.Section(boardID: $0, image: s.image) } }
+        let sections = file.sections.compactMap { s in
+            s.boardID.map { UniversalHexWriter.Section(boardID: $0, image: s.image) }
+        }
         if file.isUniversalHex, sections.count == file.sections.count {
             let again = try IntelHexReader.parse(UniversalHexWriter.write(sections))
             precondition(again.sections.count == sections.count, "Universal Hex round trip changed the sections")

@@ -72,16 +72,23 @@ public func fuzzLegacyDFUFlow(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CIn
             feed(.disconnected(op & 0x08 == 0 ? .remoteTerminated : .supervisionTimeout))
         case 4:
             book.tookConnect()
-            feed(.connected([bootloader, NordicFixture.legacyApplication, NordicFixture.nothing,
-                             NordicFixture.secureBootloader(mtu: 247)][Int(op >> 3 & 3)]))
+            feed(
+                .connected(
+                    [
+                        bootloader, NordicFixture.legacyApplication, NordicFixture.nothing,
+                        NordicFixture.secureBootloader(mtu: 247)
+                    ][Int(op >> 3 & 3)]))
         case 5:
             book.tookConnect()
             feed(.connectFailed(.connectFailed("fuzz")))
         case 6:
-            let ch = [NordicGATT.legacyControlPoint, NordicGATT.legacyPacket, NordicGATT.dfuControl][Int(op >> 3 & 3) % 3]
-            let errors: [TransportError] = [.notConnected(operation: "write"), .characteristicNotFound(ch),
-                                            .failed(operation: "write", message: "Insufficient Authentication"),
-                                            .failed(operation: "write", message: "busy")]
+            let ch = [NordicGATT.legacyControlPoint, NordicGATT.legacyPacket, NordicGATT.dfuControl][
+                Int(op >> 3 & 3) % 3]
+            let errors: [TransportError] = [
+                .notConnected(operation: "write"), .characteristicNotFound(ch),
+                .failed(operation: "write", message: "Insufficient Authentication"),
+                .failed(operation: "write", message: "busy")
+            ]
             feed(.writeFailed(ch, errors[Int(op >> 5 & 3)]))
         default:
             book.advance(source.byte())

@@ -38,11 +38,12 @@ extension LegacyCheck {
     private func bend(_ n: LegacyDFUNotification, _ v: UInt8) -> LegacyDFUNotification {
         switch (v & 7, n) {
         case let (1, .response(op, _)):
-            let status: LegacyDFUStatus = switch op {
-            case 0x01: .invalidState
-            case 0x04: .crcError
-            default: .operationFailed
-            }
+            let status: LegacyDFUStatus =
+                switch op {
+                case 0x01: .invalidState
+                case 0x04: .crcError
+                default: .operationFailed
+                }
             return .response(opcode: op, status: status.rawValue)
         case let (1, .receipt(count)), let (2, .receipt(count)):
             return .receipt(bytesReceived: UInt32(max(0, Int(count) + Int(v >> 3 & 7) * 4 - 16)))
@@ -62,17 +63,25 @@ extension LegacyCheck {
         switch outcome {
         case let .success(result):
             require(validated, "success, but the board never validated the whole image")
-            require(result.verified && result.dfuProtocol == .legacy && result.applicationBytes == image.count,
-                         "success with \(result)")
-            require(result.retries <= options.retryLimit, "success after \(result.retries) retries (limit \(options.retryLimit))")
-            require(result.bytesSent == packetBytes, "the result counts \(result.bytesSent) bytes sent, \(packetBytes) were written")
+            require(
+                result.verified && result.dfuProtocol == .legacy && result.applicationBytes == image.count,
+                "success with \(result)")
+            require(
+                result.retries <= options.retryLimit,
+                "success after \(result.retries) retries (limit \(options.retryLimit))")
+            require(
+                result.bytesSent == packetBytes,
+                "the result counts \(result.bytesSent) bytes sent, \(packetBytes) were written")
         case let .failure(error):
             require(error is NordicDFUError, "the flow failed with \(error), not a NordicDFUError")
         }
         // The bootloader cannot resume: every transfer after the first costs a retry, or follows
         // one of the (at most 3) entries from the application or a connection the driver did not ask for.
         let allowed = options.retryLimit + 1 + 3 + link.spuriousConnects
-        require(startWrites <= allowed + 1, "\(startWrites) transfers started: more than \(options.retryLimit) retries allow")
-        require(firmwareBytes <= startWrites * image.count, "\(firmwareBytes) firmware bytes in \(startWrites) transfers")
+        require(
+            startWrites <= allowed + 1,
+            "\(startWrites) transfers started: more than \(options.retryLimit) retries allow")
+        require(
+            firmwareBytes <= startWrites * image.count, "\(firmwareBytes) firmware bytes in \(startWrites) transfers")
     }
 }

@@ -48,7 +48,9 @@ struct LegacyCheck {
             packetsSinceAnswer = 0
         case let .notification(ch, bytes) where ch == NordicGATT.legacyControlPoint:
             delivered = try? LegacyDFUNotification(bytes: bytes)
-            guard case let .response(op, status)? = delivered, status == LegacyDFUStatus.success.rawValue else { return }
+            guard case let .response(op, status)? = delivered, status == LegacyDFUStatus.success.rawValue else {
+                return
+            }
             if op == 0x03, expect == .firmware, cursor == image.count { transferComplete = true }
             if op == 0x04, transferComplete, case .control(.validate) = pending { validated = true }
         default: break
@@ -97,7 +99,8 @@ struct LegacyCheck {
             initAccepted += 1
         case .validate:
             guard case .response(0x03, 0x01)? = delivered, transferComplete, cursor == image.count else {
-                fatalError("Validate after \(String(describing: delivered)) with \(cursor) of \(image.count) bytes written")
+                fatalError(
+                    "Validate after \(String(describing: delivered)) with \(cursor) of \(image.count) bytes written")
             }
             expect = .nothing
         case .activateAndReset:
@@ -119,8 +122,9 @@ struct LegacyCheck {
             expect = .nothing
         case .firmware:
             let end = cursor + bytes.count
-            require(!bytes.isEmpty && bytes.count <= 20 && end <= image.count && image[cursor..<end].elementsEqual(bytes),
-                         "a firmware packet of \(bytes.count) bytes that is not the image at \(cursor)")
+            require(
+                !bytes.isEmpty && bytes.count <= 20 && end <= image.count && image[cursor..<end].elementsEqual(bytes),
+                "a firmware packet of \(bytes.count) bytes that is not the image at \(cursor)")
             cursor = end
             firmwareBytes += bytes.count
             packetsSinceAnswer += 1

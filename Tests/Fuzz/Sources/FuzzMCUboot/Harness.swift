@@ -9,8 +9,9 @@ public func fuzzMCUboot(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         _ = image.reportedHash
         // Rebuilding the body with the same header fields must give an image with a valid hash.
         if !image.header.flags.isEncrypted, image.body.count < 1 << 20 {
-            let rebuilt = try MCUbootImage.build(application: Array(image.body), loadAddress: image.header.loadAddress,
-                                                 version: image.version, headerSize: image.header.headerSize)
+            let rebuilt = try MCUbootImage.build(
+                application: Array(image.body), loadAddress: image.header.loadAddress,
+                version: image.version, headerSize: image.header.headerSize)
             let check = try MCUbootImage(bytes: rebuilt).hashCheck
             precondition(check == .valid, "rebuilt image has hash check \(check)")
         }

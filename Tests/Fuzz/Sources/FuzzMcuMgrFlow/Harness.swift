@@ -28,9 +28,10 @@ let knownTimers = [TimerID("request"), TimerID("busy"), TimerID("reset"), TimerI
 public func fuzzMcuMgrFlow(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     var source = ByteSource(data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? [])
     let setup = source.byte()
-    var options = McuMgrUpgradeOptions(mode: McuMgrUpgradeMode.allCases[Int(setup) % McuMgrUpgradeMode.allCases.count],
-                                       pipelineDepth: setup & 0x10 == 0 ? nil : Int(setup >> 5) + 1,
-                                       useReassembly: setup & 0x08 == 0)
+    var options = McuMgrUpgradeOptions(
+        mode: McuMgrUpgradeMode.allCases[Int(setup) % McuMgrUpgradeMode.allCases.count],
+        pipelineDepth: setup & 0x10 == 0 ? nil : Int(setup >> 5) + 1,
+        useReassembly: setup & 0x08 == 0)
     options.traceBytes = 0
     var flow = McuMgrUpgrade(image: upgradeImage, options: options)
     let info = ConnectionInfo(services: [KnownGATT.smpService], mtu: 23 + Int(source.byte() % 4) * 60)
@@ -112,10 +113,14 @@ struct Device {
     private func check(_ frame: SMPFrame) {
         guard let upload = try? frame.request(as: ImageUploadRequest.self) else { return }
         let end = upload.offset + upload.data.count
-        precondition(upload.offset >= 0 && end <= imageBytes.count,
-                     "upload chunk \(upload.offset)..<\(end) outside the \(imageBytes.count)-byte image")
-        precondition(Array(imageBytes[upload.offset..<end]) == upload.data, "upload chunk at \(upload.offset) has other bytes")
-        if upload.offset == 0 { precondition(upload.length == imageBytes.count, "first chunk without the image length") }
+        precondition(
+            upload.offset >= 0 && end <= imageBytes.count,
+            "upload chunk \(upload.offset)..<\(end) outside the \(imageBytes.count)-byte image")
+        precondition(
+            Array(imageBytes[upload.offset..<end]) == upload.data, "upload chunk at \(upload.offset) has other bytes")
+        if upload.offset == 0 {
+            precondition(upload.length == imageBytes.count, "first chunk without the image length")
+        }
     }
 
     /// The notifications answering the oldest unanswered request, bent by the input.
@@ -125,13 +130,18 @@ struct Device {
         let request = unanswered.removeFirst()
         var payload = payload(for: request, choice: choice)
         if variant & 0x03 == 3 {
-            payload = variant & 0x04 == 0 ? SMPErrorResponse.returnCode(SMPReturnCode(rawValue: UInt16(source.byte() % 12))).payload
+            payload =
+                variant & 0x04 == 0
+                ? SMPErrorResponse.returnCode(SMPReturnCode(rawValue: UInt16(source.byte() % 12))).payload
                 : SMPErrorResponse.group(SMPGroupError(group: 1, rc: UInt16(source.byte() % 10))).payload
         }
         var header = request.header
         if variant & 0x08 != 0 { header.sequence &+= 1 + source.byte() % 3 }
-        var bytes = (try? SMPFrame(response: Raw(payload: payload, group: header.group, command: header.command),
-                                   to: header).encoded()) ?? []
+        var bytes =
+            (try? SMPFrame(
+                response: Raw(payload: payload, group: header.group, command: header.command),
+                to: header
+            ).encoded()) ?? []
         switch variant >> 4 {
         case 1 where bytes.count > 8: bytes.removeLast(Int(source.byte()) % (bytes.count - 8) + 1)  // truncated
         case 2 where bytes.count > 3: bytes[2] = 0xFF; bytes[3] = source.byte()  // huge length
@@ -147,25 +157,38 @@ struct Device {
         let group = request.header.group, command = request.header.command
         if group == .os, command == 6 {
             let sizes = [64, 256, 2475, 40]
-            return MCUmgrParametersResponse(bufferSize: sizes[Int(choice) % 4], bufferCount: Int(choice >> 2) % 4 + 1).payload
+            return MCUmgrParametersResponse(bufferSize: sizes[Int(choice) % 4], bufferCount: Int(choice >> 2) % 4 + 1)
+                .payload
         }
         if group == .os, command == 5 { return ResetResponse().payload }
         if group == .image, command == 1, let upload = try? request.request(as: ImageUploadRequest.self) {
-            let offset: Int? = switch choice & 3 {
-            case 0, 1: upload.offset + upload.data.count
-            case 2: 0
-            default: nil
-            }
+            let offset: Int? =
+                switch choice & 3 {
+                case 0, 1: upload.offset + upload.data.count
+                case 2: 0
+                default: nil
+                }
             return ImageUploadResponse(offset: offset).payload
         }
         if group == .image, command == 0 {
             let slotSets: [[ImageSlotState]] = [
-                [ImageSlotState(slot: 0, version: "1.0.0", hash: otherHash, bootable: true, confirmed: true, active: true)],
-                [ImageSlotState(slot: 0, version: "1.0.0", hash: otherHash, bootable: true, confirmed: true, active: true),
-                 ImageSlotState(slot: 1, version: "2.0.0", hash: imageHash, bootable: true, pending: true)],
-                [ImageSlotState(slot: 0, version: "2.0.0", hash: imageHash, bootable: true, active: true),
-                 ImageSlotState(slot: 1, version: "1.0.0", hash: otherHash, bootable: true, confirmed: true)],
-                [ImageSlotState(slot: 0, version: "2.0.0", hash: imageHash, bootable: true, confirmed: true, active: true)],
+                [
+                    ImageSlotState(
+                        slot: 0, version: "1.0.0", hash: otherHash, bootable: true, confirmed: true, active: true)
+                ],
+                [
+                    ImageSlotState(
+                        slot: 0, version: "1.0.0", hash: otherHash, bootable: true, confirmed: true, active: true),
+                    ImageSlotState(slot: 1, version: "2.0.0", hash: imageHash, bootable: true, pending: true)
+                ],
+                [
+                    ImageSlotState(slot: 0, version: "2.0.0", hash: imageHash, bootable: true, active: true),
+                    ImageSlotState(slot: 1, version: "1.0.0", hash: otherHash, bootable: true, confirmed: true)
+                ],
+                [
+                    ImageSlotState(
+                        slot: 0, version: "2.0.0", hash: imageHash, bootable: true, confirmed: true, active: true)
+                ]
             ]
             return ImageStateResponse(images: slotSets[Int(choice) % 4]).payload
         }

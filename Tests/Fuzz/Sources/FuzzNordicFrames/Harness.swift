@@ -32,8 +32,10 @@ public func fuzzNordicFrames(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt
 
 /// Decodes `bytes` as `T`; a value must re-encode to `bytes` (when `exact`) and decode
 /// to itself again.
-func decoded<T: Equatable>(_ bytes: [UInt8], exact: Bool = true, _ decode: ([UInt8]) throws -> T,
-                           _ encode: (T) -> [UInt8]) {
+func decoded<T: Equatable>(
+    _ bytes: [UInt8], exact: Bool = true, _ decode: ([UInt8]) throws -> T,
+    _ encode: (T) -> [UInt8]
+) {
     let value: T
     do {
         value = try decode(bytes)
@@ -84,12 +86,15 @@ func encodeAndDecode(_ b: [UInt8]) {
     let u16 = f.u16(), u32a = f.u32(), u32b = f.u32(), u32c = f.u32()
     let parameters = Array(b.dropFirst(min(b.count, 20)).prefix(16))
 
-    let requests: [SecureDFURequest] = [
-        .create(type: type, size: u32a), .setPRN(u16), .calculateChecksum, .execute, .select(type: type), .abort,
-    ] + ([0x01, 0x02, 0x03, 0x04, 0x06, 0x0C].contains(op) ? [] : [.other(opcode: op, parameters: parameters)])
+    let requests: [SecureDFURequest] =
+        [
+            .create(type: type, size: u32a), .setPRN(u16), .calculateChecksum, .execute, .select(type: type), .abort
+        ] + ([0x01, 0x02, 0x03, 0x04, 0x06, 0x0C].contains(op) ? [] : [.other(opcode: op, parameters: parameters)])
     for r in requests { roundTrip(r, SecureDFURequest.init(bytes:), \.bytes) }
 
-    var responses: [SecureDFUResponse] = [.selected(maxSize: u32a, offset: u32b, crc: u32c), .checksum(offset: u32a, crc: u32b)]
+    var responses: [SecureDFUResponse] = [
+        .selected(maxSize: u32a, offset: u32b, crc: u32c), .checksum(offset: u32a, crc: u32b)
+    ]
     if op != 0x03, op != 0x06 { responses.append(.success(opcode: op)) }
     if result == 0x0B { responses.append(.failure(opcode: op, result: result, extended: ext)) }
     if result != 0x01, result != 0x0B { responses.append(.failure(opcode: op, result: result, extended: nil)) }
@@ -100,7 +105,7 @@ func encodeAndDecode(_ b: [UInt8]) {
 
     var legacy: [LegacyDFURequest] = [
         .start(mode: type), .initParameters(complete: result & 1 == 1), .receiveFirmware, .validate,
-        .activateAndReset, .reset, .reportSize, .packetReceiptRequest(u16),
+        .activateAndReset, .reset, .reportSize, .packetReceiptRequest(u16)
     ]
     if !(0x01...0x08).contains(op) { legacy.append(.other(opcode: op, parameters: parameters)) }
     for r in legacy { roundTrip(r, LegacyDFURequest.init(bytes:), \.bytes) }
@@ -109,19 +114,24 @@ func encodeAndDecode(_ b: [UInt8]) {
     if !(type == 0x07 && result == 0x01) { notifications.append(.response(opcode: type, status: result)) }
     for n in notifications { roundTrip(n, LegacyDFUNotification.init(bytes:), \.bytes) }
 
-    roundTrip(LegacyImageSizes(softDevice: u32a, bootloader: u32b, application: u32c), LegacyImageSizes.init(bytes:), \.bytes)
-    roundTrip(LegacyInitPacket(deviceType: u16, deviceRevision: UInt16(truncatingIfNeeded: u32a), applicationVersion: u32b,
-                               softDevice: UInt16(truncatingIfNeeded: u32c), crc16: UInt16(truncatingIfNeeded: u32c >> 16)),
-              LegacyInitPacket.init(bytes:), \.bytes)
+    roundTrip(
+        LegacyImageSizes(softDevice: u32a, bootloader: u32b, application: u32c), LegacyImageSizes.init(bytes:), \.bytes)
+    roundTrip(
+        LegacyInitPacket(
+            deviceType: u16, deviceRevision: UInt16(truncatingIfNeeded: u32a), applicationVersion: u32b,
+            softDevice: UInt16(truncatingIfNeeded: u32c), crc16: UInt16(truncatingIfNeeded: u32c >> 16)),
+        LegacyInitPacket.init(bytes:), \.bytes)
     let hash = (0..<32).map { UInt8(truncatingIfNeeded: Int(ext) &* 31 &+ $0 &* 7) }
-    roundTrip(MicrobitAppInitPacket(version: u32a, applicationSize: u32b, hashSize: u32c, storedHash: hash),
-              MicrobitAppInitPacket.init(bytes:), \.bytes)
+    roundTrip(
+        MicrobitAppInitPacket(version: u32a, applicationSize: u32b, hashSize: u32c, storedHash: hash),
+        MicrobitAppInitPacket.init(bytes:), \.bytes)
 
     // The init packets clients build for an application (the input after the fields).
     let application = Array(b.dropFirst(min(b.count, 16)))
     let secure = MicrobitAppInitPacket(application: application)
-    require(secure.applicationSize == UInt32(application.count) && secure.hashSize == 32 && secure.storedHash.count == 32,
-                 "init command for \(application.count) bytes: \(secure)")
+    require(
+        secure.applicationSize == UInt32(application.count) && secure.hashSize == 32 && secure.storedHash.count == 32,
+        "init command for \(application.count) bytes: \(secure)")
     require(secure.sha256 == secure.storedHash.reversed(), "the stored hash is not the SHA-256 reversed")
     roundTrip(secure, MicrobitAppInitPacket.init(bytes:), \.bytes)
     let old = LegacyInitPacket(application: application)
@@ -176,7 +186,9 @@ func cutApplication(_ bytes: [UInt8], family: ChipFamily) {
     let count = Int(f.u8() % 5)
     for _ in 0..<count {
         // Addresses around both ends of the range, and far inside it (too-large images).
-        let anchor: [UInt32] = [range.lowerBound, range.upperBound, range.lowerBound + 0x24000, range.lowerBound + 0x58000]
+        let anchor: [UInt32] = [
+            range.lowerBound, range.upperBound, range.lowerBound + 0x24000, range.lowerBound + 0x58000
+        ]
         let base = anchor[Int(f.u8() % 4)]
         let address = base &- 0x200 &+ UInt32(f.u16() % 0x400)
         let length = Int(f.u8() % 48)
@@ -192,23 +204,28 @@ func cutApplication(_ bytes: [UInt8], family: ChipFamily) {
         case let .noApplication(f)?:
             require(f == family && !image.hasData(in: range), "noApplication for an image with data in the range")
         case let .applicationTooLarge(size, maximum)?:
-            require(size > maximum && maximum == DFUApplication.maximumSize(for: family), "too large: \(size) of \(maximum)")
+            require(
+                size > maximum && maximum == DFUApplication.maximumSize(for: family), "too large: \(size) of \(maximum)"
+            )
         default:
             fatalError("DFUApplication.cut threw \(error)")
         }
         return
     }
     require(cut.family == family && cut.start == range.lowerBound, "cut at 0x\(String(cut.start, radix: 16))")
-    require(!cut.bytes.isEmpty && cut.bytes.count % 4 == 0 && cut.bytes.count <= DFUApplication.maximumSize(for: family),
-                 "cut of \(cut.bytes.count) bytes")
+    require(
+        !cut.bytes.isEmpty && cut.bytes.count % 4 == 0 && cut.bytes.count <= DFUApplication.maximumSize(for: family),
+        "cut of \(cut.bytes.count) bytes")
     let end = cut.start + UInt32(cut.bytes.count)
     // The image's bytes, with 0xFF in the gaps.
     require(cut.bytes == image.read(cut.start..<end, fill: 0xFF), "the cut is not the image with 0xFF in the gaps")
-    require(image.hasData(in: (end - 4)..<end) && !image.hasData(in: end..<range.upperBound),
-                 "the cut ends at 0x\(String(end, radix: 16)), not just after the last byte of data")
+    require(
+        image.hasData(in: (end - 4)..<end) && !image.hasData(in: end..<range.upperBound),
+        "the cut ends at 0x\(String(end, radix: 16)), not just after the last byte of data")
 }
 
 /// `precondition` that keeps its message in release builds.
-func require(_ condition: Bool, _ message: @autoclosure () -> String, file: StaticString = #fileID, line: UInt = #line) {
+func require(_ condition: Bool, _ message: @autoclosure () -> String, file: StaticString = #fileID, line: UInt = #line)
+{
     if !condition { fatalError(message(), file: file, line: line) }
 }

@@ -9,8 +9,10 @@ import FuzzEvents
 let family = ChipFamily.nrf52833
 let image = SampleFirmware.image(family: family, runtime: .r1, program: .heart)
 let program = MakeCodeProgram.find(in: image, family: family)!
-let knownTimers = [PartialFlashTimer.answer, PartialFlashTimer.block, PartialFlashTimer.reboot,
-                   PartialFlashTimer.deadline, PartialFlashTimer.settle, TimerID("stranger")]
+let knownTimers = [
+    PartialFlashTimer.answer, PartialFlashTimer.block, PartialFlashTimer.reboot,
+    PartialFlashTimer.deadline, PartialFlashTimer.settle, TimerID("stranger")
+]
 let services: Set<BLEUUID> = [KnownGATT.partialFlashingService]
 
 /// libFuzzer entry point: the input is a script of link events for `PartialFlashFlow`.
@@ -101,8 +103,9 @@ struct Checker {
             case 0x01: flashData(bytes, plan: flow.plan)
             case 0x02:
                 guard let plan = flow.plan else { fatalError("END_OF_TRANSMISSION without a plan") }
-                precondition(sentBlocks.count == plan.blockCount,
-                             "EOT after \(sentBlocks.count) of \(plan.blockCount) blocks were sent")
+                precondition(
+                    sentBlocks.count == plan.blockCount,
+                    "EOT after \(sentBlocks.count) of \(plan.blockCount) blocks were sent")
                 precondition(acks >= plan.blockCount, "EOT after \(acks) write successes for \(plan.blockCount) blocks")
             default: break
             }
@@ -116,7 +119,8 @@ struct Checker {
         if let previous = packets.last, bytes[3] != previous[3] &+ 1 { packets = [] }
         packets.append(bytes)
         guard packets.count == 4 else { return }
-        let address = UInt32(packets[1][1]) << 24 | UInt32(packets[1][2]) << 16
+        let address =
+            UInt32(packets[1][1]) << 24 | UInt32(packets[1][2]) << 16
             | UInt32(packets[0][1]) << 8 | UInt32(packets[0][2])
         let data = packets.flatMap { $0[4...] }
         packets = []

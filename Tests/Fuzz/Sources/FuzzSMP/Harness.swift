@@ -39,8 +39,9 @@ func exercise(_ frame: SMPFrame) {
     // What decoded encodes again with the same header fields and decodes to the same frame.
     if let again = try? frame.encoded() {
         guard let back = try? SMPFrame(bytes: again) else { fatalError("re-encoded frame \(frame) does not decode") }
-        precondition(back.header.group == frame.header.group && back.header.command == frame.header.command
-                     && back.header.sequence == frame.header.sequence, "re-encoding changed the header of \(frame)")
+        precondition(
+            back.header.group == frame.header.group && back.header.command == frame.header.command
+                && back.header.sequence == frame.header.sequence, "re-encoding changed the header of \(frame)")
     }
     _ = frame.description
     _ = try? frame.errorResponse()

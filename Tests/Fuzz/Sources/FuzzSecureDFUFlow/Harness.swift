@@ -7,7 +7,9 @@ import FuzzEvents
 let family = ChipFamily.nrf52833
 let applications = NordicFixture.sizes.map { NordicFixture.application(count: $0, family: family) }
 let initPackets = applications.map { MicrobitAppInitPacket(application: $0.bytes).bytes }
-let knownTimers = [TimerID("response"), TimerID("receipt"), TimerID("object-delay"), TimerID("reset"), TimerID("stranger")]
+let knownTimers = [
+    TimerID("response"), TimerID("receipt"), TimerID("object-delay"), TimerID("reset"), TimerID("stranger")
+]
 
 /// libFuzzer entry point: the input is a script of link events for `NordicDFUFlow` on a
 /// Secure DFU board (micro:bit V2).
@@ -73,14 +75,20 @@ public func fuzzSecureDFUFlow(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CIn
             feed(.disconnected(op & 0x08 == 0 ? .remoteTerminated : .supervisionTimeout))
         case 4:
             book.tookConnect()
-            feed(.connected([bootloader, NordicFixture.secureApplication, NordicFixture.nothing,
-                             NordicFixture.legacyBootloader(mtu: 23)][Int(op >> 3 & 3)]))
+            feed(
+                .connected(
+                    [
+                        bootloader, NordicFixture.secureApplication, NordicFixture.nothing,
+                        NordicFixture.legacyBootloader(mtu: 23)
+                    ][Int(op >> 3 & 3)]))
         case 5:
             book.tookConnect()
             feed(.connectFailed(.connectFailed("fuzz")))
         case 6:
-            let ch = [NordicGATT.secureControlPoint, NordicGATT.securePacket, NordicGATT.buttonlessBonded,
-                      NordicGATT.buttonlessUnbonded][Int(op >> 3 & 3)]
+            let ch = [
+                NordicGATT.secureControlPoint, NordicGATT.securePacket, NordicGATT.buttonlessBonded,
+                NordicGATT.buttonlessUnbonded
+            ][Int(op >> 3 & 3)]
             feed(.writeFailed(ch, op & 0x20 == 0 ? .notConnected(operation: "write") : .characteristicNotFound(ch)))
         default:
             book.advance(source.byte())

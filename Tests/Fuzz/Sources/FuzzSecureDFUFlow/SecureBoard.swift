@@ -9,10 +9,14 @@ extension SecureCheck {
     mutating func answer(variant v: UInt8) -> [FlowEvent] {
         if case let .buttonless(ch) = pending, !answered {
             answered = true
-            let code: [UInt8] = [ButtonlessMessage.success, ButtonlessMessage.notBonded, ButtonlessMessage.operationFailed,
-                                 ButtonlessMessage.busy, ButtonlessMessage.success, ButtonlessMessage.success]
+            let code: [UInt8] = [
+                ButtonlessMessage.success, ButtonlessMessage.notBonded, ButtonlessMessage.operationFailed,
+                ButtonlessMessage.busy, ButtonlessMessage.success, ButtonlessMessage.success
+            ]
             let op: UInt8 = v & 0x40 == 0 ? 0x01 : 0x02
-            return [.notification(ch, ButtonlessMessage.response(opcode: op, result: code[Int(v & 7) % code.count]).bytes)]
+            return [
+                .notification(ch, ButtonlessMessage.response(opcode: op, result: code[Int(v & 7) % code.count]).bytes)
+            ]
         }
         var response: SecureDFUResponse
         if case let .control(request) = pending, !answered {
@@ -84,10 +88,15 @@ extension SecureCheck {
         case let .success(result):
             require(initConfirmed, "success, but the board never confirmed the CRC of the whole init command")
             require(imageConfirmed, "success, but the board never confirmed the CRC of the whole image")
-            require(result.verified && result.dfuProtocol == .secure && result.applicationBytes == image.count,
-                         "success with \(result)")
-            require(result.retries <= options.retryLimit, "success after \(result.retries) retries (limit \(options.retryLimit))")
-            require(result.bytesSent == packetBytes, "the result counts \(result.bytesSent) bytes sent, \(packetBytes) were written")
+            require(
+                result.verified && result.dfuProtocol == .secure && result.applicationBytes == image.count,
+                "success with \(result)")
+            require(
+                result.retries <= options.retryLimit,
+                "success after \(result.retries) retries (limit \(options.retryLimit))")
+            require(
+                result.bytesSent == packetBytes,
+                "the result counts \(result.bytesSent) bytes sent, \(packetBytes) were written")
         case let .failure(error):
             require(error is NordicDFUError, "the flow failed with \(error), not a NordicDFUError")
         }
@@ -95,9 +104,15 @@ extension SecureCheck {
         // driver did not ask for may restart one too).
         let allowed = options.retryLimit + 1 + link.spuriousConnects
         let repeatedCreates = createsAt.values.reduce(0) { $0 + $1 - 1 }
-        require(repeatedCreates <= allowed, "\(repeatedCreates) objects created again: more than \(options.retryLimit) retries allow")
-        require(commandCreates <= allowed + 1, "the init command created \(commandCreates) times: more than \(options.retryLimit) retries allow")
-        require(dataBytes <= (allowed + 1) * image.count && packetBytes - dataBytes <= (allowed + 1) * initPacket.count,
-                "\(dataBytes) image bytes and \(packetBytes - dataBytes) init bytes written: more than \(options.retryLimit) retries allow")
+        require(
+            repeatedCreates <= allowed,
+            "\(repeatedCreates) objects created again: more than \(options.retryLimit) retries allow")
+        require(
+            commandCreates <= allowed + 1,
+            "the init command created \(commandCreates) times: more than \(options.retryLimit) retries allow")
+        require(
+            dataBytes <= (allowed + 1) * image.count && packetBytes - dataBytes <= (allowed + 1) * initPacket.count,
+            "\(dataBytes) image bytes and \(packetBytes - dataBytes) init bytes written: more than \(options.retryLimit) retries allow"
+        )
     }
 }

@@ -62,10 +62,11 @@ struct SecureCheck {
         case let .notification(ch, bytes) where ch == NordicGATT.secureControlPoint:
             guard let r = try? SecureDFUResponse(bytes: bytes) else { return }
             delivered = r
-            let offsetAndCRC: (Int, UInt32)? = switch r {
-            case let .selected(_, off, crc), let .checksum(off, crc): (Int(off), crc)
-            default: nil
-            }
+            let offsetAndCRC: (Int, UInt32)? =
+                switch r {
+                case let .selected(_, off, crc), let .checksum(off, crc): (Int(off), crc)
+                default: nil
+                }
             if let (o, c) = offsetAndCRC {
                 for type in phase.map({ [$0] }) ?? [.command, .data] { anchors[index(type)].insert(o) }
                 if o == initPacket.count, c == crc(.command, o) { initConfirmed = true }
@@ -95,7 +96,9 @@ struct SecureCheck {
     }
 
     private mutating func control(_ bytes: [UInt8]) {
-        guard let request = try? SecureDFURequest(bytes: bytes) else { fatalError("malformed control point write \(bytes)") }
+        guard let request = try? SecureDFURequest(bytes: bytes) else {
+            fatalError("malformed control point write \(bytes)")
+        }
         pending = .control(request)
         answered = false
         selectDataPending = false
@@ -118,10 +121,11 @@ struct SecureCheck {
             selectDataPending = t == .data
         case .execute:
             guard let phase else { fatalError("Execute before any object") }
-            let confirmed: (Int, UInt32)? = switch delivered {
-            case let .selected(_, off, c)?, let .checksum(off, c)?: (Int(off), c)
-            default: nil
-            }
+            let confirmed: (Int, UInt32)? =
+                switch delivered {
+                case let .selected(_, off, c)?, let .checksum(off, c)?: (Int(off), c)
+                default: nil
+                }
             guard let (o, c) = confirmed, o > 0, c == crc(phase, o) else {
                 fatalError("Execute (\(phase)) after \(String(describing: delivered)), not after a matching CRC")
             }
@@ -140,18 +144,25 @@ struct SecureCheck {
         guard let phase else { fatalError("a packet before any Create or Select") }
         require(!bytes.isEmpty && bytes.count <= 244, "packet of \(bytes.count) bytes")
         let ref = reference(phase), i = index(phase)
-        func at(_ p: Int) -> Bool { p >= 0 && p + bytes.count <= ref.count && ref[p..<(p + bytes.count)].elementsEqual(bytes) }
+        func at(_ p: Int) -> Bool {
+            p >= 0 && p + bytes.count <= ref.count && ref[p..<(p + bytes.count)].elementsEqual(bytes)
+        }
         var candidates = [cursor[i], 0] + anchors[i].sorted()
         if phase == .data { candidates += stride(from: 0, to: ref.count, by: maxObject) }
         guard let p = candidates.first(where: at) else {
-            fatalError("a \(phase) packet of \(bytes.count) bytes that is not the \(phase == .data ? "image" : "init command") at \(cursor[i]) or an announced offset")
+            fatalError(
+                "a \(phase) packet of \(bytes.count) bytes that is not the \(phase == .data ? "image" : "init command") at \(cursor[i]) or an announced offset"
+            )
         }
         let end = p + bytes.count
         if phase == .data {
-            require(p / maxObject == (end - 1) / maxObject, "packet \(p)..<\(end) crosses an object boundary (\(maxObject))")
+            require(
+                p / maxObject == (end - 1) / maxObject, "packet \(p)..<\(end) crosses an object boundary (\(maxObject))"
+            )
             if let size = pendingCreate {
-                require(p % maxObject == 0 && Int(size) == min(maxObject, image.count - p),
-                             "Create data of \(size) bytes, then data from \(p) (objects of \(maxObject))")
+                require(
+                    p % maxObject == 0 && Int(size) == min(maxObject, image.count - p),
+                    "Create data of \(size) bytes, then data from \(p) (objects of \(maxObject))")
                 pendingCreate = nil
                 createsAt[p, default: 0] += 1
             }
