@@ -72,11 +72,9 @@ public struct FileResumeStore: ResumeRecordStore {
         let url = url(board: board)
         var point = point
         point.board = board
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            try encoder.encode(point).write(to: url, options: .atomic)
+            try JSONText.data(point).write(to: url, options: .atomic)
         } catch {
             throw ResumeStoreError.cannotSave(path: url.path, reason: error.localizedDescription)
         }

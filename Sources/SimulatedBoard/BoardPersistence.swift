@@ -38,9 +38,7 @@ extension SimulatedBoard {
             format: SavedBoard.formatName, version: 1, profile: profile, mode: device.mode.rawValue,
             storage: device.storage.mapValues { Data($0) }, runtimeEnd: device.runtimeEnd, pages: pages,
             nordic: device.nordic == NordicBootloaderSettings() ? nil : device.nordic)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return try encoder.encode(saved)
+        return try JSONText.lineData(saved)
     }
 
     /// True when `data` is a saved board's file (of any version): a JSON object whose `format`

@@ -1,3 +1,4 @@
+import Diagnostics
 import Foundation
 import LinkModel
 
@@ -34,11 +35,9 @@ public struct Trace: Sendable, Equatable {
 
     /// The trace as JSON lines (one object per line, keys sorted).
     public func jsonLines() -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var out = ""
         for e in entries {
-            if let data = try? encoder.encode(e) { out += String(decoding: data, as: UTF8.self) + "\n" }
+            if let data = try? JSONText.lineData(e) { out += String(decoding: data, as: UTF8.self) + "\n" }
         }
         return out
     }

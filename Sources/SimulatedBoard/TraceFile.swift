@@ -31,18 +31,16 @@ public enum TraceFile {
         _ trace: Trace, names: [String], header: TraceHeader? = nil,
         results: [(board: String, result: TraceResult)] = [], full: Bool = true
     ) throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var out = Data()
         func line(_ l: Line) throws {
-            out += try encoder.encode(l)
+            out += try JSONText.lineData(l)
             out += Data("\n".utf8)
         }
         if let header {
             try line(
                 Line(
                     t: 0, board: -1, name: "-", kind: "meta",
-                    text: String(decoding: try encoder.encode(header), as: UTF8.self)))
+                    text: try JSONText.line(header)))
         }
         for e in trace.entries where full || keepsCompact(kind: e.kind.rawValue, text: e.text) {
             let name = names.indices.contains(e.board) ? names[e.board] : (e.board < 0 ? "-" : "board-\(e.board)")
@@ -51,7 +49,7 @@ public enum TraceFile {
         let end = trace.entries.last?.t ?? 0
         for (name, result) in results {
             let board = names.firstIndex(of: name) ?? -1
-            let text = String(decoding: try encoder.encode(result), as: UTF8.self)
+            let text = try JSONText.line(result)
             try line(Line(t: end, board: board, name: name, kind: "result", text: text))
         }
         return out

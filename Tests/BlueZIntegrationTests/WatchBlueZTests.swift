@@ -23,7 +23,7 @@ struct WatchBlueZTests {
         let bytes = try Data(contentsOf: source)
         let file = downloads.appendingPathComponent("microbit-counter.hex")
         // Firefox: an empty placeholder first, then the data arrives in pieces.
-        FileManager.default.createFile(atPath: file.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: file.path, contents: nil)
         try await Task.sleep(for: .milliseconds(600))
         let handle = try FileHandle(forWritingTo: file)
         try handle.write(contentsOf: bytes.prefix(bytes.count / 2))

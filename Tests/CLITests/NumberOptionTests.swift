@@ -64,11 +64,11 @@ struct NumberOptionTests {
             whole: true),
         .init(
             command: ["sim", "bluez", "--hostile", "wrong-types"], option: "--hostile-seed", lowest: 0,
-            highest: 18_446_744_073_709_551_615,
+            highest: Double(UInt64.max),
             whole: true),
         .init(command: ["sim", "campaign"], option: "--runs", lowest: 1, highest: 10_000_000, whole: true),
         .init(
-            command: ["sim", "campaign"], option: "--seed", lowest: 0, highest: 18_446_744_073_709_551_615, whole: true),
+            command: ["sim", "campaign"], option: "--seed", lowest: 0, highest: Double(UInt64.max), whole: true),
         .init(command: ["sim", "campaign"], option: "--from", lowest: 0, highest: 1_000_000_000_000, whole: true),
         .init(command: ["sim", "campaign"], option: "--progress", lowest: 0, highest: 86_400, whole: true),
         .init(command: ["bench", "flash"], option: "--ci", lowest: 7.5, highest: 4000, whole: false),
@@ -96,14 +96,14 @@ struct NumberOptionTests {
 
     static func shown(_ x: Double) -> String {
         x == x.rounded() && x < 1e15
-            ? String(Int64(x)) : x == 18_446_744_073_709_551_615 ? "18446744073709551615" : String(x)
+            ? String(Int64(x)) : x == Double(UInt64.max) ? "18446744073709551615" : String(x)
     }
 
     @Test("hostile numbers are refused with the option's name and range, never a trap", arguments: options)
     func hostileNumbersAreRefusedByName(_ option: NumberOption) throws {
         for value in Self.hostile { try Self.expectRefused(option, value) }
         try Self.expectRefused(
-            option, Self.shown(option.highest == 18_446_744_073_709_551_615 ? 0 : option.highest + 1))
+            option, Self.shown(option.highest == Double(UInt64.max) ? 0 : option.highest + 1))
     }
 
     @Test("the help of each number option states its range")

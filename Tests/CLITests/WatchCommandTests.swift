@@ -40,7 +40,7 @@ struct WatchCommandTests {
 
     /// Writes `bytes` to `url` in `parts` pieces, `pause` apart, as a slow editor or download would.
     static func writeInSteps(_ bytes: Data, to url: URL, parts: Int, pause: Duration) async throws {
-        FileManager.default.createFile(atPath: url.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: url.path, contents: nil)
         let handle = try FileHandle(forWritingTo: url)
         defer { try? handle.close() }
         let step = (bytes.count + parts - 1) / parts

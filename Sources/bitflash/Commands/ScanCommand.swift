@@ -1,5 +1,6 @@
 import ArgumentParser
 import BlueZFlashing
+import Diagnostics
 import Foundation
 import Transport
 

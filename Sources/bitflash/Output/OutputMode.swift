@@ -48,32 +48,6 @@ enum Output {
     }
 }
 
-/// The command line's one JSON encoder: keys sorted and slashes left as they are, so that the
-/// same data always prints the same text. Documents (`info --json`, `inspect --json`, reports)
-/// are pretty-printed; events and results are one object per line.
-enum JSONText {
-    private static let pretty = encoder(pretty: true)
-    private static let compact = encoder(pretty: false)
-
-    private static func encoder(pretty: Bool) -> JSONEncoder {
-        let e = JSONEncoder()
-        e.outputFormatting =
-            pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
-        return e
-    }
-
-    /// `value` as an indented document.
-    static func document<T: Encodable>(_ value: T) throws -> String { String(decoding: try data(value), as: UTF8.self) }
-
-    /// `value` as an indented document, as bytes for a file.
-    static func data<T: Encodable>(_ value: T) throws -> Data { try pretty.encode(value) }
-
-    /// `value` on one line.
-    static func line<T: Encodable>(_ value: T) throws -> String {
-        String(decoding: try compact.encode(value), as: UTF8.self)
-    }
-}
-
 /// Writes to standard output without buffering surprises.
 enum StdOut {
     static func write(_ text: String) {

@@ -1,3 +1,4 @@
+import Diagnostics
 import Flashing
 import Foundation
 import Laboratory
