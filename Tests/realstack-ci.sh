@@ -79,7 +79,7 @@ vm_seconds=$(( $(date +%s) - vm_start ))
 # Modelled time: the same three flashes on a simulated board with the link model.
 model="$out/model"
 "$bin" sim reset --profile microbit-v2-mcuboot --from Samples/firmware/sample-r1-heart.hex --sim-state "$model" > /dev/null
-for step in flash-partial:sample-r1-counter flash-partial-dbus:sample-r1-heart flash-full:sample-r2-heart flash-same:sample-r2-heart; do
+for step in flash-partial-dbus:sample-r1-counter flash-partial:sample-r1-heart flash-full:sample-r2-heart flash-same:sample-r2-heart; do
     "$bin" flash "Samples/firmware/${step#*:}.hex" --simulate microbit-v2-mcuboot --sim-state "$model" --json \
         > "$out/${step%%:*}.model.json" || true
 done
