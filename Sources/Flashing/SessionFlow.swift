@@ -1,5 +1,4 @@
 import FirmwareImage
-import LinkModel
 import McuMgr
 import NordicDFU
 import PartialFlashing
@@ -192,10 +191,8 @@ public struct SessionFlow: FlowMachine {
     var partialSettings: PartialFlashSettings {
         var settings = options.partial
         guard hasMcuMgr else { return settings }
-        let layout = plan.family.layout
-        let pages = Int(layout.mcubootPrimarySlot.count) / Int(layout.pageSize)
-        let timing = DeviceTiming.of(plan.family)
-        settings.restartWindow += (timing.pageErase + timing.wordWrite * Int(layout.pageSize / 4)) * (2 * pages)
+        let slot = plan.family.layout.mcubootPrimarySlot
+        settings.restartWindow += BoardCosts(family: plan.family).swap(bytes: slot.count)
         return settings
     }
 
