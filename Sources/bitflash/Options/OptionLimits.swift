@@ -8,6 +8,8 @@ import UDPTransport
 enum Limits {
     /// `--max-connections`: boards connected at once per adapter.
     static let connectionsPerAdapter = NumberLimit(1...64)
+    /// `sim bluez --adapters`: adapters the fake BlueZ plays.
+    static let fakeAdapters = NumberLimit(1...8)
     /// `--boards`: a class set of simulated boards sharing one adapter; `scan --count`.
     static let boards = NumberLimit(1...64)
     /// `--timeout` (scan), `--scan-timeout`, `--connect-timeout`: real seconds of one Bluetooth step.
