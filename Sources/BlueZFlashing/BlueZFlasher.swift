@@ -64,6 +64,9 @@ public struct BlueZFlasher: Sendable {
     /// Backing off from a controller out of connections: bleak-retry-connector waits 4 s when it
     /// suspects the adapter is out of slots (`calculate_backoff_time`).
     static let outOfConnectionsBackOff: Duration = .seconds(4)
+    /// A board backs off at most this often; then a refusal is its own failure (a board that
+    /// keeps failing to connect must not bring the whole class down to one at a time).
+    static let maxBackOffs = 3
 
     /// One board's flash once its adapter has room; a connect refused for want of connections
     /// while other boards are connected gives the slot back, lowers the adapter's limit, waits
@@ -72,13 +75,15 @@ public struct BlueZFlasher: Sendable {
         _ query: String, firmware: Firmware, settings: BlueZFlashSettings, slots: AdapterSlots,
         channel: UpdateChannel
     ) async -> BoardFlashResult {
+        var backOffs = 0
         while true {
+            let mayBackOff = backOffs < maxBackOffs
             let a = await slots.take()
             var s = settings
             s.adapter = await slots.name(a)
             let adapterName = s.adapter ?? "the adapter"
             let outcome = await flashOne(query, firmware: firmware, settings: s, channel: channel) { error in
-                guard AdapterSlots.isOutOfConnections(error), await slots.backOff(a) else { return false }
+                guard mayBackOff, AdapterSlots.isOutOfConnections(error), await slots.backOff(a) else { return false }
                 let limit = await slots.limit(a)
                 channel.send(
                     .warning(
@@ -88,7 +93,10 @@ public struct BlueZFlasher: Sendable {
                 try? await Task.sleep(for: outOfConnectionsBackOff)
                 return true
             }
-            guard var result = outcome else { continue }
+            guard var result = outcome else {
+                backOffs += 1
+                continue
+            }
             await slots.give(a)
             if await slots.count > 1 { result.adapter = s.adapter }
             return result
