@@ -203,7 +203,10 @@ struct SimBlueZCommand: AsyncParsableCommand {
                         + "at \(path)\(Self.describe(board.behaviour))\n")
             }
             StdOut.write(
-                "fake org.bluez ready on \(options.adapterName) (\(options.adapterAddress)): "
+                "fake org.bluez ready on "
+                    + FakeBlueZOptions.adapters(of: options).map { "\($0.name) (\($0.address))" }.joined(
+                        separator: ", ")
+                    + ": "
                     + "\(boards.count) board\(boards.count == 1 ? "" : "s"), state \(store.directory.path)\n")
             await SimServeCommand.waitForStop(seconds: duration)
             let traffic = fake.traffic
