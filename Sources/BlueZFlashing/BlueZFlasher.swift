@@ -79,6 +79,13 @@ public struct BlueZFlasher: Sendable {
         while true {
             let mayBackOff = backOffs < maxBackOffs
             let a = await slots.take()
+            if Task.isCancelled {
+                // Stopped while it waited for a connection: it was never started.
+                await slots.give(a)
+                let error = BoardFlashError.cancelled(resumable: false)
+                return BoardFlashResult(
+                    result: FlashResult(board: query, unreached: error, seconds: 0), address: nil, name: nil)
+            }
             var s = settings
             s.adapter = await slots.name(a)
             let adapterName = s.adapter ?? "the adapter"
