@@ -78,7 +78,7 @@ let package = Package(
         // Real boards through BlueZ: find them, flash one or many (progress as an AsyncSequence),
         // resume records, cancellation. What `bitflash scan` and `flash --device` run.
         .target(name: "BlueZFlashing", dependencies: [
-            "BlueZTransport", "DBus", "Diagnostics", "FirmwareImage", "Flashing", "McuMgr", "NordicDFUFrames",
+            "BlueZTransport", "DBus", "Diagnostics", "FirmwareImage", "Flashing", "LinkModel", "McuMgr", "NordicDFUFrames",
             "PartialFlashing", "PartialFlashingFrames", "Transport",
         ]),
         // SMP over UDP (Zephyr's port 1337 transport): the client transport and the flash over it.

@@ -1,6 +1,7 @@
 import BlueZTransport
 import DBus
 import FirmwareImage
+import LinkModel
 import Flashing
 import McuMgr
 
@@ -11,6 +12,13 @@ import McuMgr
 public struct BlueZFlashSettings: Sendable {
     /// The Bluetooth adapter (`hci0`), or nil for the first one switched on.
     public var adapter: String?
+    /// Several adapters to spread a class over (`hci0`, `hci1`; `all` for every adapter switched
+    /// on). Empty: `adapter` alone.
+    public var adapters: [String] = []
+    /// Boards connected at once per adapter. No controller reports how many LE connections it
+    /// holds; 5 is what common ones hold (AdapterProfile, docs/adapters.md), and a flash that
+    /// meets a refusal while other boards are connected lowers it for that adapter.
+    public var maxConnectionsPerAdapter = AdapterProfile.unknown.maxConnections
     /// The D-Bus address of BlueZ's bus, or nil for the system bus (`DBUS_SYSTEM_BUS_ADDRESS`,
     /// else the standard socket). Tests point it at a private bus with a fake BlueZ.
     public var busAddress: String?

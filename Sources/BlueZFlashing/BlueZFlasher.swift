@@ -34,16 +34,26 @@ public struct BlueZFlasher: Sendable {
         self.settings = settings
     }
 
-    /// Flashes `firmware` onto each board `boards` names (an address or a name), all at once,
-    /// each on a connection of its own.
+    /// Flashes `firmware` onto each board `boards` names (an address or a name), each on a
+    /// connection of its own: at most `settings.maxConnectionsPerAdapter` at once per adapter,
+    /// the next board starting when one finishes, on the adapter that freed up (`AdapterSlots`).
     public func flash(_ firmware: Firmware, on boards: [String]) -> FlashUpdates {
         let settings = self.settings
         return FlashUpdates { channel in
+            let names: [String?]
+            do { names = try await AdapterSlots.resolve(settings.adapters, settings: settings) } catch {
+                for query in boards {
+                    let result = FlashResult(board: query, unreached: error, seconds: 0)
+                    channel.send(.finished(BoardFlashResult(result: result, address: nil, name: nil)))
+                }
+                return
+            }
+            let slots = AdapterSlots(names, limit: settings.maxConnectionsPerAdapter)
             await withTaskGroup(of: Void.self) { group in
                 for query in boards {
                     group.addTask {
-                        let result = await Self.flashOne(
-                            query, firmware: firmware, settings: settings, channel: channel)
+                        let result = await Self.flashInTurn(
+                            query, firmware: firmware, settings: settings, slots: slots, channel: channel)
                         channel.send(.finished(result))
                     }
                 }
@@ -51,11 +61,61 @@ public struct BlueZFlasher: Sendable {
         }
     }
 
-    /// One board's whole flash; never throws: a failure is the result's error.
-    static func flashOne(
-        _ query: String, firmware: Firmware, settings: BlueZFlashSettings,
+    /// Backing off from a controller out of connections: bleak-retry-connector waits 4 s when it
+    /// suspects the adapter is out of slots (`calculate_backoff_time`).
+    static let outOfConnectionsBackOff: Duration = .seconds(4)
+    /// A board backs off at most this often; then a refusal is its own failure (a board that
+    /// keeps failing to connect must not bring the whole class down to one at a time).
+    static let maxBackOffs = 3
+
+    /// One board's flash once its adapter has room; a connect refused for want of connections
+    /// while other boards are connected gives the slot back, lowers the adapter's limit, waits
+    /// and takes the next free slot (never a failure of the board).
+    static func flashInTurn(
+        _ query: String, firmware: Firmware, settings: BlueZFlashSettings, slots: AdapterSlots,
         channel: UpdateChannel
     ) async -> BoardFlashResult {
+        var backOffs = 0
+        while true {
+            let mayBackOff = backOffs < maxBackOffs
+            let a = await slots.take()
+            if Task.isCancelled {
+                // Stopped while it waited for a connection: it was never started.
+                await slots.give(a)
+                let error = BoardFlashError.cancelled(resumable: false)
+                return BoardFlashResult(
+                    result: FlashResult(board: query, unreached: error, seconds: 0), address: nil, name: nil)
+            }
+            var s = settings
+            s.adapter = await slots.name(a)
+            let adapterName = s.adapter ?? "the adapter"
+            let outcome = await flashOne(query, firmware: firmware, settings: s, channel: channel) { error in
+                guard mayBackOff, AdapterSlots.isOutOfConnections(error), await slots.backOff(a) else { return false }
+                let limit = await slots.limit(a)
+                channel.send(
+                    .warning(
+                        board: query,
+                        message: "\(adapterName) refused another connection (\(error)); "
+                            + "keeping \(limit) board\(limit == 1 ? "" : "s") connected through it and trying again"))
+                try? await Task.sleep(for: outOfConnectionsBackOff)
+                return true
+            }
+            guard var result = outcome else {
+                backOffs += 1
+                continue
+            }
+            await slots.give(a)
+            if await slots.count > 1 { result.adapter = s.adapter }
+            return result
+        }
+    }
+
+    /// One board's whole flash; never throws: a failure is the result's error. Nil when the
+    /// connect failed and `connectRefused` took it as a reason to try again later.
+    static func flashOne(
+        _ query: String, firmware: Firmware, settings: BlueZFlashSettings,
+        channel: UpdateChannel, connectRefused: @Sendable (any Error) async -> Bool = { _ in false }
+    ) async -> BoardFlashResult? {
         let clock = ContinuousClock()
         let started = clock.now
         func elapsed() -> Double { started.duration(to: clock.now).seconds }
@@ -66,7 +126,10 @@ public struct BlueZFlasher: Sendable {
         }
         channel.send(.event(FlashEvent(board: query, elapsed: .zero, report: .phase(.connecting))))
         let board: BlueZBoard
-        do { board = try await BlueZBoard.connect(query, settings: settings) } catch { return unreached(error) }
+        do { board = try await BlueZBoard.connect(query, settings: settings) } catch {
+            if !Task.isCancelled, await connectRefused(error) { return nil }
+            return unreached(error)
+        }
         let key = board.device.address
         let trace: @Sendable (FlowReport, Duration) -> Void = { report, t in
             if case .trace = report { channel.send(.event(FlashEvent(board: query, elapsed: t, report: report))) }

@@ -21,6 +21,8 @@ public struct BoardFlashResult: Sendable {
     public var name: String?
     /// The session's own outcome, when the session ran (a dry run's plan is in it).
     public var session: Result<SessionOutcome, any Error>?
+    /// The adapter the board was flashed through (`hci1`), when several were given.
+    public var adapter: String?
 
     /// The board as it was asked for (`FlashResult.board`).
     public var board: String { result.board }

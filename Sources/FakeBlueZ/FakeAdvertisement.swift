@@ -69,7 +69,8 @@ extension FakeState {
         let own = devices[boardIndex(i)]
         guard !own.behaviour.absent, !own.host.isDown else { return nil }
         let board = own.host.board
-        if devices[i].owner != nil {
+        if heldThroughAnotherAdapter(i) { return nil }
+        if devices[i].owner != nil, !devices[i].mirror {
             return board.inNordicBootloader ? Self.bootloaderAdvertisement(board) : nil
         }
         if own.behaviour.bootloaderAtNextAddress, board.inNordicBootloader { return nil }

@@ -17,18 +17,20 @@ extension FakeBlueZ {
             }
             return []
         }
-        try server.add(
-            path: adapterPath, interfaces: [BlueZ.adapter: adapterProperties()],
-            methods: { [weak self] call in try self?.adapterCall(call) ?? [] },
-            setter: { [weak self] interface, name, value in try self?.setAdapterProperty(name, value) })
+        for adapter in options.effectiveAdapters {
+            try server.add(
+                path: BlueZ.rootPath + "/" + adapter.name, interfaces: [BlueZ.adapter: adapterProperties(adapter)],
+                methods: { [weak self] call in try self?.adapterCall(call) ?? [] },
+                setter: { [weak self] interface, name, value in try self?.setAdapterProperty(name, value) })
+        }
         try locked { s in
             for i in s.devices.indices where s.devices[i].paired && s.devices[i].owner == nil { exportDevice(i, &s) }
         }
     }
 
-    private func adapterProperties() -> [String: DBusValue] {
+    private func adapterProperties(_ adapter: FakeAdapter) -> [String: DBusValue] {
         [
-            "Address": .string(options.adapterAddress), "AddressType": .string("public"),
+            "Address": .string(adapter.address), "AddressType": .string("public"),
             "Name": .string("bitflash-fake"),
             "Alias": .string("bitflash-fake"), "Class": .uint32(0), "Powered": .bool(true),
             "Discoverable": .bool(false),
@@ -123,7 +125,11 @@ extension FakeBlueZ {
     }
 
     func setAdapter(_ changes: [String: DBusValue]) {
-        emit("adapter properties") { try server.setProperties(path: adapterPath, interface: BlueZ.adapter, changes) }
+        for adapter in options.effectiveAdapters {
+            emit("adapter properties") {
+                try server.setProperties(path: BlueZ.rootPath + "/" + adapter.name, interface: BlueZ.adapter, changes)
+            }
+        }
     }
 
     /// The board's advertisement reaches the adapter, and BlueZ does with it what 5.66 does

@@ -25,7 +25,7 @@ extension FakeBlueZ {
             "Paired": .bool(d.paired), "Bonded": .bool(d.bonded),
             "Trusted": .bool(d.trusted), "Blocked": .bool(d.blocked), "LegacyPairing": .bool(false),
             "Connected": .bool(d.connected), "ServicesResolved": .bool(d.resolved), "UUIDs": .strings(d.uuidsProperty),
-            "Adapter": .objectPath(adapterPath)
+            "Adapter": .objectPath(s.adapterPath(of: i))
         ]
         if let name = d.knownName { p["Name"] = .string(name) }
         if d.rssiValid { p["RSSI"] = .int16(d.behaviour.rssi) }
@@ -117,6 +117,10 @@ extension FakeBlueZ {
                     }
                     return false
                 }
+                do { try refuseBeyondLimit(i, s) } catch {
+                    s.devices[i].connecting = false
+                    throw error
+                }
                 establishLink(i, &s)
                 return true
             }
@@ -128,6 +132,8 @@ extension FakeBlueZ {
     private func establishLink(_ i: Int, _ s: inout FakeState) {
         s.devices[i].connecting = false
         s.devices[i].connected = true
+        let adapter = s.adapterPath(of: i)
+        s.peakConnections[adapter] = max(s.peakConnections[adapter] ?? 0, s.connections(onAdapter: adapter))
         s.devices[i].linkEpoch += 1
         s.devices[i].mtu = 23
         note("[\(s.devices[i].name)] connected")

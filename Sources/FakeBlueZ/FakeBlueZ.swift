@@ -131,6 +131,9 @@ public struct FakeBlueZOptions: Sendable {
     /// The adapter's object name (`hci0`) and address.
     public var adapterName = "hci0"
     public var adapterAddress = "00:AA:01:00:00:01"
+    /// Several adapters, each with its own connection limit (empty: the one above, no limit).
+    /// Every board is seen through every adapter, as BlueZ keeps a device object per adapter.
+    public var adapters: [FakeAdapter] = []
     /// Real seconds per modelled second (device work, reboots, connection and discovery
     /// delays); 0 does everything at once, in order.
     public var timeScale: Double = 1
@@ -189,8 +192,8 @@ public final class FakeBlueZ: Sendable {
             let next = Self.nextAddress(after: b.address)
             guard seen.insert(next).inserted else { throw FakeBlueZError.duplicateAddress(next) }
         }
-        guard Self.isAddress(options.adapterAddress) else {
-            throw FakeBlueZError.invalidAddress(options.adapterAddress)
+        for a in options.effectiveAdapters where !Self.isAddress(a.address) {
+            throw FakeBlueZError.invalidAddress(a.address)
         }
         do {
             let connection = try DBusConnection(bus: bus)
@@ -207,13 +210,22 @@ public final class FakeBlueZ: Sendable {
     private init(connection: DBusConnection, boards: [FakeBoard], options: FakeBlueZOptions) throws {
         self.connection = connection
         self.options = options
-        adapterPath = BlueZ.rootPath + "/" + options.adapterName
+        let paths = options.effectiveAdapters.map { BlueZ.rootPath + "/" + $0.name }
+        adapterPath = paths[0]
         server = try DBusObjectServer(connection: connection)
-        let adapter = BlueZ.rootPath + "/" + options.adapterName
+        let adapter = paths[0]
         var devices = boards.map { FakeDevice(spec: $0, adapterPath: adapter) }
         // A bootloader at the next address is a device of its own, playing the same board.
         for (i, b) in boards.enumerated() where b.behaviour.bootloaderAtNextAddress {
             devices.append(FakeDevice.bootloader(of: b, owner: i, adapterPath: adapter))
+        }
+        // Each further adapter has its own device object of every board, playing the same board.
+        for path in paths.dropFirst() {
+            for (i, b) in boards.enumerated() {
+                var mirror = FakeDevice(spec: b, adapterPath: path, owner: i)
+                mirror.mirror = true
+                devices.append(mirror)
+            }
         }
         state = Mutex(FakeState(devices: devices))
     }

@@ -63,6 +63,8 @@ struct FakeDevice: Sendable {
     /// Set on the device of a board's bootloader at the next address: the index of the board's
     /// own device, whose board this device plays while the bootloader runs.
     var owner: Int?
+    /// Set on a board's device object under another adapter (`owner` is the board's own device).
+    var mirror = false
     /// The bonded buttonless entry handed this link's bond to the bootloader (V2 bootloader
     /// "peer data"), so the bootloader encrypts with BlueZ's key.
     var handedOverBond = false
@@ -144,6 +146,8 @@ enum ReportOutcome: Equatable {
 /// Everything the fake holds, behind one lock.
 struct FakeState: Sendable {
     var devices: [FakeDevice]
+    /// The most devices each adapter (by path) had connected at once.
+    var peakConnections: [String: Int] = [:]
     var powered = true
     /// Filters by D-Bus client (kept until the client leaves or clears it).
     var filters: [String: DiscoveryFilter] = [:]

@@ -129,6 +129,8 @@ public enum LinkModelError: Error, Sendable, Equatable, CustomStringConvertible 
     case unknownProfile(String)
     /// A fault probability outside 0…1.
     case badProbability(name: String, value: Double)
+    /// An adapter profile that is neither named nor a number of connections in 1…64.
+    case unknownAdapter(String)
 
     public var description: String {
         switch self {
@@ -140,6 +142,9 @@ public enum LinkModelError: Error, Sendable, Equatable, CustomStringConvertible 
                 "unknown link profile '\(name)': use linux-default, device-requested, fast or an interval such as 11.25ms"
         case let .badProbability(name, value):
             return "fault probability \(name) = \(value) is outside 0…1: give a value such as 0.01"
+        case let .unknownAdapter(name):
+            return "unknown adapter profile '\(name)': use csr8510, bcm20702, cyw43455 (or pi), unknown, "
+                + "a name with a limit such as csr8510:3, or a number of connections in 1…64"
         }
     }
 }

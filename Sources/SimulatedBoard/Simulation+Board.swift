@@ -63,16 +63,28 @@ extension Simulation {
             queue.schedule(.connectAttempt(job: j, startedAt: now, initial: initial), at: now)
             return
         }
+        if let why = refusalForLimit(j) {
+            if initial {
+                finishJob(
+                    j,
+                    error: SimulatedBoardError.notConnectable(
+                        board: boards[b].board.profile.board.displayName, reason: why))
+            } else {
+                queue.schedule(.machine(job: j, .connectFailed(.connectFailed(why))), at: now)
+            }
+            return
+        }
         let id = nextConnectionID
         nextConnectionID += 1
         let board = boards[b].board
         connections[id] = Connection(
-            id: id, board: b, job: j,
+            id: id, board: b, job: j, adapter: jobs[j].adapter,
             schedule: ConnectionSchedule(anchor: now, interval: link.connectionIntervalMicroseconds),
             mtu: min(link.attMTU, board.attMTU), dataLength: min(link.dataLength, board.dataLength))
         boards[b].connection = id
         jobs[j].connection = id
         stats.connections += 1
+        notePeak(on: jobs[j].adapter)
         guard let info = connectionInfo(id) else { return }
         trace.record(t, board: b, .connect, "connected (conn \(id), MTU \(info.mtu), mode \(boards[b].board.mode))")
         deliver(initial ? .start(info) : .connected(info), to: j)

@@ -9,7 +9,7 @@ extension Simulation {
     /// more than fit before the connection's next event. Then the next event, if anything is left.
     mutating func connectionEvent(_ c: Int) {
         guard var conn = connections[c], conn.alive else { return }
-        let start = radio.start(plannedAt: now)
+        let start = radios[conn.adapter].start(plannedAt: now)
         if start > now {
             // Another connection holds the radio: this event is pushed back until it is free.
             connections[c]?.pendingEvent = start
@@ -57,7 +57,7 @@ extension Simulation {
             exchanges += 1
         }
         if exchanges == 0 { cursor += AirTime.exchange(central: 0, peripheral: 0) }
-        radio.reserve(from: start, airTime: cursor - start.microseconds, connection: c)
+        radios[conn.adapter].reserve(from: start, airTime: cursor - start.microseconds, connection: c)
         stats.connectionEvents += 1
         stats.centralPackets += upCount
         stats.centralBytes += upBytes

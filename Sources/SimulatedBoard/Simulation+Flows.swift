@@ -79,6 +79,7 @@ extension Simulation {
             dropConnection(c)
         }
         jobs[j].connection = nil
+        releaseAdapter(of: j)
     }
 
     /// Feeds one event to a flow and performs its actions, in order.

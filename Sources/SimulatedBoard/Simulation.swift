@@ -5,8 +5,8 @@ import Transport
 /// The discrete-event simulation: flows (pure `FlowMachine`s) against simulated boards over
 /// the modelled BLE link, on virtual time, on one thread.
 ///
-/// The simulation owns the virtual clock, the event queue, the adapter's radio, the boards
-/// and the fault plan. `run` performs a flow's actions and feeds back its events in time
+/// The simulation owns the virtual clock, the event queue, the adapters (one radio each, and
+/// the controller's connection limit), the boards and the fault plan. `run` performs a flow's actions and feeds back its events in time
 /// order, jumping from event to event, until the flow finishes or the deadline passes.
 /// The same inputs and seed give an identical trace.
 public struct Simulation: Sendable {
@@ -14,13 +14,27 @@ public struct Simulation: Sendable {
     public let faults: FaultPlan
     /// The virtual clock (it keeps running across runs).
     public internal(set) var now: VirtualInstant = .zero
-    /// The adapter's radio: when it is busy, and (with `radio.logsSlots`) every event's air slot.
-    public internal(set) var radio = RadioArbiter()
-    /// Keep every connection event's air slot in `radio.slots` (off by default).
+    /// The adapters the boards are flashed through; each has its own radio and connection limit.
+    public let adapters: [AdapterProfile]
+    /// Each adapter's radio: when it is busy, and (with `logsAirSlots`) every event's air slot.
+    public internal(set) var radios: [RadioArbiter]
+    /// The first adapter's radio.
+    public var radio: RadioArbiter { radios[0] }
+    /// Keep every connection event's air slot in the radios' `slots` (off by default).
     public var logsAirSlots: Bool {
-        get { radio.logsSlots }
-        set { radio.logsSlots = newValue }
+        get { radios[0].logsSlots }
+        set { for i in radios.indices { radios[i].logsSlots = newValue } }
     }
+    /// Start a flow only when its adapter has a free connection (on by default): a class is
+    /// flashed in waves within the adapters' limits, the next board starting when one finishes.
+    /// Off, every flow starts at once and the controllers refuse what they cannot hold.
+    public var placesWithinLimits = true
+    /// At most this many flows at once per adapter, below the adapters' own limits (nil: theirs).
+    public var connectionsPerAdapter: Int?
+    /// The most connections each adapter held at once, since the simulation began.
+    public internal(set) var peakConnections: [Int]
+    /// Connections the adapters refused for want of a free connection (HCI 0x0D).
+    public internal(set) var refusedForLimit = 0
     /// Record the trace (on by default; turn off for long fault campaigns).
     public var recordsTrace = true
     /// Called with every report a flow makes, and the modelled time since the run began
@@ -34,13 +48,23 @@ public struct Simulation: Sendable {
     var nextConnectionID = 1
     var jobs: [Job] = []
     var runStart: VirtualInstant = .zero
+    /// Flows started and not yet finished, per adapter.
+    var activeJobs: [Int] = []
+    /// Flows waiting for a free connection, in the order given.
+    var waitingJobs: [Int] = []
+    /// True while the event loop runs (a finished flow may then start a waiting one).
+    var scheduling = false
     var stats = RunStatistics()
     var trace = Trace()
 
-    /// A simulation over `link`, injecting `faults` (seeded by `faults.seed`).
-    public init(link: LinkProfile = .deviceRequested, faults: FaultPlan = .none) {
+    /// A simulation over `link`, injecting `faults` (seeded by `faults.seed`), with `adapters`
+    /// (one adapter without a connection limit unless given).
+    public init(link: LinkProfile = .deviceRequested, faults: FaultPlan = .none, adapters: [AdapterProfile] = []) {
         self.link = link
         self.faults = faults
+        self.adapters = adapters.isEmpty ? [.unlimited] : adapters
+        radios = Array(repeating: RadioArbiter(), count: self.adapters.count)
+        peakConnections = Array(repeating: 0, count: self.adapters.count)
         rng = SplitMix64(seed: faults.seed)
     }
 
@@ -102,10 +126,15 @@ public struct Simulation: Sendable {
                 early[i] = SimulatedBoardError.boardBusy(flow.board.index)
             }
         }
+        activeJobs = Array(repeating: 0, count: adapters.count)
+        waitingJobs = []
         for i in jobs.indices {
-            if let e = early[i] { finishJob(i, error: e) } else { beginJob(i) }
+            if let e = early[i] { finishJob(i, error: e) } else { waitingJobs.append(i) }
         }
+        scheduling = true
+        startWaitingJobs()
         loop(until: runStart + deadline)
+        scheduling = false
         let end = runStart + deadline
         for i in jobs.indices where !jobs[i].finished {
             finishJob(
@@ -123,7 +152,7 @@ public struct Simulation: Sendable {
                 ?? erasedOutcome(job.machine) ?? .failure(SimulatedBoardError.noOutcome)
             return SimulationRun(
                 outcome: outcome, modelledTime: (job.finishedAt ?? now) - runStart,
-                statistics: stats, trace: trace)
+                statistics: stats, trace: trace, adapter: job.adapter)
         }
         jobs = []
         return results

@@ -36,6 +36,8 @@ extension Simulation {
         let id: Int
         let board: Int
         let job: Int
+        /// The adapter whose controller holds the connection.
+        let adapter: Int
         let schedule: ConnectionSchedule
         let mtu: Int
         let dataLength: Int
@@ -62,6 +64,8 @@ extension Simulation {
         var writesOnAir = 0
         var notificationsOnAir = 0
         var started = false
+        /// The adapter the flow runs on (chosen when it starts).
+        var adapter = 0
     }
 
     enum SimEvent: Sendable {

@@ -88,4 +88,6 @@ public struct SimulationRun<Output: Sendable>: Sendable {
     /// Statistics of the whole run.
     public var statistics: RunStatistics
     public var trace: Trace
+    /// The index of the adapter (in `Simulation.adapters`) the flow ran on.
+    public var adapter: Int = 0
 }

@@ -14,6 +14,8 @@ public struct SimulatedFlashRun: Sendable {
     public var statistics: RunStatistics
     /// Every write, notification, connection event and decision of the run (all boards of a `runAll`).
     public var trace: Trace
+    /// The adapter the board was flashed through (an index into `Simulation.adapters`).
+    public var adapter: Int = 0
 }
 
 /// Flashes simulated boards with the same `SessionFlow` a real board gets, on virtual time.
@@ -31,7 +33,9 @@ public enum SimulatedFlash {
         runAll([(plan, board, name)], options: options, in: &simulation, deadline: deadline, onEvent: onEvent)[0]
     }
 
-    /// Flashes several boards at once; they share the adapter's radio.
+    /// Flashes several boards; the boards on one adapter share its radio. Each adapter holds at
+    /// most its profile's connections: the others wait, and each starts when a board finishes,
+    /// on the adapter that freed up (`Simulation.placesWithinLimits`).
     public static func runAll(
         _ boards: [(plan: FlashPlan, board: BoardID, name: String)], options: FlashOptions = FlashOptions(),
         in simulation: inout Simulation, deadline: Duration = defaultDeadline,
@@ -53,7 +57,8 @@ public enum SimulatedFlash {
                 return .failure(SimulatedBoardError.noOutcome)
             }
             let result = FlashResult(board: entry.name, outcome: outcome, seconds: run.modelledTime.seconds)
-            return SimulatedFlashRun(result: result, outcome: outcome, statistics: run.statistics, trace: run.trace)
+            return SimulatedFlashRun(
+                result: result, outcome: outcome, statistics: run.statistics, trace: run.trace, adapter: run.adapter)
         }
     }
 }

@@ -6,8 +6,24 @@ import Foundation
 /// Options of the commands that talk to real boards through BlueZ. Each is optional: what the
 /// user leaves out keeps the library's default (`BlueZFlashSettings`), which the help shows.
 struct BluetoothOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The Bluetooth adapter (default: the first one switched on).", valueName: "hciN"))
-    var adapter: String?
+    @Option(
+        name: .customLong("adapter"), parsing: .singleValue,
+        help: ArgumentHelp(
+            "The Bluetooth adapter; repeat to flash through several, or `all` for every adapter switched on "
+                + "(default: the first one switched on).", valueName: "hciN|all"))
+    var adapters: [String] = []
+
+    @Option(
+        name: .customLong("max-connections"), parsing: .unconditional,
+        help: Limits.connectionsPerAdapter.help(
+            "Boards connected at once per adapter; the others wait and start as boards finish (default "
+                + "\(Self.defaults.maxConnectionsPerAdapter), lowered on its own when a controller refuses more)",
+            valueName: "N"),
+        transform: Limits.connectionsPerAdapter.transform)
+    var maxConnections: Int?
+
+    /// The one adapter of a command that uses one (`scan`): the first given.
+    var adapter: String? { adapters.first.flatMap { $0 == "all" ? nil : $0 } }
 
     @Option(
         name: .customLong("scan-timeout"), parsing: .unconditional,
@@ -37,6 +53,8 @@ struct BluetoothOptions: ParsableArguments {
     var settings: BlueZFlashSettings {
         var s = BlueZFlashSettings()
         s.adapter = adapter
+        s.adapters = adapters
+        if let maxConnections { s.maxConnectionsPerAdapter = maxConnections }
         if let scanTimeout { s.scanTimeout = .milliseconds(Int64((scanTimeout * 1000).rounded())) }
         if let connectTimeout { s.connectTimeout = .milliseconds(Int64((connectTimeout * 1000).rounded())) }
         if noPair { s.pairWhenRequired = false }

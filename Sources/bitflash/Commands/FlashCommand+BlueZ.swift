@@ -51,7 +51,7 @@ extension FlashCommand {
         let results = outcomes.map(\.result)
         var identities: [String: BoardIdentity] = [:]
         for entry in outcomes where entry.address != nil || entry.name != nil {
-            identities[entry.board] = BoardIdentity(name: entry.name, address: entry.address)
+            identities[entry.board] = BoardIdentity(name: entry.name, address: entry.address, adapter: entry.adapter)
         }
         out.finish(results, identities: identities)
         recordClassRun(results, identities: identities, folder: ClassRunRecord.realBoardsFolder)

@@ -7,7 +7,7 @@ import SimulatedBoard
 import SimulatedFlashing
 
 /// The flash of the selected boards, shared by `flash` and `watch`: real boards (in
-/// FlashCommand+BlueZ.swift) or simulated ones on one modelled adapter (here).
+/// FlashCommand+BlueZ.swift) or simulated ones on modelled adapters (here).
 extension FlashCommand {
     /// How a flash of the selected boards ended: a dry run printed its plans (with this status),
     /// or the boards were flashed with these results (shown by the output, not yet judged).
@@ -53,7 +53,10 @@ extension FlashCommand {
                 StdErr.write("bitflash: note: \($0)\n")
             }
             defer { withExtendedLifetime(lock) {} }
-            var sim = Simulation(link: try simulation.linkProfile(), faults: simulation.faultPlan())
+            var sim = Simulation(
+                link: try simulation.linkProfile(), faults: simulation.faultPlan(),
+                adapters: try simulation.adapterProfiles())
+            sim.connectionsPerAdapter = bluetooth.maxConnections
             let resume = FileResumeStore(simulated: store)
             var ids: [(plan: FlashPlan, board: BoardID, name: String)] = []
             for (i, name) in names.enumerated() {
@@ -97,6 +100,11 @@ extension FlashCommand {
             for entry in ids {
                 let profile = try sim.board(entry.board).profile
                 identities[entry.name] = BoardIdentity(name: profile.name, address: profile.address)
+            }
+            if sim.adapters.count > 1 {
+                for (entry, run) in zip(ids, runs) {
+                    identities[entry.name]?.adapter = "hci\(run.adapter) (\(sim.adapters[run.adapter].name))"
+                }
             }
             for r in results { out.result(r) }
             out.finish(results, identities: identities)

@@ -312,6 +312,23 @@ struct SimulationOptions: ParsableArguments {
         transform: Limits.killSeconds.transform)
     var killAt: Double?
 
+    @Option(
+        name: .customLong("sim-adapter"), parsing: .singleValue,
+        help: ArgumentHelp(
+            "A simulated Bluetooth adapter: csr8510 (5 connections), bcm20702 (7), cyw43455 or pi (8), unknown "
+                + "(5, assumed), NAME:N, or a number of connections 1…64. Repeat for several adapters "
+                + "(default: one unknown adapter).", valueName: "PROFILE"),
+        transform: OptionValues.adapter)
+    var adapters: [String] = []
+
+    /// The `--sim-adapter` profiles (the option's parse has checked them); one `unknown` adapter by default.
+    func adapterProfiles() throws -> [AdapterProfile] {
+        guard !adapters.isEmpty else { return [.unknown] }
+        do { return try adapters.map { try AdapterProfile(named: $0) } } catch {
+            throw CLIError(.usage, "--sim-adapter: \(error)")
+        }
+    }
+
     /// The faults the simulated link suffers (none unless asked).
     func faultPlan() -> FaultPlan {
         var plan = FaultPlan(seed: 7)

@@ -35,6 +35,21 @@ struct SimBlueZCommand: AsyncParsableCommand {
             "The kind of board (default: the saved board's, else microbit-v2-mcuboot).", valueName: "PROFILE"))
     var profile: SimProfile?
 
+    @Option(
+        name: .customLong("adapters"), parsing: .unconditional,
+        help: Limits.fakeAdapters.help(
+            "Adapters to play, hci0, hci1 …; every board is seen through each (default 1)", valueName: "N"),
+        transform: Limits.fakeAdapters.transform)
+    var adapterCount: Int = 1
+
+    @Option(
+        name: .customLong("adapter-max-connections"), parsing: .unconditional,
+        help: Limits.connectionsPerAdapter.help(
+            "Connections each adapter's controller holds at once; beyond them Connect fails with "
+                + "le-connection-refused (default: no limit)", valueName: "N"),
+        transform: Limits.connectionsPerAdapter.transform)
+    var adapterMaxConnections: Int?
+
     @Option(help: ArgumentHelp("The advertised name (default: the saved board's).", valueName: "NAME"))
     var name: String?
 
@@ -172,6 +187,10 @@ struct SimBlueZCommand: AsyncParsableCommand {
             var options = FakeBlueZOptions()
             options.timeScale = timeScale ?? scenarioScale ?? 1
             if let adapter { options.adapterAddress = adapter }
+            if adapterCount > 1 || adapterMaxConnections != nil {
+                options.adapters = FakeAdapter.numbered(adapterCount, maxConnections: adapterMaxConnections)
+                if let adapter { options.adapters[0].address = adapter }
+            }
             let verbose = self.verbose
             options.onNote = { line in if verbose { StdOut.write("  \(line)\n") } }
             // A FakeBlueZError exits 69: to its clients, no board is there.
@@ -184,11 +203,18 @@ struct SimBlueZCommand: AsyncParsableCommand {
                         + "at \(path)\(Self.describe(board.behaviour))\n")
             }
             StdOut.write(
-                "fake org.bluez ready on \(options.adapterName) (\(options.adapterAddress)): "
+                "fake org.bluez ready on "
+                    + FakeBlueZOptions.adapters(of: options).map { "\($0.name) (\($0.address))" }.joined(
+                        separator: ", ")
+                    + ": "
                     + "\(boards.count) board\(boards.count == 1 ? "" : "s"), state \(store.directory.path)\n")
             await SimServeCommand.waitForStop(seconds: duration)
             let traffic = fake.traffic
+            let peaks = fake.peakConnections
             _ = await fake.stop()
+            for a in FakeBlueZOptions.adapters(of: options) {
+                StdOut.write("adapter \(a.name): at most \(peaks[a.name] ?? 0) connected at once\n")
+            }
             for (board, counts) in zip(boards, traffic) { StdOut.write("board \(board.address) \(counts)\n") }
             StdOut.write("stopped; boards saved\n")
             return .ok

@@ -6,6 +6,10 @@ import UDPTransport
 /// Every number option's allowed values, in one place (docs/options.md, "Options that
 /// take numbers", lists the same). Options share a limit when they mean the same quantity.
 enum Limits {
+    /// `--max-connections`: boards connected at once per adapter.
+    static let connectionsPerAdapter = NumberLimit(1...64)
+    /// `sim bluez --adapters`: adapters the fake BlueZ plays.
+    static let fakeAdapters = NumberLimit(1...8)
     /// `--boards`: a class set of simulated boards sharing one adapter; `scan --count`.
     static let boards = NumberLimit(1...64)
     /// `--timeout` (scan), `--scan-timeout`, `--connect-timeout`: real seconds of one Bluetooth step.
@@ -52,6 +56,16 @@ enum OptionValues {
             throw OptionValueError(
                 "expected linux-default, device-requested, fast, or a connection interval "
                     + "\(Limits.connectionIntervalMilliseconds.text) in steps of 1.25 ms, such as 11.25ms")
+        }
+        return text
+    }
+
+    /// `--sim-adapter`, `bench adapters --adapter`: an adapter profile.
+    static let adapter: @Sendable (String) throws -> String = { text in
+        do { _ = try AdapterProfile(named: text) } catch {
+            throw OptionValueError(
+                "expected csr8510, bcm20702, cyw43455 (or pi), unknown, NAME:N such as csr8510:3, "
+                    + "or a number of connections 1…64")
         }
         return text
     }

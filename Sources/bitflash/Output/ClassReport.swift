@@ -6,6 +6,8 @@ import Foundation
 struct BoardIdentity: Codable, Sendable, Equatable {
     var name: String?
     var address: String?
+    /// The adapter the board was flashed through (`hci1`), when there was a choice of one.
+    var adapter: String?
 }
 
 /// The closing report of a class set (more than one board): a row per board with its name,
@@ -18,6 +20,8 @@ struct ClassReport: Codable, Sendable, Equatable {
         var board: String
         var name: String?
         var address: String?
+        /// The adapter the board was flashed through (`hci0`).
+        var adapter: String?
         /// `ok` (flashed and read back), `unverified` (written, not read back: see `error`'s
         /// place, `fix`) or `failed`.
         var result: String
@@ -45,7 +49,7 @@ struct ClassReport: Codable, Sendable, Equatable {
             let id = identities[r.board]
             let result = r.error != nil ? "failed" : r.verification == .unverified ? "unverified" : "ok"
             return Row(
-                board: r.board, name: id?.name, address: id?.address, result: result,
+                board: r.board, name: id?.name, address: id?.address, adapter: id?.adapter, result: result,
                 path: r.path, fallback: r.fallback, seconds: (r.seconds * 1000).rounded() / 1000, verified: r.verified,
                 exitCode: r.exitStatus.rawValue, error: r.error ?? (result == "unverified" ? r.verificationNote : nil),
                 fix: result == "ok"
@@ -84,12 +88,16 @@ struct ClassReport: Codable, Sendable, Equatable {
         }
     }
 
-    /// The table: `board  name  address  result  path  time  verified  fix`, then the count.
+    /// The table: `board  name  address  [adapter]  result  path  time  verified  fix`, then the count
+    /// (the adapter column when a board says which adapter it used).
     func table() -> String {
-        let header = ["board", "name", "address", "result", "path", "time", "verified", "fix"]
+        let adapters = boards.contains { $0.adapter != nil }
+        let header =
+            ["board", "name", "address"] + (adapters ? ["adapter"] : [])
+            + ["result", "path", "time", "verified", "fix"]
         let rows = boards.map { r in
-            [
-                r.board, r.name ?? "-", r.address ?? "-", r.result == "failed" ? "FAILED" : r.result,
+            [r.board, r.name ?? "-", r.address ?? "-"] + (adapters ? [r.adapter ?? "-"] : []) + [
+                r.result == "failed" ? "FAILED" : r.result,
                 (r.path?.rawValue ?? "-") + (r.fallback ? " (fallback)" : ""), Figures.seconds(r.seconds),
                 r.verified ? "yes" : "no", r.fix ?? ""
             ]
