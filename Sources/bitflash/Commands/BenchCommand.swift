@@ -5,6 +5,6 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure parts of bitflash.",
-        subcommands: [BenchFlashCommand.self, BenchHostCommand.self, BenchParseCommand.self],
+        subcommands: [BenchFlashCommand.self, BenchClassCommand.self, BenchHostCommand.self, BenchParseCommand.self],
         defaultSubcommand: BenchFlashCommand.self)
 }
