@@ -53,6 +53,9 @@ final class JSONLinesOutput: FlashOutput {
 
     func result(_ r: FlashResult) { emit(Result(result: r)) }
 
+    /// Several boards: `{"type":"class-estimate", ...}` before the first event (see `ClassPreview`).
+    func classEstimate(_ preview: ClassPreview) { emit(preview) }
+
     /// Several boards: the class report, `{"type":"summary","boards":[{board, name, address, result,
     /// path, fallback, seconds, verified, exitCode, error, fix}], "flashed", "failed"}`.
     func finish(_ results: [FlashResult], identities: [String: BoardIdentity]) {

@@ -37,6 +37,8 @@ final class PlainOutput: FlashOutput {
         }
     }
 
+    func classEstimate(_ preview: ClassPreview) { StdOut.write(preview.line + "\n") }
+
     func result(_ r: FlashResult) {
         line(
             r.board, .microseconds(Int64((r.seconds * 1_000_000).rounded())),

@@ -60,6 +60,8 @@ final class TerminalOutput: FlashOutput {
         }
     }
 
+    func classEstimate(_ preview: ClassPreview) { printAbove(preview.line) }
+
     func result(_ r: FlashResult) {
         let mark = r.error != nil ? "✘ " : r.verification == .unverified ? "? " : "✔ "
         lines[r.board, default: Line()].final = mark + Figures.summary(r, decided: decided[r.board] ?? [])

@@ -1,0 +1,75 @@
+import Flashing
+import LinkModel
+
+/// The class's estimate, shown before several boards are flashed: how many boards, through
+/// which adapters, how long the class and its slowest board should take. JSON:
+/// `{"type":"class-estimate","boards","path","link","connectionIntervalMilliseconds",
+/// "classSeconds","slowestBoardSeconds","aloneSeconds","waves","adapters":[{name,
+/// connectionLimit, boards, waves}],"assumes"}` (docs/json-and-exit-codes.md).
+struct ClassPreview: Encodable, Equatable {
+    struct Adapter: Encodable, Equatable {
+        var name: String
+        /// Nil (JSON null): no limit.
+        var connectionLimit: Int?
+        var boards: Int
+        var waves: Int
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(name, forKey: .name)
+            try c.encode(connectionLimit, forKey: .connectionLimit)
+            try c.encode(boards, forKey: .boards)
+            try c.encode(waves, forKey: .waves)
+        }
+        enum CodingKeys: String, CodingKey { case name, connectionLimit, boards, waves }
+    }
+
+    var type = "class-estimate"
+    var boards: Int
+    /// The path each board is expected to take.
+    var path: String
+    var link: String
+    var connectionIntervalMilliseconds: Double
+    var classSeconds: Double
+    var slowestBoardSeconds: Double
+    /// One board's estimate alone on an adapter.
+    var aloneSeconds: Double
+    var waves: Int
+    var adapters: [Adapter]
+    /// What the estimate takes for granted, in words.
+    var assumes: String
+
+    init(_ estimate: ClassEstimate, demand: RadioDemand, link: LinkProfile, assumes: String) {
+        boards = estimate.boards.count
+        path = demand.path.rawValue
+        self.link = link.name
+        connectionIntervalMilliseconds = Double(link.connectionIntervalMicroseconds) / 1000
+        classSeconds = Self.round(estimate.classTime.seconds)
+        slowestBoardSeconds = Self.round(estimate.slowestBoard.seconds)
+        aloneSeconds = Self.round(demand.alone.seconds)
+        waves = estimate.waves
+        adapters = estimate.adapters.enumerated().map { i, a in
+            let mine = estimate.boards.filter { $0.adapter == i }
+            return Adapter(
+                name: a.name, connectionLimit: a.connectionLimit, boards: mine.count,
+                waves: mine.map(\.wave).max() ?? 0)
+        }
+        self.assumes = assumes
+    }
+
+    private static func round(_ s: Double) -> Double { (s * 1000).rounded() / 1000 }
+
+    /// One line: `class: 16 boards on 1 adapter (no connection limit), partial: estimated 11.3 s
+    /// for the class, slowest board 11.3 s (8.05 s alone; device-requested link, 15 ms)`.
+    var line: String {
+        let limits = adapters.map { a in
+            let limit = a.connectionLimit.map { "at most \($0) at once" } ?? "no connection limit"
+            return adapters.count == 1 ? limit : "\(a.name): \(a.boards) boards, \(limit)"
+        }
+        let waveText = waves > 1 ? " in \(waves) waves" : ""
+        return "class: \(boards) boards on \(adapters.count) adapter\(adapters.count == 1 ? "" : "s") "
+            + "(\(limits.joined(separator: "; ")))\(waveText), \(path): estimated \(Figures.seconds(classSeconds)) "
+            + "for the class, slowest board \(Figures.seconds(slowestBoardSeconds)) "
+            + "(\(Figures.seconds(aloneSeconds)) alone; \(link) link, \(Duration.microseconds(Int64(connectionIntervalMilliseconds * 1000)).millisecondsText) ms)"
+    }
+}
