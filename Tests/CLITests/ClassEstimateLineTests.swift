@@ -48,6 +48,24 @@ struct ClassEstimateLineTests {
         #expect(line.contains("device-requested link, 15 ms"))
     }
 
+    @Test func aDryRunOfSeveralBoardsStartsWithTheClassEstimate() throws {
+        let file = BitflashBinary.sample("sample-r1-counter.hex").path
+        let state = try BitflashBinary.temporaryDirectory()
+        let text = try BitflashBinary.run(
+            ["flash", file, "--simulate", "microbit-v2", "--boards", "3", "--dry-run", "--sim-state", state.path])
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(text.lines.first?.hasPrefix("class: 3 boards on 1 adapter") == true, "\(text.stdout)")
+        let json = try BitflashBinary.run(
+            [
+                "flash", file, "--simulate", "microbit-v2", "--boards", "3", "--dry-run", "--json", "--sim-state",
+                state.path
+            ])
+        let first = try #require(json.lines.first)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any])
+        #expect(object["type"] as? String == "class-estimate" && object["boards"] as? Int == 3)
+        #expect(json.lines.count == 4)
+    }
+
     @Test func oneBoardHasNoClassEstimate() throws {
         let file = BitflashBinary.sample("sample-r1-counter.hex").path
         let state = try BitflashBinary.temporaryDirectory()

@@ -65,19 +65,18 @@ extension FlashCommand {
                         name
                     ))
             }
+            // The boards share one simulated adapter with no connection limit.
+            let preview = Self.classPreview(
+                plan: plan, options: options(), count: names.count, link: sim.link, mcuboot: profile.mcuboot,
+                adapters: [.init(name: "simulated adapter")])
             if dryRun {
+                if let preview { StdOut.write((output.json ? try JSONText.line(preview) : preview.line) + "\n") }
                 let runs = SimulatedFlash.runAll(ids, options: options(), in: &sim)
                 for (entry, _) in zip(ids, runs) { try store.save(sim.board(entry.board), as: entry.name) }
                 return .planned(try printPlans(zip(names, runs.map(\.outcome)).map { ($0, $1) }))
             }
             let out = SharedOutput((makeOutput ?? Output.make)(output.mode, names, output.verbose))
-            // The boards share one simulated adapter with no connection limit.
-            if let preview = Self.classPreview(
-                plan: plan, options: options(), count: names.count, link: sim.link, mcuboot: profile.mcuboot,
-                adapters: [.init(name: "simulated adapter")])
-            {
-                out.classEstimate(preview)
-            }
+            if let preview { out.classEstimate(preview) }
             let kill = simulation.killAt.map { Duration.milliseconds(Int64(($0 * 1000).rounded())) }
             let runs = SimulatedFlash.runAll(
                 ids, options: options(), in: &sim, deadline: kill ?? SimulatedFlash.defaultDeadline,
