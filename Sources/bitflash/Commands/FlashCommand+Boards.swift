@@ -66,7 +66,7 @@ extension FlashCommand {
                     ))
             }
             // The boards share one simulated adapter with no connection limit.
-            let preview = Self.classPreview(
+            let preview = ClassPreview.make(
                 plan: plan, options: options(), count: names.count, link: sim.link, mcuboot: profile.mcuboot,
                 adapters: [.init(name: "simulated adapter")])
             if dryRun {
