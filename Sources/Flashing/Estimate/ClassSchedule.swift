@@ -1,9 +1,9 @@
 /// Which adapter flashes which board of a class, and when: the waves a connection limit makes.
 ///
-/// The policy (the one the class flash follows): each adapter keeps at most its connection
-/// limit of boards connected. At the start the boards are spread over the adapters, each
-/// board to the adapter with the fewest boards so far that still has room (the first such
-/// adapter on a tie). A board that finds no room waits; when boards finish, the waiting boards
+/// The policy (the one a class flash over several adapters is to follow): each adapter keeps
+/// at most its connection limit of boards connected. At the start the boards are spread over
+/// the adapters, each board to the adapter with the fewest boards so far that still has room
+/// (the first such adapter on a tie). A board that finds no room waits; when boards finish, the waiting boards
 /// start on the adapters that freed up first, in the order the boards were given.
 ///
 /// A board's time depends on how many boards share its adapter (`time(board, sharing)`); it
