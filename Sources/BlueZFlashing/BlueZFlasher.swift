@@ -150,6 +150,7 @@ public struct BlueZFlasher: Sendable {
         }
         let session: Result<SessionOutcome, any Error>
         let unfinished = Mutex(false)
+        let meter = ProgressRateMeter()
         do {
             session = .success(
                 try await board.run(SessionFlow(plan: plan, options: settings.options)) { report, t in
@@ -161,7 +162,7 @@ public struct BlueZFlasher: Sendable {
                             channel.send(.warning(board: query, message: "\(error)"))
                         }
                     }
-                    channel.send(.event(FlashEvent(board: query, elapsed: t, report: report)))
+                    channel.send(.event(meter.event(board: query, elapsed: t, report: report)))
                 })
         } catch {
             session = .failure(

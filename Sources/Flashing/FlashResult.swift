@@ -238,11 +238,15 @@ public struct FlashEvent: Sendable, Equatable {
     /// Time since the flash started (modelled on a simulated board).
     public let elapsed: Duration
     public let report: FlowReport
+    /// On a progress report, the rate measured on this link so far and the phase's time left at
+    /// it (`ProgressRateMeter`); nil until enough progress was seen, and on other reports.
+    public let rate: ProgressRate?
 
-    public init(board: String, elapsed: Duration, report: FlowReport) {
+    public init(board: String, elapsed: Duration, report: FlowReport, rate: ProgressRate? = nil) {
         self.board = board
         self.elapsed = elapsed
         self.report = report
+        self.rate = rate
     }
 }
 

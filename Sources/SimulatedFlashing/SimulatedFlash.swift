@@ -44,8 +44,9 @@ public enum SimulatedFlash {
         let names = Dictionary(uniqueKeysWithValues: boards.map { ($0.board, $0.name) })
         let previous = simulation.onReport
         if let onEvent {
+            let meter = ProgressRateMeter()
             simulation.onReport = { id, report, t in
-                onEvent(FlashEvent(board: names[id] ?? "\(id)", elapsed: t, report: report))
+                onEvent(meter.event(board: names[id] ?? "\(id)", elapsed: t, report: report))
             }
         }
         defer { simulation.onReport = previous }

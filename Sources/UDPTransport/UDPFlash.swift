@@ -61,10 +61,11 @@ public enum UDPFlash {
         // The driver's operation timeout bounds writes (immediate on UDP) and reconnects.
         let driver = AsyncFlowDriver(transport: transport, clock: clock, operationTimeout: reconnectTimeout)
         let outcome: Result<SessionOutcome, any Error>
+        let meter = ProgressRateMeter()
         do {
             let o = try await driver.run(
                 SessionFlow(plan: plan, options: Self.options(from: options)), connection: info,
-                onReport: { report, t in onEvent?(FlashEvent(board: name, elapsed: t, report: report)) })
+                onReport: { report, t in onEvent?(meter.event(board: name, elapsed: t, report: report)) })
             outcome = .success(o)
         } catch {
             outcome = .failure(error)

@@ -76,9 +76,16 @@ public struct LinkEstimate: Sendable, Equatable, Codable {
 /// An answer to a request can leave no earlier than the event after the one that carried the
 /// request, and the next request leaves in the event after the answer's: on a link that is
 /// otherwise idle a round trip takes two connection intervals plus the packets' air time.
-/// The meter takes the shortest round trip, halves it and rounds to the 1.25 ms grid BLE
-/// intervals lie on. It needs at least two round trips (the first request of a connection
-/// may wait for the link's first event); round trips across a reconnection are not counted.
+/// The meter takes the median of the round trips after the first (the first request of a
+/// connection may wait for the link's first event), halves it and rounds to the 1.25 ms grid
+/// BLE intervals lie on; round trips across a reconnection are not counted.
+///
+/// Not the shortest: when other connections share the adapter's radio, an answer's event is
+/// pushed back by theirs, and the next request still leaves in the next event on the grid, so
+/// one round trip is shortened by the delay of the answer before it and lengthened by the
+/// delay of its own answer. The shortest round trip is then short by the longest delay (11.25
+/// to 13.75 ms measured on a 15 ms link shared by 16 boards); the delays cancel in the middle
+/// of back-to-back round trips.
 public struct IntervalMeter: Sendable, Equatable {
     private var sentAt: Duration?
     /// Round-trip times measured so far on the current connection.
@@ -106,8 +113,11 @@ public struct IntervalMeter: Sendable, Equatable {
 
     /// The connection interval, or nil with fewer than two round trips.
     public var estimatedInterval: Duration? {
-        guard roundTrips.count >= 2, let shortest = roundTrips.min() else { return nil }
-        let half = shortest.wholeMicroseconds / 2
+        guard roundTrips.count >= 2 else { return nil }
+        let later = roundTrips.dropFirst().map(\.wholeMicroseconds).sorted()
+        let middle = later.count / 2
+        let median = later.count % 2 == 1 ? later[middle] : (later[middle - 1] + later[middle]) / 2
+        let half = median / 2
         let grid: Int64 = 1_250
         let rounded = (half + grid / 2) / grid * grid
         return .microseconds(min(max(rounded, 7_500), 4_000_000))

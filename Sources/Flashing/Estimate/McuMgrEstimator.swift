@@ -86,7 +86,7 @@ public struct McuMgrEstimator: PathEstimator {
 
     /// The upload's frames and its time on the link model.
     func uploadSchedule(profile: LinkProfile, board: BoardCosts) -> (
-        time: Duration, frames: Int, frameSize: Int, depth: Int
+        time: Duration, frames: Int, frameSize: Int, depth: Int, air: Duration
     ) {
         let mtu = min(profile.attMTU, 247)
         let writeSize = max(mtu - 3, 20)
@@ -104,13 +104,17 @@ public struct McuMgrEstimator: PathEstimator {
         let overhead = limit.maximumFrameSize - perFrame
         // Each frame: its writes (the first of MTU − 3 bytes, the others one byte shorter, as
         // `SMPChannel` cuts them), each in link-layer packets of the data length.
+        // The air time of its writes and of its answer (`{"rc":0,"off":…}`, about 22 bytes).
+        var air: Int64 = 0
         func packets(frameBytes: Int) -> Int {
             var left = frameBytes, n = 0
             while left > 0 {
                 let w = min(left, left == frameBytes || writeSize <= 20 ? writeSize : writeSize - 1)
                 n += AirTime.fragments(bytes: AirTime.writePDU(value: w), dataLength: profile.dataLength).count
+                air += ExchangeAir.write(w, dataLength: profile.dataLength)
                 left -= w
             }
+            air += ExchangeAir.answer(22, dataLength: profile.dataLength)
             return n
         }
         var frames: [(packets: Int, work: Int64)] = []
@@ -130,7 +134,7 @@ public struct McuMgrEstimator: PathEstimator {
         }
         let time = Self.stepUpload(
             frames, ci: ci(profile), packetsPerEvent: max(profile.packetsPerEvent, 1), depth: depth)
-        return (.microseconds(time), frames.count, limit.maximumFrameSize, depth)
+        return (.microseconds(time), frames.count, limit.maximumFrameSize, depth, .microseconds(air))
     }
 
     private func ci(_ p: LinkProfile) -> Int64 { max(p.connectionIntervalMicroseconds, 1) }

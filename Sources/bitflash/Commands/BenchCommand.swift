@@ -5,6 +5,9 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure parts of bitflash.",
-        subcommands: [BenchFlashCommand.self, BenchHostCommand.self, BenchParseCommand.self, BenchAdaptersCommand.self],
+        subcommands: [
+            BenchFlashCommand.self, BenchClassCommand.self, BenchAdaptersCommand.self, BenchHostCommand.self,
+            BenchParseCommand.self
+        ],
         defaultSubcommand: BenchFlashCommand.self)
 }

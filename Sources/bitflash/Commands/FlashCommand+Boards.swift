@@ -3,6 +3,7 @@ import FirmwareImage
 import Flashing
 import Foundation
 import Laboratory
+import LinkModel
 import SimulatedBoard
 import SimulatedFlashing
 
@@ -68,12 +69,23 @@ extension FlashCommand {
                         name
                     ))
             }
+            // The boards share the simulated adapters, each within its connection limit.
+            let preview = ClassPreview.make(
+                plan: plan, options: options(), count: names.count, link: sim.link, mcuboot: profile.mcuboot,
+                adapters: sim.adapters.indices.map {
+                    let limit = sim.connectionLimit(of: $0)
+                    return .init(
+                        name: "hci\($0) (\(sim.adapters[$0].name))",
+                        connectionLimit: limit < AdapterProfile.unlimited.maxConnections ? limit : nil)
+                })
             if dryRun {
+                if let preview { StdOut.write((output.json ? try JSONText.line(preview) : preview.line) + "\n") }
                 let runs = SimulatedFlash.runAll(ids, options: options(), in: &sim)
                 for (entry, _) in zip(ids, runs) { try store.save(sim.board(entry.board), as: entry.name) }
                 return .planned(try printPlans(zip(names, runs.map(\.outcome)).map { ($0, $1) }))
             }
             let out = SharedOutput((makeOutput ?? Output.make)(output.mode, names, output.verbose))
+            if let preview { out.classEstimate(preview) }
             let kill = simulation.killAt.map { Duration.milliseconds(Int64(($0 * 1000).rounded())) }
             let runs = SimulatedFlash.runAll(
                 ids, options: options(), in: &sim, deadline: kill ?? SimulatedFlash.defaultDeadline,

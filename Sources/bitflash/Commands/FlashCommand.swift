@@ -365,6 +365,7 @@ final class SharedOutput: Sendable {
     init(_ output: sending FlashOutput) { self.output = Mutex(output) }
     func event(_ e: FlashEvent) { output.withLock { $0.event(e) } }
     func result(_ r: FlashResult) { output.withLock { $0.result(r) } }
+    func classEstimate(_ p: ClassPreview) { output.withLock { $0.classEstimate(p) } }
     func finish(_ rs: [FlashResult], identities: [String: BoardIdentity] = [:]) {
         output.withLock { $0.finish(rs, identities: identities) }
     }

@@ -16,6 +16,9 @@ final class JSONLinesOutput: FlashOutput {
         var done: Int?
         var total: Int?
         var unit: String?
+        /// Progress: units per second measured on the link, and the phase's seconds left at that rate.
+        var perSecond: Double?
+        var remainingSeconds: Double?
         var message: String?
         var code: String?
     }
@@ -42,6 +45,8 @@ final class JSONLinesOutput: FlashOutput {
         case .phase(let p): ev.type = "phase"; ev.phase = p.rawValue
         case let .progress(done, total, unit):
             ev.type = "progress"; ev.done = done; ev.total = total; ev.unit = unit.rawValue
+            ev.perSecond = e.rate.map { ($0.perSecond * 1000).rounded() / 1000 }
+            ev.remainingSeconds = e.rate.map { ($0.remaining.seconds * 1000).rounded() / 1000 }
         case .retry(let m): ev.type = "retry"; ev.message = m
         case .note(let m): ev.type = "note"; ev.message = m
         case .trace(let m): ev.type = "trace"; ev.message = m
@@ -52,6 +57,9 @@ final class JSONLinesOutput: FlashOutput {
     }
 
     func result(_ r: FlashResult) { emit(Result(result: r)) }
+
+    /// Several boards: `{"type":"class-estimate", ...}` before the first event (see `ClassPreview`).
+    func classEstimate(_ preview: ClassPreview) { emit(preview) }
 
     /// Several boards: the class report, `{"type":"summary","boards":[{board, name, address, result,
     /// path, fallback, seconds, verified, exitCode, error, fix}], "flashed", "failed"}`.

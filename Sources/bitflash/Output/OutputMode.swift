@@ -25,10 +25,13 @@ protocol FlashOutput: AnyObject {
     /// Called once at the end, with every board's result and, where known, each board's name
     /// and address (by the name it was flashed under): several boards close with the class report.
     func finish(_ results: [FlashResult], identities: [String: BoardIdentity])
+    /// Called once before several boards are flashed, with the class's estimate.
+    func classEstimate(_ preview: ClassPreview)
 }
 
 extension FlashOutput {
     func finish(_ results: [FlashResult]) { finish(results, identities: [:]) }
+    func classEstimate(_ preview: ClassPreview) {}
 }
 
 /// Shows nothing: a dry run over BlueZ prints its plans instead of progress.

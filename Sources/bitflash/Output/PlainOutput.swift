@@ -25,7 +25,12 @@ final class PlainOutput: FlashOutput {
             let step = percent / 10 * 10
             if step != lastPercent[e.board] || done == total {
                 lastPercent[e.board] = step
-                line(e.board, e.elapsed, "\(percent)% (\(done)/\(total) \(unit.rawValue))")
+                // With the rate measured on the link so far and the phase's time left at it.
+                let rate = e.rate.map {
+                    String(format: ", %.1f %@/s, ", $0.perSecond, unit.rawValue) + Figures.seconds($0.remaining.seconds)
+                        + " left"
+                }
+                line(e.board, e.elapsed, "\(percent)% (\(done)/\(total) \(unit.rawValue))" + (rate ?? ""))
             }
         case .retry(let text): line(e.board, e.elapsed, "retry: \(text)")
         case .note(let text): line(e.board, e.elapsed, text)
@@ -36,6 +41,8 @@ final class PlainOutput: FlashOutput {
         case .checkpoint: break
         }
     }
+
+    func classEstimate(_ preview: ClassPreview) { StdOut.write(preview.line + "\n") }
 
     func result(_ r: FlashResult) {
         line(

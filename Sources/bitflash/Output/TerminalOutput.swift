@@ -12,6 +12,8 @@ final class TerminalOutput: FlashOutput {
         var unit = ProgressUnit.bytes
         var elapsed: Duration = .zero
         var phaseStart: Duration = .zero
+        /// The rate measured on the link over the last seconds (nil until there is enough progress).
+        var rate: ProgressRate?
         var final: String?
     }
 
@@ -37,8 +39,9 @@ final class TerminalOutput: FlashOutput {
         l.elapsed = e.elapsed
         var force = false
         switch e.report {
-        case .phase(let p): l.phase = p.rawValue; l.phaseStart = e.elapsed; l.done = 0; l.total = 0; force = true
-        case let .progress(done, total, unit): l.done = done; l.total = total; l.unit = unit
+        case .phase(let p):
+            l.phase = p.rawValue; l.phaseStart = e.elapsed; l.done = 0; l.total = 0; l.rate = nil; force = true
+        case let .progress(done, total, unit): l.done = done; l.total = total; l.unit = unit; l.rate = e.rate
         case .retry(let m): lines[e.board] = l; printAbove("\(e.board): retry: \(m)"); return
         case .note(let m): lines[e.board] = l; printAbove("\(e.board): \(m)"); return
         case .trace(let m): if verbosity > 0 { Verbose.log.debug("\(e.board): \(m)") }; return
@@ -59,6 +62,8 @@ final class TerminalOutput: FlashOutput {
             redraw(force: force)
         }
     }
+
+    func classEstimate(_ preview: ClassPreview) { printAbove(preview.line) }
 
     func result(_ r: FlashResult) {
         let mark = r.error != nil ? "✘ " : r.verification == .unverified ? "? " : "✔ "
@@ -87,7 +92,12 @@ final class TerminalOutput: FlashOutput {
             ? "\(Figures.bytes(l.done))/\(Figures.bytes(l.total))"
             : "\(l.done)/\(l.total) \(l.unit.rawValue) (\(Figures.bytes(l.done * unitBytes)))"
         var text = "\(name)  [\(bar)] \(String(format: "%3d", percent))%  \(amount)"
-        if phaseTime > 0, l.done > 0 {
+        // The rate measured on the link over the last seconds, and the time left at it; until
+        // there is one, the average since the phase began.
+        if let rate = l.rate, rate.perSecond > 0 {
+            text += "  " + Figures.rate(bytes: Int(rate.perSecond * Double(unitBytes)), seconds: 1)
+            text += "  ETA " + Figures.seconds(rate.remaining.seconds)
+        } else if phaseTime > 0, l.done > 0 {
             text += "  " + Figures.rate(bytes: l.done * unitBytes, seconds: phaseTime)
             let eta = phaseTime * Double(l.total - l.done) / Double(l.done)
             text += "  ETA " + Figures.seconds(eta)

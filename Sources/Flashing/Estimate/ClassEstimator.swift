@@ -1,0 +1,120 @@
+import FirmwareImage
+import LinkModel
+import NordicDFU
+import NordicDFUFrames
+import PartialFlashing
+import PartialFlashingFrames
+
+/// Estimates a class set: several boards flashed at once through one or more adapters, each
+/// adapter with one radio that its connections share.
+///
+/// A board alone on an adapter takes its path estimate (`PathEstimate`), part by part. With
+/// `n` boards on one adapter in the same part at once, the part takes the longer of
+/// - its time alone `d`: the board's own chain of connection events and device work
+///   (`PartialEstimator`, `McuMgrEstimator`, `NordicDFUEstimator`), and
+/// - `n · a`: the air time `a` of one board's connection events in the part (`RadioDemand`,
+///   from `AirTime`: packets, inter-frame spaces, the board's answers) times the boards. The
+///   adapter's radio carries one connection event at a time (`AirTime`: events of different
+///   connections never overlap), so the part cannot end before every board's events were on air.
+/// Parts without air time (connection setup, reboots, page erases, the wait after a Nordic
+/// Create, MCUboot's swap) share nothing and keep their time alone. Nothing is added for an
+/// event that waits for the radio beyond that: when the radio has room (`n · a < d`) an event
+/// pushed back by another connection's still leaves within the board's own interval, and when
+/// it has none the radio is busy all the time and `n · a` already counts every wait. On the
+/// simulated adapter this holds partial flashing and McuMgr classes of 8 to 64 boards within
+/// 5 %; Nordic DFU classes, whose boards alternate long waits with full events, ran up to
+/// 10.6 % longer (docs/benchmarks.md, "Class-set estimates").
+///
+/// The boards of a class are taken to be alike (one file, one kind of board), so the boards
+/// on one adapter move through the parts together. Several adapters and connection limits are
+/// handled by `ClassSchedule`.
+public enum ClassEstimator {
+    /// An adapter a class is flashed through.
+    public struct Adapter: Sendable, Equatable, Codable {
+        /// Its name, e.g. `hci0`.
+        public var name: String
+        /// How many boards it keeps connected at once (nil: no limit).
+        public var connectionLimit: Int?
+
+        public init(name: String, connectionLimit: Int? = nil) {
+            self.name = name
+            self.connectionLimit = connectionLimit.map { max($0, 1) }
+        }
+
+        /// One adapter with no connection limit.
+        public static let unlimited = Adapter(name: "adapter")
+    }
+
+    /// A board's time when `boards` boards like it share one adapter's radio.
+    public static func boardTime(_ demand: RadioDemand, sharedBy boards: Int) -> Duration {
+        let n = Int64(max(boards, 1))
+        var total: Int64 = 0
+        for part in demand.parts {
+            let alone = part.duration.wholeMicroseconds
+            let air = part.air.wholeMicroseconds
+            guard air > 0, n > 1 else {
+                total += alone
+                continue
+            }
+            total += max(alone, n * air)
+        }
+        return .microseconds(total)
+    }
+
+    /// Estimates a class: each board's start, time and finish, with `adapters` (one unlimited
+    /// adapter when empty) and their connection limits.
+    public static func estimate(_ boards: [RadioDemand], adapters: [Adapter]) -> ClassEstimate {
+        let schedule = ClassSchedule.schedule(boards: boards.count, adapters: adapters) { board, sharing in
+            boardTime(boards[board], sharedBy: sharing)
+        }
+        return ClassEstimate(boards: schedule, adapters: adapters.isEmpty ? [.unlimited] : adapters)
+    }
+
+    /// `count` boards alike, each demanding `demand`.
+    public static func estimate(_ demand: RadioDemand, boards count: Int, adapters: [Adapter]) -> ClassEstimate {
+        estimate(Array(repeating: demand, count: max(count, 0)), adapters: adapters)
+    }
+
+    /// What one board of a class is expected to ask of the radio when `plan` is flashed by
+    /// `path`, from a board not yet connected (connection and memory-map read included);
+    /// nil when the plan cannot take the path.
+    ///
+    /// Partial flashing assumes the board runs the file's runtime and declares the program
+    /// region from the program's start to the scratch page, as MakeCode boards do; a board
+    /// that runs its program (`runsProgram`) is restarted in pairing mode first.
+    public static func demand(
+        plan: FlashPlan, path: EstimatedPath, options: FlashOptions, link: LinkEstimate,
+        runsProgram: Bool = true
+    ) -> RadioDemand? {
+        let context = EstimateContext(
+            link: link, board: BoardCosts(family: plan.family), includesMemoryMapRead: true)
+        let readsBack = plan.program != nil && options.partial.verifyAfterFlash
+        switch path {
+        case .partial:
+            guard let program = plan.program else { return nil }
+            let declared = RegionInfo(
+                id: 2, start: program.magicAddress, end: plan.family.layout.scratchPage, hash: program.programHash)
+            guard
+                let blocks = try? BlockPlan(
+                    image: plan.image, program: program, boardRegion: declared, family: plan.family,
+                    skipErasedBlocks: options.partial.skipErasedBlocks,
+                    sealProgramHash: options.partial.sealProgramHash)
+            else { return nil }
+            return PartialEstimator(
+                plan: blocks, verifies: options.partial.verifyAfterFlash, switchesToPairingMode: runsProgram
+            ).radioDemand(context)
+        case .mcumgr:
+            guard let image = plan.fullImage else { return nil }
+            var m = McuMgrEstimator(imageBytes: image.bytes.count, options: options.mcumgr)
+            m.readsBack = readsBack
+            return m.radioDemand(context)
+        case .nordicDFU:
+            guard let app = try? DFUApplication.cut(from: plan.image, family: plan.family) else { return nil }
+            var n = NordicDFUEstimator(
+                applicationBytes: app.bytes.count, protocol: plan.family == .nrf52833 ? .secure : .legacy,
+                options: options.nordic)
+            n.readsBack = readsBack
+            return n.radioDemand(context)
+        }
+    }
+}

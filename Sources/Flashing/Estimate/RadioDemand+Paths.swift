@@ -1,0 +1,106 @@
+import LinkModel
+import NordicDFUFrames
+
+extension PartialEstimator {
+    /// Partial flashing's parts with their air time. Each block is one event of 4 FLASH_DATA
+    /// write commands (20 bytes each) and one event of the board's `01 FF` (2 bytes); the page
+    /// erases are a part of their own, with no air time: the board erases while the radio
+    /// serves other connections. The memory-map reads are STATUS and two REGION_INFO round
+    /// trips; the mode switch is `FF 00`; END_OF_TRANSMISSION is one write.
+    public func radioDemand(_ context: EstimateContext) -> RadioDemand {
+        let estimate = estimate(context)
+        let dl = context.link.profile.dataLength
+        let ci = max(context.link.profile.connectionIntervalMicroseconds, 1)
+        let t = context.board.timing
+        let plainWork = t.blockWrite.wholeMicroseconds
+        let openingWork = plainWork + t.pageErase.wholeMicroseconds
+        func blockCost(_ work: Int64) -> Int64 { (work / ci + 2) * ci }
+        let blockAir = 4 * ExchangeAir.write(20, dataLength: dl) + ExchangeAir.answer(2, dataLength: dl)
+        let mapRead = ExchangeAir.memoryMapRead(dataLength: dl)
+        var parts: [RadioDemand.Part] = []
+        for part in RadioDemand(estimate, air: { _ in nil }).parts {
+            switch part.name {
+            case "blocks":
+                parts.append(
+                    .init(
+                        name: "blocks", duration: .microseconds(Int64(blocks) * blockCost(plainWork)),
+                        air: .microseconds(Int64(blocks) * blockAir)))
+                parts.append(
+                    .init(
+                        name: "page erases",
+                        duration: .microseconds(Int64(pagesOpened) * (blockCost(openingWork) - blockCost(plainWork))),
+                        air: .zero))
+            case "end of transmission and reboot":
+                parts.append(
+                    .init(
+                        name: part.name, duration: part.duration,
+                        air: .microseconds(ExchangeAir.write(1, dataLength: dl))))
+            case "restart in pairing mode and read the memory map again":
+                parts.append(
+                    .init(
+                        name: part.name, duration: part.duration,
+                        air: .microseconds(ExchangeAir.write(2, dataLength: dl) + mapRead)))
+            default:
+                // The memory-map read before the decision and the read-back after the reboot.
+                let reads = part.name == context.beforeDecision.name && !context.includesMemoryMapRead ? 0 : mapRead
+                parts.append(.init(name: part.name, duration: part.duration, air: .microseconds(reads)))
+            }
+        }
+        return RadioDemand(path: .partial, parts: parts)
+    }
+}
+
+extension McuMgrEstimator {
+    /// A full update over McuMgr with its air time: the upload's writes and answers (stepped in
+    /// `uploadSchedule`), SMP round trips of small requests with answers of up to about 100
+    /// bytes (image state), and the memory-map reads before and after.
+    public func radioDemand(_ context: EstimateContext) -> RadioDemand {
+        let dl = context.link.profile.dataLength
+        let upload = uploadSchedule(profile: context.link.profile, board: context.board)
+        let smp = ExchangeAir.roundTrip(request: 20, answer: 100, dataLength: dl)
+        let mapRead = ExchangeAir.memoryMapRead(dataLength: dl)
+        return RadioDemand(estimate(context)) { name in
+            switch name {
+            case "connect and read the memory map", "read back the program": return mapRead
+            case "parameters and state read", "test and reset": return 2 * smp
+            case "upload": return upload.air.wholeMicroseconds
+            case "confirm and verify": return Int64(roundTripsAfterUpload - 2) * smp
+            default: return nil
+            }
+        }
+    }
+}
+
+extension NordicDFUEstimator {
+    /// A full update through the Nordic bootloader with its air time: the data packets (244
+    /// bytes for Secure DFU, 20 for legacy) and a receipt (11 bytes) per `PRN` packets; per
+    /// Secure object a Create, a checksum and an Execute round trip; the init command's round
+    /// trips; the memory-map reads.
+    public func radioDemand(_ context: EstimateContext) -> RadioDemand {
+        let estimate = estimate(context)
+        let (mtu, dataLength) = bootloaderLink(context.link)
+        let dl = context.link.profile.dataLength
+        let secure = dfuProtocol == .secure
+        let packetSize = secure ? max(20, min(244, (mtu - 3) & ~3)) : max(4, min(20, (mtu - 3) & ~3))
+        let packets = Self.writes(applicationBytes, size: packetSize)
+        let prn = Int(secure ? options.securePacketReceipts : options.legacyPacketReceipts)
+        let receipts = prn > 0 ? (packets.count + prn - 1) / prn : 1
+        let data =
+            packets.reduce(0) { $0 + ExchangeAir.write($1, dataLength: dataLength) }
+            + Int64(receipts) * ExchangeAir.answer(11, dataLength: dataLength)
+        let command = ExchangeAir.roundTrip(request: 9, answer: 15, dataLength: dataLength)
+        let objects = Int64((applicationBytes + objectSize - 1) / max(objectSize, 1))
+        let mapRead = ExchangeAir.memoryMapRead(dataLength: dl)
+        return RadioDemand(estimate) { name in
+            if name.hasPrefix("packets") { return data }
+            if name.hasPrefix("data objects") { return secure ? objects * command : nil }
+            if name.hasPrefix("checksum") { return objects * 2 * command }
+            if name.hasPrefix("init packet") {
+                return 7 * command + ExchangeAir.write(MicrobitAppInitPacket.size, dataLength: dataLength)
+            }
+            if name.hasPrefix("enter") { return ExchangeAir.roundTrip(request: 1, answer: 3, dataLength: dl) }
+            if name == "connect and read the memory map" || name == "read back the program" { return mapRead }
+            return nil
+        }
+    }
+}

@@ -1,0 +1,85 @@
+import ArgumentParser
+import Foundation
+import Laboratory
+import LinkModel
+
+/// `bitflash bench class`: class-set estimates against the modelled class time.
+struct BenchClassCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "class",
+        abstract: "Compare the class-set estimate with the modelled time of 8 to 64 boards on one adapter.",
+        discussion: """
+            Each class flashes the same sample onto every board at once, through one simulated \
+            adapter whose radio the boards share: partial flashing of an edit (the boards run the \
+            old program), and with --full the full updates (McuMgr on MCUboot boards, Nordic DFU \
+            on stock boards). The class estimate (ClassEstimator) is set beside the modelled class \
+            time and beside one board's own estimate, which leaves the shared radio out. Times are \
+            modelled seconds; two runs give the same figures.
+            """)
+
+    @Option(
+        name: .customLong("boards"), parsing: .unconditionalSingleValue,
+        help: ArgumentHelp("Class sizes (default 8, 16, 32, 64; repeatable).", valueName: "N"),
+        transform: Limits.boards.transform)
+    var counts: [Int] = []
+
+    @Option(
+        name: .customLong("profile"), parsing: .unconditionalSingleValue,
+        help: ArgumentHelp(
+            "Link profiles (default linux-default, device-requested, fast), or connection intervals such as 11.25ms.",
+            valueName: "NAME"),
+        transform: OptionValues.link)
+    var profiles: [String] = []
+
+    @Flag(help: "Also the full updates (McuMgr and Nordic DFU).")
+    var full = false
+
+    @Flag(help: "Print the rows as JSON lines instead of a table.")
+    var json = false
+
+    func run() throws {
+        let links = try profiles.isEmpty ? LinkProfile.named : profiles.map { try LinkProfile(named: $0) }
+        let sizes = counts.isEmpty ? ClassBench.boardCounts : counts
+        let cases: [ClassBench.Case] = full ? ClassBench.Case.allCases : [.partial]
+        let commit = (CommitStamp.commit ?? "unknown") + (CommitStamp.modified ? " (modified)" : "")
+        let date = ISO8601DateFormatter.string(from: Date(), timeZone: .gmt, formatOptions: [.withFullDate])
+        if !json {
+            print(
+                "class benchmark: commit \(commit), \(date); modelled seconds, one adapter, all boards started together"
+            )
+            print("error = estimate / modelled − 1; before = one board's own estimate (the shared radio left out)")
+            print("")
+            print(
+                "| path | link | boards | modelled class | estimate | error | slowest board est. | before | before error |"
+            )
+            print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+        }
+        // The largest error (by size, with its sign) of each path.
+        var worst: [String: Double] = [:]
+        for c in cases {
+            for link in links {
+                for n in sizes {
+                    let row = ClassBench.run(c, boards: n, profile: link)
+                    if abs(row.classError) >= abs(worst[row.path] ?? 0) { worst[row.path] = row.classError }
+                    if json {
+                        let data = try JSONEncoder().encode(row)
+                        print(String(decoding: data, as: UTF8.self))
+                        continue
+                    }
+                    let failed = row.failures > 0 ? " (\(row.failures) failed)" : ""
+                    print(
+                        "| \(row.path) | \(row.profile) | \(row.boards)\(failed) | \(s(row.modelledClassSeconds)) | "
+                            + "\(s(row.estimatedClassSeconds)) | \(pct(row.classError)) | \(s(row.estimatedSlowestSeconds)) | "
+                            + "\(s(row.singleBoardSeconds)) | \(pct(row.singleBoardError)) |")
+                }
+            }
+        }
+        if !json {
+            print("")
+            for c in cases { print("largest error, \(c.rawValue): \(pct(worst[c.rawValue] ?? 0))") }
+        }
+    }
+
+    private func s(_ v: Double) -> String { String(format: "%.2f", v) }
+    private func pct(_ v: Double) -> String { String(format: "%+.1f %%", v * 100) }
+}
