@@ -24,10 +24,12 @@ struct ClassEstimateLineTests {
         #expect(first["link"] as? String == "fast")
         let adapters = try #require(first["adapters"] as? [[String: Any]])
         #expect(adapters.count == 1 && adapters[0]["boards"] as? Int == 16)
-        #expect(adapters[0]["connectionLimit"] is NSNull)
+        // The simulated adapter is a controller of unknown capacity: 5 connections at once.
+        #expect(adapters[0]["connectionLimit"] as? Int == 5)
         let estimate = try #require(first["classSeconds"] as? Double)
         let alone = try #require(first["aloneSeconds"] as? Double)
-        // Sixteen boards share the radio of a 7.5 ms link: the class takes much longer than one board.
+        // Sixteen boards in four waves of at most 5 sharing the radio of a 7.5 ms link: the class takes
+        // much longer than one board.
         #expect(estimate > alone * 1.3)
         let seconds = objects.filter { $0["type"] as? String == "result" }.compactMap { $0["seconds"] as? Double }
         #expect(seconds.count == 16)
@@ -43,8 +45,8 @@ struct ClassEstimateLineTests {
             ["flash", file, "--simulate", "microbit-v2", "--boards", "8", "--sim-state", state.path])
         #expect(run.status == 0, "\(run.stderr)")
         let line = try #require(run.lines.first)
-        #expect(line.hasPrefix("class: 8 boards on 1 adapter (no connection limit), partial: estimated "))
-        #expect(line.contains("for the class, slowest board "))
+        #expect(line.hasPrefix("class: 8 boards on 1 adapter (at most 5 at once) in 2 waves, partial: estimated "))
+        #expect(line.contains("for the class, the longest board "))
         #expect(line.contains("device-requested link, 15 ms"))
     }
 

@@ -64,8 +64,9 @@ public enum ClassBench {
         return try FlashPlan.make(firmware: scenario.update, board: scenario.board)
     }
 
-    /// Runs one class of `boards` boards over `profile`.
-    public static func run(_ c: Case, boards: Int, profile: LinkProfile) -> Row {
+    /// Runs one class of `boards` boards over `profile` through one adapter of `adapter`'s kind
+    /// (its connection limit makes waves; `.unlimited` holds every board at once).
+    public static func run(_ c: Case, boards: Int, profile: LinkProfile, adapter: AdapterProfile = .unlimited) -> Row {
         let scenario = scenario(c)
         let board = scenario.board
         var row = Row(
@@ -73,7 +74,7 @@ public enum ClassBench {
             connectionIntervalMilliseconds: Double(profile.connectionIntervalMicroseconds) / 1000, boards: boards,
             modelledClassSeconds: 0, modelledSlowestSeconds: 0, modelledFastestSeconds: 0, estimatedClassSeconds: 0,
             estimatedSlowestSeconds: 0, singleBoardSeconds: 0, failures: boards)
-        var sim = Simulation(link: profile)
+        var sim = Simulation(link: profile, adapters: [adapter])
         sim.recordsTrace = false
         var options = (c == .nordic ? BenchStrategy.nordic : c == .mcumgr ? .fullBest : .partialOnly).options
         if c == .nordic { options.mode = .full }
@@ -98,7 +99,9 @@ public enum ClassBench {
                 let demand = ClassEstimator.demand(
                     plan: plan, path: expected, options: options, link: .profile(profile))
             else { return row }
-            let estimate = ClassEstimator.estimate(demand, boards: boards, adapters: [.unlimited])
+            let limit = adapter.maxConnections < AdapterProfile.unlimited.maxConnections ? adapter.maxConnections : nil
+            let estimate = ClassEstimator.estimate(
+                demand, boards: boards, adapters: [.init(name: adapter.name, connectionLimit: limit)])
             row.estimatedClassSeconds = estimate.classTime.seconds
             row.estimatedSlowestSeconds = estimate.slowestBoard.seconds
             row.singleBoardSeconds = demand.alone.seconds

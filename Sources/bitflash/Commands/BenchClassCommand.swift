@@ -1,4 +1,5 @@
 import ArgumentParser
+import Diagnostics
 import Foundation
 import Laboratory
 import LinkModel
@@ -31,6 +32,14 @@ struct BenchClassCommand: ParsableCommand {
         transform: OptionValues.link)
     var profiles: [String] = []
 
+    @Option(
+        name: .customLong("sim-adapter"),
+        help: ArgumentHelp(
+            "The adapter's kind: csr8510, bcm20702, cyw43455, unknown (5 connections, as flash assumes) or N "
+                + "connections; default: no connection limit.",
+            valueName: "PROFILE"))
+    var adapterName: String?
+
     @Flag(help: "Also the full updates (McuMgr and Nordic DFU).")
     var full = false
 
@@ -38,6 +47,7 @@ struct BenchClassCommand: ParsableCommand {
     var json = false
 
     func run() throws {
+        let adapter = try adapterName.map { try AdapterProfile(named: $0) } ?? .unlimited
         let links = try profiles.isEmpty ? LinkProfile.named : profiles.map { try LinkProfile(named: $0) }
         let sizes = counts.isEmpty ? ClassBench.boardCounts : counts
         let cases: [ClassBench.Case] = full ? ClassBench.Case.allCases : [.partial]
@@ -45,7 +55,10 @@ struct BenchClassCommand: ParsableCommand {
         let date = ISO8601DateFormatter.string(from: Date(), timeZone: .gmt, formatOptions: [.withFullDate])
         if !json {
             print(
-                "class benchmark: commit \(commit), \(date); modelled seconds, one adapter, all boards started together"
+                "class benchmark: commit \(commit), \(date); modelled seconds, one adapter ("
+                    + (adapterName == nil
+                        ? "no connection limit), all boards started together"
+                        : "\(adapter.maxConnections) connections at once), in waves")
             )
             print("error = estimate / modelled − 1; before = one board's own estimate (the shared radio left out)")
             print("")
@@ -59,11 +72,10 @@ struct BenchClassCommand: ParsableCommand {
         for c in cases {
             for link in links {
                 for n in sizes {
-                    let row = ClassBench.run(c, boards: n, profile: link)
+                    let row = ClassBench.run(c, boards: n, profile: link, adapter: adapter)
                     if abs(row.classError) >= abs(worst[row.path] ?? 0) { worst[row.path] = row.classError }
                     if json {
-                        let data = try JSONEncoder().encode(row)
-                        print(String(decoding: data, as: UTF8.self))
+                        print(try JSONText.line(row))
                         continue
                     }
                     let failed = row.failures > 0 ? " (\(row.failures) failed)" : ""

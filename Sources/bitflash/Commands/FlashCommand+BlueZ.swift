@@ -3,6 +3,7 @@ import Diagnostics
 import FirmwareImage
 import Flashing
 import Foundation
+import LinkModel
 
 /// `bitflash flash FILE --device ADDR|NAME` (repeatable) and `--all-in-range`: real boards over
 /// BlueZ, flashed by `BlueZFlasher` (each board on its own bus connection, all at once) and
@@ -20,6 +21,7 @@ extension FlashCommand {
         if let only { queries = only } else { queries = allInRange ? try await boardsInRange(flasher) : devices }
         // A dry run prints plans, not progress and results.
         let out = SharedOutput(dryRun ? SilentOutput() : makeOutput(output.mode, queries, output.verbose))
+        if !dryRun, let preview = realClassPreview(firmware, boards: queries.count) { out.classEstimate(preview) }
         var finished: [BoardFlashResult] = []
         for await update in flasher.flash(firmware, on: queries) {
             switch update {
@@ -56,6 +58,25 @@ extension FlashCommand {
         out.finish(results, identities: identities)
         recordClassRun(results, identities: identities, folder: ClassRunRecord.realBoardsFolder)
         return .flashed(results)
+    }
+
+    /// The class's estimate before real boards are flashed: boards of the kind `--board` names, or
+    /// of the first kind the file fits, over BlueZ's default 30 ms link (what a board gets until its
+    /// own request is granted), through the adapters given (`all` counts as one until resolved)
+    /// with `--max-connections` each. Nil for one board.
+    private func realClassPreview(_ firmware: Firmware, boards count: Int) -> ClassPreview? {
+        guard count > 1 else { return nil }
+        let kinds: [Board] =
+            (board.flatMap(Board.init(userName:)).map { [$0] } ?? [])
+            + [.microbitV2, .calliopeMini3, .microbitV1, .calliopeMini2, .calliopeMini1]
+        guard let kind = kinds.first(where: { firmware.problems(for: $0).isEmpty }),
+            let plan = try? makePlan(firmware, board: kind, described: kind.displayName)
+        else { return nil }
+        let settings = bluetooth.settings
+        let names = settings.adapters.isEmpty ? [settings.adapter ?? "the first adapter"] : settings.adapters
+        return ClassPreview.make(
+            plan: plan, options: options(), count: count, link: .linuxDefault, mcuboot: nil,
+            adapters: names.map { .init(name: $0, connectionLimit: settings.maxConnectionsPerAdapter) })
     }
 
     /// The library's settings with what the options chose; the plan of each board comes from

@@ -61,7 +61,7 @@ struct ClassPreview: Encodable, Equatable {
     private static func round(_ s: Double) -> Double { (s * 1000).rounded() / 1000 }
 
     /// One line: `class: 16 boards on 1 adapter (no connection limit), partial: estimated 11.3 s
-    /// for the class, slowest board 11.3 s (8.05 s alone; device-requested link, 15 ms)`.
+    /// for the class, the longest board 11.3 s once connected (8.05 s alone; device-requested link, 15 ms)`.
     var line: String {
         let limits = adapters.map { a in
             let limit = a.connectionLimit.map { "at most \($0) at once" } ?? "no connection limit"
@@ -70,7 +70,7 @@ struct ClassPreview: Encodable, Equatable {
         let waveText = waves > 1 ? " in \(waves) waves" : ""
         return "class: \(boards) boards on \(adapters.count) adapter\(adapters.count == 1 ? "" : "s") "
             + "(\(limits.joined(separator: "; ")))\(waveText), \(path): estimated \(Figures.seconds(classSeconds)) "
-            + "for the class, slowest board \(Figures.seconds(slowestBoardSeconds)) "
+            + "for the class, the longest board \(Figures.seconds(slowestBoardSeconds)) once connected "
             + "(\(Figures.seconds(aloneSeconds)) alone; \(link) link, \(Duration.microseconds(Int64(connectionIntervalMilliseconds * 1000)).millisecondsText) ms)"
     }
 }
