@@ -63,6 +63,7 @@ extension FakeBlueZ {
             let (mine, theirs) = try socketPair()
             s.devices[i].notifySockets[path] = AcquiredSocket(socket: mine, epoch: s.devices[i].linkEpoch)
             s.devices[i].acquiredNotifies += 1
+            if s.devices[i].paired { securityEvent(i, newPairing: false, &s) }
             // The client closing its end is a release: watch for the EOF.
             let datagrams = mine.datagrams()
             Task { [weak self] in

@@ -3,8 +3,28 @@ import DBus
 /// `/org/bluez` (AgentManager1) and the adapter (Adapter1): power, discovery sessions and
 /// filters, device removal.
 extension FakeBlueZ {
-    /// How long after `StartDiscovery` the boards' advertisements arrive (modelled).
-    static let advertisingDelay: Duration = .milliseconds(100)
+    /// How often the board of device `i` advertises in its current mode: the first report
+    /// reaches the adapter one interval after discovery starts or the board boots (a scanner
+    /// that listens all the time hears the next advertising event). Pairing mode 200 ms (CODAL
+    /// `MicroBitBLEManager.cpp` `pairingMode`, DAL same file `pairingMode`), application mode
+    /// 50 ms (`init`, `MICROBIT_BLE_ADVERTISING_INTERVAL` in CODAL `inc/MicroBitConfig.h`, DAL
+    /// `inc/core/MicroBitConfig.h`), the V2 bootloader 25 ms (`sdk_config.h`
+    /// `NRF_DFU_BLE_ADV_INTERVAL` 40 × 0.625 ms, used by `nrf_dfu_ble.c` `advertising_start`).
+    /// The legacy bootloader's interval was not read in its source: 25 ms stands for it too.
+    static func advertisingInterval(_ i: Int, _ s: FakeState) -> Duration {
+        let board = s.board(of: i)
+        if board.inNordicBootloader { return .milliseconds(25) }
+        return board.mode == .pairing ? .milliseconds(200) : .milliseconds(50)
+    }
+
+    /// Each board's next advertisement reaches the adapter after its interval. At time scale 0
+    /// every interval is nothing: the boards are reported together, in their order.
+    func scheduleAdvertisements(_ devices: [Int], _ s: inout FakeState) {
+        let groups = Dictionary(grouping: devices) { options.timeScale > 0 ? Self.advertisingInterval($0, s) : .zero }
+        for (interval, group) in groups.sorted(by: { $0.key < $1.key }) {
+            schedule(.advertise(devices: group.sorted()), after: interval, minimumReal: .milliseconds(2), &s)
+        }
+    }
 
     func exportAdapter() throws {
         for (interface, members) in BlueZ.members { server.describe(interface: interface, members) }
@@ -50,7 +70,7 @@ extension FakeBlueZ {
                 let first = s.sessions.isEmpty
                 s.sessions.insert(call.sender)
                 if first { setAdapter(["Discovering": .bool(true)]) }
-                schedule(.advertise, after: Self.advertisingDelay, minimumReal: .milliseconds(2), &s)
+                scheduleAdvertisements(Array(s.devices.indices), &s)
             }
         case "StopDiscovery":
             try call.expectSignature("")
@@ -184,7 +204,7 @@ extension FakeBlueZ {
         if !s.board(of: b).inNordicBootloader {
             for j in identities { s.devices[j].handedOverBond = false }
         }
-        for j in identities { advertise(j, &s) }
+        scheduleAdvertisements(identities, &s)
     }
 
     /// A D-Bus client left the bus: its discovery session, filter and notification sessions end.

@@ -179,6 +179,7 @@ extension FakeBlueZ {
                 s.devices[i].boardBonded = true
                 note("[\(s.devices[i].name)] paired (Just Works)")
                 setDevice(i, ["Paired": .bool(true), "Bonded": .bool(true)], s)
+                securityEvent(i, newPairing: true, &s)
             }
         } catch {
             _ = try? locked { s in s.devices[i].pairing = false }

@@ -160,6 +160,8 @@ extension FakeBlueZ {
         var sessions = s.devices[i].notifySessions[path] ?? []
         guard sessions.insert(sender).inserted else { return }
         s.devices[i].notifySessions[path] = sessions
+        // On a bonded link the CCCD write is stored for the bond: a peer-data update.
+        if s.devices[i].paired, s.devices[i].connected { securityEvent(i, newPairing: false, &s) }
         if sessions.count == 1 { setCharacteristic(i, path: path, ["Notifying": .bool(true)], s) }
     }
 

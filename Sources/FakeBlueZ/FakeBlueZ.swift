@@ -348,8 +348,14 @@ public final class FakeBlueZ: Sendable {
             booted(b, &s)
         case let .resolve(i, epoch):
             resolveServices(i, epoch: epoch, &s)
-        case .advertise:
-            for i in s.devices.indices { advertise(i, &s) }
+        case let .advertise(devices):
+            for i in devices { advertise(i, &s) }
+        case let .pairingSettled(i, stamp):
+            pairingSettled(i, stamp: stamp, &s)
+        case let .pairingDisconnect(i, stamp):
+            pairingDisconnect(i, stamp: stamp, &s)
+        case let .pairingReset(i, stamp):
+            pairingReset(i, stamp: stamp, &s)
         }
     }
 

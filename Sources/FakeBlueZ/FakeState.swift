@@ -68,6 +68,11 @@ struct FakeDevice: Sendable {
     /// The bonded buttonless entry handed this link's bond to the bootloader (V2 bootloader
     /// "peer data"), so the bootloader encrypts with BlueZ's key.
     var handedOverBond = false
+    /// Counts the security events of a new pairing in pairing mode (0: none); only the latest
+    /// one's timers act, and only during the boot they were counted in (`FakeBlueZ+Pairing.swift`).
+    var pairingStamp = 0
+    var pairingComplete = false
+    var pairingBoot = -1
 
     init(spec: FakeBoard, adapterPath: String, owner: Int? = nil) {
         self.spec = spec
@@ -257,7 +262,13 @@ enum FakeEvent: Sendable {
     /// GATT discovery of link `epoch` is over.
     case resolve(device: Int, epoch: Int)
     /// Advertisements reach the adapter.
-    case advertise
+    case advertise(devices: [Int])
     /// A connection event: the oldest notification in the device's outbox goes on air.
     case deliver(device: Int)
+    /// The quiet time after the last security event of a new pairing is over.
+    case pairingSettled(device: Int, stamp: Int)
+    /// The board drops the pairing host's link.
+    case pairingDisconnect(device: Int, stamp: Int)
+    /// The tick after a new pairing is over: the board resets.
+    case pairingReset(device: Int, stamp: Int)
 }

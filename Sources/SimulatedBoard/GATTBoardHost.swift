@@ -102,6 +102,14 @@ public struct GATTBoardHost: Sendable {
         board.reset(holdingButtons: holdingButtons)
     }
 
+    /// The board resets itself (`microbit_reset()`, e.g. after a pairing): work still pending is
+    /// abandoned; it is down for the returned time, then `boot()`.
+    public mutating func resetsItself() -> Duration {
+        epoch += 1
+        isDown = true
+        return timing.reboot + board.bootloaderTime(timing: timing)
+    }
+
     /// The client's link dropped without a reset: the services forget their per-link state
     /// (work already scheduled still runs, as on a real board).
     public mutating func linkDropped() {

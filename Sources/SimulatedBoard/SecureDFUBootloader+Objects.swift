@@ -117,7 +117,15 @@ extension SecureDFUBootloader {
         } else if currentType == 2 {
             if let until = eraseUntil, effects.now < until {
                 packetsDuringErase += 1
-                // The erase holds a flash-queue slot; packets beyond the free slots are dropped.
+                // The erase holds a flash-queue slot; packets beyond the free slots are dropped
+                // (V2 bootloader `nrf_dfu_req_handler.c` `on_data_obj_write_request`: when
+                // `nrf_dfu_flash_store` fails the buffer is freed and the request ends without
+                // offset or CRC, "so that the peer can detect a CRC error"). The packet still
+                // counts towards the receipt, whose response then carries the zeroed offset and
+                // CRC (`nrf_dfu_ble.c` `ble_dfu_req_handler_callback`). The 17 receive buffers
+                // (`nrf_dfu_ble.c` `MAX_DFU_BUFFERS`, `on_write` drops a packet when none is
+                // free) are freed as their flash writes finish, so the 15 free queue slots run
+                // out first.
                 dropped = packetsDuringErase >= Self.flashQueueSlots
             }
             if dropped {

@@ -113,6 +113,20 @@ public struct SimulatedBoard: Sendable {
         ConnectionInfo(services: offeredServices, mtu: min(centralMTU, attMTU), name: advertisedName)
     }
 
+    /// How many notifications the board's stack holds until they have left, or nil where no
+    /// bound is modelled. The nRF52833 boards run S113, whose `hvn_tx_queue_size` defaults to 1
+    /// (nRF5 SDK `s113/headers/ble_gatts.h`, `BLE_GATTS_HVN_TX_QUEUE_SIZE_DEFAULT`); neither CODAL
+    /// nor the V2 bootloader changes it (`nrf_sdh_ble.c` `nrf_sdh_ble_default_cfg_set` sets no
+    /// queue size), and both send with one `sd_ble_gatts_hvx` call whose failure they ignore
+    /// (CODAL `source/bluetooth/MicroBitBLEChar.cpp` `notifyChrValue`; V2 bootloader
+    /// `nrf_dfu_ble.c` `ble_dfu_req_handler_callback`, `(void) response_send`). S110 on the nRF51
+    /// sizes its pool at run time (`sd_ble_tx_buffer_count_get`) and the MCUboot profile is
+    /// Zephyr's stack: no bound there.
+    public var notificationQueueSlots: Int? {
+        guard profile.family == .nrf52833 else { return nil }
+        return device.nordic.bootloaderActive || !profile.services.contains(.smp) ? 1 : nil
+    }
+
     /// The advertised name: the profile's, or "DfuTarg" while a Nordic bootloader runs.
     public var advertisedName: String { device.nordic.bootloaderActive ? NordicGATT.bootloaderName : profile.name }
 

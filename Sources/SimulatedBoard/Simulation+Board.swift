@@ -116,6 +116,14 @@ extension Simulation {
                 trace.record(t, board: b, .notify, "\(n.bytes.hexString) not sent: no subscribed client")
                 continue
             }
+            // The one `sd_ble_gatts_hvx` call fails with NRF_ERROR_RESOURCES while the queue holds
+            // a notification that has not left yet, and the board ignores the failure (see
+            // `SimulatedBoard.notificationQueueSlots`): the notification is lost.
+            if let slots = boards[b].board.notificationQueueSlots, conn.queuedNotifications >= slots {
+                stats.notificationsLostQueueFull += 1
+                trace.record(t, board: b, .notify, "\(n.bytes.hexString) not sent: the notification queue is full")
+                continue
+            }
             trace.record(t, board: b, .notify, n.bytes.hexString)
             sendFromBoard(c, .notification(n.characteristic, n.bytes, copy: false), value: n.bytes.count)
         }

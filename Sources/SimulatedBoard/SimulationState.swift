@@ -49,6 +49,14 @@ extension Simulation {
         var peripheral: [OutPDU] = []
         var subscribed: Set<GATTCharacteristic> = []
         var pendingEvent: VirtualInstant? = nil
+
+        /// Notifications the board's stack holds that have not left yet.
+        var queuedNotifications: Int {
+            peripheral.reduce(0) { n, pdu in
+                if case .notification = pdu.body { return n + 1 }
+                return n
+            }
+        }
     }
 
     struct Job: Sendable {

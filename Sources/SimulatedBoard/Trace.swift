@@ -66,6 +66,9 @@ public struct RunStatistics: Sendable, Equatable, Codable {
     /// ATT writes the flows handed to the link, and notifications the flows received.
     public var writes = 0
     public var notificationsReceived = 0
+    /// Notifications a board issued while its stack's queue was full, lost without a word
+    /// (`SimulatedBoard.notificationQueueSlots`): a behaviour of the boards, not a fault.
+    public var notificationsLostQueueFull = 0
     /// Connections established (the first one included).
     public var connections = 0
     public var faults = FaultCounters()

@@ -176,3 +176,32 @@ struct AdvertisingTests {
         _ = await fixture.stop()
     }
 }
+
+/// Advertising intervals per mode: a scanner hears a board one interval after it starts listening.
+@Suite(.enabled(if: PrivateBus.isAvailable, Comment(rawValue: PrivateBus.skipMessage)))
+struct AdvertisingIntervalTests {
+    @Test func aBoardIsReportedAfterItsAdvertisingIntervalSoTheFasterModeComesFirst() async throws {
+        // Pairing mode advertises every 200 ms, application mode every 50 ms (CODAL
+        // `MicroBitBLEManager.cpp` `pairingMode`, `init`): 800 and 200 ms at this time scale, so the
+        // program is heard first.
+        let fixture = try await FakeBus.start(
+            [
+                try AdvertisingTests.board("F0:0D:00:00:00:01", name: "BBC micro:bit [pairs]") {
+                    $0.startsInPairingMode = true
+                },
+                try AdvertisingTests.board("F0:0D:00:00:00:02", name: "BBC micro:bit [progs]")
+            ], timeScale: 4)
+        let added = try await fixture.signals(.objectManager(sender: "org.bluez", member: "InterfacesAdded"))
+        try await fixture.call(FakeBus.adapter, AdvertisingTests.adapter1, "StartDiscovery")
+        var order: [String] = []
+        while order.count < 2 {
+            let signal = try await added.next()
+            let interfaces = try signal.arguments.argument(1).stringKeyed()
+            if let device = interfaces["org.bluez.Device1"] {
+                order.append(try device.properties()["Address"]?.string() ?? "")
+            }
+        }
+        #expect(order == ["F0:0D:00:00:00:02", "F0:0D:00:00:00:01"])
+        _ = await fixture.stop()
+    }
+}

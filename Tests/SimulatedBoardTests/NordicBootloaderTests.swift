@@ -131,8 +131,11 @@ import Transport
         }
     }
 
+    /// V2 bootloader `nrf_dfu_req_handler.c` `on_data_obj_write_request`: a packet that finds the
+    /// flash queue (`NRF_FSTORAGE_SD_QUEUE_SIZE` 16, one slot held by the erase) full is freed
+    /// unwritten and answered, if a receipt falls due, with the zeroed response (offset 0, CRC 0).
     @Test("Packets that outrun the page erase beyond the free flash-queue slots are dropped; the PRN shows offset 0")
-    func packetsDuringTheErase() throws {
+    func packetsThatFindTheFlashQueueFullAreDroppedSilently() throws {
         var b = try Bench(.microbitV2)
         _ = b.sendInit(MicrobitAppInitPacket(application: Self.image).bytes)
         _ = b.request(.setPRN(16))
