@@ -11,7 +11,8 @@
 # the four flashes (partial through BlueZ's sockets, partial back through WriteValue, full update
 # with a new runtime, up to date), which D-Bus path each partial flash took, and the board's
 # flash afterwards byte for byte against a board given the same file; then those of a stock
-# board's Secure DFU and of the recovery of a board left in its bootloader, likewise. Prints the
+# board's Secure DFU, of the recovery of a board left in its bootloader and of a stock micro:bit
+# V1's legacy DFU, likewise. Prints the
 # bluetoothd version, the ATT MTU and connection interval negotiated (from the HCI trace), the
 # modelled time (the same flashes with --simulate) next to the real time of each flash, and per
 # flash how long its partial-flashing blocks took in the HCI trace (Tests/RealStack/hci-blocks.py).
@@ -92,7 +93,12 @@ done
 "$bin" flash Samples/firmware/sample-r2-heart.hex --simulate microbit-v2 --sim-state "$out/model-stuck" --json \
     > "$out/flash-recover.model.json" || true
 "$bin" sim reset --profile microbit-v2 --from Samples/firmware/sample-r2-heart.hex --sim-state "$out/reference-stock" > /dev/null
-for board in stock stuck reference-stock; do
+# And the stock micro:bit V1's: the new runtime by legacy DFU.
+"$bin" sim reset --profile microbit-v1 --from Samples/firmware/sample-r1-heart.hex --sim-state "$out/model-legacy" > /dev/null
+"$bin" flash Samples/firmware/sample-r2-heart.hex --simulate microbit-v1 --sim-state "$out/model-legacy" --json \
+    > "$out/flash-legacy.model.json" || true
+"$bin" sim reset --profile microbit-v1 --from Samples/firmware/sample-r2-heart.hex --sim-state "$out/reference-legacy" > /dev/null
+for board in stock stuck legacy reference-stock reference-legacy; do
     "$bin" sim show --json --sim-state "$out/$board" > "$out/$board-show.json" || true
 done
 # The reference board: given the final file directly.

@@ -82,6 +82,13 @@ public struct PartialFlashSettings: Sendable, Equatable {
     /// CODAL's `erase_page` tries again forever, so the board answers no more blocks, the writer
     /// gives up and the flash falls back to a full update.
     public var settleTime: Duration
+    /// After a block timeout, how often the block's packets are sent again with the same numbers
+    /// before the recovery through STATUS, `settleTime` and the REGION_INFO barrier. The board
+    /// takes the packets it lacks and ignores the ones it has (CODAL and DAL
+    /// `MicroBitPartialFlashingService::flashData` drop a packet 1 to 7 numbers behind the expected
+    /// one), so a lost packet or block and a board still erasing end with the block's one answer
+    /// and no barrier, whose safety rests on `settleTime`. Default 2; 0 goes to the barrier at once.
+    public var fillIns = 2
     /// Write the program hash last (`BlockPlan` with `sealProgramHash`), so that an interrupted
     /// flash never leaves the board reporting the new program's hash. Default true.
     public var sealProgramHash: Bool

@@ -24,6 +24,7 @@ extension PartialFlashWriter {
         if index == plan.sealIndex { sealSent = true }
         writeFailure = nil
         lateAnswerPending = false
+        fillIns = 0
         state = .awaitingAck
         var actions: [FlowAction] = [
             .report(
@@ -33,6 +34,21 @@ extension PartialFlashWriter {
         ]
         for bytes in packets(of: block, from: first) {
             actions.append(.report(.trace("→ \(Hex.bytes(bytes, separator: " "))")))
+            actions.append(.write(characteristic, bytes, .command))
+        }
+        actions.append(arm(PartialFlashTimer.block, settings.blockTimeout))
+        return actions
+    }
+
+    /// Sends the packets of the transmission in flight again with the same numbers, after a
+    /// block timeout: the board takes the ones it lacks and ignores those it has (CODAL and DAL
+    /// `MicroBitPartialFlashingService::flashData`: a packet up to 7 numbers behind the one
+    /// expected is dropped without an answer). Changes neither `group` nor the state.
+    mutating func fillIn() -> [FlowAction] {
+        writeFailure = nil
+        var actions: [FlowAction] = []
+        for bytes in packets(of: plan.blocks[index], from: group) {
+            actions.append(.report(.trace("→ \(Hex.bytes(bytes, separator: " ")) (again)")))
             actions.append(.write(characteristic, bytes, .command))
         }
         actions.append(arm(PartialFlashTimer.block, settings.blockTimeout))
@@ -160,9 +176,11 @@ extension PartialFlashWriter {
     // MARK: - Bookkeeping
 
     /// Counts one retry of the block in flight; returns the error when a limit is exceeded.
-    mutating func countRetry(_ problem: WriteProblem) -> PartialFlashError? {
+    /// `ofBlock` false counts it against the run's limit only (a fill-in: bounded per
+    /// transmission by `PartialFlashSettings.fillIns`).
+    mutating func countRetry(_ problem: WriteProblem, ofBlock: Bool = true) -> PartialFlashError? {
         lastProblem = problem
-        blockRetries += 1
+        if ofBlock { blockRetries += 1 }
         stats.retries += 1
         if blockRetries > settings.blockRetryLimit { return gaveUp(.block(limit: settings.blockRetryLimit)) }
         if stats.retries > settings.runRetryLimit { return gaveUp(.run(limit: settings.runRetryLimit)) }

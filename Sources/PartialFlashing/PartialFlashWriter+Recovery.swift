@@ -10,8 +10,20 @@ extension PartialFlashWriter {
             // A write the driver could not hand to the link explains the silence better.
             var problem = WriteProblem.noAcknowledgement(settings.blockTimeout)
             if let error = writeFailure { problem = .writeFailed(error) }
-            if let error = countRetry(problem) { return fail(error) }
             let address = Hex.address(plan.blocks[index].address)
+            if fillIns < settings.fillIns {
+                // A lost packet, a lost block or a board still erasing: the same packets again
+                // complete the block on the board or are ignored by it (see `PartialFlashWriter`).
+                if let error = countRetry(problem, ofBlock: false) { return fail(error) }
+                fillIns += 1
+                return [
+                    .report(
+                        .retry(
+                            "block \(index + 1) at \(address): \(problem); sending its packets \(group)-\(group &+ 3) "
+                                + "again (the board ignores those it has)"))
+                ] + fillIn()
+            }
+            if let error = countRetry(problem) { return fail(error) }
             // A lost 4th packet, a lost block, a lost `01 FF` or `01 AA`, or an answer still on its
             // way: the same recovery for all (see `PartialFlashWriter`).
             lateAnswerPending = true

@@ -108,7 +108,16 @@ public struct PartialFlashStats: Sendable, Equatable, Codable {
 ///   from there. A second `01 AA` for the same block (two lossy transmissions in a row, or
 ///   numbering that is off) goes through the recovery below instead, as after a timeout.
 /// * no answer within `blockTimeout`: the board is in one of the rows above, the answer may
-///   still come, and the writer cannot tell which. One recovery covers them all (one retry):
+///   still come, and the writer cannot tell which. First the same packets `g … g+3` go again
+///   (a fill-in, one retry each, at most `PartialFlashSettings.fillIns` times): a board that
+///   holds a prefix or nothing takes the packets it lacks, identical bytes, and completes the
+///   block; a board that has all 4 (its flash event still erasing, or done) ignores them, being
+///   1-4 numbers ahead (CODAL and DAL `flashData`: a packet 1-7 behind is dropped silently). So
+///   a lost write command or a slow erase still ends with exactly one answer, the block's, taken
+///   by order whenever it comes; a packet lost from a fill-in makes a prefix again or an `01 AA`.
+///   A fill-in also never moves the board's `offset` or block buffer while a flash event may be
+///   pending, which a barrier or a renumbered block could. No answer after the fill-ins means
+///   the answer itself was lost (or the board is slower still), and one recovery covers that:
 ///   1. STATUS (`EE`). The board answers it in its write handler after every earlier write,
 ///      and it changes nothing, so once its answer is in, every packet of the block either
 ///      reached the board or never will, and an `01 AA` they caused came before it.
@@ -126,9 +135,9 @@ public struct PartialFlashStats: Sendable, Equatable, Codable {
 ///   before any later block of it was written), while trusting an `01 FF` would rest on the
 ///   absence of duplicated answers, which a client cannot check.
 ///
-/// A lost 4th packet, a lost `01 FF`, a lost `01 AA`, a lost block and a late answer thus each
-/// cost one retry: the timeout, one STATUS round trip, at most `settleTime`, one REGION_INFO
-/// round trip and the block.
+/// A lost 4th packet, a lost block and a late answer thus each cost one retry (the timeout and the
+/// fill-in); a lost `01 FF` or `01 AA` costs the fill-ins, one STATUS round trip, at most
+/// `settleTime`, one REGION_INFO round trip and the block.
 ///
 /// # Answers no transmission accounts for
 ///
@@ -214,6 +223,8 @@ public struct PartialFlashWriter: FlowMachine {
     /// While recovering from a block timeout: the transmission that timed out has not answered
     /// yet, so the next write answer before the barrier's is its one answer.
     var lateAnswerPending = false
+    /// How often the transmission in flight was sent again with the same numbers (`fillIn()`).
+    var fillIns = 0
     var blockRetries = 0
     var lastProblem: WriteProblem?
     /// The most blocks acknowledged at once (progress never goes backwards).

@@ -5,7 +5,8 @@ import Testing
 import TestSupport
 
 /// `bitflash flash --device` on stock boards behind the fake BlueZ: a new runtime goes by
-/// Nordic DFU (Secure DFU on micro:bit V2 and Calliope mini 3, legacy DFU on micro:bit V1),
+/// Nordic DFU (Secure DFU on micro:bit V2 and Calliope mini 3, legacy DFU on micro:bit V1 and
+/// Calliope mini 1/2),
 /// through the bonded buttonless entry, the reset, BlueZ's cached table of the application and
 /// the reconnection to the bootloader (at the same address, or at the next one); a board found
 /// in its bootloader is recovered. Each board is checked byte for byte in the fake's saved state.
@@ -63,6 +64,15 @@ struct NordicDFUOverBlueZTests {
         _ = try await Self.flashNewRuntime(fake, expect: "Nordic legacy DFU")
     }
 
+    @Test(
+        "a new runtime on a Calliope mini 1 or 2 (DAL, nRF51) goes by legacy DFU too",
+        arguments: [Board.calliopeMini1, .calliopeMini2])
+    func legacyDFUCalliopeMini(board: Board) async throws {
+        let fake = try FakeBlueZProcess(Self.stock, profile: board.rawValue, name: "Calliope mini [tovag]")
+        _ = try await Self.flashNewRuntime(fake, device: "tovag", expect: "Nordic legacy DFU")
+        #expect(try SimulatedBoard.load(from: fake.stateFile).profile.board == board)
+    }
+
     @Test("a bootloader at the address + 1 (a build without bonds) is found by scanning for it")
     func bootloaderAtNextAddress() async throws {
         let fake = try FakeBlueZProcess(Self.stock + ["--bootloader-at-next-address"], profile: "microbit-v2")
@@ -73,7 +83,7 @@ struct NordicDFUOverBlueZTests {
 
     @Test(
         "a board found in its bootloader (DfuTarg) is recovered with the file's application",
-        arguments: ["microbit-v2", "microbit-v1"])
+        arguments: ["microbit-v2", "microbit-v1", "calliope-mini-2"])
     func recoversDfuTarg(profile: String) async throws {
         let fake = try FakeBlueZProcess(["--gatt-cache", "--time-scale", "0.2"], profile: profile) { state in
             let r = try Bitflash.run(

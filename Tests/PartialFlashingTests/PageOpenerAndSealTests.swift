@@ -21,7 +21,7 @@ import Transport
 
     @Test func aPageOpenerWithoutAnAnswerGoesAgainOnlyAfterTheBarrierAndBeforeAnyLaterBlockOfItsPage() throws {
         let (plan, program) = try makePlan(bodySize: 9000)
-        var writer = PartialFlashWriter(plan: plan, program: program)
+        var writer = PartialFlashWriter(plan: plan, program: program, settings: WriterTests.barrierOnly)
         _ = writer.beginAfterRegionInfo()
         _ = writer.run(Array(repeating: ack, count: 64))  // page 0x47000 written; block 65 opens 0x48000
         #expect(writer.index == 64 && plan.blocks[64].opensPage)
@@ -57,7 +57,7 @@ import Transport
     @Test func aTimeoutOnTheHashBlockSendsOnlyThatBlockAgain() throws {
         let (plan, program) = try makePlan(bodySize: 9000, seal: true)
         let seal = try #require(plan.sealIndex)
-        var writer = PartialFlashWriter(plan: plan, program: program)
+        var writer = PartialFlashWriter(plan: plan, program: program, settings: WriterTests.barrierOnly)
         _ = writer.beginAfterRegionInfo()
         _ = writer.run(Array(repeating: ack, count: seal) + [v2Program])
         _ = writer.run([.timerFired(PartialFlashTimer.block), status(.pairing), .timerFired(settle)])

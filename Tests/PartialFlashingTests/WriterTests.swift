@@ -9,6 +9,13 @@ import Transport
     let answer = PartialFlashTimer.answer
     let settle = PartialFlashTimer.settle
     let statusRequest: [UInt8] = [0xEE]
+    /// The recovery through STATUS and the REGION_INFO barrier, which follows the fill-ins
+    /// (`FillInTests`), at the first block timeout.
+    static var barrierOnly: PartialFlashSettings {
+        var settings = PartialFlashSettings()
+        settings.fillIns = 0
+        return settings
+    }
 
     func startedWriter(bodySize: Int = 4000, settings: PartialFlashSettings = PartialFlashSettings())
         throws -> (PartialFlashWriter, [FlowAction])
@@ -48,7 +55,7 @@ import Transport
     }
 
     @Test func sendsEndOfTransmissionOnlyAfterTheLastAckThenFinishesWhenTheBoardRestarts() throws {
-        var (writer, first) = try startedWriter(bodySize: 96)  // 2 blocks
+        var (writer, first) = try startedWriter(bodySize: 96, settings: Self.barrierOnly)  // 2 blocks
         #expect(writer.plan.blockCount == 2)
         #expect(!writes(first).contains([0x02]))
         let second = writer.handle(ack, now: .milliseconds(60))
@@ -108,7 +115,7 @@ import Transport
 
     @Test func recoversFromABlockTimeoutWithStatusThenTheRegionInfoBarrierThenTheBlockFromZero() throws {
         // Block 3 (8-11) gets no answer: its 4th packet, the block or its answer was lost.
-        var (writer, _) = try startedWriter()
+        var (writer, _) = try startedWriter(settings: Self.barrierOnly)
         _ = writer.run([ack, ack])
         let probe = writer.handle(.timerFired(block), now: .seconds(1))
         #expect(effects(probe) == [.write(pf, statusRequest, .command), .startTimer(answer, .seconds(2))])
@@ -129,7 +136,7 @@ import Transport
     }
 
     @Test func aLateAnswerDuringTheRecoveryIsTheBlocksOwnAndTheBarrierFollowsAtOnce() throws {
-        var (writer, _) = try startedWriter()
+        var (writer, _) = try startedWriter(settings: Self.barrierOnly)
         _ = writer.handle(.timerFired(block), now: .seconds(1))
         // Block 1's 01 FF, late: the board is done with the block, no wait before REGION_INFO.
         let late = writer.handle(ack, now: .milliseconds(1010))
@@ -153,7 +160,7 @@ import Transport
     }
 
     @Test func aLateAnswerWhileTheBoardSettlesEndsTheWait() throws {
-        var (writer, _) = try startedWriter()
+        var (writer, _) = try startedWriter(settings: Self.barrierOnly)
         _ = writer.run([.timerFired(block), status(.pairing)], at: .seconds(1))
         let late = writer.handle(outOfOrder, now: .milliseconds(1200))
         #expect(
@@ -173,7 +180,7 @@ import Transport
     }
 
     @Test func answersTheRegionInfoBarrierWithTheSameBlockFromZero() throws {
-        var (writer, _) = try startedWriter()
+        var (writer, _) = try startedWriter(settings: Self.barrierOnly)
         _ = writer.run([ack, .timerFired(block), status(.pairing), .timerFired(settle)])  // waiting for REGION_INFO 2
         // A status or a region answer for another region changes nothing.
         #expect(effects(writer.run([status(.pairing), v2Runtime])).isEmpty)
@@ -184,7 +191,12 @@ import Transport
     }
 
     @Test func asksForStatusAgainWhenItsAnswerIsLostAndGivesUpAfterTheAttempts() throws {
-        var (writer, _) = try startedWriter(settings: PartialFlashSettings(requestAttempts: 2))
+        var (writer, _) = try startedWriter(
+            settings: {
+                var settings = PartialFlashSettings(requestAttempts: 2)
+                settings.fillIns = 0
+                return settings
+            }())
         _ = writer.handle(.timerFired(block), now: .seconds(1))
         #expect(writes(writer.handle(.timerFired(answer), now: .seconds(3))) == [statusRequest])
         _ = writer.handle(.timerFired(answer), now: .seconds(5))
@@ -196,7 +208,7 @@ import Transport
     }
 
     @Test func treatsASecondAnswerForTheSameTransmissionAsADuplicate() throws {
-        var (writer, _) = try startedWriter()
+        var (writer, _) = try startedWriter(settings: Self.barrierOnly)
         _ = writer.run([.timerFired(block), ack])  // block 1's late answer
         // A transmission yields one answer at most: this one is extra, an earlier answer was
         // duplicated and a block may have been skipped. The write stops for a full flash.
@@ -215,7 +227,12 @@ import Transport
     }
 
     @Test func givesUpAfterTheBlockRetryLimitNamingTheBlock() throws {
-        var (writer, _) = try startedWriter(settings: PartialFlashSettings(blockRetryLimit: 2))
+        var (writer, _) = try startedWriter(
+            settings: {
+                var settings = PartialFlashSettings(blockRetryLimit: 2)
+                settings.fillIns = 0
+                return settings
+            }())
         // Block 2: two retries (an out of order, a timeout and its recovery).
         _ = writer.run([ack, outOfOrder, .timerFired(block), status(.pairing), .timerFired(settle), v2Program])
         #expect(writer.outcome == nil)
@@ -372,7 +389,12 @@ import Transport
     }
 
     @Test func namesAFailedWriteAsTheLastProblemWhenGivingUp() throws {
-        var (writer, _) = try startedWriter(settings: PartialFlashSettings(blockRetryLimit: 0))
+        var (writer, _) = try startedWriter(
+            settings: {
+                var settings = PartialFlashSettings(blockRetryLimit: 0)
+                settings.fillIns = 0
+                return settings
+            }())
         let failure = TransportError.failed(operation: "WriteValue", message: "Not connected")
         let traced = writer.handle(.writeFailed(pf, failure), now: .zero)
         #expect(effects(traced).isEmpty)

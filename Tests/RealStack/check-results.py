@@ -11,8 +11,9 @@ D-Bus calls logged in gatt-calls.log show), the full update took the full path, 
 flash found the board up to date, each verified; and the board's flash afterwards equals, region by
 region and over the whole application region (SHA-256), a board given the final file directly
 and a simulated board after the same three flashes (--simulate). Likewise for the stock board:
-the new runtime by Nordic Secure DFU and the recovery from its bootloader, each verified, the
-board back in its application with the application region of a board given the file.
+the new runtime by Nordic Secure DFU and the recovery from its bootloader, and a micro:bit V1's
+new runtime by legacy DFU, each verified, the board back in its application with the
+application region of a board given the file.
 Prints the bluetoothd version, the ATT MTU and connection interval(s) from the HCI trace, and
 the modelled time (the same flash under --simulate) next to the real time of each flash.
 """
@@ -61,7 +62,7 @@ check(address is not None, "sim serve --adapter hci1 got ready and advertised")
 user = text("user-id")
 check("uid=65534" in user and "bluetooth" not in user and "CapEff:\t0000000000000000" in user,
       "the user steps ran as nobody, outside the bluetooth group, with no capability, under Debian's D-Bus policy")
-check(not any("cannot save" in text(name + ".err") for name in ("flash-partial", "flash-partial-dbus", "flash-full", "flash-same", "flash-nordic", "flash-recover")),
+check(not any("cannot save" in text(name + ".err") for name in ("flash-partial", "flash-partial-dbus", "flash-full", "flash-same", "flash-nordic", "flash-recover", "flash-legacy")),
       "the user's flashes kept their resume records (no warning that they could not be saved)")
 try:
     scanned = [b for b in json.loads(text("scan.json") or "[]") if b.get("address") == address]
@@ -127,9 +128,12 @@ check(board.get("mode") == "application" and board.get("flashIncomplete") is Fal
 
 # The stock board (partial flashing + Nordic Secure DFU bootloader): a new runtime by Secure DFU,
 # then the same board left in its bootloader and recovered, each compared with a board given the file.
-stock_reference = show("reference-stock-show.json")
-stock_expected = {"flash-nordic": ("runtime-differs", "stock"), "flash-recover": ("in-bootloader", "stuck")}
-for name, (code, state) in stock_expected.items():
+# Then a stock micro:bit V1 (legacy DFU bootloader) given the new runtime, against a V1 given the file.
+stock_expected = {"flash-nordic": ("runtime-differs", "stock", "reference-stock"),
+                  "flash-recover": ("in-bootloader", "stuck", "reference-stock"),
+                  "flash-legacy": ("runtime-differs", "legacy", "reference-legacy")}
+for name, (code, state, reference_name) in stock_expected.items():
+    stock_reference = show(reference_name + "-show.json")
     r = result(name + ".json") or {}
     check(rc(name) == 0 and r.get("path") == "full" and r.get("fullPath") == "nordic" and r.get("verified") is True
           and (r.get("reason") or {}).get("code") == code and not r.get("error"),
@@ -146,6 +150,9 @@ for name, (code, state) in stock_expected.items():
 stock_serve = text("serve-stock.log")
 check(stock_serve.count("GATT application switched") >= 2 and "as \"DfuTarg\"" in stock_serve,
       "the stock board's GATT application switched to the bootloader's (DfuTarg) and back")
+legacy_serve = text("serve-legacy.log")
+check(legacy_serve.count("GATT application switched") >= 2 and "as \"DfuTarg\"" in legacy_serve,
+      "the micro:bit V1's GATT application switched to its legacy bootloader's (DfuTarg) and back")
 
 print()
 print("bluetoothd version:", text("bluetoothd-version").strip() or "unknown")
@@ -166,7 +173,7 @@ for name in list(expected) + list(stock_expected):
     r, model = result(name + ".json") or {}, result(name + ".model.json") or {}
     print(f"{name:<20}{str(r.get('path')):<12}{r.get('bytesSent', 0):>9}{model.get('seconds', float('nan')):>12.2f}"
           f"{r.get('seconds', float('nan')):>9.2f}{text(name + '.wall').strip() or '?':>9}")
-print("(modelled: the same flash with --simulate microbit-v2-mcuboot, or microbit-v2 for the stock board, and its link model; real: bitflash's own "
+print("(modelled: the same flash with --simulate microbit-v2-mcuboot, or microbit-v2 / microbit-v1 for the stock boards, and its link model; real: bitflash's own "
       "figure over the real bluetoothd, in the VM under software emulation; wall: the whole command)")
 
 if failures:

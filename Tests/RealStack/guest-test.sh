@@ -12,7 +12,8 @@
 # (partial flashing and the Nordic Secure DFU bootloader) on hci1 at the same address: a new
 # runtime by Secure DFU (the buttonless entry, the reset, the reconnection to the bootloader
 # through BlueZ's cached table of the application), and the same board left in its bootloader
-# ("DfuTarg") by an interrupted update, recovered with the file's application. Every output
+# ("DfuTarg") by an interrupted update, recovered with the file's application; then a stock
+# micro:bit V1 (the legacy Nordic bootloader), given a new runtime by legacy DFU. Every output
 # goes to /tmp/out (the host's OUT_DIR); the host checks it. Writes the status (0 when every
 # step ran) to /tmp/out/status.
 # The repository is at /tmp/repo (run.sh shares it there).
@@ -104,9 +105,9 @@ step flash-same as_user "$bin" flash "$samples/sample-r2-heart.hex" --device "$a
 # Stock boards. sim serve saves the board at every boot; the next board is served once the last
 # one has booted its application (the bootloader resets after answering the final Execute).
 stop_serve() { kill -TERM "$serve" 2>/dev/null && wait "$serve"; serve=""; }
-serve_board() { # NAME STATE [OPTIONS]: serves the board saved in STATE on hci1
-    name="$1"; state="$2"; shift 2
-    "$bin" sim serve --adapter hci1 --profile microbit-v2 --sim-state "$state" -v "$@" > "$out/serve-$name.log" 2>&1 &
+serve_board() { # NAME STATE PROFILE [OPTIONS]: serves the board saved in STATE on hci1
+    name="$1"; state="$2"; board_profile="$3"; shift 3
+    "$bin" sim serve --adapter hci1 --profile "$board_profile" --sim-state "$state" -v "$@" > "$out/serve-$name.log" 2>&1 &
     serve=$!
     for _ in $(seq 1 60); do grep -q " ready on hci1" "$out/serve-$name.log" && break; sleep 1; done
     grep " ready on hci1" "$out/serve-$name.log" || { say "sim serve ($name) did not get ready:"; cat "$out/serve-$name.log"; finish 13; }
@@ -119,13 +120,18 @@ runs_application() { # STATE: waits until the saved board runs its application
     say "the board in $1 did not come back in application mode"
 }
 stop_serve
-serve_board stock "$out/stock" --from "$samples/sample-r1-heart.hex"
+serve_board stock "$out/stock" microbit-v2 --from "$samples/sample-r1-heart.hex"
 step flash-nordic as_user "$bin" flash "$samples/sample-r2-heart.hex" --device "$address" $bt --json
 runs_application "$out/stock"
 stop_serve
 "$bin" sim reset --profile microbit-v2 --from "$samples/sample-r1-heart.hex" --stuck-in-bootloader --sim-state "$out/stuck" \
     > /dev/null || finish 14
-serve_board stuck "$out/stuck"
+serve_board stuck "$out/stuck" microbit-v2
 step flash-recover as_user "$bin" flash "$samples/sample-r2-heart.hex" --device "$address" $bt --json
 runs_application "$out/stuck"
+# A stock micro:bit V1 (DAL, nRF51, the legacy Nordic bootloader): a new runtime by legacy DFU.
+stop_serve
+serve_board legacy "$out/legacy" microbit-v1 --from "$samples/sample-r1-heart.hex"
+step flash-legacy as_user "$bin" flash "$samples/sample-r2-heart.hex" --device "$address" $bt --json
+runs_application "$out/legacy"
 finish 0
