@@ -27,11 +27,13 @@ extension SessionFlow {
             return succeed(o)
         }
         let start: ProgramCheck.Start
-        if let nordic = outcome.nordic, nordic.dfuProtocol == .secure {
+        if let nordic = outcome.nordic, nordic.dfuProtocol == .secure, !nordic.endedOnApplication {
             // The secure bootloader resets into the new application after its last answer.
             start = .restarting
         } else {
-            // McuMgr and legacy DFU end on a connection to the restarted application.
+            // McuMgr and legacy DFU end on a connection to the restarted application, and so does
+            // a Secure DFU whose last answer was lost (`endedOnApplication`): the board has
+            // already restarted, there is no restart to wait for.
             start = linkUp ? .connected : .restarted
         }
         var check = ChildFlow(

@@ -81,6 +81,11 @@ public struct NordicDFUResult: Sendable, Equatable {
     public var recoveredFromBootloader: Bool
     /// The bootloader checked the whole image (SHA-256 on Secure DFU, CRC-16 on legacy DFU) and started it.
     public var verified: Bool
+    /// The flow ended on a connection to the restarted application: the bootloader's answer to
+    /// the last Execute was lost (it resets 100 ms after answering, and a radio shared with
+    /// other boards can hold the answer back longer), so the flow connected again and found the
+    /// new application running. The board has already restarted; the link is up.
+    public var endedOnApplication = false
 
     public init(
         dfuProtocol: NordicDFUProtocol, applicationBytes: Int, bytesSent: Int = 0, retries: Int = 0,

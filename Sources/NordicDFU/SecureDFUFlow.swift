@@ -92,6 +92,7 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
             if finalExecuteSent {
                 // Only a validated image leaves the bootloader: the board runs the new application.
                 result.verified = true
+                result.endedOnApplication = true
                 return finish()
             }
             guard entries < 3 else { return fail(.bootloaderNotFound(attempts: entries)) }

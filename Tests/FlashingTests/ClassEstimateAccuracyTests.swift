@@ -5,8 +5,9 @@ import Testing
 @testable import Flashing
 
 /// The class estimate against the simulator's modelled class time: boards on one adapter,
-/// all started together, sharing its radio. Virtual time is deterministic, so these are not
-/// timed assertions. `bitflash bench class` covers 8 to 64 boards on every profile.
+/// sharing its radio, all started together or in waves of its connection limit. Virtual time is deterministic, so these are not
+/// timed assertions. `bitflash bench class --full --sim-adapter none --sim-adapter unknown`
+/// covers 8 to 64 boards on every profile and path, all at once and in waves.
 @Suite struct ClassEstimateAccuracyTests {
     @Test(arguments: [LinkProfile.linuxDefault, .fast], [8, 16])
     func aPartialFlashOfAClassIsEstimatedWithinTenPercent(profile: LinkProfile, boards: Int) {
@@ -17,6 +18,30 @@ import Testing
             abs(row.classError) <= 0.10,
             "\(boards) boards \(profile.name): estimate \(row.estimatedClassSeconds) s, modelled \(row.modelledClassSeconds) s"
         )
+    }
+
+    @Test func aNordicDFUClassOfSixteenBoardsIsEstimatedWithinTenPercent() {
+        // Full updates through the stock boards' Secure DFU bootloader: long waits after each
+        // Create alternate with full events, and the last Execute's answer shares the radio.
+        let row = ClassBench.run(.nordic, boards: 16, profile: .deviceRequested)
+        #expect(row.failures == 0)
+        #expect(row.modelledClassSeconds > row.singleBoardSeconds)
+        #expect(
+            abs(row.classError) <= 0.10,
+            "estimate \(row.estimatedClassSeconds) s, modelled \(row.modelledClassSeconds) s")
+    }
+
+    @Test func aClassInWavesOfFiveConnectionsIsEstimatedWithinTenPercent() throws {
+        // The adapter of unknown capacity the command line assumes: 16 boards in 4 waves.
+        let adapter = try AdapterProfile(named: "unknown")
+        let row = ClassBench.run(.partial, boards: 16, profile: .fast, adapter: adapter)
+        #expect(row.connectionLimit == 5)
+        #expect(row.failures == 0)
+        // Waves: the class takes several times one board's own time.
+        #expect(row.modelledClassSeconds > 3 * row.modelledFastestSeconds)
+        #expect(
+            abs(row.classError) <= 0.10,
+            "estimate \(row.estimatedClassSeconds) s, modelled \(row.modelledClassSeconds) s")
     }
 
     @Test func oneBoardsOwnEstimateIsFarTooLowForSixteenBoardsOnAFastLink() {

@@ -37,6 +37,8 @@ public enum ClassBench {
         public var singleBoardSeconds: Double
         /// Boards that did not finish with the expected path.
         public var failures: Int
+        /// The adapter's connection limit (nil: none, all boards at once).
+        public var connectionLimit: Int?
 
         /// estimate / modelled − 1 of the class time.
         public var classError: Double {
@@ -64,6 +66,11 @@ public enum ClassBench {
         return try FlashPlan.make(firmware: scenario.update, board: scenario.board)
     }
 
+    /// The connection limit of `adapter` as the estimate takes it (nil for `.unlimited`).
+    public static func limit(of adapter: AdapterProfile) -> Int? {
+        adapter.maxConnections < AdapterProfile.unlimited.maxConnections ? adapter.maxConnections : nil
+    }
+
     /// Runs one class of `boards` boards over `profile` through one adapter of `adapter`'s kind
     /// (its connection limit makes waves; `.unlimited` holds every board at once).
     public static func run(_ c: Case, boards: Int, profile: LinkProfile, adapter: AdapterProfile = .unlimited) -> Row {
@@ -73,7 +80,7 @@ public enum ClassBench {
             path: c.rawValue, board: board.displayName, profile: profile.name,
             connectionIntervalMilliseconds: Double(profile.connectionIntervalMicroseconds) / 1000, boards: boards,
             modelledClassSeconds: 0, modelledSlowestSeconds: 0, modelledFastestSeconds: 0, estimatedClassSeconds: 0,
-            estimatedSlowestSeconds: 0, singleBoardSeconds: 0, failures: boards)
+            estimatedSlowestSeconds: 0, singleBoardSeconds: 0, failures: boards, connectionLimit: limit(of: adapter))
         var sim = Simulation(link: profile, adapters: [adapter])
         sim.recordsTrace = false
         var options = (c == .nordic ? BenchStrategy.nordic : c == .mcumgr ? .fullBest : .partialOnly).options
@@ -99,9 +106,8 @@ public enum ClassBench {
                 let demand = ClassEstimator.demand(
                     plan: plan, path: expected, options: options, link: .profile(profile))
             else { return row }
-            let limit = adapter.maxConnections < AdapterProfile.unlimited.maxConnections ? adapter.maxConnections : nil
             let estimate = ClassEstimator.estimate(
-                demand, boards: boards, adapters: [.init(name: adapter.name, connectionLimit: limit)])
+                demand, boards: boards, adapters: [.init(name: adapter.name, connectionLimit: row.connectionLimit)])
             row.estimatedClassSeconds = estimate.classTime.seconds
             row.estimatedSlowestSeconds = estimate.slowestBoard.seconds
             row.singleBoardSeconds = demand.alone.seconds

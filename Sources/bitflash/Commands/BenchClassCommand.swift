@@ -11,7 +11,8 @@ struct BenchClassCommand: ParsableCommand {
         abstract: "Compare the class-set estimate with the modelled time of 8 to 64 boards on one adapter.",
         discussion: """
             Each class flashes the same sample onto every board at once, through one simulated \
-            adapter whose radio the boards share: partial flashing of an edit (the boards run the \
+            adapter whose radio the boards share (with a connection limit, --sim-adapter, in \
+            waves): partial flashing of an edit (the boards run the \
             old program), and with --full the full updates (McuMgr on MCUboot boards, Nordic DFU \
             on stock boards). The class estimate (ClassEstimator) is set beside the modelled class \
             time and beside one board's own estimate, which leaves the shared radio out. Times are \
@@ -33,12 +34,12 @@ struct BenchClassCommand: ParsableCommand {
     var profiles: [String] = []
 
     @Option(
-        name: .customLong("sim-adapter"),
+        name: .customLong("sim-adapter"), parsing: .unconditionalSingleValue,
         help: ArgumentHelp(
-            "The adapter's kind: csr8510, bcm20702, cyw43455, unknown (5 connections, as flash assumes) or N "
-                + "connections; default: no connection limit.",
+            "The adapter's kind: csr8510, bcm20702, cyw43455, unknown (5 connections, as flash assumes), N "
+                + "connections, or none (no connection limit, the default); repeatable: one table of all.",
             valueName: "PROFILE"))
-    var adapterName: String?
+    var adapterNames: [String] = []
 
     @Flag(help: "Also the full updates (McuMgr and Nordic DFU).")
     var full = false
@@ -47,7 +48,9 @@ struct BenchClassCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        let adapter = try adapterName.map { try AdapterProfile(named: $0) } ?? .unlimited
+        let adapters = try (adapterNames.isEmpty ? ["none"] : adapterNames).map {
+            $0.lowercased() == "none" ? AdapterProfile.unlimited : try AdapterProfile(named: $0)
+        }
         let links = try profiles.isEmpty ? LinkProfile.named : profiles.map { try LinkProfile(named: $0) }
         let sizes = counts.isEmpty ? ClassBench.boardCounts : counts
         let cases: [ClassBench.Case] = full ? ClassBench.Case.allCases : [.partial]
@@ -55,40 +58,49 @@ struct BenchClassCommand: ParsableCommand {
         let date = ISO8601DateFormatter.string(from: Date(), timeZone: .gmt, formatOptions: [.withFullDate])
         if !json {
             print(
-                "class benchmark: commit \(commit), \(date); modelled seconds, one adapter ("
-                    + (adapterName == nil
-                        ? "no connection limit), all boards started together"
-                        : "\(adapter.maxConnections) connections at once), in waves")
-            )
+                "class benchmark: commit \(commit), \(date); modelled seconds, one adapter; with a connection "
+                    + "limit the boards go in waves, else all start together")
             print("error = estimate / modelled − 1; before = one board's own estimate (the shared radio left out)")
             print("")
             print(
-                "| path | link | boards | modelled class | estimate | error | slowest board est. | before | before error |"
-            )
-            print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+                "| adapter | path | link | boards | modelled class | estimate | error | slowest board est. | before "
+                    + "| before error |")
+            print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
         }
-        // The largest error (by size, with its sign) of each path.
+        // The largest error (by size, with its sign) of each path on each adapter.
         var worst: [String: Double] = [:]
-        for c in cases {
-            for link in links {
-                for n in sizes {
-                    let row = ClassBench.run(c, boards: n, profile: link, adapter: adapter)
-                    if abs(row.classError) >= abs(worst[row.path] ?? 0) { worst[row.path] = row.classError }
-                    if json {
-                        print(try JSONText.line(row))
-                        continue
+        for adapter in adapters {
+            let limit = ClassBench.limit(of: adapter)
+            let label = limit.map { "\($0) at once" } ?? "no limit"
+            for c in cases {
+                for link in links {
+                    for n in sizes {
+                        let row = ClassBench.run(c, boards: n, profile: link, adapter: adapter)
+                        let key = "\(c.rawValue), \(label)"
+                        if abs(row.classError) >= abs(worst[key] ?? 0) { worst[key] = row.classError }
+                        if json {
+                            print(try JSONText.line(row))
+                            continue
+                        }
+                        let failed = row.failures > 0 ? " (\(row.failures) failed)" : ""
+                        print(
+                            "| \(label) | \(row.path) | \(row.profile) | \(row.boards)\(failed) | "
+                                + "\(s(row.modelledClassSeconds)) | \(s(row.estimatedClassSeconds)) | "
+                                + "\(pct(row.classError)) | \(s(row.estimatedSlowestSeconds)) | "
+                                + "\(s(row.singleBoardSeconds)) | \(pct(row.singleBoardError)) |")
                     }
-                    let failed = row.failures > 0 ? " (\(row.failures) failed)" : ""
-                    print(
-                        "| \(row.path) | \(row.profile) | \(row.boards)\(failed) | \(s(row.modelledClassSeconds)) | "
-                            + "\(s(row.estimatedClassSeconds)) | \(pct(row.classError)) | \(s(row.estimatedSlowestSeconds)) | "
-                            + "\(s(row.singleBoardSeconds)) | \(pct(row.singleBoardError)) |")
                 }
             }
         }
         if !json {
             print("")
-            for c in cases { print("largest error, \(c.rawValue): \(pct(worst[c.rawValue] ?? 0))") }
+            for adapter in adapters {
+                let label = ClassBench.limit(of: adapter).map { "\($0) at once" } ?? "no limit"
+                for c in cases {
+                    let key = "\(c.rawValue), \(label)"
+                    print("largest error, \(key): \(pct(worst[key] ?? 0))")
+                }
+            }
         }
     }
 
