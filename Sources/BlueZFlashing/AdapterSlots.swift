@@ -22,7 +22,7 @@ actor AdapterSlots {
         adapters = (names.isEmpty ? [nil] : names).map { Adapter(name: $0, limit: max(1, limit)) }
     }
 
-    /// Waits for a free connection and takes it on the adapter with the most room.
+    /// Waits for a free connection and takes it on the adapter with room that holds the fewest boards.
     /// - Returns: the adapter's index.
     func take() async -> Int {
         if let a = freest() {
@@ -42,10 +42,14 @@ actor AdapterSlots {
     /// With other boards connected through it, its limit becomes the boards it holds and the
     /// refused board gives its connection back and waits for the next one (true); alone on the
     /// adapter, the refusal is the board's own (false).
-    func backOff(_ a: Int) -> Bool {
+    ///
+    /// Only a refusal that names the cause (`isRefusedForWantOfConnections`) lowers the limit; an
+    /// attempt the kernel gave up on is also what a board that stopped advertising gives, so it
+    /// only makes the board wait for the next free connection.
+    func backOff(_ a: Int, lowersLimit: Bool) -> Bool {
         let others = adapters[a].active - 1
         guard others > 0 else { return false }
-        adapters[a].limit = min(adapters[a].limit, others)
+        if lowersLimit { adapters[a].limit = min(adapters[a].limit, others) }
         adapters[a].active -= 1
         return true
     }
@@ -54,12 +58,11 @@ actor AdapterSlots {
     func limit(_ a: Int) -> Int { adapters[a].limit }
     var count: Int { adapters.count }
 
+    /// The adapter with room that holds the fewest boards (the first of equals), as
+    /// `ClassSchedule` and the simulated adapters place a board.
     private func freest() -> Int? {
-        let room = adapters.indices.map { adapters[$0].limit - adapters[$0].active }
-        guard let best = room.indices.max(by: { room[$0] < room[$1] || (room[$0] == room[$1] && $0 > $1) }),
-            room[best] > 0
-        else { return nil }
-        return best
+        let open = adapters.indices.filter { adapters[$0].limit > adapters[$0].active }
+        return open.min(by: { adapters[$0].active < adapters[$1].active })
     }
 
     private func wakeWaiters() {
@@ -76,14 +79,29 @@ actor AdapterSlots {
     /// (0x16 → ECONNABORTED), the symptom Home Assistant's maintainers report for adapters out of
     /// slots (home-assistant/core PR #84331, bleak-retry-connector PR #67).
     static func isOutOfConnections(_ error: any Error) -> Bool {
-        let text = "\(error)".lowercased()
-        return text.contains("le-connection-refused") || text.contains("le-connection-abort-by-local")
-            || text.contains("limited resources")
+        isRefusedForWantOfConnections(error) || "\(error)".lowercased().contains("le-connection-abort-by-local")
     }
 
-    /// Resolves `all` to every adapter switched on, in the order BlueZ lists them.
+    /// The controller's own refusal (HCI 0x0D, "le-connection-refused"), as opposed to an
+    /// attempt the kernel cancelled.
+    static func isRefusedForWantOfConnections(_ error: any Error) -> Bool {
+        isRefusedForWantOfConnections("\(error)")
+    }
+
+    /// The same, from an error's message.
+    static func isRefusedForWantOfConnections(_ message: String) -> Bool {
+        let text = message.lowercased()
+        return text.contains("le-connection-refused") || text.contains("limited resources")
+    }
+
+    /// Resolves `all` to every adapter switched on, in the order BlueZ lists them; an adapter
+    /// named twice is one adapter (its connections are not doubled).
     static func resolve(_ names: [String], settings: BlueZFlashSettings) async throws -> [String?] {
-        guard names.contains("all") else { return names.isEmpty ? [settings.adapter] : names }
+        guard names.contains("all") else {
+            var out: [String] = []
+            for n in names where !out.contains(n) { out.append(n) }
+            return out.isEmpty ? [settings.adapter] : out
+        }
         let bus = try await BlueZBus.open(bus: settings.bus)
         defer { bus.close() }
         let tree = try await bus.objects()

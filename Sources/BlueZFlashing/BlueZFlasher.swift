@@ -34,6 +34,12 @@ public struct BlueZFlasher: Sendable {
         self.settings = settings
     }
 
+    /// The adapters a class would be flashed through: `settings.adapters` with `all` resolved
+    /// to every adapter switched on (nil: the first adapter switched on).
+    public func adapters() async throws -> [String?] {
+        try await AdapterSlots.resolve(settings.adapters, settings: settings)
+    }
+
     /// Flashes `firmware` onto each board `boards` names (an address or a name), each on a
     /// connection of its own: at most `settings.maxConnectionsPerAdapter` at once per adapter,
     /// the next board starting when one finishes, on the adapter that freed up (`AdapterSlots`).
@@ -49,11 +55,13 @@ public struct BlueZFlasher: Sendable {
                 return
             }
             let slots = AdapterSlots(names, limit: settings.maxConnectionsPerAdapter)
+            let classStart = ContinuousClock.now
             await withTaskGroup(of: Void.self) { group in
                 for query in boards {
                     group.addTask {
                         let result = await Self.flashInTurn(
-                            query, firmware: firmware, settings: settings, slots: slots, channel: channel)
+                            query, firmware: firmware, settings: settings, slots: slots, channel: channel,
+                            classStart: classStart)
                         channel.send(.finished(result))
                     }
                 }
@@ -73,7 +81,7 @@ public struct BlueZFlasher: Sendable {
     /// and takes the next free slot (never a failure of the board).
     static func flashInTurn(
         _ query: String, firmware: Firmware, settings: BlueZFlashSettings, slots: AdapterSlots,
-        channel: UpdateChannel
+        channel: UpdateChannel, classStart: ContinuousClock.Instant
     ) async -> BoardFlashResult {
         var backOffs = 0
         while true {
@@ -89,14 +97,22 @@ public struct BlueZFlasher: Sendable {
             var s = settings
             s.adapter = await slots.name(a)
             let adapterName = s.adapter ?? "the adapter"
-            let outcome = await flashOne(query, firmware: firmware, settings: s, channel: channel) { error in
-                guard mayBackOff, AdapterSlots.isOutOfConnections(error), await slots.backOff(a) else { return false }
+            let outcome = await flashOne(
+                query, firmware: firmware, settings: s, channel: channel, started: classStart
+            ) { error in
+                let refused = AdapterSlots.isRefusedForWantOfConnections(error)
+                guard mayBackOff, AdapterSlots.isOutOfConnections(error),
+                    await slots.backOff(a, lowersLimit: refused)
+                else { return false }
                 let limit = await slots.limit(a)
                 channel.send(
                     .warning(
                         board: query,
-                        message: "\(adapterName) refused another connection (\(error)); "
-                            + "keeping \(limit) board\(limit == 1 ? "" : "s") connected through it and trying again"))
+                        message: refused
+                            ? "\(adapterName) refused another connection (\(error)); keeping \(limit) "
+                                + "board\(limit == 1 ? "" : "s") connected through it and trying again"
+                            : "the connection through \(adapterName) was given up (\(error)); waiting for "
+                                + "another board to finish and trying again"))
                 try? await Task.sleep(for: outOfConnectionsBackOff)
                 return true
             }
@@ -106,18 +122,30 @@ public struct BlueZFlasher: Sendable {
             }
             await slots.give(a)
             if await slots.count > 1 { result.adapter = s.adapter }
+            // Refused for want of connections to the end: say so, with what helps.
+            if let message = result.result.error, result.address == nil,
+                AdapterSlots.isRefusedForWantOfConnections(message)
+            {
+                let error = BoardFlashError.adapterFull(adapter: adapterName, message: message)
+                var changed = result
+                changed.result = FlashResult(board: query, unreached: error, seconds: result.result.seconds)
+                changed.adapter = result.adapter
+                return changed
+            }
             return result
         }
     }
 
     /// One board's whole flash; never throws: a failure is the result's error. Nil when the
     /// connect failed and `connectRefused` took it as a reason to try again later.
+    /// - Parameter started: when the board's time starts: the class's start, so that a board's
+    ///   time includes its wait for a connection, as a simulated class counts it.
     static func flashOne(
         _ query: String, firmware: Firmware, settings: BlueZFlashSettings,
-        channel: UpdateChannel, connectRefused: @Sendable (any Error) async -> Bool = { _ in false }
+        channel: UpdateChannel, started: ContinuousClock.Instant = .now,
+        connectRefused: @Sendable (any Error) async -> Bool = { _ in false }
     ) async -> BoardFlashResult? {
         let clock = ContinuousClock()
-        let started = clock.now
         func elapsed() -> Double { started.duration(to: clock.now).seconds }
         func unreached(_ error: any Error, address: String? = nil, name: String? = nil) -> BoardFlashResult {
             let error = Task.isCancelled ? BoardFlashError.cancelled(resumable: false) : error

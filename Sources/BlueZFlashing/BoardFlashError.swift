@@ -11,6 +11,9 @@ public enum BoardFlashError: Error, Sendable, Equatable, CustomStringConvertible
     case firmwareNotForBoard(message: String, board: Board)
     /// The flash was cancelled; the board keeps what it received.
     case cancelled(resumable: Bool)
+    /// The adapter refused the board's connection the way a controller out of connections does,
+    /// after the board backed off as often as it may (or with no other board to wait for).
+    case adapterFull(adapter: String, message: String)
 
     /// What went wrong and what to do, in one sentence.
     public var description: String {
@@ -26,16 +29,21 @@ public enum BoardFlashError: Error, Sendable, Equatable, CustomStringConvertible
         case let .cancelled(resumable):
             return "the flash was cancelled; the board keeps what it received"
                 + (resumable ? ": flash the same file again to continue where it stopped" : ": flash the file again")
+        case let .adapterFull(adapter, message):
+            return "\(adapter) refused the connection (\(message)), as a controller with no connection left does; "
+                + "flash fewer boards at once (--max-connections), add another adapter (--adapter), or "
+                + "disconnect other devices from this one, then flash again with --retry-failed"
         }
     }
 }
 
 extension BoardFlashError: ExitStatusReporting {
     /// 64 for a board of another family than the one asked for, 65 for a file with nothing
-    /// for the board, 74 otherwise.
+    /// for the board, 69 (as a connect that failed) for an adapter out of connections, 74 otherwise.
     public var exitStatus: ExitStatus {
         switch self {
         case .noFlashingService, .cancelled: return .flashFailed
+        case .adapterFull: return .boardNotFound
         case .boardMismatch: return .usage
         case .firmwareNotForBoard: return .badFirmware
         }

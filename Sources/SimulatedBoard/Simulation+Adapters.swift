@@ -3,18 +3,18 @@ import LinkModel
 /// The adapters: which one a flow runs on, waves within their connection limits, and the
 /// controller refusing a connection it has no room for.
 extension Simulation {
-    /// Starts waiting flows while an adapter has a free connection, each on the adapter with the
-    /// most free connections (the first of equals): a board starts as soon as one finishes, on
-    /// the adapter that freed up. With `placesWithinLimits` off, every flow starts at once,
+    /// Starts waiting flows while an adapter has a free connection, each on the adapter with room
+    /// that runs the fewest flows (the first of equals; `ClassSchedule` and the real boards'
+    /// `AdapterSlots` place boards the same way): a board starts as soon as one finishes, on the
+    /// adapter that freed up. With `placesWithinLimits` off, every flow starts at once,
     /// spread over the adapters in turn.
     mutating func startWaitingJobs() {
         while !waitingJobs.isEmpty {
             let free = adapters.indices.map { connectionLimit(of: $0) - activeJobs[$0] }
             var chosen = 0
             if placesWithinLimits {
-                guard let best = free.indices.max(by: { free[$0] < free[$1] || (free[$0] == free[$1] && $0 > $1) }),
-                    free[best] > 0
-                else { return }
+                let open = free.indices.filter { free[$0] > 0 }
+                guard let best = open.min(by: { activeJobs[$0] < activeJobs[$1] }) else { return }
                 chosen = best
             } else {
                 chosen = activeJobs.indices.min(by: { activeJobs[$0] < activeJobs[$1] }) ?? 0

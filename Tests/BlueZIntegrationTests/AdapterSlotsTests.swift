@@ -18,12 +18,28 @@ import Testing
     @Test func aRefusalWithOtherBoardsConnectedLowersTheLimitAndFreesTheSlot() async {
         let slots = AdapterSlots([nil], limit: 5)
         for _ in 0..<3 { _ = await slots.take() }
-        #expect(await slots.backOff(0))
+        #expect(await slots.backOff(0, lowersLimit: true))
         #expect(await slots.limit(0) == 2)
         let alone = AdapterSlots([nil], limit: 5)
         _ = await alone.take()
-        #expect(await alone.backOff(0) == false, "alone on its adapter, a refusal is the board's own failure")
+        #expect(
+            await alone.backOff(0, lowersLimit: true) == false,
+            "alone on its adapter, a refusal is the board's own failure")
         #expect(await alone.limit(0) == 5)
+    }
+
+    @Test func anAttemptGivenUpWaitsForAFreeConnectionWithoutLoweringTheLimit() async {
+        let slots = AdapterSlots([nil], limit: 5)
+        for _ in 0..<3 { _ = await slots.take() }
+        // le-connection-abort-by-local is also what a board that stopped advertising gives.
+        #expect(await slots.backOff(0, lowersLimit: false))
+        #expect(await slots.limit(0) == 5)
+        #expect(await slots.take() == 0, "the slot it gave back is free again")
+    }
+
+    @Test func anAdapterNamedTwiceIsOneAdapter() async throws {
+        let names = try await AdapterSlots.resolve(["hci0", "hci1", "hci0"], settings: BlueZFlashSettings())
+        #expect(names == ["hci0", "hci1"])
     }
 
     @Test func theOutOfConnectionsSymptomsAreRecognised() {
@@ -31,5 +47,7 @@ import Testing
         #expect(AdapterSlots.isOutOfConnections(E(description: "connecting: Failed: le-connection-refused")))
         #expect(AdapterSlots.isOutOfConnections(E(description: "Failed: le-connection-abort-by-local")))
         #expect(!AdapterSlots.isOutOfConnections(E(description: "the board did not advertise within 10 s")))
+        #expect(AdapterSlots.isRefusedForWantOfConnections("Failed: le-connection-refused"))
+        #expect(!AdapterSlots.isRefusedForWantOfConnections("Failed: le-connection-abort-by-local"))
     }
 }

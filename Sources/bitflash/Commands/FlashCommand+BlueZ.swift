@@ -21,7 +21,9 @@ extension FlashCommand {
         if let only { queries = only } else { queries = allInRange ? try await boardsInRange(flasher) : devices }
         // A dry run prints plans, not progress and results.
         let out = SharedOutput(dryRun ? SilentOutput() : makeOutput(output.mode, queries, output.verbose))
-        if !dryRun, let preview = realClassPreview(firmware, boards: queries.count) { out.classEstimate(preview) }
+        if !dryRun, let preview = await realClassPreview(firmware, boards: queries.count, flasher: flasher) {
+            out.classEstimate(preview)
+        }
         var finished: [BoardFlashResult] = []
         for await update in flasher.flash(firmware, on: queries) {
             switch update {
@@ -61,10 +63,12 @@ extension FlashCommand {
     }
 
     /// The class's estimate before real boards are flashed: boards of the kind `--board` names, or
-    /// of the first kind the file fits, over BlueZ's default 30 ms link (what a board gets until its
-    /// own request is granted), through the adapters given (`all` counts as one until resolved)
-    /// with `--max-connections` each. Nil for one board.
-    private func realClassPreview(_ firmware: Firmware, boards count: Int) -> ClassPreview? {
+    /// of the first kind the file fits (named in `assumes`), over BlueZ's default 30 ms link (what
+    /// a board gets until its own request for 10-20 ms is granted, so the estimate leans long),
+    /// through the adapters the flash will use with `--max-connections` each. Nil for one board.
+    private func realClassPreview(_ firmware: Firmware, boards count: Int, flasher: BlueZFlasher) async
+        -> ClassPreview?
+    {
         guard count > 1 else { return nil }
         let kinds: [Board] =
             (board.flatMap(Board.init(userName:)).map { [$0] } ?? [])
@@ -72,11 +76,18 @@ extension FlashCommand {
         guard let kind = kinds.first(where: { firmware.problems(for: $0).isEmpty }),
             let plan = try? makePlan(firmware, board: kind, described: kind.displayName)
         else { return nil }
-        let settings = bluetooth.settings
-        let names = settings.adapters.isEmpty ? [settings.adapter ?? "the first adapter"] : settings.adapters
-        return ClassPreview.make(
-            plan: plan, options: options(), count: count, link: .linuxDefault, mcuboot: nil,
-            adapters: names.map { .init(name: $0, connectionLimit: settings.maxConnectionsPerAdapter) })
+        let settings = flasher.settings
+        // An adapter that cannot be resolved here fails the flash itself, with its message.
+        guard let names = try? await flasher.adapters() else { return nil }
+        guard
+            var preview = ClassPreview.make(
+                plan: plan, options: options(), count: count, link: .linuxDefault, mcuboot: nil,
+                adapters: names.map {
+                    .init(name: $0 ?? "the first adapter", connectionLimit: settings.maxConnectionsPerAdapter)
+                })
+        else { return nil }
+        preview.assumes += "; every board a \(kind.displayName)"
+        return preview
     }
 
     /// The library's settings with what the options chose; the plan of each board comes from
