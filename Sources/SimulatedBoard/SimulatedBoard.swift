@@ -121,7 +121,8 @@ public struct SimulatedBoard: Sendable {
     /// (CODAL `source/bluetooth/MicroBitBLEChar.cpp` `notifyChrValue`; V2 bootloader
     /// `nrf_dfu_ble.c` `ble_dfu_req_handler_callback`, `(void) response_send`). S110 on the nRF51
     /// sizes its pool at run time (`sd_ble_tx_buffer_count_get`) and the MCUboot profile is
-    /// Zephyr's stack: no bound there.
+    /// Zephyr's stack: no bound there. The header calls the default the *minimum guaranteed*
+    /// queue size, so one slot is the worst case a board may show, not a measured figure.
     public var notificationQueueSlots: Int? {
         guard profile.family == .nrf52833 else { return nil }
         return device.nordic.bootloaderActive || !profile.services.contains(.smp) ? 1 : nil
