@@ -38,4 +38,35 @@ struct ClassReportBlueZTests {
         #expect(rows.map { $0["result"] as? String } == ["ok", "failed"])
         #expect(rows.first?["address"] as? String == FakeBlueZProcess.address)
     }
+
+    @Test(
+        "a class of real boards starts with its estimate: the adapters the flash uses, 5 at once, the board kind assumed"
+    )
+    func aRealClassStartsWithItsEstimate() throws {
+        let fake = try FakeBlueZProcess(profile: "microbit-v2")
+        let state = fake.bus.directory.appendingPathComponent("bitflash")
+        let env = ["DBUS_SYSTEM_BUS_ADDRESS": fake.bus.address, "BITFLASH_STATE": state.path]
+        let file = BlueZCommandTests.sample("sample-r1-counter.hex").path
+        // hci0 named twice is one adapter.
+        let run = try BitflashBinary.run(
+            [
+                "flash", file, "--device", "zotig", "--device", "F0:0D:00:00:00:99", "--adapter", "hci0", "--adapter",
+                "hci0", "--scan-timeout", "1", "--json"
+            ],
+            environment: env)
+        #expect(run.status == 69, "\(run.stderr)")
+        let first = try #require(
+            try run.lines.first.flatMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
+        #expect(first["type"] as? String == "class-estimate", "\(run.stdout)")
+        #expect(first["boards"] as? Int == 2)
+        #expect(first["link"] as? String == "linux-default")
+        let adapters = try #require(first["adapters"] as? [[String: Any]])
+        #expect(adapters.count == 1)
+        #expect(adapters.first?["name"] as? String == "hci0")
+        #expect(adapters.first?["connectionLimit"] as? Int == 5)
+        #expect((first["assumes"] as? String)?.hasSuffix("every board a micro:bit V2") == true, "\(first)")
+        let classSeconds = try #require(first["classSeconds"] as? Double)
+        let alone = try #require(first["aloneSeconds"] as? Double)
+        #expect(classSeconds >= alone)
+    }
 }
