@@ -48,6 +48,11 @@ public struct AdapterProfile: Sendable, Equatable, Hashable, Codable, CustomStri
         name: "unlimited", controller: "no connection limit (not a real controller)", maxConnections: 1_000_000,
         measured: false)
 
+    /// `connections` as a limit, or nil when it is `unlimited`'s (no limit at all).
+    public static func limit(_ connections: Int) -> Int? {
+        connections < unlimited.maxConnections ? connections : nil
+    }
+
     /// The named profiles, as `--sim-adapter` accepts them (`unlimited` is for tests only).
     public static let named: [AdapterProfile] = [.csr8510, .bcm20702, .cyw43455, .unknown]
 

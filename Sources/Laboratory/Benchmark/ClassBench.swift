@@ -68,7 +68,7 @@ public enum ClassBench {
 
     /// The connection limit of `adapter` as the estimate takes it (nil for `.unlimited`).
     public static func limit(of adapter: AdapterProfile) -> Int? {
-        adapter.maxConnections < AdapterProfile.unlimited.maxConnections ? adapter.maxConnections : nil
+        AdapterProfile.limit(adapter.maxConnections)
     }
 
     /// Runs one class of `boards` boards over `profile` through one adapter of `adapter`'s kind

@@ -35,19 +35,13 @@ struct BenchAdaptersCommand: ParsableCommand {
         transform: OptionValues.adapter)
     var adapter: String = "unknown"
 
-    @Option(
-        name: .customLong("profile"), parsing: .unconditionalSingleValue,
-        help: ArgumentHelp(
-            "Link profiles (default linux-default, device-requested, fast), or intervals such as 11.25ms.",
-            valueName: "NAME"),
-        transform: OptionValues.link)
-    var profiles: [String] = []
+    @OptionGroup var link: BenchLinkOptions
 
     @Flag(help: "Print the rows as JSON instead of a table.")
     var json = false
 
     func run() throws {
-        let links = try profiles.isEmpty ? LinkProfile.named : profiles.map { try LinkProfile(named: $0) }
+        let links = try link.links()
         let profile = try AdapterProfile(named: adapter)
         let rows = AdapterBench.run(boards: boards, adapterCounts: adapterCounts, adapter: profile, profiles: links)
         if json {

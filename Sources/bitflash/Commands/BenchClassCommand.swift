@@ -25,13 +25,7 @@ struct BenchClassCommand: ParsableCommand {
         transform: Limits.boards.transform)
     var counts: [Int] = []
 
-    @Option(
-        name: .customLong("profile"), parsing: .unconditionalSingleValue,
-        help: ArgumentHelp(
-            "Link profiles (default linux-default, device-requested, fast), or connection intervals such as 11.25ms.",
-            valueName: "NAME"),
-        transform: OptionValues.link)
-    var profiles: [String] = []
+    @OptionGroup var link: BenchLinkOptions
 
     @Option(
         name: .customLong("sim-adapter"), parsing: .unconditionalSingleValue,
@@ -51,7 +45,7 @@ struct BenchClassCommand: ParsableCommand {
         let adapters = try (adapterNames.isEmpty ? ["none"] : adapterNames).map {
             $0.lowercased() == "none" ? AdapterProfile.unlimited : try AdapterProfile(named: $0)
         }
-        let links = try profiles.isEmpty ? LinkProfile.named : profiles.map { try LinkProfile(named: $0) }
+        let links = try link.links()
         let sizes = counts.isEmpty ? ClassBench.boardCounts : counts
         let cases: [ClassBench.Case] = full ? ClassBench.Case.allCases : [.partial]
         let commit = (CommitStamp.commit ?? "unknown") + (CommitStamp.modified ? " (modified)" : "")

@@ -31,13 +31,7 @@ struct BenchFlashCommand: ParsableCommand {
     @Option(help: "Scenarios: all (the corpus, else samples), corpus, samples, quick.")
     var scenarios: ScenarioSet = .all
 
-    @Option(
-        name: .customLong("profile"), parsing: .unconditionalSingleValue,
-        help: ArgumentHelp(
-            "Link profiles (default linux-default, device-requested, fast), or connection intervals such as 11.25ms.",
-            valueName: "NAME"),
-        transform: OptionValues.link)
-    var profiles: [String] = []
+    @OptionGroup var link: BenchLinkOptions
 
     @Option(
         name: .customLong("ci"), parsing: .unconditionalSingleValue,
@@ -88,8 +82,7 @@ struct BenchFlashCommand: ParsableCommand {
     private func linkProfiles() throws -> [LinkProfile] {
         var out: [LinkProfile] = []
         do {
-            out = try profiles.map { try LinkProfile(named: $0) }
-            if profiles.isEmpty { out = LinkProfile.named }
+            out = try link.links()
             out += try intervals.map {
                 try LinkProfile.custom(connectionIntervalMicroseconds: Int64(($0 * 1000).rounded()))
             }

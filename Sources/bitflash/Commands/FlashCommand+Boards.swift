@@ -73,10 +73,9 @@ extension FlashCommand {
             let preview = ClassPreview.make(
                 plan: plan, options: options(), count: names.count, link: sim.link, mcuboot: profile.mcuboot,
                 adapters: sim.adapters.indices.map {
-                    let limit = sim.connectionLimit(of: $0)
-                    return .init(
+                    .init(
                         name: "hci\($0) (\(sim.adapters[$0].name))",
-                        connectionLimit: limit < AdapterProfile.unlimited.maxConnections ? limit : nil)
+                        connectionLimit: AdapterProfile.limit(sim.connectionLimit(of: $0)))
                 })
             if dryRun {
                 if let preview { StdOut.write((output.json ? try JSONText.line(preview) : preview.line) + "\n") }

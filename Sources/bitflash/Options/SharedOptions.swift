@@ -141,3 +141,19 @@ final class SharedOutput: Sendable {
         output.withLock { $0.finish(rs, identities: identities) }
     }
 }
+
+/// `--profile` of the benchmarks: the link profiles to run (default every named one).
+struct BenchLinkOptions: ParsableArguments {
+    @Option(
+        name: .customLong("profile"), parsing: .unconditionalSingleValue,
+        help: ArgumentHelp(
+            "Link profiles (default linux-default, device-requested, fast), or connection intervals such as 11.25ms.",
+            valueName: "NAME"),
+        transform: OptionValues.link)
+    var profiles: [String] = []
+
+    /// The profiles given, or every named one when none was.
+    func links() throws -> [LinkProfile] {
+        try profiles.isEmpty ? LinkProfile.named : profiles.map { try LinkProfile(named: $0) }
+    }
+}
