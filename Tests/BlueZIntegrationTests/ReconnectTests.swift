@@ -123,7 +123,7 @@ struct ReconnectTests {
         let server = try await Server(bus: bus)
         defer { server.connection.close() }
         let bz = try await BlueZBus.open(bus: .address(bus.address), callTimeout: .seconds(5))
-        let found = try await BlueZScanner(bus: bz).find(DeviceQuery("F0:0D:00:00:00:01"), timeout: .seconds(2))
+        let found = try await BlueZScanner(bus: bz).find(DeviceQuery("F0:0D:00:00:00:01"), timeout: .seconds(20))
         let transport = try await BlueZDeviceTransport.open(device: found, on: bz)
         defer { transport.close() }
         let pf = KnownGATT.partialFlashing
@@ -159,7 +159,7 @@ struct ReconnectTests {
         let server = try await Server(bus: bus, mtu: 517)
         defer { server.connection.close() }
         let bz = try await BlueZBus.open(bus: .address(bus.address), callTimeout: .seconds(5))
-        let found = try await BlueZScanner(bus: bz).find(DeviceQuery("F0:0D:00:00:00:01"), timeout: .seconds(2))
+        let found = try await BlueZScanner(bus: bz).find(DeviceQuery("F0:0D:00:00:00:01"), timeout: .seconds(20))
         let transport = try await BlueZDeviceTransport.open(device: found, on: bz)
         defer { transport.close() }
         let info = try await transport.connect(timeout: .seconds(5))
