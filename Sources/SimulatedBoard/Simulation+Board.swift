@@ -49,9 +49,7 @@ extension Simulation {
                 + "put it into pairing mode (A+B + reset, or press reset three times)"
             return fail(why, at: startedAt + link.connectTimeout)
         }
-        queue.schedule(
-            .connectEstablished(job: j, board: b, epoch: boards[b].epoch, initial: initial),
-            at: now + link.connectionSetup)
+        requestCreation(j, board: b, initial: initial)
     }
 
     mutating func establish(_ j: Int, board b: Int, epoch: Int, initial: Bool) {

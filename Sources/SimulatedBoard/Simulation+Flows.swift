@@ -33,6 +33,7 @@ extension Simulation {
         case let .connectAttempt(job, startedAt, initial):
             attemptConnection(job, startedAt: startedAt, initial: initial)
         case let .connectEstablished(job, b, epoch, initial): establish(job, board: b, epoch: epoch, initial: initial)
+        case let .creationStart(a): startCreation(adapter: a)
         case let .deviceWork(b, epoch, service, tag): deviceWork(b, epoch: epoch, service: service, tag: tag)
         case let .boardBoot(b, epoch): boot(b, epoch: epoch)
         case let .deviceReset(b):

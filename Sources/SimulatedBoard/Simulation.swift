@@ -52,6 +52,8 @@ public struct Simulation: Sendable {
     var activeJobs: [Int] = []
     /// Flows waiting for a free connection, in the order given.
     var waitingJobs: [Int] = []
+    /// Each adapter's LE connection creations, one at a time (`CreationQueue`).
+    var creations: [CreationQueue] = []
     /// True while the event loop runs (a finished flow may then start a waiting one).
     var scheduling = false
     var stats = RunStatistics()
@@ -65,6 +67,7 @@ public struct Simulation: Sendable {
         self.adapters = adapters.isEmpty ? [.unlimited] : adapters
         radios = Array(repeating: RadioArbiter(), count: self.adapters.count)
         peakConnections = Array(repeating: 0, count: self.adapters.count)
+        creations = Array(repeating: CreationQueue(), count: self.adapters.count)
         rng = SplitMix64(seed: faults.seed)
     }
 

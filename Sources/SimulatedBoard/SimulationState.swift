@@ -86,6 +86,7 @@ extension Simulation {
         case clientDisconnected(job: Int, conn: Int, DisconnectReason)
         case connectAttempt(job: Int, startedAt: VirtualInstant, initial: Bool)
         case connectEstablished(job: Int, board: Int, epoch: Int, initial: Bool)
+        case creationStart(adapter: Int)
         case deviceWork(board: Int, epoch: Int, service: Int, tag: Int)
         case boardBoot(board: Int, epoch: Int)
         case deviceReset(board: Int)

@@ -31,6 +31,17 @@ import Testing
             "estimate \(row.estimatedClassSeconds) s, modelled \(row.modelledClassSeconds) s")
     }
 
+    @Test func eightStockBoardsConnectedOneByOneAreEstimatedWithinTenPercent() {
+        // The controller connects the boards a few tens of milliseconds apart, so they do not
+        // move in step: each one's packets partly go out while the others wait after a Create.
+        let row = ClassBench.run(.nordic, boards: 8, profile: .linuxDefault)
+        #expect(row.failures == 0)
+        #expect(row.modelledFastestSeconds < row.modelledSlowestSeconds)
+        #expect(
+            abs(row.classError) <= 0.10,
+            "estimate \(row.estimatedClassSeconds) s, modelled \(row.modelledClassSeconds) s")
+    }
+
     @Test func aClassInWavesOfFiveConnectionsIsEstimatedWithinTenPercent() throws {
         // The adapter of unknown capacity the command line assumes: 16 boards in 4 waves.
         let adapter = try AdapterProfile(named: "unknown")

@@ -81,4 +81,19 @@ import Testing
         #expect(ClassEstimator.boardTime(demand, sharedBy: 40) >= .seconds(5))
         #expect(ClassEstimator.boardTime(demand, sharedBy: 40) < .milliseconds(5_500))
     }
+
+    @Test func boardsStartingTogetherWaitForTheControllerToConnectThemOneByOne() {
+        // Three boards in pairing mode (200 ms) on a 15 ms link, 1 s each alone, no air time.
+        // The controller connects them after 50 + 15, then 66.7 + 15, then 100 + 15 ms; a lone
+        // board's setup already holds 100 + 15 ms, so the first waits nothing more.
+        let demand = RadioDemand(
+            path: .partial, parts: [.init(name: "setup", duration: .seconds(1), air: .zero)],
+            connecting: .pairing, connectionInterval: .milliseconds(15))
+        let estimate = ClassEstimator.estimate(demand, boards: 3, adapters: [.unlimited])
+        let millis = estimate.boards.map { Double($0.duration.wholeMicroseconds) / 1000 }
+        #expect(abs(millis[0] - 1000) < 0.01 && abs(millis[1] - 1031.667) < 0.01 && abs(millis[2] - 1146.667) < 0.01)
+        // On two adapters each controller connects its own boards: two start with no wait.
+        let two = ClassEstimator.estimate(demand, boards: 3, adapters: [.init(name: "hci0"), .init(name: "hci1")])
+        #expect(two.boards.filter { $0.duration == .seconds(1) }.count == 2)
+    }
 }

@@ -20,9 +20,14 @@ import PartialFlashingFrames
 /// Create, MCUboot's swap) share nothing and keep their time alone. Nothing is added for an
 /// event that waits for the radio beyond that: when the radio has room (`n · a < d`) an event
 /// pushed back by another connection's still leaves within the board's own interval, and when
-/// it has none the radio is busy all the time and `n · a` already counts every wait. On the
-/// simulated adapter with no connection limit this holds classes of 8 to 64 boards within 5 %
-/// on every path (docs/benchmarks.md, "Class-set estimates").
+/// it has none the radio is busy all the time and `n · a` already counts every wait.
+///
+/// Boards asked to connect at once get their connections one after another (`Advertising`,
+/// `RadioDemand.creationWait`): a board takes the longer of that wait plus its time alone and
+/// its time sharing the radio (`ClassSchedule`). On the simulated adapters (which connect the
+/// same way) this holds classes of 8 to 64 boards within 6 % with no connection limit and
+/// within 9 % in waves of 5, on every path and profile (docs/benchmarks.md, "Class-set
+/// estimates").
 ///
 /// Left out, as too small to count:
 /// - A Secure DFU bootloader resets 100 ms after its answer to the last Execute
@@ -30,11 +35,11 @@ import PartialFlashingFrames
 ///   answer can be lost, and the flow connects again to the new application instead of seeing
 ///   the link drop: one reconnection delay and setup in place of the drop, under 1 % of a class.
 ///
-/// Left out, and too high in waves: boards of one wave are taken to move through the parts
-/// together, so a Nordic DFU board's waits after each Create are counted in full. Where a
-/// connection limit makes many waves, boards start as others finish, drift out of step, and one
-/// board's wait overlaps other boards' packets: up to 11 % less than estimated at 64 boards in
-/// waves of 5.
+/// Left out, and high by up to 9 %: boards that share the radio are taken to move through the
+/// parts together, so a Nordic DFU board's packets are counted as contending with every other
+/// board's. Boards that connect a few tens of milliseconds apart drift out of step, and one
+/// board's packets go out during the others' waits after a Create: on a 30 ms link, classes of
+/// up to 6 stock boards take no longer than one board alone.
 ///
 /// The boards of a class are taken to be alike (one file, one kind of board), so the boards
 /// on one adapter move through the parts together. Several adapters and connection limits are
@@ -75,7 +80,10 @@ public enum ClassEstimator {
     /// Estimates a class: each board's start, time and finish, with `adapters` (one unlimited
     /// adapter when empty) and their connection limits.
     public static func estimate(_ boards: [RadioDemand], adapters: [Adapter]) -> ClassEstimate {
-        let schedule = ClassSchedule.schedule(boards: boards.count, adapters: adapters) { board, sharing in
+        let schedule = ClassSchedule.schedule(
+            boards: boards.count, adapters: adapters,
+            creationWait: { boards[$0].creationWait(position: $1, of: $2) }
+        ) { board, sharing in
             boardTime(boards[board], sharedBy: sharing)
         }
         return ClassEstimate(boards: schedule, adapters: adapters.isEmpty ? [.unlimited] : adapters)
@@ -100,6 +108,7 @@ public enum ClassEstimator {
         let context = EstimateContext(
             link: link, board: BoardCosts(family: plan.family), includesMemoryMapRead: true)
         let readsBack = plan.program != nil && options.partial.verifyAfterFlash
+        let demand: RadioDemand?
         switch path {
         case .partial:
             guard let program = plan.program else { return nil }
@@ -111,21 +120,32 @@ public enum ClassEstimator {
                     skipErasedBlocks: options.partial.skipErasedBlocks,
                     sealProgramHash: options.partial.sealProgramHash)
             else { return nil }
-            return PartialEstimator(
+            demand = PartialEstimator(
                 plan: blocks, verifies: options.partial.verifyAfterFlash, switchesToPairingMode: runsProgram
             ).radioDemand(context)
         case .mcumgr:
             guard let image = plan.fullImage else { return nil }
             var m = McuMgrEstimator(imageBytes: image.bytes.count, options: options.mcumgr)
             m.readsBack = readsBack
-            return m.radioDemand(context)
+            demand = m.radioDemand(context)
         case .nordicDFU:
             guard let app = try? DFUApplication.cut(from: plan.image, family: plan.family) else { return nil }
             var n = NordicDFUEstimator(
                 applicationBytes: app.bytes.count, protocol: plan.family == .nrf52833 ? .secure : .legacy,
                 options: options.nordic)
             n.readsBack = readsBack
-            return n.radioDemand(context)
+            demand = n.radioDemand(context)
+        }
+        // Boards asked to connect together get their connections spaced by one creation; a later
+        // connection whose creation takes longer spaces them that much more. What counts is the
+        // slowest creation of the flow: pairing mode for partial flashing (its restart in pairing
+        // mode, or a board already there), else the board's first connection (the bootloader's
+        // and the new program's advertise as often or more).
+        let advertising: Advertising = path == .partial || !runsProgram ? .pairing : .application
+        return demand.map {
+            RadioDemand(
+                path: $0.path, parts: $0.parts, connecting: advertising,
+                connectionInterval: link.profile.connectionInterval)
         }
     }
 }

@@ -8,11 +8,18 @@
 ///
 /// A board's time depends on how many boards share its adapter (`time(board, sharing)`); it
 /// is taken with the number of boards on its adapter once the boards starting at the same
-/// moment have started (a wave of alike boards shares the radio for its whole run).
+/// moment have started (a wave of alike boards shares the radio for its whole run). Each
+/// adapter's controller creates one connection at a time (`Advertising`): of the boards that
+/// start on an adapter at once, the one connected `position`-th waits `creationWait` longer
+/// than alone, and takes the longer of that wait and its time alone, or its time sharing the
+/// radio (the boards connected first send while the later ones wait). A batch's creations
+/// are taken to be over before the next batch starts (a flow outlasts them).
 public enum ClassSchedule {
     /// Schedules `boards` boards over `adapters` (one unlimited adapter when empty).
     public static func schedule(
-        boards: Int, adapters given: [ClassEstimator.Adapter], time: (_ board: Int, _ sharing: Int) -> Duration
+        boards: Int, adapters given: [ClassEstimator.Adapter],
+        creationWait: (_ board: Int, _ position: Int, _ batch: Int) -> Duration = { _, _, _ in .zero },
+        time: (_ board: Int, _ sharing: Int) -> Duration
     ) -> [ClassEstimate.Board] {
         let adapters = given.isEmpty ? [ClassEstimator.Adapter.unlimited] : given
         var out: [ClassEstimate.Board?] = Array(repeating: nil, count: max(boards, 0))
@@ -31,7 +38,12 @@ public enum ClassSchedule {
                 started.append((next, a))
             }
             for (board, a) in started {
-                let d = time(board, running[a].count)
+                let batch = started.filter { $0.adapter == a }
+                let position = batch.firstIndex { $0.board == board } ?? 0
+                let wait = creationWait(board, position, batch.count)
+                // Waiting for the creations, or sharing the radio with the whole wave: the
+                // longer. The waves' air goes out while the later boards still wait to connect.
+                let d = max(wait + time(board, 1), time(board, running[a].count))
                 out[board] = ClassEstimate.Board(
                     index: board, adapter: a, wave: 0, start: now, duration: d)
             }
@@ -43,13 +55,15 @@ public enum ClassSchedule {
                 running[a].removeAll { out[$0]?.finish == first }
             }
         }
-        // Number the waves on each adapter by distinct start times.
+        // Number the waves on each adapter: its first `limit` boards to start are its first
+        // wave, the next `limit` its second... (all one wave with no limit). Alike boards finish
+        // a little apart, each freeing a place for the next, so start times alone would not tell.
         var result = out.compactMap { $0 }
         for a in adapters.indices {
-            let starts = Array(Set(result.filter { $0.adapter == a }.map(\.start))).sorted()
-            for i in result.indices where result[i].adapter == a {
-                result[i].wave = (starts.firstIndex(of: result[i].start) ?? 0) + 1
-            }
+            let order = result.indices.filter { result[$0].adapter == a }
+                .sorted { (result[$0].start, result[$0].index) < (result[$1].start, result[$1].index) }
+            let size = adapters[a].connectionLimit ?? max(order.count, 1)
+            for (position, i) in order.enumerated() { result[i].wave = position / size + 1 }
         }
         return result
     }

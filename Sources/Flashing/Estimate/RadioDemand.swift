@@ -23,10 +23,31 @@ public struct RadioDemand: Sendable, Equatable {
 
     public var path: EstimatedPath
     public var parts: [Part]
+    /// How the board advertises at the slowest to connect of its connections (nil: connecting
+    /// costs nothing beyond the parts), and the link's connection interval: boards asked to
+    /// connect through one adapter at once get their connections one after another
+    /// (`Advertising.creations`).
+    public var connecting: Advertising?
+    public var connectionInterval: Duration
 
-    public init(path: EstimatedPath, parts: [Part]) {
+    public init(
+        path: EstimatedPath, parts: [Part], connecting: Advertising? = nil, connectionInterval: Duration = .zero
+    ) {
         self.path = path
         self.parts = parts
+        self.connecting = connecting
+        self.connectionInterval = connectionInterval
+    }
+
+    /// How much longer than alone the board created `position`-th of `batch` boards asked to
+    /// connect at once waits for its connection (never less than nothing).
+    public func creationWait(position: Int, of batch: Int) -> Duration {
+        guard let connecting, batch > 1 else { return .zero }
+        let link = LinkProfile(
+            name: "", connectionIntervalMicroseconds: connectionInterval.wholeMicroseconds)
+        let times = connecting.creations(of: batch, on: link)
+        guard times.indices.contains(position) else { return .zero }
+        return max(times[position] - connecting.creation(on: link), .zero)
     }
 
     /// The board's time alone on the adapter (the path estimate's `seconds`).
