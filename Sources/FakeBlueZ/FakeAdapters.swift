@@ -42,13 +42,12 @@ extension FakeState {
     }
 
     /// True while another adapter's device of the same board holds the board's connection: a
-    /// CODAL or DAL board stops advertising while a central is connected (it accepts one
-    /// connection), so the other adapters see nothing of it.
+    /// CODAL or DAL board, and a Nordic bootloader, stop advertising while a central is connected
+    /// (they accept one connection), so the other adapters see nothing of it.
     func heldThroughAnotherAdapter(_ i: Int) -> Bool {
         let b = boardIndex(i)
         return devices.indices.contains { j in
-            j != i && devices[j].connected && (j == b || devices[j].mirror) && boardIndex(j) == b
-                && adapterPath(of: j) != adapterPath(of: i)
+            j != i && devices[j].connected && boardIndex(j) == b && adapterPath(of: j) != adapterPath(of: i)
         }
     }
 

@@ -70,7 +70,7 @@ extension FakeState {
         guard !own.behaviour.absent, !own.host.isDown else { return nil }
         let board = own.host.board
         if heldThroughAnotherAdapter(i) { return nil }
-        if devices[i].owner != nil, !devices[i].mirror {
+        if devices[i].atNextAddress {
             return board.inNordicBootloader ? Self.bootloaderAdvertisement(board) : nil
         }
         if own.behaviour.bootloaderAtNextAddress, board.inNordicBootloader { return nil }

@@ -227,6 +227,14 @@ public final class FakeBlueZ: Sendable {
                 devices.append(mirror)
             }
         }
+        // And of every bootloader at the next address: BlueZ keeps a device per adapter that saw it.
+        for path in paths.dropFirst() {
+            for (i, b) in boards.enumerated() where b.behaviour.bootloaderAtNextAddress {
+                var mirror = FakeDevice.bootloader(of: b, owner: i, adapterPath: path)
+                mirror.mirror = true
+                devices.append(mirror)
+            }
+        }
         state = Mutex(FakeState(devices: devices))
     }
 

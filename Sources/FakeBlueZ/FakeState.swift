@@ -65,6 +65,8 @@ struct FakeDevice: Sendable {
     var owner: Int?
     /// Set on a board's device object under another adapter (`owner` is the board's own device).
     var mirror = false
+    /// Set on the device of a board's bootloader at the next address (under any adapter).
+    var atNextAddress = false
     /// The bonded buttonless entry handed this link's bond to the bootloader (V2 bootloader
     /// "peer data"), so the bootloader encrypts with BlueZ's key.
     var handedOverBond = false
@@ -116,7 +118,9 @@ struct FakeDevice: Sendable {
         let spec = FakeBoard(
             board: board.board, name: NordicGATT.bootloaderName,
             address: FakeBlueZ.nextAddress(after: board.address), behaviour: behaviour)
-        return FakeDevice(spec: spec, adapterPath: adapterPath, owner: owner)
+        var device = FakeDevice(spec: spec, adapterPath: adapterPath, owner: owner)
+        device.atNextAddress = true
+        return device
     }
 }
 

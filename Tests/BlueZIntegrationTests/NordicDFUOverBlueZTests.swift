@@ -24,9 +24,10 @@ struct NordicDFUOverBlueZTests {
     /// Flashes the new runtime, checks the result, waits for the board to run it and checks its flash.
     static func flashNewRuntime(
         _ fake: FakeBlueZProcess, device: String = "zotig", reason: String = "runtime-differs",
-        expect: String
+        expect: String, options: [String] = []
     ) async throws -> [[String: Any]] {
-        let r = try await fake.bitflashAsync(["flash", C.sample(newRuntime).path, "--device", device, "--json"])
+        let r = try await fake.bitflashAsync(
+            ["flash", C.sample(newRuntime).path, "--device", device, "--json"] + options)
         #expect(r.status == 0, "\(r.stderr)")
         let result = try C.result(r)
         #expect(result["path"] as? String == "full")
@@ -77,6 +78,16 @@ struct NordicDFUOverBlueZTests {
     func bootloaderAtNextAddress() async throws {
         let fake = try FakeBlueZProcess(Self.stock + ["--bootloader-at-next-address"], profile: "microbit-v2")
         let events = try await Self.flashNewRuntime(fake, device: FakeBlueZProcess.address, expect: "Nordic Secure DFU")
+        let result = try #require(events.last { $0["type"] as? String == "result" })
+        #expect(result["board"] as? String == FakeBlueZProcess.address)
+    }
+
+    @Test("through a second adapter, the bootloader at the address + 1 is found under that adapter")
+    func bootloaderAtNextAddressThroughSecondAdapter() async throws {
+        let fake = try FakeBlueZProcess(
+            Self.stock + ["--bootloader-at-next-address", "--adapters", "2"], profile: "microbit-v2")
+        let events = try await Self.flashNewRuntime(
+            fake, device: FakeBlueZProcess.address, expect: "Nordic Secure DFU", options: ["--adapter", "hci1"])
         let result = try #require(events.last { $0["type"] as? String == "result" })
         #expect(result["board"] as? String == FakeBlueZProcess.address)
     }
