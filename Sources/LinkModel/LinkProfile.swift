@@ -8,8 +8,9 @@ import Diagnostics
 /// - packets per event each way: 6 (Nordic SoftDevice GAP event length 6 × 1.25 ms).
 /// - ATT MTU and LL data length: the central's maximum; the link uses the smaller of the
 ///   central's and the board's values.
-/// - connection setup: 1.0 s for connect plus service discovery (an assumption, used for
-///   every path alike).
+/// - connection setup: 1.0 s for connect plus service discovery of a lone board (an
+///   assumption, used for every path alike); boards asked at once through one adapter are
+///   connected one at a time (`Advertising`).
 /// - supervision timeout: 4 s (what the board asks for, CODAL PPCP).
 /// - connect timeout: 20 s before an attempt on a board that does not advertise fails
 ///   (an assumption of the order of the Linux LE connection-attempt timeout; not verified).
