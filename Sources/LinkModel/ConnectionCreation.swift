@@ -7,13 +7,15 @@
 /// advertisement; newer kernels run the LE Create Connection in the one-at-a-time hci_sync
 /// queue (`hci_le_create_conn_sync`, hci_sync.c). A class whose boards are all asked to connect
 /// at once therefore gets its connections one after another, each to the pending board heard
-/// first. One creation is taken as the wait for that advertisement (the controller scans all
-/// the time: for one board half its advertising interval on average, for `k` alike
-/// `interval / (k + 1)`, `firstHeard`) plus one connection interval (the connection completes
-/// at its first event). The rest of the connection setup (MTU exchange, service discovery,
-/// subscriptions) runs alongside the other boards'. These are means over the boards' phases,
-/// not measurements; the 0 to 10 ms advDelay the Core specification adds to each advertising
-/// event is left out.
+/// first. Linux then turns the scan off and has the controller connect to that board's address,
+/// which needs the board's next advertisement. One creation is taken as the wait until the
+/// first board is heard (the controller scans all the time: for one board half its advertising
+/// interval on average, for `k` alike `interval / (k + 1)`, `firstHeard`), one advertising
+/// interval more until that board advertises again, and one connection interval until the
+/// connection completes (no source says when a controller reports it: its first event is taken).
+/// The rest of the connection setup (MTU exchange, service discovery, subscriptions) runs
+/// alongside the other boards'. These are means over the boards' phases, not measurements; the
+/// 0 to 10 ms advDelay the Core specification adds to each advertising event is left out.
 public enum Advertising: String, Sendable, Equatable, Codable {
     /// Pairing mode: 200 ms (CODAL and DAL `MicroBitBLEManager.cpp` `pairingMode`).
     case pairing
@@ -34,10 +36,11 @@ public enum Advertising: String, Sendable, Equatable, Codable {
         }
     }
 
-    /// The serial part of creating a connection to a board advertising so, over `link`: half
-    /// the advertising interval and one connection interval.
+    /// The serial part of creating a connection to a lone board advertising so, over `link`:
+    /// half the advertising interval until it is heard, one interval until its next
+    /// advertisement, and one connection interval.
     public func creation(on link: LinkProfile) -> Duration {
-        interval / 2 + link.connectionInterval
+        interval / 2 + interval + link.connectionInterval
     }
 
     /// The expected wait for the first advertisement of boards advertising every `intervals`,
@@ -62,12 +65,13 @@ public enum Advertising: String, Sendable, Equatable, Codable {
     /// When each of `count` boards advertising so, all asked to connect at once through one
     /// controller, has its connection, from the moment they asked: the controller takes them
     /// one at a time, each when it hears the next (`firstHeard` among those still waiting),
-    /// and one connection interval later the next.
+    /// that board's next advertisement one interval later, and one connection interval after.
     public func creations(of count: Int, on link: LinkProfile) -> [Duration] {
         var out: [Duration] = []
         var at = Duration.zero
         for waiting in stride(from: count, to: 0, by: -1) {
-            at += Self.firstHeard(among: Array(repeating: interval, count: waiting)) + link.connectionInterval
+            at +=
+                Self.firstHeard(among: Array(repeating: interval, count: waiting)) + interval + link.connectionInterval
             out.append(at)
         }
         return out

@@ -2,17 +2,20 @@ import LinkModel
 
 /// The controller's LE connection creation, one at a time per adapter (`Advertising`).
 ///
-/// Linux asks the controller for one LE connection at a time and, while none is being
-/// created, starts the next for the pending board whose advertisement it hears first
-/// (`check_pending_le_conn` in net/bluetooth/hci_event.c, `hci_connect_le` in hci_conn.c).
-/// Modelled by its mean: with `k` boards pending, the first advertisement comes after the
-/// expected least of their phases, E[min Uᵢ] for Uᵢ uniform over each board's advertising
-/// interval (`interval / (k + 1)` when all advertise alike); the board heard is taken to be
-/// the one that advertises most often (the first of equals). The creation then ends at the
-/// connection's first event, one connection interval later, and the controller takes the
-/// next. The rest of the setup (`LinkProfile.connectionSetup` less one lone board's creation:
-/// MTU exchange, discovery, subscriptions) runs alongside the other boards'. A board alone
-/// is therefore connected after `connectionSetup`, as before.
+/// Linux keeps the boards to connect as pending addresses and scans passively. When it hears
+/// one while no creation runs (`check_pending_le_conn`, net/bluetooth/hci_event.c), it turns
+/// the scan off and asks the controller to connect to that one address (`hci_connect_le` in
+/// hci_conn.c, `hci_le_create_conn_sync` in hci_sync.c, the peer address, not the accept
+/// list), and waits for the connection to complete before it takes the next. The controller
+/// then needs that board's next advertisement: the one heard has gone by. Modelled by its
+/// mean: with `k` boards pending, the first is heard after the expected least of their phases
+/// (`Advertising.firstHeard`), the one heard is taken to be the one that advertises most often
+/// (the first of equals), its next advertisement comes one interval later, and the connection
+/// completes one connection interval after that. The rest of the setup
+/// (`LinkProfile.connectionSetup` less one lone board's creation: MTU exchange, discovery,
+/// subscriptions) runs alongside the other boards'. A board alone is connected after
+/// `connectionSetup`, as before, unless one creation alone is longer (a connection interval of
+/// more than about 0.6 s in pairing mode).
 extension Simulation {
     /// One adapter's creations: the boards waiting for theirs, and whether one is under way.
     struct CreationQueue: Sendable {
@@ -20,7 +23,8 @@ extension Simulation {
             var job: Int
             var board: Int
             var initial: Bool
-            var advertising: Advertising
+            /// The board's boot when it asked: a reset while it waits starts the attempt over.
+            var epoch: Int
         }
         var pending: [Pending] = []
         var busy = false
@@ -36,7 +40,7 @@ extension Simulation {
     /// Queues board `b`'s connection for job `j` on its adapter's controller.
     mutating func requestCreation(_ j: Int, board b: Int, initial: Bool) {
         let a = jobs[j].adapter
-        creations[a].pending.append(.init(job: j, board: b, initial: initial, advertising: advertising(of: b)))
+        creations[a].pending.append(.init(job: j, board: b, initial: initial, epoch: boards[b].epoch))
         guard !creations[a].busy else {
             trace.record(
                 t, board: b, .connect,
@@ -49,22 +53,26 @@ extension Simulation {
     }
 
     /// The controller is free: it creates the connection of the pending board heard first.
+    /// A board that reset or went quiet while it waited starts its attempt over.
     mutating func startCreation(adapter a: Int) {
-        creations[a].pending.removeAll { jobs[$0.job].finished }
+        creations[a].pending.removeAll { p in
+            if jobs[p.job].finished { return true }
+            let slot = boards[p.board]
+            guard slot.epoch != p.epoch || slot.downUntil != nil || !slot.board.isConnectable else { return false }
+            queue.schedule(.connectAttempt(job: p.job, startedAt: now, initial: p.initial), at: now)
+            return true
+        }
         let pending = creations[a].pending
-        guard
-            let chosen = pending.indices.min(by: { pending[$0].advertising.interval < pending[$1].advertising.interval }
-            )
-        else {
+        let intervals = pending.map { advertising(of: $0.board).interval }
+        guard let chosen = intervals.indices.min(by: { intervals[$0] < intervals[$1] }) else {
             creations[a].busy = false
             return
         }
         let p = creations[a].pending.remove(at: chosen)
-        let heard = Advertising.firstHeard(among: pending.map(\.advertising.interval))
-        let created = heard + link.connectionInterval
-        let rest = max(link.connectionSetup - p.advertising.creation(on: link), .zero)
+        let created = Advertising.firstHeard(among: intervals) + intervals[chosen] + link.connectionInterval
+        let rest = max(link.connectionSetup - advertising(of: p.board).creation(on: link), .zero)
         queue.schedule(
-            .connectEstablished(job: p.job, board: p.board, epoch: boards[p.board].epoch, initial: p.initial),
+            .connectEstablished(job: p.job, board: p.board, epoch: p.epoch, initial: p.initial),
             at: now + created + rest)
         queue.schedule(.creationStart(adapter: a), at: now + created)
     }

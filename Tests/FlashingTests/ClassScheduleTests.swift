@@ -84,14 +84,15 @@ import Testing
 
     @Test func boardsStartingTogetherWaitForTheControllerToConnectThemOneByOne() {
         // Three boards in pairing mode (200 ms) on a 15 ms link, 1 s each alone, no air time.
-        // The controller connects them after 50 + 15, then 66.7 + 15, then 100 + 15 ms; a lone
-        // board's setup already holds 100 + 15 ms, so the first waits nothing more.
+        // The controller hears one after 50, then 66.7, then 100 ms, and connects each at its
+        // next advertisement (200 ms) and one interval (15 ms) later; a lone board's setup
+        // already holds 100 + 215 ms, so the first waits nothing more.
         let demand = RadioDemand(
             path: .partial, parts: [.init(name: "setup", duration: .seconds(1), air: .zero)],
             connecting: .pairing, connectionInterval: .milliseconds(15))
         let estimate = ClassEstimator.estimate(demand, boards: 3, adapters: [.unlimited])
         let millis = estimate.boards.map { Double($0.duration.wholeMicroseconds) / 1000 }
-        #expect(abs(millis[0] - 1000) < 0.01 && abs(millis[1] - 1031.667) < 0.01 && abs(millis[2] - 1146.667) < 0.01)
+        #expect(abs(millis[0] - 1000) < 0.01 && abs(millis[1] - 1231.667) < 0.01 && abs(millis[2] - 1546.667) < 0.01)
         // On two adapters each controller connects its own boards: two start with no wait.
         let two = ClassEstimator.estimate(demand, boards: 3, adapters: [.init(name: "hci0"), .init(name: "hci1")])
         #expect(two.boards.filter { $0.duration == .seconds(1) }.count == 2)

@@ -13,7 +13,9 @@ import Transport
     /// `count` micro:bit V2 boards in pairing mode, each with a partial flash to run.
     static func classSet(_ count: Int, in sim: inout Simulation) throws -> (flows: [FlowOnBoard], new: MemoryImage) {
         let old = Fixture.image(family: Board.microbitV2.family, magicAt: magic, programLength: 3000, seed: 3)
-        let new = Fixture.image(family: Board.microbitV2.family, magicAt: magic, programLength: 1000, seed: 21)
+        // Long enough (94 blocks) that a wave is still running when its last board is connected:
+        // the controller connects boards in pairing mode about a quarter of a second apart.
+        let new = Fixture.image(family: Board.microbitV2.family, magicAt: magic, programLength: 6000, seed: 21)
         var flows: [FlowOnBoard] = []
         for _ in 0..<count {
             let id = sim.addBoard(

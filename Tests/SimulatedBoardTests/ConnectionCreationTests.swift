@@ -26,11 +26,12 @@ import Testing
 
     @Test func boardsAskedAtOnceAreConnectedOneAfterAnotherEachWhenHeard() throws {
         // Four boards in pairing mode (200 ms) on a 15 ms link. The controller hears the first
-        // of k waiting boards after 200 / (k + 1) ms on average, and the connection completes
-        // one interval later: gaps of 40 + 15, 50 + 15, 66.7 + 15 and 100 + 15 ms. A lone board
-        // waits 100 + 15 ms of its 1 s setup, so the first of four is connected 60 ms sooner.
+        // of k waiting boards after 200 / (k + 1) ms on average, connects at that board's next
+        // advertisement 200 ms later, and completes one interval after: gaps of 40, 50, 66.7
+        // and 100 ms, each + 215 ms. A lone board waits 100 + 215 ms of its 1 s setup, so the
+        // first of four is connected 60 ms sooner.
         let times = try Self.connectedAt(4)
-        let expected = [0.940, 1.005, 1.086_667, 1.201_667]
+        let expected = [0.940, 1.205, 1.486_667, 1.801_667]
         for (got, want) in zip(times.sorted(), expected) {
             #expect(abs(got - want) < 0.000_002, "\(times)")
         }

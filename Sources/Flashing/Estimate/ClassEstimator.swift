@@ -22,6 +22,14 @@ import PartialFlashingFrames
 /// pushed back by another connection's still leaves within the board's own interval, and when
 /// it has none the radio is busy all the time and `n · a` already counts every wait.
 ///
+/// Boards connected one after another (`Advertising`) start one creation apart, `(n − 1) · s`
+/// from first to last. A part whose air comes in bursts shorter than that spread (a Secure DFU
+/// object's packets) falls out of step with the other boards': it keeps its time alone while its
+/// own share of the radio (`a / d`) and the others' mean share (`(n − 1) · A / T`, with `A` and
+/// `T` one board's whole air time and time alone) fit in the radio together, its events finding
+/// room between theirs. A part in one long burst (an McuMgr upload, partial flashing's blocks)
+/// overlaps the others' and shares: `max(d, n · a)`, as does a part whose shares do not fit.
+///
 /// Boards asked to connect at once get their connections one after another (`Advertising`,
 /// `RadioDemand.creationWait`): a board takes the longer of that wait plus its time alone and
 /// its time sharing the radio (`ClassSchedule`). On the simulated adapters (which connect the
@@ -35,11 +43,8 @@ import PartialFlashingFrames
 ///   answer can be lost, and the flow connects again to the new application instead of seeing
 ///   the link drop: one reconnection delay and setup in place of the drop, under 1 % of a class.
 ///
-/// Left out, and high by up to 9 %: boards that share the radio are taken to move through the
-/// parts together, so a Nordic DFU board's packets are counted as contending with every other
-/// board's. Boards that connect a few tens of milliseconds apart drift out of step, and one
-/// board's packets go out during the others' waits after a Create: on a 30 ms link, classes of
-/// up to 6 stock boards take no longer than one board alone.
+/// Left out: how boards that contend fall back into step. Past the point where the shares
+/// no longer fit, every board of the part is taken to contend with all the others.
 ///
 /// The boards of a class are taken to be alike (one file, one kind of board), so the boards
 /// on one adapter move through the parts together. Several adapters and connection limits are
@@ -64,6 +69,12 @@ public enum ClassEstimator {
     /// A board's time when `boards` boards like it share one adapter's radio.
     public static func boardTime(_ demand: RadioDemand, sharedBy boards: Int) -> Duration {
         let n = Int64(max(boards, 1))
+        // The share of the radio the other boards take on average, out of step with this one.
+        let whole = max(demand.alone.wholeMicroseconds, 1)
+        let others = Double(n - 1) * Double(demand.air.wholeMicroseconds) / Double(whole)
+        // How far apart the boards start: one connection creation each (`Advertising`).
+        let spacing = demand.firstConnecting.map { ($0.interval + demand.connectionInterval).wholeMicroseconds } ?? 0
+        let spread = (n - 1) * spacing
         var total: Int64 = 0
         for part in demand.parts {
             let alone = part.duration.wholeMicroseconds
@@ -72,7 +83,15 @@ public enum ClassEstimator {
                 total += alone
                 continue
             }
-            total += max(alone, n * air)
+            // Bursts shorter than the boards' spread fall out of step; they keep their time
+            // alone while their share and the others' fit in the radio.
+            let burst = alone / Int64(part.bursts)
+            let outOfStep = burst < spread
+            if outOfStep, Double(air) / Double(max(alone, 1)) + others <= 1 {
+                total += alone
+            } else {
+                total += max(alone, n * air)
+            }
         }
         return .microseconds(total)
     }
@@ -142,10 +161,16 @@ public enum ClassEstimator {
         // mode, or a board already there), else the board's first connection (the bootloader's
         // and the new program's advertise as often or more).
         let advertising: Advertising = path == .partial || !runsProgram ? .pairing : .application
+        let first: Advertising = runsProgram ? .application : .pairing
+        // The connections besides the first and the slowest: the read-back of the new program,
+        // and a Nordic DFU's bootloader.
+        var later: [Advertising] =
+            readsBack || (path == .partial && options.partial.verifyAfterFlash) ? [.application] : []
+        if path == .nordicDFU { later.append(.bootloader) }
         return demand.map {
             RadioDemand(
-                path: $0.path, parts: $0.parts, connecting: advertising,
-                connectionInterval: link.profile.connectionInterval)
+                path: $0.path, parts: $0.parts, firstConnecting: first, connecting: advertising,
+                laterConnecting: later, connectionInterval: link.profile.connectionInterval)
         }
     }
 }

@@ -18,7 +18,9 @@ public enum ClassSchedule {
     /// Schedules `boards` boards over `adapters` (one unlimited adapter when empty).
     public static func schedule(
         boards: Int, adapters given: [ClassEstimator.Adapter],
-        creationWait: (_ board: Int, _ position: Int, _ batch: Int) -> Duration = { _, _, _ in .zero },
+        creationWait: (_ board: Int, _ position: Int, _ batch: Int) -> (first: Duration, slowest: Duration) = {
+            _, _, _ in (.zero, .zero)
+        },
         time: (_ board: Int, _ sharing: Int) -> Duration
     ) -> [ClassEstimate.Board] {
         let adapters = given.isEmpty ? [ClassEstimator.Adapter.unlimited] : given
@@ -41,9 +43,10 @@ public enum ClassSchedule {
                 let batch = started.filter { $0.adapter == a }
                 let position = batch.firstIndex { $0.board == board } ?? 0
                 let wait = creationWait(board, position, batch.count)
-                // Waiting for the creations, or sharing the radio with the whole wave: the
-                // longer. The waves' air goes out while the later boards still wait to connect.
-                let d = max(wait + time(board, 1), time(board, running[a].count))
+                // The longer of: waiting for the slowest of its connections, then its time alone;
+                // or waiting for its first connection, then sharing the radio with the whole wave
+                // (the boards connected before it are still sending when it starts).
+                let d = max(wait.slowest + time(board, 1), wait.first + time(board, running[a].count))
                 out[board] = ClassEstimate.Board(
                     index: board, adapter: a, wave: 0, start: now, duration: d)
             }

@@ -91,7 +91,7 @@ extension NordicDFUEstimator {
         let command = ExchangeAir.roundTrip(request: 9, answer: 15, dataLength: dataLength)
         let objects = Int64((applicationBytes + objectSize - 1) / max(objectSize, 1))
         let mapRead = ExchangeAir.memoryMapRead(dataLength: dl)
-        return RadioDemand(estimate) { name in
+        var demand = RadioDemand(estimate) { name in
             if name.hasPrefix("packets") { return data }
             if name.hasPrefix("data objects") { return secure ? objects * command : nil }
             if name.hasPrefix("checksum") { return objects * 2 * command }
@@ -102,5 +102,13 @@ extension NordicDFUEstimator {
             if name == "connect and read the memory map" || name == "read back the program" { return mapRead }
             return nil
         }
+        // Secure DFU sends object by object, each burst of packets between two Creates.
+        if secure {
+            for i in demand.parts.indices
+            where ["packets", "checksum", "data objects"].contains(where: demand.parts[i].name.hasPrefix) {
+                demand.parts[i].bursts = Int(max(objects, 1))
+            }
+        }
+        return demand
     }
 }

@@ -14,40 +14,61 @@ public struct RadioDemand: Sendable, Equatable {
         public var name: String
         public var duration: Duration
         public var air: Duration
-        public init(name: String, duration: Duration, air: Duration) {
+        /// How many separate bursts the part's air comes in (a Secure DFU object's packets
+        /// between two Creates; 1 for a continuous stream).
+        public var bursts: Int
+        public init(name: String, duration: Duration, air: Duration, bursts: Int = 1) {
             self.name = name
             self.duration = duration
             self.air = air
+            self.bursts = max(bursts, 1)
         }
     }
 
     public var path: EstimatedPath
     public var parts: [Part]
-    /// How the board advertises at the slowest to connect of its connections (nil: connecting
-    /// costs nothing beyond the parts), and the link's connection interval: boards asked to
-    /// connect through one adapter at once get their connections one after another
-    /// (`Advertising.creations`).
+    /// How the board advertises for its first connection and for the slowest to connect of its
+    /// connections (nil: connecting costs nothing beyond the parts), and the link's connection
+    /// interval: boards asked to connect through one adapter at once get their connections one
+    /// after another (`Advertising.creations`).
+    public var firstConnecting: Advertising?
     public var connecting: Advertising?
+    /// Its other connections after the first (a read-back, a bootloader), which the controller
+    /// also creates one at a time.
+    public var laterConnecting: [Advertising]
     public var connectionInterval: Duration
 
     public init(
-        path: EstimatedPath, parts: [Part], connecting: Advertising? = nil, connectionInterval: Duration = .zero
+        path: EstimatedPath, parts: [Part], firstConnecting: Advertising? = nil, connecting: Advertising? = nil,
+        laterConnecting: [Advertising] = [], connectionInterval: Duration = .zero
     ) {
         self.path = path
         self.parts = parts
+        self.firstConnecting = firstConnecting ?? connecting
         self.connecting = connecting
+        self.laterConnecting = laterConnecting
         self.connectionInterval = connectionInterval
     }
 
     /// How much longer than alone the board created `position`-th of `batch` boards asked to
-    /// connect at once waits for its connection (never less than nothing).
-    public func creationWait(position: Int, of batch: Int) -> Duration {
-        guard let connecting, batch > 1 else { return .zero }
-        let link = LinkProfile(
-            name: "", connectionIntervalMicroseconds: connectionInterval.wholeMicroseconds)
-        let times = connecting.creations(of: batch, on: link)
+    /// connect at once waits for its first connection (`first`), and for the slowest of its
+    /// connections (`slowest`), never less than nothing. Before its slowest, the controller
+    /// also creates the other connections of the boards ahead of it (in a large class their
+    /// read-backs come first), each one advertising interval and one connection interval.
+    public func creationWait(position: Int, of batch: Int) -> (first: Duration, slowest: Duration) {
+        let ahead = laterConnecting.reduce(Duration.zero) { $0 + $1.interval + connectionInterval }
+        return (
+            Self.wait(firstConnecting, position, batch, connectionInterval),
+            Self.wait(connecting, position, batch, connectionInterval) + (batch > 1 ? ahead * position : .zero)
+        )
+    }
+
+    static func wait(_ advertising: Advertising?, _ position: Int, _ batch: Int, _ interval: Duration) -> Duration {
+        guard let advertising, batch > 1 else { return .zero }
+        let link = LinkProfile(name: "", connectionIntervalMicroseconds: interval.wholeMicroseconds)
+        let times = advertising.creations(of: batch, on: link)
         guard times.indices.contains(position) else { return .zero }
-        return max(times[position] - connecting.creation(on: link), .zero)
+        return max(times[position] - advertising.creation(on: link), .zero)
     }
 
     /// The board's time alone on the adapter (the path estimate's `seconds`).
