@@ -63,7 +63,7 @@ extension FakeDevice {
 
 extension FakeState {
     /// What device `i` advertises now; nil when it does not advertise. A device at a board's
-    /// next address (`owner` set) is that board's bootloader built without bonds, which
+    /// next address (`atNextAddress`) is that board's bootloader built without bonds, which
     /// advertises there, and only there, while it runs (nRF5 SDK `nrf_dfu_ble.c` `gap_address_change`).
     func advertisement(of i: Int) -> FakeAdvertisement? {
         let own = devices[boardIndex(i)]

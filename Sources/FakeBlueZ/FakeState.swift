@@ -60,8 +60,9 @@ struct FakeDevice: Sendable {
     /// Notifications on their way to the client, oldest first, and a reset that waits for them.
     var outbox: [OutboxItem] = []
     var notificationsSent = 0
-    /// Set on the device of a board's bootloader at the next address: the index of the board's
-    /// own device, whose board this device plays while the bootloader runs.
+    /// Set on every device but a board's own under the first adapter (its bootloader at the next
+    /// address, its devices under the other adapters): the index of the board's own device,
+    /// whose board this device plays.
     var owner: Int?
     /// Set on a board's device object under another adapter (`owner` is the board's own device).
     var mirror = false
@@ -220,7 +221,8 @@ struct FakeState: Sendable {
     /// The board behind device `i`, as it stands.
     func board(of i: Int) -> SimulatedBoard { devices[boardIndex(i)].host.board }
 
-    /// The devices that play the board of device `i` (its own, and its bootloader's at the next address).
+    /// The devices that play the board of device `i`: its own and its bootloader's at the next
+    /// address, under every adapter.
     func identities(of i: Int) -> [Int] {
         let b = boardIndex(i)
         return devices.indices.filter { boardIndex($0) == b }

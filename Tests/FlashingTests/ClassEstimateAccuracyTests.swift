@@ -56,9 +56,9 @@ import Testing
     }
 
     @Test func aNordicDFUClassOfSixteenBoardsInWavesOfFiveIsEstimatedWithinTenPercent() throws {
-        // Secure DFU in waves: the estimate takes every wave in step like the first, sharing
-        // each object's packets; boards that start as others finish drift partly out of step
-        // and take less, so the estimate is high here, within the bound.
+        // Secure DFU in waves: the boards of a wave, connected one after another, fall out of
+        // step object by object, and five of them fit in the radio: each takes about its time
+        // alone, and so does the estimate.
         let adapter = try AdapterProfile(named: "unknown")
         let row = ClassBench.run(.nordic, boards: 16, profile: .deviceRequested, adapter: adapter)
         #expect(row.connectionLimit == 5)

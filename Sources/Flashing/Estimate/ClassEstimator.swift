@@ -33,8 +33,8 @@ import PartialFlashingFrames
 /// Boards asked to connect at once get their connections one after another (`Advertising`,
 /// `RadioDemand.creationWait`): a board takes the longer of that wait plus its time alone and
 /// its time sharing the radio (`ClassSchedule`). On the simulated adapters (which connect the
-/// same way) this holds classes of 8 to 64 boards within 6 % with no connection limit and
-/// within 9 % in waves of 5, on every path and profile (docs/benchmarks.md, "Class-set
+/// same way) this holds classes of 8 to 64 boards within 6.4 % with no connection limit and
+/// within 9.5 % in waves of 5, on every path and profile (docs/benchmarks.md, "Class-set
 /// estimates").
 ///
 /// Left out, as too small to count:

@@ -11,9 +11,10 @@
 /// moment have started (a wave of alike boards shares the radio for its whole run). Each
 /// adapter's controller creates one connection at a time (`Advertising`): of the boards that
 /// start on an adapter at once, the one connected `position`-th waits `creationWait` longer
-/// than alone, and takes the longer of that wait and its time alone, or its time sharing the
-/// radio (the boards connected first send while the later ones wait). A batch's creations
-/// are taken to be over before the next batch starts (a flow outlasts them).
+/// than alone for its first and for its slowest connection, and takes the longer of its
+/// slowest wait plus its time alone and its first wait plus its time sharing the radio (the
+/// boards connected first still send when it starts). A batch's creations are taken to be
+/// over before the next batch starts (a flow outlasts them).
 public enum ClassSchedule {
     /// Schedules `boards` boards over `adapters` (one unlimited adapter when empty).
     public static func schedule(
