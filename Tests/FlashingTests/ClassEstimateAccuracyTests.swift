@@ -9,37 +9,37 @@ import Testing
 /// timed assertions. `bitflash bench class --full --sim-adapter none --sim-adapter unknown`
 /// covers 8 to 64 boards on every profile and path, all at once and in waves.
 @Suite struct ClassEstimateAccuracyTests {
+    /// Every board of the class took the expected path, and the class estimate is within 10 %
+    /// of the modelled class time.
+    static func expectWithinTenPercent(_ row: ClassBench.Row, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(row.failures == 0, sourceLocation: sourceLocation)
+        #expect(
+            abs(row.classError) <= 0.10,
+            "\(row.boards) boards \(row.path) \(row.profile): estimate \(row.estimatedClassSeconds) s, modelled \(row.modelledClassSeconds) s",
+            sourceLocation: sourceLocation)
+    }
+
     @Test(arguments: [LinkProfile.linuxDefault, .fast], [8, 16])
     func aPartialFlashOfAClassIsEstimatedWithinTenPercent(profile: LinkProfile, boards: Int) {
         let row = ClassBench.run(.partial, boards: boards, profile: profile)
-        #expect(row.failures == 0)
         #expect(row.modelledClassSeconds > 0)
-        #expect(
-            abs(row.classError) <= 0.10,
-            "\(boards) boards \(profile.name): estimate \(row.estimatedClassSeconds) s, modelled \(row.modelledClassSeconds) s"
-        )
+        Self.expectWithinTenPercent(row)
     }
 
     @Test func aNordicDFUClassOfSixteenBoardsIsEstimatedWithinTenPercent() {
         // Full updates through the stock boards' Secure DFU bootloader: long waits after each
         // Create alternate with full events, and the last Execute's answer shares the radio.
         let row = ClassBench.run(.nordic, boards: 16, profile: .deviceRequested)
-        #expect(row.failures == 0)
         #expect(row.modelledClassSeconds > row.singleBoardSeconds)
-        #expect(
-            abs(row.classError) <= 0.10,
-            "estimate \(row.estimatedClassSeconds) s, modelled \(row.modelledClassSeconds) s")
+        Self.expectWithinTenPercent(row)
     }
 
     @Test func eightStockBoardsConnectedOneByOneAreEstimatedWithinTenPercent() {
         // The controller connects the boards a few tens of milliseconds apart, so they do not
         // move in step: each one's packets partly go out while the others wait after a Create.
         let row = ClassBench.run(.nordic, boards: 8, profile: .linuxDefault)
-        #expect(row.failures == 0)
         #expect(row.modelledFastestSeconds < row.modelledSlowestSeconds)
-        #expect(
-            abs(row.classError) <= 0.10,
-            "estimate \(row.estimatedClassSeconds) s, modelled \(row.modelledClassSeconds) s")
+        Self.expectWithinTenPercent(row)
     }
 
     @Test func aClassInWavesOfFiveConnectionsIsEstimatedWithinTenPercent() throws {
@@ -47,12 +47,9 @@ import Testing
         let adapter = try AdapterProfile(named: "unknown")
         let row = ClassBench.run(.partial, boards: 16, profile: .fast, adapter: adapter)
         #expect(row.connectionLimit == 5)
-        #expect(row.failures == 0)
         // Waves: the class takes several times one board's own time.
         #expect(row.modelledClassSeconds > 3 * row.modelledFastestSeconds)
-        #expect(
-            abs(row.classError) <= 0.10,
-            "estimate \(row.estimatedClassSeconds) s, modelled \(row.modelledClassSeconds) s")
+        Self.expectWithinTenPercent(row)
     }
 
     @Test func aNordicDFUClassOfSixteenBoardsInWavesOfFiveIsEstimatedWithinTenPercent() throws {
@@ -62,11 +59,8 @@ import Testing
         let adapter = try AdapterProfile(named: "unknown")
         let row = ClassBench.run(.nordic, boards: 16, profile: .deviceRequested, adapter: adapter)
         #expect(row.connectionLimit == 5)
-        #expect(row.failures == 0)
         #expect(row.modelledClassSeconds > 3 * row.modelledFastestSeconds)
-        #expect(
-            abs(row.classError) <= 0.10,
-            "estimate \(row.estimatedClassSeconds) s, modelled \(row.modelledClassSeconds) s")
+        Self.expectWithinTenPercent(row)
     }
 
     @Test func oneBoardsOwnEstimateIsFarTooLowForSixteenBoardsOnAFastLink() {
