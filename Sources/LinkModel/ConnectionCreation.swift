@@ -36,11 +36,11 @@ public enum Advertising: String, Sendable, Equatable, Codable {
         }
     }
 
-    /// The serial part of creating a connection to a lone board advertising so, over `link`:
-    /// half the advertising interval until it is heard, one interval until its next
-    /// advertisement, and one connection interval.
-    public func creation(on link: LinkProfile) -> Duration {
-        interval / 2 + interval + link.connectionInterval
+    /// The serial part of creating a connection to a lone board advertising so, on a link of
+    /// `connectionInterval`: half the advertising interval until it is heard, one interval until
+    /// its next advertisement, and one connection interval.
+    public func creation(connectionInterval: Duration) -> Duration {
+        interval / 2 + interval + connectionInterval
     }
 
     /// The expected wait for the first advertisement of boards advertising every `intervals`,
@@ -66,12 +66,12 @@ public enum Advertising: String, Sendable, Equatable, Codable {
     /// controller, has its connection, from the moment they asked: the controller takes them
     /// one at a time, each when it hears the next (`firstHeard` among those still waiting),
     /// that board's next advertisement one interval later, and one connection interval after.
-    public func creations(of count: Int, on link: LinkProfile) -> [Duration] {
+    public func creations(of count: Int, connectionInterval: Duration) -> [Duration] {
         var out: [Duration] = []
         var at = Duration.zero
         for waiting in stride(from: count, to: 0, by: -1) {
             at +=
-                Self.firstHeard(among: Array(repeating: interval, count: waiting)) + interval + link.connectionInterval
+                Self.firstHeard(among: Array(repeating: interval, count: waiting)) + interval + connectionInterval
             out.append(at)
         }
         return out

@@ -70,7 +70,9 @@ extension Simulation {
         }
         let p = creations[a].pending.remove(at: chosen)
         let created = Advertising.firstHeard(among: intervals) + intervals[chosen] + link.connectionInterval
-        let rest = max(link.connectionSetup - advertising(of: p.board).creation(on: link), .zero)
+        let rest = max(
+            link.connectionSetup - advertising(of: p.board).creation(connectionInterval: link.connectionInterval), .zero
+        )
         queue.schedule(
             .connectEstablished(job: p.job, board: p.board, epoch: p.epoch, initial: p.initial),
             at: now + created + rest)

@@ -164,8 +164,7 @@ public enum ClassEstimator {
         let first: Advertising = runsProgram ? .application : .pairing
         // The connections besides the first and the slowest: the read-back of the new program,
         // and a Nordic DFU's bootloader.
-        var later: [Advertising] =
-            readsBack || (path == .partial && options.partial.verifyAfterFlash) ? [.application] : []
+        var later: [Advertising] = readsBack ? [.application] : []
         if path == .nordicDFU { later.append(.bootloader) }
         return demand.map {
             RadioDemand(

@@ -65,10 +65,9 @@ public struct RadioDemand: Sendable, Equatable {
 
     static func wait(_ advertising: Advertising?, _ position: Int, _ batch: Int, _ interval: Duration) -> Duration {
         guard let advertising, batch > 1 else { return .zero }
-        let link = LinkProfile(name: "", connectionIntervalMicroseconds: interval.wholeMicroseconds)
-        let times = advertising.creations(of: batch, on: link)
+        let times = advertising.creations(of: batch, connectionInterval: interval)
         guard times.indices.contains(position) else { return .zero }
-        return max(times[position] - advertising.creation(on: link), .zero)
+        return max(times[position] - advertising.creation(connectionInterval: interval), .zero)
     }
 
     /// The board's time alone on the adapter (the path estimate's `seconds`).
