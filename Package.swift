@@ -168,6 +168,7 @@ let package = Package(
         // Runs the built bitflash against the fake org.bluez (`bitflash sim bluez`) on a private bus.
         .testTarget(name: "BlueZIntegrationTests", dependencies: [
             "TestSupport", "FirmwareImage", "SimulatedBoard", "BlueZTransport", "BlueZFlashing", "Flashing", "DBus", "Transport",
+            "SimulatedFlashing", "SampleFirmware",
         ]),
         .testTarget(name: "FakeBlueZTests", dependencies: [
             "FakeBlueZ", "DBus", "SimulatedBoard", "PartialFlashing", "PartialFlashingFrames", "NordicDFUFrames", "SMP", "FirmwareImage",

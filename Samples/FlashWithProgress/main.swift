@@ -14,7 +14,6 @@ import SimulatedFlashing
 let path = CommandLine.arguments.dropFirst().first ?? "Samples/firmware/sample-r1-counter.hex"
 let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
 let firmware = try Firmware.parse(bytes, fileName: path)
-let plan = try FlashPlan.make(firmware: firmware, board: .microbitV2)
 
 // A simulated micro:bit V2 with an MCUboot bootloader whose primary slot holds r1 + heart.
 let factory = SampleFirmware.image(family: .nrf52833, runtime: .r1, program: .heart)
@@ -22,15 +21,26 @@ let application = try FlashPlan.applicationImage(of: factory, family: .nrf52833)
 var simulation = Simulation(link: .deviceRequested)
 let board = simulation.addBoard(try SimulatedBoard.mcuMgrBoard(.microbitV2, primary: application.bytes))
 
-let run = SimulatedFlash.run(plan: plan, on: board, named: "micro:bit", in: &simulation) { event in
-    switch event.report {
-    case let .phase(phase):
-        print(String(format: "%7.3f s  %@", event.elapsed.seconds, phase.rawValue))
-    case let .progress(done, total, _) where done == total || done * 4 / total != (done - 1) * 4 / total:
-        print(String(format: "%7.3f s  %3d%%  %d of %d", event.elapsed.seconds, done * 100 / total, done, total))
-    default:
-        break
-    }
+// The library's policy plans the file for the board first: a file for another board is refused
+// here with the words the command line uses (FlashRefusal), before anything is sent.
+let run: SimulatedFlashRun
+do {
+    run = try SimulatedFlash.flash(
+        firmware, on: board, named: "micro:bit", in: &simulation,
+        onEvent: { event in
+            switch event.report {
+            case let .phase(phase):
+                print(String(format: "%7.3f s  %@", event.elapsed.seconds, phase.rawValue))
+            case let .progress(done, total, _) where done == total || done * 4 / total != (done - 1) * 4 / total:
+                print(
+                    String(format: "%7.3f s  %3d%%  %d of %d", event.elapsed.seconds, done * 100 / total, done, total))
+            default:
+                break
+            }
+        })
+} catch let refusal as FlashRefusal {
+    print("refused (\(refusal.kind.rawValue)): \(refusal.message)")
+    exit(65)
 }
 
 let result = run.result

@@ -35,19 +35,15 @@ public struct BlueZFlashSettings: Sendable {
     public var bootloaderAddressWindow: Duration = .seconds(5)
     /// How the flashing session runs: mode, preferences, timeouts of each protocol.
     public var options = FlashOptions()
-    /// The board to plan for instead of the one detected (for example a Calliope mini 3
-    /// where the name does not tell); it must be of the detected board's chip family.
-    public var board: Board?
-    /// The MCUboot image a full McuMgr update uploads; nil builds one from the file.
-    public var dfuImage: MCUbootImage?
+    /// The policy's settings: the board to plan for instead of the one detected, the MCUboot image
+    /// a full update uploads, whether overridable problems are let through (`FlashPolicy`).
+    public var plan = PlanSettings()
     /// Where interrupted partial flashes are recorded and continued from; nil keeps no records.
     public var resumeStore: (any ResumeRecordStore)? = FileResumeStore.standard()
+    /// Where the board flashed last is kept (a flash without a named board takes it); nil keeps none.
+    public var lastBoard: LastBoardStore? = LastBoardStore.standard()
     /// Forget any record and start a partial flash from its first block.
     public var startOver = false
-    /// Builds the plan for a board once it is known; nil uses `FlashPlan.make` with `board`
-    /// and `dfuImage`. A front end sets it to add its own checks and wording.
-    public var planner: (@Sendable (Firmware, DetectedBoard) throws -> FlashPlan)?
-
     /// The command line's defaults.
     public init() {}
 

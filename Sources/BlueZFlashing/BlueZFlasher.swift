@@ -164,7 +164,9 @@ public struct BlueZFlasher: Sendable {
         }
         var plan: FlashPlan
         do {
-            plan = try makePlan(firmware, for: try await board.detect(onReport: trace), settings: settings)
+            plan = try makePlan(firmware, for: try await board.detect(onReport: trace), settings: settings) {
+                channel.send(.warning(board: query, message: $0))
+            }
         } catch {
             await closeOutsideCancellation(board)
             return unreached(error, address: key, name: board.device.name)
@@ -205,27 +207,21 @@ public struct BlueZFlasher: Sendable {
             do { try store.forget(board: key) } catch { channel.send(.warning(board: query, message: "\(error)")) }
         }
         if let error = result.error, let hint, !Task.isCancelled { result.error = "\(error); \(hint)" }
+        if result.error == nil, !dryRun, let last = settings.lastBoard {
+            do { try last.save(LastFlashedBoard(address: key, name: board.device.name)) } catch {
+                channel.send(.warning(board: query, message: "\(error)"))
+            }
+        }
         return BoardFlashResult(result: result, address: key, name: board.device.name, session: session)
     }
 
-    /// The plan for a detected board: the settings' planner, else `FlashPlan.make` for the
-    /// board asked for (which must be of the detected family) or the detected one.
-    static func makePlan(_ firmware: Firmware, for detected: DetectedBoard, settings: BlueZFlashSettings) throws
-        -> FlashPlan
-    {
-        if let planner = settings.planner { return try planner(firmware, detected) }
-        var target = detected.board
-        if let asked = settings.board {
-            guard asked.family == target.family else {
-                throw BoardFlashError.boardMismatch(requested: asked, detected: target, board: detected.description)
-            }
-            target = asked
-        }
-        do {
-            return try FlashPlan.make(firmware: firmware, board: target, dfuImage: settings.dfuImage)
-        } catch let error as FirmwareImageError {
-            throw BoardFlashError.firmwareNotForBoard(message: "\(firmware.fileName): \(error.message)", board: target)
-        }
+    /// The plan for a detected board, by the library's policy (`FlashPolicy`) with the
+    /// settings' `plan`: a file the policy refuses is refused here as on every front door.
+    static func makePlan(
+        _ firmware: Firmware, for detected: DetectedBoard, settings: BlueZFlashSettings, warn: (String) -> Void
+    ) throws -> FlashPlan {
+        try FlashPolicy.plan(
+            firmware, for: detected.board, described: detected.description, settings: settings.plan, warn: warn)
     }
 
     /// The resume record of `key`, or nil (none, starting over, or unreadable: reported, never trusted).

@@ -5,10 +5,6 @@ import FirmwareImage
 public enum BoardFlashError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The board offers none of partial flashing, McuMgr and Nordic DFU.
     case noFlashingService(board: String)
-    /// The board asked for (`BlueZFlashSettings.board`) is of another chip family than the one connected.
-    case boardMismatch(requested: Board, detected: Board, board: String)
-    /// The file holds nothing for this board (the reason from the file's reader).
-    case firmwareNotForBoard(message: String, board: Board)
     /// The flash was cancelled; the board keeps what it received.
     case cancelled(resumable: Bool)
     /// The adapter refused the board's connection the way a controller out of connections does,
@@ -21,11 +17,6 @@ public enum BoardFlashError: Error, Sendable, Equatable, CustomStringConvertible
         case let .noFlashingService(board):
             return "\(board) offers neither partial flashing, nor McuMgr, nor Nordic DFU; "
                 + "reset it into pairing mode (hold A+B, press reset) and try again"
-        case let .boardMismatch(requested, detected, board):
-            return "the board asked for, a \(requested.displayName) (\(requested.family.chipName)), does not match "
-                + "\(board), a \(detected.displayName) (\(detected.family.chipName))"
-        case let .firmwareNotForBoard(message, board):
-            return "\(message); the board is a \(board.displayName) (\(board.family.chipName))"
         case let .cancelled(resumable):
             return "the flash was cancelled; the board keeps what it received"
                 + (resumable ? ": flash the same file again to continue where it stopped" : ": flash the file again")
@@ -38,14 +29,11 @@ public enum BoardFlashError: Error, Sendable, Equatable, CustomStringConvertible
 }
 
 extension BoardFlashError: ExitStatusReporting {
-    /// 64 for a board of another family than the one asked for, 65 for a file with nothing
-    /// for the board, 69 (as a connect that failed) for an adapter out of connections, 74 otherwise.
+    /// 69 (as a connect that failed) for an adapter out of connections, 74 otherwise.
     public var exitStatus: ExitStatus {
         switch self {
         case .noFlashingService, .cancelled: return .flashFailed
         case .adapterFull: return .boardNotFound
-        case .boardMismatch: return .usage
-        case .firmwareNotForBoard: return .badFirmware
         }
     }
 }

@@ -33,6 +33,21 @@ public enum SimulatedFlash {
         runAll([(plan, board, name)], options: options, in: &simulation, deadline: deadline, onEvent: onEvent)[0]
     }
 
+    /// Flashes `firmware` onto one board of `simulation` by the library's policy: the file is
+    /// planned for the board's kind (`FlashPolicy`), so a file a real board's flash refuses is
+    /// refused here, in the same words, before anything is sent.
+    /// - Throws: `FlashRefusal`.
+    public static func flash(
+        _ firmware: Firmware, settings: PlanSettings = PlanSettings(), options: FlashOptions = FlashOptions(),
+        on board: BoardID, named name: String, in simulation: inout Simulation,
+        warn: (String) -> Void = { _ in }, onEvent: (@Sendable (FlashEvent) -> Void)? = nil
+    ) throws -> SimulatedFlashRun {
+        let kind = try simulation.board(board).profile.board
+        let plan = try FlashPolicy.plan(
+            firmware, for: kind, described: "simulated \(kind.displayName)", settings: settings, warn: warn)
+        return run(plan: plan, options: options, on: board, named: name, in: &simulation, onEvent: onEvent)
+    }
+
     /// Flashes several boards; the boards on one adapter share its radio. Each adapter holds at
     /// most its profile's connections: the others wait, and each starts when a board finishes,
     /// on the adapter that freed up (`Simulation.placesWithinLimits`).

@@ -32,10 +32,17 @@ struct Bitflash: AsyncParsableCommand {
     /// the kind of board already in the state folder wins.
     static func main() async {
         var args = Array(CommandLine.arguments.dropFirst())
-        let named = zip(args, args.dropFirst()).contains { $0 == "--simulate" && SimProfile(argument: $1) != nil }
+        // Words after `--` are arguments, never options: nothing there is rewritten.
+        let options = args.firstIndex(of: "--") ?? args.count
+        let named = zip(args[..<options], args[..<options].dropFirst()).contains {
+            $0 == "--simulate" && SimProfile(argument: $1) != nil
+        }
         var i = 0
-        while i < args.count {
-            if args[i] == "--simulate", i + 1 == args.count || SimProfile(argument: args[i + 1]) == nil {
+        while i < (args.firstIndex(of: "--") ?? args.count) {
+            if args[i] == "--simulate",
+                i + 1 == args.count || args[i + 1] == "--"
+                    || SimProfile(argument: args[i + 1]) == nil
+            {
                 args.insert(
                     contentsOf: [SimProfile.default.description]
                         + (named ? [] : ["--" + SimulationOptions.unnamedProfileFlag]),

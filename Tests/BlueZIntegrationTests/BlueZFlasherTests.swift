@@ -154,4 +154,39 @@ struct BlueZFlasherTests {
         #expect(text.contains("partial in ") && text.contains("verified: true"), "\(text)")
         try C.expectBoardHolds("sample-r1-counter.hex", stateFile: fake.stop())
     }
+
+    @Test(
+        "the sample refuses the nRF52840 SoftDevice UF2 with the command line's words, and the board keeps its program",
+        .enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.skipMessage)))
+    func sampleRefusesAnotherChipsFileAsTheCommandLineDoes() async throws {
+        let binary = try #require(
+            Bitflash.url?.deletingLastPathComponent().appendingPathComponent("sample-flash-bluez"))
+        try #require(FileManager.default.isExecutableFile(atPath: binary.path), "sample-flash-bluez is not built")
+        let fake = try FakeBlueZProcess()
+        let environment = ProcessInfo.processInfo.environment.merging(
+            ["DBUS_SYSTEM_BUS_ADDRESS": fake.bus.address, "BITFLASH_STATE": fake.bus.directory.path]) { $1 }
+        let file = Corpus.testdata.appendingPathComponent("real/uf2-nrf52840-s140-softdevice-6.1.1.uf2").path
+        let (status, text) = try await FakeBlueZProcess.offPool { () throws -> (Int32, String) in
+            let p = Process()
+            p.executableURL = binary
+            p.arguments = ["zotig", file]
+            p.environment = environment
+            let out = Pipe()
+            p.standardOutput = out
+            p.standardError = FileHandle.nullDevice
+            try p.run()
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            p.waitUntilExit()
+            return (p.terminationStatus, text)
+        }
+        let cli = try Bitflash.run(["flash", file, "--device", "zotig"], bus: fake.bus.address)
+        #expect(cli.status == 65 && status == 65, "command line \(cli.status), sample \(status): \(text)")
+        let words = try #require(
+            cli.stderr.split(separator: "\n").first { $0.hasPrefix("bitflash: error: ") }?
+                .dropFirst("bitflash: error: ".count))
+        #expect(words.contains("is not for a micro:bit V2: the UF2 blocks name chip family 0xADA52840"), "\(words)")
+        #expect(text.contains("failed: \(words)"), "the sample says: \(text)\nthe command line: \(words)")
+        #expect(!text.contains("verified: true"))
+        try C.expectBoardHolds("sample-r1-heart.hex", stateFile: fake.stop())
+    }
 }

@@ -46,6 +46,16 @@ struct BluetoothOptions: ParsableArguments {
 
     static let defaults = BlueZFlashSettings()
 
+    /// The options given that only a real board's flash uses, by name.
+    var realOnlyGiven: [String] {
+        var names: [String] = []
+        if !adapters.isEmpty { names.append("--adapter") }
+        if scanTimeout != nil { names.append("--scan-timeout") }
+        if connectTimeout != nil { names.append("--connect-timeout") }
+        if noPair { names.append("--no-pair") }
+        return names
+    }
+
     /// The scan timeout in effect, in seconds.
     var scanSeconds: Double { scanTimeout ?? Self.defaults.scanTimeout.seconds }
 

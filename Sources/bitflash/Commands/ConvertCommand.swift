@@ -60,7 +60,12 @@ struct ConvertCommand: AsyncParsableCommand {
                 )
             }
             let firmware = try FirmwareFileLoading.loadForFlash(file)
-            try FirmwareFileLoading.checkFits(firmware, file: file, board: board, force: force)
+            var fit = PlanSettings()
+            fit.force = force
+            fit.fileLabel = file
+            try FlashPolicy.checkFits(firmware, board: board, settings: fit) {
+                StdErr.write("bitflash: warning: \($0)\n")
+            }
             let image: MemoryImage
             do { image = try firmware.image(for: board) } catch let error as FirmwareImageError {
                 throw CLIError(.badFirmware, "\(file): \(error.message)")

@@ -62,67 +62,6 @@ enum FirmwareFileLoading {
         }
     }
 
-    /// Refuses a file that cannot be for `board` (`Firmware.problems(for:)`, and those of the
-    /// MCUboot image `--dfu-image` gives), unless `force` is set and every problem may be
-    /// overridden; then each is printed as a warning.
-    /// - Throws: `CLIError(.badFirmware)` naming what was found and what the board needs.
-    static func checkFits(
-        _ firmware: Firmware, file: String, board: Board, force: Bool,
-        dfuImage: (image: MCUbootImage, address: UInt32?, path: String)? = nil
-    ) throws {
-        var problems = firmware.problems(for: board).map { (file, $0) }
-        if let dfuImage {
-            problems += dfuImage.image.problems(for: board, address: dfuImage.address).map { (dfuImage.path, $0) }
-        }
-        guard !problems.isEmpty else { return }
-        let fixed = problems.filter { !$0.1.overridable }
-        if force, fixed.isEmpty {
-            for (path, problem) in problems {
-                StdErr.write("bitflash: warning: \(path): flashing it anyway (--force): \(problem.message)\n")
-            }
-            return
-        }
-        let files = Set(problems.map(\.0))
-        let subject =
-            files.count == 1 ? "\(files.first!) is not" : "\(files.sorted().joined(separator: " and ")) are not"
-        let reasons = problems.map { files.count == 1 ? $0.1.message : "\($0.0): \($0.1.message)" }.joined(
-            separator: "; ")
-        let advice =
-            fixed.isEmpty
-            ? " (--force flashes it anyway)"
-            : (fixed.count < problems.count
-                ? " (--force does not override \(Array(Set(fixed.map(\.1.kind.checkName))).sorted().joined(separator: " or ")))"
-                : "")
-        throw CLIError(.badFirmware, "\(subject) for a \(board.displayName): \(reasons)\(advice)")
-    }
-
-    /// Refuses an MCUboot image (the file, or `--dfu-image`) whose hash TLV does not match its
-    /// bytes: it was damaged after it was built, the board's MCUboot would refuse to boot it, and
-    /// no flag can make it whole. Checked before anything is sent; `--force` does not override it.
-    static func requireIntactImages(
-        _ firmware: Firmware, file: String, dfuImage: (image: MCUbootImage, address: UInt32?, path: String)? = nil
-    ) throws {
-        for (path, image) in [(file, firmware.mcuboot), (dfuImage?.path, dfuImage?.image)] {
-            guard let path, let image, case let .mismatch(stored, computed) = image.hashCheck else { continue }
-            throw CLIError(
-                .badFirmware,
-                "\(path): the MCUboot image is damaged: its hash TLV says \(Hex.bytes(Array(stored.prefix(8)), uppercase: false))…, "
-                    + "its bytes hash to \(Hex.bytes(Array(computed.prefix(8)), uppercase: false))…; the board would not boot it. "
-                    + "Build or download it again (nothing was sent)")
-        }
-    }
-
-    /// Refuses a plan no path can carry out: no MakeCode program for partial flashing and no
-    /// application for a full update (McuMgr or Nordic DFU), as `plan` finds no estimate. It is
-    /// the file's problem, so `plan` and `flash` both exit 65, before any board is touched.
-    static func requireSomethingToWrite(_ plan: FlashPlan, file: String, board: Board) throws {
-        guard BoardlessPlan.make(plan, board: board).byProfile.first?.estimates.isEmpty ?? true else { return }
-        throw CLIError(
-            .badFirmware,
-            "\(file): neither path can write this file to a \(board.displayName): "
-                + "it holds no MakeCode program and no application image could be made from it")
-    }
-
     /// `bitflash: warning: prog.hex: ignored 2 lines after the end-of-file record …`.
     static func warn(_ firmware: Firmware, file: String) {
         var seen = Set<String>()

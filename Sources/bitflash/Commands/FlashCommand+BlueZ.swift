@@ -18,7 +18,15 @@ extension FlashCommand {
         let firmware = try given ?? FirmwareFileLoading.loadForFlash(file)
         let flasher = BlueZFlasher(settings: try deviceSettings())
         let queries: [String]
-        if let only { queries = only } else { queries = allInRange ? try await boardsInRange(flasher) : devices }
+        if let only {
+            queries = only
+        } else if allInRange {
+            queries = try await boardsInRange(flasher)
+        } else if devices.isEmpty {
+            queries = [try await defaultTarget(flasher)]
+        } else {
+            queries = devices
+        }
         // A dry run prints plans, not progress and results.
         let out = SharedOutput(dryRun ? SilentOutput() : makeOutput(output.mode, queries, output.verbose))
         if !dryRun, let preview = await realClassPreview(firmware, boards: queries.count, flasher: flasher) {
@@ -90,17 +98,43 @@ extension FlashCommand {
         return preview
     }
 
-    /// The library's settings with what the options chose; the plan of each board comes from
-    /// `makePlan`, so that `--board` and `--dfu-image` apply and messages name the file.
+    /// The library's settings with what the options chose (`--board`, `--dfu-image` and
+    /// `--force` for the library's policy, which decides each board's plan).
     private func deviceSettings() throws -> BlueZFlashSettings {
         var settings = bluetooth.settings
         settings.options = options()
         settings.startOver = noResume
-        let command = self
-        settings.planner = { firmware, detected in
-            try command.makePlan(firmware, board: detected.board, described: detected.description)
-        }
+        settings.plan = try planSettings()
         return settings
+    }
+
+    /// The board a flash without --device, --all-in-range or --simulate takes: the one this
+    /// computer flashed last, when it is in range (named on the first line); else the command
+    /// stops with the boards in range to choose from (64). Never a simulated board.
+    private func defaultTarget(_ flasher: BlueZFlasher) async throws -> String {
+        let advice =
+            "name one with --device ADDR|NAME, flash every board in range with --all-in-range, or try a "
+            + "simulated board with --simulate"
+        let target: DefaultTarget
+        do { target = try await flasher.defaultTarget() } catch {
+            throw CLIError(.usage, "no board given: \(advice) (no board could be listed: \(describe(error)))")
+        }
+        switch target {
+        case let .lastBoard(last):
+            StdErr.write(
+                "bitflash: flashing \(last.described), the board this computer flashed last (--device names another)\n")
+            return last.address
+        case let .choose(seen, last):
+            let boards = seen.filter { $0.family != .other }
+            let listed =
+                boards.isEmpty
+                ? "no board is in range"
+                : "in range: "
+                    + boards.map { b in b.name.map { "\($0) (\(b.address))" } ?? b.address }
+                    .joined(separator: ", ")
+            let missing = last.map { "; \($0.described), the board this computer flashed last, is not in range" } ?? ""
+            throw CLIError(.usage, "no board given: \(advice); \(listed)\(missing)")
+        }
     }
 
     /// The addresses of every board a scan finds.

@@ -21,7 +21,8 @@ extension FlashCommand {
     /// `watch` shows results its own way).
     typealias OutputMaker = (_ mode: OutputMode, _ boards: [String], _ verbosity: Int) -> FlashOutput
 
-    /// Flashes `file` to the selected boards (real with --device/--all-in-range, else simulated).
+    /// Flashes `file` to the selected boards: simulated ones with --simulate, else real ones
+    /// (--device, --all-in-range, or the board this computer flashed last).
     /// - Parameters:
     ///   - given: the file's firmware when the caller has already read it (`watch` reads and checks
     ///     the file before it flashes, so that what is flashed is exactly what was checked).
@@ -32,7 +33,8 @@ extension FlashCommand {
             guard let failed = try boardsToRetry() else { return .flashed([]) }
             only = failed
         }
-        if !devices.isEmpty || allInRange || (retryFailed && simulate == nil) {
+        // Real boards unless --simulate: with no board named, the one flashed last (runOnDevices).
+        if simulate == nil {
             return try await runOnDevices(only, firmware: given, output: makeOutput ?? Output.make)
         }
         do {
@@ -49,7 +51,7 @@ extension FlashCommand {
             // Held until the boards and their resume records are saved (see StateFolderLock);
             // taken once the file is known to be good, so a refused file leaves no folder behind.
             let lock = try StateFolderLock.acquire(
-                store.directory, wait: .milliseconds(Int64((stateWait * 1000).rounded()))
+                store.directory, wait: .milliseconds(Int64(((stateWait ?? 30) * 1000).rounded()))
             ) {
                 StdErr.write("bitflash: note: \($0)\n")
             }

@@ -61,7 +61,7 @@ struct FlashCommand: AsyncParsableCommand {
             "How long to wait for another bitflash run that uses the same simulated boards' folder",
             valueName: "SECONDS"),
         transform: Limits.stateWaitSeconds.transform)
-    var stateWait: Double = 30
+    var stateWait: Double?
 
     @Option(help: ArgumentHelp("Use the file's section for this board (default: the board's own).", valueName: "BOARD"))
     var board: String?
@@ -141,6 +141,7 @@ struct FlashCommand: AsyncParsableCommand {
         if boards > 1, simulate == nil, devices.isEmpty {
             throw ValidationError("--boards counts simulated boards: add --simulate")
         }
+        try validateTarget()
         if let prefer, mode != .auto {
             throw ValidationError(
                 "--prefer \(prefer.rawValue) chooses among paths in auto mode, but --mode \(mode.rawValue) already forces one: drop one of them"
@@ -148,6 +149,22 @@ struct FlashCommand: AsyncParsableCommand {
         }
         if dryRun, udp != nil {
             throw ValidationError("--dry-run plans a Bluetooth flash; it does not work with --udp")
+        }
+    }
+
+    /// Options for simulated boards need --simulate, options for real boards need a real one:
+    /// an option that would do nothing is refused by name, never silently ignored.
+    func validateTarget() throws {
+        var simulatedOnly = simulation.given
+        if stateWait != nil { simulatedOnly.append("--sim-state-wait") }
+        if simulate == nil, let name = simulatedOnly.first {
+            let target = udp != nil ? "an SMP server (--udp)" : "real boards"
+            throw ValidationError(
+                "\(name) is for simulated boards (--simulate); it does nothing when flashing \(target): leave it out")
+        }
+        if simulate != nil, let name = bluetooth.realOnlyGiven.first {
+            throw ValidationError(
+                "\(name) is for real boards; simulated boards (--simulate) use --sim-adapter and --link: leave it out")
         }
     }
 
@@ -165,46 +182,26 @@ struct FlashCommand: AsyncParsableCommand {
         try makePlan(firmware, board: profile.board, described: "simulated \(profile.board.displayName)")
     }
 
-    /// The plan for `firmware` on `detected` (or on `--board`, which must be of the same family).
-    func makePlan(_ firmware: Firmware, board detected: Board, described: String) throws -> FlashPlan {
-        var target = detected
+    /// The policy's settings for this command: `--board`, `--dfu-image` (read here, so that
+    /// its errors name its file), `--force`, and the file named as the user gave it.
+    func planSettings() throws -> PlanSettings {
+        var settings = PlanSettings()
         if let name = board {
             guard let b = Board(userName: name) else { throw CLIError(.usage, "unknown board '\(name)'") }
-            guard b.family == target.family else {
-                throw CLIError(
-                    .usage,
-                    "--board \(b.rawValue) (\(b.family.chipName)) does not match the "
-                        + "\(described) (\(target.family.chipName))")
-            }
-            target = b
+            settings.board = b
         }
-        // An MCUboot image (binary or inside a hex) or a DFU zip holding one.
-        let dfu = try dfuImage.map { path -> (image: MCUbootImage, address: UInt32?, path: String) in
-            let given = try FirmwareFileLoading.loadForFlash(path)
-            if let image = given.mcuboot { return (image, nil, path) }
-            if let section = given.sections.first, let found = try? MCUbootImage.locate(in: section.image) {
-                return (found.image, found.address, path)
-            }
-            throw CLIError(
-                .badFirmware,
-                "\(path): holds no MCUboot image (a \(given.format.displayName)); "
-                    + "give an MCUboot image or a DFU .zip with one, or leave out --dfu-image to build one from the file"
-            )
+        settings.dfuImage = try dfuImage.map { try DFUImage.from(FirmwareFileLoading.loadForFlash($0), label: $0) }
+        settings.force = force
+        settings.fileLabel = file
+        return settings
+    }
+
+    /// The plan for `firmware` on `detected`, by the library's policy (`FlashPolicy`), with a
+    /// warning on stderr for each problem `--force` lets through.
+    func makePlan(_ firmware: Firmware, board detected: Board, described: String) throws -> FlashPlan {
+        try FlashPolicy.plan(firmware, for: detected, described: described, settings: planSettings()) {
+            StdErr.write("bitflash: warning: \($0)\n")
         }
-        try FirmwareFileLoading.checkFits(firmware, file: file, board: target, force: force, dfuImage: dfu)
-        try FirmwareFileLoading.requireIntactImages(firmware, file: file, dfuImage: dfu)
-        let plan: FlashPlan
-        do {
-            plan = try FlashPlan.make(firmware: firmware, board: target, dfuImage: dfu?.image)
-        } catch let error as FirmwareImageError {
-            throw CLIError(
-                .badFirmware,
-                "\(file): \(error.message)"
-                    + (error.message.contains("board is a ")
-                        ? "" : "; the board is a \(target.displayName) (\(target.family.chipName))"))
-        }
-        try FirmwareFileLoading.requireSomethingToWrite(plan, file: file, board: target)
-        return plan
     }
 
     /// Prints each board's dry-run plan; the same for a simulated and a real board.

@@ -33,19 +33,9 @@ struct PlanCommand: AsyncParsableCommand {
         try await runCommand {
             let firmware = try FirmwareFileLoading.loadForFlash(file)
             for b in try boards(firmware) {
-                try FirmwareFileLoading.checkFits(firmware, file: file, board: b, force: false)
-                try FirmwareFileLoading.requireIntactImages(firmware, file: file)
-                let plan: FlashPlan
-                do {
-                    plan = try FlashPlan.make(firmware: firmware, board: b)
-                } catch let error as FirmwareImageError {
-                    throw CLIError(
-                        .badFirmware,
-                        "\(file): \(error.message)"
-                            + (error.message.contains("board is a ")
-                                ? "" : "; the board is a \(b.displayName) (\(b.family.chipName))"))
-                }
-                try FirmwareFileLoading.requireSomethingToWrite(plan, file: file, board: b)
+                var settings = PlanSettings()
+                settings.fileLabel = file
+                let plan = try FlashPolicy.plan(firmware, for: b, described: b.displayName, settings: settings)
                 let made = BoardlessPlan.make(plan, board: b)
                 StdOut.write(
                     json

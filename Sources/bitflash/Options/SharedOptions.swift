@@ -58,7 +58,19 @@ struct SimulationOptions: ParsableArguments {
                 + "\(Limits.connectionIntervalMilliseconds.text) in steps of 1.25 ms, such as 11.25ms.",
             valueName: "PROFILE"),
         transform: OptionValues.link)
-    var link: String = "device-requested"
+    var link: String?
+
+    /// The simulation options given on the command line, by name: each needs a simulated board.
+    var given: [String] {
+        var names: [String] = []
+        if simState != nil { names.append("--sim-state") }
+        if link != nil { names.append("--link") }
+        if !dropAtWrite.isEmpty { names.append("--sim-drop-at-write") }
+        if !resetAt.isEmpty { names.append("--sim-reset-at") }
+        if killAt != nil { names.append("--sim-kill-at") }
+        if !adapters.isEmpty { names.append("--sim-adapter") }
+        return names
+    }
 
     @Option(
         name: .customLong("sim-drop-at-write"), parsing: .upToNextOption,
@@ -110,7 +122,8 @@ struct SimulationOptions: ParsableArguments {
 
     /// The `--link` profile (the option's parse has checked it).
     func linkProfile() throws -> LinkProfile {
-        do { return try LinkProfile(named: link) } catch { throw CLIError(.usage, "--link \(link): \(error)") }
+        let name = link ?? "device-requested"
+        do { return try LinkProfile(named: name) } catch { throw CLIError(.usage, "--link \(name): \(error)") }
     }
 }
 
