@@ -12,6 +12,7 @@ let package = Package(
     name: "bitflash",
     products: [
         .executable(name: "bitflash", targets: ["bitflash"]),
+        .executable(name: "bitflash-lab", targets: ["bitflash-lab"]),
         // The firmware formats.
         .library(name: "FirmwareImage", targets: ["FirmwareImage"]),
         // The protocol frames, shared by clients and simulated boards.
@@ -117,8 +118,10 @@ let package = Package(
 
         // Stamps the command line with the git commit it is built from (`bitflash --version`).
         .plugin(name: "CommitStamp", capability: .buildTool()),
-        // The command line: options and output.
-        .executableTarget(name: "bitflash", dependencies: [
+        // The commands of both executables: parsing, wording and output over the library's
+        // policy (no policy of their own). Root/ is the entry, User/ what `bitflash` offers,
+        // Laboratory/ what only `bitflash-lab` offers.
+        .target(name: "Commands", dependencies: [
             "Diagnostics", "FirmwareImage", "Flashing", "PartialFlashing", "PartialFlashingFrames", "McuMgr", "NordicDFU",
             "NordicDFUFrames", "SMP", "LinkModel", "Transport", "DBus", "BlueZTransport", "BlueZFlashing", "UDPTransport",
             "SimulatedBoard", "SimulatedFlashing", "SampleFirmware", "FakeBlueZ", "BlueZPeripheral", "SimulatedUDP",
@@ -126,6 +129,11 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], plugins: ["CommitStamp"]),
+        // What a user flashes with: flash, watch, scan, info, forget, plan, demo, inspect, convert, sim reset/show.
+        .executableTarget(name: "bitflash", dependencies: ["Commands"]),
+        // The laboratory: benchmarks, the fault campaign, traces and replay, simulated boards served
+        // over UDP and BlueZ, fault injection.
+        .executableTarget(name: "bitflash-lab", dependencies: ["Commands"]),
 
         // Samples/: short programs that use the library API (built by CI, run with `swift run`).
         .executableTarget(name: "sample-flash", dependencies: ["Flashing", "SimulatedFlashing", "FirmwareImage", "SampleFirmware", "SimulatedBoard"],

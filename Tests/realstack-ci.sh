@@ -57,15 +57,18 @@ else
     build_start=$(date +%s)
     # The flags of scripts/test's release build, so that each reuses the other's.
     release=(swift build -c release --static-swift-stdlib)
-    run_logged "$out/release-build.log" "release build" "${release[@]}" --product bitflash \
+    { run_logged "$out/release-build.log" "release build" "${release[@]}" --product bitflash \
+        && run_logged "$out/release-build-lab.log" "release build of the laboratory" "${release[@]}" --product bitflash-lab; } \
         || { echo "realstack-ci: the release build failed" >&2; exit 1; }
     bin="$(realpath "$("${release[@]}" --show-bin-path)/bitflash")"
     built="release build $(( $(date +%s) - build_start )) s"
     echo "== $built"
 fi
+# The laboratory, which plays the simulated board (`bitflash-lab sim serve`), lies beside it.
+[ -x "$bin-lab" ] || { echo "realstack-ci: $bin-lab (the laboratory) is not built beside $bin" >&2; exit 1; }
 case "$bin" in
     "$repo"/*) echo "${bin#"$repo"/}" > "$out/binary" ;;
-    *) cp "$bin" "$out/bitflash"; echo /tmp/out/bitflash > "$out/binary" ;;
+    *) cp "$bin" "$out/bitflash"; cp "$bin-lab" "$out/bitflash-lab"; echo /tmp/out/bitflash > "$out/binary" ;;
 esac
 
 vm_start=$(date +%s)

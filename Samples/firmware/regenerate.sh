@@ -4,5 +4,5 @@
 set -eu
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
-swift build --product bitflash
-.build/debug/bitflash sim samples Samples/firmware
+swift build --product bitflash-lab
+.build/debug/bitflash-lab sim samples Samples/firmware

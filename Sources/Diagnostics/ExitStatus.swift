@@ -33,6 +33,8 @@ public enum ExitStatus: Int32, Sendable, Equatable, CaseIterable, Codable {
     case servicesNotResolved = 76
     /// The board refused to pair (EX_NOPERM).
     case pairingRefused = 77
+    /// Stopped by Ctrl-C (`watch`, `demo`): 128 + SIGINT, as a shell reports it.
+    case interrupted = 130
 
     /// What the status means: the table of docs/json-and-exit-codes.md, word for word (without its Markdown).
     public var meaning: String {
@@ -60,6 +62,8 @@ public enum ExitStatus: Int32, Sendable, Equatable, CaseIterable, Codable {
             return "the board connected but BlueZ never resolved its services, or BlueZ sent what it "
                 + "never sends (not a radio problem: running again does not help)"
         case .pairingRefused: return "the board refused to pair (or needs a bond and --no-pair was given)"
+        case .interrupted:
+            return "stopped by Ctrl-C (watch, demo); a flash under way was finished or reported as not finished"
         }
     }
 

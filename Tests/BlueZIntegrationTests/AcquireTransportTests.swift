@@ -7,7 +7,7 @@ import Transport
 
 /// The transport's two paths to a board: the sockets of `AcquireWrite`/`AcquireNotify` where
 /// BlueZ grants them, `WriteValue` (not waited for) and `PropertiesChanged` where it does not,
-/// and the change from one to the other when the sockets close. Against `bitflash sim bluez`.
+/// and the change from one to the other when the sockets close. Against `bitflash-lab sim bluez`.
 @Suite(
     .serialized,
     .enabled(if: Bitflash.available, "dbus-daemon or the bitflash binary missing: BlueZ integration tests skipped"))

@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 /// `bitflash scan`, `info --device` and `flash --device`, run as the built binary against the
-/// fake org.bluez (`bitflash sim bluez`) on a private dbus-daemon.
+/// fake org.bluez (`bitflash-lab sim bluez`) on a private dbus-daemon.
 @Suite(
     .serialized,
     .enabled(if: Bitflash.available, "dbus-daemon or the bitflash binary missing: BlueZ integration tests skipped"))

@@ -9,7 +9,7 @@ import TestSupport
 import Transport
 
 /// The library API for real boards (`BlueZFlashing`), in this process, against the fake BlueZ
-/// (`bitflash sim bluez`) on a private bus; and the sample that uses it.
+/// (`bitflash-lab sim bluez`) on a private bus; and the sample that uses it.
 @Suite(
     .serialized,
     .enabled(if: Bitflash.available, "dbus-daemon or the bitflash binary missing: BlueZ integration tests skipped"))

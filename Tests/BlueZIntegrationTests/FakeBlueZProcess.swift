@@ -5,9 +5,11 @@ import TestSupport
 /// The built `bitflash`, run with the system bus pointed at a private bus.
 enum Bitflash {
     static var url: URL? { BitflashBinary.url }
+    /// The laboratory, `bitflash-lab`, which plays the fake BlueZ (`sim bluez`).
+    static var labURL: URL? { BitflashBinary.labURL }
 
     /// Whether these tests can run, and if not, why (shown as the skip reason).
-    static var available: Bool { url != nil && PrivateBus.isAvailable }
+    static var available: Bool { url != nil && labURL != nil && PrivateBus.isAvailable }
 
     typealias Result = BitflashBinary.Result
 
@@ -16,16 +18,16 @@ enum Bitflash {
         try BitflashBinary.run(arguments, environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus])
     }
 
-    /// Writes the sample firmware files (`bitflash sim samples`) once per test run.
+    /// Writes the sample firmware files (`bitflash-lab sim samples`) once per test run.
     static let samples: URL = {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
             "bitflash-bluez-samples-\(UUID().uuidString)")
-        _ = try? run(["sim", "samples", dir.path], bus: "unix:path=/nonexistent")
+        _ = try? BitflashBinary.lab(["sim", "samples", dir.path])
         return dir
     }()
 }
 
-/// `bitflash sim bluez` on a private bus: a fake org.bluez with one simulated board, stopped
+/// `bitflash-lab sim bluez` on a private bus: a fake org.bluez with one simulated board, stopped
 /// (and its board saved) by `stop()` or on deinit.
 final class FakeBlueZProcess: @unchecked Sendable {
     static let address = "F0:0D:00:00:00:01"
@@ -60,7 +62,7 @@ final class FakeBlueZProcess: @unchecked Sendable {
         state = bus.directory.appendingPathComponent("state")
         try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
         try prepare(state)
-        process.executableURL = Bitflash.url
+        process.executableURL = Bitflash.labURL
         process.arguments = ["sim", "bluez", "--sim-state", state.path] + options
         var env = ProcessInfo.processInfo.environment
         env["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address

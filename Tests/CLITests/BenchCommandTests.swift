@@ -5,7 +5,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// `bitflash bench`, run as a subprocess on the quick scenario set: the table, the JSON, and the
+/// `bitflash-lab bench`, run as a subprocess on the quick scenario set: the table, the JSON, and the
 /// report folder (Markdown and a well-formed SVG chart).
 @Suite(.enabled(if: BitflashBinary.url != nil, "bitflash binary not built (.build/debug/bitflash): CLI tests skipped"))
 struct BenchCommandTests {
@@ -15,7 +15,7 @@ struct BenchCommandTests {
         if !Corpus.isAvailable { print(Corpus.skipMessage + " (the benchmark runs on the samples only)") }
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("bitflash-bench-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: dir) }
-        let r = try BitflashBinary.run(Self.quick + ["--report", dir.path])
+        let r = try BitflashBinary.lab(Self.quick + ["--report", dir.path])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("link profile device-requested (CI 15 ms)"))
         #expect(r.stdout.contains("link profile custom-11.25ms (CI 11.25 ms)"))
@@ -44,7 +44,7 @@ struct BenchCommandTests {
     }
 
     @Test func autoTakesTheFasterPathInEveryEditLoopOfTheJSON() throws {
-        let r = try BitflashBinary.run(Self.quick + ["--json"])
+        let r = try BitflashBinary.lab(Self.quick + ["--json"])
         #expect(r.status == 0, "\(r.stderr)")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         let speedups = try #require(json["speedups"] as? [[String: Any]])
@@ -67,7 +67,7 @@ struct BenchCommandTests {
     }
 
     @Test func rejectsAConnectionIntervalBLEDoesNotAllow() throws {
-        let r = try BitflashBinary.run(["bench", "--ci", "3"])
+        let r = try BitflashBinary.lab(["bench", "--ci", "3"])
         #expect(r.status == 64)
         #expect(r.stderr.contains("1.25 ms"))
     }

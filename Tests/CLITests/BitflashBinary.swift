@@ -23,7 +23,7 @@ extension BitflashBinary {
 
     static let generatedSamples: URL = {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("bitflash-samples-\(UUID().uuidString)")
-        _ = try? run(["sim", "samples", dir.path])
+        _ = try? lab(["sim", "samples", dir.path])
         return dir
     }()
 }

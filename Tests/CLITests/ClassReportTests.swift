@@ -16,7 +16,7 @@ struct ClassReportTests {
         let base = ["--simulate", "microbit-v2", "--sim-state", state.path]
         #expect(try BitflashBinary.run(["flash", other, "--boards", "3"] + base).status == 0)
         #expect(try BitflashBinary.run(["flash", file, "--boards", "2"] + base).status == 0)
-        return try BitflashBinary.run(["flash", file, "--boards", "3", "--sim-kill-at", "5"] + base)
+        return try BitflashBinary.lab(["flash", file, "--boards", "3", "--sim-kill-at", "5"] + base)
     }
 
     @Test(
@@ -42,7 +42,7 @@ struct ClassReportTests {
         // The same class as JSON: the last line is the summary, with the same rows.
         let again = try BitflashBinary.temporaryDirectory()
         _ = try Self.classWithOneFailure(again, file: file)
-        let json = try BitflashBinary.run([
+        let json = try BitflashBinary.lab([
             "flash", file, "--simulate", "microbit-v2", "--boards", "3", "--sim-kill-at", "0.5",
             "--sim-state", again.path, "--json"
         ])

@@ -48,7 +48,7 @@ struct FailureReportTests {
         let state = dir.appendingPathComponent("state").path
         let file = BitflashBinary.sample("sample-r2-heart.hex").path
         for json in [false, true] {
-            let one = try BitflashBinary.run(
+            let one = try BitflashBinary.lab(
                 ["flash", file, "--simulate", "--sim-state", state, "--sim-kill-at", "1"] + (json ? ["--json"] : []))
             #expect(one.status == 74)
             #expect(
@@ -57,7 +57,7 @@ struct FailureReportTests {
                         "bitflash: error: bitflash was stopped at 1.0 s (modelled, --sim-kill-at) as if killed; the board keeps what it received: "
                             + "run the same command again to continue"
                     ], "\(one.stderr)")
-            let set = try BitflashBinary.run(
+            let set = try BitflashBinary.lab(
                 [
                     "flash", file, "--simulate", "--sim-state", state, "--boards", "2", "--sim-kill-at", "1",
                     "--no-resume"
@@ -93,7 +93,7 @@ struct FailureReportTests {
 
     @Test("sim bluez: a malformed Bluetooth address is a bad command line (64), on the command line and in a scenario")
     func malformedAddressIs64() throws {
-        let options = try BitflashBinary.run([
+        let options = try BitflashBinary.lab([
             "sim", "bluez", "--address", "ZZ:ZZ", "--bus", "unix:path=/nonexistent", "--sim-state", dir.path
         ])
         #expect(options.status == 64, "\(options.stderr)")
@@ -102,7 +102,7 @@ struct FailureReportTests {
             "\(options.stderr)")
         let scenario = dir.appendingPathComponent("scenario.json")
         try #"{"boards": [{"address": "ZZ:ZZ"}]}"#.write(to: scenario, atomically: true, encoding: .utf8)
-        let file = try BitflashBinary.run([
+        let file = try BitflashBinary.lab([
             "sim", "bluez", "--scenario", scenario.path, "--bus", "unix:path=/nonexistent", "--sim-state", dir.path
         ])
         #expect(file.status == 64, "\(file.stderr)")

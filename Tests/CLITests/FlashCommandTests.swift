@@ -8,9 +8,13 @@ struct FlashCommandTests {
     let state: URL
     init() throws { state = try BitflashBinary.temporaryDirectory() }
 
+    /// A flash of a simulated board; with fault injection or a trace, in the laboratory (`bitflash-lab`).
     func flash(_ sample: String, _ extra: [String] = []) throws -> BitflashBinary.Result {
-        try BitflashBinary.run(
-            ["flash", BitflashBinary.sample(sample).path, "--simulate", "--sim-state", state.path] + extra)
+        let lab = extra.contains {
+            $0.hasPrefix("--sim-drop") || $0.hasPrefix("--sim-reset") || $0.hasPrefix("--sim-kill") || $0 == "--trace"
+        }
+        return try (lab ? BitflashBinary.lab : BitflashBinary.run)(
+            ["flash", BitflashBinary.sample(sample).path, "--simulate", "--sim-state", state.path] + extra, [:])
     }
 
     /// The final `{"type":"result"}` object of a `--json` run.
@@ -173,12 +177,12 @@ struct FlashCommandTests {
         let file = state.appendingPathComponent("run.trace")
         let r = try flash("sample-r1-counter.hex", ["--boards", "2", "--trace", file.path])
         #expect(r.status == 0, "\(r.stderr)")
-        let shown = try BitflashBinary.run(["trace", "show", file.path])
+        let shown = try BitflashBinary.lab(["trace", "show", file.path])
         #expect(shown.status == 0, "\(shown.stderr)")
         #expect(shown.stdout.contains("boards: sim-1, sim-2"), "\(shown.stdout.suffix(300))")
         #expect(shown.lines.contains { $0.contains("sim-1") && $0.contains("write") })
         #expect(shown.lines.contains { $0.contains("sim-2") && $0.contains("notify") })
-        let only = try BitflashBinary.run(["trace", "show", file.path, "--board", "sim-2", "--kind", "report"])
+        let only = try BitflashBinary.lab(["trace", "show", file.path, "--board", "sim-2", "--kind", "report"])
         let body = only.lines.dropLast()
         #expect(!body.isEmpty && body.allSatisfy { $0.contains("sim-2") && $0.contains("report") })
     }
@@ -186,7 +190,7 @@ struct FlashCommandTests {
     @Test func traceShowRefusesAFileThatIsNoTrace() throws {
         let file = state.appendingPathComponent("not-a-trace.txt")
         try Data("hello\n".utf8).write(to: file)
-        let r = try BitflashBinary.run(["trace", "show", file.path])
+        let r = try BitflashBinary.lab(["trace", "show", file.path])
         #expect(r.status == 65)
         #expect(r.stderr.contains("not-a-trace.txt:1: not a bitflash trace line"))
     }

@@ -89,7 +89,7 @@ struct NumberOptionTests {
     static func expectRefused(_ o: NumberOption, _ value: String) throws {
         guard !o.allows(value) else { return }
         for arguments in [o.command + [o.option, value], o.command + ["\(o.option)=\(value)"]] {
-            let r = try BitflashBinary.run(arguments)
+            let r = try BitflashBinary.lab(arguments)
             #expect(r.status == 64, "\(arguments): exit \(r.status), \(r.stderr)")
             #expect(r.stderr.contains("'\(o.option)"), "\(arguments): \(r.stderr)")
             #expect(
@@ -114,7 +114,7 @@ struct NumberOptionTests {
     @Test("the help of each number option states its range")
     func helpStatesTheRange() throws {
         for o in Self.options {
-            let r = try BitflashBinary.run(
+            let r = try BitflashBinary.lab(
                 o.command.prefix { !$0.hasPrefix("-") && $0 != Self.file }.map { $0 } + ["--help"])
             let help = r.stdout.replacingOccurrences(of: "\n", with: " ").split(separator: " ").joined(separator: " ")
             #expect(help.contains("from \(Self.shown(o.lowest))"), "\(o.testDescription): \(r.stdout)")
@@ -127,7 +127,7 @@ struct NumberOptionTests {
             ["flash", Self.file, "--simulate", "--sim-reset-at", "1", "-2"],
             ["flash", Self.file, "--simulate", "--sim-drop-at-write", "-5"]
         ] {
-            let r = try BitflashBinary.run(arguments)
+            let r = try BitflashBinary.lab(arguments)
             #expect(r.status == 64)
             #expect(r.stderr.contains("is invalid for '\(arguments[3])") && r.stderr.contains("from 0"), "\(r.stderr)")
         }
@@ -160,7 +160,7 @@ struct NumberOptionTests {
             // `--udp=` (nothing attached) is a missing value, and says so.
             let attached: [[String]] = value.isEmpty ? [] : [Array(command.dropLast()) + ["\(command.last!)=\(value)"]]
             for arguments in [command + [value]] + attached {
-                let r = try BitflashBinary.run(arguments)
+                let r = try BitflashBinary.lab(arguments)
                 #expect(r.status == 64, "\(arguments): exit \(r.status), \(r.stderr)")
                 #expect(
                     r.stderr.contains("'\(command.last!)") && r.stderr.contains(expected), "\(arguments): \(r.stderr)")
@@ -170,13 +170,13 @@ struct NumberOptionTests {
 
     @Test("an option given no value says so, and a scenario's time scale is held to --time-scale's range")
     func missingValueAndScenarioScale() throws {
-        let r = try BitflashBinary.run(["flash", Self.file, "--simulate", "--boards"])
+        let r = try BitflashBinary.lab(["flash", Self.file, "--simulate", "--boards"])
         #expect(r.status == 64)
         #expect(r.stderr.contains("Missing value for '--boards"), "\(r.stderr)")
         let dir = try BitflashBinary.temporaryDirectory()
         let scenario = dir.appendingPathComponent("scenario.json")
         try #"{"timeScale": 1e300, "boards": [{}]}"#.write(to: scenario, atomically: true, encoding: .utf8)
-        let s = try BitflashBinary.run([
+        let s = try BitflashBinary.lab([
             "sim", "bluez", "--scenario", scenario.path, "--sim-state", dir.path, "--bus", "unix:path=/nonexistent"
         ])
         #expect(s.status == 65, "\(s.stderr)")

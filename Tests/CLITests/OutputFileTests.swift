@@ -8,10 +8,16 @@ import TestSupport
 @Suite(.enabled(if: BitflashBinary.url != nil, "bitflash binary not built (.build/debug/bitflash): CLI tests skipped"))
 struct OutputFileTests {
     /// Runs bitflash under `/bin/sh` after `prelude` (e.g. `ulimit -f 8`).
-    static func runInShell(_ prelude: String, _ arguments: [String]) throws -> (status: Int32, stderr: String) {
+    static func runInShell(_ prelude: String, _ arguments: [String], lab: Bool = false) throws -> (
+        status: Int32, stderr: String
+    ) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/bin/sh")
-        p.arguments = ["-c", "\(prelude); exec \"$0\" \"$@\"", try #require(BitflashBinary.url).path] + arguments
+        p.arguments =
+            [
+                "-c", "\(prelude); exec \"$0\" \"$@\"",
+                try #require(lab ? BitflashBinary.labURL : BitflashBinary.url).path
+            ] + arguments
         let err = Pipe()
         p.standardOutput = FileHandle.nullDevice
         p.standardError = err
@@ -54,7 +60,7 @@ struct OutputFileTests {
         }
         #expect(try Data(contentsOf: input) == before)
         // flash --trace is held to the same rule.
-        let trace = try BitflashBinary.run([
+        let trace = try BitflashBinary.lab([
             "flash", input.path, "--simulate", "--sim-state", dir.appendingPathComponent("s").path,
             "--trace", dir.appendingPathComponent("link.hex").path
         ])
@@ -83,7 +89,7 @@ struct OutputFileTests {
         let samples = dir.appendingPathComponent("samples")
         try FileManager.default.createDirectory(at: samples, withIntermediateDirectories: true)
         try Data("old".utf8).write(to: samples.appendingPathComponent("sample-r1-heart.hex"))
-        let s = try Self.runInShell("ulimit -f 16", ["sim", "samples", samples.path])
+        let s = try Self.runInShell("ulimit -f 16", ["sim", "samples", samples.path], lab: true)
         #expect(s.status == 73, "\(s.stderr)")
         #expect(try String(contentsOf: samples.appendingPathComponent("sample-r1-heart.hex"), encoding: .utf8) == "old")
     }
@@ -115,12 +121,12 @@ struct OutputFileTests {
         #expect(
             full.stderr.contains("/dev/full: cannot write the hex file: no space left on the device"), "\(full.stderr)")
         for device in ["/dev/null", "/dev/full"] {
-            let flash = try BitflashBinary.run([
+            let flash = try BitflashBinary.lab([
                 "flash", input.path, "--simulate", "--sim-state", dir.appendingPathComponent("s").path, "--trace",
                 device
             ])
             #expect(flash.status == (device == "/dev/null" ? 0 : 73), "\(device): \(flash.stderr)")
-            let campaign = try BitflashBinary.run(["sim", "campaign", "--runs", "1", "--trace", device])
+            let campaign = try BitflashBinary.lab(["sim", "campaign", "--runs", "1", "--trace", device])
             #expect(campaign.status == (device == "/dev/null" ? 0 : 73), "\(device): \(campaign.stderr)")
             #expect(Self.fileType(device) == .typeCharacterSpecial, "\(device) is still a device")
         }
@@ -136,7 +142,7 @@ struct OutputFileTests {
         reader.executableURL = URL(fileURLWithPath: "/bin/sh")
         reader.arguments = ["-c", "cat \"$0\" > \"$1\"", fifo.path, received.path]
         try reader.run()
-        let r = try BitflashBinary.run([
+        let r = try BitflashBinary.lab([
             "flash", input.path, "--simulate", "--sim-state", dir.appendingPathComponent("s").path, "--trace", fifo.path
         ])
         reader.waitUntilExit()

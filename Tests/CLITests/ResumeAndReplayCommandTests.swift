@@ -12,7 +12,12 @@ struct ResumeAndReplayCommandTests {
     let counter = BitflashBinary.sample("sample-r1-counter.hex").path
 
     func flash(_ file: String, state dir: URL? = nil, _ extra: [String]) throws -> BitflashBinary.Result {
-        try BitflashBinary.run(["flash", file, "--simulate", "microbit-v2", "--sim-state", (dir ?? state).path] + extra)
+        // Fault injection and traces are the laboratory's (`bitflash-lab`).
+        let lab = extra.contains {
+            $0.hasPrefix("--sim-drop") || $0.hasPrefix("--sim-reset") || $0.hasPrefix("--sim-kill") || $0 == "--trace"
+        }
+        return try (lab ? BitflashBinary.lab : BitflashBinary.run)(
+            ["flash", file, "--simulate", "microbit-v2", "--sim-state", (dir ?? state).path] + extra, [:])
     }
 
     func objects(_ r: BitflashBinary.Result) throws -> [[String: Any]] {
@@ -117,7 +122,7 @@ struct ResumeAndReplayCommandTests {
         #expect(lines.contains { ($0["text"] as? String)?.hasPrefix("decision: runtime-matches") == true })
         #expect(!lines.contains { $0["kind"] as? String == "timer" }, "compact unless -v")
 
-        let replay = try BitflashBinary.run(["sim", "replay", trace.path, counter])
+        let replay = try BitflashBinary.lab(["sim", "replay", trace.path, counter])
         #expect(replay.status == 0, "\(replay.stderr)")
         #expect(replay.stdout.contains("outcome: partial (runtime-matches), as recorded"), "\(replay.stdout)")
 
@@ -127,7 +132,7 @@ struct ResumeAndReplayCommandTests {
         text[acks[29]] = text[acks[29]].replacingOccurrences(of: " 01FF\"", with: " 01AA\"")
         let tampered = state.appendingPathComponent("tampered.trace")
         try (text.joined(separator: "\n") + "\n").write(to: tampered, atomically: true, encoding: .utf8)
-        let diverged = try BitflashBinary.run(["sim", "replay", tampered.path, counter])
+        let diverged = try BitflashBinary.lab(["sim", "replay", tampered.path, counter])
         #expect(diverged.status == 65)
         #expect(
             diverged.stderr.contains("the client differs from the recording at tampered.trace line"),
@@ -138,7 +143,7 @@ struct ResumeAndReplayCommandTests {
     @Test func replayRefusesATraceWithoutAHeader() throws {
         let file = state.appendingPathComponent("old.trace")
         try Data(#"{"board":0,"kind":"write","name":"sim","t":0,"text":"command EE"}"#.utf8 + [0x0A]).write(to: file)
-        let r = try BitflashBinary.run(["sim", "replay", file.path, counter])
+        let r = try BitflashBinary.lab(["sim", "replay", file.path, counter])
         #expect(r.status == 65)
         #expect(r.stderr.contains("no header line"))
     }

@@ -9,7 +9,7 @@ struct SampleFilesTests {
 
     @Test func theCommittedSampleFilesEqualWhatTheGeneratorWritesNow() throws {
         let dir = try BitflashBinary.temporaryDirectory()
-        let r = try BitflashBinary.run(["sim", "samples", dir.path])
+        let r = try BitflashBinary.lab(["sim", "samples", dir.path])
         #expect(r.status == 0, "\(r.stderr)")
         let written = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
         #expect(written == Self.names.sorted())

@@ -45,13 +45,13 @@ struct SimAndInfoCommandTests {
             ["sim", "serve"], ["sim", "serve", "--udp", "127.0.0.1:0", "--adapter", "hci1"],
             ["sim", "serve", "--udp", "127.0.0.1:0", "--from", "x.hex"]
         ] {
-            let r = try BitflashBinary.run(arguments + ["--sim-state", state.path])
+            let r = try BitflashBinary.lab(arguments + ["--sim-state", state.path])
             #expect(r.status == 64, "\(arguments)")
             #expect(r.stderr.contains("--adapter"), "\(r.stderr)")
         }
         guard PrivateBus.isAvailable else { return }
         let bus = try PrivateBus()
-        let r = try BitflashBinary.run(
+        let r = try BitflashBinary.lab(
             ["sim", "serve", "--adapter", "hci1", "--sim-state", state.path, "--for", "5"],
             environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
         #expect(r.status == 75)

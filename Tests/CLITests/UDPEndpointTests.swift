@@ -11,7 +11,7 @@ struct UDPEndpointTests {
 
     /// `sim serve --udp 127.0.0.1:0` on a state folder of its own, and the port it bound.
     func serve(_ name: String, _ extra: [String] = []) async throws -> (ExternalProcess, Int) {
-        let bitflash = try #require(BitflashBinary.url)
+        let bitflash = try #require(BitflashBinary.labURL)
         let server = try ExternalProcess(
             bitflash,
             [
@@ -52,7 +52,7 @@ struct UDPEndpointTests {
     @Test("sim serve on a port another program holds: 75, naming the port; never 73")
     func portInUseIs75() async throws {
         let (first, port) = try await serve("first")
-        let second = try BitflashBinary.run([
+        let second = try BitflashBinary.lab([
             "sim", "serve", "--udp", "127.0.0.1:\(port)", "--for", "1",
             "--sim-state", dir.appendingPathComponent("second").path
         ])
@@ -69,7 +69,7 @@ struct UDPEndpointTests {
             ("no-such-host.invalid:0", "does not resolve"),
             ("192.0.2.1:0", "192.0.2.1 is not an address of this computer")
         ] {
-            let r = try BitflashBinary.run(["sim", "serve", "--udp", endpoint, "--for", "1", "--sim-state", dir.path])
+            let r = try BitflashBinary.lab(["sim", "serve", "--udp", endpoint, "--for", "1", "--sim-state", dir.path])
             #expect(r.status == 64, "\(endpoint): \(r.stderr)")
             #expect(r.stderr.contains("cannot listen on") && r.stderr.contains(words), "\(endpoint): \(r.stderr)")
         }

@@ -7,10 +7,10 @@ import SimulatedBoard
 import Testing
 import TestSupport
 
-/// `bitflash sim bluez`, the built binary, as an integration test starts it.
+/// `bitflash-lab sim bluez`, the built binary, as an integration test starts it.
 @Suite(
     .enabled(
-        if: PrivateBus.isAvailable && ExternalProcess.bitflash != nil,
+        if: PrivateBus.isAvailable && ExternalProcess.bitflashLab != nil,
         "dbus-daemon or the bitflash binary missing: sim bluez command-line tests skipped"))
 struct CommandLineTests {
     static func folder() throws -> URL {
@@ -22,13 +22,13 @@ struct CommandLineTests {
 
     /// Starts the fake and waits for its readiness line.
     static func start(_ arguments: [String], bus: PrivateBus) async throws -> ExternalProcess {
-        let bitflash = try #require(ExternalProcess.bitflash)
+        let bitflash = try #require(ExternalProcess.bitflashLab)
         let fake = try ExternalProcess(
             bitflash, ["sim", "bluez"] + arguments,
             environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
         let ready = await fake.wait(upTo: .seconds(60)) { $0.stdout.contains("fake org.bluez ready") || !$0.isRunning }
         #expect(ready && fake.isRunning, "\(fake.stdout) \(fake.stderr)")
-        if !fake.isRunning { throw BusFixtureError.daemonDidNotStart("bitflash sim bluez: \(fake.stderr)") }
+        if !fake.isRunning { throw BusFixtureError.daemonDidNotStart("bitflash-lab sim bluez: \(fake.stderr)") }
         return fake
     }
 
@@ -36,7 +36,7 @@ struct CommandLineTests {
     func servesAndSavesTheBoard() async throws {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let bitflash = try #require(ExternalProcess.bitflash)
+        let bitflash = try #require(ExternalProcess.bitflashLab)
         let reset = try await ExternalProcess.run(
             bitflash, ["sim", "reset", "--profile", "microbit-v2", "--sim-state", dir.path],
             timeout: .seconds(120))
@@ -86,7 +86,7 @@ struct CommandLineTests {
     func scenarioWithSeveralBoards() async throws {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let bitflash = try #require(ExternalProcess.bitflash)
+        let bitflash = try #require(ExternalProcess.bitflashLab)
         let samples = try await ExternalProcess.run(bitflash, ["sim", "samples", dir.path], timeout: .seconds(120))
         #expect(samples.status == 0)
         let scenario = dir.appendingPathComponent("scenario.json")
@@ -125,7 +125,7 @@ struct CommandLineTests {
     func badStartsExplainThemselves() async throws {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let bitflash = try #require(ExternalProcess.bitflash)
+        let bitflash = try #require(ExternalProcess.bitflashLab)
         let noBus = try await ExternalProcess.run(
             bitflash, ["sim", "bluez", "--sim-state", dir.path], timeout: .seconds(60),
             environment: ["DBUS_SYSTEM_BUS_ADDRESS": ""])

@@ -6,7 +6,7 @@ import Testing
 
 /// The class estimate against the simulator's modelled class time: boards on one adapter,
 /// sharing its radio, all started together or in waves of its connection limit. Virtual time is deterministic, so these are not
-/// timed assertions. `bitflash bench class --full --sim-adapter none --sim-adapter unknown`
+/// timed assertions. `bitflash-lab bench class --full --sim-adapter none --sim-adapter unknown`
 /// covers 8 to 64 boards on every profile and path, all at once and in waves.
 @Suite struct ClassEstimateAccuracyTests {
     /// Every board of the class took the expected path, and the class estimate is within 10 %

@@ -24,6 +24,8 @@ out=/tmp/out
 # absolute one in the guest), else the release build.
 bin="$(cat "$out/binary" 2>/dev/null || echo .build/release/bitflash)"
 case "$bin" in /*) ;; *) bin="$repo/$bin" ;; esac
+# The laboratory beside it plays the simulated board (`sim serve`).
+lab="$bin-lab"
 samples="$repo/Samples/firmware"
 profile=microbit-v2-mcuboot
 say() { echo "guest: $(date +%T) $*"; }
@@ -55,7 +57,7 @@ dbus-monitor --system "type='method_call',destination='org.bluez',interface='org
     > "$out/gatt-calls.log" 2>&1 &
 calls=$!
 
-"$bin" sim serve --adapter hci1 --profile "$profile" --from "$samples/sample-r1-heart.hex" \
+"$lab" sim serve --adapter hci1 --profile "$profile" --from "$samples/sample-r1-heart.hex" \
     --sim-state "$out/board" -v > "$out/serve.log" 2>&1 &
 serve=$!
 for _ in $(seq 1 60); do grep -q " ready on hci1" "$out/serve.log" && break; sleep 1; done
@@ -107,7 +109,7 @@ step flash-same as_user "$bin" flash "$samples/sample-r2-heart.hex" --device "$a
 stop_serve() { kill -TERM "$serve" 2>/dev/null && wait "$serve"; serve=""; }
 serve_board() { # NAME STATE PROFILE [OPTIONS]: serves the board saved in STATE on hci1
     name="$1"; state="$2"; board_profile="$3"; shift 3
-    "$bin" sim serve --adapter hci1 --profile "$board_profile" --sim-state "$state" -v "$@" > "$out/serve-$name.log" 2>&1 &
+    "$lab" sim serve --adapter hci1 --profile "$board_profile" --sim-state "$state" -v "$@" > "$out/serve-$name.log" 2>&1 &
     serve=$!
     for _ in $(seq 1 60); do grep -q " ready on hci1" "$out/serve-$name.log" && break; sleep 1; done
     grep " ready on hci1" "$out/serve-$name.log" || { say "sim serve ($name) did not get ready:"; cat "$out/serve-$name.log"; finish 13; }

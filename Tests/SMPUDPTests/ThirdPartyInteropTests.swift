@@ -6,7 +6,7 @@ import UDPTransport
 import Testing
 import TestSupport
 
-/// `bitflash sim serve --udp` held to the real protocol by third-party SMP clients: smpmgr
+/// `bitflash-lab sim serve --udp` held to the real protocol by third-party SMP clients: smpmgr
 /// (smpclient) and mcumgr-toolkit read the image state, upload, test, reset and confirm,
 /// and after every step their view of the slots must equal bitflash's own client's view.
 @Suite(
@@ -38,7 +38,7 @@ struct ThirdPartyInteropTests {
         let imageFile = folder.appendingPathComponent("r2-counter.signed.bin")
         try Data(image.bytes).write(to: imageFile)
         let process = try ExternalProcess(
-            try #require(ExternalProcess.bitflash),
+            try #require(ExternalProcess.bitflashLab),
             [
                 "sim", "serve", "--udp", "127.0.0.1:0", "--sim-state", folder.appendingPathComponent("state").path,
                 "--for", "300", "--time-scale", "0.02"

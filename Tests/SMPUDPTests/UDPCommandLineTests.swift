@@ -5,7 +5,7 @@ import SampleFirmware
 import Testing
 import TestSupport
 
-/// `bitflash flash FILE --udp HOST:PORT` against `bitflash sim serve --udp`, both the built binary.
+/// `bitflash flash FILE --udp HOST:PORT` against `bitflash-lab sim serve --udp`, both the built binary.
 @Suite(
     .enabled(
         if: ExternalProcess.bitflash != nil,
@@ -55,7 +55,7 @@ struct UDPCommandLineTests {
             bitflash, ["flash", served.imageFile.path, "--udp", "127.0.0.1:\(served.port)"],
             timeout: .seconds(300))
         #expect(r.status == 69, "\(r.stdout) \(r.stderr)")
-        #expect((r.stdout + r.stderr).contains("bitflash sim serve --udp 127.0.0.1:\(served.port)"))
+        #expect((r.stdout + r.stderr).contains("bitflash-lab sim serve --udp 127.0.0.1:\(served.port)"))
     }
 
     @Test func badUDPEndpointIsAUsageError() async throws {

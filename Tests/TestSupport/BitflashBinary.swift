@@ -19,10 +19,22 @@ public enum BitflashBinary {
         public var lines: [String] { stdout.split(separator: "\n").map(String.init) }
     }
 
+    /// The built `bitflash-lab`, the laboratory (benchmarks, campaign, traces, fault injection).
+    public static var labURL: URL? { ExternalProcess.bitflashLab }
+
     /// Runs bitflash with `arguments`; `environment` entries are added to (or replace) the test's own.
     public static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Result {
+        try run(url, arguments, environment: environment)
+    }
+
+    /// Runs the laboratory, `bitflash-lab`, with `arguments`.
+    public static func lab(_ arguments: [String], environment: [String: String] = [:]) throws -> Result {
+        try run(labURL, arguments, environment: environment)
+    }
+
+    static func run(_ binary: URL?, _ arguments: [String], environment: [String: String]) throws -> Result {
         let p = Process()
-        p.executableURL = url
+        p.executableURL = binary
         p.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env["BITFLASH_FORCE_TTY"] = nil

@@ -105,4 +105,10 @@ public final class ExternalProcess: Sendable {
         candidates += ["debug", "release"].map { Corpus.repoRoot.appendingPathComponent(".build/\($0)/bitflash") }
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
     }()
+
+    /// The built `bitflash-lab` binary, the laboratory: beside `bitflash`.
+    public static var bitflashLab: URL? {
+        bitflash.map { $0.deletingLastPathComponent().appendingPathComponent("bitflash-lab") }
+            .flatMap { FileManager.default.isExecutableFile(atPath: $0.path) ? $0 : nil }
+    }
 }

@@ -66,8 +66,12 @@ public enum ClassEstimator {
         public static let unlimited = Adapter(name: "adapter")
     }
 
-    /// A board's time when `boards` boards like it share one adapter's radio.
-    public static func boardTime(_ demand: RadioDemand, sharedBy boards: Int) -> Duration {
+    /// A board's time when `boards` boards like it share one adapter's radio, beside boards on
+    /// other paths that take `background` of the radio on average (their air time over their
+    /// time alone, summed): what they leave is what this board and those like it share.
+    public static func boardTime(_ demand: RadioDemand, sharedBy boards: Int, background: Double = 0) -> Duration {
+        // Past saturation the others leave a sliver; the part is then as slow as it can be modelled.
+        let room = max(1 - background, 0.05)
         let n = Int64(max(boards, 1))
         // The share of the radio the other boards take on average, out of step with this one.
         let whole = max(demand.alone.wholeMicroseconds, 1)
@@ -79,7 +83,7 @@ public enum ClassEstimator {
         for part in demand.parts {
             let alone = part.duration.wholeMicroseconds
             let air = part.air.wholeMicroseconds
-            guard air > 0, n > 1 else {
+            guard air > 0, n > 1 || background > 0 else {
                 total += alone
                 continue
             }
@@ -87,10 +91,10 @@ public enum ClassEstimator {
             // alone while their share and the others' fit in the radio.
             let burst = alone / Int64(part.bursts)
             let outOfStep = burst < spread
-            if outOfStep, Double(air) / Double(max(alone, 1)) + others <= 1 {
+            if outOfStep, Double(air) / Double(max(alone, 1)) + others + background <= 1 {
                 total += alone
             } else {
-                total += max(alone, n * air)
+                total += max(alone, Int64((Double(n * air) / room).rounded()))
             }
         }
         return .microseconds(total)
@@ -98,12 +102,31 @@ public enum ClassEstimator {
 
     /// Estimates a class: each board's start, time and finish, with `adapters` (one unlimited
     /// adapter when empty) and their connection limits.
+    ///
+    /// In a mixed class (boards on different paths) a board shares the radio in step with the
+    /// boards on its own path, in proportion to the class, and the boards on other paths take
+    /// their mean share of it (`boardTime(_:sharedBy:background:)`).
     public static func estimate(_ boards: [RadioDemand], adapters: [Adapter]) -> ClassEstimate {
+        // Per path: how many boards, and their mean share of the radio (air time over time alone).
+        var count: [EstimatedPath: Int] = [:]
+        var share: [EstimatedPath: Double] = [:]
+        for b in boards {
+            count[b.path, default: 0] += 1
+            share[b.path, default: 0] += Double(b.air.wholeMicroseconds) / Double(max(b.alone.wholeMicroseconds, 1))
+        }
+        let total = Double(max(boards.count, 1))
         let schedule = ClassSchedule.schedule(
             boards: boards.count, adapters: adapters,
             creationWait: { boards[$0].creationWait(position: $1, of: $2) }
         ) { board, sharing in
-            boardTime(boards[board], sharedBy: sharing)
+            let path = boards[board].path
+            guard count.count > 1 else { return boardTime(boards[board], sharedBy: sharing) }
+            let mine = max(1, Int((Double(sharing) * Double(count[path] ?? 0) / total).rounded()))
+            let background = count.keys.filter { $0 != path }.reduce(0.0) { sum, other in
+                let n = Double(count[other] ?? 0)
+                return sum + Double(sharing) * n / total * (share[other] ?? 0) / n
+            }
+            return boardTime(boards[board], sharedBy: mine, background: background)
         }
         return ClassEstimate(boards: schedule, adapters: adapters.isEmpty ? [.unlimited] : adapters)
     }

@@ -65,7 +65,7 @@ public struct BenchSpeedup: Sendable, Codable, Equatable {
     public var autoWasFastest: Bool?
 }
 
-/// Everything one `bitflash bench flash` run measured.
+/// Everything one `bitflash-lab bench flash` run measured.
 public struct BenchReport: Sendable, Codable, Equatable {
     /// The goals the report checks: partial rows at most `partialGoal × bound`, best-full rows at most `fullGoal × bound`.
     public static let partialGoal = 1.05

@@ -6,7 +6,7 @@ import Foundation
     import Darwin
 #endif
 
-/// The parser benchmark of `bitflash bench parse`: the firmware parser's time on one file, and
+/// The parser benchmark of `bitflash-lab bench parse`: the firmware parser's time on one file, and
 /// Python `intelhex` timed on the same file in a python3 subprocess.
 public enum ParserBenchmark {
     /// The best and the median time of `iterations` parses of `bytes`, in seconds.

@@ -3,7 +3,7 @@ import Foundation
 import SimulatedBoard
 import SimulatedFlashing
 
-/// A flash recorded in a trace file, played back to the client (`bitflash sim replay`): every
+/// A flash recorded in a trace file, played back to the client (`bitflash-lab sim replay`): every
 /// event of one board's recording is told again to a new `SessionFlow`, which must ask for the
 /// same writes, subscriptions and connections, and end as the recording ended.
 public enum FlashReplay {

@@ -1,0 +1,194 @@
+import ArgumentParser
+import Diagnostics
+import FirmwareImage
+import Flashing
+import Foundation
+import Synchronization
+
+/// `bitflash watch FILE|DIR ...`: the edit loop. Flashes a watched file whenever it changes, and
+/// every new `.hex` that lands in a watched folder (MakeCode's download into ~/Downloads), to
+/// the boards `flash` would flash with the same options, through the same code.
+struct WatchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "watch",
+        abstract: "Flash a file whenever it changes, or each new .hex downloaded into a folder, until Ctrl-C.",
+        discussion: """
+            Takes the board options of `bitflash flash` (--device, --all-in-range, --simulate, --mode, ...). \
+            A watched file is flashed at the start when it exists, then after each change; in a watched \
+            folder, only .hex files that appear or change after the start are flashed (a browser's \
+            name.hex.crdownload or name.hex.part counts once it is renamed to name.hex; name (1).hex is a \
+            new file). The folders are polled every 250 ms. A file is flashed only once its size and time \
+            stayed the same for --settle seconds and it parses completely as firmware (a hex must reach its \
+            end-of-file record); a file that does not parse is waited on, and reported only after it stayed \
+            unchanged for --incomplete-wait seconds. Of files ready at once, the newest is flashed and the \
+            older ones are passed over. One line per flashed board (with --json, one object per flash). \
+            Ctrl-C stops: a simulated flash under way finishes, a real one is stopped and reported as not \
+            finished (the next run continues it); the exit code is then 130.
+            """)
+
+    @OptionGroup var flash: FlashCommand
+
+    @Argument(help: ArgumentHelp("More files or folders to watch.", valueName: "FILE|DIR"))
+    var more: [String] = []
+
+    @Option(
+        parsing: .unconditional,
+        help: Limits.watchSeconds.help(
+            "How long a changed file must stay the same before it is read", valueName: "SECONDS"),
+        transform: Limits.watchSeconds.transform)
+    var settle: Double = 1
+
+    @Option(
+        name: .customLong("incomplete-wait"), parsing: .unconditional,
+        help: Limits.watchSeconds.help(
+            "How long a file that is not yet complete firmware may stay unchanged before it is reported",
+            valueName: "SECONDS"),
+        transform: Limits.watchSeconds.transform)
+    var incompleteWait: Double = 10
+
+    /// How often the watched files are looked at (polling: no C module is needed for inotify).
+    static let pollInterval = Duration.milliseconds(250)
+
+    /// What of `flash`'s options watch cannot do (checked in `run`: a `validate()` here would
+    /// print the usage of `flash watch`).
+    var refusal: String? {
+        if flash.udp != nil { return "watch flashes over Bluetooth (real or simulated): leave out --udp" }
+        if flash.dryRun { return "watch flashes; to see a plan, run `bitflash flash FILE --dry-run`" }
+        if flash.retryFailed {
+            return "--retry-failed belongs to `bitflash flash`: watch flashes every board it is given"
+        }
+        if flash.output.trace != nil { return "--trace records one flash: use it with `bitflash-lab flash`" }
+        return nil
+    }
+
+    var paths: [String] { [flash.file] + more }
+
+    func run() async throws {
+        if let refusal {
+            StdErr.write("bitflash: error: \(refusal)\n")
+            throw ExitCode(ExitStatus.usage.rawValue)
+        }
+        let stop = StopRequest()
+        signal(SIGINT, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        let loop = Task { await watch(stop) }
+        source.setEventHandler {
+            // A second Ctrl-C does not wait for a flash to wind down.
+            if stop.request() > 1 { _exit(ExitStatus.interrupted.rawValue) }
+            loop.cancel()
+        }
+        source.resume()
+        let status = await loop.value
+        source.cancel()
+        if stop.requested {
+            StdErr.write("bitflash: stopped (Ctrl-C)\n")
+            throw ExitCode(ExitStatus.interrupted.rawValue)
+        }
+        if status != .ok { throw ExitCode(status.rawValue) }
+    }
+
+    /// Polls until cancelled; returns a status only when it cannot watch at all.
+    private func watch(_ stop: StopRequest) async -> ExitStatus {
+        let report = WatchReport(json: flash.output.json)
+        let clock = ContinuousClock()
+        var state = DownloadWatch(
+            settle: .milliseconds(Int64(settle * 1000)), incompleteWait: .milliseconds(Int64(incompleteWait * 1000)))
+        let folders = paths.filter { Self.isFolder($0) }
+        for folder in folders where access(folder, R_OK | X_OK) != 0 {
+            StdErr.write("bitflash: error: cannot read the folder \(folder)\n")
+            return .cannotRead
+        }
+        let start = stamps()
+        state.start(
+            existing: start.filter { $0.value.inFolder }.mapValues(\.stamp),
+            flashNow: start.filter { !$0.value.inFolder }.mapValues(\.stamp), now: clock.now)
+        report.watching(paths, folders: Set(folders))
+        while !Task.isCancelled {
+            state.observe(stamps().mapValues(\.stamp), now: clock.now)
+            for path in state.ready(now: clock.now) {
+                let before = FileStamp.of(path)
+                let firmware: Firmware
+                do {
+                    firmware = try FirmwareFileLoading.read(path).firmware
+                } catch {
+                    if let reason = state.unparsable(path, reason: describe(error), now: clock.now) {
+                        report.incomplete(path, reason, waited: incompleteWait)
+                    }
+                    continue
+                }
+                // What was read is what settled only if the file did not change since the poll or meanwhile.
+                let after = FileStamp.of(path)
+                guard before == after, before == state.files[path]?.stamp else {
+                    state.changedWhileRead(path, stamp: after, now: clock.now); break
+                }
+                for older in state.flashing(path) { report.passedOver(older, newer: path) }
+                FirmwareFileLoading.warn(firmware, file: path)
+                await flashFile(path, firmware, report: report, stop: stop)
+                break
+            }
+            try? await clock.sleep(for: Self.pollInterval)
+        }
+        return .ok
+    }
+
+    /// Flashes one checked file through `flash`'s own code, and reports it.
+    private func flashFile(_ path: String, _ firmware: Firmware, report: WatchReport, stop: StopRequest) async {
+        var command = flash
+        command.file = path
+        report.flashing(path)
+        do {
+            guard
+                case var .flashed(results) = try await command.flashBoards(
+                    firmware: firmware, output: { _, _, _ in SilentOutput() })
+            else { return }
+            if stop.requested {
+                // Cut short by Ctrl-C: never a success unless the board finished.
+                results = results.map { r in
+                    var r = r
+                    if r.error != nil {
+                        r.error =
+                            "stopped by Ctrl-C before the flash finished; the board keeps what it received: flash again to continue"
+                    }
+                    return r
+                }
+            }
+            report.flashed(path, results)
+        } catch {
+            report.failed(path, error)
+        }
+    }
+
+    static func isFolder(_ path: String) -> Bool {
+        var isDir: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isDir) && isDir.boolValue
+    }
+
+    /// Every watched file with its stamp: the named files that exist, and the `.hex` files in
+    /// the named folders (not hidden ones, not a browser's unfinished `.crdownload`/`.part`).
+    private func stamps() -> [String: (stamp: FileStamp, inFolder: Bool)] {
+        var out: [String: (stamp: FileStamp, inFolder: Bool)] = [:]
+        for path in paths {
+            if Self.isFolder(path) {
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+                for name in names where !name.hasPrefix(".") && name.lowercased().hasSuffix(".hex") {
+                    let full = (path as NSString).appendingPathComponent(name)
+                    if let s = FileStamp.of(full) { out[full] = (s, true) }
+                }
+            } else if let s = FileStamp.of(path) {
+                out[path] = (s, false)
+            }
+        }
+        return out
+    }
+}
+
+/// Ctrl-C, counted: the first stops the watch, a second exits at once.
+final class StopRequest: Sendable {
+    private let count = Mutex(0)
+    func request() -> Int {
+        count.withLock {
+            $0 += 1; return $0
+        }
+    }
+    var requested: Bool { count.withLock { $0 > 0 } }
+}
