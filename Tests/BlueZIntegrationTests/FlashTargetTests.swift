@@ -95,8 +95,11 @@ struct FlashTargetTests {
         ])
     func optionsForTheOtherKindOfTargetAreRefused(extra: [String], option: String) throws {
         let state = try Self.folder()
-        let r = try Self.run(
-            ["flash", C.sample("sample-r1-counter.hex").path] + extra, bus: "unix:path=/nonexistent/bus", state: state)
+        // Fault injection is the laboratory's: bitflash refuses it outright, bitflash-lab for a real board.
+        let fault = option.hasPrefix("--sim-drop") || option.hasPrefix("--sim-kill")
+        let r = try (fault ? BitflashBinary.lab : BitflashBinary.run)(
+            ["flash", C.sample("sample-r1-counter.hex").path] + extra,
+            ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/bus", "BITFLASH_STATE": state.path])
         #expect(r.status == 64, "\(extra): \(r.stderr)")
         #expect(r.stderr.contains("\(option) is for"), "\(extra): \(r.stderr)")
     }

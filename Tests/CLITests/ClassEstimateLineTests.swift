@@ -76,4 +76,59 @@ struct ClassEstimateLineTests {
         #expect(run.status == 0, "\(run.stderr)")
         #expect(!run.stdout.contains("class-estimate"))
     }
+
+    /// A class of `boards` boards of `profile` holding runtime r1's heart program, `old` of them
+    /// (spread through the class) on runtime r2, flashed with the r1 counter over `link`: the
+    /// class-estimate event and the modelled time of the last board.
+    static func mixedClass(profile: String, boards: Int, old: Int, link: String) throws -> (
+        estimate: [String: Any], modelled: Double
+    ) {
+        let dir = try BitflashBinary.temporaryDirectory()
+        let state = dir.appendingPathComponent("class")
+        for (folder, file) in [
+            (state, "sample-r1-heart.hex"), (dir.appendingPathComponent("old"), "sample-r2-heart.hex")
+        ] {
+            let r = try BitflashBinary.run([
+                "sim", "reset", "--profile", profile, "--boards", "\(boards)", "--from",
+                BitflashBinary.sample(file).path,
+                "--sim-state", folder.path
+            ])
+            #expect(r.status == 0, "\(r.stderr)")
+        }
+        for i in 0..<old {
+            let name = "sim-\(i * boards / max(old, 1) + 1).json"
+            let target = state.appendingPathComponent(name)
+            try FileManager.default.removeItem(at: target)
+            try FileManager.default.copyItem(
+                at: dir.appendingPathComponent("old").appendingPathComponent(name), to: target)
+        }
+        let run = try BitflashBinary.run([
+            "flash", BitflashBinary.sample("sample-r1-counter.hex").path, "--simulate", profile, "--boards",
+            "\(boards)",
+            "--link", link, "--json", "--sim-state", state.path
+        ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let objects = run.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let estimate = try #require(objects.first { $0["type"] as? String == "class-estimate" })
+        let seconds = objects.filter { $0["type"] as? String == "result" }.compactMap { $0["seconds"] as? Double }
+        #expect(seconds.count == boards)
+        return (estimate, try #require(seconds.max()))
+    }
+
+    @Test(
+        "a class whose boards take different paths is estimated by each board's own path, within 10 %",
+        arguments: [
+            ("microbit-v2-mcuboot", 12, 4, "device-requested", ["mcumgr": 4, "partial": 8]),
+            ("microbit-v2-mcuboot", 6, 6, "linux-default", ["mcumgr": 6]),
+            ("microbit-v2", 12, 4, "fast", ["nordic-dfu": 4, "partial": 8])
+        ])
+    func aMixedClassIsEstimatedBoardByBoard(
+        profile: String, boards: Int, old: Int, link: String, paths: [String: Int]
+    ) throws {
+        let (estimate, modelled) = try Self.mixedClass(profile: profile, boards: boards, old: old, link: link)
+        #expect(estimate["paths"] as? [String: Int] == paths)
+        #expect(estimate["path"] as? String == (paths.count == 1 ? paths.keys.first : "mixed"))
+        let seconds = try #require(estimate["classSeconds"] as? Double)
+        #expect(abs(seconds / modelled - 1) <= 0.10, "estimate \(seconds) s, modelled \(modelled) s")
+    }
 }

@@ -159,4 +159,46 @@ struct PlanCommandTests {
         #expect(r.status == 64)
         #expect(r.stderr.contains("unknown board 'arduino'"))
     }
+
+    /// The partial estimate of `plan`'s `key` (`byProfile` or `fromProgram`) on `profile`.
+    func partialSeconds(_ plan: [String: Any], _ key: String, _ profile: String) throws -> Double {
+        let rows = try #require(plan[key] as? [[String: Any]], "\(key) missing")
+        let row = try #require(rows.first { $0["profile"] as? String == profile })
+        let estimates = try #require(row["estimates"] as? [[String: Any]])
+        return try #require(estimates.first { $0["path"] as? String == "partial" }?["seconds"] as? Double)
+    }
+
+    @Test("plan without a board estimates a board in pairing mode and a board running its program, each near its flash")
+    func planGivesBothStartingModes() throws {
+        let file = BitflashBinary.sample("sample-r1-counter.hex").path
+        let r = try BitflashBinary.run(["plan", file, "--board", "microbit-v2", "--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let plan = try json(try #require(r.lines.first))
+        let text = try BitflashBinary.run(["plan", file, "--board", "microbit-v2"])
+        #expect(
+            text.stdout.contains("a board in pairing mode:") && text.stdout.contains("a board that runs its program:"))
+        for (mode, key) in [("pairing", "byProfile"), ("application", "fromProgram")] {
+            // A simulated stock micro:bit V2 holding the runtime, in that mode, flashed with the file.
+            let folder = state.appendingPathComponent(mode)
+            let reset = try BitflashBinary.run(
+                [
+                    "sim", "reset", "--profile", "microbit-v2", "--from",
+                    BitflashBinary.sample("sample-r1-heart.hex").path,
+                    "--sim-state", folder.path
+                ] + (mode == "pairing" ? ["--pairing-mode"] : []))
+            #expect(reset.status == 0, "\(reset.stderr)")
+            let flash = try BitflashBinary.run([
+                "flash", file, "--simulate", "--sim-state", folder.path, "--link", "device-requested", "--json"
+            ])
+            let result = try #require(flash.lines.map(json).first { $0["type"] as? String == "result" })
+            #expect(result["path"] as? String == "partial", "\(flash.stderr)")
+            let modelled = try #require(result["seconds"] as? Double)
+            let estimate = try partialSeconds(plan, key, "device-requested")
+            #expect(
+                abs(estimate - modelled) / modelled < 0.10, "\(mode): estimated \(estimate) s, modelled \(modelled) s")
+        }
+        for profile in ["linux-default", "device-requested", "fast"] {
+            #expect(try partialSeconds(plan, "fromProgram", profile) > partialSeconds(plan, "byProfile", profile))
+        }
+    }
 }

@@ -150,7 +150,7 @@ struct WatchCommandTests {
         "Options watch cannot honour are refused with exit 64 and the reason",
         arguments: [
             (["--dry-run"], "to see a plan"), (["--retry-failed"], "--retry-failed belongs to"),
-            (["--trace", "t.jsonl"], "--trace records one flash")
+            (["--trace", "t.jsonl"], "--trace belongs to the laboratory")
         ])
     func refusesWhatItCannotDo(_ extra: [String], _ message: String) throws {
         let dir = try BitflashBinary.temporaryDirectory()

@@ -74,6 +74,11 @@ public final class ExternalProcess: Sendable {
         return await finish(within: timeout)
     }
 
+    /// Sends `signal` (SIGKILL, SIGTERM, SIGHUP…) to the process.
+    public func send(_ signal: Int32) {
+        if process.isRunning { kill(process.processIdentifier, signal) }
+    }
+
     /// Sends SIGINT, as Ctrl-C in a terminal does.
     public func interrupt() {
         if process.isRunning { kill(process.processIdentifier, SIGINT) }

@@ -90,7 +90,12 @@ enum PlanText {
         if let app = p.nordicApplicationBytes {
             out += "  nordic:   application of \(Figures.grouped(app)) bytes (stock bootloader)\n"
         }
+        out += "  a board in pairing mode:\n"
         out += table(p.byProfile.map { ($0.profile, $0.connectionIntervalMilliseconds, $0.estimates) })
+        if !p.fromProgram.isEmpty {
+            out += "  a board that runs its program:\n"
+            out += table(p.fromProgram.map { ($0.profile, $0.connectionIntervalMilliseconds, $0.estimates) })
+        }
         for n in p.notes { out += "  note: \(n)\n" }
         return out
     }

@@ -6,6 +6,8 @@ import Laboratory
 import LinkModel
 import SimulatedBoard
 import SimulatedFlashing
+import Synchronization
+import Transport
 
 /// The flash of the selected boards, shared by `flash` and `watch`: real boards (in
 /// FlashCommand+BlueZ.swift) or simulated ones on modelled adapters (here).
@@ -92,12 +94,21 @@ extension FlashCommand {
             let out = SharedOutput((makeOutput ?? Output.make)(output.mode, names, output.verbose))
             if let preview { out.classEstimate(preview) }
             let kill = simulation.killAt.map { Duration.milliseconds(Int64(($0 * 1000).rounded())) }
+            // Each board's latest checkpoint, kept only once the board itself is saved: a record
+            // never claims more than the board's file holds, whenever this run is stopped.
+            let checkpoints = Mutex<[String: ResumePoint?]>([:])
             let runs = SimulatedFlash.runAll(
                 ids, options: options(), in: &sim, deadline: kill ?? SimulatedFlash.defaultDeadline,
-                onEvent: {
-                    Self.keep($0, in: resume); out.event($0)
+                onEvent: { event in
+                    if case let .checkpoint(point) = event.report { checkpoints.withLock { $0[event.board] = point } }
+                    out.event(event)
                 })
-            for (entry, _) in zip(ids, runs) { try store.save(sim.board(entry.board), as: entry.name) }
+            for (entry, _) in zip(ids, runs) {
+                try store.save(sim.board(entry.board), as: entry.name)
+                if let point = checkpoints.withLock({ $0[entry.name] }) {
+                    Self.keep(point, board: entry.name, in: resume)
+                }
+            }
             var results = runs.map(\.result)
             if let kill { results = results.map { $0.error == nil ? $0 : Self.killed($0, at: kill) } }
             Self.forgetFinished(results, in: resume)

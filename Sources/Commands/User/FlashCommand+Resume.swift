@@ -18,11 +18,10 @@ extension FlashCommand {
         return plan
     }
 
-    /// Keeps the latest checkpoint of each board; forgets it once the board's flash succeeded.
-    static func keep(_ event: FlashEvent, in store: FileResumeStore) {
-        guard case let .checkpoint(point) = event.report else { return }
+    /// Keeps a board's latest checkpoint (nil: the flash left nothing unfinished), after the board is saved.
+    static func keep(_ point: ResumePoint?, board: String, in store: FileResumeStore) {
         do {
-            if let point { try store.save(point, board: event.board) } else { try store.forget(board: event.board) }
+            if let point { try store.save(point, board: board) } else { try store.forget(board: board) }
         } catch {
             StdErr.write("bitflash: warning: \(error)\n")
         }

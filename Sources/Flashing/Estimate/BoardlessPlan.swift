@@ -26,7 +26,11 @@ public struct BoardlessPlan: Sendable, Equatable, Codable {
     public var fullImageBytes: Int?
     /// Bytes of the application a Nordic DFU sends (nil when the file has none for the board).
     public var nordicApplicationBytes: Int?
+    /// Each path over each profile, for a board in pairing mode (as after A+B and reset).
     public var byProfile: [ProfileEstimates]
+    /// The same for a board that runs its program: partial flashing restarts it in pairing mode
+    /// first (`FF 00`, the reboot, a new connection and the memory map read again).
+    public var fromProgram: [ProfileEstimates] = []
     /// Paths left out of the estimates, and why (an McuMgr image that cannot be installed on the board).
     public var excluded: [ExcludedPath] = []
     /// What the estimates assume, one sentence each.
@@ -38,9 +42,10 @@ public struct BoardlessPlan: Sendable, Equatable, Codable {
         var partialCounts: [String: Int] = [:]
         var region: Range<UInt32>?
         var notes: [String] = [
-            "Times run from the connection to the board running the new program, on a board in pairing mode; "
-                + "a board that runs its program first restarts in pairing mode (one connection setup, the reboot and 3 intervals more on every path)."
+            "Times run from the connection to the board running the new program: first for a board in pairing mode, "
+                + "then for a board that runs its program, which partial flashing first restarts in pairing mode."
         ]
+        var partialFromProgram: PartialEstimator?
         if let program = plan.program {
             let declared = RegionInfo(
                 id: 2, start: program.magicAddress, end: plan.family.layout.scratchPage, hash: program.programHash)
@@ -51,6 +56,8 @@ public struct BoardlessPlan: Sendable, Equatable, Codable {
             {
                 let p = PartialEstimator(plan: blocks, verifies: options.partial.verifyAfterFlash)
                 estimators.append(p)
+                partialFromProgram = PartialEstimator(
+                    plan: blocks, verifies: options.partial.verifyAfterFlash, switchesToPairingMode: true)
                 partialCounts = ["blocks": p.blocks, "pages": p.pagesOpened, "bytes": blocks.byteCount]
                 region = program.region
                 notes.append(
@@ -90,10 +97,16 @@ public struct BoardlessPlan: Sendable, Equatable, Codable {
                 "Nordic DFU: a stock board's bootloader (\(how)), \(n.reconnectDelay.millisecondsText) ms before each reconnection."
             )
         }
-        return BoardlessPlan(
+        let costs = BoardCosts(family: plan.family)
+        let running: [any PathEstimator] = estimators.map { e in
+            e is PartialEstimator ? (partialFromProgram.map { $0 as any PathEstimator } ?? e) : e
+        }
+        var made = BoardlessPlan(
             board: board.displayName, chip: plan.family.chipName, region: region, partial: partialCounts,
             fullImageBytes: plan.fullImage?.bytes.count, nordicApplicationBytes: application?.bytes.count,
-            byProfile: PlanEstimates.byProfile(estimators, board: BoardCosts(family: plan.family)),
+            byProfile: PlanEstimates.byProfile(estimators, board: costs),
             excluded: excluded, notes: notes)
+        made.fromProgram = PlanEstimates.byProfile(running, board: costs)
+        return made
     }
 }
