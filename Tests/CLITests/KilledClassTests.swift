@@ -7,8 +7,11 @@ import TestSupport
 
 /// A simulated class stopped by a signal in the middle of its writes, then flashed again: the
 /// boards' files and their resume records stay consistent (a record never claims more than its
-/// board holds), so every board the next run reports verified holds the file.
-@Suite(.enabled(if: BitflashBinary.url != nil, "bitflash binary not built (.build/debug/bitflash): CLI tests skipped"))
+/// board holds), so every board the next run reports verified holds the file. One signal at a
+/// time: the wait for the class's progress must not queue behind the other cases' runs.
+@Suite(
+    .serialized,
+    .enabled(if: BitflashBinary.url != nil, "bitflash binary not built (.build/debug/bitflash): CLI tests skipped"))
 struct KilledClassTests {
     static let boards = "24"
 
@@ -42,13 +45,32 @@ struct KilledClassTests {
             #expect(r.status == 0, "\(r.stderr)")
         }
         let expected = try #require(try Self.applications(reference).values.first)
-        let arguments = ["flash", counter] + profile + ["--boards", Self.boards, "--sim-state", state.path, "--json"]
+        // Every board connected at once, as a class on a large adapter.
+        let arguments =
+            ["flash", counter] + profile + [
+                "--boards", Self.boards, "--sim-adapter", Self.boards, "--max-connections", Self.boards,
+                "--sim-state", state.path, "--json"
+            ]
+        // First the boards are left in the middle of their writes, with their resume records
+        // (a reset, then bitflash stopped as if killed: the laboratory's fault injection).
+        let faulted = try BitflashBinary.lab(arguments + ["--sim-reset-at", "6", "--sim-kill-at", "6.1"])
+        #expect(faulted.status == 74, "\(faulted.stderr)")
         let run = try ExternalProcess(try #require(BitflashBinary.url), arguments)
-        // Stopped once boards are well into their writes (their progress lines say so).
-        let writing = await run.wait(upTo: .seconds(600)) {
-            $0.stdout.components(separatedBy: #""type":"progress""#).count > 200 || !$0.isRunning
+        // Stopped once boards are into their writes (their progress lines say so). The wait blocks
+        // this thread rather than awaiting on the shared pool, which other suites' runs may hold.
+        let limit = ContinuousClock.now.advanced(by: .seconds(600))
+        var writing = false
+        while ContinuousClock.now < limit {
+            if !run.isRunning || run.stdout.components(separatedBy: #""type":"progress""#).count > 10 {
+                writing = true
+                break
+            }
+            usleep(10_000)
         }
-        #expect(writing)
+        #expect(
+            writing && run.isRunning,
+            "the class ended before it could be stopped: \(run.isRunning ? "" : "exit \(run.status)") \(run.stderr.prefix(500))"
+        )
         run.send(signal)
         _ = await run.finish(within: .seconds(120))
         let again = try BitflashBinary.run(arguments)
