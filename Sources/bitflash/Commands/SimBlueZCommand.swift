@@ -65,6 +65,14 @@ struct SimBlueZCommand: AsyncParsableCommand {
     @Option(name: .customLong("sim-state"), help: ArgumentHelp("Folder of the simulated boards.", valueName: "DIR"))
     var simState: String?
 
+    @Option(
+        name: .customLong("sim-state-wait"), parsing: .unconditional,
+        help: Limits.stateWaitSeconds.help(
+            "How long to wait for another bitflash run that uses the same simulated boards' folder",
+            valueName: "SECONDS"),
+        transform: Limits.stateWaitSeconds.transform)
+    var stateWait: Double = 30
+
     @Flag(help: "Reads, write requests and notifications need a Just Works bond (Pair) first.")
     var requiresPairing = false
 
@@ -178,6 +186,9 @@ struct SimBlueZCommand: AsyncParsableCommand {
         try await runCommand {
             let address = try busAddress()
             let store = SimStore(option: simState)
+            // Held while the fake serves the boards: a flash meanwhile would be lost when they are saved.
+            let lock = try StateFolderLock.hold(store.directory, waitSeconds: stateWait)
+            defer { withExtendedLifetime(lock) {} }
             let (boards, scenarioScale, adapter) = try scenario.map(loadScenario) ?? (try [oneBoard(store)], nil, nil)
             do {
                 try FileManager.default.createDirectory(at: store.directory, withIntermediateDirectories: true)
