@@ -145,6 +145,7 @@ let package = Package(
         .testTarget(name: "SampleFirmwareTests", dependencies: ["SampleFirmware", "FirmwareImage", "TestSupport", crypto]),
         .testTarget(name: "DiagnosticsTests", dependencies: ["Diagnostics"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),
+        .testTarget(name: "SystemFilesTests", dependencies: ["SystemFiles"]),
         .testTarget(name: "CBORTests", dependencies: ["CBOR", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "SMPTests", dependencies: ["SMP", "CBOR", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "PartialFlashingTests", dependencies: [
