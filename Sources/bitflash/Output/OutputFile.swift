@@ -52,9 +52,11 @@ enum OutputFile {
     /// Refuses an output that is one of the `inputs` (by name, through a symbolic link, or as
     /// another hard link to the same file), or a file of a folder of simulated boards.
     /// - Throws: `CLIError(.usage)`.
-    static func refuseInputs(_ path: String, inputs: [String], what: String) throws {
+    /// `stateFolder`: the folder of the simulated boards the command uses, refused even before
+    /// it holds its lock (a fresh folder).
+    static func refuseInputs(_ path: String, inputs: [String], what: String, stateFolder: URL? = nil) throws {
         guard ownDescriptor(path) == nil else { return }
-        try refuseStateFile(path, what: what)
+        try refuseStateFile(path, what: what, stateFolder: stateFolder)
         guard !inputs.isEmpty, let info = try? FileStatus.of(path) else { return }
         for input in inputs {
             if let other = try? FileStatus.of(input), other.isSameFile(as: info) {
@@ -69,15 +71,15 @@ enum OutputFile {
     /// A board's file (`NAME.json`), the class record or the lock in a folder that holds the
     /// lock of simulated boards (`bitflash.lock`): bitflash reads them back as state.
     /// - Throws: `CLIError(.usage)`.
-    static func refuseStateFile(_ path: String, what: String) throws {
+    static func refuseStateFile(_ path: String, what: String, stateFolder: URL? = nil) throws {
         let url = URL(fileURLWithPath: path)
         let folder = url.deletingLastPathComponent()
         let name = url.lastPathComponent
-        guard name.hasSuffix(".json") || name.hasSuffix(".lock"),
-            (try? FileStatus.of(
-                folder.appendingPathComponent(StateFolderLock.fileName).path, followingLinks: false))
-                != nil
-        else { return }
+        let isStateFolder =
+            folder.standardizedFileURL.path == stateFolder?.standardizedFileURL.path
+            || (try? FileStatus.of(
+                folder.appendingPathComponent(StateFolderLock.fileName).path, followingLinks: false)) != nil
+        guard name.hasSuffix(".json") || name.hasSuffix(".lock"), isStateFolder else { return }
         throw CLIError(
             .usage,
             "\(path) is in the folder of the simulated boards \(folder.path), where bitflash keeps the boards and "
