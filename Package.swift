@@ -40,6 +40,9 @@ let package = Package(
         .target(name: "Diagnostics"),
         // The BLE connection abstraction and the event/action vocabulary of the flows.
         .target(name: "Transport", dependencies: ["Diagnostics"]),
+        // The POSIX file calls of the command line (descriptors, stat, links, locks): with DBus, the
+        // only module whose code holds unsafe pointers.
+        .target(name: "SystemFiles"),
 
         // Firmware files: Intel HEX, Universal Hex, UF2, MCUboot, DFU zip, the MakeCode region.
         .target(name: "FirmwareImage", dependencies: [
@@ -125,7 +128,7 @@ let package = Package(
             "Diagnostics", "FirmwareImage", "Flashing", "PartialFlashing", "PartialFlashingFrames", "McuMgr", "NordicDFU",
             "NordicDFUFrames", "SMP", "LinkModel", "Transport", "DBus", "BlueZTransport", "BlueZFlashing", "UDPTransport",
             "SimulatedBoard", "SimulatedFlashing", "SampleFirmware", "FakeBlueZ", "BlueZPeripheral", "SimulatedUDP",
-            "Laboratory", crypto,
+            "Laboratory", "SystemFiles", crypto,
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], plugins: ["CommitStamp"]),
@@ -150,6 +153,7 @@ let package = Package(
         .testTarget(name: "SampleFirmwareTests", dependencies: ["SampleFirmware", "FirmwareImage", "TestSupport", crypto]),
         .testTarget(name: "DiagnosticsTests", dependencies: ["Diagnostics"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),
+        .testTarget(name: "SystemFilesTests", dependencies: ["SystemFiles"]),
         .testTarget(name: "CBORTests", dependencies: ["CBOR", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "SMPTests", dependencies: ["SMP", "CBOR", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "PartialFlashingTests", dependencies: [

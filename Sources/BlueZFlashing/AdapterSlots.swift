@@ -32,6 +32,9 @@ actor AdapterSlots {
         return await withCheckedContinuation { waiters.append($0) }
     }
 
+    /// How many boards wait for a connection.
+    var waiting: Int { waiters.count }
+
     /// Gives the connection back; a waiting board takes it.
     func give(_ a: Int) {
         adapters[a].active -= 1

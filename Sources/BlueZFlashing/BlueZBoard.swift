@@ -38,7 +38,9 @@ public final class BlueZBoard: Sendable {
     public static func connect(_ query: String, settings: BlueZFlashSettings = BlueZFlashSettings()) async throws
         -> BlueZBoard
     {
-        let bus = try await BlueZBus.open(bus: settings.bus)
+        // A bus or a bluetoothd that does not answer ends the command within its scan time.
+        let bus = try await BlueZBus.open(
+            bus: settings.bus, serviceTimeout: BlueZBus.serviceTimeout(within: settings.scanTimeout))
         let device: BlueZDevice
         do {
             device = try await BlueZScanner(bus: bus, adapter: settings.adapter)

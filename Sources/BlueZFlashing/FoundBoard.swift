@@ -68,10 +68,13 @@ extension BlueZFlasher {
     public func scan(for duration: Duration? = nil, everything: Bool = false, until: ScanUntil = .timeout) async throws
         -> [FoundBoard]
     {
-        let bus = try await BlueZBus.open(bus: settings.bus)
+        let time = duration ?? settings.scanTimeout
+        // A scan asks only bluetoothd: a bus or a bluetoothd that does not answer ends it within
+        // its own time (at least a second, for a bluetoothd busy with other clients).
+        let bus = try await BlueZBus.open(bus: settings.bus, serviceTimeout: BlueZBus.serviceTimeout(within: time))
         defer { bus.close() }
         return try await BlueZScanner(bus: bus, adapter: settings.adapter)
-            .boards(timeout: duration ?? settings.scanTimeout, all: everything, until: until.goal)
+            .boards(timeout: time, all: everything, until: until.goal)
             .map(FoundBoard.init)
     }
 

@@ -257,6 +257,7 @@ extension SimulatedPeripheral {
                 if !write, s.notifySockets[c.path] === mine { s.notifySockets[c.path] = nil }
             }
             mine.close()
+            self?.note("BlueZ closed the \(write ? "write" : "notify") socket of \(c.characteristic.characteristic)")
         }
         return [.unixFD(theirs), .uint16(mtu)]
     }

@@ -49,23 +49,30 @@ public final class BlueZBus: Sendable {
     public let connection: DBusConnection
     /// How long one D-Bus call may take before it counts as hung.
     public let callTimeout: Duration
+    /// How long a call on bluetoothd itself (its object tree, an adapter) may take: it answers
+    /// them at once (no radio is involved), so silence means it is hung.
+    public let serviceTimeout: Duration
 
     /// Connects to the system bus (`DBUS_SYSTEM_BUS_ADDRESS` when set) and checks that
-    /// bluetoothd is there.
-    public static func open(bus: DBusBusAddress = .system, callTimeout: Duration = .seconds(30))
-        async throws(BlueZError) -> BlueZBus
-    {
+    /// bluetoothd is there. Every step has a deadline: the handshake with the bus, the
+    /// question who owns `org.bluez` and every later call on bluetoothd itself take at most
+    /// `serviceTimeout`, so that a bus or a bluetoothd that never answers ends in
+    /// `.bluetoothUnavailable` within a command's own time.
+    public static func open(
+        bus: DBusBusAddress = .system, callTimeout: Duration = .seconds(30),
+        serviceTimeout: Duration = BlueZBus.defaultServiceTimeout
+    ) async throws(BlueZError) -> BlueZBus {
+        let setUp = min(callTimeout, serviceTimeout)
         let connection: DBusConnection
-        do { connection = try DBusConnection(bus: bus) } catch let error as DBusError {
-            throw BlueZError.bluetoothUnavailable("cannot reach the system bus (\(error))")
-        } catch {
-            throw BlueZError.bluetoothUnavailable("cannot reach the system bus (\(error))")
+        do { connection = try DBusConnection(bus: bus, timeout: setUp) } catch {
+            throw BlueZError.bluetoothUnavailable("cannot reach the system bus, so not bluetoothd either (\(error))")
         }
-        let bus = BlueZBus(connection: connection, callTimeout: callTimeout)
+        let bus = BlueZBus(connection: connection, callTimeout: callTimeout, serviceTimeout: serviceTimeout)
         let owner: String?
-        do { owner = try await connection.nameOwner(BlueZNames.service) } catch {
+        do { owner = try await connection.nameOwner(BlueZNames.service, timeout: setUp) } catch {
             connection.close()
-            throw BlueZError.bluetoothUnavailable("the system bus does not answer (\(error))")
+            throw BlueZError.bluetoothUnavailable(
+                "the system bus does not answer, so bluetoothd cannot be reached (\(error))")
         }
         guard owner != nil else {
             connection.close()
@@ -74,9 +81,32 @@ public final class BlueZBus: Sendable {
         return bus
     }
 
-    public init(connection: DBusConnection, callTimeout: Duration = .seconds(30)) {
+    /// The `serviceTimeout` for a command that should end within `time` (a scan's): that time,
+    /// at least a second (for a bluetoothd busy with other clients), at most the default.
+    public static func serviceTimeout(within time: Duration) -> Duration {
+        min(max(time, .seconds(1)), defaultServiceTimeout)
+    }
+
+    /// The `serviceTimeout` of a bus opened without one.
+    public static let defaultServiceTimeout: Duration = .seconds(10)
+
+    public init(
+        connection: DBusConnection, callTimeout: Duration = .seconds(30),
+        serviceTimeout: Duration = BlueZBus.defaultServiceTimeout
+    ) {
         self.connection = connection
         self.callTimeout = callTimeout
+        self.serviceTimeout = serviceTimeout
+    }
+
+    /// True for an object of bluetoothd itself (`/`, `/org/bluez`, an adapter), false for a
+    /// device and what is below it: only a device's calls wait for a radio.
+    static func isServicePath(_ path: String) -> Bool { !path.contains("/dev_") }
+
+    /// The deadline of a call on `path`.
+    func deadline(_ path: String, _ timeout: Duration?) -> Duration {
+        let wanted = timeout ?? callTimeout
+        return Self.isServicePath(path) ? min(wanted, serviceTimeout) : wanted
     }
 
     public func close() { connection.close() }
@@ -90,9 +120,9 @@ public final class BlueZBus: Sendable {
         do {
             return try await connection.call(
                 destination: BlueZNames.service, path: path, interface: interface,
-                method: method, arguments: arguments, timeout: timeout ?? callTimeout)
+                method: method, arguments: arguments, timeout: deadline(path, timeout))
         } catch let error as DBusError {
-            throw BlueZError.from(error, operation: operation)
+            throw BlueZError.from(error, operation: operation, onService: Self.isServicePath(path))
         }
     }
 
@@ -104,7 +134,7 @@ public final class BlueZBus: Sendable {
     ) async throws -> [DBusValue] {
         try await connection.call(
             destination: BlueZNames.service, path: path, interface: interface,
-            method: method, arguments: arguments, timeout: timeout ?? callTimeout)
+            method: method, arguments: arguments, timeout: deadline(path, timeout))
     }
 
     /// The whole object tree.

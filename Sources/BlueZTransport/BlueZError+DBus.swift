@@ -1,14 +1,25 @@
 import DBus
 
 extension BlueZError {
-    /// Maps a D-Bus failure of `operation` to what it means for the user.
+    /// Maps a D-Bus failure of `operation` to what it means for the user. `onService`: the
+    /// call was on bluetoothd itself (its object tree, an adapter), not on a device, so silence
+    /// means bluetoothd is hung, not that a board is out of range.
     ///
     /// BlueZ overloads `org.bluez.Error.Failed`, so its message is looked at too
     /// (`src/error.h`: `le-connection-abort-by-local`, "Not connected", ATT errors).
-    public static func from(_ error: DBusError, operation: String) -> BlueZError {
+    public static func from(_ error: DBusError, operation: String, onService: Bool = false) -> BlueZError {
         switch error {
         case let .remote(name, message):
+            if onService, name == DBusErrorName.noReply.rawValue {
+                return .bluetoothUnavailable(
+                    "bluetoothd did not answer \(operation) (\(message)); it may be hung: "
+                        + "restart it (`sudo systemctl restart bluetooth`)")
+            }
             return fromReply(name: name, message: message, operation: operation)
+        case let .timeout(_, after) where onService:
+            return .bluetoothUnavailable(
+                "bluetoothd did not answer \(operation) within \(after.seconds.formatted1) s; it may be hung: "
+                    + "restart it (`sudo systemctl restart bluetooth`)")
         case let .timeout(_, after):
             return .timeout(operation: operation, after: after)
         case .disconnected:

@@ -118,7 +118,7 @@ public struct BlueZScanner: Sendable {
         } catch let error as DBusError where error.hasName(.bluezInProgress) {
             // Another client's discovery is running; this client still sees its results.
         } catch let error as DBusError {
-            throw BlueZError.from(error, operation: "starting the scan on \(adapter.name)")
+            throw BlueZError.from(error, operation: "starting the scan on \(adapter.name)", onService: true)
         }
         let collected = await Self.collect(
             events, from: start, adapter: adapter.path, timeout: timeout,

@@ -23,8 +23,8 @@ final class ConnectionCore: Sendable {
     /// Longest sleep of the dispatch thread when nothing happens (timeouts are checked after it).
     static let idlePoll: Duration = .milliseconds(100)
 
-    init(address: String) throws {
-        raw = try RawConnection(address: address)
+    init(address: String, timeout: Duration) throws {
+        raw = try RawConnection(address: address, timeout: timeout)
         uniqueName = raw.uniqueName
         wakeFD = cdbus_make_wakeup_fd()
         guard wakeFD >= 0 else {

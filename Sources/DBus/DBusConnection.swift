@@ -40,10 +40,11 @@ public final class DBusConnection: Sendable {
     /// The unique name the bus gave this connection, e.g. `:1.42`.
     public var uniqueName: String { core.uniqueName }
 
-    /// Connects (blocking briefly for the `Hello` handshake).
-    /// - Throws: ``DBusError/connectionFailed(address:reason:)`` or ``DBusError/noAddress(_:)``.
-    public init(bus: DBusBusAddress) throws {
-        core = try ConnectionCore(address: try bus.resolve())
+    /// Connects, blocking for the authentication and the `Hello` handshake at most `timeout`.
+    /// - Throws: ``DBusError/connectionFailed(address:reason:)`` (also when the bus does not
+    ///   complete the handshake within `timeout`) or ``DBusError/noAddress(_:)``.
+    public init(bus: DBusBusAddress, timeout: Duration = .seconds(5)) throws {
+        core = try ConnectionCore(address: try bus.resolve(), timeout: timeout)
     }
 
     deinit {

@@ -1,5 +1,10 @@
 internal import CDBus
+import Dispatch
+import Foundation
 import Synchronization
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Owns the libdbus connection pointer: closes and releases it exactly once.
 final class RawConnection: @unchecked Sendable {
@@ -11,8 +16,10 @@ final class RawConnection: @unchecked Sendable {
         dbus_threads_init_default() != 0
     }()
 
-    /// Opens a private connection to `address` and registers with the bus (`Hello`).
-    init(address: String) throws {
+    /// Opens a private connection to `address` and registers with the bus (`Hello`), within
+    /// `timeout`: a socket that accepts and never answers, or answers what is no D-Bus, fails
+    /// once the time is up instead of blocking for ever.
+    init(address: String, timeout: Duration) throws {
         guard RawConnection.threadsInitialised else { throw DBusError.outOfMemory }
         var error = CDBus.DBusError()
         dbus_error_init(&error)
@@ -21,13 +28,51 @@ final class RawConnection: @unchecked Sendable {
             throw DBusError.connectionFailed(address: address, reason: RawConnection.describe(&error))
         }
         dbus_connection_set_exit_on_disconnect(raw, 0)
-        guard dbus_bus_register(raw, &error) != 0 else {
-            let reason = RawConnection.describe(&error)
+        // libdbus authenticates and says Hello blocking, without a bound of its own while it
+        // authenticates: the handshake runs on a thread of its own, and when the time is up the
+        // socket is shut down, which ends the blocked call at once.
+        var fd: Int32 = -1
+        _ = dbus_connection_get_unix_fd(raw, &fd)
+        let handshake = Handshake(connection: raw)
+        let thread = Thread { handshake.run() }
+        thread.name = "dbus-hello"
+        thread.start()
+        let timedOut =
+            handshake.done.wait(timeout: .now() + .milliseconds(Int(clamping: timeout.milliseconds))) == .timedOut
+        if timedOut {
+            if fd >= 0 { shutdown(fd, Int32(SHUT_RDWR)) }
+            handshake.done.wait()
+        }
+        guard !timedOut, handshake.failure == nil else {
             dbus_connection_close(raw)
             dbus_connection_unref(raw)
-            throw DBusError.connectionFailed(address: address, reason: reason)
+            let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+            throw DBusError.connectionFailed(
+                address: address,
+                reason: timedOut
+                    ? "the bus did not complete the D-Bus handshake within \(seconds.formatted()) s (it accepts "
+                        + "connections but does not answer, or answers what is not D-Bus)"
+                    : handshake.failure ?? "")
         }
         pointer = raw
+    }
+
+    /// `dbus_bus_register` on a thread of its own; `done` is signalled when it returns.
+    private final class Handshake: @unchecked Sendable {
+        let connection: OpaquePointer
+        let done = DispatchSemaphore(value: 0)
+        /// Written by the thread before `done` is signalled; read after.
+        private(set) var failure: String?
+
+        init(connection: OpaquePointer) { self.connection = connection }
+
+        func run() {
+            var error = CDBus.DBusError()
+            dbus_error_init(&error)
+            if dbus_bus_register(connection, &error) == 0 { failure = RawConnection.describe(&error) }
+            dbus_error_free(&error)
+            done.signal()
+        }
     }
 
     /// The unique name the bus gave this connection, e.g. `:1.42`.
@@ -80,7 +125,7 @@ final class RawConnection: @unchecked Sendable {
         dbus_connection_unref(pointer)
     }
 
-    private static func describe(_ error: inout CDBus.DBusError) -> String {
+    fileprivate static func describe(_ error: inout CDBus.DBusError) -> String {
         guard cdbus_error_is_set(&error) != 0 else { return "unknown error" }
         let name = error.name.map { String(cString: $0) } ?? ""
         let message = error.message.map { String(cString: $0) } ?? ""

@@ -35,6 +35,8 @@ public enum ExitStatus: Int32, Sendable, Equatable, CaseIterable, Codable {
     case pairingRefused = 77
     /// Stopped by Ctrl-C (`watch`, `demo`): 128 + SIGINT, as a shell reports it.
     case interrupted = 130
+    /// Stopped by SIGTERM (`watch`): 128 + SIGTERM, as a shell reports it.
+    case terminated = 143
 
     /// What the status means: the table of docs/json-and-exit-codes.md, word for word (without its Markdown).
     public var meaning: String {
@@ -64,6 +66,7 @@ public enum ExitStatus: Int32, Sendable, Equatable, CaseIterable, Codable {
         case .pairingRefused: return "the board refused to pair (or needs a bond and --no-pair was given)"
         case .interrupted:
             return "stopped by Ctrl-C (watch, demo); a flash under way was finished or reported as not finished"
+        case .terminated: return "stopped by SIGTERM (watch); a flash under way was reported as not finished"
         }
     }
 

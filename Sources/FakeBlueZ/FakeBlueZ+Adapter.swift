@@ -201,6 +201,9 @@ extension FakeBlueZ {
     /// it advertises at the address of its mode.
     func booted(_ b: Int, _ s: inout FakeState) {
         let identities = s.identities(of: b)
+        note(
+            "[\(s.devices[b].name)] booted into \(s.board(of: b).inNordicBootloader ? "its bootloader" : "its program")"
+        )
         if !s.board(of: b).inNordicBootloader {
             for j in identities { s.devices[j].handedOverBond = false }
         }

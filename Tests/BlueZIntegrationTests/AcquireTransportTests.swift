@@ -46,8 +46,17 @@ struct AcquireTransportTests {
     final class FailureLog: @unchecked Sendable {
         private let lock = NSLock()
         private var errors: [TransportError] = []
-        func add(_ e: TransportError) { lock.withLock { errors.append(e) } }
+        private let (reported, sink) = AsyncStream<Void>.makeStream(bufferingPolicy: .unbounded)
+        func add(_ e: TransportError) {
+            lock.withLock { errors.append(e) }
+            sink.yield()
+        }
         var all: [TransportError] { lock.withLock { errors } }
+        /// Returns once a failure has been reported.
+        func first() async {
+            var reports = reported.makeAsyncIterator()
+            _ = await reports.next()
+        }
     }
 
     @Test("where BlueZ grants the sockets, writes and notifications go through them, in order")
@@ -88,7 +97,9 @@ struct AcquireTransportTests {
         transport.close()
     }
 
-    @Test("a refused write comes back later as a failure of that write, not of the call that sent it")
+    @Test(
+        "a refused write comes back later as a failure of that write, not of the call that sent it",
+        .timeLimit(.minutes(2)))
     func refusedWriteIsReportedLater() async throws {
         let fake = try FakeBlueZProcess(["--refuses-acquire"])
         let (transport, _) = try await Self.connect(fake)
@@ -98,7 +109,7 @@ struct AcquireTransportTests {
         try await transport.enqueueCommand(Array(repeating: 0, count: tooLong), to: Self.pf, timeout: .seconds(10)) {
             failures.add($0)
         }
-        for _ in 0..<200 where failures.all.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
+        await failures.first()
         #expect(failures.all.count == 1)
         #expect(failures.all.first.map { "\($0)".contains("Failed to initiate write") } == true, "\(failures.all)")
         await transport.disconnect()

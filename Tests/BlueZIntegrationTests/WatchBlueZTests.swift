@@ -48,9 +48,9 @@ struct WatchBlueZTests {
     }
 
     @Test(
-        "Ctrl-C during a flash through BlueZ: exit 130, never a success the board did not confirm, and the next flash completes"
-    )
-    func interruptedFlashIsNeverASuccess() async throws {
+        "Ctrl-C or SIGTERM during a flash through BlueZ: exit 130 or 143, never a success the board did not confirm, the signal named, and the next flash completes",
+        arguments: ["Ctrl-C", "SIGTERM"])
+    func interruptedFlashIsNeverASuccess(signal: String) async throws {
         let fake = try FakeBlueZProcess(profile: "microbit-v2")
         let state = fake.bus.directory.appendingPathComponent("bitflash")
         let file = fake.bus.directory.appendingPathComponent("prog.hex")
@@ -62,8 +62,13 @@ struct WatchBlueZTests {
             environment: ["DBUS_SYSTEM_BUS_ADDRESS": fake.bus.address, "BITFLASH_STATE": state.path])
         #expect(await watch.wait(upTo: .seconds(60)) { $0.stdout.contains("\"flashing\"") }, "\(watch.stderr)")
         try await Task.sleep(for: .seconds(1))
-        watch.interrupt()
-        #expect(await watch.finish(within: .seconds(60)) == 130)
+        if signal == "SIGTERM" {
+            #expect(await watch.stop(within: .seconds(60)) == 143)
+        } else {
+            watch.interrupt()
+            #expect(await watch.finish(within: .seconds(60)) == 130)
+        }
+        #expect(watch.stderr.contains("bitflash: stopped (\(signal))"), "\(watch.stderr)")
         let objects = watch.stdout.split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
         }
@@ -72,7 +77,7 @@ struct WatchBlueZTests {
         }
         #expect(results.count == 1, "\(watch.stdout)")
         for r in results where r["error"] != nil {
-            #expect((r["error"] as? String ?? "").contains("stopped by Ctrl-C"), "\(r)")
+            #expect((r["error"] as? String ?? "").contains("stopped by \(signal)"), "\(r)")
             #expect(r["verified"] as? Bool == false)
         }
         for r in results where r["error"] == nil { #expect(r["verified"] as? Bool == true, "\(r)") }
@@ -85,6 +90,6 @@ struct WatchBlueZTests {
         fake.stop()
         try BlueZCommandTests.expectBoardHolds(
             "sample-r1-counter.hex", stateFile: fake.state.appendingPathComponent("sim.json"))
-        print("watch interrupted after 1 s: \(results.first?["error"] as? String ?? "finished, verified")")
+        print("watch stopped by \(signal) after 1 s: \(results.first?["error"] as? String ?? "finished, verified")")
     }
 }

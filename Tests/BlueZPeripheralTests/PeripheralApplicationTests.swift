@@ -88,10 +88,13 @@ struct PeripheralApplicationTests {
         return try SimulatedBoard(profile: profile, image: image)
     }
 
-    static func start(_ bluez: BlueZSide, board: SimulatedBoard) async throws -> SimulatedPeripheral {
+    static func start(
+        _ bluez: BlueZSide, board: SimulatedBoard, notes: AsyncStream<String>.Continuation? = nil
+    ) async throws -> SimulatedPeripheral {
         var options = PeripheralOptions()
         options.timeScale = 0
         options.name = "BBC micro:bit [sim]"
+        if let notes { options.onNote = { notes.yield($0) } }
         return try await SimulatedPeripheral.start(bus: .address(bluez.bus.address), board: board, options: options)
     }
 
@@ -216,12 +219,14 @@ struct PeripheralApplicationTests {
     }
 
     @Test(
-        "bluetoothd's AcquireWrite and AcquireNotify get sockets: a write datagram reaches the board, its answer comes back as a datagram, no signal"
+        "bluetoothd's AcquireWrite and AcquireNotify get sockets: a write datagram reaches the board, its answer comes back as a datagram, no signal",
+        .timeLimit(.minutes(2))
     )
     func sockets() async throws {
         let bluez = try await BlueZSide()
         let board = try Self.board()
-        let peripheral = try await Self.start(bluez, board: board)
+        let (notes, noteSink) = AsyncStream<String>.makeStream()
+        let peripheral = try await Self.start(bluez, board: board, notes: noteSink)
         let me = peripheral.connection.uniqueName
         let pf = try #require(peripheral.application.characteristic(for: KnownGATT.partialFlashing)).path
         let options: DBusValue = .propertyMap([
@@ -244,24 +249,22 @@ struct PeripheralApplicationTests {
         let counters = peripheral.counters
         #expect(counters.socketWrites == 2 && counters.socketNotifications == 2 && counters.writes == 2)
         #expect(counters.acquiredWrites == 1 && counters.acquiredNotifies == 1 && counters.mtu == 247)
-        // bluetoothd closing its end (no subscriber left) releases the socket: answers go back to signals.
-        notifications.close()
+        // bluetoothd closing its end (no subscriber left) releases the socket: answers go back to
+        // signals. The peripheral says when it has seen the socket close; the next answer is a signal.
         let values = try await bluez.connection.signals(
             matching: .propertiesChanged(sender: me, path: pf, interface: "org.bluez.GattCharacteristic1"))
-        // (Closing takes effect a moment later: ask until an answer comes as a signal, as a safety net at most 200 times.)
+        notifications.close()
+        var closed = false
+        for await note in notes where note.hasPrefix("BlueZ closed the notify socket") {
+            closed = true
+            break
+        }
+        #expect(closed)
+        try await writes.send([0x00, 0x02], timeout: .seconds(2))
         var signalled = false
-        for _ in 0..<200 where !signalled {
-            try await writes.send([0x00, 0x02], timeout: .seconds(2))
-            signalled = await withTaskGroup(of: Bool.self) { group in
-                group.addTask {
-                    for await signal in values where signal.arguments.count > 1 { return true }; return false
-                }
-                group.addTask {
-                    try? await Task.sleep(for: .milliseconds(100)); return false
-                }
-                defer { group.cancelAll() }
-                return await group.next() ?? false
-            }
+        for await signal in values where signal.arguments.count > 1 {
+            signalled = true
+            break
         }
         #expect(signalled)
         writes.close()

@@ -102,8 +102,9 @@ struct ExitCodeTableTests {
     /// `BlueZCommandTests` runs them against a fake org.bluez (unresolved services, a stack that
     /// sends what BlueZ never sends, a refused pairing); 2 needs a board prepared first
     /// (`sim reset --no-app-bluetooth --pairing-mode`), which `FlashCommandTests` does; 130 needs
-    /// a Ctrl-C while `watch` runs, which `WatchCommandTests` sends.
-    static let elsewhere: Set<Int32> = [2, 70, 76, 77, 130]
+    /// a Ctrl-C while `watch` runs and 143 a SIGTERM, which `WatchCommandTests` and
+    /// `WatchBlueZTests` send.
+    static let elsewhere: Set<Int32> = [2, 70, 76, 77, 130, 143]
 
     @Test("every row of the table has a representative run here or a named reason")
     func everyRowIsCovered() throws {

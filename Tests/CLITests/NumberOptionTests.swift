@@ -39,6 +39,10 @@ struct NumberOptionTests {
             command: ["flash", file, "--simulate"], option: "--sim-state-wait", lowest: 0, highest: 3600, whole: false),
         .init(command: ["sim", "reset"], option: "--sim-state-wait", lowest: 0, highest: 3600, whole: false),
         .init(
+            command: ["sim", "serve", "--udp", "127.0.0.1:0"], option: "--sim-state-wait", lowest: 0, highest: 3600,
+            whole: false),
+        .init(command: ["sim", "bluez"], option: "--sim-state-wait", lowest: 0, highest: 3600, whole: false),
+        .init(
             command: ["flash", file, "--device", "sim"], option: "--scan-timeout", lowest: 0.1, highest: 600,
             whole: false),
         .init(

@@ -3,7 +3,11 @@ import Testing
 import TestSupport
 
 /// `bitflash watch` on a simulated board: the built binary, run as a child, fed files the way an
-/// editor and a browser write them, stopped with SIGINT.
+/// editor and a browser write them, stopped with SIGINT. A test learns that nothing more is coming
+/// from a sentinel: a complete file, older than the others, dropped into a watched folder once the
+/// test has seen what it waits for. The watch flashes it only once nothing newer waits (a file
+/// waiting would be tried first, and would pass the older sentinel over), so the sentinel's flash
+/// closes the run.
 @Suite(.enabled(if: BitflashBinary.url != nil, "bitflash binary not built (.build/debug/bitflash): CLI tests skipped"))
 struct WatchCommandTests {
     static func objects(_ p: ExternalProcess) -> [[String: Any]] {
@@ -38,6 +42,25 @@ struct WatchCommandTests {
         return try #require(try applicationHashes(reference).first)
     }
 
+    /// Drops a copy of `source` into `folder` as `sentinel.hex`, written beside and renamed in,
+    /// dated an hour back; returns its path.
+    static func dropSentinel(_ source: URL, into folder: URL) throws -> URL {
+        let target = folder.appendingPathComponent("sentinel.hex")
+        let beside = folder.deletingLastPathComponent().appendingPathComponent(".sentinel-\(UUID().uuidString)")
+        try FileManager.default.copyItem(at: source, to: beside)
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date().addingTimeInterval(-3600)], ofItemAtPath: beside.path)
+        try FileManager.default.moveItem(at: beside, to: target)
+        return target
+    }
+
+    /// Waits until `file` has been flashed (bounded, as a safety net).
+    static func waitForFlash(of file: URL, in watch: ExternalProcess) async -> Bool {
+        await watch.wait(upTo: .seconds(120)) { p in
+            flashes(p).contains { $0["file"] as? String == file.path } || !p.isRunning
+        }
+    }
+
     /// Writes `bytes` to `url` in `parts` pieces, `pause` apart, as a slow editor or download would.
     static func writeInSteps(_ bytes: Data, to url: URL, parts: Int, pause: Duration) async throws {
         _ = FileManager.default.createFile(atPath: url.path, contents: nil)
@@ -57,22 +80,25 @@ struct WatchCommandTests {
         let dir = try BitflashBinary.temporaryDirectory()
         let state = dir.appendingPathComponent("state")
         let file = dir.appendingPathComponent("prog.hex")
+        let sentinels = dir.appendingPathComponent("sentinels")
+        try FileManager.default.createDirectory(at: sentinels, withIntermediateDirectories: true)
         // The simulated micro:bit V2 starts with the heart program: the counter is a partial flash.
         let source = BitflashBinary.sample("sample-r1-counter.hex")
         let watch = try Self.start([
-            file.path, "--simulate", "microbit-v2", "--sim-state", state.path,
+            file.path, sentinels.path, "--simulate", "microbit-v2", "--sim-state", state.path,
             "--settle", "0.2", "--incomplete-wait", "60"
         ])
         #expect(await watch.wait(upTo: .seconds(60)) { $0.stdout.contains("\"watching\"") }, "\(watch.stderr)")
         // Four pieces 0.7 s apart: between them the file is settled but is no complete hex yet.
         try await Self.writeInSteps(try Data(contentsOf: source), to: file, parts: 4, pause: .milliseconds(700))
-        #expect(await watch.wait(upTo: .seconds(60)) { !Self.flashes($0).isEmpty }, "\(watch.stdout) \(watch.stderr)")
-        // Time for a second flash, if a wrong one were coming.
-        try await Task.sleep(for: .seconds(1.5))
+        #expect(await Self.waitForFlash(of: file, in: watch), "\(watch.stdout) \(watch.stderr)")
+        // The same program again, as the sentinel: up to date, the board keeps it.
+        let sentinel = try Self.dropSentinel(source, into: sentinels)
+        #expect(await Self.waitForFlash(of: sentinel, in: watch), "\(watch.stdout) \(watch.stderr)")
         watch.interrupt()
         #expect(await watch.finish(within: .seconds(60)) == 130)
         #expect(watch.stderr.contains("stopped (Ctrl-C)"), "\(watch.stderr)")
-        let flashes = Self.flashes(watch)
+        let flashes = Self.flashes(watch).filter { $0["file"] as? String != sentinel.path }
         #expect(flashes.count == 1, "\(watch.stdout)")
         #expect(flashes.first?["file"] as? String == file.path)
         let results = try #require(flashes.first?["results"] as? [[String: Any]])
@@ -108,16 +134,21 @@ struct WatchCommandTests {
             try Data(contentsOf: BitflashBinary.sample("sample-r1-heart.hex")), to: partial, parts: 3,
             pause: .milliseconds(100))
         try FileManager.default.moveItem(at: partial, to: first)
-        try await Task.sleep(for: .milliseconds(100))
         let second = downloads.appendingPathComponent("microbit-prog (1).hex")
         let newest = BitflashBinary.sample("sample-r1-counter.hex")
         try await Self.writeInSteps(try Data(contentsOf: newest), to: second, parts: 2, pause: .milliseconds(100))
-        #expect(await watch.wait(upTo: .seconds(60)) { !Self.flashes($0).isEmpty }, "\(watch.stdout) \(watch.stderr)")
-        try await Task.sleep(for: .seconds(1.5))
+        // The second download is the newer one, a second later, whatever the file system's clock granularity.
+        let firstDate = try #require(
+            try FileManager.default.attributesOfItem(atPath: first.path)[.modificationDate] as? Date)
+        try FileManager.default.setAttributes(
+            [.modificationDate: firstDate.addingTimeInterval(1)], ofItemAtPath: second.path)
+        #expect(await Self.waitForFlash(of: second, in: watch), "\(watch.stdout) \(watch.stderr)")
+        let sentinel = try Self.dropSentinel(newest, into: downloads)
+        #expect(await Self.waitForFlash(of: sentinel, in: watch), "\(watch.stdout) \(watch.stderr)")
         watch.interrupt()
         #expect(await watch.finish(within: .seconds(60)) == 130)
         let flashes = Self.flashes(watch)
-        #expect(flashes.map { $0["file"] as? String } == [second.path], "\(watch.stdout)")
+        #expect(flashes.map { $0["file"] as? String } == [second.path, sentinel.path], "\(watch.stdout)")
         let passed = Self.objects(watch).filter { $0["type"] as? String == "passed-over" }
         #expect(passed.map { $0["file"] as? String } == [first.path])
         #expect(passed.first?["newer"] as? String == second.path)
@@ -128,19 +159,23 @@ struct WatchCommandTests {
     func incompleteFileIsReportedNotFlashed() async throws {
         let dir = try BitflashBinary.temporaryDirectory()
         let file = dir.appendingPathComponent("prog.hex")
-        let bytes = try Data(contentsOf: BitflashBinary.sample("sample-r1-counter.hex"))
+        let sentinels = dir.appendingPathComponent("sentinels")
+        try FileManager.default.createDirectory(at: sentinels, withIntermediateDirectories: true)
+        let source = BitflashBinary.sample("sample-r1-counter.hex")
+        let bytes = try Data(contentsOf: source)
         try bytes.prefix(bytes.count / 2).write(to: file)
         let watch = try Self.start([
-            file.path, "--simulate", "microbit-v2", "--sim-state", dir.appendingPathComponent("state").path,
-            "--settle", "0.2", "--incomplete-wait", "1"
+            file.path, sentinels.path, "--simulate", "microbit-v2", "--sim-state",
+            dir.appendingPathComponent("state").path, "--settle", "0.2", "--incomplete-wait", "1"
         ])
         #expect(
             await watch.wait(upTo: .seconds(60)) { $0.stdout.contains("\"incomplete\"") },
             "\(watch.stdout) \(watch.stderr)")
-        try await Task.sleep(for: .seconds(1))
+        let sentinel = try Self.dropSentinel(source, into: sentinels)
+        #expect(await Self.waitForFlash(of: sentinel, in: watch), "\(watch.stdout) \(watch.stderr)")
         watch.interrupt()
         #expect(await watch.finish(within: .seconds(60)) == 130)
-        #expect(Self.flashes(watch).isEmpty)
+        #expect(Self.flashes(watch).map { $0["file"] as? String } == [sentinel.path], "\(watch.stdout)")
         let reports = Self.objects(watch).filter { $0["type"] as? String == "incomplete" }
         #expect(reports.count == 1)
         #expect((reports.first?["message"] as? String ?? "").contains("end-of-file record"), "\(reports)")

@@ -112,7 +112,8 @@ struct CommandLineTests {
         #expect(await fake.stop(within: .seconds(30)) == 0)
         let files = try FileManager.default.contentsOfDirectory(atPath: dir.appendingPathComponent("state").path)
             .sorted()
-        #expect(files == ["second.json", "sim-1.json"])
+        // The boards' files, and the lock the fake held while it served them.
+        #expect(files == ["bitflash.lock", "second.json", "sim-1.json"])
         // The first board holds the counter program of the sample file, as a board made from it does.
         let saved = try SimulatedBoard.load(from: dir.appendingPathComponent("state/sim-1.json"))
         let expected = try SimulatedBoard(
@@ -146,11 +147,12 @@ struct CommandLineTests {
         #expect(mixed.status == 64)
         #expect(mixed.stderr.contains("put the board options into the scenario file"), "\(mixed.stderr)")
 
-        // org.bluez already owned on the bus (a first fake, or a real bluetoothd): exit 69.
+        // org.bluez already owned on the bus (a first fake, or a real bluetoothd): exit 69. (The
+        // second has a state folder of its own: the first holds its folder while it serves.)
         let bus = try PrivateBus()
         let first = try await Self.start(["--sim-state", dir.path, "--time-scale", "0"], bus: bus)
         let second = try await ExternalProcess.run(
-            bitflash, ["sim", "bluez", "--sim-state", dir.path, "--bus", bus.address],
+            bitflash, ["sim", "bluez", "--sim-state", dir.appendingPathComponent("other").path, "--bus", bus.address],
             timeout: .seconds(60))
         #expect(second.status == 69)
         #expect(second.stderr.contains("could not own the D-Bus name org.bluez"), "\(second.stderr)")

@@ -15,11 +15,20 @@ final class FakeBus: Sendable {
 
     static let adapter = "/org/bluez/hci0"
 
-    static func start(_ boards: [FakeBoard], timeScale: Double = 0) async throws -> FakeBus {
+    /// Starts the fake with `boards`; its notes (what the boards do) go to `notes` when given.
+    static func start(
+        _ boards: [FakeBoard], timeScale: Double = 0, notes: AsyncStream<String>.Continuation? = nil
+    ) async throws -> FakeBus {
         let bus = try PrivateBus()
         var options = FakeBlueZOptions()
         options.timeScale = timeScale
-        if ProcessInfo.processInfo.environment["FAKEBUS_DEBUG"] != nil { options.onNote = { print("  fake: \($0)") } }
+        let debug = ProcessInfo.processInfo.environment["FAKEBUS_DEBUG"] != nil
+        if debug || notes != nil {
+            options.onNote = { line in
+                if debug { print("  fake: \(line)") }
+                notes?.yield(line)
+            }
+        }
         let fake = try await FakeBlueZ.start(bus: .address(bus.address), boards: boards, options: options)
         let client = try DBusConnection(bus: .address(bus.address))
         return FakeBus(bus: bus, fake: fake, client: client)

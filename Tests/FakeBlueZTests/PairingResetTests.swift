@@ -23,8 +23,11 @@ struct PairingResetTests {
         return FakeBoard(board: try TestBoards.microbit(), behaviour: behaviour)
     }
 
-    @Test func aNewPairingInPairingModeEndsWithADisconnectAndAResetIntoTheProgram() async throws {
-        let fixture = try await FakeBus.start([try Self.pairingBoard(startsInPairingMode: true)], timeScale: 0.01)
+    @Test(.timeLimit(.minutes(2)))
+    func aNewPairingInPairingModeEndsWithADisconnectAndAResetIntoTheProgram() async throws {
+        let (notes, noteSink) = AsyncStream<String>.makeStream()
+        let fixture = try await FakeBus.start(
+            [try Self.pairingBoard(startsInPairingMode: true)], timeScale: 0.01, notes: noteSink)
         let device = try #require(try await fixture.discover().keys.first)
         let changes = try await fixture.signals(
             .propertiesChanged(sender: "org.bluez", path: device, interface: Self.device1))
@@ -33,8 +36,16 @@ struct PairingResetTests {
         // Nobody asked for it: the board drops the link once the pairing has settled.
         #expect(try await changes.next { $0.changed["Connected"] != nil }.changed["Connected"]?.bool() == false)
         // Then the tick and `microbit_reset()`: the board comes back, connectable, in its program.
-        // 1 s real is 100 s modelled: past the 15 s tick and the reboot, short of the 270 s timeout.
-        try await Task.sleep(for: .seconds(1))
+        var rebooted = false
+        for await note in notes where note.contains("resets after the pairing") {
+            rebooted = true
+            break
+        }
+        #expect(rebooted)
+        for await note in notes where note.contains("booted into") {
+            #expect(note.hasSuffix("booted into its program"), "\(note)")
+            break
+        }
         let boards = await fixture.stop()
         #expect(boards[0].mode == .application)
     }

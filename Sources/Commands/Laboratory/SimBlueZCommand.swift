@@ -65,6 +65,14 @@ struct SimBlueZCommand: AsyncParsableCommand {
     @Option(name: .customLong("sim-state"), help: ArgumentHelp("Folder of the simulated boards.", valueName: "DIR"))
     var simState: String?
 
+    @Option(
+        name: .customLong("sim-state-wait"), parsing: .unconditional,
+        help: Limits.stateWaitSeconds.help(
+            "How long to wait for another bitflash run that uses the same simulated boards' folder",
+            valueName: "SECONDS"),
+        transform: Limits.stateWaitSeconds.transform)
+    var stateWait: Double = 30
+
     @Flag(help: "Reads, write requests and notifications need a Just Works bond (Pair) first.")
     var requiresPairing = false
 
@@ -177,8 +185,14 @@ struct SimBlueZCommand: AsyncParsableCommand {
     func run() async throws {
         try await runCommand {
             let address = try busAddress()
+            // A scenario that cannot be used is refused before the state folder is touched.
+            let parsed = try scenario.map(Self.readScenario)
             let store = SimStore(option: simState)
-            let (boards, scenarioScale, adapter) = try scenario.map(loadScenario) ?? (try [oneBoard(store)], nil, nil)
+            // Held while the fake serves the boards: a flash meanwhile would be lost when they are saved.
+            let lock = try StateFolderLock.hold(store.directory, waitSeconds: stateWait)
+            defer { withExtendedLifetime(lock) {} }
+            let (boards, scenarioScale, adapter) =
+                try parsed.map { try scenarioBoards($0.scenario, file: $0.url) } ?? (try [oneBoard(store)], nil, nil)
             do {
                 try FileManager.default.createDirectory(at: store.directory, withIntermediateDirectories: true)
             } catch {
@@ -278,7 +292,8 @@ struct SimBlueZCommand: AsyncParsableCommand {
             stateFile: store.url(of: state))
     }
 
-    private func loadScenario(_ path: String) throws -> ([FakeBoard], Double?, String?) {
+    /// The scenario file at `path`, checked (65 when it cannot be used).
+    private static func readScenario(_ path: String) throws -> (scenario: FakeBlueZScenario, url: URL) {
         let url = URL(fileURLWithPath: path)
         let scenario: FakeBlueZScenario
         do { scenario = try FakeBlueZScenario.load(from: url) } catch { throw CLIError(.badFirmware, "\(error)") }
@@ -287,6 +302,13 @@ struct SimBlueZCommand: AsyncParsableCommand {
                 .badFirmware,
                 "\(path): timeScale \(scale) is outside what --time-scale allows (\(Limits.timeScale.text))")
         }
+        return (scenario, url)
+    }
+
+    /// The boards of a scenario, loaded from (or made for) the state folder.
+    private func scenarioBoards(_ scenario: FakeBlueZScenario, file url: URL) throws -> ([FakeBoard], Double?, String?)
+    {
+        let path = url.path
         let store = SimStore(option: simState)
         let names = SimStore.names(count: scenario.boards.count)
         let base = url.deletingLastPathComponent()

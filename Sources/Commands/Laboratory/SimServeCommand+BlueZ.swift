@@ -9,6 +9,9 @@ extension SimServeCommand {
     func runPeripheral(adapter: String) async throws {
         try await runCommand {
             let store = SimStore(option: simState)
+            // Held while the board serves: a flash meanwhile would be lost when the board is saved.
+            let lock = try StateFolderLock.hold(store.directory, waitSeconds: stateWait)
+            defer { withExtendedLifetime(lock) {} }
             let state = SimStore.names(count: 1)[0]
             let board = try SimBlueZCommand.board(
                 store: store, state: state, index: 1, profile: profileOption, from: from)

@@ -59,6 +59,14 @@ struct SimServeCommand: AsyncParsableCommand {
     var simState: String?
 
     @Option(
+        name: .customLong("sim-state-wait"), parsing: .unconditional,
+        help: Limits.stateWaitSeconds.help(
+            "How long to wait for another bitflash run that uses the same simulated boards' folder",
+            valueName: "SECONDS"),
+        transform: Limits.stateWaitSeconds.transform)
+    var stateWait: Double = 30
+
+    @Option(
         name: .customLong("for"), parsing: .unconditional,
         help: Limits.serveSeconds.help(
             "Stop after this many seconds; without it, run until killed", valueName: "SECONDS"),
@@ -103,6 +111,9 @@ struct SimServeCommand: AsyncParsableCommand {
             let endpoint: UDPEndpoint
             do { endpoint = try UDPEndpoint(parsing: udp ?? "") } catch { throw CLIError(.usage, "--udp \(error)") }
             let store = SimStore(option: simState)
+            // Held while the board serves: a flash meanwhile would be lost when the board is saved.
+            let lock = try StateFolderLock.hold(store.directory, waitSeconds: stateWait)
+            defer { withExtendedLifetime(lock) {} }
             let name = SimStore.names(count: 1)[0]
             let board = try store.loadOrCreate(name, profile: profile, index: 1)
             let verbose = self.verbose

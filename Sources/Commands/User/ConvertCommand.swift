@@ -101,7 +101,8 @@ struct ConvertCommand: AsyncParsableCommand {
                 bytes = try Self.nordicPackage(of: image, board: board, file: file)
             }
             try OutputFile.write(bytes, to: output, what: "the \(to.rawValue) file", inputs: [file])
-            StdOut.write(
+            // Into standard output, the file is the output: the line goes to standard error.
+            (OutputFile.isStandardOutput(output) ? StdErr.write : StdOut.write)(
                 "wrote \(output): \(to.rawValue), \(Figures.grouped(bytes.count)) bytes for \(board.displayName)\n")
             return .ok
         }

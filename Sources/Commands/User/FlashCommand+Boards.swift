@@ -46,7 +46,9 @@ extension FlashCommand {
             // Without a profile, the boards already in the state folder say what they are.
             let profile = simulation.profile(simulate, store: store, name: names[0])
             if let trace = output.trace {
-                try OutputFile.refuseInputs(trace, inputs: [file] + (dfuImage.map { [$0] } ?? []), what: "the trace")
+                try OutputFile.refuseInputs(
+                    trace, inputs: [file] + (dfuImage.map { [$0] } ?? []), what: "the trace",
+                    stateFolder: store.directory)
             }
             let firmware = try given ?? FirmwareFileLoading.loadForFlash(file)
             let plan = try makePlan(firmware, profile: profile)

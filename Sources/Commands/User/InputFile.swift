@@ -1,10 +1,6 @@
 import FirmwareImage
 import Foundation
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import SystemFiles
 
 /// A file opened for reading, read in pieces (a `FirmwareByteSource`), never whole.
 ///
@@ -28,50 +24,43 @@ struct InputFile: FirmwareByteSource {
         }
     }
 
-    /// Closes the descriptor when the last copy of the file goes.
-    private final class Descriptor {
-        let fd: Int32
-        init(_ fd: Int32) { self.fd = fd }
-        deinit { close(fd) }
-    }
-
     let path: String
     let kind: Kind
     /// The size of a regular file; nil for a stream.
     let size: Int?
-    private let descriptor: Descriptor
+    /// Closed when the last copy of the file goes.
+    private let descriptor: SystemFile
 
     /// Opens `path` for reading.
     /// - Throws: `CLIError(.cannotRead)` saying what the path is or why it cannot be read.
     static func open(_ path: String) throws -> InputFile {
-        var info = stat()
-        guard stat(path, &info) == 0 else { throw failure(path, errno) }
-        switch info.st_mode & S_IFMT {
-        case S_IFDIR:
-            throw CLIError(.cannotRead, "\(path): is a directory, not a firmware file")
-        case S_IFSOCK:
-            throw CLIError(.cannotRead, "\(path): is a socket, not a firmware file")
-        default:
-            break
+        switch try? FileStatus.of(path).kind {
+        case .directory?: throw CLIError(.cannotRead, "\(path): is a directory, not a firmware file")
+        case .socket?: throw CLIError(.cannotRead, "\(path): is a socket, not a firmware file")
+        default: break
         }
-        let fd = posixOpen(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw failure(path, errno) }
-        let descriptor = Descriptor(fd)
-        guard fstat(fd, &info) == 0 else { throw failure(path, errno) }
+        let descriptor: SystemFile
+        let info: FileStatus
+        do {
+            descriptor = try SystemFile.open(path, flags: O_RDONLY)
+            info = try descriptor.status()
+        } catch {
+            throw failure(path, error.code)
+        }
         let kind: Kind
-        switch info.st_mode & S_IFMT {
-        case S_IFREG: kind = .regular
-        case S_IFIFO: kind = .fifo
-        case S_IFCHR: kind = .characterDevice
-        case S_IFBLK: kind = .blockDevice
-        case S_IFDIR: throw CLIError(.cannotRead, "\(path): is a directory, not a firmware file")
+        switch info.kind {
+        case .regular: kind = .regular
+        case .fifo: kind = .fifo
+        case .characterDevice: kind = .characterDevice
+        case .blockDevice: kind = .blockDevice
+        case .directory: throw CLIError(.cannotRead, "\(path): is a directory, not a firmware file")
         default: kind = .other
         }
         return InputFile(
-            path: path, kind: kind, size: kind == .regular ? Int(info.st_size) : nil, descriptor: descriptor)
+            path: path, kind: kind, size: kind == .regular ? Int(info.size) : nil, descriptor: descriptor)
     }
 
-    private init(path: String, kind: Kind, size: Int?, descriptor: Descriptor) {
+    private init(path: String, kind: Kind, size: Int?, descriptor: SystemFile) {
         self.path = path
         self.kind = kind
         self.size = size
@@ -79,22 +68,14 @@ struct InputFile: FirmwareByteSource {
     }
 
     mutating func read(maximum: Int) throws -> [UInt8] {
-        let count = max(1, min(maximum, 1 << 20))
-        var buffer = [UInt8](repeating: 0, count: count)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { posixRead(descriptor.fd, $0.baseAddress, count) }
-            if n >= 0 {
-                buffer.removeLast(count - n)
-                return buffer
-            }
-            if errno == EINTR { continue }
-            throw Self.failure(path, errno)
+        do { return try descriptor.read(maximum: max(1, min(maximum, 1 << 20))) } catch {
+            throw Self.failure(path, error.code)
         }
     }
 
     /// Back to the first byte; only a regular file can.
     mutating func rewind() throws {
-        guard kind == .regular, lseek(descriptor.fd, 0, SEEK_SET) == 0 else {
+        guard kind == .regular, (try? descriptor.rewind()) != nil else {
             throw CLIError(.cannotRead, "\(path): cannot be read a second time (\(kind.name))")
         }
     }
@@ -116,7 +97,8 @@ struct InputFile: FirmwareByteSource {
             if bytes.count > limit {
                 throw CLIError(
                     .cannotRead,
-                    "\(path): holds more than the \(Figures.grouped(limit)) bytes this command reads (\(kind.name))")
+                    "\(path): holds more than the \(Figures.grouped(limit)) bytes this command reads (\(kind.name))"
+                )
             }
         }
     }
@@ -133,12 +115,8 @@ struct InputFile: FirmwareByteSource {
         case ELOOP: reason = "too many symbolic links"
         case ENAMETOOLONG: reason = "the path is too long"
         case EIO: reason = "input/output error while reading (a failing disk or a removed drive)"
-        default: reason = String(cString: strerror(code)).lowercased()
+        default: reason = SystemError(code).description.lowercased()
         }
         return CLIError(.cannotRead, "\(path): cannot read the file: \(reason)")
     }
 }
-
-// The C calls, under names the methods above do not shadow.
-private func posixOpen(_ path: String, _ flags: Int32) -> Int32 { open(path, flags) }
-private func posixRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { read(fd, buffer, count) }

@@ -13,7 +13,8 @@ struct FileStamp: Equatable, Sendable {
         guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
         return FileStamp(
             size: Int64(st.st_size),
-            modified: Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9, inode: UInt64(st.st_ino))
+            modified: Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9,
+            inode: UInt64(st.st_ino))
     }
 }
 
@@ -24,8 +25,11 @@ struct FileStamp: Equatable, Sendable {
 /// A file is flashed only when (1) its size, modification time and inode stayed the same for
 /// the settle period, (2) it then parsed completely as firmware (the command checks that, and
 /// that the file did not change while it was read), and (3) no other watched file is still
-/// changing. Of several files ready at once (two downloads in quick succession), the newest by
-/// modification time is flashed and the older ones are passed over: they were superseded.
+/// changing, unless that one has kept changing for `incompleteWait` (a download that never
+/// ends does not hold back a complete one for ever). Of several files ready at once (two
+/// downloads in quick succession), the newest by modification time is tried first; once it is
+/// flashed, the older ones are passed over: they were superseded. A newer file the flash
+/// refuses (firmware for another board) supersedes nothing: the older ones are tried next.
 /// A settled file that does not parse is waited on; only when it stays unchanged and
 /// unparsable for `incompleteWait` is it reported, once, and left until it changes again.
 struct DownloadWatch {
@@ -41,6 +45,8 @@ struct DownloadWatch {
     struct Tracked: Equatable {
         var stamp: FileStamp
         var changedAt: ContinuousClock.Instant
+        /// When the changes that go on now began (the file had settled before, or was new).
+        var changingSince: ContinuousClock.Instant
         var state: State
     }
 
@@ -56,9 +62,16 @@ struct DownloadWatch {
     /// Records what is there at the start: `existing` files are `handled` (a download folder's
     /// old files are not flashed), `flashNow` files are pending and settled already (a watched
     /// file is flashed once at the start).
-    mutating func start(existing: [String: FileStamp], flashNow: [String: FileStamp], now: ContinuousClock.Instant) {
-        for (path, stamp) in existing { files[path] = Tracked(stamp: stamp, changedAt: now, state: .handled) }
-        for (path, stamp) in flashNow { files[path] = Tracked(stamp: stamp, changedAt: now - settle, state: .pending) }
+    mutating func start(
+        existing: [String: FileStamp], flashNow: [String: FileStamp], now: ContinuousClock.Instant
+    ) {
+        for (path, stamp) in existing {
+            files[path] = Tracked(stamp: stamp, changedAt: now, changingSince: now, state: .handled)
+        }
+        for (path, stamp) in flashNow {
+            files[path] = Tracked(
+                stamp: stamp, changedAt: now - settle, changingSince: now - settle, state: .pending)
+        }
     }
 
     /// Takes in one poll's stamps of every watched file; a file not in `seen` has gone.
@@ -66,29 +79,37 @@ struct DownloadWatch {
         for path in files.keys where seen[path] == nil { files[path] = nil }
         for (path, stamp) in seen {
             if let old = files[path], old.stamp == stamp { continue }
-            files[path] = Tracked(stamp: stamp, changedAt: now, state: .pending)
+            let since =
+                files[path].flatMap { now - $0.changedAt < settle ? $0.changingSince : nil } ?? now
+            files[path] = Tracked(stamp: stamp, changedAt: now, changingSince: since, state: .pending)
         }
     }
 
     /// The files to try now, newest first: settled (pending or incomplete), unless some watched
-    /// file is still changing, which may be a newer download still being written.
+    /// file is still changing, which may be a newer download still being written (a file that
+    /// has kept changing for `incompleteWait` holds nothing back any more).
     func ready(now: ContinuousClock.Instant) -> [String] {
         let waiting = files.filter { $0.value.state != .handled }
-        guard !waiting.isEmpty, waiting.allSatisfy({ now - $0.value.changedAt >= settle }) else { return [] }
-        return waiting.sorted { a, b in
+        let changing = waiting.filter { now - $0.value.changedAt < settle }
+        guard changing.allSatisfy({ now - $0.value.changingSince >= incompleteWait }) else { return [] }
+        return waiting.filter { now - $0.value.changedAt >= settle }.sorted { a, b in
             a.value.stamp.modified != b.value.stamp.modified
                 ? a.value.stamp.modified > b.value.stamp.modified : a.key > b.key
         }.map(\.key)
     }
 
-    /// `path` parsed and is being flashed: it and every older waiting file are handled (an
-    /// older one was superseded by this newer one). Returns the superseded files.
-    mutating func flashing(_ path: String) -> [String] {
-        guard let chosen = files[path] else { return [] }
+    /// `path` parsed and is being flashed: it is handled (until it changes again).
+    mutating func flashing(_ path: String) {
         files[path]?.state = .handled
+    }
+
+    /// `path` was flashed (the flash did not refuse the file): every older waiting file is
+    /// handled, superseded by this newer one. Returns the superseded files.
+    mutating func flashed(_ path: String) -> [String] {
+        guard let chosen = files[path] else { return [] }
         var older: [String] = []
-        for (other, t) in files where other != path && t.state != .handled && t.stamp.modified <= chosen.stamp.modified
-        {
+        for (other, t) in files
+        where other != path && t.state != .handled && t.stamp.modified <= chosen.stamp.modified {
             files[other]?.state = .handled
             older.append(other)
         }
@@ -109,7 +130,12 @@ struct DownloadWatch {
 
     /// `path` changed while it was read: it is pending again from `now`.
     mutating func changedWhileRead(_ path: String, stamp: FileStamp?, now: ContinuousClock.Instant) {
-        guard let stamp else { files[path] = nil; return }
-        files[path] = Tracked(stamp: stamp, changedAt: now, state: .pending)
+        guard let stamp else {
+            files[path] = nil
+            return
+        }
+        files[path] = Tracked(
+            stamp: stamp, changedAt: now, changingSince: files[path]?.changingSince ?? now,
+            state: .pending)
     }
 }

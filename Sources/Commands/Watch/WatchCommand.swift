@@ -11,7 +11,8 @@ import Synchronization
 struct WatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch",
-        abstract: "Flash a file whenever it changes, or each new .hex downloaded into a folder, until Ctrl-C.",
+        abstract:
+            "Flash a file whenever it changes, or each new .hex downloaded into a folder, until Ctrl-C.",
         discussion: """
             Takes the board options of `bitflash flash` (--device, --all-in-range, --simulate, --mode, ...). \
             A watched file is flashed at the start when it exists, then after each change; in a watched \
@@ -21,9 +22,13 @@ struct WatchCommand: AsyncParsableCommand {
             stayed the same for --settle seconds and it parses completely as firmware (a hex must reach its \
             end-of-file record); a file that does not parse is waited on, and reported only after it stayed \
             unchanged for --incomplete-wait seconds. Of files ready at once, the newest is flashed and the \
-            older ones are passed over. One line per flashed board (with --json, one object per flash). \
-            Ctrl-C stops: a simulated flash under way finishes, a real one is stopped and reported as not \
-            finished (the next run continues it); the exit code is then 130.
+            older ones are passed over once it is flashed (a newer file the flash refuses, such as one for \
+            another board, passes nothing over). One line per flashed board (with --json, one object per \
+            flash). A path that does not exist is waited for beside others that do; alone, or in a folder \
+            that does not exist, it ends the watch at once (66), as a watched folder that is deleted or moved \
+            does. Ctrl-C or SIGTERM stops: a simulated flash under way finishes, a real one is stopped \
+            and reported as not finished (the next run continues it); the exit code is then 130 (Ctrl-C) or \
+            143 (SIGTERM).
             """)
 
     @OptionGroup var flash: FlashCommand
@@ -52,16 +57,23 @@ struct WatchCommand: AsyncParsableCommand {
     /// What of `flash`'s options watch cannot do (checked in `run`: a `validate()` here would
     /// print the usage of `flash watch`).
     var refusal: String? {
-        if flash.udp != nil { return "watch flashes over Bluetooth (real or simulated): leave out --udp" }
+        if flash.udp != nil {
+            return "watch flashes over Bluetooth (real or simulated): leave out --udp"
+        }
         if flash.dryRun { return "watch flashes; to see a plan, run `bitflash flash FILE --dry-run`" }
         if flash.retryFailed {
             return "--retry-failed belongs to `bitflash flash`: watch flashes every board it is given"
         }
-        if flash.output.trace != nil { return "--trace records one flash: use it with `bitflash-lab flash`" }
+        if flash.output.trace != nil {
+            return "--trace records one flash: use it with `bitflash-lab flash`"
+        }
         return nil
     }
 
     var paths: [String] { [flash.file] + more }
+
+    /// How a stopped watch exits: 128 + the signal, as a shell reports it (130 Ctrl-C, 143 SIGTERM).
+    static func exitStatus(signal: Int32) -> ExitStatus { signal == SIGTERM ? .terminated : .interrupted }
 
     func run() async throws {
         if let refusal {
@@ -69,20 +81,23 @@ struct WatchCommand: AsyncParsableCommand {
             throw ExitCode(ExitStatus.usage.rawValue)
         }
         let stop = StopRequest()
-        signal(SIGINT, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
         let loop = Task { await watch(stop) }
-        source.setEventHandler {
-            // A second Ctrl-C does not wait for a flash to wind down.
-            if stop.request() > 1 { _exit(ExitStatus.interrupted.rawValue) }
-            loop.cancel()
+        let sources = [(SIGINT, "Ctrl-C"), (SIGTERM, "SIGTERM")].map { number, name in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                // A second signal does not wait for a flash to wind down.
+                if stop.request(name) > 1 { _exit(Self.exitStatus(signal: number).rawValue) }
+                loop.cancel()
+            }
+            source.resume()
+            return source
         }
-        source.resume()
         let status = await loop.value
-        source.cancel()
-        if stop.requested {
-            StdErr.write("bitflash: stopped (Ctrl-C)\n")
-            throw ExitCode(ExitStatus.interrupted.rawValue)
+        for source in sources { source.cancel() }
+        if let name = stop.signalName {
+            StdErr.write("bitflash: stopped (\(name))\n")
+            throw ExitCode(Self.exitStatus(signal: name == "SIGTERM" ? SIGTERM : SIGINT).rawValue)
         }
         if status != .ok { throw ExitCode(status.rawValue) }
     }
@@ -92,7 +107,18 @@ struct WatchCommand: AsyncParsableCommand {
         let report = WatchReport(json: flash.output.json)
         let clock = ContinuousClock()
         var state = DownloadWatch(
-            settle: .milliseconds(Int64(settle * 1000)), incompleteWait: .milliseconds(Int64(incompleteWait * 1000)))
+            settle: .milliseconds(Int64(settle * 1000)),
+            incompleteWait: .milliseconds(Int64(incompleteWait * 1000)))
+        // A file that is not there yet is waited for beside other watched paths; a path in a
+        // folder that does not exist, or nothing at all there to watch, ends the watch at once.
+        let missing = paths.filter { !FileManager.default.fileExists(atPath: $0) }
+        let noFolder = missing.first { !Self.isFolder(($0 as NSString).deletingLastPathComponent.nonEmpty ?? ".") }
+        if let path = noFolder ?? (missing.count == paths.count ? missing.first : nil) {
+            StdErr.write(
+                "bitflash: error: \(path): no such file or folder to watch; give a file that exists, or the folder "
+                    + "it will be saved into (a browser's downloads folder)\n")
+            return .cannotRead
+        }
         let folders = paths.filter { Self.isFolder($0) }
         for folder in folders where access(folder, R_OK | X_OK) != 0 {
             StdErr.write("bitflash: error: cannot read the folder \(folder)\n")
@@ -104,6 +130,12 @@ struct WatchCommand: AsyncParsableCommand {
             flashNow: start.filter { !$0.value.inFolder }.mapValues(\.stamp), now: clock.now)
         report.watching(paths, folders: Set(folders))
         while !Task.isCancelled {
+            if let gone = folders.first(where: { !Self.isFolder($0) }) {
+                StdErr.write(
+                    "bitflash: error: the watched folder \(gone) was deleted or moved; nothing lands there any more: "
+                        + "watch it again once it is back\n")
+                return .cannotRead
+            }
             state.observe(stamps().mapValues(\.stamp), now: clock.now)
             for path in state.ready(now: clock.now) {
                 let before = FileStamp.of(path)
@@ -119,11 +151,16 @@ struct WatchCommand: AsyncParsableCommand {
                 // What was read is what settled only if the file did not change since the poll or meanwhile.
                 let after = FileStamp.of(path)
                 guard before == after, before == state.files[path]?.stamp else {
-                    state.changedWhileRead(path, stamp: after, now: clock.now); break
+                    state.changedWhileRead(path, stamp: after, now: clock.now)
+                    break
                 }
-                for older in state.flashing(path) { report.passedOver(older, newer: path) }
+                state.flashing(path)
                 FirmwareFileLoading.warn(firmware, file: path)
-                await flashFile(path, firmware, report: report, stop: stop)
+                // A file the flash refuses (for another board) supersedes nothing: an older
+                // download waiting is tried next.
+                if await flashFile(path, firmware, report: report, stop: stop) {
+                    for older in state.flashed(path) { report.passedOver(older, newer: path) }
+                }
                 break
             }
             try? await clock.sleep(for: Self.pollInterval)
@@ -131,30 +168,36 @@ struct WatchCommand: AsyncParsableCommand {
         return .ok
     }
 
-    /// Flashes one checked file through `flash`'s own code, and reports it.
-    private func flashFile(_ path: String, _ firmware: Firmware, report: WatchReport, stop: StopRequest) async {
+    /// Flashes one checked file through `flash`'s own code, and reports it. Returns false when
+    /// the file itself was refused (65: for another board, nothing of it for these boards).
+    private func flashFile(
+        _ path: String, _ firmware: Firmware, report: WatchReport, stop: StopRequest
+    ) async -> Bool {
         var command = flash
         command.file = path
         report.flashing(path)
         do {
             guard
-                case var .flashed(results) = try await command.flashBoards(
+                case .flashed(var results) = try await command.flashBoards(
                     firmware: firmware, output: { _, _, _ in SilentOutput() })
-            else { return }
-            if stop.requested {
-                // Cut short by Ctrl-C: never a success unless the board finished.
+            else { return true }
+            if let name = stop.signalName {
+                // Cut short by a signal: never a success unless the board finished.
                 results = results.map { r in
                     var r = r
                     if r.error != nil {
                         r.error =
-                            "stopped by Ctrl-C before the flash finished; the board keeps what it received: flash again to continue"
+                            "stopped by \(name) before the flash finished; the board keeps what it received: flash again to continue"
                     }
                     return r
                 }
             }
             report.flashed(path, results)
+            return !results.isEmpty
+                && !results.allSatisfy { $0.error != nil && $0.exitStatus == .badFirmware }
         } catch {
             report.failed(path, error)
+            return ((error as? CLIError)?.exitStatus ?? classify(error)) != .badFirmware
         }
     }
 
@@ -182,13 +225,23 @@ struct WatchCommand: AsyncParsableCommand {
     }
 }
 
-/// Ctrl-C, counted: the first stops the watch, a second exits at once.
+/// Ctrl-C or SIGTERM, counted: the first stops the watch, a second exits at once.
 final class StopRequest: Sendable {
-    private let count = Mutex(0)
-    func request() -> Int {
-        count.withLock {
-            $0 += 1; return $0
+    private let book = Mutex((count: 0, name: String?.none))
+    /// Counts a stop by the signal `name` (`Ctrl-C`, `SIGTERM`); returns how many came.
+    func request(_ name: String) -> Int {
+        book.withLock {
+            $0.count += 1
+            if $0.name == nil { $0.name = name }
+            return $0.count
         }
     }
-    var requested: Bool { count.withLock { $0 > 0 } }
+    var requested: Bool { book.withLock { $0.count > 0 } }
+    /// The signal that stopped the watch first, if one did.
+    var signalName: String? { book.withLock { $0.name } }
+}
+
+extension String {
+    /// Nil for the empty string.
+    fileprivate var nonEmpty: String? { isEmpty ? nil : self }
 }
