@@ -158,8 +158,8 @@ extension SecureDFUFlow {
             let index = (sent - objectStart) / packetSize
             if pacing.sendTime(ofPacket: index) > now {
                 step = .waitingForFlash
-                let wake = pacing.wakeTime(from: index, packets: packetCount(objectEnd - objectStart))
-                return actions + [.startTimer(Self.delayTimer, wake - now)]
+                flashWake = pacing.wakeTime(from: index, packets: packetCount(objectEnd - objectStart))
+                return actions + [.startTimer(Self.delayTimer, flashWake - now)]
             }
             let chunk = Array(image[sent..<min(objectEnd, sent + packetSize)])
             actions.append(.write(NordicGATT.securePacket, chunk, .command))

@@ -43,8 +43,9 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
     var prefixCRC: [Int: UInt32] = [0: 0]
     /// The time of the event being handled.
     var now: Duration = .zero
-    /// Pacing of the current object (`SecureDFUFlow+Pacing`).
+    /// Pacing of the current object (`SecureDFUFlow+Pacing`), and when the flash wait ends.
     var pacing = SecureDFUPacing()
+    var flashWake: Duration = .zero
 
     static let responseTimer = TimerID("response")
     static let receiptTimer = TimerID("receipt")
@@ -176,6 +177,8 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
             return step == .waitingForReset ? [.disconnect] : []
         case Self.delayTimer:
             guard step == .waitingForFlash else { return [] }
+            // The timer was set for the end of the wait: a driver whose clock lags still moves on.
+            now = max(now, flashWake)
             return sendBatch()
         case Self.receiptTimer:
             guard step == .awaitingReceipt else { return [] }

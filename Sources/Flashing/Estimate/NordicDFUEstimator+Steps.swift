@@ -78,12 +78,13 @@ extension NordicDFUEstimator {
             .init(name: "enter the bootloader (buttonless) and reconnect", duration: .microseconds(entry)),
             .init(name: "init packet", duration: .microseconds(initDone)),
             .init(name: "data objects: Create (the bootloader queues the page erase)", duration: .microseconds(create)),
+            // From each Create's answer to its Execute's the board's objects follow one another
+            // with no gap longer than a page erase: one stretch of radio use, which boards
+            // flashed together share (`RadioDemand`).
             .init(
-                name: "packets, paced by the bootloader's flash queue (PRN \(options.securePacketReceipts))",
-                duration: .microseconds(transfer)),
-            .init(
-                name: "checksum and Execute of each object (answered once the flash is written)",
-                duration: .microseconds(execute - finalExecute)),
+                name: "packets of each object, paced by the bootloader's flash queue, its checksum and Execute "
+                    + "(PRN \(options.securePacketReceipts))",
+                duration: .microseconds(transfer + execute - finalExecute)),
             .init(name: "final Execute, reset and reboot", duration: .microseconds(end - clock.event + finalExecute))
         ]
         return (parts, packets)
