@@ -15,8 +15,14 @@ extension LowerBound {
     ///   and its answer (2 CI), the reboot into the bootloader and a new connection setup.
     /// - Secure DFU: Select, Create, Set PRN, Calculate checksum and Execute of the init command
     ///   (5 round trips, 2 CI each) and its packet writes; Set PRN and Select of the data (2 round
-    ///   trips); per object a Create (2 CI), the erase of its pages, its packets at
-    ///   `packetsPerEvent` per CI, the checksum and Execute (2 × 2 CI); the final reset.
+    ///   trips); per object the larger of two paths from the event that carries its Create:
+    ///   the air (the Create's answer, its packets at `packetsPerEvent` per CI from the event
+    ///   after, the checksum request with the last, its answer, the Execute and its answer,
+    ///   then the next Create: `events + 5` CI) and the flash (the Create starts the erase of
+    ///   its pages, the words are written after it, the Execute's answer leaves in the first
+    ///   event after the flash is done, the next Create one CI later); the first object's
+    ///   flash work also waits for the settings write the init's Execute started six events
+    ///   before (two page erases and two writes of `settingsBytes`); the final reset.
     /// - Legacy DFU: Start DFU with the erase of every page of the image (2 CI + erases), the
     ///   init packet (2 round trips), the firmware packets, Validate (2 CI), Activate (1 CI) and
     ///   the reboot into the new application.
@@ -25,7 +31,7 @@ extension LowerBound {
     /// (a multiple of 4 for Secure DFU, at most 244).
     public static func nordicDFU(
         imageBytes: Int, initBytes: Int, protocol kind: NordicProtocol, attMTU: Int, dataLength: Int,
-        pageSize: Int, resetDelay: Duration, profile: LinkProfile, timing: DeviceTiming
+        pageSize: Int, resetDelay: Duration, profile: LinkProfile, timing: DeviceTiming, settingsBytes: Int = 896
     ) -> Duration {
         let ci = profile.connectionIntervalMicroseconds
         let perEvent = max(profile.packetsPerEvent, 1)
@@ -51,10 +57,16 @@ extension LowerBound {
         case let .secure(objectSize):
             let size = max(objectSize, 1)
             var transfer = 5 * 2 * ci + events(initBytes) + 2 * 2 * ci
+            func words(_ bytes: Int) -> Int64 { (timing.wordWrite * ((bytes + 3) / 4)).wholeMicroseconds }
+            // Flash work still running when the first object's Create comes, counted from its event.
+            var pending = 2 * (timing.pageErase.wholeMicroseconds + words(settingsBytes)) - 6 * ci
             var offset = 0
             while offset < bytes {
                 let object = min(size, bytes - offset)
-                transfer += 2 * ci + erase(object) + events(object) + 2 * 2 * ci
+                let air = (events(object) / ci + 5) * ci
+                let flash = max(pending, 0) + erase(object) + words(object)
+                transfer += max(air, (flash / ci + 2) * ci)
+                pending = 0
                 offset += object
             }
             return .microseconds(entry + transfer + finish)

@@ -2,17 +2,26 @@ import NordicDFUFrames
 
 /// How a Nordic DFU runs: flow control, waits, timeouts and retry bounds.
 ///
-/// The defaults follow the reference clients (docs/protocols/nordic-dfu.md §2.5, §3.5, §6): a packet receipt
-/// every 12 packets on Secure DFU and every 8 on legacy DFU (the nRF51 bootloader has 8
-/// receive buffers), 0.3 s after each Create so that the page erase ends before data comes,
-/// three attempts per object.
+/// Secure DFU is paced by what the V2 bootloader can hold (docs/nordic-dfu.md, "Pacing"):
+/// its flash queue has `secureFlashQueue` entries, the page erase a Create starts takes one, and
+/// a packet that finds the queue full is dropped. So after each Create's answer the flow sends
+/// as many packets as the queue holds beside the erase (and beside the settings writes after
+/// the init packet's Execute), and the rest once the erase (`pageErase` per page) must have
+/// ended, one more per packet write time (`wordWrite` per word). No receipts on Secure DFU:
+/// the bootloader sends one when a packet is queued, not written, so it paces nothing, and each
+/// object's checksum finds any loss. Legacy DFU keeps a receipt every 8 packets (the nRF51
+/// bootloader's 8 receive buffers, docs/nordic-dfu.md). Three attempts per object.
 public struct NordicDFUOptions: Sendable, Equatable {
     /// Secure DFU: a checksum notification after this many packets.
     public var securePacketReceipts: UInt16
     /// Legacy DFU: a receipt after this many packets.
     public var legacyPacketReceipts: UInt16
-    /// Secure DFU: the wait after each data Create (the bootloader erases the page meanwhile).
-    public var objectDelay: Duration
+    /// Secure DFU: the bootloader chip's page erase time (nRF52833 `tERASEPAGE`, 85 ms).
+    public var pageErase: Duration
+    /// Secure DFU: the bootloader chip's word write time (nRF52833 `tWRITE`, 41 µs).
+    public var wordWrite: Duration
+    /// Secure DFU: the bootloader's flash queue entries (`NRF_FSTORAGE_SD_QUEUE_SIZE`, 16).
+    public var secureFlashQueue: Int
     /// The wait for a control-point answer.
     public var responseTimeout: Duration
     /// The wait for a packet receipt before asking for the checksum.
@@ -35,8 +44,10 @@ public struct NordicDFUOptions: Sendable, Equatable {
     public var retryLimit: Int
 
     public init(
-        securePacketReceipts: UInt16 = 12, legacyPacketReceipts: UInt16 = 8,
-        objectDelay: Duration = .milliseconds(300), responseTimeout: Duration = .seconds(5),
+        securePacketReceipts: UInt16 = 0, legacyPacketReceipts: UInt16 = 8,
+        pageErase: Duration = .milliseconds(85), wordWrite: Duration = .microseconds(41),
+        secureFlashQueue: Int = SecureDFUBootloaderLimits.flashQueue,
+        responseTimeout: Duration = .seconds(5),
         receiptTimeout: Duration = .seconds(2), startTimeout: Duration = .seconds(30),
         entryTimeout: Duration = .seconds(10), reconnectDelay: Duration = .seconds(1),
         reconnectAttempts: Int = 6, objectAttempts: Int = 3, timeoutLimit: Int = 12, linkLossLimit: Int = 8,
@@ -44,7 +55,9 @@ public struct NordicDFUOptions: Sendable, Equatable {
     ) {
         self.securePacketReceipts = securePacketReceipts
         self.legacyPacketReceipts = legacyPacketReceipts
-        self.objectDelay = objectDelay
+        self.pageErase = pageErase
+        self.wordWrite = wordWrite
+        self.secureFlashQueue = secureFlashQueue
         self.responseTimeout = responseTimeout
         self.receiptTimeout = receiptTimeout
         self.startTimeout = startTimeout

@@ -53,6 +53,7 @@ extension SecureDFUFlow {
             return cancel + [.report(.retry("init packet checksum mismatch: sending it again"))]
                 + request(.create(.command, size: UInt32(initPacket.count)), step: .createCommand)
         case (.executeCommand, .success(0x04)):
+            pacing.settingsQueued(at: now, options: options)
             return cancel + [.report(.trace("init packet accepted: \(image.count) bytes follow"))]
                 + request(.setPRN(options.securePacketReceipts), step: .setPRN(thenSend: false))
         case let (.setPRN(thenSend), .success(0x02)):
@@ -64,8 +65,10 @@ extension SecureDFUFlow {
             return cancel + resume(offset: Int(off), crc: crc)
         case (.createData, .success(0x01)):
             sent = objectStart
-            step = .objectDelay
-            return cancel + [.startTimer(Self.delayTimer, options.objectDelay)]
+            pacing.objectCreated(
+                at: now, bytes: objectEnd - objectStart, packets: packetCount(objectEnd - objectStart),
+                packetSize: packetSize, options: options)
+            return cancel + sendBatch()
         case let (.awaitingReceipt, .checksum(off, crc)):
             let o = Int(off)
             if o == sent, crc == prefix(o) { return [.cancelTimer(Self.receiptTimer)] + progress() + sendBatch() }
@@ -87,6 +90,7 @@ extension SecureDFUFlow {
             }
             return cancel + recreateObject(why: "checksum mismatch at \(o) bytes")
         case let (.executeData(final, _), .success(0x04)):
+            pacing.flashIdle(at: now)
             objectAttempts = 0
             if final {
                 result.verified = true
@@ -144,12 +148,19 @@ extension SecureDFUFlow {
         return [.report(.retry("\(why): sending the object at \(objectStart) again"))] + createObject()
     }
 
-    /// Sends the next packets of the current object: up to one receipt interval, then waits.
+    /// Sends the next packets of the current object: those the bootloader's flash queue can
+    /// take now, up to one receipt interval; then waits for the flash or the receipt.
     mutating func sendBatch() -> [FlowAction] {
         var actions: [FlowAction] = []
         let n = options.securePacketReceipts == 0 ? Int.max : Int(options.securePacketReceipts)
         var count = 0
         while sent < objectEnd, count < n {
+            let index = (sent - objectStart) / packetSize
+            if pacing.sendTime(ofPacket: index) > now {
+                step = .waitingForFlash
+                flashWake = pacing.wakeTime(from: index, packets: packetCount(objectEnd - objectStart))
+                return actions + [.startTimer(Self.delayTimer, flashWake - now)]
+            }
             let chunk = Array(image[sent..<min(objectEnd, sent + packetSize)])
             actions.append(.write(NordicGATT.securePacket, chunk, .command))
             result.bytesSent += chunk.count
@@ -163,12 +174,19 @@ extension SecureDFUFlow {
         return actions + [.startTimer(Self.receiptTimer, options.receiptTimeout)]
     }
 
+    /// The CRC-32 of the image's first `n` bytes: extended from the last one asked for when
+    /// `n` is beyond it (the usual case), so a whole run costs one pass over the image.
     mutating func prefix(_ n: Int) -> UInt32 {
         if let c = prefixCRC[n] { return c }
-        let c = CRC32.checksum(image[0..<n])
-        prefixCRC[n] = c
-        return c
+        if n < crcOffset { return CRC32.checksum(image[0..<n]) }
+        runningCRC.update(image[crcOffset..<n])
+        crcOffset = n
+        prefixCRC[n] = runningCRC.value
+        return runningCRC.value
     }
+
+    /// Packets of `bytes` at the connection's packet size.
+    func packetCount(_ bytes: Int) -> Int { (bytes + packetSize - 1) / max(packetSize, 1) }
 
     func progress() -> [FlowAction] {
         [.report(.progress(done: sent, total: image.count, unit: .bytes))]

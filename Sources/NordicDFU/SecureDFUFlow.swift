@@ -12,7 +12,7 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
     enum Step: Equatable {
         case idle, buttonless, waitingForReset, reconnecting
         case selectCommand, createCommand, commandPRNOff, commandChecksum, executeCommand
-        case setPRN(thenSend: Bool), selectData, createData, objectDelay, awaitingReceipt, dataChecksum
+        case setPRN(thenSend: Bool), selectData, createData, waitingForFlash, awaitingReceipt, dataChecksum
         case executeData(final: Bool, resume: Bool), done
     }
 
@@ -37,11 +37,19 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
     var timeouts = 0
     var linkLosses = 0
     var connectFailures = 0
-    var prefixCRC: [Int: UInt32] = [:]
+    /// The running CRC-32 of the image up to `crcOffset` (checksums are asked in increasing order).
+    var crcOffset = 0
+    var runningCRC = CRC32()
+    var prefixCRC: [Int: UInt32] = [0: 0]
+    /// The time of the event being handled.
+    var now: Duration = .zero
+    /// Pacing of the current object (`SecureDFUFlow+Pacing`), and when the flash wait ends.
+    var pacing = SecureDFUPacing()
+    var flashWake: Duration = .zero
 
     static let responseTimer = TimerID("response")
     static let receiptTimer = TimerID("receipt")
-    static let delayTimer = TimerID("object-delay")
+    static let delayTimer = TimerID("flash-wait")
     static let resetTimer = TimerID("reset")
 
     public init(application: DFUApplication, options: NordicDFUOptions = NordicDFUOptions()) {
@@ -51,7 +59,10 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
         result = NordicDFUResult(dfuProtocol: .secure, applicationBytes: application.bytes.count)
     }
 
-    public mutating func handle(_ event: FlowEvent, now: Duration) -> [FlowAction] { advanceWithinBudget(event) }
+    public mutating func handle(_ event: FlowEvent, now: Duration) -> [FlowAction] {
+        self.now = now
+        return advanceWithinBudget(event)
+    }
 
     mutating func advance(_ event: FlowEvent) -> [FlowAction] {
         switch event {
@@ -165,7 +176,9 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
         case Self.resetTimer:
             return step == .waitingForReset ? [.disconnect] : []
         case Self.delayTimer:
-            guard step == .objectDelay else { return [] }
+            guard step == .waitingForFlash else { return [] }
+            // The timer was set for the end of the wait: a driver whose clock lags still moves on.
+            now = max(now, flashWake)
             return sendBatch()
         case Self.receiptTimer:
             guard step == .awaitingReceipt else { return [] }
@@ -194,7 +207,8 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
     /// The step has a control-point request outstanding (the response timer runs).
     var awaitsAnswer: Bool {
         switch step {
-        case .idle, .buttonless, .waitingForReset, .reconnecting, .objectDelay, .awaitingReceipt, .done: return false
+        case .idle, .buttonless, .waitingForReset, .reconnecting, .waitingForFlash, .awaitingReceipt, .done:
+            return false
         default: return true
         }
     }
@@ -207,7 +221,8 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
         case .executeCommand: return "the init packet's execution"
         case .setPRN: return "the packet receipt setting"
         case .selectData: return "the firmware selection"
-        case .createData, .objectDelay, .awaitingReceipt, .dataChecksum: return "the object at offset \(objectStart)"
+        case .createData, .waitingForFlash, .awaitingReceipt, .dataChecksum:
+            return "the object at offset \(objectStart)"
         case .executeData(true, _): return "the final validation of the image"
         case .executeData: return "the execution of the object at offset \(objectStart)"
         case .done: return "the end"

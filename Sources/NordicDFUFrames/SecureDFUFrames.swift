@@ -181,3 +181,22 @@ extension Array where Element == UInt8 {
     /// `60 01 01` in messages; `(empty)` for no bytes.
     public var hexText: String { isEmpty ? "(empty)" : Hex.bytes(self, separator: " ") }
 }
+
+/// What the micro:bit V2 / Calliope mini 3 Secure DFU bootloader can hold while it writes flash
+/// (docs/protocols/nordic-dfu.md §2.2, §6): its client paces packets by these, its simulation drops by them.
+public enum SecureDFUBootloaderLimits {
+    /// Entries of fstorage's queue (`NRF_FSTORAGE_SD_QUEUE_SIZE`, V2 bootloader `sdk_config.h`);
+    /// the running operation keeps its entry until it ends.
+    public static let flashQueue = 16
+    /// Receive buffers of the BLE transport (`MAX_DFU_BUFFERS` = 4096 / 244 + 1, `nrf_dfu_ble.c`).
+    public static let receiveBuffers = 17
+    /// A flash page of the nRF52833 (`CODE_PAGE_SIZE`): a data object's Create erases its pages.
+    public static let pageSize = 4096
+    /// `sizeof(nrf_dfu_settings_t)` of nRF5 SDK 16 (`nrf_dfu_types.h`, packed): 92 bytes up to
+    /// the init command, its 512, the boot validation CRC and three 65-byte records, the peer
+    /// data and the advertising name; about 896 bytes (derived from the struct, not measured).
+    public static let settingsBytes = 896
+    /// The flash operations of `nrf_dfu_settings_write_and_backup` (SDK 16 `nrf_dfu_settings.c`
+    /// `settings_write`, twice): erase the settings page, write it, erase the backup page, write it.
+    public static let settingsOperations = 4
+}

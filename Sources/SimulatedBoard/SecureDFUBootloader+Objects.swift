@@ -36,24 +36,30 @@ extension SecureDFUBootloader {
         guard size <= Self.dataMax else { return fail(.insufficientResources, nil) }
         guard lastOffset + size <= firmwareSize else { return fail(.operationNotPermitted, nil) }
         guard size % Self.dataMax == 0 || lastOffset + size == firmwareSize else { return fail(.invalidParameter, nil) }
-        offset = lastOffset
-        crc = lastCRC
-        objectSize = size
-        objectReceived = 0
-        prnCounter = prnTarget
-        // The page erase runs while the response goes out and data may arrive.
-        let start = layout.applicationStart + UInt32(offset)
+        // The erase of the object's pages is one fstorage operation, queued behind any flash
+        // work still pending; the response goes out at once (`on_data_obj_create_request`).
+        let start = layout.applicationStart + UInt32(lastOffset)
         var page = start & ~(layout.pageSize - 1)
         var pages = 0
         var eraseTime: Duration = .zero
         while page < start + UInt32(size) {
-            try? device.flash.erasePage(at: page)
             eraseTime += effects.pageEraseDuration()
             page += layout.pageSize
             pages += 1
         }
-        eraseUntil = effects.now + eraseTime
-        packetsDuringErase = 0
+        offset = lastOffset
+        crc = lastCRC
+        objectSize = size
+        objectReceived = 0
+        guard flash.enqueue(eraseTime, at: effects.now) != nil else {
+            return fail(.invalidObject, nil)  // "Erase operation failed"
+        }
+        prnCounter = prnTarget
+        page = start & ~(layout.pageSize - 1)
+        for _ in 0..<pages {
+            try? device.flash.erasePage(at: page)
+            page += layout.pageSize
+        }
         statistics.pageErases += pages
         return .success(opcode: 0x01)
     }
@@ -73,6 +79,7 @@ extension SecureDFUBootloader {
         }
         adopt(packet)
         storedInit = command
+        queueSettingsWrite(effects: &effects)
         // Settings written: from now on the old application is invalid (single bank).
         device.nordic.initCommand = command
         device.nordic.applicationValid = false
@@ -80,7 +87,10 @@ extension SecureDFUBootloader {
         return .success(opcode: 0x04)
     }
 
-    mutating func executeData(device: inout DeviceState, effects: inout ServiceEffects) -> SecureDFUResponse {
+    /// Data Execute: the object is committed at once; the answer waits until fstorage is idle
+    /// (`on_data_obj_execute_request_sched` reschedules itself while `nrf_fstorage_is_busy`).
+    /// Nil: the answer follows from `workDone`.
+    mutating func executeData(device: inout DeviceState, effects: inout ServiceEffects) -> SecureDFUResponse? {
         let fail = Self.failure(0x04)
         guard initValid, objectReceived == objectSize, objectSize > 0 || offset == firmwareSize else {
             return fail(.operationNotPermitted, nil)
@@ -90,14 +100,25 @@ extension SecureDFUBootloader {
         objectSize = 0
         objectReceived = 0
         touch(effects: &effects)
-        guard offset == firmwareSize else { return .success(opcode: 0x04) }
+        let idle = flash.idle(after: effects.now)
+        guard idle <= effects.now else {
+            executePending = true
+            effects.schedule(after: idle - effects.now, tag: Self.executeTag)
+            return nil
+        }
+        return finishDataExecute(device: &device, effects: &effects)
+    }
+
+    /// The answer to a data Execute once the flash is written: for the last object, the hash check and the reset.
+    mutating func finishDataExecute(device: inout DeviceState, effects: inout ServiceEffects) -> SecureDFUResponse {
+        guard lastOffset == firmwareSize else { return .success(opcode: 0x04) }
         let start = layout.applicationStart
         let written = (try? device.flash.read(start..<(start + UInt32(firmwareSize)))) ?? []
         if let expected = hash, Array(SHA256.hash(data: written)) != expected {
             statistics.hashFailures += 1
             effects.note("Nordic bootloader: the image's SHA-256 does not match the init packet")
             effects.schedule(after: Self.resetDelay, tag: Self.resetTag)
-            return fail(.extendedError, 0x0C)
+            return Self.failure(0x04)(.extendedError, 0x0C)
         }
         device.nordic.applicationValid = true
         device.nordic.initCommand = nil
@@ -109,30 +130,40 @@ extension SecureDFUBootloader {
         return .success(opcode: 0x04)
     }
 
+    /// `nrf_dfu_settings_write_and_backup` (SDK 16 `nrf_dfu_settings.c` `settings_write`): the
+    /// settings page is erased and written, then the backup page likewise: four fstorage operations.
+    mutating func queueSettingsWrite(effects: inout ServiceEffects) {
+        let write = effects.timing.wordWrite * ((SecureDFUBootloaderLimits.settingsBytes + 3) / 4)
+        for duration in [effects.timing.pageErase, write, effects.timing.pageErase, write] {
+            flash.enqueue(duration, at: effects.now)
+        }
+    }
+
     mutating func packet(_ bytes: [UInt8], device: inout DeviceState, effects: inout ServiceEffects) {
         statistics.packets += 1
         var dropped = false
         if currentType == 1 {
             if command.count + bytes.count <= commandSize { command += bytes } else { statistics.silentErrors += 1 }
         } else if currentType == 2 {
-            if let until = eraseUntil, effects.now < until {
-                packetsDuringErase += 1
-                // The erase holds a flash-queue slot; packets beyond the free slots are dropped
-                // (V2 bootloader `nrf_dfu_req_handler.c` `on_data_obj_write_request`: when
-                // `nrf_dfu_flash_store` fails the buffer is freed and the request ends without
-                // offset or CRC, "so that the peer can detect a CRC error"). The packet still
-                // counts towards the receipt, whose response then carries the zeroed offset and
-                // CRC (`nrf_dfu_ble.c` `ble_dfu_req_handler_callback`). The 17 receive buffers
-                // (`nrf_dfu_ble.c` `MAX_DFU_BUFFERS`, `on_write` drops a packet when none is
-                // free) are freed as their flash writes finish, so the 15 free queue slots run
-                // out first.
-                dropped = packetsDuringErase >= Self.flashQueueSlots
-            }
-            if dropped {
+            // A packet that finds no free receive buffer is dropped before it becomes a request
+            // (`nrf_dfu_ble.c` `on_write`): it does not count towards the receipt.
+            guard flash.hasFreeBuffer(at: effects.now) else {
                 statistics.droppedPackets += 1
-                effects.note("Nordic bootloader: packet dropped (flash queue full during the page erase)")
-            } else if !initValid || objectReceived + bytes.count > objectSize {
+                effects.note("Nordic bootloader: packet dropped (no free receive buffer)")
+                return
+            }
+            if !initValid || objectReceived + bytes.count > objectSize {
                 statistics.silentErrors += 1
+            } else if flash.enqueue(
+                effects.timing.wordWrite * ((bytes.count + 3) / 4), holdsBuffer: true, at: effects.now) == nil
+            {
+                // The flash queue is full: `on_data_obj_write_request` frees the buffer and ends
+                // the request without offset or CRC, "so that the peer can detect a CRC error".
+                // The packet still counts towards the receipt, whose response then carries the
+                // zeroed offset and CRC (`nrf_dfu_ble.c` `ble_dfu_req_handler_callback`).
+                dropped = true
+                statistics.droppedPackets += 1
+                effects.note("Nordic bootloader: packet dropped (flash queue full)")
             } else {
                 let address = layout.applicationStart + UInt32(offset)
                 var words = bytes
@@ -169,7 +200,7 @@ public struct NordicBootloaderStatistics: Sendable, Equatable {
     public var errorsSent = 0
     /// Packet writes that failed without an answer (overflow, no init, unaligned).
     public var silentErrors = 0
-    /// Packets dropped because the flash queue was full during a page erase.
+    /// Packets dropped because the flash queue (or every receive buffer) was full.
     public var droppedPackets = 0
     public var pageErases = 0
     public var hashFailures = 0

@@ -11,10 +11,12 @@ import Transport
 /// ("DfuTarg", same address): the control point and packet characteristics with the V2
 /// bootloader's reduced opcode set and object semantics: Create command wipes all progress;
 /// the init Execute validates the 56-byte `microbit_app` struct, stores it and invalidates the
-/// old application; data Create rolls back to the last executed object and erases its pages
-/// (packets beyond the 15 free flash-queue slots while the erase runs are dropped silently);
-/// packet writes are never answered except by PRN; the final Execute checks the SHA-256 and
-/// resets. A disconnect reloads the state from the settings (data offset 0, the stored init);
+/// old application (the settings and their backup are written through the flash queue); data
+/// Create rolls back to the last executed object and queues the erase of its pages; each
+/// firmware packet queues its flash write, and a packet that finds the flash queue full is
+/// dropped silently (`SecureDFUFlashQueue`); packet writes are never answered except by PRN; a
+/// data Execute is answered once the flash queue is empty; the final Execute checks the
+/// SHA-256 and resets. A disconnect reloads the state from the settings (data offset 0, the stored init);
 /// 120 s without progress reset the board.
 public struct SecureDFUBootloader: SimulatedService {
     public let uuid = NordicGATT.secureService
@@ -26,8 +28,7 @@ public struct SecureDFUBootloader: SimulatedService {
 
     static let commandMax = 512
     static let dataMax = 4096
-    static let flashQueueSlots = 16
-    static let enterTag = 1, resetTag = 2, inactivityTag = 3
+    static let enterTag = 1, resetTag = 2, inactivityTag = 3, executeTag = 4
     /// From the last answer to the reset: the answer goes out first (the settings write takes this long too).
     static let resetDelay: Duration = .milliseconds(100)
 
@@ -47,8 +48,10 @@ public struct SecureDFUBootloader: SimulatedService {
     var objectReceived = 0
     var prnTarget: UInt16 = 0
     var prnCounter: UInt16 = 0
-    var eraseUntil: VirtualInstant?
-    var packetsDuringErase = 0
+    /// The flash operations queued in fstorage (survive a disconnect, not a reset).
+    var flash = SecureDFUFlashQueue()
+    /// A data Execute waits for the flash queue to empty before its answer.
+    var executePending = false
     var watchdog = InactivityWatchdog(tag: inactivityTag)
 
     /// What the bootloader saw (not reset by reboots).
@@ -65,6 +68,7 @@ public struct SecureDFUBootloader: SimulatedService {
 
     public mutating func didBoot(device: DeviceState) {
         storedInit = device.nordic.initCommand
+        flash.clear()
         reload()
         watchdog.reset()
         prnTarget = 0
@@ -81,7 +85,7 @@ public struct SecureDFUBootloader: SimulatedService {
         adopt(storedInit.flatMap { try? MicrobitAppInitPacket(bytes: $0) })
         objectSize = 0
         objectReceived = 0
-        eraseUntil = nil
+        executePending = false
     }
 
     /// Takes `packet` as the init command in force (nil: none) and starts the firmware transfer afresh.
@@ -136,6 +140,12 @@ public struct SecureDFUBootloader: SimulatedService {
         switch tag {
         case Self.enterTag, Self.resetTag:
             effects.requestReboot()
+        case Self.executeTag:
+            guard executePending else { return }
+            let idle = flash.idle(after: effects.now)
+            guard idle <= effects.now else { return effects.schedule(after: idle - effects.now, tag: Self.executeTag) }
+            executePending = false
+            respond(finishDataExecute(device: &device, effects: &effects), effects: &effects)
         case Self.inactivityTag:
             guard watchdog.fired(effects: &effects) else { return }
             effects.note("Nordic bootloader: 120 s without progress, reset")
@@ -207,7 +217,7 @@ public struct SecureDFUBootloader: SimulatedService {
             if currentType == 1 {
                 respond(executeCommand(device: &device, effects: &effects), effects: &effects)
             } else if currentType == 2 {
-                respond(executeData(device: &device, effects: &effects), effects: &effects)
+                if let r = executeData(device: &device, effects: &effects) { respond(r, effects: &effects) }
             } else {
                 fail(.invalidObject)
             }

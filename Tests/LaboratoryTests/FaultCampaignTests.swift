@@ -9,7 +9,7 @@ import Testing
 @testable import Flashing
 @testable import Laboratory
 
-/// Short fault campaigns on each path (the long ones run from `bitflash sim campaign` and the
+/// Short fault campaigns on each path (the long ones run from `bitflash-lab sim campaign` and the
 /// CI script), and proof that the invariant checker catches what it claims to catch.
 @Suite struct FaultCampaignTests {
     @Test(arguments: CampaignPath.allCases)

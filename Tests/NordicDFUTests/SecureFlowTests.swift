@@ -101,15 +101,21 @@ import Transport
         #expect(h.feed(.timerFired(TimerID("response"))).isEmpty)
         let again = h.feed(.connected(Boards.secureBootloader))
         #expect(H.writes(again, to: cp) == [[0x06, 0x01]])
-        // Waiting for the object delay after Create: a stale firing neither writes nor counts as a timeout.
-        var d = inDataPhase(app)
+        // Waiting for the page erase after the first packets of an object (11 beside the
+        // settings write the init's Execute started and the erase): a stale firing neither
+        // writes nor counts as a timeout.
+        let big = Boards.application(4096)
+        var d = inDataPhase(big)
         d.feed(.notification(cp, SecureDFUResponse.selected(maxSize: 4096, offset: 0, crc: 0).bytes))
-        d.feed(.notification(cp, SecureDFUResponse.success(opcode: 0x01).bytes))
+        let first = d.feed(.notification(cp, SecureDFUResponse.success(opcode: 0x01).bytes))
+        #expect(H.writes(first, to: NordicGATT.securePacket).count == 11)
         #expect(d.feed(.timerFired(TimerID("response"))).isEmpty)
         #expect(d.flow.timeouts == 0 && d.flow.result.retries == 0)
-        #expect(
-            H.writes(d.feed(.timerFired(TimerID("object-delay"))), to: NordicGATT.securePacket).flatMap { $0 }
-                == app.bytes)
+        // The flash wait's timer was set for when the settings (2 × (85 ms + 224 × 41 µs)), the
+        // erase (85 ms) and a packet's write must have ended: then the rest go with the checksum request.
+        let rest = d.feed(.timerFired(TimerID("flash-wait")))
+        #expect(H.writes(rest, to: NordicGATT.securePacket).flatMap { $0 } == Array(big.bytes[(11 * 244)...]))
+        #expect(H.writes(rest, to: cp) == [[0x03]])
     }
 
     @Test("Malformed and foreign answers: a malformed one fails with its bytes, a stale one is ignored")
@@ -160,10 +166,12 @@ import Transport
     @Test("A packet receipt behind what was sent leads to a checksum request, and a corrupt object is sent again")
     func lostPackets() {
         let app = Boards.application(8192)
-        var h = inDataPhase(app)
+        var receipts = NordicDFUOptions()
+        receipts.securePacketReceipts = 12
+        var h = inDataPhase(app, options: receipts)
         h.feed(.notification(cp, SecureDFUResponse.selected(maxSize: 4096, offset: 0, crc: 0).bytes))
-        h.feed(.notification(cp, SecureDFUResponse.success(opcode: 0x01).bytes))
-        let batch = h.feed(.timerFired(TimerID("object-delay")))
+        h.now += .milliseconds(300)  // the settings write after the init has ended
+        let batch = h.feed(.notification(cp, SecureDFUResponse.success(opcode: 0x01).bytes))
         #expect(H.writes(batch, to: NordicGATT.securePacket).count == 12)
         let check = h.feed(.notification(cp, SecureDFUResponse.checksum(offset: 11 * 244, crc: 7).bytes))
         #expect(H.writes(check, to: cp) == [[0x03]])

@@ -75,11 +75,13 @@ import Transport
         #expect(request(.execute) == [0x60, 0x04, 0x01])
         _ = request(.setPRN(0))
         #expect(request(.create(.data, size: 4096)) == [0x60, 0x01, 0x01])
-        // 0.3 s later, as the clients wait after a Create, the erase is over.
+        // 0.3 s later the settings write after the init and the erase are over; packets that
+        // come no faster than the flash writes them (61 words of 41 µs each) all fit the queue.
         host.now += .milliseconds(300)
         for offset in stride(from: 0, to: 4096, by: 244) {
             _ = host.write(
                 Array(app.bytes[offset..<min(4096, offset + 244)]), to: NordicGATT.securePacket, kind: .command)
+            host.now += .microseconds(61 * 41)
         }
         let checksum = try #require(request(.calculateChecksum))
         #expect(Array(checksum.prefix(7)) == [0x60, 0x03, 0x01, 0x00, 0x10, 0x00, 0x00])

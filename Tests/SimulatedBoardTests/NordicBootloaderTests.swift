@@ -119,8 +119,10 @@ import Transport
                         Array(Self.image[at..<min(offset + size, at + 244)]), to: NordicGATT.securePacket,
                         kind: .command)
                     at += 244
+                    b.now = b.now + .microseconds(61 * 41)  // one packet's write: the queue never fills
                 }
                 offset += size
+                b.now = b.now + .seconds(1)  // the flash writes are done: Execute is answered at once
                 let answer = b.request(.execute)
                 #expect(
                     answer == (offset < Self.image.count || correct ? [0x60, 0x04, 0x01] : [0x60, 0x04, 0x0B, 0x0C]))
@@ -138,6 +140,7 @@ import Transport
     func packetsThatFindTheFlashQueueFullAreDroppedSilently() throws {
         var b = try Bench(.microbitV2)
         _ = b.sendInit(MicrobitAppInitPacket(application: Self.image).bytes)
+        b.now = b.now + .seconds(1)  // the settings write after the init has ended
         _ = b.request(.setPRN(16))
         _ = b.request(.create(.data, size: 4096))
         var receipts: [[UInt8]] = []
@@ -146,6 +149,27 @@ import Transport
                 Array(Self.image[(i * 244)..<((i + 1) * 244)]), to: NordicGATT.securePacket, kind: .command)
         }
         #expect(receipts == [SecureDFUResponse.checksum(offset: 0, crc: 0).bytes])
+        #expect(b.board.nordicStatistics?.droppedPackets == 1)
+        // Once the erase (85 ms) and one packet's write (61 words of 41 µs) have ended, two more fit.
+        b.now = b.now + .milliseconds(85) + .microseconds(61 * 41)
+        b.write(Array(Self.image[(15 * 244)..<(16 * 244)]), to: NordicGATT.securePacket, kind: .command)
+        b.write(Array(Self.image[(16 * 244)..<4096]), to: NordicGATT.securePacket, kind: .command)
+        #expect(b.board.nordicStatistics?.droppedPackets == 1)
+        let checksum = b.request(.calculateChecksum)
+        #expect(checksum == SecureDFUResponse.checksum(offset: 4096, crc: CRC32.checksum(Self.image[0..<4096])).bytes)
+    }
+
+    /// The init packet's Execute writes the settings and their backup (SDK 16
+    /// `nrf_dfu_settings_write_and_backup`: four fstorage operations) and answers at once: the
+    /// first object's erase waits behind them, and only 16 − 4 − 1 = 11 packets fit meanwhile.
+    @Test("Right after the init's Execute the settings write holds four queue entries: the twelfth packet is dropped")
+    func settingsWriteHoldsQueueEntries() throws {
+        var b = try Bench(.microbitV2)
+        #expect(b.sendInit(MicrobitAppInitPacket(application: Self.image).bytes) == [0x60, 0x04, 0x01])
+        _ = b.request(.create(.data, size: 4096))
+        for i in 0..<12 {
+            b.write(Array(Self.image[(i * 244)..<((i + 1) * 244)]), to: NordicGATT.securePacket, kind: .command)
+        }
         #expect(b.board.nordicStatistics?.droppedPackets == 1)
     }
 

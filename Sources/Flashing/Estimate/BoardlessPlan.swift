@@ -91,7 +91,9 @@ public struct BoardlessPlan: Sendable, Equatable, Codable {
             let n = options.nordic
             let how =
                 secure
-                ? "Secure DFU in objects of 4 KiB, \(n.objectDelay.millisecondsText) ms after each Create, a receipt every \(n.securePacketReceipts) packets"
+                ? "Secure DFU in objects of 4 KiB, packets paced by the bootloader's flash queue "
+                    + "(\(n.secureFlashQueue) entries, \(n.pageErase.millisecondsText) ms per page erase)"
+                    + (n.securePacketReceipts == 0 ? "" : ", a receipt every \(n.securePacketReceipts) packets")
                 : "legacy DFU, the whole application erased at Start, 20-byte packets, a receipt every \(n.legacyPacketReceipts)"
             notes.append(
                 "Nordic DFU: a stock board's bootloader (\(how)), \(n.reconnectDelay.millisecondsText) ms before each reconnection."

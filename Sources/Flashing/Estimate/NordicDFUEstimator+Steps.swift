@@ -32,61 +32,126 @@ extension NordicDFUEstimator {
         let board = context.board
         let entry = entry(context, resetAfter: buttonlessResetDelay)
         var clock = DFULinkClock(profile: context.link.profile, dataLength: dataLength)
+        var flash = SecureFlashTimeline(timing: board.timing)
+        var pacing = SecureDFUPacing()
         // Select command (with the subscription), Create, PRN 0, the init writes and Calculate
-        // checksum, Execute, PRN, Select data.
+        // checksum, Execute (the bootloader writes its settings meanwhile), PRN and Select of the data.
         clock.exchange([2, 2])
         clock.exchange([6])
         clock.exchange([3])
         clock.exchange(Self.writes(MicrobitAppInitPacket.size, size: packetSize) + [1])
-        clock.exchange([1])
+        flash.settings(at: clock.exchange([1]))
+        pacing.settingsQueued(at: .microseconds(clock.event), options: options)
         clock.exchange([3])
         clock.exchange([2])
         let initDone = clock.event
-        let receipts = options.securePacketReceipts == 0 ? Int.max : Int(options.securePacketReceipts)
-        var createAndWait: Int64 = 0, transfer: Int64 = 0, execute: Int64 = 0, packets = 0
+        var create: Int64 = 0, transfer: Int64 = 0, execute: Int64 = 0, packets = 0
         var offset = 0
-        var lastWrite: Int64 = clock.event
+        var answered: Int64 = clock.event
         while offset < applicationBytes {
             let size = min(objectSize, applicationBytes - offset)
             var mark = clock.event
-            clock.exchange([9])
-            // The first packets leave in the first event after the wait; the erase of the
-            // object's pages runs meanwhile (longer erases are waited for).
-            let wait = max(options.objectDelay, board.timing.pageErase * board.pages(size))
-            clock.event = clock.firstEvent(after: clock.event, wait: wait) - clock.ci
-            createAndWait += clock.event - mark
+            // The Create's event starts the erase (behind the settings write for the first object).
+            flash.erase(pages: board.pages(size), at: clock.exchange([9]))
+            create += clock.event - mark
             mark = clock.event
-            var left = Self.writes(size, size: packetSize)
-            packets += left.count
-            repeat {
-                let batch = Array(left.prefix(receipts))
-                left.removeFirst(batch.count)
-                // A batch shorter than the receipt interval ends the object: Calculate checksum follows it.
-                clock.exchange(batch.count < receipts ? batch + [1] : batch)
-                if batch.count == receipts && left.isEmpty { clock.exchange([1]) }
-            } while !left.isEmpty
+            let writes = Self.writes(size, size: packetSize)
+            packets += writes.count
+            pacing.objectCreated(
+                at: .microseconds(clock.event), bytes: size, packets: writes.count, packetSize: packetSize,
+                options: options)
+            sendObject(writes, clock: &clock, flash: &flash, pacing: pacing)
             transfer += clock.event - mark
             mark = clock.event
-            lastWrite = clock.exchange([1])
+            // Execute is answered in the first event after it arrived and the flash is written.
+            let arrived = clock.event + clock.ci
+            answered = max(arrived, flash.busyUntil)
+            clock.event = (answered / clock.ci + 1) * clock.ci
+            pacing.flashIdle(at: .microseconds(clock.event))
             execute += clock.event - mark
             offset += size
         }
         // The last Execute: the board checks the image, answers, resets and boots the application.
-        let end = max(clock.event, lastWrite + (bootloaderResetDelay + board.timing.reboot).wholeMicroseconds)
+        let end = max(clock.event, answered + (bootloaderResetDelay + board.timing.reboot).wholeMicroseconds)
         let finalExecute = applicationBytes > 0 ? 2 * clock.ci : 0
         let parts: [PathEstimate.Part] = [
             .init(name: "enter the bootloader (buttonless) and reconnect", duration: .microseconds(entry)),
             .init(name: "init packet", duration: .microseconds(initDone)),
+            .init(name: "data objects: Create (the bootloader queues the page erase)", duration: .microseconds(create)),
+            // From each Create's answer to its Execute's the board's objects follow one another
+            // with no gap longer than a page erase: one stretch of radio use, which boards
+            // flashed together share (`RadioDemand`).
             .init(
-                name: "data objects: Create and the wait after it (page erase meanwhile)",
-                duration: .microseconds(createAndWait)),
-            .init(
-                name: "packets and receipt round trips (PRN \(options.securePacketReceipts))",
-                duration: .microseconds(transfer)),
-            .init(name: "checksum and Execute of each object", duration: .microseconds(execute - finalExecute)),
+                name: "packets of each object, paced by the bootloader's flash queue, its checksum and Execute "
+                    + "(PRN \(options.securePacketReceipts))",
+                duration: .microseconds(transfer + execute - finalExecute)),
             .init(name: "final Execute, reset and reboot", duration: .microseconds(end - clock.event + finalExecute))
         ]
         return (parts, packets)
+    }
+
+    /// One object's packets as `SecureDFUFlow` sends them: each group the pacing (or a receipt)
+    /// lets go is handed to the link at once and fills the events after it, at most
+    /// `packetsPerEvent` and what fits in the interval; the checksum request goes with the last.
+    /// Returns with `clock.event` at the checksum's answer; the flash timeline gets each
+    /// packet's write at the event that carried it.
+    func sendObject(
+        _ writes: [Int], clock: inout DFULinkClock, flash: inout SecureFlashTimeline, pacing: SecureDFUPacing
+    ) {
+        let prn = options.securePacketReceipts == 0 ? Int.max : Int(options.securePacketReceipts)
+        let ci = clock.ci
+        let limit = max(ci - AirTime.interFrameSpace, AirTime.exchange(central: 0, peripheral: 0))
+        var event = clock.event
+        var inEvent = 0
+        var cursor: Int64 = 0
+        /// Puts a write of `bytes` handed at `handed` on the link; returns the event of its last packet.
+        func place(_ bytes: Int, handed: Int64) -> Int64 {
+            for fragment in clock.packets([bytes]) {
+                let exchange = AirTime.exchange(central: fragment, peripheral: 0)
+                if event <= handed || inEvent >= clock.perEvent || (inEvent > 0 && cursor + exchange > limit) {
+                    event = max(event + ci, (max(handed, 0) / ci + 1) * ci)
+                    inEvent = 0
+                    cursor = 0
+                }
+                cursor += exchange
+                inEvent += 1
+            }
+            return event
+        }
+        var index = 0
+        var handed = clock.event
+        while index < writes.count {
+            var last = index
+            while last < writes.count, last - index < prn,
+                pacing.sendTime(ofPacket: last).wholeMicroseconds <= handed
+            {
+                last += 1
+            }
+            if last == index {
+                handed = max(handed, pacing.wakeTime(from: index, packets: writes.count).wholeMicroseconds)
+                continue
+            }
+            var arrival = handed
+            for k in index..<last {
+                arrival = place(writes[k], handed: handed)
+                flash.write(bytes: writes[k], at: arrival)
+            }
+            let count = last - index
+            index = last
+            if index == writes.count && count < prn {
+                clock.event = place(1, handed: handed) + ci
+                return
+            }
+            if count == prn {
+                // The flow waits for the receipt, which comes in the event after the group's last packet.
+                handed = arrival + ci
+                if index == writes.count {
+                    clock.event = handed
+                    clock.exchange([1])
+                    return
+                }
+            }
+        }
     }
 
     func legacySteps(_ context: EstimateContext) -> Steps {
@@ -136,5 +201,30 @@ extension NordicDFUEstimator {
             .init(name: "activate, reboot, reconnect and verify", duration: .microseconds(end - validated))
         ]
         return (parts, packets)
+    }
+}
+
+/// The Secure DFU bootloader's flash work as the estimate steps it: one operation after the
+/// other from the event that queued it (`SecureDFUFlashQueue` in the simulation), in µs.
+struct SecureFlashTimeline {
+    let pageErase: Int64
+    let wordWrite: Duration
+    var busyUntil: Int64 = 0
+
+    init(timing: DeviceTiming) {
+        pageErase = timing.pageErase.wholeMicroseconds
+        wordWrite = timing.wordWrite
+    }
+
+    /// The init packet's Execute at `event`: the settings and their backup, each erased and written.
+    mutating func settings(at event: Int64) {
+        let write = (wordWrite * ((SecureDFUBootloaderLimits.settingsBytes + 3) / 4)).wholeMicroseconds
+        busyUntil = max(busyUntil, event) + 2 * (pageErase + write)
+    }
+
+    mutating func erase(pages: Int, at event: Int64) { busyUntil = max(busyUntil, event) + Int64(pages) * pageErase }
+
+    mutating func write(bytes: Int, at event: Int64) {
+        busyUntil = max(busyUntil, event) + (wordWrite * ((bytes + 3) / 4)).wholeMicroseconds
     }
 }

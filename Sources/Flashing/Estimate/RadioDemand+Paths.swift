@@ -92,9 +92,9 @@ extension NordicDFUEstimator {
         let objects = Int64((applicationBytes + objectSize - 1) / max(objectSize, 1))
         let mapRead = ExchangeAir.memoryMapRead(dataLength: dl)
         var demand = RadioDemand(estimate) { name in
-            if name.hasPrefix("packets") { return data }
+            // Secure DFU's packets part holds each object's checksum and Execute.
+            if name.hasPrefix("packets") { return data + (secure ? objects * 2 * command : 0) }
             if name.hasPrefix("data objects") { return secure ? objects * command : nil }
-            if name.hasPrefix("checksum") { return objects * 2 * command }
             if name.hasPrefix("init packet") {
                 return 7 * command + ExchangeAir.write(MicrobitAppInitPacket.size, dataLength: dataLength)
             }
@@ -102,12 +102,9 @@ extension NordicDFUEstimator {
             if name == "connect and read the memory map" || name == "read back the program" { return mapRead }
             return nil
         }
-        // Secure DFU sends object by object, each burst of packets between two Creates.
-        if secure {
-            for i in demand.parts.indices
-            where ["packets", "checksum", "data objects"].contains(where: demand.parts[i].name.hasPrefix) {
-                demand.parts[i].bursts = Int(max(objects, 1))
-            }
+        // Secure DFU's Creates come one per object, a short burst each.
+        if secure, let i = demand.parts.firstIndex(where: { $0.name.hasPrefix("data objects") }) {
+            demand.parts[i].bursts = Int(max(objects, 1))
         }
         return demand
     }

@@ -8,7 +8,7 @@ let family = ChipFamily.nrf52833
 let applications = NordicFixture.sizes.map { NordicFixture.application(count: $0, family: family) }
 let initPackets = applications.map { MicrobitAppInitPacket(application: $0.bytes).bytes }
 let knownTimers = [
-    TimerID("response"), TimerID("receipt"), TimerID("object-delay"), TimerID("reset"), TimerID("stranger")
+    TimerID("response"), TimerID("receipt"), TimerID("flash-wait"), TimerID("reset"), TimerID("stranger")
 ]
 
 /// libFuzzer entry point: the input is a script of link events for `NordicDFUFlow` on a
