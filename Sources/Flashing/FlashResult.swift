@@ -1,4 +1,5 @@
 import Diagnostics
+import PartialFlashing
 import Transport
 
 /// The path a flash took.
@@ -224,10 +225,16 @@ extension FlashResult {
             // A session's own error says how the run exits: 65 for a file or image that cannot be
             // for the board, 76 when the Bluetooth stack broke its protocol; 74 otherwise.
             let own = ExitStatus.of(error)
+            let reason = FlashReason.failure(error)
+            // How far the session got: partial flashing's retries, and the full update it was in.
+            let full = (error as? FlashError)?.fullUpdateReason
             self.init(
-                board: board, path: nil, reason: FlashReason.failure(error), seconds: seconds, error: describe(error),
+                board: board, path: full != nil ? .full : (error is PartialFlashError ? .partial : nil), reason: reason,
+                fallback: full?.code == "partial-failed", seconds: seconds, retries: reason.details?.retries ?? 0,
+                error: describe(error),
                 exitStatus: (error as? FlashError)?.exitStatus
                     ?? (own == .badFirmware || own == .stackViolation ? own : nil))
+            fullPath = (error as? FlashError)?.fullUpdatePath
         }
     }
 }
