@@ -212,7 +212,11 @@ public struct FlashResult: Codable, Sendable, Equatable {
 
 extension FlashResult {
     /// The user-facing result of a session's outcome.
-    public init(board: String, outcome: Result<SessionOutcome, any Error>, seconds: Double) {
+    /// - Parameter progress: for a failed session, what it did before it failed (its
+    ///   `SessionFlow.progress`): the path it was on, the fallback, its retries and bytes.
+    public init(
+        board: String, outcome: Result<SessionOutcome, any Error>, seconds: Double, progress: SessionProgress? = nil
+    ) {
         switch outcome {
         case let .success(o):
             self.init(
@@ -229,12 +233,14 @@ extension FlashResult {
             // How far the session got: partial flashing's retries, and the full update it was in.
             let full = (error as? FlashError)?.fullUpdateReason
             self.init(
-                board: board, path: full != nil ? .full : (error is PartialFlashError ? .partial : nil), reason: reason,
-                fallback: full?.code == "partial-failed", seconds: seconds, retries: reason.details?.retries ?? 0,
-                error: describe(error),
+                board: board,
+                path: progress?.path ?? (full != nil ? .full : (error is PartialFlashError ? .partial : nil)),
+                reason: reason, fallback: progress?.fallback ?? (full?.code == "partial-failed"),
+                bytesSent: progress?.bytesSent ?? 0, seconds: seconds,
+                retries: max(progress?.retries ?? 0, reason.details?.retries ?? 0), error: describe(error),
                 exitStatus: (error as? FlashError)?.exitStatus
                     ?? (own == .badFirmware || own == .stackViolation ? own : nil))
-            fullPath = (error as? FlashError)?.fullUpdatePath
+            fullPath = progress?.fullPath ?? (error as? FlashError)?.fullUpdatePath
         }
     }
 }
