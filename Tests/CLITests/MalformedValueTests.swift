@@ -59,7 +59,8 @@ struct MalformedValueTests {
         for row in rows {
             #expect(row.contains("FAILED"), "\(row)")
             #expect(!row.contains("nearer"), "\(row)")
-            #expect(row.contains("stopped by --sim-kill-at: run the same command again, or with --retry-failed"), "\(row)")
+            #expect(
+                row.contains("stopped by --sim-kill-at: run the same command again, or with --retry-failed"), "\(row)")
         }
     }
 }

@@ -51,7 +51,9 @@ struct TerminalWidthTests {
             let rows = try Self.screen(
                 columns: columns, ["flash", file, "--simulate", "microbit-v2", "--sim-state", state.path])
             // A left-behind row holds a bar, or its percentage.
-            let bars = rows.filter { $0.contains("░") || $0.contains("█") || $0.range(of: #"\d+%"#, options: .regularExpression) != nil }
+            let bars = rows.filter {
+                $0.contains("░") || $0.contains("█") || $0.range(of: #"\d+%"#, options: .regularExpression) != nil
+            }
             #expect(bars.isEmpty, "\(columns) columns: \(bars.count) rows of bar left behind:\n\(bars.prefix(5))")
             #expect(rows.contains { $0.contains("✔") && $0.contains("full") }, "\(rows.joined(separator: "\n"))")
         }

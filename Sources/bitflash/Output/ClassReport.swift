@@ -74,7 +74,8 @@ struct ClassReport: Codable, Sendable, Equatable {
     /// (neither the board nor the radio failed), else the fix for its exit status.
     static func fix(_ result: FlashResult, board: String) -> String {
         if result.error?.hasPrefix(stoppedBySimKill) == true, result.error?.contains("--sim-kill-at") == true {
-            return "stopped by --sim-kill-at: run the same command again, or with --retry-failed, to continue where it stopped"
+            return
+                "stopped by --sim-kill-at: run the same command again, or with --retry-failed, to continue where it stopped"
         }
         return fix(result.exitStatus, board: board)
     }
