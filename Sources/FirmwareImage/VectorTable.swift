@@ -80,14 +80,13 @@ extension Firmware {
         {
             return []
         }
-        if let application {
-            guard !holdsCode(application, in: layout.application) else { return [] }
-            return [application.problem(board: board, code: layout.application, where: "the application start")]
-        }
-        if SoftDeviceInfo(in: image) == nil, let own = VectorTable(in: image, at: 0) {
-            return [own.problem(board: board, code: layout.flash, where: "the chip's reset vector")]
-        }
-        return []
+        // Nothing at the application start: bitflash writes nothing below it, so there is no code to
+        // check. An application alone (a Nordic package's binary, a hex of the application region)
+        // is checked only as an MCUboot image is: a MicroPython V1 hex and the package made of it agree.
+        guard let application, image.hasData(in: 0..<layout.applicationStart),
+            !holdsCode(application, in: layout.application)
+        else { return [] }
+        return [application.problem(board: board, code: layout.application, where: "the application start")]
     }
 }
 

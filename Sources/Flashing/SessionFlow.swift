@@ -403,14 +403,15 @@ public struct SessionFlow: FlowMachine {
 
     mutating func fail(_ error: any Error) -> [FlowAction] {
         switch stage {
-        case .partial: progress.path = .partial
+        // Partial flashing is the path only once it chose to write; a failure at its decision took none.
+        case let .partial(child) where child.machine.decision == .partial: progress.path = .partial
         case let .reconnecting(_, fallback, _), let .full(_, _, fallback):
             progress.path = .full; progress.fallback = fallback; progress.fullPath = .mcumgr
         case let .nordicReconnecting(_, fallback, _), let .nordic(_, _, fallback):
             progress.path = .full; progress.fallback = fallback; progress.fullPath = .nordic
         case let .checking(_, outcome):
             progress.path = outcome.path; progress.fallback = outcome.fallback; progress.fullPath = outcome.fullPath
-        case .idle, .done: break
+        case .idle, .partial, .done: break
         }
         outcome = .failure(error)
         stage = .done
