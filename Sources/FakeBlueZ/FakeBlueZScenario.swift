@@ -1,3 +1,4 @@
+import Diagnostics
 import Foundation
 
 /// A scenario file for the fake BlueZ: the boards it plays and how they misbehave (the
@@ -67,7 +68,7 @@ public struct FakeBlueZScenario: Decodable, Sendable {
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw FakeBlueZError.badScenario("cannot read \(url.path): \(error.localizedDescription)")
+            throw FakeBlueZError.badScenario("cannot read \(url.path): \(FoundationErrorText.describe(error))")
         }
         do {
             let scenario = try JSONDecoder().decode(FakeBlueZScenario.self, from: data)

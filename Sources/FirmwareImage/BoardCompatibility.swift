@@ -7,7 +7,8 @@ import Diagnostics
 /// another family ID, an MCUboot image built with another header size) and what bitflash would
 /// write stays inside the board's application region or slot. The others never are: data the chip
 /// has no memory for, a SoftDevice that reaches into the board's application region, an MCUboot
-/// image larger than the slot or fixed to another address, package parts bitflash does not flash.
+/// image larger than the slot or fixed to another address, package parts bitflash does not flash,
+/// code whose vector table is another chip's (`VectorTable.swift`).
 public struct BoardProblem: Sendable, Equatable, CustomStringConvertible {
     public enum Kind: String, Sendable, Hashable, CaseIterable {
         /// UF2 blocks name another chip family.
@@ -22,6 +23,9 @@ public struct BoardProblem: Sendable, Equatable, CustomStringConvertible {
         case mcubootLayout = "mcuboot-layout"
         /// A DFU package with parts besides the application bitflash flashes.
         case packageParts = "package-parts"
+        /// Code whose vector table is another chip's: a stack pointer outside the chip's RAM, a
+        /// reset handler outside the code the board would start.
+        case vectorTable = "vector-table"
 
         /// `the SoftDevice check`, for messages.
         public var checkName: String {
@@ -32,6 +36,7 @@ public struct BoardProblem: Sendable, Equatable, CustomStringConvertible {
             case .mcubootSlot: return "the MCUboot slot check"
             case .mcubootLayout: return "the MCUboot layout check"
             case .packageParts: return "the DFU package check"
+            case .vectorTable: return "the vector table check"
             }
         }
     }
@@ -86,6 +91,7 @@ extension Firmware {
             found += mcuboot.problems(for: board)
         } else if let section = try? section(for: board) {
             found += Self.memoryProblems(section.image, board: board)
+            found += Self.vectorTableProblems(section.image, board: board)
         }
         if let package = dfuPackage {
             let flashed =
@@ -192,6 +198,7 @@ extension MCUbootImage {
                         + "the image was built for another board's layout",
                     overridable: true))
         }
+        found += vectorTableProblems(board: board)
         return found
     }
 }

@@ -174,10 +174,17 @@ public struct Firmware: Sendable, Equatable {
     }
 
     /// The section a board uses: the Universal Hex section with one of its family's board IDs, or
-    /// the single image if its family matches or is unknown.
+    /// the single image if its family matches or is unknown. For an MCUboot image (or a package of
+    /// one), its application where the board's MCUboot runs it: at the board's application start,
+    /// the same for `flash`, `plan` and `convert`.
     /// - Throws: `FirmwareImageError.noImageForBoard`, naming the sections the file has.
     public func section(for board: Board) throws -> Section {
         let family = board.family
+        if let own = mcuboot, sections.count == 1, sections[0].family == nil, sections[0].boardID == nil {
+            var placed = MemoryImage()
+            try placed.write(Array(own.body), at: family.layout.applicationStart)
+            return Section(family: nil, image: placed, warnings: sections[0].warnings)
+        }
         if let s = sections.first(where: { $0.boardID.map(family.universalHexBoardIDs.contains) ?? false }) {
             return s
         }

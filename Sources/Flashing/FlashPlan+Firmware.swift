@@ -12,16 +12,9 @@ extension FlashPlan {
     /// whose payload lands at the application start.
     public static func make(firmware: Firmware, board: Board, dfuImage: MCUbootImage? = nil) throws -> FlashPlan {
         let family = board.family
-        let image: MemoryImage
-        if let own = firmware.mcuboot, firmware.sections.count == 1, firmware.sections[0].family == nil {
-            // An MCUboot image: its body is what MCUboot runs from the application start, so that
-            // is where its program lies in the board's flash (and where a read-back finds it).
-            var placed = MemoryImage()
-            try placed.write(Array(own.body), at: family.layout.applicationStart)
-            image = placed
-        } else {
-            image = try firmware.image(for: board)
-        }
+        // An MCUboot image's body is what MCUboot runs from the application start, so that is
+        // where `image(for:)` puts its program (and where a read-back finds it).
+        let image = try firmware.image(for: board)
         let program = MakeCodeProgram.find(in: image, family: family)
         let full: MCUbootImage?
         if let dfuImage {

@@ -19,6 +19,8 @@ extension FlashReason {
             return FlashReasonDetails(boardRuntimeHash: nil, boardProgramStart: Hex.address(region.start))
         case let .regionDoesNotFit(program, _):
             return FlashReasonDetails(fileProgramStart: Hex.address(program.lowerBound))
+        case let .programLeftBehind(_, start):
+            return FlashReasonDetails(boardProgramStart: Hex.address(start))
         case .fileHasNoProgram, .unsupportedProtocol:
             return nil
         }
@@ -49,8 +51,17 @@ extension FlashReason {
     /// The reason of a failed flash: `partial-failed` with where and why when partial flashing
     /// gave up (and no full update could follow), `failed` otherwise.
     public static func failure(_ error: any Error) -> FlashReason {
-        if let e = error as? PartialFlashError, case .gaveUp = e {
+        if let e = error as? PartialFlashError {
             return partialFailed(e, fullFollows: false)
+        }
+        // A full update that followed partial flashing failed: partial flashing's reason, with
+        // where and why it gave up, and the full update's error (the result's `error`).
+        if let e = error as? FlashError, let reason = e.fullUpdateReason, reason.code == "partial-failed" {
+            var details = reason.details ?? FlashReasonDetails()
+            if details.board == nil { details.board = mcuMgrFailureDetails(error)?.board }
+            let words = reason.message.replacingOccurrences(of: ", so a full update follows", with: "")
+            return FlashReason(
+                code: "partial-failed", message: words + ", and the full update that followed failed", details: details)
         }
         if let details = mcuMgrFailureDetails(error) {
             return FlashReason(code: "failed", message: "the flash failed", details: details)
@@ -92,4 +103,23 @@ extension FlashReason {
 
     /// The report that announces this reason before anything is written.
     var decision: FlowAction { .report(.decision(code: code, message: message)) }
+}
+
+extension FlashError {
+    /// For a full update that was under way when the session failed: the reason it ran for.
+    var fullUpdateReason: FlashReason? {
+        switch self {
+        case let .fullUpdateFailed(reason, _), let .nordicDFUFailed(reason, _): return reason
+        default: return nil
+        }
+    }
+
+    /// The protocol of the full update that failed.
+    var fullUpdatePath: FullUpdatePath? {
+        switch self {
+        case .fullUpdateFailed: return .mcumgr
+        case .nordicDFUFailed: return .nordic
+        default: return nil
+        }
+    }
 }

@@ -1,4 +1,5 @@
 import Diagnostics
+import PartialFlashing
 import Transport
 
 /// The path a flash took.
@@ -211,7 +212,11 @@ public struct FlashResult: Codable, Sendable, Equatable {
 
 extension FlashResult {
     /// The user-facing result of a session's outcome.
-    public init(board: String, outcome: Result<SessionOutcome, any Error>, seconds: Double) {
+    /// - Parameter progress: for a failed session, what it did before it failed (its
+    ///   `SessionFlow.progress`): the path it was on, the fallback, its retries and bytes.
+    public init(
+        board: String, outcome: Result<SessionOutcome, any Error>, seconds: Double, progress: SessionProgress? = nil
+    ) {
         switch outcome {
         case let .success(o):
             self.init(
@@ -224,10 +229,18 @@ extension FlashResult {
             // A session's own error says how the run exits: 65 for a file or image that cannot be
             // for the board, 76 when the Bluetooth stack broke its protocol; 74 otherwise.
             let own = ExitStatus.of(error)
+            let reason = FlashReason.failure(error)
+            // How far the session got: partial flashing's retries, and the full update it was in.
+            let full = (error as? FlashError)?.fullUpdateReason
             self.init(
-                board: board, path: nil, reason: FlashReason.failure(error), seconds: seconds, error: describe(error),
+                board: board,
+                path: progress?.path ?? (full != nil ? .full : (error is PartialFlashError ? .partial : nil)),
+                reason: reason, fallback: progress?.fallback ?? (full?.code == "partial-failed"),
+                bytesSent: progress?.bytesSent ?? 0, seconds: seconds,
+                retries: max(progress?.retries ?? 0, reason.details?.retries ?? 0), error: describe(error),
                 exitStatus: (error as? FlashError)?.exitStatus
                     ?? (own == .badFirmware || own == .stackViolation ? own : nil))
+            fullPath = progress?.fullPath ?? (error as? FlashError)?.fullUpdatePath
         }
     }
 }

@@ -76,7 +76,7 @@ public struct FileResumeStore: ResumeRecordStore {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             try JSONText.data(point).write(to: url, options: .atomic)
         } catch {
-            throw ResumeStoreError.cannotSave(path: url.path, reason: error.localizedDescription)
+            throw ResumeStoreError.cannotSave(path: url.path, reason: FoundationErrorText.describe(error))
         }
     }
 
@@ -88,7 +88,7 @@ public struct FileResumeStore: ResumeRecordStore {
         do {
             try FileManager.default.removeItem(at: url)
         } catch {
-            throw ResumeStoreError.cannotSave(path: url.path, reason: error.localizedDescription)
+            throw ResumeStoreError.cannotSave(path: url.path, reason: FoundationErrorText.describe(error))
         }
     }
 }

@@ -77,7 +77,8 @@ extension SessionFlow {
             : "the board has no McuMgr service, and its bootloader speaks \(secure ? "Secure" : "legacy") DFU"
         let explained = FlashReason(
             code: reason.code,
-            message: "\(reason.message); full update by Nordic \(secure ? "Secure" : "legacy") DFU (\(why))")
+            message: "\(reason.message); full update by Nordic \(secure ? "Secure" : "legacy") DFU (\(why))",
+            details: reason.details)
         let note: FlowAction = .report(.note("full update by Nordic \(secure ? "Secure" : "legacy") DFU (\(why))"))
         guard linkUp, let info = connection else {
             enter(.nordicReconnecting(reason: explained, fallback: fallback, attempts: 1))

@@ -81,6 +81,8 @@ public struct SessionFlow: FlowMachine {
     }
 
     private var stage: Stage = .idle
+    /// What the session did so far, and on a failure the path it was on (SessionProgress.swift).
+    public private(set) var progress = SessionProgress()
     let plan: FlashPlan
     let options: FlashOptions
     private(set) var connection: ConnectionInfo?
@@ -105,7 +107,11 @@ public struct SessionFlow: FlowMachine {
         case .idle, .partial: measuring = decision == nil
         default: measuring = false
         }
-        guard measuring else { return step(event, now: now) }
+        guard measuring else {
+            let actions = step(event, now: now)
+            progress.observe(actions)
+            return actions
+        }
         switch event {
         case .notification(KnownGATT.partialFlashing, _): meter.answerReceived(at: now)
         case .connected, .disconnected: meter.linkChanged()
@@ -117,6 +123,7 @@ public struct SessionFlow: FlowMachine {
         }) {
             meter.requestSent(at: now)
         }
+        progress.observe(actions)
         return actions
     }
 
@@ -395,6 +402,17 @@ public struct SessionFlow: FlowMachine {
     }
 
     mutating func fail(_ error: any Error) -> [FlowAction] {
+        switch stage {
+        // Partial flashing is the path only once it chose to write; a failure at its decision took none.
+        case let .partial(child) where child.machine.decision == .partial: progress.path = .partial
+        case let .reconnecting(_, fallback, _), let .full(_, _, fallback):
+            progress.path = .full; progress.fallback = fallback; progress.fullPath = .mcumgr
+        case let .nordicReconnecting(_, fallback, _), let .nordic(_, _, fallback):
+            progress.path = .full; progress.fallback = fallback; progress.fullPath = .nordic
+        case let .checking(_, outcome):
+            progress.path = outcome.path; progress.fallback = outcome.fallback; progress.fullPath = outcome.fullPath
+        case .idle, .partial, .done: break
+        }
         outcome = .failure(error)
         stage = .done
         return [.finish]

@@ -60,14 +60,16 @@ public struct AdapterProfile: Sendable, Equatable, Hashable, Codable, CustomStri
     /// CYW43455), or `NAME:N` / a bare `N` for a controller that holds `N` connections.
     public init(named text: String) throws {
         let t = text.lowercased()
-        let parts = t.split(separator: ":", maxSplits: 1).map(String.init)
+        // Every part counts: `:3` is not `3`, and `csr8510:` has no count.
+        let parts = t.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
         let base = parts.first ?? ""
+        func count(_ s: String) -> Int? { !s.isEmpty && s.allSatisfy({ ("0"..."9").contains($0) }) ? Int(s) : nil }
         var profile: AdapterProfile
         if let p = Self.named.first(where: { $0.name == base }) {
             profile = p
         } else if ["pi", "rpi", "raspberrypi"].contains(base) {
             profile = .cyw43455
-        } else if parts.count == 1, let n = Int(base) {
+        } else if parts.count == 1, let n = count(base) {
             profile = AdapterProfile(
                 name: "limit-\(n)", controller: "a controller of \(n) connections", maxConnections: n,
                 measured: false)
@@ -78,7 +80,7 @@ public struct AdapterProfile: Sendable, Equatable, Hashable, Codable, CustomStri
             throw LinkModelError.unknownAdapter(text)
         }
         if parts.count == 2 {
-            guard let n = Int(parts[1]), (1...64).contains(n) else { throw LinkModelError.unknownAdapter(text) }
+            guard let n = count(parts[1]), (1...64).contains(n) else { throw LinkModelError.unknownAdapter(text) }
             profile.maxConnections = n
             profile.name += ":\(n)"
         }

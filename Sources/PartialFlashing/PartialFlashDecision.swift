@@ -19,6 +19,10 @@ public enum FullFlashReason: Sendable, Equatable, CustomStringConvertible {
     case regionDoesNotFit(program: Range<UInt32>, board: Range<UInt32>)
     /// The board speaks a partial-flashing version this client does not know.
     case unsupportedProtocol(version: UInt8)
+    /// The program the board reports starts pages past the end of the runtime it runs: a program
+    /// left behind by a larger build, above a smaller application a full update wrote, whose
+    /// hashes say nothing about the runtime now in flash.
+    case programLeftBehind(runtimeEnd: UInt32, programStart: UInt32)
 
     /// A stable identifier for JSON and scripts.
     public var code: String {
@@ -29,6 +33,7 @@ public enum FullFlashReason: Sendable, Equatable, CustomStringConvertible {
         case .programMoved: return "program-moved"
         case .regionDoesNotFit: return "region-does-not-fit"
         case .unsupportedProtocol: return "unsupported-protocol"
+        case .programLeftBehind: return "program-left-behind"
         }
     }
 
@@ -53,6 +58,10 @@ public enum FullFlashReason: Sendable, Equatable, CustomStringConvertible {
         case let .unsupportedProtocol(version):
             return "the board speaks partial-flashing version \(version), this tool knows version 1, "
                 + "so a full flash is needed"
+        case let .programLeftBehind(runtimeEnd, programStart):
+            return "the board's runtime ends at \(Hex.address(runtimeEnd)) but the program it reports starts at "
+                + "\(Hex.address(programStart)), pages further on: that program was left behind by an earlier build "
+                + "and its hashes do not describe the runtime in flash, so a full flash is needed"
         }
     }
 }
@@ -69,7 +78,8 @@ public enum PartialFlashDecision: Sendable, Equatable {
     /// Decides from the board's memory map and the file's program (nil when the file has none).
     ///
     /// Checks, in order: a program in the file; a program on the board (non-empty region 2,
-    /// non-zero hashes); the protocol version; equal runtime hashes; equal program starts;
+    /// non-zero hashes); the protocol version; a program that follows the board's runtime (not
+    /// one left behind above a smaller one); equal runtime hashes; equal program starts;
     /// equal program hashes (up to date); the program's region inside the board's region,
     /// clipped to the scratch page of `family`.
     public init(board: BoardMemoryMap, program: MakeCodeProgram?, family: ChipFamily) {
@@ -77,6 +87,9 @@ public enum PartialFlashDecision: Sendable, Equatable {
         guard board.hasProgram else { self = .fullRequired(.boardHasNoProgram(board.program)); return }
         guard board.protocolVersion == 1 else {
             self = .fullRequired(.unsupportedProtocol(version: board.protocolVersion)); return
+        }
+        if let end = Self.programLeftBehind(board, family: family) {
+            self = .fullRequired(.programLeftBehind(runtimeEnd: end, programStart: board.program.start)); return
         }
         guard board.runtime.hash == program.runtimeHash else {
             self = .fullRequired(.runtimeDiffers(board: board.runtime.hash, file: program.runtimeHash)); return
@@ -92,6 +105,21 @@ public enum PartialFlashDecision: Sendable, Equatable {
             self = .fullRequired(.regionDoesNotFit(program: program.region, board: writable)); return
         }
         self = .partial
+    }
+
+    /// The runtime's end when the program the board reports lies more than two pages past the page
+    /// the runtime's scan starts at. DAL's and CODAL's `MicroBitMemoryMap::findHashes` scan page by
+    /// page from `FLASH_PROGRAM_END` up to the scratch page and take the first magic they find,
+    /// and MakeCode puts the program at the page after the runtime's end; a Nordic DFU erases only
+    /// the pages of the new image (SDK 8 `dfu_single_bank.c`, V2 `nrf_dfu_req_handler.c`), so a
+    /// program above a smaller new application survives and is found. Nil when the program
+    /// follows the runtime.
+    public static func programLeftBehind(_ board: BoardMemoryMap, family: ChipFamily) -> UInt32? {
+        let page = family.pageSize
+        let runtime = board.runtime
+        guard runtime.end > runtime.start, runtime.start == family.layout.applicationStart else { return nil }
+        let scanStart = (UInt64(runtime.end) + UInt64(page - 1)) & ~UInt64(page - 1)
+        return UInt64(board.program.start) > scanStart + 2 * UInt64(page) ? runtime.end : nil
     }
 
     /// The part of a declared program region that may be written: from its start to the

@@ -74,10 +74,28 @@ public enum SampleFirmware {
 
     /// The runtime's bytes, from the application start.
     public static func runtimeBytes(family: ChipFamily, runtime: RuntimeID) -> [UInt8] {
-        SampleBytes.fill(
+        var bytes = SampleBytes.fill(
             count: runtimeSize(family: family, runtime: runtime), seed: "runtime-\(family.rawValue)-\(runtime.rawValue)"
         )
+        bytes.replaceSubrange(0..<vectorTableSize, with: vectorTable(family: family))
+        return bytes
     }
+
+    /// The 16 system entries of a Cortex-M vector table, as DAL and CODAL builds start their
+    /// runtime with: the stack at the top of RAM (0x20004000 on micro:bit V1's nRF51822, 0x20020000
+    /// on nRF52833, as MakeCode hexes set it), then Thumb addresses of handlers in the runtime
+    /// (zero for the reserved entries 7-10 and 13).
+    static func vectorTable(family: ChipFamily) -> [UInt8] {
+        let start = family.layout.applicationStart
+        var words: [UInt32] = [family == .nrf51 ? 0x2000_4000 : 0x2002_0000]
+        for entry in 1..<16 {
+            let reserved = (7...10).contains(entry) || entry == 13
+            words.append(reserved ? 0 : start + 0x100 + UInt32(entry) * 0x10 + 1)
+        }
+        return words.flatMap(SampleBytes.le32)
+    }
+
+    static let vectorTableSize = 64
 
     /// Size of the runtime in bytes: about 170 KiB on nRF52833, 117 KiB on nRF51, so the
     /// programs land where real MakeCode programs do (0x47000/0x48000, 0x35400/0x35C00).

@@ -55,7 +55,7 @@ extension SimulatedBoard {
         do {
             saved = try JSONDecoder().decode(SavedBoard.self, from: data)
         } catch {
-            throw SimulatedBoardError.badStateFile("not a saved board (\(error.localizedDescription))")
+            throw SimulatedBoardError.badStateFile("not a saved board (\(FoundationErrorText.describe(error)))")
         }
         guard saved.format == SavedBoard.formatName, saved.version == 1 else {
             throw SimulatedBoardError.badStateFile("format \(saved.format) version \(saved.version) is not supported")
@@ -98,7 +98,7 @@ extension SimulatedBoard {
             data = try Data(contentsOf: url)
         } catch {
             throw SimulatedBoardError.badStateFile(
-                "cannot read \(url.lastPathComponent): \(error.localizedDescription)")
+                "cannot read \(url.lastPathComponent): \(FoundationErrorText.describe(error))")
         }
         return try SimulatedBoard(encoded: data)
     }

@@ -155,7 +155,7 @@ public struct Simulation: Sendable {
                 ?? erasedOutcome(job.machine) ?? .failure(SimulatedBoardError.noOutcome)
             return SimulationRun(
                 outcome: outcome, modelledTime: (job.finishedAt ?? now) - runStart,
-                statistics: stats, trace: trace, adapter: job.adapter)
+                statistics: stats, trace: trace, adapter: job.adapter, machine: job.machine)
         }
         jobs = []
         return results

@@ -1,6 +1,7 @@
 import Diagnostics
 import Foundation
 import LinkModel
+import Transport
 
 /// One line of a simulation trace: what happened, where, at which virtual time.
 public struct TraceEntry: Sendable, Equatable, Codable {
@@ -93,4 +94,6 @@ public struct SimulationRun<Output: Sendable>: Sendable {
     public var trace: Trace
     /// The index of the adapter (in `Simulation.adapters`) the flow ran on.
     public var adapter: Int = 0
+    /// The flow as it ended, for what it counted on the way (nil for a single typed run).
+    public var machine: (any FlowMachine)? = nil
 }

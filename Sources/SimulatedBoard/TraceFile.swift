@@ -60,7 +60,7 @@ public enum TraceFile {
         let data: Data
         do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
             throw .cannotRead(
-                path: path, reason: (error as NSError).localizedFailureReason ?? error.localizedDescription)
+                path: path, reason: FoundationErrorText.describe(error))
         }
         let decoder = JSONDecoder()
         var lines: [Line] = []

@@ -72,7 +72,9 @@ public enum SimulatedFlash {
                 if let o = value as? SessionOutcome { return .success(o) }
                 return .failure(SimulatedBoardError.noOutcome)
             }
-            let result = FlashResult(board: entry.name, outcome: outcome, seconds: run.modelledTime.seconds)
+            let result = FlashResult(
+                board: entry.name, outcome: outcome, seconds: run.modelledTime.seconds,
+                progress: (run.machine as? SessionFlow)?.progress)
             return SimulatedFlashRun(
                 result: result, outcome: outcome, statistics: run.statistics, trace: run.trace, adapter: run.adapter)
         }

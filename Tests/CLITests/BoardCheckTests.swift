@@ -97,6 +97,32 @@ struct BoardCheckTests {
         #expect(v1.stderr.contains("--force does not override the MCUboot slot check"), "\(v1.stderr)")
     }
 
+    @Test(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.skipMessage)))
+    func anIMXRTImageIsRefusedOnNRF51BoardsAndConvertSaysTheSame() throws {
+        let dir = try BitflashBinary.temporaryDirectory()
+        let file = Corpus.testdata.appendingPathComponent("real/mcuboot-mimxrt1060-hdr400-rsa.signed.bin").path
+        let problem = "its vector table sets the stack pointer to 0x8000BF80 and the reset handler to 0x600255A5"
+        for profile in ["microbit-v1", "microbit-v1-mcuboot", "calliope-mini-1"] {
+            for extra in [[], ["--force"]] {
+                let state = dir.appendingPathComponent("\(profile)\(extra.count)")
+                let r = try BitflashBinary.run(
+                    ["flash", file, "--simulate", profile, "--sim-state", state.path] + extra)
+                #expect(r.status == 65, "\(profile) \(extra): \(r.stdout)\(r.stderr)")
+                #expect(r.stderr.contains(problem), "\(r.stderr)")
+                #expect(!FileManager.default.fileExists(atPath: state.path), "the board was not touched")
+            }
+        }
+        // convert and plan read the image the way flash does, and refuse it with the same words.
+        for to in ["hex", "bin", "mcuboot"] {
+            let r = try BitflashBinary.run([
+                "convert", file, "--board", "microbit-v1", "--to", to, "-o", dir.appendingPathComponent("x.\(to)").path
+            ])
+            #expect(r.status == 65 && r.stderr.contains(problem), "\(to): \(r.stderr)")
+        }
+        let plan = try BitflashBinary.run(["plan", file, "--board", "calliope-mini-1"])
+        #expect(plan.status == 65 && plan.stderr.contains(problem), "\(plan.stderr)")
+    }
+
     @Test func aHexWithDataBeyondTheFlashIsRefused() throws {
         let dir = try BitflashBinary.temporaryDirectory()
         var image = SampleFirmware.image(family: .nrf51, runtime: .r1, program: .heart)

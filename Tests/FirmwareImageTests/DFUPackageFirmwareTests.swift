@@ -172,7 +172,8 @@ import TestSupport
 
     @Test func partsBesidesTheApplicationAreAProblemForceDoesNotOverride() throws {
         let app = try MCUbootImage.build(
-            application: [UInt8](repeating: 0xA5, count: 4000), version: MCUbootVersion(major: 1), headerSize: 0x1000)
+            application: BoardCompatibilityTests.v2Application(4000), version: MCUbootVersion(major: 1),
+            headerSize: 0x1000)
         let net = try MCUbootImage.build(
             application: [UInt8](repeating: 0x5A, count: 1500), version: MCUbootVersion(major: 1), headerSize: 0x1000)
         let manifest = #"{"files": [{"file": "app.bin", "image_index": "0"}, {"file": "net.bin", "image_index": "1"}]}"#
@@ -190,6 +191,15 @@ import TestSupport
 /// no memory, a SoftDevice that reaches into the application region, an MCUboot image that does not
 /// fit the slot. And no problem at all for the real micro:bit and Calliope mini files.
 @Suite struct BoardCompatibilityTests {
+    /// `count` bytes of a micro:bit V2 application: a vector table whose stack is the top of the
+    /// nRF52833's RAM and whose reset handler lies 8 bytes into the application at 0x1C000.
+    static func v2Application(_ count: Int) -> [UInt8] {
+        var out: [UInt8] = []
+        LEBytes.put(&out, UInt32(0x2002_0000))
+        LEBytes.put(&out, UInt32(0x1_C009))
+        return out + [UInt8](repeating: 0xA5, count: max(0, count - 8))
+    }
+
     @Test func aUF2ForAnotherFamilyIsAProblemForceMayOverride() throws {
         let image = HexFixtures.makeCode(.nrf52833, small: true, seed: 3).image.slice(0..<0x80000)
         for family: UInt32 in [0xDEAD_BEEF, UF2Family.nrf52840] {
@@ -235,22 +245,26 @@ import TestSupport
         let dk = try MCUbootImage(bytes: try Corpus.bytes("real/mcuboot-nrf52840dk-smp-ble-ecdsa.signed.bin"))
         #expect(dk.problems(for: .microbitV2).map(\.kind) == [.mcubootLayout])
         #expect(dk.problems(for: .microbitV2).allSatisfy { $0.overridable })
-        // 225,131 bytes do not fit the nRF51's slot (0x17C00-0x3B400).
-        #expect(dk.problems(for: .microbitV1).map(\.kind) == [.mcubootSlot, .mcubootLayout])
+        // 225,131 bytes do not fit the nRF51's slot (0x17C00-0x3B400), and its stack (0x2000A480)
+        // lies beyond the nRF51's 32 KiB of RAM.
+        #expect(dk.problems(for: .microbitV1).map(\.kind) == [.mcubootSlot, .mcubootLayout, .vectorTable])
         let ram = try MCUbootImage(bytes: try Corpus.bytes("real/mcuboot-mps2-ram-load-sha256-only.signed.bin"))
         #expect(ram.problems(for: .microbitV2).contains { $0.kind == .mcubootSlot && !$0.overridable })
         // The board's own layout: a one-page header, in the slot.
         let own = try MCUbootImage(
             bytes: try MCUbootImage.build(
-                application: [1, 2, 3, 4], version: MCUbootVersion(major: 1), headerSize: 0x1000))
+                application: BoardCompatibilityTests.v2Application(16), version: MCUbootVersion(major: 1),
+                headerSize: 0x1000))
         #expect(own.problems(for: .microbitV2).isEmpty)
         #expect(own.problems(for: .microbitV2, address: 0xC000).map(\.kind) == [.mcubootLayout])
         var fixed = try MCUbootImage.build(
-            application: [1, 2, 3, 4], loadAddress: 0xC000, version: MCUbootVersion(major: 1),
+            application: BoardCompatibilityTests.v2Application(16), loadAddress: 0xC000,
+            version: MCUbootVersion(major: 1),
             headerSize: 0x1000, flags: .romFixed)
         #expect(try MCUbootImage(bytes: fixed).problems(for: .microbitV2).map(\.kind) == [.mcubootSlot])
         fixed = try MCUbootImage.build(
-            application: [1, 2, 3, 4], loadAddress: 0x1B000, version: MCUbootVersion(major: 1),
+            application: BoardCompatibilityTests.v2Application(16), loadAddress: 0x1B000,
+            version: MCUbootVersion(major: 1),
             headerSize: 0x1000, flags: .romFixed)
         #expect(try MCUbootImage(bytes: fixed).problems(for: .microbitV2).isEmpty)
     }

@@ -36,6 +36,9 @@ enum HexFixtures {
         put(random(small ? 0x400 : (v1 ? 0x15918 : 0x1A400)), 0x1000)
         // Runtime, then zeros up to one page past its page-aligned end (MakeCode's codeStartAddrPadded).
         var runtime = random(small ? 0x1234 : (v1 ? 0x1D123 : 0x2A0F0))
+        // Its vector table: the stack at the top of the chip's RAM, the reset handler in the runtime.
+        runtime.replaceSubrange(
+            0..<8, with: le32(v1 ? 0x2000_4000 : 0x2002_0000) + le32(layout.applicationStart + 0x101))
         if let k = falseMagicAt { runtime.replaceSubrange(k..<(k + 16), with: MakeCodeProgram.magic) }
         put(runtime, layout.applicationStart)
         let runtimeEnd = layout.applicationStart + UInt32(runtime.count)

@@ -56,7 +56,7 @@ struct ClassReport: Codable, Sendable, Equatable {
                     ? nil
                     : result == "unverified"
                         ? Self.readBack
-                        : Self.fix(r.exitStatus, board: id?.address ?? r.board))
+                        : Self.fix(r, board: id?.address ?? r.board))
         }
         failed = boards.filter { $0.result == "failed" }.count
         unverified = boards.filter { $0.result == "unverified" }.count
@@ -66,6 +66,19 @@ struct ClassReport: Codable, Sendable, Equatable {
     /// The fix for a board written but not read back running the program.
     static let readBack =
         "flash it again with --retry-failed: the board is then read back (up to date when the write took)"
+
+    /// How the result of a board stopped by `--sim-kill-at` begins (`FlashCommand.killed`).
+    static let stoppedBySimKill = "bitflash was stopped at "
+
+    /// The one-line fix for a failed board: for one that `--sim-kill-at` stopped, what stopped it
+    /// (neither the board nor the radio failed), else the fix for its exit status.
+    static func fix(_ result: FlashResult, board: String) -> String {
+        if result.error?.hasPrefix(stoppedBySimKill) == true, result.error?.contains("--sim-kill-at") == true {
+            return
+                "stopped by --sim-kill-at: run the same command again, or with --retry-failed, to continue where it stopped"
+        }
+        return fix(result.exitStatus, board: board)
+    }
 
     /// The one-line fix for a board that failed with `status`.
     static func fix(_ status: ExitStatus, board: String) -> String {

@@ -2,7 +2,8 @@ import Foundation
 import Flashing
 import Transport
 
-/// Live progress bars, one line per board, redrawn in place:
+/// Live progress bars, one line per board, redrawn in place and never wider than the terminal
+/// (`TerminalWidth`, read at every redraw):
 /// `microbit-v2  [██████████░░░░░░]  62%  3.2 KB/5.2 KB  1.9 KB/s  ETA 1.1 s  partial`
 final class TerminalOutput: FlashOutput {
     private struct Line {
@@ -72,17 +73,28 @@ final class TerminalOutput: FlashOutput {
     }
 
     func finish(_ results: [FlashResult], identities: [String: BoardIdentity]) {
+        // Nothing is redrawn after this: the closing lines are written whole over the bars, and
+        // may wrap.
+        if drawn > 0, boards.allSatisfy({ lines[$0]?.final != nil }) {
+            let name = max(12, boards.map(\.count).max() ?? 0)
+            var out = "\u{1B}[\(drawn)F"
+            for b in boards {
+                out += "\r" + b.padding(toLength: name, withPad: " ", startingAt: 0) + "  " + (lines[b]?.final ?? "")
+                out += "\u{1B}[K\n"
+            }
+            StdOut.write(out)
+            drawn = 0
+        }
         if cursorHidden { StdOut.write("\u{1B}[?25h"); cursorHidden = false }
         if results.count > 1 { StdOut.write(ClassReport(results, identities: identities).table()) }
     }
 
-    private func render(_ board: String, _ l: Line) -> String {
+    /// A board's line, at most `columns - 1` wide: the bar narrows and the rate and time left go
+    /// before anything is cut, so that a redraw never wraps and leaves a row behind.
+    private func render(_ board: String, _ l: Line, columns: Int) -> String {
         let name = board.padding(toLength: max(12, boards.map(\.count).max() ?? 0), withPad: " ", startingAt: 0)
-        if let final = l.final { return "\(name)  \(final)" }
-        guard l.total > 0 else { return "\(name)  \(l.phase)…" }
-        let width = 24
-        let filled = min(width, l.done * width / l.total)
-        let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+        if let final = l.final { return TerminalWidth.fit("\(name)  \(final)", columns: columns) }
+        guard l.total > 0 else { return TerminalWidth.fit("\(name)  \(l.phase)…", columns: columns) }
         let percent = l.done * 100 / l.total
         let phaseTime = (l.elapsed - l.phaseStart).seconds
         // Partial flashing counts 64-byte blocks: the bar shows their bytes too.
@@ -91,25 +103,37 @@ final class TerminalOutput: FlashOutput {
             l.unit == .bytes
             ? "\(Figures.bytes(l.done))/\(Figures.bytes(l.total))"
             : "\(l.done)/\(l.total) \(l.unit.rawValue) (\(Figures.bytes(l.done * unitBytes)))"
-        var text = "\(name)  [\(bar)] \(String(format: "%3d", percent))%  \(amount)"
         // The rate measured on the link over the last seconds, and the time left at it; until
         // there is one, the average since the phase began.
+        var pace = ""
         if let rate = l.rate, rate.perSecond > 0 {
-            text += "  " + Figures.rate(bytes: Int(rate.perSecond * Double(unitBytes)), seconds: 1)
-            text += "  ETA " + Figures.seconds(rate.remaining.seconds)
+            pace += "  " + Figures.rate(bytes: Int(rate.perSecond * Double(unitBytes)), seconds: 1)
+            pace += "  ETA " + Figures.seconds(rate.remaining.seconds)
         } else if phaseTime > 0, l.done > 0 {
-            text += "  " + Figures.rate(bytes: l.done * unitBytes, seconds: phaseTime)
+            pace += "  " + Figures.rate(bytes: l.done * unitBytes, seconds: phaseTime)
             let eta = phaseTime * Double(l.total - l.done) / Double(l.done)
-            text += "  ETA " + Figures.seconds(eta)
+            pace += "  ETA " + Figures.seconds(eta)
         }
-        return text + "  \(l.phase)"
+        func line(bar width: Int, amount: String, pace: String) -> String {
+            let filled = min(width, l.done * width / l.total)
+            let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+            return "\(name)  [\(bar)] \(String(format: "%3d", percent))%\(amount)\(pace)  \(l.phase)"
+        }
+        let candidates = [
+            line(bar: 24, amount: "  " + amount, pace: pace), line(bar: 16, amount: "  " + amount, pace: pace),
+            line(bar: 16, amount: "  " + amount, pace: ""), line(bar: 10, amount: "  " + amount, pace: ""),
+            line(bar: 10, amount: "", pace: "")
+        ]
+        let fitting = candidates.first { $0.count < columns } ?? candidates[candidates.count - 1]
+        return TerminalWidth.fit(fitting, columns: columns)
     }
 
     private func redraw(force: Bool = false) {
         var changed = force
         var rendered: [String] = []
+        let columns = TerminalWidth.current()
         for b in boards {
-            let text = render(b, lines[b] ?? Line())
+            let text = render(b, lines[b] ?? Line(), columns: columns)
             if lastDraw[b] != text { changed = true; lastDraw[b] = text }
             rendered.append(text)
         }

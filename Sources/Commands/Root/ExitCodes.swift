@@ -19,6 +19,7 @@ struct CLIError: ExitStatusReporting, CustomStringConvertible {
 func runCommand(_ body: () async throws -> ExitStatus) async throws {
     let code: ExitStatus
     do {
+        try RawArguments.requireUTF8()
         code = try await body()
     } catch let error as CLIError {
         StdErr.write("bitflash: error: \(error.message)\n")
@@ -54,7 +55,12 @@ func finishFlash(_ results: [FlashResult]) -> ExitStatus {
 /// A readable description of any error: the command line's wording where it has one
 /// (`CommandLineHinted`), else the error's own description.
 func describe(_ error: any Error) -> String {
-    (error as? any CommandLineHinted)?.commandLineDescription ?? String(describing: error)
+    if let hinted = error as? any CommandLineHinted { return hinted.commandLineDescription }
+    // Foundation's own words are "NSCocoaErrorDomain error 260": say what it means instead.
+    if error is CocoaError || error is POSIXError || error is DecodingError || error is EncodingError {
+        return FoundationErrorText.describe(error)
+    }
+    return String(describing: error)
 }
 
 /// The exit status of any error: the status its type reports (every layer's error type

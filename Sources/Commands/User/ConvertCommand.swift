@@ -123,9 +123,17 @@ struct ConvertCommand: AsyncParsableCommand {
     /// `START-END` (hex with 0x, or decimal), which must lie inside the board's flash or its UICR page:
     /// a binary never holds more than the board can.
     static func parseRange(_ text: String, board: Board) throws -> Range<UInt32> {
-        let parts = text.split(separator: "-").map { $0.trimmingCharacters(in: .whitespaces) }
+        // Every part counts: `-5-6` is not `5-6`, and `5-` has no end.
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false).map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
         func number(_ s: String) -> UInt64? {
-            s.lowercased().hasPrefix("0x") ? UInt64(s.dropFirst(2), radix: 16) : UInt64(s)
+            let hex = s.lowercased().hasPrefix("0x")
+            let digits = hex ? s.dropFirst(2) : Substring(s)
+            guard !digits.isEmpty, digits.allSatisfy({ hex ? $0.isHexDigit : ("0"..."9").contains($0) }) else {
+                return nil
+            }
+            return hex ? UInt64(digits, radix: 16) : UInt64(digits)
         }
         guard parts.count == 2, let a = number(parts[0]), let b = number(parts[1]), a < b else {
             throw CLIError(.usage, "--range \(text): expected START-END with START below END, e.g. 0x1C000-0x77000")

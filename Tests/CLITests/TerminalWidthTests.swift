@@ -1,0 +1,61 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The progress bars fit the terminal they are drawn on: bitflash runs in a tmux pane of 80 and
+/// of 60 columns (`stty cols` says the same), and the screen tmux keeps is read after the run.
+/// A redrawn line that wrapped would leave a row of bar behind at every redraw.
+@Suite(
+    .enabled(if: BitflashBinary.url != nil, "bitflash binary not built (.build/debug/bitflash): CLI tests skipped"),
+    .enabled(if: ExternalProcess.onPath("tmux") != nil, "tmux not installed: terminal-width tests skipped"))
+struct TerminalWidthTests {
+    /// Runs `arguments` in a detached tmux pane `columns` wide and returns the screen's rows
+    /// (history included) once the command has ended: one shell runs tmux's steps, `wait-for`
+    /// telling it when the command is done. The server's own output goes to /dev/null, so that
+    /// the pipe read here ends with the shell.
+    static func screen(columns: Int, _ arguments: [String]) throws -> [String] {
+        let tmux = try #require(ExternalProcess.onPath("tmux")).path
+        let socket = "bitflash-width-\(UUID().uuidString.prefix(8))"
+        func quote(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+        let binary = try #require(BitflashBinary.url).path
+        let tm = "\(quote(tmux)) -u -L \(socket) -f /dev/null"
+        let command =
+            "stty cols \(columns) rows 50; \(([binary] + arguments).map(quote).joined(separator: " ")); "
+            + "\(tm) wait-for -S finished; sleep 600"
+        let script = """
+            \(tm) new-session -d -x \(columns) -y 50 -e TERM=xterm-256color -e LANG=C.UTF-8 \(quote(command)) \
+                </dev/null >/dev/null 2>&1
+            \(tm) wait-for finished
+            \(tm) capture-pane -p -S -2000
+            \(tm) kill-server >/dev/null 2>&1
+            """
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/sh")
+        p.arguments = ["-c", script]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            .map(String.init)
+    }
+
+    @Test("at 80 and 60 columns a full update leaves no row of bar behind, and the last line says how it ended")
+    func progressFitsTheTerminalsWidth() throws {
+        let file = BitflashBinary.sample("sample-r2-heart.hex").path
+        for columns in [80, 60] {
+            let state = try BitflashBinary.temporaryDirectory()
+            let rows = try Self.screen(
+                columns: columns, ["flash", file, "--simulate", "microbit-v2", "--sim-state", state.path])
+            // A left-behind row holds a bar, or its percentage.
+            let bars = rows.filter {
+                $0.contains("░") || $0.contains("█") || $0.range(of: #"\d+%"#, options: .regularExpression) != nil
+            }
+            #expect(bars.isEmpty, "\(columns) columns: \(bars.count) rows of bar left behind:\n\(bars.prefix(5))")
+            #expect(rows.contains { $0.contains("✔") && $0.contains("full") }, "\(rows.joined(separator: "\n"))")
+        }
+    }
+}
