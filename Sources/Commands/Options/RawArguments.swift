@@ -1,5 +1,6 @@
 import Diagnostics
 import Foundation
+import SystemFiles
 
 /// The command line as the kernel gave it, before Swift made strings of it: Swift replaces bytes
 /// that are not UTF-8 with U+FFFD, so a file whose name is not UTF-8 would be looked for under
@@ -20,11 +21,6 @@ enum RawArguments {
         }
     }
 
-    /// The bytes of each argument of this process.
-    static func current() -> [[UInt8]] {
-        (0..<Int(CommandLine.argc)).map { index in
-            guard let pointer = CommandLine.unsafeArgv[index] else { return [] }
-            return UnsafeRawBufferPointer(start: pointer, count: strlen(pointer)).map { $0 }
-        }
-    }
+    /// The bytes of each argument of this process (`SystemFiles`, where the pointer code lives).
+    static func current() -> [[UInt8]] { ProcessArguments.bytes() }
 }
