@@ -108,4 +108,31 @@ struct FailureReportTests {
         #expect(file.status == 64, "\(file.stderr)")
         #expect(file.stderr.contains("'ZZ:ZZ' is not a Bluetooth address"), "\(file.stderr)")
     }
+
+    @Test("a board whose file cannot be saved still ends --json with its result, which says so (73)")
+    func anUnsavedBoardStillHasAResult() throws {
+        let state = dir.appendingPathComponent("unsaved").path
+        let file = BitflashBinary.sample("sample-r1-counter.hex").path
+        // A board's file is about 440 KB: a 200 KB file-size limit lets the run go and fails the save.
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/sh")
+        p.arguments = [
+            "-c", "ulimit -f 200; exec \"$0\" \"$@\"", try #require(BitflashBinary.url).path, "flash", file,
+            "--simulate", "--sim-state", state, "--json",
+        ]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 73)
+        let objects = text.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let result = try #require(objects.last { $0["type"] as? String == "result" }, "\(text.suffix(500))")
+        let error = try #require(result["error"] as? String)
+        #expect(error.contains("could not be saved"), "\(error)")
+        #expect(result["verified"] as? Bool == false || result["verified"] == nil)
+    }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Laboratory
+import SystemFiles
 
 /// The two executables that share these commands: `bitflash`, what a user flashes with, and
 /// `bitflash-lab`, the laboratory (benchmarks, the fault campaign, traces and their replay, the
@@ -22,6 +23,8 @@ public enum BitflashMain {
     /// Parses the command line as `front` and runs the command (never returns).
     public static func main(_ front: Front) async {
         Front.current = front
+        // A file-size limit (`ulimit -f`) makes a write fail with its error, never kills the process.
+        SystemPaths.ignoreFileSizeSignal()
         await Bitflash.main()
     }
 }

@@ -105,13 +105,29 @@ extension FlashCommand {
                     if case let .checkpoint(point) = event.report { checkpoints.withLock { $0[event.board] = point } }
                     out.event(event)
                 })
+            // A board whose file cannot be saved still gets its result, which says so (73).
+            var unsaved: [String: String] = [:]
             for (entry, _) in zip(ids, runs) {
-                try store.save(sim.board(entry.board), as: entry.name)
+                do {
+                    try store.save(sim.board(entry.board), as: entry.name)
+                } catch {
+                    unsaved[entry.name] = describe(error)
+                    continue
+                }
                 if let point = checkpoints.withLock({ $0[entry.name] }) {
                     Self.keep(point, board: entry.name, in: resume)
                 }
             }
             var results = runs.map(\.result)
+            for i in results.indices {
+                guard let reason = unsaved[results[i].board] else { continue }
+                results[i].error =
+                    "the simulated board's flash could not be saved (\(reason)); the next run finds it as it was "
+                    + "before this one"
+                results[i].exitStatus = .cannotWrite
+                results[i].verified = false
+                results[i].verification = .unverified
+            }
             if let kill { results = results.map { $0.error == nil ? $0 : Self.killed($0, at: kill) } }
             Self.forgetFinished(results, in: resume)
             // The boards share one run, so one trace holds every board's lines, each with its name.
