@@ -23,17 +23,14 @@ extension PartialFlashingService {
             // `storage.get("flashIncomplete")`, and a `put` when it is absent, which erases and
             // rewrites the store's page before the block is touched (a `put` of the same value
             // writes nothing; a full CODAL store refuses it silently).
+            let (erases, words) = (device.flash.storageErases, device.flash.storageWords)
             if device.keyValueStore.get(StorageKey.flashIncomplete, flash: &device.flash) == nil {
-                let (erases, words) = (device.flash.storageErases, device.flash.storageWords)
                 device.putKey(StorageKey.flashIncomplete, [0x01])
-                let cost =
-                    effects.timing.pageErase * (device.flash.storageErases - erases)
-                    + effects.timing.wordWrite * (device.flash.storageWords - words)
-                if cost > .zero {
-                    effects.schedule(after: cost, tag: Step.stored.rawValue)
-                    return
-                }
             }
+            let cost =
+                effects.timing.pageErase * (device.flash.storageErases - erases)
+                + effects.timing.wordWrite * (device.flash.storageWords - words)
+            guard cost == .zero else { return effects.schedule(after: cost, tag: Step.stored.rawValue) }
             eraseThenBurn(device: &device, effects: &effects)
         case (.flashData, .stored):
             eraseThenBurn(device: &device, effects: &effects)
