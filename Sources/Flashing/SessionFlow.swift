@@ -109,6 +109,9 @@ public struct SessionFlow: FlowMachine {
     /// The board offered the partial-flashing service when the session began: its program can
     /// be read back over it after a full update.
     private(set) var offeredPartialFlashing = false
+    /// The read-back after a full update found the board in its Nordic bootloader and a Nordic
+    /// DFU recovered it (once per session: SessionFlow+Check.swift).
+    var recoveredAtReadBack = false
 
     public init(plan: FlashPlan, options: FlashOptions = FlashOptions()) {
         self.plan = plan
