@@ -22,6 +22,9 @@ public enum FlashError: Error, Sendable, CustomStringConvertible {
     /// The full update completed, but reading the board back afterwards failed (the board runs
     /// something else, or it stays in pairing mode).
     case notFinishedAfterFullUpdate(reason: FlashReason, error: any Error)
+    /// Partial flashing gave up after a block whose answer never came; the board was reset with
+    /// `FF 01` before the full update, and did not come back.
+    case notBackAfterReset(reason: FlashReason, error: any Error)
 
     public var description: String {
         switch self {
@@ -65,6 +68,11 @@ public enum FlashError: Error, Sendable, CustomStringConvertible {
         case let .notFinishedAfterFullUpdate(reason, error):
             return
                 "the full update (\(reason.code)) wrote the new program, but the board was not left running it: \(describe(error))"
+        case let .notBackAfterReset(reason, error):
+            return
+                "\(reason.message); before a full update the board was reset (FF 01), as its flash work may hang, "
+                + "but \(describe(error)): no full update was started. Power-cycle the board (unplug it, or press "
+                + "its reset button) and run the same command again"
         }
     }
 }

@@ -111,6 +111,10 @@ public struct FlashPlan: Sendable, Equatable {
     /// Where an earlier, interrupted partial flash of this program to this board stopped
     /// (saved from its `FlowReport.checkpoint`s); nil to start from the beginning.
     public var resume: ResumePoint?
+    /// This computer's record of the program it last finished on this board
+    /// (`ResumeRecordStore.loadFinish`); nil when there is none, and every up-to-date board is
+    /// then confirmed by a restart into its program.
+    public var finished: FinishRecord?
 
     public init(family: ChipFamily, image: MemoryImage, program: MakeCodeProgram?, fullImage: McuMgrUpgradeImage?) {
         self.family = family

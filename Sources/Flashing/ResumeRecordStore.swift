@@ -1,5 +1,6 @@
 import Diagnostics
 import Foundation
+import PartialFlashing
 import Transport
 
 /// Where a program keeps the points interrupted partial flashes can continue from, one per
@@ -23,6 +24,12 @@ public protocol ResumeRecordStore: Sendable {
     func save(_ point: ResumePoint, board: String) throws
     /// Removes the record of `board`, if any.
     func forget(board: String) throws
+    /// The finish record of `board` (FinishRecordStore.swift), or nil. Default: none kept.
+    func loadFinish(board: String) throws -> FinishRecord?
+    /// Saves `record` as the finish record of `board`. Default: not kept.
+    func saveFinish(_ record: FinishRecord, board: String) throws
+    /// Removes the finish record of `board`, if any.
+    func forgetFinish(board: String) throws
 }
 
 /// Resume records as one small JSON file per board in a folder.

@@ -1,4 +1,5 @@
 import FirmwareImage
+import NordicDFUFrames
 import PartialFlashing
 import Transport
 
@@ -44,7 +45,7 @@ extension SessionFlow {
         enter(.checking(check, outcome))
         let actions = Self.withoutDonePhase(childActions)
         guard let result else { return actions }
-        return actions + checkFinished(result, outcome: outcome)
+        return actions + checkFinished(result, outcome: outcome, now: now)
     }
 
     mutating func checking(
@@ -56,18 +57,36 @@ extension SessionFlow {
         enter(.checking(child, outcome))
         let actions = Self.withoutDonePhase(childActions)
         guard let result else { return actions }
-        return actions + checkFinished(result, outcome: outcome)
+        return actions + checkFinished(result, outcome: outcome, now: now)
     }
 
-    private mutating func checkFinished(_ result: Result<ProgramCheckResult, any Error>, outcome: SessionOutcome)
-        -> [FlowAction]
-    {
+    /// The read-back reached the board in its Nordic bootloader ("DfuTarg"): it holds the new
+    /// application and only needs to leave the bootloader, as a board found there at the start
+    /// of a session (`recoverFromBootloader`). It gets the file by Nordic DFU on this link, and
+    /// is then read back again; once per session. Nil when the board is not in its bootloader.
+    private mutating func recoverAtReadBack(_ outcome: SessionOutcome, now: Duration) -> [FlowAction]? {
+        guard !recoveredAtReadBack, linkUp, let info = connection,
+            let target = NordicDFUTarget(info), target.isBootloader, options.fullPath != .mcumgr
+        else { return nil }
+        recoveredAtReadBack = true
+        let note: FlowAction = .report(
+            .note(
+                "the read-back found the board in its Nordic bootloader (\"DfuTarg\"): recovering it by Nordic "
+                    + "\(target.isSecure ? "Secure" : "legacy") DFU as at the start of a session, then reading it back")
+        )
+        return [note] + startNordic(info, reason: outcome.reason, fallback: outcome.fallback, now: now)
+    }
+
+    private mutating func checkFinished(
+        _ result: Result<ProgramCheckResult, any Error>, outcome: SessionOutcome, now: Duration
+    ) -> [FlowAction] {
         var o = outcome
         switch result {
         case let .success(.verified(_, rewrites)):
             o.readBack = .verified
             o.rewrites = rewrites
         case let .success(.unverified(why, rewrites)):
+            if let recovery = recoverAtReadBack(outcome, now: now) { return recovery }
             o.readBack = .unverified(why)
             o.rewrites = rewrites
         case .success(.flashIncomplete):

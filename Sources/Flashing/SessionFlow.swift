@@ -26,6 +26,19 @@ public struct SessionOutcome: Sendable, Equatable {
     public var readBack: Verification? = nil
     /// The page rewrites that cleared `flashIncomplete` after a full update (nil when none).
     public var rewrites: PartialFlashStats? = nil
+    /// How an up-to-date board was confirmed (nil on the other paths).
+    public var confirmation: UpToDateConfirmation? = nil
+    /// The program (hex of its program hash) the board was read back running in application
+    /// mode at the end of the session; nil when the session did not verify one.
+    public var verifiedProgram: String? = nil
+
+    /// The finish record to save for `board` after this session (`ResumeRecordStore.saveFinish`),
+    /// stamped `at`; nil when the session did not verify the board running its program, and
+    /// the board's record must then be forgotten.
+    public func finishRecord(board: String, at: String) -> FinishRecord? {
+        guard !dryRun, verified, let hash = verifiedProgram else { return nil }
+        return FinishRecord(board: board, programHash: hash, finishedAt: at)
+    }
 
     /// Which full-update path ran, if any.
     public var fullPath: FullUpdatePath? { nordic != nil ? .nordic : (full != nil ? .mcumgr : nil) }
@@ -77,6 +90,9 @@ public struct SessionFlow: FlowMachine {
         /// After a full update: reading the board back, ending an unfinished flash that keeps it
         /// in pairing mode (SessionFlow+Check.swift).
         case checking(ChildFlow<ProgramCheck>, SessionOutcome)
+        /// Partial flashing gave up after a block whose answer never came: resetting the board
+        /// with `FF 01` before the full update (SessionFlow+Reset.swift).
+        case resetting(ChildFlow<BoardReset>, reason: FlashReason)
         case done
     }
 
@@ -95,6 +111,9 @@ public struct SessionFlow: FlowMachine {
     /// The board offered the partial-flashing service when the session began: its program can
     /// be read back over it after a full update.
     private(set) var offeredPartialFlashing = false
+    /// The read-back after a full update found the board in its Nordic bootloader and a Nordic
+    /// DFU recovered it (once per session: SessionFlow+Check.swift).
+    var recoveredAtReadBack = false
 
     public init(plan: FlashPlan, options: FlashOptions = FlashOptions()) {
         self.plan = plan
@@ -180,6 +199,8 @@ public struct SessionFlow: FlowMachine {
                 + (result.map { nordicFinished($0, reason: reason, fallback: fallback, now: now) } ?? [])
         case let .checking(child, outcome):
             return checking(child, outcome: outcome, event: event, now: now)
+        case let .resetting(child, reason):
+            return resetting(child, reason: reason, event: event, now: now)
         case .done:
             return []
         }
@@ -225,7 +246,7 @@ public struct SessionFlow: FlowMachine {
             }
             var flow = PartialFlashFlow(
                 image: plan.image, program: plan.program, family: plan.family,
-                settings: partialSettings, resume: plan.resume)
+                settings: partialSettings, resume: plan.resume, finished: plan.finished)
             flow.pauseBeforeWriting = true
             var child = ChildFlow(flow, scope: "partial.")
             let (childActions, result) = child.handle(.start(info), now: now)
@@ -243,8 +264,10 @@ public struct SessionFlow: FlowMachine {
     ) -> [FlowAction] {
         switch result {
         case let .success(.upToDate(verification)):
-            var o = SessionOutcome(path: .upToDate, reason: upToDateReason, fallback: false)
+            var o = SessionOutcome(
+                path: .upToDate, reason: upToDateReason(flow.confirmation), fallback: false)
             o.readBack = verification
+            o.confirmation = flow.confirmation
             return succeed(o)
         case let .success(.flashed(stats)):
             partialStats = stats
@@ -260,15 +283,26 @@ public struct SessionFlow: FlowMachine {
         case let .failure(error):
             guard options.mode == .auto, fullUpdateCanFollow(error) else { return fail(error) }
             let reason = FlashReason.partialFailed(error)
-            return [reason.decision] + goFull(reason, fallback: true, now: now)
+            guard flow.sentBlocks else { return [reason.decision] + goFull(reason, fallback: true, now: now) }
+            return [reason.decision] + resetBeforeFallback(reason, now: now)
         }
     }
 
-    private var upToDateReason: FlashReason {
+    /// The up-to-date reason, saying how the board was confirmed and what that cost.
+    private func upToDateReason(_ confirmation: UpToDateConfirmation? = nil) -> FlashReason {
         let hash = plan.program?.programHash.hexString
-        return FlashReason(
-            code: "up-to-date", message: "the board already runs this program (program hash \(hash ?? "?"))",
-            details: FlashReasonDetails(programHash: hash))
+        var message = "the board already runs this program (program hash \(hash ?? "?"))"
+        switch confirmation {
+        case let .finishedHere(at)?:
+            message += "; this computer finished it on this board (\(at)): left running, untouched, nothing sent"
+        case let .restarted(cost)?:
+            message +=
+                "; confirmed by a restart into its program (FF 01) and a read-back, which took "
+                + Self.tenthsText(cost)
+        case nil:
+            break
+        }
+        return FlashReason(code: "up-to-date", message: message, details: FlashReasonDetails(programHash: hash))
     }
 
     /// Partial-flashing errors after which a full update can still save the board.
@@ -277,7 +311,7 @@ public struct SessionFlow: FlowMachine {
         return error is PartialFlashError
     }
 
-    private mutating func goFull(_ reason: FlashReason, fallback: Bool, now: Duration) -> [FlowAction] {
+    mutating func goFull(_ reason: FlashReason, fallback: Bool, now: Duration) -> [FlowAction] {
         if decision == nil {
             decision = SessionDecision.decide(
                 partial: nil, full: fullEstimators(), excluded: excludedFullPaths, options: options,
@@ -375,7 +409,7 @@ public struct SessionFlow: FlowMachine {
                     + finishDryRun(path: .partial, reason: SessionDecision.partialReason(plan.program, blocks: blocks))
             }
         } else if options.dryRun {
-            return finishDryRun(path: .upToDate, reason: upToDateReason)
+            return finishDryRun(path: .upToDate, reason: upToDateReason())
         }
         let (childActions, result) = child.perform { $0.resume(now: now) }
         stage = .partial(child)
@@ -391,9 +425,22 @@ public struct SessionFlow: FlowMachine {
         var o = o
         if o.decision == nil { o.decision = decision }
         if o.region == nil { o.region = region }
+        // A full image the user gave (`--dfu-image`) may hold another program: only a read-back
+        // of the file's program (up to date, partial, or a full update read back) counts.
+        if o.verified, let program = plan.program, o.path != .full || plan.fullImageHoldsTheProgram || o.readBack != nil
+        {
+            o.verifiedProgram = program.programHash.hexString
+        }
         outcome = .success(o)
         stage = .done
         return [.report(.phase(.done)), .finish]
+    }
+
+    /// `d` in seconds with one decimal, e.g. `2.4 s`.
+    static func tenthsText(_ d: Duration) -> String {
+        let (seconds, atto) = d.components
+        let tenths = seconds * 10 + (atto + 50_000_000_000_000_000) / 100_000_000_000_000_000
+        return "\(tenths / 10).\(tenths % 10) s"
     }
 
     /// A step's own "done" is not the session's: only the session reports `done`, once.

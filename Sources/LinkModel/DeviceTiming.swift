@@ -39,4 +39,16 @@ public struct DeviceTiming: Sendable, Equatable, Codable {
 
     /// Writing one 64-byte partial-flashing block (16 words).
     public var blockWrite: Duration { wordWrite * 16 }
+
+    /// The least time the runtime takes to store `flashIncomplete` in an empty key-value store:
+    /// CODAL erases the store page and burns its 256-byte RAM scratch (codal-core
+    /// `KeyValueStorage::put`); DAL erases its flash scratch page, writes the header and the
+    /// pair there, erases the store page and copies them back (microbit-dal
+    /// `MicroBitStorage::put`), 14 words each way.
+    public func flashIncompleteStore(_ family: ChipFamily) -> Duration {
+        switch family {
+        case .nrf52833: return pageErase + wordWrite * 64
+        case .nrf51: return pageErase * 2 + wordWrite * 28
+        }
+    }
 }

@@ -13,12 +13,15 @@ public enum LowerBound {
     ///   that opens a page) the block costs `(⌊W / CI⌋ + 2) · CI`: 2 CI when `W` < CI, and
     ///   the page erase rounded up to whole events for a page-opening block. (Read as
     ///   "2 CI + ⌈erase / CI⌉ · CI" it would count the ack's own event twice.)
+    /// - The first block's work also stores `flashIncomplete` in the runtime's key-value page
+    ///   (`partialFlashingEvent` puts it when absent: `DeviceTiming.flashIncompleteStore`),
+    ///   unless `storesFlashIncomplete` is false (a board whose earlier flash left the key).
     /// - Fixed costs: the connection setup; STATUS and two REGION_INFO round trips (2 CI
     ///   each); END_OF_TRANSMISSION (leaves one event after the last ack, then the board
     ///   burns the buffer again) and the reboot.
     public static func partial(
         blocks: Int, pagesOpened: Int, family: ChipFamily, profile: LinkProfile,
-        timing: DeviceTiming? = nil
+        timing: DeviceTiming? = nil, storesFlashIncomplete: Bool = true
     ) -> Duration {
         let t = timing ?? DeviceTiming.of(family)
         let ci = profile.connectionIntervalMicroseconds
@@ -27,7 +30,13 @@ public enum LowerBound {
         let opened = min(max(pagesOpened, 0), max(blocks, 0))
         let plain = max(blocks, 0) - opened
         func blockCost(_ work: Int64) -> Int64 { (work / ci + 2) * ci }
-        let transfer = Int64(plain) * blockCost(plainWork) + Int64(opened) * blockCost(openingWork)
+        var transfer = Int64(plain) * blockCost(plainWork) + Int64(opened) * blockCost(openingWork)
+        if storesFlashIncomplete, blocks > 0 {
+            // The first block (it opens a page when any does: a plan starts at a page).
+            let first = opened > 0 ? openingWork : plainWork
+            let store = t.flashIncompleteStore(family).wholeMicroseconds
+            transfer += blockCost(first + store) - blockCost(first)
+        }
         let fixed =
             profile.connectionSetup.wholeMicroseconds
             + 3 * 2 * ci  // STATUS, REGION_INFO 1, REGION_INFO 2

@@ -5,9 +5,10 @@ import Transport
 
 /// How a partial-flashing run ended.
 public enum PartialFlashResult: Sendable, Equatable {
-    /// The board already held this program; nothing was written. Verified when the board was
-    /// read in application mode (left running, untouched), or restarted from pairing mode into
-    /// its program and read back there.
+    /// The board already held this program; nothing was written. Verified when this computer
+    /// had finished the program on this board and found it running in application mode (left
+    /// running, untouched), or when the board was restarted into its program and read back
+    /// there (`PartialFlashFlow.confirmation` says which).
     case upToDate(Verification)
     /// The program was written; `stats.verified` tells whether the board was read back running it
     /// in application mode, `stats.unverifiedReason` why not.
@@ -22,10 +23,12 @@ public enum PartialFlashResult: Sendable, Equatable {
 /// Runs `MemoryMapReader` and `PartialFlashDecision`, then:
 /// - the board needs a full update: `.fullRequired(reason)`, nothing written, the board left
 ///   in its mode (every full-update path starts from there);
-/// - up to date in application mode: nothing sent at all, the board keeps running;
-/// - up to date in pairing mode: `ProgramCheck` restarts it into its program (`FF 01`); a board
-///   that comes back in pairing mode has `flashIncomplete` set and a program that may be half
-///   written although it reports this program's hash, so the whole program is written again;
+/// - up to date in application mode, and this computer finished this program on this board
+///   (`FinishRecord`): nothing sent at all, the board keeps running;
+/// - up to date otherwise (pairing mode, or no record vouches for the board): `ProgramCheck`
+///   restarts it into its program (`FF 01`); a board that comes back in pairing mode has
+///   `flashIncomplete` set and a program that may be half written although it reports this
+///   program's hash, so the whole program is written again;
 /// - partial: a board running its program is restarted into pairing mode first
 ///   (`PairingModeSwitch`), then `PartialFlashWriter` writes the `BlockPlan`, and `ProgramCheck`
 ///   reads the board back after END_OF_TRANSMISSION, clearing a `flashIncomplete` that
@@ -44,6 +47,13 @@ public struct PartialFlashFlow: FlowMachine {
     /// The board reported this program but came back in pairing mode from a restart into it
     /// (`flashIncomplete`), so the whole program was written again.
     public private(set) var rewroteIncompleteProgram = false
+    /// True once the writer started: blocks may have been sent, and one whose answer never came
+    /// may be a flash operation the board waits on for ever (`BoardReset`).
+    public private(set) var sentBlocks = false
+    /// How an up-to-date board was confirmed, once it was.
+    public private(set) var confirmation: UpToDateConfirmation?
+    /// When the restart that confirms an up-to-date board began.
+    private var confirmStarted: Duration?
 
     private enum Stage: Sendable {
         case reading(MemoryMapReader)
@@ -90,6 +100,8 @@ public struct PartialFlashFlow: FlowMachine {
     private var readerLinkLosses = 0
     /// Where an earlier, interrupted write of this program to this board stopped.
     private let resumePoint: ResumePoint?
+    /// This computer's record of the program it finished on this board, if any.
+    private let finished: FinishRecord?
 
     /// - Parameters:
     ///   - image: the board image of the firmware file (one chip family's section).
@@ -98,11 +110,16 @@ public struct PartialFlashFlow: FlowMachine {
     ///   - settings: timeouts and limits for every step.
     ///   - resume: where an earlier run's write of this program to this board stopped; used only
     ///     when the board still shows exactly what that unfinished write left (`ResumePoint.mismatch`).
+    ///   - finished: this computer's record of the program it finished on this board; only when
+    ///     it names the file's program is a board in application mode that reports it left
+    ///     untouched.
     public init(
         image: MemoryImage, program: MakeCodeProgram?, family: ChipFamily,
-        settings: PartialFlashSettings = PartialFlashSettings(), resume: ResumePoint? = nil
+        settings: PartialFlashSettings = PartialFlashSettings(), resume: ResumePoint? = nil,
+        finished: FinishRecord? = nil
     ) {
         self.resumePoint = resume
+        self.finished = finished
         self.image = image
         self.program = program
         self.family = family
@@ -157,19 +174,51 @@ public struct PartialFlashFlow: FlowMachine {
         }
     }
 
-    /// An up-to-date board: one in application mode keeps running, untouched; one in pairing
-    /// mode is restarted into its program and read back there (`ProgramCheck`).
+    /// True when an up-to-date board is taken at its word: it runs in application mode and this
+    /// computer finished the file's program on it (`FinishRecord`).
+    private var vouchedFor: Bool {
+        guard let program, let finished, boardMap?.mode == .application else { return false }
+        return finished.vouches(for: program)
+    }
+
+    /// An up-to-date board: one in application mode that this computer finished keeps running,
+    /// untouched; any other is restarted into its program and read back there (`ProgramCheck`):
+    /// one in pairing mode has `flashIncomplete` or `RebootMode` set, and one in application mode
+    /// that nothing vouches for may hold another client's unfinished flash of this program (its
+    /// hash is written first), which only its next boot reveals.
     private mutating func upToDate(now: Duration) -> [FlowAction] {
-        guard let program, boardMap?.mode == .pairing else {
-            return [.report(.note("the board already runs this program; it is left running, untouched"))]
-                + finish(.success(.upToDate(.verified)))
+        guard let program else { return finish(.success(.upToDate(.verified))) }
+        if vouchedFor, let finished {
+            confirmation = .finishedHere(at: finished.finishedAt)
+            return [
+                .report(
+                    .note(
+                        "the board already runs this program, which this computer finished on it (\(finished.finishedAt)); "
+                            + "it is left running, untouched"))
+            ] + finish(.success(.upToDate(.verified)))
         }
         var check = ProgramCheck(
             image: image, program: program, family: family, settings: settings,
             start: .restart, knownComplete: false)
         let actions = check.begin(now: now)
         stage = .checking(check, after: .upToDate)
-        return [.report(.note("the board already holds this program and waits in pairing mode"))] + actions
+        confirmStarted = now
+        let why =
+            boardMap?.mode == .pairing
+            ? "the board already holds this program and waits in pairing mode"
+            : "the board reports this program, but this computer did not finish it on this board: another "
+                + "client's unfinished flash of it reports the same hash until the board restarts"
+        return [.report(.note(why + "; restarting it into its program (FF 01) to confirm"))] + actions
+    }
+
+    /// The words of an up-to-date decision: what the board reports and how it is confirmed.
+    private func upToDateMessage(_ program: MakeCodeProgram?) -> String {
+        let hash = program?.programHash.hexString ?? "?"
+        let found = "the board already runs this program (program hash \(hash))"
+        if vouchedFor, let finished {
+            return found + "; this computer finished it on this board (\(finished.finishedAt))"
+        }
+        return found + "; confirming with a restart into its program (FF 01), as this computer did not finish it there"
     }
 
     private mutating func readerFinished(
@@ -223,13 +272,8 @@ public struct PartialFlashFlow: FlowMachine {
             return resumeNotes + [.report(.decision(code: reason.code, message: reason.description))]
                 + finish(.success(.fullRequired(reason)))
         case .upToDate:
-            let hash = program?.programHash.hexString ?? "?"
             let decided =
-                resumeNotes + [
-                    .report(
-                        .decision(
-                            code: "up-to-date", message: "the board already runs this program (program hash \(hash))"))
-                ]
+                resumeNotes + [.report(.decision(code: "up-to-date", message: upToDateMessage(program)))]
             if pauseBeforeWriting {
                 stage = .paused(.upToDate)
                 return decided
@@ -316,6 +360,7 @@ public struct PartialFlashFlow: FlowMachine {
     }
 
     private mutating func begin(_ writer: PartialFlashWriter, from block: Int?, now: Duration) -> [FlowAction] {
+        sentBlocks = true
         var writer = writer
         let actions = writer.beginAfterRegionInfo(now: now, from: block)
         stage = .writing(writer)
@@ -355,7 +400,17 @@ public struct PartialFlashFlow: FlowMachine {
         case (.upToDate, .flashIncomplete(let map)):
             return rewriteWholeProgram(map, now: now)
         case (.upToDate, _):
-            return finish(.success(.upToDate(found.verification ?? .verified)))
+            let cost = now - (confirmStarted ?? now)
+            confirmation = .restarted(cost: cost)
+            let note: [FlowAction] =
+                found.verification == .verified
+                ? [
+                    .report(
+                        .note(
+                            "confirmed: after a restart (FF 01) the board runs this program in application mode; "
+                                + "the restart and read-back took \(cost.shortText)"))
+                ] : []
+            return note + finish(.success(.upToDate(found.verification ?? .verified)))
         case var (.written(stats), _):
             switch found {
             case let .verified(_, rewrites):

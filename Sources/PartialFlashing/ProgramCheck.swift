@@ -98,7 +98,8 @@ public struct ProgramCheck: FlowMachine {
     ///     or a full update of this file): a board found in pairing mode gets a page rewrite.
     ///   - acceptedHashes: program hashes a board in pairing mode may report besides the
     ///     program's before its page is rewritten: the hash it reported before this computer's
-    ///     write, which its memory map keeps until it boots again (the map is read at boot).
+    ///     write (the runtime scans its flash at each REGION_INFO, so a board whose flash holds
+    ///     the whole program reports the program's own hash; these only widen the check).
     public init(
         image: MemoryImage, program: MakeCodeProgram, family: ChipFamily,
         settings: PartialFlashSettings = PartialFlashSettings(),

@@ -60,16 +60,16 @@ extension ResumePoint {
     }
 
     /// Why this point cannot be continued on a board that reports no program at all; nil when it
-    /// can. That is what a board shows when it booted while the program's first page was torn: a
-    /// reset cut the erase of that page, or the burn of the block holding the magic, short. It
-    /// finds no magic, so CODAL reports empty regions and DAL zero hashes, and it keeps reporting
-    /// that until its next boot (the memory map is read once, at boot), even after the page was
-    /// written again. A point explains such a board:
+    /// can. That is what a board shows while the program's first page is torn: a reset cut the
+    /// erase of that page, or the burn of the block holding the magic, short. The runtime scans
+    /// its flash at each REGION_INFO (`MicroBitMemoryMap` is built per request) and finds no
+    /// magic, so CODAL reports empty regions and DAL zero hashes until the page is written again.
+    /// A point explains such a board:
     /// * at `block` 0 the first page was being written when the reset came; the write starts again
     ///   from block 0 (which erases the page) into the region saved with the point;
-    /// * past block 0 the writer wrote the whole first page again after that boot (a reconnection
-    ///   continues at the page being written, and the point only moves past the first page once
-    ///   all its blocks were acknowledged), so the write continues at `block` like any other.
+    /// * past block 0 the first page was written and acknowledged, and a later reset tore it (a
+    ///   reconnection continues at the page being written, and the point only moves past the
+    ///   first page once all its blocks were acknowledged), so the write continues at `block`.
     /// The check after END_OF_TRANSMISSION reads the new memory map the board derives at its reboot.
     public func mismatch(emptyBoard board: BoardMemoryMap, plan: BlockPlan, program: MakeCodeProgram) -> String? {
         guard version == Self.currentVersion else {

@@ -56,6 +56,17 @@ public struct FaultPlan: Sendable, Equatable, Codable {
     /// A page erase takes `slowEraseFactor` times longer.
     public var slowErase: Double = 0
     public var slowEraseFactor: Int = 10
+    /// A page erase or block burn of the partial-flashing work never completes: the SoftDevice
+    /// ends it with `NRF_EVT_FLASH_OPERATION_ERROR` (it could not fit the operation between
+    /// radio events: nRF5 SDK `s113/headers/nrf_soc.h`, `sd_flash_page_erase`, `sd_flash_write`),
+    /// and the runtime waits for `NRF_EVT_FLASH_OPERATION_SUCCESS` for ever (codal-microbit-v2
+    /// `source/MicroBitFlash.cpp` `nvmc_event_handler`). The board's fibers starve
+    /// (`DeviceState.fiberStarved`) until a reset.
+    public var flashOperationError: Double = 0
+    /// These partial-flashing flash operations never complete (as `flashOperationError`):
+    /// indices count the page erases and block burns of the partial-flashing work of all
+    /// boards in this run, from 0.
+    public var flashOperationErrorAt: Set<Int> = []
 
     public init(seed: UInt64 = 0) { self.seed = seed }
 
@@ -69,7 +80,7 @@ public struct FaultPlan: Sendable, Equatable, Codable {
             ("duplicateNotification", duplicateNotification), ("delayNotification", delayNotification),
             ("reorderNotification", reorderNotification),
             ("disconnectPerWrite", disconnectPerWrite), ("refuseConnection", refuseConnection),
-            ("slowErase", slowErase)
+            ("slowErase", slowErase), ("flashOperationError", flashOperationError)
         ] where !(0...1).contains(p) {
             throw LinkModelError.badProbability(name: name, value: p)
         }
@@ -88,19 +99,21 @@ public struct FaultCounters: Sendable, Equatable, Codable, CustomStringConvertib
     public var refusedConnections = 0
     public var deviceResets = 0
     public var slowErases = 0
+    public var flashOperationErrors = 0
 
     public init() {}
 
     /// The total number of faults injected.
     public var total: Int {
         droppedWrites + droppedNotifications + duplicatedNotifications + delayedNotifications + reorderedNotifications
-            + disconnects + refusedConnections + deviceResets + slowErases
+            + disconnects + refusedConnections + deviceResets + slowErases + flashOperationErrors
     }
 
     public var description: String {
         "dropped writes \(droppedWrites), dropped notifications \(droppedNotifications), "
             + "duplicated \(duplicatedNotifications), delayed \(delayedNotifications), "
             + "reordered \(reorderedNotifications), disconnects \(disconnects), "
-            + "refused connections \(refusedConnections), device resets \(deviceResets), slow erases \(slowErases)"
+            + "refused connections \(refusedConnections), device resets \(deviceResets), slow erases \(slowErases), "
+            + "flash operation errors \(flashOperationErrors)"
     }
 }

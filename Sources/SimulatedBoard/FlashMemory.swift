@@ -22,6 +22,9 @@ public struct FlashMemory: Sendable, Equatable {
     /// to keep its keys (`KeyValueStore`). They are the board's bookkeeping, not writes a
     /// client asked for, so they stay out of the counters and logs above.
     public private(set) var storageOperations = 0
+    /// Of `storageOperations`: the pages erased and the words written (for the time they take).
+    public private(set) var storageErases = 0
+    public private(set) var storageWords = 0
 
     /// A blank (all 0xFF) flash of the layout's size and page size.
     public init(layout: MemoryLayout) {
@@ -112,6 +115,7 @@ public struct FlashMemory: Sendable, Equatable {
         guard start < size else { return }
         storage.replaceSubrange(Int(start)..<Int(start + pageSize), with: repeatElement(0xFF, count: Int(pageSize)))
         storageOperations += 1
+        storageErases += 1
     }
 
     /// Writes words for the runtime's key-value store (`old & new`, not counted or logged as a client's write).
@@ -119,6 +123,7 @@ public struct FlashMemory: Sendable, Equatable {
         guard UInt64(address) + UInt64(bytes.count) <= UInt64(size) else { return }
         for (i, b) in bytes.enumerated() { storage[Int(address) + i] &= b }
         storageOperations += 1
+        storageWords += (bytes.count + 3) / 4
     }
 
     /// Forgets the counters and logs (the contents stay).
@@ -128,6 +133,8 @@ public struct FlashMemory: Sendable, Equatable {
         writeLog = []
         eraseLog = []
         storageOperations = 0
+        storageErases = 0
+        storageWords = 0
     }
 
     /// Start addresses of the pages that hold anything but 0xFF.

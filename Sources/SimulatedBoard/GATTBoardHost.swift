@@ -38,6 +38,8 @@ public struct GATTBoardHost: Sendable {
         public var downFor: Duration?
         /// Trace lines of the board.
         public var notes: [String] = []
+        /// True when the board ends the link without a reset.
+        public var disconnects = false
         /// False when the write was not delivered (the board was resetting, or no service owns
         /// the characteristic).
         public var delivered = true
@@ -124,6 +126,7 @@ public struct GATTBoardHost: Sendable {
         rng = effects.rng
         var step = Step(notifications: effects.notifications, notes: effects.notes)
         step.work = effects.work.map { Work(delay: $0.delay, service: service, tag: $0.tag, epoch: epoch) }
+        step.disconnects = effects.disconnectRequested
         if effects.rebootRequested {
             epoch += 1
             isDown = true

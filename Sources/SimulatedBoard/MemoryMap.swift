@@ -1,8 +1,9 @@
 import FirmwareImage
 import PartialFlashingFrames
 
-/// The three REGION_INFO entries a runtime computes at boot by scanning its own flash
-/// (docs/protocols/partial-flashing.md §2.1, §5.2).
+/// The three REGION_INFO entries a runtime computes by scanning its own flash, afresh for each
+/// REGION_INFO request (CODAL and DAL `onDataWritten` build a `MicroBitMemoryMap` per request,
+/// whose constructor calls `findHashes`; docs/protocols/partial-flashing.md §2.1, §5.2).
 public enum MemoryMapScan {
     /// CODAL: scan page boundaries from `runtimeEnd` (rounded up) below the scratch page for
     /// the MakeCode magic. Found: 0 = [0, app start), 1 = [app start, runtime end) with the

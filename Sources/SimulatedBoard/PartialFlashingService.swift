@@ -9,9 +9,10 @@ import Transport
 /// - a packet 1…7 behind the expected number is ignored; any other mismatch sends `01 AA`
 ///   and moves the expected number to the next block start (start + 4);
 /// - a lost 4th packet gets no answer;
-/// - the 4th packet raises an event; the flash work runs later and reads the shared block
-///   buffer and `offset` when it gets to them, so a client that sends the next block before
-///   `01 FF` corrupts the flash;
+/// - the 4th packet raises an event; the flash work runs later: it marks `flashIncomplete`
+///   in the key-value store (when absent), then reads `offset`, erases, and burns the shared
+///   block buffer as it is then, and only then answers `01 FF`; so a client that sends the next
+///   block before `01 FF` corrupts the flash; events raised meanwhile wait and run back to back;
 /// - a page is erased only for a block at a page start (CODAL: only if not blank; DAL: always);
 /// - END_OF_TRANSMISSION burns the buffer again at the last `offset` (at 0 when no block
 ///   came since REGION_INFO), clears `flashIncomplete` and reboots.
@@ -33,16 +34,17 @@ public struct PartialFlashingService: SimulatedService {
     public private(set) var block = [UInt8](repeating: 0, count: 64)
     /// The characteristic's 20-byte value buffer.
     private var value = [UInt8](repeating: 0, count: 20)
-    /// True once the first block since boot has marked `flashIncomplete`.
-    var markedIncomplete = false
-    /// True once the flash work hangs on a write the SoftDevice refuses (until a reset).
+    /// True once the flash work hangs on a flash operation that never ends (until a reset).
     public internal(set) var hangs = false
 
     enum Job: Sendable, Equatable { case flashData, endOfTransmission, restartInPairingMode }
-    enum Step: Int { case begin = 1, eraseDone = 2, burnDone = 3 }
+    enum Step: Int { case begin = 1, eraseDone = 2, burnDone = 3, stored = 4 }
+    /// The events raised and not yet handled, in order: the message bus queues an event whose
+    /// handler is busy (`MESSAGE_BUS_LISTENER_QUEUE_IF_BUSY`) and runs them one after another.
     var jobs: [Job] = []
     var busy = false
-    var pendingErase: UInt32 = 0
+    /// The flash work's `flashPointer`: `offset` as the work read it.
+    var flashPointer: UInt32 = 0
 
     public init(runtime: BoardRuntime) { self.runtime = runtime }
 
@@ -80,6 +82,8 @@ public struct PartialFlashingService: SimulatedService {
         }
     }
 
+    /// REGION_INFO builds a fresh `MicroBitMemoryMap`, whose constructor scans the flash
+    /// (`findHashes`): the answer shows the flash as it is now (`DeviceState.memoryMap`).
     private mutating func regionInfo(device: DeviceState, effects: inout ServiceEffects) {
         let id = value[1]
         // Ids above 2 index past the firmware's 3-entry table; the simulation answers zeros.

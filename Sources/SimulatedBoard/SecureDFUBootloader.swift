@@ -138,6 +138,17 @@ public struct SecureDFUBootloader: SimulatedService {
 
     public mutating func workDone(tag: Int, device: inout DeviceState, effects: inout ServiceEffects) {
         switch tag {
+        case Self.enterTag where device.fiberStarved && !device.nordic.bootloaderActive:
+            // The indication was confirmed: `ble_dfu_buttonless_bootloader_start_finalize` sets
+            // GPREGRET and calls `nrf_pwr_mgmt_shutdown(GOTO_DFU)`, whose CODAL handler
+            // (`microbit_ble_shutdown_handler` → `MicroBitBLEManager::prepareForShutdown`) stops
+            // advertising, disconnects and refuses until the idle callback continues it
+            // (`MicroBitBLEManager::idleCallback`); the idle fiber never runs while a flash
+            // operation starves the scheduler (codal-microbit-v2 `source/bluetooth/MicroBitBLEManager.cpp`,
+            // codal-microbit-nrf5sdk `ble_dfu.c`, `nrf_pwr_mgmt.c`). The board is silent until a power cycle.
+            device.shutdownWaiting = true
+            effects.note("buttonless DFU: shutdown waits for the idle fiber, which never runs; disconnecting")
+            effects.requestDisconnect()
         case Self.enterTag, Self.resetTag:
             effects.requestReboot()
         case Self.executeTag:

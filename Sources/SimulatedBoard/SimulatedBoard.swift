@@ -67,14 +67,9 @@ public struct SimulatedBoard: Sendable {
     public var mode: BoardMode { device.mode }
     /// True while an interrupted partial flash forces pairing mode on every boot.
     public var flashIncomplete: Bool { device.flashIncomplete }
-    /// True while the partial-flashing work hangs on a write the SoftDevice refuses
-    /// (`PartialFlashingService.hangs`): only a reset ends it.
-    public var flashWorkHangs: Bool {
-        services.contains { service in
-            let honest = (service as? HostileService)?.inner ?? service
-            return (honest as? PartialFlashingService)?.hangs ?? false
-        }
-    }
+    /// True while the partial-flashing work hangs on a flash operation that never ends and
+    /// starves the runtime's fibers (`DeviceState.fiberStarved`): only a reset ends it.
+    public var flashWorkHangs: Bool { device.fiberStarved }
     /// The pages the runtime writes for itself: its key-value page and, on DAL, the flash scratch
     /// page its store copies through (`KeyValueStore`). No firmware file puts anything there.
     public var runtimeStoragePages: [UInt32] {
@@ -101,8 +96,11 @@ public struct SimulatedBoard: Sendable {
     /// Whether a central can connect now: always in pairing mode; in application mode only
     /// when the program keeps Bluetooth on.
     /// A Nordic bootloader ("DfuTarg") advertises all the time.
+    /// A board whose buttonless-DFU shutdown waits for a starved fiber has stopped advertising.
     public var isConnectable: Bool {
-        device.nordic.bootloaderActive || device.mode == .pairing || profile.bluetoothInApplicationMode
+        if device.nordic.bootloaderActive { return true }
+        guard !device.shutdownWaiting else { return false }
+        return device.mode == .pairing || profile.bluetoothInApplicationMode
     }
 
     /// The services the board offers now (in "DfuTarg": only the bootloader's).

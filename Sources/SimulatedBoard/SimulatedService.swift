@@ -60,22 +60,33 @@ public struct ServiceEffects: Sendable {
     public private(set) var notifications: [ServiceNotification] = []
     public private(set) var work: [(delay: Duration, tag: Int)] = []
     public private(set) var rebootRequested = false
+    /// The board ends the link without resetting (and the central sees it drop).
+    public private(set) var disconnectRequested = false
     public private(set) var notes: [String] = []
     var rng: SplitMix64
     let slowEraseProbability: Double
     let slowEraseFactor: Int
     public private(set) var slowErases = 0
+    let flashOperationErrorProbability: Double
+    public private(set) var flashOperationErrors = 0
+    /// The run's index of the next flash operation, and the indices that fail.
+    var flashOperationIndex = 0
+    var failingFlashOperations: Set<Int> = []
     /// Whether the link the write came on is bonded (encrypted with a key the board keeps).
     /// The simulated link does not model bonds and counts as bonded; a host that knows (the
     /// fake BlueZ) says so per write.
     public internal(set) var linkBonded = true
 
-    init(now: VirtualInstant, timing: DeviceTiming, rng: SplitMix64, slowErase: Double, slowEraseFactor: Int) {
+    init(
+        now: VirtualInstant, timing: DeviceTiming, rng: SplitMix64, slowErase: Double, slowEraseFactor: Int,
+        flashOperationError: Double = 0
+    ) {
         self.now = now
         self.timing = timing
         self.rng = rng
         self.slowEraseProbability = slowErase
         self.slowEraseFactor = slowEraseFactor
+        self.flashOperationErrorProbability = flashOperationError
     }
 
     /// Sends a notification (dropped by the link unless the client subscribed).
@@ -89,6 +100,9 @@ public struct ServiceEffects: Sendable {
     /// Resets the board once this call returns: the link drops, the board boots after its reboot time.
     public mutating func requestReboot() { rebootRequested = true }
 
+    /// Ends the link once this call returns, without a reset (the board disconnects the central).
+    public mutating func requestDisconnect() { disconnectRequested = true }
+
     /// Replaces each notification from index `start` on by what `change` makes of it (hostile boards).
     mutating func rewriteNotifications(from start: Int, _ change: (ServiceNotification) -> [ServiceNotification]) {
         guard start < notifications.count else { return }
@@ -97,6 +111,17 @@ public struct ServiceEffects: Sendable {
 
     /// A line for the trace.
     public mutating func note(_ text: String) { notes.append(text) }
+
+    /// Whether the flash operation starting now never completes (`FaultPlan.flashOperationError`).
+    public mutating func flashOperationFails() -> Bool {
+        let index = flashOperationIndex
+        flashOperationIndex += 1
+        guard failingFlashOperations.contains(index) || rng.chance(flashOperationErrorProbability) else {
+            return false
+        }
+        flashOperationErrors += 1
+        return true
+    }
 
     /// How long this page erase takes, with the slow-erase fault applied.
     public mutating func pageEraseDuration() -> Duration {

@@ -96,16 +96,24 @@ extension Simulation {
     }
 
     func makeEffects(_ b: Int) -> ServiceEffects {
-        ServiceEffects(
+        var effects = ServiceEffects(
             now: now, timing: boards[b].timing, rng: rng, slowErase: faults.slowErase,
-            slowEraseFactor: faults.slowEraseFactor)
+            slowEraseFactor: faults.slowEraseFactor, flashOperationError: faults.flashOperationError)
+        effects.flashOperationIndex = flashOperations
+        effects.failingFlashOperations = faults.flashOperationErrorAt
+        return effects
     }
 
     /// Carries out what a service asked for.
     mutating func apply(_ effects: ServiceEffects, board b: Int, service: Int? = nil) {
         rng = effects.rng
+        flashOperations = effects.flashOperationIndex
         stats.faults.slowErases += effects.slowErases
         if effects.slowErases > 0 { trace.record(t, board: b, .fault, "slow page erase") }
+        stats.faults.flashOperationErrors += effects.flashOperationErrors
+        if effects.flashOperationErrors > 0 {
+            trace.record(t, board: b, .fault, "a flash operation ends with NRF_EVT_FLASH_OPERATION_ERROR")
+        }
         for note in effects.notes { trace.record(t, board: b, .device, note) }
         for n in effects.notifications {
             guard let c = boards[b].connection, let conn = connections[c], conn.alive,
@@ -131,7 +139,15 @@ extension Simulation {
                     .deviceWork(board: b, epoch: boards[b].epoch, service: serviceIndex, tag: w.tag), at: now + w.delay)
             }
         }
-        if effects.rebootRequested { reboot(b) }
+        if effects.rebootRequested {
+            reboot(b)
+        } else if effects.disconnectRequested, let c = boards[b].connection, let conn = connections[c] {
+            trace.record(t, board: b, .disconnect, "the board disconnects the central")
+            dropConnection(c)
+            queue.schedule(
+                .clientDisconnected(job: conn.job, conn: c, .remoteTerminated),
+                at: conn.schedule.firstEvent(after: now))
+        }
     }
 
     mutating func deviceWork(_ b: Int, epoch: Int, service: Int, tag: Int) {

@@ -43,6 +43,12 @@ extension Simulation {
             reboot(b)
         case let .pairingTimeout(b, epoch):
             guard boards[b].epoch == epoch, boards[b].downUntil == nil else { return }
+            // The timeout is counted by the pairing-mode fiber (`MicroBitBLEManager::pairingMode`),
+            // which a hung flash operation starves: it never fires (`DeviceState.fiberStarved`).
+            guard !boards[b].board.device.fiberStarved else {
+                trace.record(t, board: b, .device, "pairing-mode timeout does not fire: the fibers starve")
+                return
+            }
             stats.faults.deviceResets += 1
             trace.record(t, board: b, .fault, "pairing-mode timeout: the board resets")
             reboot(b)

@@ -57,6 +57,8 @@ public struct Simulation: Sendable {
     /// True while the event loop runs (a finished flow may then start a waiting one).
     var scheduling = false
     var stats = RunStatistics()
+    /// Partial-flashing flash operations started in this run (for `FaultPlan.flashOperationErrorAt`).
+    var flashOperations = 0
     var trace = Trace()
 
     /// A simulation over `link`, injecting `faults` (seeded by `faults.seed`), with `adapters`
@@ -164,6 +166,7 @@ public struct Simulation: Sendable {
     private mutating func startRun() {
         runStart = now
         stats = RunStatistics()
+        flashOperations = 0
         trace = Trace(isRecording: recordsTrace)
         jobs = []
         for (b, slot) in boards.enumerated() where slot.board.mode == .pairing {

@@ -3,6 +3,7 @@ import Testing
 import TestSupport
 import FirmwareImage
 import LinkModel
+import PartialFlashing
 import SampleFirmware
 import SimulatedBoard
 @testable import Flashing
@@ -20,17 +21,21 @@ import SimulatedBoard
         }
     }
 
+    /// Untouched when this computer finished the program there (`FinishRecord`); any other
+    /// board is confirmed by a restart (UpToDateTruthTests.swift).
     @Test(arguments: Kind.allCases)
-    func anUpToDateBoardThatRunsItsProgramIsLeftUntouched(kind: Kind) throws {
+    func anUpToDateBoardThisComputerFinishedIsLeftUntouched(kind: Kind) throws {
         let firmware = SessionStoryTests.firmware(.nrf52833, .r1, .heart)
         var sim = Simulation(link: .deviceRequested)
         var start = try Self.board(kind, .microbitV2, running: firmware)
         start.resetFlashCounters()
         let id = sim.addBoard(start)
         let boots = try sim.board(id).device.bootCount
+        var plan = try FlashPlan.make(firmware: firmware, board: .microbitV2)
+        let program = try #require(plan.program)
+        plan.finished = FinishRecord(board: "sim", programHash: program.programHash.hexString, finishedAt: "earlier")
         let run = SimulatedFlash.run(
-            plan: try .make(firmware: firmware, board: .microbitV2), options: SessionStoryTests.options(),
-            on: id, named: "sim", in: &sim)
+            plan: plan, options: SessionStoryTests.options(), on: id, named: "sim", in: &sim)
         #expect(run.result.error == nil, "\(run.result.error ?? "")")
         #expect(run.result.path == .upToDate)
         #expect(run.result.verification == .verified)

@@ -30,7 +30,7 @@ import SimulatedBoard
         let app = try DFUApplication.cut(from: firmware.sections[0].image, family: family)
         #expect(try board.readFlash(app.start..<(app.start + UInt32(app.bytes.count))) == app.bytes)
         let program = try #require(MakeCodeProgram.find(in: firmware.sections[0].image, family: family))
-        // The memory map the runtime scans at boot shows the new runtime and program.
+        // The memory map the runtime scans at each REGION_INFO shows the new runtime and program.
         #expect(board.memoryMap.count == 3)
         #expect(board.memoryMap[1].hash == program.runtimeHash)
         #expect(board.memoryMap[2].hash == program.programHash)

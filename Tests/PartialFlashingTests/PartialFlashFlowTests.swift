@@ -29,15 +29,37 @@ import Transport
         #expect(driver.board.mode == .application && !driver.board.flashIncomplete)
     }
 
-    @Test func leavesAnUpToDateBoardThatRunsItsProgramUntouched() throws {
+    @Test func leavesAnUpToDateBoardThatThisComputerFinishedUntouched() throws {
         let (image, program) = makeProgram(bodySize: 2000)
-        var flow = PartialFlashFlow(image: image, program: program, family: .nrf52833)
+        let record = FinishRecord(board: "b", programHash: program.programHash.hexString, finishedAt: "then")
+        var flow = PartialFlashFlow(image: image, program: program, family: .nrf52833, finished: record)
         let actions = flow.run([
             .start(link), status(.application), v2Runtime, region(2, 0x47000, 0x73000, newProgramHash)
         ])
         #expect(writes(actions) == [[0xEE], [0x00, 0x01], [0x00, 0x02]], "no FF 00, no FF 01, no block")
         #expect(try flow.outcome?.get() == .upToDate(.verified))
+        #expect(flow.confirmation == .finishedHere(at: "then"))
         #expect(actions.last == .finish)
+    }
+
+    /// Without a record of this computer, the same board may hold another client's unfinished
+    /// flash of the program (its hash is written first): it is restarted into its program.
+    @Test func restartsAnUpToDateBoardInApplicationModeThatNothingVouchesFor() throws {
+        let (image, program) = makeProgram(bodySize: 2000)
+        let other = FinishRecord(board: "b", programHash: "0000000000000000", finishedAt: "then")
+        var flow = PartialFlashFlow(image: image, program: program, family: .nrf52833, finished: other)
+        let actions = flow.run([
+            .start(link), status(.application), v2Runtime, region(2, 0x47000, 0x73000, newProgramHash)
+        ])
+        #expect(writes(actions) == [[0xEE], [0x00, 0x01], [0x00, 0x02], [0xFF, 0x01]])
+        #expect(flow.outcome == nil)
+        _ = flow.handle(.disconnected(.remoteTerminated), now: .seconds(1))
+        _ = flow.run([.connected(link), status(.application), v2Runtime, region(2, 0x47000, 0x73000, newProgramHash)])
+        #expect(try flow.outcome?.get() == .upToDate(.verified))
+        guard case .restarted? = flow.confirmation else {
+            Issue.record("confirmation: \(String(describing: flow.confirmation))")
+            return
+        }
     }
 
     @Test func restartsAnUpToDateBoardInPairingModeAndReadsItBackRunningItsProgram() throws {

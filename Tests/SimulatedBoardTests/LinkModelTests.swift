@@ -69,13 +69,21 @@ import Testing
         let none = LowerBound.partial(blocks: 0, pagesOpened: 0, family: .nrf52833, profile: p)
         // Connection 1 s, STATUS + 2 REGION_INFO = 6 CI, EOT 1 CI + 16 words, reboot 300 ms.
         #expect(none == .seconds(1) + .milliseconds(7 * 30) + .microseconds(656) + .milliseconds(300))
-        let plain = LowerBound.partial(blocks: 10, pagesOpened: 0, family: .nrf52833, profile: p)
+        let plain = LowerBound.partial(
+            blocks: 10, pagesOpened: 0, family: .nrf52833, profile: p, storesFlashIncomplete: false)
         #expect(plain - none == .milliseconds(10 * 60))
         // A page-opening block: 85.656 ms of work is over at the third event after its writes,
         // so the block costs 4 CI (2 CI + the erase rounded up to whole events).
-        let opened = LowerBound.partial(blocks: 10, pagesOpened: 1, family: .nrf52833, profile: p)
+        let opened = LowerBound.partial(
+            blocks: 10, pagesOpened: 1, family: .nrf52833, profile: p, storesFlashIncomplete: false)
         #expect(opened - plain == .milliseconds(60))
-        let v1 = LowerBound.partial(blocks: 1, pagesOpened: 1, family: .nrf51, profile: .fast, timing: nil)
+        // The first block also stores `flashIncomplete` (a page erase and 64 words on CODAL):
+        // 85.656 + 87.624 ms of work end in the sixth event after its writes: 7 CI instead of 4.
+        let stored = LowerBound.partial(blocks: 10, pagesOpened: 1, family: .nrf52833, profile: p)
+        #expect(stored - opened == .milliseconds(90))
+        #expect(t.flashIncompleteStore(.nrf52833) == .milliseconds(85) + .microseconds(64 * 41))
+        let v1 = LowerBound.partial(
+            blocks: 1, pagesOpened: 1, family: .nrf51, profile: .fast, timing: nil, storesFlashIncomplete: false)
         let v1none = LowerBound.partial(blocks: 0, pagesOpened: 0, family: .nrf51, profile: .fast)
         // nRF51: 22.3 ms + 16 × 46.3 µs = 23.04 ms of work: 3 events, then the next block's: 5 CI.
         #expect(v1 - v1none == .microseconds(5 * 7_500))

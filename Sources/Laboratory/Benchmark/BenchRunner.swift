@@ -69,7 +69,7 @@ public enum BenchRunner {
             boundSeconds: 0, boundNote: "", bytesOnAir: 0, payloadBytes: 0, transfers: 0,
             transferUnit: "", retries: 0, hostCPUMilliseconds: 0, error: nil)
         let running: [UInt8]
-        let plan: FlashPlan
+        var plan: FlashPlan
         var sim = Simulation(link: profile)
         sim.recordsTrace = false
         let id: BoardID
@@ -80,6 +80,12 @@ public enum BenchRunner {
             }
             running = app.bytes
             plan = try FlashPlan.make(firmware: scenario.update, board: scenario.board)
+            // "The same file again": this computer finished it on the board, so the board keeps
+            // running (without that record it would be confirmed by a restart).
+            if scenario.kind == .upToDate, let program = plan.program {
+                plan.finished = FinishRecord(
+                    board: scenario.name, programHash: program.programHash.hexString, finishedAt: "the bench")
+            }
             if strategy == .nordic {
                 let profile = SimulatedBoard.stockProfile(scenario.board)
                 id = sim.addBoard(

@@ -95,6 +95,7 @@ public struct CampaignReport: Sendable, Codable {
             ("reordered notifications", f.reorderedNotifications),
             ("disconnects", f.disconnects), ("refused connections", f.refusedConnections),
             ("device resets", f.deviceResets), ("slow erases", f.slowErases),
+            ("flash operation errors", f.flashOperationErrors),
             ("SMP busy answers", r.busyAnswers), ("SMP flash-write failures", r.flashWriteFailures)
         ] {
             faults[name, default: 0] += n

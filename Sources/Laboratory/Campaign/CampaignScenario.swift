@@ -127,8 +127,9 @@ extension CampaignScenario {
     /// The scenario with faults drawn from its fault seed, placed with the fault-free `shape`:
     /// disconnects at writes anywhere (the last ones are END_OF_TRANSMISSION, the reset and
     /// the requests around the swap) and at times anywhere in the run, device resets,
-    /// pairing-mode timeouts, lost writes, lost and late notifications, slow erases, refused
-    /// connections, and SMP busy answers and flash-write failures. One run in ten has none.
+    /// pairing-mode timeouts, lost writes, lost and late notifications, slow erases, flash
+    /// operations that never complete (the board's flash work hangs), refused connections, and
+    /// SMP busy answers and flash-write failures. One run in ten has none.
     /// Only what a BLE link can do: notifications arrive in order and at most once
     /// (`FaultPlan.duplicateNotification`, `.reorderNotification`); duplicates and reordering
     /// are hostile faults (`withHostileLink(_:)`).
@@ -152,6 +153,8 @@ extension CampaignScenario {
         if rng.chance(0.3) { plan.disconnectAt.append(someTime()) }
         if rng.chance(0.15) { plan.resetDeviceAt.append(someTime()) }
         if rng.chance(0.1) { plan.pairingModeTimeout = .seconds(rng.chance(0.5) ? 15 : 270) }
+        // Drawn last, so that the draws above stay as they were for every seed.
+        if rng.chance(0.1) { plan.flashOperationError = 0.002 }
         s.faults = plan
         if kind == .mcuboot {
             s.busyAnswers = pick([0, 0, 0.01, 0.05])

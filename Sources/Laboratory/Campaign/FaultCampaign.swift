@@ -181,8 +181,9 @@ public struct FaultCampaign: Sendable {
         record: inout CampaignRecord
     ) {
         var board = failed
-        // A board whose flash work hangs (a write the SoftDevice refused) answers STATUS but
-        // writes nothing until it is reset; the failed run said "reset it", and the user does.
+        // A board whose flash work hangs (a write the SoftDevice refused, a flash operation that
+        // never completed) answers STATUS but writes nothing until it is reset; the failed run
+        // said "reset it", and the user does.
         if board.flashWorkHangs { board.reset() }
         board.makeHonest()
         board.setServerFaults(busyAnswers: 0, flashWriteFailures: 0)
