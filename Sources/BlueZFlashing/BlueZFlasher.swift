@@ -177,6 +177,9 @@ public struct BlueZFlasher: Sendable {
             plan.resume = resumeRecord(of: key, in: store, settings: settings) {
                 channel.send(.warning(board: query, message: $0))
             }
+            // The program this computer last finished on the board, if any: a board reporting it is
+            // taken at its word; any other up-to-date board is restarted to confirm it.
+            plan.finished = try? store.loadFinish(board: key)
         }
         let session: Result<SessionOutcome, any Error>
         let unfinished = Mutex(false)
@@ -202,6 +205,7 @@ public struct BlueZFlasher: Sendable {
         if Task.isCancelled, unfinished.withLock({ $0 }) { await restartInPairingMode(board) }
         await closeOutsideCancellation(board)
         var result = FlashResult(board: query, outcome: session, seconds: elapsed())
+        store?.keepFinish(after: session, board: key) { channel.send(.warning(board: query, message: $0)) }
         // A board not read back keeps its record: its END_OF_TRANSMISSION may not have arrived.
         if result.error == nil, result.verification != .unverified, let store {
             do { try store.forget(board: key) } catch { channel.send(.warning(board: query, message: "\(error)")) }

@@ -17,6 +17,26 @@ extension ResumeRecordStore {
     public func forgetFinish(board: String) throws {}
 }
 
+extension ResumeRecordStore {
+    /// Keeps what `session` says of `board`: its finish record when it verified the board running
+    /// its program, else none (the session may have written to it). A failure is a warning.
+    public func keepFinish(
+        after session: Result<SessionOutcome, any Error>, board: String, warn: (String) -> Void
+    ) {
+        do {
+            if case let .success(outcome) = session,
+                let record = outcome.finishRecord(board: board, at: Date().formatted(.iso8601))
+            {
+                try saveFinish(record, board: board)
+            } else {
+                try forgetFinish(board: board)
+            }
+        } catch {
+            warn("\(error)")
+        }
+    }
+}
+
 extension FileResumeStore {
     /// The file of `board`'s finish record: in the `finished` folder beside the resume records.
     public func finishURL(board: String) -> URL {

@@ -458,6 +458,8 @@ public struct SessionFlow: FlowMachine {
             progress.path = .full; progress.fallback = fallback; progress.fullPath = .nordic
         case let .checking(_, outcome):
             progress.path = outcome.path; progress.fallback = outcome.fallback; progress.fullPath = outcome.fullPath
+        // Resetting a board partial flashing gave up on, before a full update.
+        case .resetting: progress.path = .partial
         case .idle, .partial, .done: break
         }
         outcome = .failure(error)

@@ -118,7 +118,7 @@ struct FailureReportTests {
         p.executableURL = URL(fileURLWithPath: "/bin/sh")
         p.arguments = [
             "-c", "ulimit -f 200; exec \"$0\" \"$@\"", try #require(BitflashBinary.url).path, "flash", file,
-            "--simulate", "--sim-state", state, "--json",
+            "--simulate", "--sim-state", state, "--json"
         ]
         let out = Pipe()
         p.standardOutput = out

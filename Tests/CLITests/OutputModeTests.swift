@@ -39,7 +39,8 @@ struct OutputModeTests {
     }
 
     @Test func aTerminalGetsOneBarRedrawnInPlaceAndACheckMarkLine() throws {
-        let r = try flash([], environment: ["BITFLASH_FORCE_TTY": "1"])
+        // A terminal wide enough for every column (a narrower one drops the rate and time left first).
+        let r = try flash([], environment: ["BITFLASH_FORCE_TTY": "1", "COLUMNS": "120"])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("\u{1B}[?25l"), "the cursor is hidden while the bar is live")
         #expect(r.stdout.hasSuffix("\u{1B}[?25h"), "and shown again at the end")

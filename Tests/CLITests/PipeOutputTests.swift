@@ -28,7 +28,7 @@ struct PipeOutputTests {
 
     @Test("flash --trace /dev/stdout writes the trace into the pipe")
     func traceIntoAPipe() throws {
-        let r = try BitflashBinary.run([
+        let r = try BitflashBinary.lab([
             "flash", input, "--simulate", "--sim-state", dir.appendingPathComponent("s").path, "--trace", "/dev/stdout"
         ])
         #expect(r.status == 0, "\(r.stderr)")

@@ -10,12 +10,13 @@ struct StateFolderSafetyTests {
     let state: URL
     init() throws { state = try BitflashBinary.temporaryDirectory() }
 
+    /// A simulated flash; with `--trace`, in the laboratory (`bitflash-lab`), whose option it is.
     func flash(_ profile: String, wait: String = "0.3", extra: [String] = []) throws -> BitflashBinary.Result {
-        try BitflashBinary.run(
+        try (extra.contains("--trace") ? BitflashBinary.lab : BitflashBinary.run)(
             [
                 "flash", BitflashBinary.sample("sample-r1-counter.hex").path, "--simulate", profile, "--sim-state",
                 state.path, "--sim-state-wait", wait
-            ] + extra)
+            ] + extra, [:])
     }
 
     @Test("sim serve --udp holds the folder while it serves: a flash meanwhile is refused with 75, the board is kept")
@@ -64,7 +65,7 @@ struct StateFolderSafetyTests {
                 "flash", BitflashBinary.sample("sample-r1-counter.hex").path, "--simulate", "--sim-state", boards.path
             ]
         ] {
-            let r = try BitflashBinary.run(arguments)
+            let r = try (arguments.contains("--trace") ? BitflashBinary.lab : BitflashBinary.run)(arguments, [:])
             #expect(r.status == 73, "\(arguments): \(r.stderr)")
             #expect(r.stderr.contains("bitflash.lock is a symbolic link"), "\(r.stderr)")
         }
@@ -96,7 +97,7 @@ struct StateFolderSafetyTests {
             ["convert", input, "--board", "microbit-v1", "--to", "hex", "-o", link.path],
             ["flash", input, "--simulate", "--sim-state", state.appendingPathComponent("s").path, "--trace", link.path]
         ] {
-            let r = try BitflashBinary.run(arguments)
+            let r = try (arguments.contains("--trace") ? BitflashBinary.lab : BitflashBinary.run)(arguments, [:])
             #expect(r.status == 73, "\(arguments): \(r.stderr)")
             #expect(r.stderr.contains("\(link.path) is a symbolic link"), "\(r.stderr)")
         }

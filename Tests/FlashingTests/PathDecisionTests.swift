@@ -116,7 +116,11 @@ import SimulatedBoard
         // The Nordic estimate is made of the flow's steps, for the protocol the board speaks.
         let entry = try #require(nordic.parts.first { $0.name.hasPrefix("enter the bootloader") })
         #expect(entry.name.contains(board.family == .nrf51 ? "DFU control" : "buttonless"))
-        #expect(nordic.parts.contains { $0.name.hasPrefix("packets and receipt round trips") })
+        // The data: legacy DFU's packets and receipts, Secure DFU's objects paced by the flash queue.
+        #expect(
+            nordic.parts.contains {
+                $0.name.hasPrefix(board.family == .nrf51 ? "packets and receipt round trips" : "packets of each object")
+            })
         #expect(
             nordic.counts["bytes"]
                 == (try DFUApplication.cut(

@@ -107,7 +107,7 @@ extension FlashCommand {
                 })
             // A board whose file cannot be saved still gets its result, which says so (73).
             var unsaved: [String: String] = [:]
-            for (entry, _) in zip(ids, runs) {
+            for (entry, run) in zip(ids, runs) {
                 do {
                     try store.save(sim.board(entry.board), as: entry.name)
                 } catch {
@@ -117,6 +117,7 @@ extension FlashCommand {
                 if let point = checkpoints.withLock({ $0[entry.name] }) {
                     Self.keep(point, board: entry.name, in: resume)
                 }
+                resume.keepFinish(after: run.outcome, board: entry.name) { StdErr.write("bitflash: warning: \($0)\n") }
             }
             var results = runs.map(\.result)
             for i in results.indices {

@@ -15,6 +15,7 @@ extension FlashCommand {
             return plan
         }
         plan.resume = store.load(board: name) { StdErr.write("bitflash: \($0)\n") }
+        plan.finished = try? store.loadFinish(board: name)
         return plan
     }
 
