@@ -364,10 +364,15 @@ struct BlueZCommandTests {
         } else {
             #expect(notes.contains { $0.contains("not continuing the earlier unfinished write") }, "\(notes)")
         }
+        // The resume record is gone; the finish record (this computer finished the program) stays.
         #expect(
-            (try? FileManager.default.contentsOfDirectory(atPath: state.appendingPathComponent("resume").path)) ?? []
-                == [],
+            (try? FileManager.default.contentsOfDirectory(atPath: state.appendingPathComponent("resume").path))?
+                .filter { $0 != "finished" } ?? [] == [],
             "a finished flash forgets its record")
+        #expect(
+            (try? FileManager.default.contentsOfDirectory(
+                atPath: state.appendingPathComponent("resume/finished").path))?.count == 1,
+            "and keeps that it finished the program")
         try Self.expectBoardHolds("sample-r1-counter.hex", stateFile: fake.stop())
     }
 

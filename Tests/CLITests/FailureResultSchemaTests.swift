@@ -36,7 +36,7 @@ struct FailureResultSchemaTests {
     func aFailedFallbackSaysWhereEachPartStopped() throws {
         let state = try BitflashBinary.temporaryDirectory()
         let file = BitflashBinary.sample("sample-r1-counter.hex").path
-        let r = try BitflashBinary.run(["flash", file, "--simulate", "--sim-state", state.path, "--json"] + Self.drops)
+        let r = try BitflashBinary.lab(["flash", file, "--simulate", "--sim-state", state.path, "--json"] + Self.drops)
         #expect(r.status == 74, "\(r.stderr)")
         let retried = r.lines.filter { $0.contains("\"type\":\"retry\"") }.count
         #expect(retried > 0, "\(r.stdout)")
@@ -57,7 +57,7 @@ struct FailureResultSchemaTests {
     func aFailedPartialFlashIsPartialFailed() throws {
         let state = try BitflashBinary.temporaryDirectory()
         let file = BitflashBinary.sample("sample-r1-counter.hex").path
-        let r = try BitflashBinary.run(
+        let r = try BitflashBinary.lab(
             ["flash", file, "--simulate", "microbit-v2", "--sim-state", state.path, "--json", "--mode", "partial"]
                 + Self.drops)
         #expect(r.status == 74, "\(r.stderr)")

@@ -93,4 +93,19 @@ struct HelpTests {
             for code in codes { #expect(documented.contains(code), "\(command) --help names exit \(code): \(tail)") }
         }
     }
+
+    @Test("words after -- are arguments: --simulate there is not rewritten, and no internal option shows")
+    func argumentsAfterTheSeparatorAreLeftAlone() throws {
+        let dir = try BitflashBinary.temporaryDirectory()
+        let file = dir.appendingPathComponent("-dash.hex")
+        try FileManager.default.copyItem(at: BitflashBinary.sample("sample-r1-counter.hex"), to: file)
+        let state = ["--sim-state", dir.appendingPathComponent("s").path]
+        // `--simulate` before `--`, the file after it: flashed.
+        let flashed = try BitflashBinary.run(["flash", "--simulate"] + state + ["--", file.path])
+        #expect(flashed.status == 0, "\(flashed.stderr)")
+        // `--simulate` after `--` is a second file name, refused as such, with no internal option named.
+        let refused = try BitflashBinary.run(["flash"] + state + ["--", file.path, "--simulate"])
+        #expect(refused.status == 64, "\(refused.stderr)")
+        #expect(!refused.stderr.contains("simulate-profile-unnamed"), "\(refused.stderr)")
+    }
 }

@@ -52,7 +52,7 @@ struct MalformedValueTests {
         let state = try BitflashBinary.temporaryDirectory()
         let file = BitflashBinary.sample("sample-r1-counter.hex").path
         let base = ["--simulate", "microbit-v2", "--sim-state", state.path, "--boards", "2"]
-        let killed = try BitflashBinary.run(["flash", file, "--sim-kill-at", "0.5"] + base)
+        let killed = try BitflashBinary.lab(["flash", file, "--sim-kill-at", "0.5"] + base)
         #expect(killed.status == 74, "\(killed.stdout)\(killed.stderr)")
         let rows = killed.lines.filter { $0.hasPrefix("sim-") }
         #expect(rows.count == 2, "\(killed.stdout)")

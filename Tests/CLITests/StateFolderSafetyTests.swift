@@ -21,7 +21,7 @@ struct StateFolderSafetyTests {
 
     @Test("sim serve --udp holds the folder while it serves: a flash meanwhile is refused with 75, the board is kept")
     func udpServerHoldsTheFolder() async throws {
-        let binary = try #require(BitflashBinary.url)
+        let binary = try #require(BitflashBinary.labURL)
         let serve = try ExternalProcess(
             binary, ["sim", "serve", "--udp", "127.0.0.1:0", "--sim-state", state.path, "--for", "600"])
         let ready = await serve.wait(upTo: .seconds(120)) { $0.stdout.contains("serving SMP") || !$0.isRunning }
@@ -39,7 +39,7 @@ struct StateFolderSafetyTests {
         "sim bluez holds the folder while it serves: a flash meanwhile is refused with 75",
         .enabled(if: PrivateBus.isAvailable, Comment(rawValue: PrivateBus.skipMessage)))
     func fakeBlueZHoldsTheFolder() async throws {
-        let binary = try #require(BitflashBinary.url)
+        let binary = try #require(BitflashBinary.labURL)
         let bus = try PrivateBus()
         let fake = try ExternalProcess(
             binary, ["sim", "bluez", "--sim-state", state.path, "--bus", bus.address, "--for", "600"])
