@@ -31,6 +31,29 @@ struct BlueZFlasherTests {
         return (settings, store)
     }
 
+    /// Runs the sample `sample-flash-bluez` against `fake`, off the cooperative pool: its status
+    /// and standard output.
+    static func runSample(_ arguments: [String], on fake: FakeBlueZProcess) async throws -> (Int32, String) {
+        let binary = try #require(
+            Bitflash.url?.deletingLastPathComponent().appendingPathComponent("sample-flash-bluez"))
+        try #require(FileManager.default.isExecutableFile(atPath: binary.path), "sample-flash-bluez is not built")
+        let environment = ProcessInfo.processInfo.environment.merging(
+            ["DBUS_SYSTEM_BUS_ADDRESS": fake.bus.address, "BITFLASH_STATE": fake.bus.directory.path]) { $1 }
+        return try await FakeBlueZProcess.offPool { () throws -> (Int32, String) in
+            let p = Process()
+            p.executableURL = binary
+            p.arguments = arguments
+            p.environment = environment
+            let out = Pipe()
+            p.standardOutput = out
+            p.standardError = FileHandle.nullDevice
+            try p.run()
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            p.waitUntilExit()
+            return (p.terminationStatus, text)
+        }
+    }
+
     @Test("scan finds the board; flash reports phases and progress in order, then one verified result")
     func scanAndFlash() async throws {
         let fake = try FakeBlueZProcess()
@@ -130,26 +153,9 @@ struct BlueZFlasherTests {
 
     @Test("the sample finds the board by name and flashes the file, with a progress line")
     func sample() async throws {
-        let binary = try #require(
-            Bitflash.url?.deletingLastPathComponent().appendingPathComponent("sample-flash-bluez"))
-        try #require(FileManager.default.isExecutableFile(atPath: binary.path), "sample-flash-bluez is not built")
         let fake = try FakeBlueZProcess()
-        let environment = ProcessInfo.processInfo.environment.merging(
-            ["DBUS_SYSTEM_BUS_ADDRESS": fake.bus.address, "BITFLASH_STATE": fake.bus.directory.path]) { $1 }
         let file = C.sample("sample-r1-counter.hex").path
-        let (status, text) = try await FakeBlueZProcess.offPool { () throws -> (Int32, String) in
-            let p = Process()
-            p.executableURL = binary
-            p.arguments = ["zotig", file]
-            p.environment = environment
-            let out = Pipe()
-            p.standardOutput = out
-            p.standardError = FileHandle.nullDevice
-            try p.run()
-            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            p.waitUntilExit()
-            return (p.terminationStatus, text)
-        }
+        let (status, text) = try await Self.runSample(["zotig", file], on: fake)
         #expect(status == 0, "\(text)")
         #expect(
             text.contains(
@@ -163,26 +169,9 @@ struct BlueZFlasherTests {
         "the sample refuses the nRF52840 SoftDevice UF2 with the command line's words, and the board keeps its program",
         .enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.skipMessage)))
     func sampleRefusesAnotherChipsFileAsTheCommandLineDoes() async throws {
-        let binary = try #require(
-            Bitflash.url?.deletingLastPathComponent().appendingPathComponent("sample-flash-bluez"))
-        try #require(FileManager.default.isExecutableFile(atPath: binary.path), "sample-flash-bluez is not built")
         let fake = try FakeBlueZProcess()
-        let environment = ProcessInfo.processInfo.environment.merging(
-            ["DBUS_SYSTEM_BUS_ADDRESS": fake.bus.address, "BITFLASH_STATE": fake.bus.directory.path]) { $1 }
         let file = Corpus.testdata.appendingPathComponent("real/uf2-nrf52840-s140-softdevice-6.1.1.uf2").path
-        let (status, text) = try await FakeBlueZProcess.offPool { () throws -> (Int32, String) in
-            let p = Process()
-            p.executableURL = binary
-            p.arguments = ["zotig", file]
-            p.environment = environment
-            let out = Pipe()
-            p.standardOutput = out
-            p.standardError = FileHandle.nullDevice
-            try p.run()
-            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            p.waitUntilExit()
-            return (p.terminationStatus, text)
-        }
+        let (status, text) = try await Self.runSample(["zotig", file], on: fake)
         let cli = try Bitflash.run(["flash", file, "--device", "zotig"], bus: fake.bus.address)
         #expect(cli.status == 65 && status == 65, "command line \(cli.status), sample \(status): \(text)")
         let words = try #require(

@@ -54,11 +54,7 @@ extension FlashCommand {
             let plan = try makePlan(firmware, profile: profile)
             // Held until the boards and their resume records are saved (see StateFolderLock);
             // taken once the file is known to be good, so a refused file leaves no folder behind.
-            let lock = try StateFolderLock.acquire(
-                store.directory, wait: .milliseconds(Int64(((stateWait ?? 30) * 1000).rounded()))
-            ) {
-                StdErr.write("bitflash: note: \($0)\n")
-            }
+            let lock = try StateFolderLock.hold(store.directory, waitSeconds: stateWait ?? 30)
             defer { withExtendedLifetime(lock) {} }
             var sim = Simulation(
                 link: try simulation.linkProfile(), faults: simulation.faultPlan(),

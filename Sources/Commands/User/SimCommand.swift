@@ -80,11 +80,7 @@ struct SimResetCommand: AsyncParsableCommand {
         try await runCommand {
             let image = try from.map(profile.image(fromFile:)) ?? profile.factoryImage()
             let store = SimStore(option: simState)
-            let lock = try StateFolderLock.acquire(
-                store.directory, wait: .milliseconds(Int64((stateWait * 1000).rounded()))
-            ) {
-                StdErr.write("bitflash: note: \($0)\n")
-            }
+            let lock = try StateFolderLock.hold(store.directory, waitSeconds: stateWait)
             defer { withExtendedLifetime(lock) {} }
             // A user's file with a board's name stays, and stops the reset before anything changed.
             for name in SimStore.names(count: boards) { try store.requireOwnFile(name) }

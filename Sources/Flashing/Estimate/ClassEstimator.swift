@@ -122,10 +122,8 @@ public enum ClassEstimator {
             let path = boards[board].path
             guard count.count > 1 else { return boardTime(boards[board], sharedBy: sharing) }
             let mine = max(1, Int((Double(sharing) * Double(count[path] ?? 0) / total).rounded()))
-            let background = count.keys.filter { $0 != path }.reduce(0.0) { sum, other in
-                let n = Double(count[other] ?? 0)
-                return sum + Double(sharing) * n / total * (share[other] ?? 0) / n
-            }
+            // The other paths' boards among those sharing, in proportion, each at its path's mean share.
+            let background = share.filter { $0.key != path }.values.reduce(0, +) * Double(sharing) / total
             return boardTime(boards[board], sharedBy: mine, background: background)
         }
         return ClassEstimate(boards: schedule, adapters: adapters.isEmpty ? [.unlimited] : adapters)
