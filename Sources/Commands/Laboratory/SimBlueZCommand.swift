@@ -62,16 +62,7 @@ struct SimBlueZCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Put this firmware on the board first (as `sim reset --from`).", valueName: "FILE"))
     var from: String?
 
-    @Option(name: .customLong("sim-state"), help: ArgumentHelp("Folder of the simulated boards.", valueName: "DIR"))
-    var simState: String?
-
-    @Option(
-        name: .customLong("sim-state-wait"), parsing: .unconditional,
-        help: Limits.stateWaitSeconds.help(
-            "How long to wait for another bitflash run that uses the same simulated boards' folder",
-            valueName: "SECONDS"),
-        transform: Limits.stateWaitSeconds.transform)
-    var stateWait: Double = 30
+    @OptionGroup var stateFolder: StateFolderOptions
 
     @Flag(help: "Reads, write requests and notifications need a Just Works bond (Pair) first.")
     var requiresPairing = false
@@ -187,9 +178,9 @@ struct SimBlueZCommand: AsyncParsableCommand {
             let address = try busAddress()
             // A scenario that cannot be used is refused before the state folder is touched.
             let parsed = try scenario.map(Self.readScenario)
-            let store = SimStore(option: simState)
+            let store = SimStore(option: stateFolder.simState)
             // Held while the fake serves the boards: a flash meanwhile would be lost when they are saved.
-            let lock = try StateFolderLock.hold(store.directory, waitSeconds: stateWait)
+            let lock = try StateFolderLock.hold(store.directory, waitSeconds: stateFolder.stateWait)
             defer { withExtendedLifetime(lock) {} }
             let (boards, scenarioScale, adapter) =
                 try parsed.map { try scenarioBoards($0.scenario, file: $0.url) } ?? (try [oneBoard(store)], nil, nil)
@@ -309,7 +300,7 @@ struct SimBlueZCommand: AsyncParsableCommand {
     private func scenarioBoards(_ scenario: FakeBlueZScenario, file url: URL) throws -> ([FakeBoard], Double?, String?)
     {
         let path = url.path
-        let store = SimStore(option: simState)
+        let store = SimStore(option: stateFolder.simState)
         let names = SimStore.names(count: scenario.boards.count)
         let base = url.deletingLastPathComponent()
         var boards: [FakeBoard] = []

@@ -8,9 +8,9 @@ import Transport
 extension SimServeCommand {
     func runPeripheral(adapter: String) async throws {
         try await runCommand {
-            let store = SimStore(option: simState)
+            let store = SimStore(option: stateFolder.simState)
             // Held while the board serves: a flash meanwhile would be lost when the board is saved.
-            let lock = try StateFolderLock.hold(store.directory, waitSeconds: stateWait)
+            let lock = try StateFolderLock.hold(store.directory, waitSeconds: stateFolder.stateWait)
             defer { withExtendedLifetime(lock) {} }
             let state = SimStore.names(count: 1)[0]
             let board = try SimBlueZCommand.board(

@@ -55,16 +55,7 @@ struct SimServeCommand: AsyncParsableCommand {
 
     var profile: SimProfile { profileOption ?? .default }
 
-    @Option(name: .customLong("sim-state"), help: ArgumentHelp("Folder of the simulated boards.", valueName: "DIR"))
-    var simState: String?
-
-    @Option(
-        name: .customLong("sim-state-wait"), parsing: .unconditional,
-        help: Limits.stateWaitSeconds.help(
-            "How long to wait for another bitflash run that uses the same simulated boards' folder",
-            valueName: "SECONDS"),
-        transform: Limits.stateWaitSeconds.transform)
-    var stateWait: Double = 30
+    @OptionGroup var stateFolder: StateFolderOptions
 
     @Option(
         name: .customLong("for"), parsing: .unconditional,
@@ -110,9 +101,9 @@ struct SimServeCommand: AsyncParsableCommand {
         try await runCommand {
             let endpoint: UDPEndpoint
             do { endpoint = try UDPEndpoint(parsing: udp ?? "") } catch { throw CLIError(.usage, "--udp \(error)") }
-            let store = SimStore(option: simState)
+            let store = SimStore(option: stateFolder.simState)
             // Held while the board serves: a flash meanwhile would be lost when the board is saved.
-            let lock = try StateFolderLock.hold(store.directory, waitSeconds: stateWait)
+            let lock = try StateFolderLock.hold(store.directory, waitSeconds: stateFolder.stateWait)
             defer { withExtendedLifetime(lock) {} }
             let name = SimStore.names(count: 1)[0]
             let board = try store.loadOrCreate(name, profile: profile, index: 1)

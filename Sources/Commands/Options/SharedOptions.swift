@@ -140,6 +140,21 @@ struct SimulationOptions: ParsableArguments {
     }
 }
 
+/// The simulated boards' folder and how long to wait for another run that holds it: `sim
+/// reset`, `sim serve` and `sim bluez` (`flash` keeps its own, to tell whether it was given).
+struct StateFolderOptions: ParsableArguments {
+    @Option(name: .customLong("sim-state"), help: ArgumentHelp("Folder of the simulated boards.", valueName: "DIR"))
+    var simState: String?
+
+    @Option(
+        name: .customLong("sim-state-wait"), parsing: .unconditional,
+        help: Limits.stateWaitSeconds.help(
+            "How long to wait for another bitflash run that uses the same simulated boards' folder",
+            valueName: "SECONDS"),
+        transform: Limits.stateWaitSeconds.transform)
+    var stateWait: Double = 30
+}
+
 /// Options shared by the commands that report flashes.
 struct OutputOptions: ParsableArguments {
     @Flag(help: "Print one JSON object per line: events, then a result per board.")

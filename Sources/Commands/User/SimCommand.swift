@@ -65,22 +65,13 @@ struct SimResetCommand: AsyncParsableCommand {
     )
     var stuckInBootloader = false
 
-    @Option(name: .customLong("sim-state"), help: ArgumentHelp("Folder of the simulated boards.", valueName: "DIR"))
-    var simState: String?
-
-    @Option(
-        name: .customLong("sim-state-wait"), parsing: .unconditional,
-        help: Limits.stateWaitSeconds.help(
-            "How long to wait for another bitflash run that uses the same simulated boards' folder",
-            valueName: "SECONDS"),
-        transform: Limits.stateWaitSeconds.transform)
-    var stateWait: Double = 30
+    @OptionGroup var stateFolder: StateFolderOptions
 
     func run() async throws {
         try await runCommand {
             let image = try from.map(profile.image(fromFile:)) ?? profile.factoryImage()
-            let store = SimStore(option: simState)
-            let lock = try StateFolderLock.hold(store.directory, waitSeconds: stateWait)
+            let store = SimStore(option: stateFolder.simState)
+            let lock = try StateFolderLock.hold(store.directory, waitSeconds: stateFolder.stateWait)
             defer { withExtendedLifetime(lock) {} }
             // A user's file with a board's name stays, and stops the reset before anything changed.
             for name in SimStore.names(count: boards) { try store.requireOwnFile(name) }
