@@ -141,7 +141,7 @@ let package = Package(
         // Samples/: short programs that use the library API (built by CI, run with `swift run`).
         .executableTarget(name: "sample-flash", dependencies: ["Flashing", "SimulatedFlashing", "FirmwareImage", "SampleFirmware", "SimulatedBoard"],
                           path: "Samples/FlashWithProgress"),
-        .executableTarget(name: "sample-flash-bluez", dependencies: ["BlueZFlashing", "Flashing", "FirmwareImage"],
+        .executableTarget(name: "sample-flash-bluez", dependencies: ["BlueZFlashing", "Diagnostics", "Flashing", "FirmwareImage"],
                           path: "Samples/FlashOverBlueZ"),
         .executableTarget(name: "sample-memory-map", dependencies: ["PartialFlashing", "FirmwareImage", "SampleFirmware", "SimulatedBoard"],
                           path: "Samples/MemoryMap"),
@@ -189,7 +189,7 @@ let package = Package(
         .testTarget(name: "BlueZPeripheralTests", dependencies: [
             "BlueZPeripheral", "DBus", "SimulatedBoard", "NordicDFUFrames", "SMP", "SampleFirmware", "FirmwareImage", "Transport", "TestSupport",
         ]),
-        .testTarget(name: "CLITests", dependencies: ["TestSupport", "Diagnostics", "FirmwareImage", "SampleFirmware"]),
+        .testTarget(name: "CLITests", dependencies: ["TestSupport", "Commands", "Diagnostics", "Flashing", "FirmwareImage", "SampleFirmware"]),
         // SMP over UDP, both sides: the client transport against the simulated server and third-party clients.
         .testTarget(name: "SMPUDPTests", dependencies: [
             "UDPTransport", "SimulatedUDP", "Flashing", "SimulatedFlashing", "McuMgr", "SMP", "SimulatedBoard", "FirmwareImage",

@@ -7,6 +7,7 @@
 // be advertising: running a program with Bluetooth, or in pairing mode (hold A+B, press reset).
 // An unchanged runtime is flashed partially (only the program), anything else by a full update.
 import BlueZFlashing
+import Diagnostics
 import FirmwareImage
 import Flashing
 import Foundation
@@ -27,6 +28,16 @@ guard let board = boards.first(where: { $0.name?.localizedCaseInsensitiveContain
     exit(69)
 }
 print("flashing \(path) onto \(board.name ?? "?") (\(board.address))")
+
+/// This sample's exit codes, by what kind of failure the library reports.
+func exitCode(_ kind: FailureKind?) -> Int32 {
+    switch kind {
+    case .badFirmware?, .malformedData?, .invalidRequest?: return 65
+    case .boardUnavailable?: return 69
+    case .bluetoothUnavailable?, .heldElsewhere?: return 75
+    default: return 74
+    }
+}
 
 var phase = ""
 var shown = -1
@@ -56,7 +67,7 @@ for await update in flasher.flash(firmware, on: [board.address]) {
         print("")
         if let error = result.result.error {
             print("failed: \(error)")
-            status = result.result.exitStatus.rawValue
+            status = exitCode(result.result.failureKind)
         } else {
             print(
                 "\(result.result.path?.rawValue ?? "-") in \(String(format: "%.1f", result.result.seconds)) s, "

@@ -28,12 +28,12 @@ public enum BoardFlashError: Error, Sendable, Equatable, CustomStringConvertible
     }
 }
 
-extension BoardFlashError: ExitStatusReporting {
+extension BoardFlashError: DomainError {
     /// 69 (as a connect that failed) for an adapter out of connections, 74 otherwise.
-    public var exitStatus: ExitStatus {
+    public var failureKind: FailureKind {
         switch self {
         case .noFlashingService, .cancelled: return .flashFailed
-        case .adapterFull: return .boardNotFound
+        case .adapterFull: return .boardUnavailable
         }
     }
 }

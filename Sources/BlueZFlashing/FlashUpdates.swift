@@ -13,7 +13,7 @@ public enum FlashUpdate: Sendable {
 
 /// How one board's flash ended.
 public struct BoardFlashResult: Sendable {
-    /// The result, as `--json` prints it, with its exit status.
+    /// The result, as `--json` prints it, with its failure kind when it failed.
     public var result: FlashResult
     /// The address the board was found at (nil when it was never found).
     public var address: String?

@@ -260,10 +260,10 @@ struct PeripheralState: Sendable {
     var due: [PeripheralEvent] = []
 }
 
-extension PeripheralError: ExitStatusReporting {
-    public var exitStatus: ExitStatus {
+extension PeripheralError: DomainError {
+    public var failureKind: FailureKind {
         switch self {
-        case .noAdapter: return .boardNotFound
+        case .noAdapter: return .boardUnavailable
         case .bluetoothUnavailable, .registration: return .bluetoothUnavailable
         }
     }

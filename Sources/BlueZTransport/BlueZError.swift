@@ -114,12 +114,12 @@ extension Double {
     }
 }
 
-extension BlueZError: ExitStatusReporting {
-    /// The exit status of each failure, documented in docs/json-and-exit-codes.md.
-    public var exitStatus: ExitStatus {
+extension BlueZError: DomainError {
+    /// The kind of each failure (docs/json-and-exit-codes.md maps kinds to exit codes).
+    public var failureKind: FailureKind {
         switch self {
         case .bluetoothUnavailable, .noAdapter, .adapterOff: return .bluetoothUnavailable
-        case .deviceNotFound, .connectFailed, .ambiguousDevice: return .boardNotFound
+        case .deviceNotFound, .connectFailed, .ambiguousDevice: return .boardUnavailable
         case .servicesNeverResolved, .unexpectedReply: return .servicesNotResolved
         case .pairingRefused: return .pairingRefused
         case .disconnected, .notConnected, .timeout, .failed: return .flashFailed

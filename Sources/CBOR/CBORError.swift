@@ -100,7 +100,7 @@ public enum CBORError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-extension CBORError: ExitStatusReporting {
+extension CBORError: DomainError {
     /// CBOR comes from the board's answers: a malformed one fails the flash.
-    public var exitStatus: ExitStatus { .flashFailed }
+    public var failureKind: FailureKind { .flashFailed }
 }

@@ -116,6 +116,6 @@ public struct DBusErrorName: RawRepresentable, Hashable, Sendable, ExpressibleBy
     public static let bluezDoesNotExist: DBusErrorName = "org.bluez.Error.DoesNotExist"
 }
 
-extension DBusError: ExitStatusReporting {
-    public var exitStatus: ExitStatus { .flashFailed }
+extension DBusError: DomainError {
+    public var failureKind: FailureKind { .flashFailed }
 }

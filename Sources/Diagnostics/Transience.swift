@@ -7,10 +7,11 @@ public protocol TransienceReporting: Error {
     var isTransient: Bool { get }
 }
 
-extension ExitStatus {
+/// Whether an error is worth running again unchanged.
+public enum Transience {
     /// Whether `error` is transient; an error that does not say is taken as not transient, so
     /// that no message promises what a retry cannot give.
-    public static func isTransient(_ error: any Error) -> Bool {
+    public static func of(_ error: any Error) -> Bool {
         (error as? any TransienceReporting)?.isTransient ?? false
     }
 }

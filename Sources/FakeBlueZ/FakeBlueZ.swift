@@ -405,14 +405,14 @@ public final class FakeBlueZ: Sendable {
     }
 }
 
-extension FakeBlueZError: ExitStatusReporting {
-    /// A malformed address or scenario is the caller's mistake (64, 65); a bus the fake cannot
-    /// serve on leaves its clients with no board (69).
-    public var exitStatus: ExitStatus {
+extension FakeBlueZError: DomainError {
+    /// A malformed address or scenario is the caller's mistake; a bus the fake cannot serve on
+    /// leaves its clients with no board.
+    public var failureKind: FailureKind {
         switch self {
-        case .invalidAddress, .duplicateAddress: return .usage
+        case .invalidAddress, .duplicateAddress: return .invalidRequest
         case .badScenario: return .badFirmware
-        case .bus: return .boardNotFound
+        case .bus: return .boardUnavailable
         }
     }
 }

@@ -46,7 +46,7 @@ public enum FlashError: Error, Sendable, CustomStringConvertible {
             var text = "the full update (\(reason.code)) failed: \(describe(error))"
             if !(error is McuMgrFailure) {
                 text += ". What the board holds now was not read back"
-                if ExitStatus.isTransient(error) { text += "; run the same command again" }
+                if Transience.of(error) { text += "; run the same command again" }
             }
             if reason.code == "partial-failed", let block = reason.details?.block {
                 text +=
@@ -77,14 +77,14 @@ public enum FlashError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-extension FlashError: ExitStatusReporting {
+extension FlashError: DomainError {
     /// 65 when the file cannot give what the board needs (the same as `bitflash plan` says); a
     /// full update that failed exits as its error does (65: the image cannot be for this board;
     /// 76: the Bluetooth stack broke its protocol); 74 otherwise.
-    public var exitStatus: ExitStatus {
+    public var failureKind: FailureKind {
         switch self {
         case .noFullImage, .noImageForBoard: return .badFirmware
-        case let .fullUpdateFailed(_, error): return ExitStatus.of(error)
+        case let .fullUpdateFailed(_, error): return FailureKind.of(error)
         default: return .flashFailed
         }
     }

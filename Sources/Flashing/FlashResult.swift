@@ -119,11 +119,10 @@ public struct FlashResult: Codable, Sendable, Equatable {
     public var decision: PathDecision?
     /// The protocol of a full update (`mcumgr` or `nordic`); nil for other paths.
     public var fullPath: FullUpdatePath? = nil
-    /// How a run that ends with this result exits: 0 flashed and verified, 2 written but not read
-    /// back, 3 flashed and verified after a fallback, 74 the session failed, or the status of the
-    /// error that kept the session from running (board not found, Bluetooth unavailable, ...).
-    /// Not part of the JSON object.
-    public var exitStatus: ExitStatus = .ok
+    /// What kind of failure ended the flash, when it failed (`error` is set): the error's own kind
+    /// (board not found, Bluetooth unavailable, a file for another board, ...), else a failed
+    /// flash. Nil for a flash that did not fail. Not part of the JSON object.
+    public var failureKind: FailureKind?
 
     enum CodingKeys: String, CodingKey {
         case board, path, reason, fallback, bytesSent, seconds, verified, verification, verificationNote, retries,
@@ -133,12 +132,11 @@ public struct FlashResult: Codable, Sendable, Equatable {
 
     /// - Parameters:
     ///   - verification: by default `failed` with an `error`, `verified` when `verified`, else `unverified`.
-    ///   - exitStatus: the status of the run; by default 74 (flashing failed) when `error` is set,
-    ///     2 when unverified, 3 after a fallback, else 0.
+    ///   - failureKind: what kind of failure `error` is; by default a failed flash when `error` is set.
     public init(
         board: String, path: FlashPath?, reason: FlashReason, fallback: Bool = false,
         bytesSent: Int = 0, seconds: Double = 0, verified: Bool = false, verification: FlashVerification? = nil,
-        verificationNote: String? = nil, retries: Int = 0, error: String? = nil, exitStatus: ExitStatus? = nil
+        verificationNote: String? = nil, retries: Int = 0, error: String? = nil, failureKind: FailureKind? = nil
     ) {
         self.board = board
         self.path = path
@@ -153,18 +151,7 @@ public struct FlashResult: Codable, Sendable, Equatable {
             word == .unverified ? (verificationNote ?? "the board was not read back") : verificationNote
         self.retries = retries
         self.error = error
-        self.exitStatus = exitStatus ?? Self.status(verification: word, fallback: fallback)
-    }
-
-    /// The exit status a result with this verification has: 74 failed, 2 unverified, 3 verified
-    /// after a fallback, 0 otherwise (a dry run too).
-    public static func status(verification: FlashVerification, fallback: Bool) -> ExitStatus {
-        switch verification {
-        case .failed: return .flashFailed
-        case .unverified: return .writtenUnverified
-        case .verified: return fallback ? .okAfterFallback : .ok
-        case .dryRun: return .ok
-        }
+        self.failureKind = error == nil ? nil : (failureKind ?? .flashFailed)
     }
 
     public init(from decoder: any Decoder) throws {
@@ -185,29 +172,19 @@ public struct FlashResult: Codable, Sendable, Equatable {
             try c.decodeIfPresent(FlashVerification.self, forKey: .verification)
             ?? (error != nil ? .failed : verified ? .verified : .unverified)
         verificationNote = try c.decodeIfPresent(String.self, forKey: .verificationNote)
-        exitStatus = Self.status(verification: verification, fallback: fallback)
+        failureKind = error == nil ? nil : .flashFailed
     }
 
     /// The result for a board the session never ran on: it could not be found, reached or
-    /// planned for. The exit status is the error's own.
+    /// planned for. The failure's kind is the error's own.
     public init(board: String, unreached error: any Error, seconds: Double) {
         self.init(
             board: board, path: nil, reason: FlashReason(code: "failed", message: "the flash failed"), seconds: seconds,
-            error: describe(error), exitStatus: ExitStatus.of(error))
+            error: describe(error), failureKind: FailureKind.of(error))
     }
 
     /// True when the flash did not fail (it may still be unverified: see `verification`).
     public var succeeded: Bool { error == nil }
-
-    /// How a run that flashed these boards exits: the first failure's status (74 for a failed
-    /// flash), else 2 when any board was not read back, else 3 after any fallback, else 0.
-    public static func runStatus(_ results: [FlashResult]) -> ExitStatus {
-        for r in results where r.error != nil {
-            return r.exitStatus.succeeded || r.exitStatus == .writtenUnverified ? .flashFailed : r.exitStatus
-        }
-        if results.contains(where: { $0.verification == .unverified }) { return .writtenUnverified }
-        return results.contains(where: \.fallback) ? .okAfterFallback : .ok
-    }
 }
 
 extension FlashResult {
@@ -226,9 +203,9 @@ extension FlashResult {
             decision = o.decision
             fullPath = o.fullPath
         case let .failure(error):
-            // A session's own error says how the run exits: 65 for a file or image that cannot be
-            // for the board, 76 when the Bluetooth stack broke its protocol; 74 otherwise.
-            let own = ExitStatus.of(error)
+            // A session's own error says what kind of failure it was: a file or image that cannot
+            // be for the board, the Bluetooth stack breaking its protocol; a failed flash otherwise.
+            let own = FailureKind.of(error)
             let reason = FlashReason.failure(error)
             // How far the session got: partial flashing's retries, and the full update it was in.
             let full = (error as? FlashError)?.fullUpdateReason
@@ -238,7 +215,7 @@ extension FlashResult {
                 reason: reason, fallback: progress?.fallback ?? (full?.code == "partial-failed"),
                 bytesSent: progress?.bytesSent ?? 0, seconds: seconds,
                 retries: max(progress?.retries ?? 0, reason.details?.retries ?? 0), error: describe(error),
-                exitStatus: (error as? FlashError)?.exitStatus
+                failureKind: (error as? FlashError)?.failureKind
                     ?? (own == .badFirmware || own == .stackViolation ? own : nil))
             fullPath = progress?.fullPath ?? (error as? FlashError)?.fullUpdatePath
         }

@@ -118,12 +118,12 @@ public enum ResumeStoreError: Error, Sendable, Equatable, CustomStringConvertibl
     }
 }
 
-extension ResumeStoreError: ExitStatusReporting {
+extension ResumeStoreError: DomainError {
     /// An unreadable record only costs a fresh start; a record that cannot be written is a file problem.
-    public var exitStatus: ExitStatus {
+    public var failureKind: FailureKind {
         switch self {
-        case .unreadable: return .cannotRead
-        case .cannotSave: return .cannotWrite
+        case .unreadable: return .unreadable
+        case .cannotSave: return .unwritable
         }
     }
 }

@@ -150,7 +150,7 @@ public enum LinkModelError: Error, Sendable, Equatable, CustomStringConvertible 
     }
 }
 
-extension LinkModelError: ExitStatusReporting {
+extension LinkModelError: DomainError {
     /// A link or fault setting that cannot be: the request is wrong, not the board.
-    public var exitStatus: ExitStatus { .usage }
+    public var failureKind: FailureKind { .invalidRequest }
 }

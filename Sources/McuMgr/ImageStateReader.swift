@@ -79,6 +79,6 @@ public struct ImageStateReader: FlowMachine {
     }
 }
 
-extension ImageStateReader.Failure: ExitStatusReporting {
-    public var exitStatus: ExitStatus { .flashFailed }
+extension ImageStateReader.Failure: DomainError {
+    public var failureKind: FailureKind { .flashFailed }
 }

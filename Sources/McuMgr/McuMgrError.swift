@@ -140,10 +140,10 @@ public enum McuMgrError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-extension McuMgrError: ExitStatusReporting {
+extension McuMgrError: DomainError {
     /// 65 for an image that cannot be for this board (malformed, damaged, too large), whether
     /// found here or refused by the device; 74 for every other failure.
-    public var exitStatus: ExitStatus {
+    public var failureKind: FailureKind {
         switch self {
         case .invalidImage: return .badFirmware
         case let .deviceRefused(command, refusal) where command == ImageUploadRequest.name:

@@ -17,8 +17,8 @@ public struct McuMgrFailure: Error, Sendable, Equatable, CustomStringConvertible
     public var description: String { "\(cause). \(board)" }
 }
 
-extension McuMgrFailure: ExitStatusReporting {
-    public var exitStatus: ExitStatus { cause.exitStatus }
+extension McuMgrFailure: DomainError {
+    public var failureKind: FailureKind { cause.failureKind }
 }
 
 /// What the secondary slot holds, as far as the board's slot list and the upload tell.

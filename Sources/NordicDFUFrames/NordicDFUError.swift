@@ -135,6 +135,6 @@ public enum NordicDFUError: Error, Sendable, Equatable, CustomStringConvertible 
     }
 }
 
-extension NordicDFUError: ExitStatusReporting {
-    public var exitStatus: ExitStatus { .flashFailed }
+extension NordicDFUError: DomainError {
+    public var failureKind: FailureKind { .flashFailed }
 }

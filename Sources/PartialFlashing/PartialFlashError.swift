@@ -199,6 +199,6 @@ public enum PartialFlashError: Error, Sendable, Equatable, CustomStringConvertib
     }
 }
 
-extension PartialFlashError: ExitStatusReporting {
-    public var exitStatus: ExitStatus { .flashFailed }
+extension PartialFlashError: DomainError {
+    public var failureKind: FailureKind { .flashFailed }
 }

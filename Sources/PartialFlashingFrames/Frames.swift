@@ -162,6 +162,6 @@ extension UInt32 {
     }
 }
 
-extension FrameError: ExitStatusReporting {
-    public var exitStatus: ExitStatus { .flashFailed }
+extension FrameError: DomainError {
+    public var failureKind: FailureKind { .flashFailed }
 }

@@ -67,6 +67,6 @@ public enum SMPError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-extension SMPError: ExitStatusReporting {
-    public var exitStatus: ExitStatus { .flashFailed }
+extension SMPError: DomainError {
+    public var failureKind: FailureKind { .flashFailed }
 }

@@ -63,6 +63,6 @@ public enum SimulatedBoardError: Error, Sendable, Equatable, CustomStringConvert
     public var errorDescription: String? { description }
 }
 
-extension SimulatedBoardError: ExitStatusReporting {
-    public var exitStatus: ExitStatus { .flashFailed }
+extension SimulatedBoardError: DomainError {
+    public var failureKind: FailureKind { .flashFailed }
 }

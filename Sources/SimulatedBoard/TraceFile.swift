@@ -106,12 +106,12 @@ public enum TraceFileError: Error, Sendable, Equatable, CustomStringConvertible 
     }
 }
 
-extension TraceFileError: ExitStatusReporting {
-    public var exitStatus: ExitStatus {
+extension TraceFileError: DomainError {
+    public var failureKind: FailureKind {
         switch self {
-        case .cannotRead: return .cannotRead
-        case .cannotWrite: return .cannotWrite
-        case .notATraceLine: return .badFirmware
+        case .cannotRead: return .unreadable
+        case .cannotWrite: return .unwritable
+        case .notATraceLine: return .malformedData
         }
     }
 }

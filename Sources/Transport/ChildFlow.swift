@@ -88,7 +88,7 @@ public enum FlowCompositionError: Error, Equatable, Sendable, CustomStringConver
     }
 }
 
-extension FlowCompositionError: ExitStatusReporting {
+extension FlowCompositionError: DomainError {
     /// Flows composed the wrong way: a bug, not something the user can fix.
-    public var exitStatus: ExitStatus { .internalError }
+    public var failureKind: FailureKind { .internalFault }
 }

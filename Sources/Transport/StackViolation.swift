@@ -30,8 +30,8 @@ public struct StackViolation: Error, Sendable, Equatable, CustomStringConvertibl
     }
 }
 
-extension StackViolation: ExitStatusReporting, TransienceReporting {
+extension StackViolation: DomainError, TransienceReporting {
     /// 76 (EX_PROTOCOL): the stack broke its side of the protocol.
-    public var exitStatus: ExitStatus { .stackViolation }
+    public var failureKind: FailureKind { .stackViolation }
     public var isTransient: Bool { false }
 }

@@ -47,7 +47,7 @@ public enum TransportError: Error, Sendable, Equatable, CustomStringConvertible 
     }
 }
 
-extension TransportError: ExitStatusReporting {
+extension TransportError: DomainError {
     /// The board could not be reached or kept: not found, out of range or not connectable.
-    public var exitStatus: ExitStatus { .boardNotFound }
+    public var failureKind: FailureKind { .boardUnavailable }
 }

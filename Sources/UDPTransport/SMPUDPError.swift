@@ -92,18 +92,18 @@ public enum BindFailure: Sendable, Equatable {
     }
 }
 
-extension SMPUDPError: ExitStatusReporting {
+extension SMPUDPError: DomainError {
     /// 64 for an endpoint that cannot be used as written, 69 for a board (server) that cannot be
     /// reached, 75 for a port another program holds (it may be free later).
-    public var exitStatus: ExitStatus {
+    public var failureKind: FailureKind {
         switch self {
-        case .badEndpoint: return .usage
-        case .noAnswer, .unknownHost: return .boardNotFound
+        case .badEndpoint: return .invalidRequest
+        case .noAnswer, .unknownHost: return .boardUnavailable
         case let .bindFailed(_, reason):
             switch reason {
-            case .inUse: return .temporarilyUnavailable
-            case .notLocal, .notPermitted: return .usage
-            case .other: return .boardNotFound
+            case .inUse: return .heldElsewhere
+            case .notLocal, .notPermitted: return .invalidRequest
+            case .other: return .boardUnavailable
             }
         case .closed: return .flashFailed
         }

@@ -128,7 +128,7 @@ struct BadFileTableTests {
                 }
                 let r = try #require(throughBlueZ)
                 #expect(r.error == simulated, "\(file): the library through BlueZ says \(r.error ?? "nothing")")
-                #expect(r.exitStatus == .badFirmware && r.bytesSent == 0, "\(file)")
+                #expect(r.failureKind == .badFirmware && r.bytesSent == 0, "\(file)")
             }
 
             let cliSimulated = try BitflashBinary.run([

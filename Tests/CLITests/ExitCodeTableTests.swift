@@ -1,3 +1,4 @@
+@testable import Commands
 import Diagnostics
 import Foundation
 #if canImport(Glibc)
@@ -51,7 +52,7 @@ struct ExitCodeTableTests {
     @Test("the documented table has exactly the code's statuses, with their names and meanings, in order")
     func tableIsTheCode() throws {
         let rows = try Self.readmeRows()
-        let code = Diagnostics.ExitStatus.allCases.map { Row(code: $0.rawValue, name: "\($0)", meaning: $0.meaning) }
+        let code = Commands.ExitStatus.allCases.map { Row(code: $0.rawValue, name: "\($0)", meaning: $0.meaning) }
         #expect(rows.map(\.description) == code.map(\.description))
         for (documented, own) in zip(rows, code) { #expect(documented.meaning == own.meaning, "\(own)") }
     }
@@ -134,7 +135,7 @@ struct ExitCodeTableTests {
             "flash", Self.sample("sample-r1-counter.hex"), "--simulate", "--sim-state", folder.path,
             "--sim-state-wait", "0"
         ])
-        #expect(r.status == Int32(Diagnostics.ExitStatus.temporarilyUnavailable.rawValue), "\(r.stderr)")
+        #expect(r.status == Int32(Commands.ExitStatus.temporarilyUnavailable.rawValue), "\(r.stderr)")
         #expect(try Self.readmeRows().first { $0.code == 75 }?.meaning.contains("another bitflash run") == true)
     }
 }

@@ -1,3 +1,4 @@
+@testable import Commands
 import Diagnostics
 import Foundation
 import Testing
@@ -77,7 +78,7 @@ struct HelpTests {
     @Test("every exit code a command's help names is in the documented table")
     func helpNamesOnlyDocumentedExitCodes() throws {
         let documented = Set(try ExitCodeTableTests.readmeRows().map(\.code))
-        #expect(documented == Set(ExitStatus.allCases.map(\.rawValue)))
+        #expect(documented == Set(Commands.ExitStatus.allCases.map(\.rawValue)))
         let commands: [(Bool, [String])] =
             [
                 "flash", "watch", "scan", "info", "forget", "plan", "demo", "inspect", "convert"

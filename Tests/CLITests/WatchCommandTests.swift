@@ -124,7 +124,7 @@ struct WatchCommandTests {
         try FileManager.default.copyItem(
             at: BitflashBinary.sample("sample-r2-heart.hex"), to: downloads.appendingPathComponent("old.hex"))
         let watch = try Self.start([
-            downloads.path, "--simulate", "microbit-v2", "--sim-state", state.path, "--settle", "1"
+            downloads.path, "--simulate", "microbit-v2", "--sim-state", state.path, "--settle", "2"
         ])
         #expect(await watch.wait(upTo: .seconds(60)) { $0.stdout.contains("\"watching\"") }, "\(watch.stderr)")
         // Chrome: the download grows as name.hex.crdownload and is renamed when done.
@@ -133,15 +133,19 @@ struct WatchCommandTests {
         try await Self.writeInSteps(
             try Data(contentsOf: BitflashBinary.sample("sample-r1-heart.hex")), to: partial, parts: 3,
             pause: .milliseconds(100))
-        try FileManager.default.moveItem(at: partial, to: first)
+        // The second download is ready beside the folder, so that the two renames below follow each
+        // other at once, however slowly this test is scheduled: "in quick succession" is then a
+        // fact of the file system, not of this test's timing.
         let second = downloads.appendingPathComponent("microbit-prog (1).hex")
+        let staged = dir.appendingPathComponent("microbit-prog (1).hex")
         let newest = BitflashBinary.sample("sample-r1-counter.hex")
-        try await Self.writeInSteps(try Data(contentsOf: newest), to: second, parts: 2, pause: .milliseconds(100))
+        try Data(contentsOf: newest).write(to: staged)
         // The second download is the newer one, a second later, whatever the file system's clock granularity.
-        let firstDate = try #require(
-            try FileManager.default.attributesOfItem(atPath: first.path)[.modificationDate] as? Date)
-        try FileManager.default.setAttributes(
-            [.modificationDate: firstDate.addingTimeInterval(1)], ofItemAtPath: second.path)
+        let now = Date()
+        try FileManager.default.setAttributes([.modificationDate: now], ofItemAtPath: partial.path)
+        try FileManager.default.setAttributes([.modificationDate: now.addingTimeInterval(1)], ofItemAtPath: staged.path)
+        try FileManager.default.moveItem(at: partial, to: first)
+        try FileManager.default.moveItem(at: staged, to: second)
         #expect(await Self.waitForFlash(of: second, in: watch), "\(watch.stdout) \(watch.stderr)")
         let sentinel = try Self.dropSentinel(newest, into: downloads)
         #expect(await Self.waitForFlash(of: sentinel, in: watch), "\(watch.stdout) \(watch.stderr)")

@@ -30,25 +30,22 @@ import Testing
     }
 }
 
-/// The exit statuses are the documented codes (docs/json-and-exit-codes.md), and an error that reports none is a failed flash.
-/// (Swift Testing has an `ExitStatus` of its own, hence `Diagnostics.ExitStatus` here.)
-@Suite struct ExitStatusTests {
+/// An error's kind is its own; an error that says none is a failed flash unless told otherwise.
+@Suite struct FailureKindTests {
     struct Plain: Error {}
-    struct Reporting: ExitStatusReporting { var exitStatus: Diagnostics.ExitStatus }
+    struct Kinded: DomainError { var failureKind: FailureKind }
 
-    @Test("the codes are the documented sysexits-style values")
-    func documentedCodes() {
-        #expect(
-            Diagnostics.ExitStatus.allCases.map(\.rawValue) == [
-                0, 2, 3, 64, 65, 66, 69, 70, 73, 74, 75, 76, 77, 130, 143
-            ])
-        #expect(Diagnostics.ExitStatus.allCases.filter(\.succeeded) == [.ok, .okAfterFallback])
+    @Test("an error's own kind wins; others are a failed flash unless told otherwise")
+    func kindOfAnError() {
+        #expect(FailureKind.of(Kinded(failureKind: .pairingRefused)) == .pairingRefused)
+        #expect(FailureKind.of(Plain()) == .flashFailed)
+        #expect(FailureKind.of(Plain(), otherwise: .internalFault) == .internalFault)
     }
 
-    @Test("an error's own status wins; others are a failed flash unless told otherwise")
-    func statusOfAnError() {
-        #expect(Diagnostics.ExitStatus.of(Reporting(exitStatus: .pairingRefused)) == .pairingRefused)
-        #expect(Diagnostics.ExitStatus.of(Plain()) == .flashFailed)
-        #expect(Diagnostics.ExitStatus.of(Plain(), otherwise: .internalError) == .internalError)
+    @Test("each kind has its own word for JSON and logs")
+    func kindsHaveDistinctWords() {
+        let words = FailureKind.allCases.map(\.rawValue)
+        #expect(Set(words).count == words.count)
+        #expect(words.allSatisfy { !$0.isEmpty && $0 == $0.lowercased() && !$0.contains(" ") })
     }
 }

@@ -31,7 +31,7 @@ import SimulatedBoard
         #expect(error.contains("Read back after the failure, the board reports slot 0: image 1.0.0"), "\(error)")
         #expect(error.contains("slot 1: the new image"))
         #expect(!error.contains("keeps its previous application") && !error.contains("Run the same command again"))
-        #expect(run.result.exitStatus == .flashFailed)
+        #expect(run.result.failureKind == .flashFailed)
 
         let details = try #require(run.result.reason.details?.board)
         #expect(details.source == "read-after-failure" && details.secondary == .newImage)
@@ -69,8 +69,8 @@ import SimulatedBoard
         #expect(text.contains("The device had taken 40 of the new image's 100 bytes"))
         #expect(text.contains("Partial flashing had stopped at block 5 of the program region before this update"))
         #expect(!text.contains("keeps its previous application"))
-        #expect(FlashError.fullUpdateFailed(reason: reason, error: failure).exitStatus == .flashFailed)
+        #expect(FlashError.fullUpdateFailed(reason: reason, error: failure).failureKind == .flashFailed)
         let tooLarge = McuMgrFailure(cause: .invalidImage(.tooLarge(bytes: 9, slot: 8, from: .profile)), board: board)
-        #expect(FlashError.fullUpdateFailed(reason: reason, error: tooLarge).exitStatus == .badFirmware)
+        #expect(FlashError.fullUpdateFailed(reason: reason, error: tooLarge).failureKind == .badFirmware)
     }
 }

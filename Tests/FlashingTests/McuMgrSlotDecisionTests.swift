@@ -75,7 +75,7 @@ import TestSupport
             error.contains(
                 "the image cannot be installed: it has \(Self.slot + 1) bytes and the board's slot holds \(Self.slot)"))
         #expect(error.contains("nothing was sent to the board") && !error.contains("try again"))
-        #expect(run.result.exitStatus == .badFirmware)
+        #expect(run.result.failureKind == .badFirmware)
         let after = try sim.board(id)
         #expect(after.smpServer?.statistics.frames == 0, "no SMP request reached the board")
         #expect(try after.readFlash(0..<0x80000) == before.readFlash(0..<0x80000))

@@ -19,7 +19,7 @@ import Transport
         let cause = try #require(finished?.cause)
         #expect(run.writes.isEmpty, "nothing may reach the board")
         #expect(!run.actions.contains { if case .subscribe = $0 { true } else { false } })
-        #expect(cause.exitStatus == .badFirmware && !cause.isTransient)
+        #expect(cause.failureKind == .badFirmware && !cause.isTransient)
         #expect("\(cause)".contains("nothing was sent to the board"))
         #expect(!"\(cause)".contains("try again") && !"\(cause)".contains("run the"))
         return (cause, run)
@@ -86,7 +86,7 @@ import Transport
         #expect(McuMgrError.uploadMismatch.isTransient)
         #expect(!McuMgrError.deviceRefused(command: "image upload", .group(.image(.invalidImageTooLarge))).isTransient)
         #expect(
-            McuMgrError.deviceRefused(command: "image upload", .group(.image(.invalidImageTooLarge))).exitStatus
+            McuMgrError.deviceRefused(command: "image upload", .group(.image(.invalidImageTooLarge))).failureKind
                 == .badFirmware)
         #expect(!McuMgrError.verificationFailed(expected: "x", slots: []).isTransient)
         #expect(McuMgrError.deviceRefused(command: "image upload", .returnCode(.busy)).isTransient)

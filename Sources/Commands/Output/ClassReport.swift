@@ -51,7 +51,7 @@ struct ClassReport: Codable, Sendable, Equatable {
             return Row(
                 board: r.board, name: id?.name, address: id?.address, adapter: id?.adapter, result: result,
                 path: r.path, fallback: r.fallback, seconds: (r.seconds * 1000).rounded() / 1000, verified: r.verified,
-                exitCode: r.exitStatus.rawValue, error: r.error ?? (result == "unverified" ? r.verificationNote : nil),
+                exitCode: ExitStatus(r).rawValue, error: r.error ?? (result == "unverified" ? r.verificationNote : nil),
                 fix: result == "ok"
                     ? nil
                     : result == "unverified"
@@ -77,7 +77,7 @@ struct ClassReport: Codable, Sendable, Equatable {
             return
                 "stopped by --sim-kill-at: run the same command again, or with --retry-failed, to continue where it stopped"
         }
-        return fix(result.exitStatus, board: board)
+        return fix(ExitStatus(result), board: board)
     }
 
     /// The one-line fix for a board that failed with `status`.

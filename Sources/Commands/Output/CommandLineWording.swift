@@ -49,7 +49,7 @@ extension PeripheralError: CommandLineHinted {
 extension FlashResult {
     /// A flash over UDP that found no server on this computer: how to start a simulated one to try.
     func withUDPServerHint(_ endpoint: String) -> FlashResult {
-        guard exitStatus == .boardNotFound, let error, let e = try? UDPEndpoint(parsing: endpoint),
+        guard failureKind == .boardUnavailable, let error, let e = try? UDPEndpoint(parsing: endpoint),
             e.host == "localhost" || e.host == "::1" || e.host.hasPrefix("127.")
         else { return self }
         var r = self

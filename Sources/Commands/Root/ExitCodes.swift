@@ -4,7 +4,7 @@ import Flashing
 import Foundation
 
 /// An error the CLI shows as it is, with the exit status it implies.
-struct CLIError: ExitStatusReporting, CustomStringConvertible {
+struct CLIError: Error, CustomStringConvertible {
     let exitStatus: ExitStatus
     let message: String
     init(_ exitStatus: ExitStatus, _ message: String) {
@@ -49,7 +49,7 @@ func finishFlash(_ results: [FlashResult]) -> ExitStatus {
             )
         }
     }
-    return FlashResult.runStatus(results)
+    return ExitStatus(results: results)
 }
 
 /// A readable description of any error: the command line's wording where it has one

@@ -55,7 +55,8 @@ extension FlashCommand {
                             entry.session
                                 ?? .failure(
                                     CLIError(
-                                        entry.result.exitStatus, entry.result.error ?? "the board could not be reached")
+                                        ExitStatus(entry.result), entry.result.error ?? "the board could not be reached"
+                                    )
                                 )
                         )
                     }))

@@ -121,7 +121,7 @@ extension FlashCommand {
                 results[i].error =
                     "the simulated board's flash could not be saved (\(reason)); the next run finds it as it was "
                     + "before this one"
-                results[i].exitStatus = .cannotWrite
+                results[i].failureKind = .unwritable
                 results[i].verified = false
                 results[i].verification = .unverified
             }

@@ -194,7 +194,7 @@ struct WatchCommand: AsyncParsableCommand {
             }
             report.flashed(path, results)
             return !results.isEmpty
-                && !results.allSatisfy { $0.error != nil && $0.exitStatus == .badFirmware }
+                && !results.allSatisfy { $0.error != nil && $0.failureKind == .badFirmware }
         } catch {
             report.failed(path, error)
             return ((error as? CLIError)?.exitStatus ?? classify(error)) != .badFirmware

@@ -42,8 +42,8 @@ public struct FlashRefusal: Error, Sendable, Equatable, CustomStringConvertible 
     public var description: String { message }
 }
 
-extension FlashRefusal: ExitStatusReporting {
+extension FlashRefusal: DomainError {
     /// 64 for a board of another family than the one asked for (the request contradicts itself),
     /// 65 for every refusal of the file.
-    public var exitStatus: ExitStatus { kind == .boardMismatch ? .usage : .badFirmware }
+    public var failureKind: FailureKind { kind == .boardMismatch ? .invalidRequest : .badFirmware }
 }

@@ -127,12 +127,12 @@ public enum SimStoreError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-extension SimStoreError: ExitStatusReporting {
-    public var exitStatus: ExitStatus {
+extension SimStoreError: DomainError {
+    public var failureKind: FailureKind {
         switch self {
-        case .unreadable: return .cannotRead
-        case .otherProfile: return .usage
-        case .cannotSave, .notABoard: return .cannotWrite
+        case .unreadable: return .unreadable
+        case .otherProfile: return .invalidRequest
+        case .cannotSave, .notABoard: return .unwritable
         case .noApplication: return .badFirmware
         }
     }

@@ -1,7 +1,10 @@
+import Diagnostics
+import Flashing
+
 /// How a run of bitflash ends, as the exit status a script sees: the sysexits(3) codes
 /// docs/json-and-exit-codes.md documents, plus 2 for a flash that could not be read back and
 /// 3 for a flash that succeeded only after falling back.
-public enum ExitStatus: Int32, Sendable, Equatable, CaseIterable, Codable {
+enum ExitStatus: Int32, Sendable, Equatable, CaseIterable, Codable {
     /// Flashed and verified, or already up to date (and read back).
     case ok = 0
     /// Written (every block acknowledged and the flash ended, or a full update completed), or
@@ -39,7 +42,7 @@ public enum ExitStatus: Int32, Sendable, Equatable, CaseIterable, Codable {
     case terminated = 143
 
     /// What the status means: the table of docs/json-and-exit-codes.md, word for word (without its Markdown).
-    public var meaning: String {
+    var meaning: String {
         switch self {
         case .ok: return "flashed and verified, or already up to date"
         case .writtenUnverified:
@@ -72,28 +75,69 @@ public enum ExitStatus: Int32, Sendable, Equatable, CaseIterable, Codable {
 
     /// 75 by what it means beyond Bluetooth: something bitflash needs is held or missing for now
     /// (a port another program holds, a state folder another bitflash holds); trying later may work.
-    public static var temporarilyUnavailable: ExitStatus { .bluetoothUnavailable }
+    static var temporarilyUnavailable: ExitStatus { .bluetoothUnavailable }
 
     /// 76 by what it means beyond resolving services: the Bluetooth stack sent what its protocol
     /// never allows (a software problem on this computer, not a radio one).
-    public static var stackViolation: ExitStatus { .servicesNotResolved }
+    static var stackViolation: ExitStatus { .servicesNotResolved }
 
     /// True for the statuses of a run that left every board running what it was sent, read back.
     /// `writtenUnverified` is not one: nothing confirmed what the board runs.
-    public var succeeded: Bool { self == .ok || self == .okAfterFallback }
+    var succeeded: Bool { self == .ok || self == .okAfterFallback }
 }
 
-/// An error that knows how the run it ends should exit. Every layer's error type conforms,
-/// so the command line's one error funnel needs no table of types.
-public protocol ExitStatusReporting: Error {
-    /// The exit status of a run this error ends.
-    var exitStatus: ExitStatus { get }
-}
-
+/// The one table from a failure's kind (what the library says went wrong) to the exit status a
+/// script sees. Only the command line knows exit statuses.
 extension ExitStatus {
-    /// The status of a run that ended with `error`: the error's own status, else `fallback`
-    /// (an error type that does not report one is a failed flash).
-    public static func of(_ error: any Error, otherwise fallback: ExitStatus = .flashFailed) -> ExitStatus {
-        (error as? any ExitStatusReporting)?.exitStatus ?? fallback
+    init(_ kind: FailureKind) {
+        switch kind {
+        case .invalidRequest: self = .usage
+        case .badFirmware, .malformedData: self = .badFirmware
+        case .unreadable: self = .cannotRead
+        case .unwritable: self = .cannotWrite
+        case .boardUnavailable: self = .boardNotFound
+        case .flashFailed: self = .flashFailed
+        case .bluetoothUnavailable, .heldElsewhere: self = .bluetoothUnavailable
+        case .servicesNotResolved, .stackViolation: self = .servicesNotResolved
+        case .pairingRefused: self = .pairingRefused
+        case .internalFault: self = .internalError
+        }
+    }
+
+    /// The status of a run that ended with `error`: the command line's own status for its errors,
+    /// else the error's kind, else `fallback` (an error that says no kind is a failed flash).
+    static func of(_ error: any Error, otherwise fallback: ExitStatus = .flashFailed) -> ExitStatus {
+        if let error = error as? CLIError { return error.exitStatus }
+        if let error = error as? any DomainError { return ExitStatus(error.failureKind) }
+        return fallback
+    }
+
+    /// How one board's flash ends: its failure's kind when it failed, 2 when it was not read back,
+    /// 3 when it was verified after a fallback, else 0 (a dry run too).
+    init(_ result: FlashResult) {
+        if result.error != nil {
+            self = ExitStatus(result.failureKind ?? .flashFailed)
+            return
+        }
+        switch result.verification {
+        case .failed: self = .flashFailed
+        case .unverified: self = .writtenUnverified
+        case .verified: self = result.fallback ? .okAfterFallback : .ok
+        case .dryRun: self = .ok
+        }
+    }
+
+    /// How a run that flashed these boards exits: the first failure's status (74 for a failed
+    /// flash), else 2 when any board was not read back, else 3 after any fallback, else 0.
+    init(results: [FlashResult]) {
+        if let failed = results.first(where: { $0.error != nil }) {
+            self = ExitStatus(failed)
+            return
+        }
+        if results.contains(where: { $0.verification == .unverified }) {
+            self = .writtenUnverified
+            return
+        }
+        self = results.contains(where: \.fallback) ? .okAfterFallback : .ok
     }
 }
