@@ -28,11 +28,12 @@ struct AdapterLimitBlueZTests {
     }
 
     @Test("six boards over two adapters of two connections: all verified, spread, no adapter over its limit")
-    func classOverTwoAdaptersStaysWithinTheirLimits() throws {
+    func classOverTwoAdaptersStaysWithinTheirLimits() async throws {
         let fake = try Self.fake(limit: 2)
         let file = BlueZCommandTests.sample("sample-r1-counter.hex").path
         let devices = Self.names.flatMap { ["--device", $0] }
-        let run = try fake.bitflash(["flash", file] + devices + ["--adapter", "all", "--max-connections", "2"])
+        let run = try await fake.bitflashAsync(
+            ["flash", file] + devices + ["--adapter", "all", "--max-connections", "2"])
         #expect(run.status == 0, "\(run.stderr)")
         let rows = run.lines.filter { line in Self.names.contains { line.hasPrefix($0 + " ") } }
         #expect(rows.count == 6, "\(run.stdout)")
@@ -47,11 +48,12 @@ struct AdapterLimitBlueZTests {
 
     @Test(
         "asked for more than the controllers hold: a refused connect backs off, lowers the limit, never fails a board")
-    func refusedConnectBacksOffInsteadOfFailingTheBoard() throws {
+    func refusedConnectBacksOffInsteadOfFailingTheBoard() async throws {
         let fake = try Self.fake(limit: 2)
         let file = BlueZCommandTests.sample("sample-r1-counter.hex").path
         let devices = Self.names.flatMap { ["--device", $0] }
-        let run = try fake.bitflash(["flash", file] + devices + ["--adapter", "all", "--max-connections", "3"])
+        let run = try await fake.bitflashAsync(
+            ["flash", file] + devices + ["--adapter", "all", "--max-connections", "3"])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stderr.contains("refused another connection"), "\(run.stderr)")
         let rows = run.lines.filter { line in Self.names.contains { line.hasPrefix($0 + " ") } }

@@ -29,7 +29,7 @@ struct BadFileTableTests {
     /// The table: foreign chips by UF2 family, by address range and by SoftDevice; data beyond
     /// the flash; truncated and checksum-broken hex; a Nordic DFU package for another board; an
     /// MCUboot image with a bad hash; a file with no program and no application.
-    static func table() throws -> [BadFile] {
+    static func table() async throws -> [BadFile] {
         var files: [BadFile] = []
         let family = ChipFamily.nrf52833
         files.append(
@@ -54,7 +54,7 @@ struct BadFileTableTests {
         files.append(BadFile(name: "checksum.hex", bytes: broken, expected: "checksum"))
         // A stock micro:bit V1's Nordic DFU package (legacy DFU), made by `bitflash convert`.
         let zip = FileManager.default.temporaryDirectory.appendingPathComponent("bitflash-v1-\(UUID().uuidString).zip")
-        let made = try BitflashBinary.run([
+        let made = try await Bitflash.offPoolRun([
             "convert", C.sample("sample-r1-counter.hex").path, "--board", "microbit-v1", "--to",
             "nordic-dfu-zip", "-o", zip.path
         ])
@@ -114,7 +114,7 @@ struct BadFileTableTests {
         settings.resumeStore = nil
         settings.lastBoard = nil
         let flasher = BlueZFlasher(settings: settings)
-        for file in try Self.table() {
+        for file in try await Self.table() {
             let path = dir.appendingPathComponent(file.name).path
             try Data(file.bytes).write(to: URL(fileURLWithPath: path))
 
@@ -131,10 +131,10 @@ struct BadFileTableTests {
                 #expect(r.failureKind == .badFirmware && r.bytesSent == 0, "\(file)")
             }
 
-            let cliSimulated = try BitflashBinary.run([
+            let cliSimulated = try await Bitflash.offPoolRun([
                 "flash", path, "--simulate", "microbit-v2", "--sim-state", dir.appendingPathComponent("s").path
             ])
-            let cliBlueZ = try Bitflash.run(
+            let cliBlueZ = try await Bitflash.runAsync(
                 ["flash", path, "--device", FakeBlueZProcess.address], bus: fake.bus.address)
             for (door, run) in [("--simulate", cliSimulated), ("--device", cliBlueZ)] {
                 #expect(run.status == 65, "\(file) \(door): \(run.status) \(run.stderr)")

@@ -32,9 +32,9 @@ struct BlueZCommandTests {
     }
 
     @Test("scan lists the board with its name, address, RSSI, mode and bond, and nothing else")
-    func scan() throws {
+    func scan() async throws {
         let fake = try FakeBlueZProcess()
-        let r = try fake.bitflash(["scan", "--timeout", "1", "--json"])
+        let r = try await fake.bitflashAsync(["scan", "--timeout", "1", "--json"])
         #expect(r.status == 0, "\(r.stderr)")
         let boards = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]])
         let board = try #require(boards.first)
@@ -46,18 +46,18 @@ struct BlueZCommandTests {
         // Pairing mode or an open build's program: the advertisement does not tell.
         #expect(board["mode"] as? String == "unknown")
         #expect(board["bonded"] as? Bool == false)
-        let text = try fake.bitflash(["scan", "--timeout", "1"])
+        let text = try await fake.bitflashAsync(["scan", "--timeout", "1"])
         #expect(
             text.stdout.contains("BBC micro:bit [zotig]         F0:0D:00:00:00:01  -60   unknown      no"),
             "\(text.stdout)")
-        let all = try fake.bitflash(["scan", "--timeout", "1", "--all"])
+        let all = try await fake.bitflashAsync(["scan", "--timeout", "1", "--all"])
         #expect(all.status == 0 && all.stdout.contains("F0:0D:00:00:00:01"), "\(all.stderr)")
     }
 
     @Test("info reads the mode, memory map and image slots of the board, as info --simulate shows them")
-    func info() throws {
+    func info() async throws {
         let fake = try FakeBlueZProcess()
-        let r = try fake.bitflash(["info", "--device", "zotig", "--json"])
+        let r = try await fake.bitflashAsync(["info", "--device", "zotig", "--json"])
         #expect(r.status == 0, "\(r.stderr)")
         let shown = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         #expect(shown["address"] as? String == FakeBlueZProcess.address)
@@ -70,7 +70,7 @@ struct BlueZCommandTests {
         #expect(slots.first?["active"] as? Bool == true)
         // The same board read by the simulator gives the same regions.
         let state = fake.stop()
-        let sim = try Bitflash.run(
+        let sim = try await Bitflash.runAsync(
             ["info", "--simulate", "--sim-state", state.deletingLastPathComponent().path, "--json"],
             bus: fake.bus.address)
         let simShown = try #require(try JSONSerialization.jsonObject(with: Data(sim.stdout.utf8)) as? [String: Any])
@@ -80,9 +80,9 @@ struct BlueZCommandTests {
     }
 
     @Test("an edited program is flashed partially, and the board holds the file byte for byte")
-    func partialFlash() throws {
+    func partialFlash() async throws {
         let fake = try FakeBlueZProcess()
-        let r = try fake.bitflash([
+        let r = try await fake.bitflashAsync([
             "flash", Self.sample("sample-r1-counter.hex").path, "--device", FakeBlueZProcess.address, "--json"
         ])
         #expect(r.status == 0, "\(r.stderr)")
@@ -98,9 +98,11 @@ struct BlueZCommandTests {
     @Test(
         "a new runtime on an MCUboot board is a full DFU over McuMgr, byte for byte (with and without BlueZ's GATT cache)",
         arguments: [[], ["--gatt-cache"]])
-    func fullDFU(cache: [String]) throws {
+    func fullDFU(cache: [String]) async throws {
         let fake = try FakeBlueZProcess(["--time-scale", "0.2"] + cache)
-        let r = try fake.bitflash(["flash", Self.sample("sample-r2-heart.hex").path, "--device", "zotig", "--json"])
+        let r = try await fake.bitflashAsync([
+            "flash", Self.sample("sample-r2-heart.hex").path, "--device", "zotig", "--json"
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         let result = try Self.result(r)
         #expect(result["path"] as? String == "full")
@@ -111,9 +113,11 @@ struct BlueZCommandTests {
 
     @Test(
         "when partial flashing fails, auto mode falls back to a full update; a board that cannot be read back exits 2")
-    func autoFallback() throws {
+    func autoFallback() async throws {
         let fake = try FakeBlueZProcess(["--firmware-hostile", "truncated-notifications", "--time-scale", "0.2"])
-        let r = try fake.bitflash(["flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig", "--json"])
+        let r = try await fake.bitflashAsync([
+            "flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig", "--json"
+        ])
         // The full update is written, but the board's partial-flashing answers stay truncated, so
         // it cannot be read back in application mode: written, not verified (2), not 3.
         #expect(r.status == 2, "\(r.stderr)")
@@ -129,13 +133,13 @@ struct BlueZCommandTests {
     @Test(
         "a board that needs a bond is put in pairing mode, paired (Just Works), flashed, and verified in its program, which then advertises to its bonded host only"
     )
-    func pairing() throws {
+    func pairing() async throws {
         let fake = try FakeBlueZProcess(["--requires-pairing", "--in-pairing-mode"])
-        let r = try fake.bitflash(["flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig"])
+        let r = try await fake.bitflashAsync(["flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig"])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("[runtime-matches]") && r.stdout.contains("zotig: partial, "), "\(r.stdout)")
         // Back in its program, the whitelisted build advertises its bare name, not discoverable.
-        let scan = try fake.bitflash(["scan", "--timeout", "1", "--json"])
+        let scan = try await fake.bitflashAsync(["scan", "--timeout", "1", "--json"])
         let boards = try #require(try JSONSerialization.jsonObject(with: Data(scan.stdout.utf8)) as? [[String: Any]])
         #expect(boards.first?["name"] as? String == "BBC micro:bit")
         #expect(boards.first?["mode"] as? String == "application")
@@ -144,15 +148,15 @@ struct BlueZCommandTests {
     }
 
     @Test("a refused pairing says so and exits 77; with --no-pair, so does a board that needs a bond")
-    func pairingRefused() throws {
+    func pairingRefused() async throws {
         let fake = try FakeBlueZProcess(["--requires-pairing", "--refuses-pairing", "--in-pairing-mode"])
-        let r = try fake.bitflash(["flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig"])
+        let r = try await fake.bitflashAsync(["flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig"])
         #expect(r.status == 77)
         #expect(r.stderr.contains("pairing refused by BBC micro:bit [zotig] (F0:0D:00:00:00:01)"))
         #expect(r.stderr.contains("bitflash forget F0:0D:00:00:00:01"))
-        let info = try fake.bitflash(["info", "--device", "zotig"])
+        let info = try await fake.bitflashAsync(["info", "--device", "zotig"])
         #expect(info.status == 77, "\(info.stderr)")
-        let unpaired = try fake.bitflash([
+        let unpaired = try await fake.bitflashAsync([
             "flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig", "--no-pair"
         ])
         #expect(unpaired.status == 77)
@@ -160,9 +164,11 @@ struct BlueZCommandTests {
     }
 
     @Test("a link lost in the middle of partial flashing is recovered, and the board is complete")
-    func disconnectMidFlash() throws {
+    func disconnectMidFlash() async throws {
         let fake = try FakeBlueZProcess(["--disconnect-after-writes", "60"])
-        let r = try fake.bitflash(["flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig", "--json"])
+        let r = try await fake.bitflashAsync([
+            "flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig", "--json"
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         let result = try Self.result(r)
         #expect(result["path"] as? String == "partial")
@@ -171,17 +177,17 @@ struct BlueZCommandTests {
     }
 
     @Test("connect failures BlueZ asks to retry (InProgress, abort-by-local) are retried")
-    func connectRetries() throws {
+    func connectRetries() async throws {
         let fake = try FakeBlueZProcess(["--connect-failures", "in-progress,le-connection-abort-by-local"])
-        let r = try fake.bitflash(["info", "--device", "zotig"])
+        let r = try await fake.bitflashAsync(["info", "--device", "zotig"])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("mode:           application"))
     }
 
     @Test("an absent board exits 69 and says what to check")
-    func absent() throws {
+    func absent() async throws {
         let fake = try FakeBlueZProcess(["--absent"])
-        let r = try fake.bitflash([
+        let r = try await fake.bitflashAsync([
             "flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig", "--scan-timeout", "1"
         ])
         #expect(r.status == 69)
@@ -190,22 +196,22 @@ struct BlueZCommandTests {
     }
 
     @Test("services that never resolve exit 76 with advice")
-    func servicesNeverResolve() throws {
+    func servicesNeverResolve() async throws {
         let fake = try FakeBlueZProcess(["--services-never-resolve"])
-        let r = try fake.bitflash(["info", "--device", "zotig", "--connect-timeout", "1"])
+        let r = try await fake.bitflashAsync(["info", "--device", "zotig", "--connect-timeout", "1"])
         #expect(r.status == 76)
         #expect(r.stderr.contains("connected but its services never resolved within 1s"))
         #expect(r.stderr.contains("bitflash forget F0:0D:00:00:00:01"))
     }
 
     @Test("several --device flags flash the boards in parallel, a line each and a summary table")
-    func severalBoards() throws {
+    func severalBoards() async throws {
         let fake = try FakeBlueZProcess(
             scenario: """
                 {"boards": [{"name": "BBC micro:bit [zotig]", "address": "F0:0D:00:00:00:01"},
                             {"name": "BBC micro:bit [vavit]", "address": "F0:0D:00:00:00:02", "profile": "microbit-v2"}]}
                 """)
-        let r = try fake.bitflash([
+        let r = try await fake.bitflashAsync([
             "flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig", "--device", "vavit"
         ])
         #expect(r.status == 0, "\(r.stderr)")
@@ -216,7 +222,7 @@ struct BlueZCommandTests {
         #expect(r.lines.contains { $0.hasPrefix("vavit  BBC micro:bit [vavit]  F0:0D:00:00:00:02  ok      partial") })
         #expect(r.stdout.contains("2 of 2 boards flashed"))
         // Every board in range, found by the scan: both already run the file.
-        let again = try fake.bitflash([
+        let again = try await fake.bitflashAsync([
             "flash", Self.sample("sample-r1-counter.hex").path, "--all-in-range", "--scan-timeout", "1", "--json"
         ])
         #expect(again.status == 0, "\(again.stderr)")
@@ -233,16 +239,16 @@ struct BlueZCommandTests {
     @Test(
         "hostile D-Bus replies give a short, clear error and a failure exit code, never a crash",
         arguments: ["wrong-types", "oversized-values", "missing-properties"])
-    func hostileBlueZ(mode: String) throws {
+    func hostileBlueZ(mode: String) async throws {
         let fake = try FakeBlueZProcess(["--hostile", mode])
-        let r = try fake.bitflash([
+        let r = try await fake.bitflashAsync([
             "info", "--device", FakeBlueZProcess.address, "--scan-timeout", "1", "--connect-timeout", "2"
         ])
         #expect([69, 74, 76].contains(r.status), "\(mode): exit \(r.status) \(r.stderr.prefix(300))")
         #expect(r.stderr.hasPrefix("bitflash: error: "), "\(mode)")
         #expect(r.stderr.count < 1000, "\(mode): \(r.stderr.count) characters of error")
         if mode == "oversized-values" { #expect(r.stderr.contains("cannot come from a board"), "\(r.stderr)") }
-        let scan = try fake.bitflash(["scan", "--timeout", "1"])
+        let scan = try await fake.bitflashAsync(["scan", "--timeout", "1"])
         #expect(scan.status == 0, "\(mode): \(scan.stderr)")
         #expect(scan.lines.allSatisfy { $0.count < 400 }, "\(mode)")
     }
@@ -250,9 +256,9 @@ struct BlueZCommandTests {
     @Test(
         "a flash that meets a D-Bus value BlueZ never sends ends with 76 and says it is not a radio problem",
         arguments: ["oversized-values", "wrong-types", "missing-properties"])
-    func stackViolationEndsFlash(mode: String) throws {
+    func stackViolationEndsFlash(mode: String) async throws {
         let fake = try FakeBlueZProcess(["--hostile", mode])
-        let r = try fake.bitflash([
+        let r = try await fake.bitflashAsync([
             "flash", Self.sample("sample-r1-counter.hex").path, "--device", FakeBlueZProcess.address,
             "--scan-timeout", "2", "--json"
         ])
@@ -270,18 +276,18 @@ struct BlueZCommandTests {
     @Test(
         "a board that forgot its bond is diagnosed, `bitflash forget` removes the bond, and the next flash pairs afresh"
     )
-    func staleBondIsDiagnosedAndForgotten() throws {
+    func staleBondIsDiagnosedAndForgotten() async throws {
         let fake = try FakeBlueZProcess(["--stale-bond"])
-        let r = try fake.bitflash(["info", "--device", "zotig"])
+        let r = try await fake.bitflashAsync(["info", "--device", "zotig"])
         #expect(r.status == 74)
         #expect(r.stderr.contains("the board forgot this computer"), "\(r.stderr)")
         #expect(r.stderr.contains("run `bitflash forget F0:0D:00:00:00:01`"), "\(r.stderr)")
-        let forget = try fake.bitflash(["forget", "F0:0D:00:00:00:01"])
+        let forget = try await fake.bitflashAsync(["forget", "F0:0D:00:00:00:01"])
         #expect(forget.status == 0, "\(forget.stderr)")
         #expect(
             forget.stdout.contains("forgot") && forget.stdout.contains("F0:0D:00:00:00:01")
                 && forget.stdout.contains("its bond"))
-        let flash = try fake.bitflash([
+        let flash = try await fake.bitflashAsync([
             "flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig", "--json"
         ])
         #expect(flash.status == 0, "\(flash.stderr)")
@@ -290,10 +296,10 @@ struct BlueZCommandTests {
     }
 
     @Test("forget on a board BlueZ does not know exits 69 and lists the boards it knows")
-    func forgetUnknownBoard() throws {
+    func forgetUnknownBoard() async throws {
         let fake = try FakeBlueZProcess()
-        _ = try fake.bitflash(["scan", "--timeout", "1"])
-        let r = try fake.bitflash(["forget", "AA:BB:CC:DD:EE:FF"])
+        _ = try await fake.bitflashAsync(["scan", "--timeout", "1"])
+        let r = try await fake.bitflashAsync(["forget", "AA:BB:CC:DD:EE:FF"])
         #expect(r.status == 69, "\(r.stderr)")
         #expect(r.stderr.contains("AA:BB:CC:DD:EE:FF") && r.stderr.contains("zotig"), "\(r.stderr)")
     }
@@ -304,7 +310,7 @@ struct BlueZCommandTests {
     @Test(
         "a flash killed mid-way leaves a resume record; the next run checks it against the board and finishes byte-exact"
     )
-    func killedFlashIsContinued() throws {
+    func killedFlashIsContinued() async throws {
         let fake = try FakeBlueZProcess()
         let state = fake.bus.directory.appendingPathComponent("bitflash-state")
         let file = Self.sample("sample-r1-counter.hex").path
@@ -321,44 +327,43 @@ struct BlueZCommandTests {
         p.standardOutput = out
         p.standardError = FileHandle.nullDevice
         try p.run()
-        var buffer = Data(), killed = false
-        reading: while true {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            buffer.append(chunk)
-            while let newline = buffer.firstIndex(of: 0x0A) {
-                let line = buffer[buffer.startIndex..<newline]
-                buffer = Data(buffer[(newline + 1)...])
-                guard let event = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
-                    event["type"] as? String == "progress", let done = event["done"] as? Int
-                else { continue }
-                if done >= (event["unit"] as? String == "blocks" ? 100 : 100 * 64) {
-                    kill(p.processIdentifier, SIGKILL)
-                    killed = true
-                    break reading
+        // Read and wait on a thread of its own, not one of the few the tests' async code runs on.
+        let killed = try await FakeBlueZProcess.offPool { [out] in
+            var buffer = Data(), killed = false
+            reading: while true {
+                let chunk = out.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                buffer.append(chunk)
+                while let newline = buffer.firstIndex(of: 0x0A) {
+                    let line = buffer[buffer.startIndex..<newline]
+                    buffer = Data(buffer[(newline + 1)...])
+                    guard let event = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
+                        event["type"] as? String == "progress", let done = event["done"] as? Int
+                    else { continue }
+                    if done >= (event["unit"] as? String == "blocks" ? 100 : 100 * 64) {
+                        kill(p.processIdentifier, SIGKILL)
+                        killed = true
+                        break reading
+                    }
                 }
             }
+            p.waitUntilExit()
+            return killed
         }
-        p.waitUntilExit()
         try #require(killed, "the first run ended before 100 blocks")
         let saved = try FileManager.default.contentsOfDirectory(atPath: state.appendingPathComponent("resume").path)
         #expect(saved == ["F0_0D_00_00_00_01.json"], "\(saved)")
         // The next run continues the unfinished write.
-        let again = Process()
-        again.executableURL = Bitflash.url
-        again.arguments = ["flash", file, "--device", "zotig", "--json"]
-        again.environment = env
-        let second = Pipe()
-        again.standardOutput = second
-        again.standardError = FileHandle.nullDevice
-        try again.run()
-        let text = String(decoding: second.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        again.waitUntilExit()
-        #expect(again.terminationStatus == 0, "\(text.suffix(600))")
-        let result = try Self.result(Bitflash.Result(status: again.terminationStatus, stdout: text, stderr: ""))
+        let again = try await Bitflash.offPoolRun(
+            ["flash", file, "--device", "zotig", "--json"],
+            environment: ["DBUS_SYSTEM_BUS_ADDRESS": fake.bus.address, "BITFLASH_STATE": state.path])
+        #expect(again.status == 0, "\(again.stdout.suffix(600)) \(again.stderr)")
+        let result = try Self.result(again)
         #expect(result["path"] as? String == "partial")
         let details = (result["reason"] as? [String: Any])?["details"] as? [String: Any]
-        let notes = text.split(separator: "\n").filter { $0.contains("\"note\"") || $0.contains("\"decision\"") }
+        let notes = again.stdout.split(separator: "\n").filter {
+            $0.contains("\"note\"") || $0.contains("\"decision\"")
+        }
         if let at = details?["resumedAtBlock"] as? Int {
             #expect(at == 65, "continued at the start of the second page: \(result)")
         } else {
@@ -379,9 +384,11 @@ struct BlueZCommandTests {
     @Test(
         "a partial flash goes through the sockets of AcquireWrite/AcquireNotify where BlueZ grants them, through WriteValue and PropertiesChanged where not, and changes over when the sockets close",
         arguments: [[], ["--refuses-acquire"], ["--acquired-sockets-close-after", "60"]])
-    func acquirePaths(options: [String]) throws {
+    func acquirePaths(options: [String]) async throws {
         let fake = try FakeBlueZProcess(options)
-        let r = try fake.bitflash(["flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig", "--json"])
+        let r = try await fake.bitflashAsync([
+            "flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig", "--json"
+        ])
         #expect(r.status == 0, "\(options): \(r.stderr)")
         #expect(try Self.result(r)["path"] as? String == "partial")
         try Self.expectBoardHolds("sample-r1-counter.hex", stateFile: fake.stop())
@@ -403,9 +410,9 @@ struct BlueZCommandTests {
     @Test(
         "BITFLASH_BLUEZ_ACQUIRE=0 keeps bitflash on WriteValue and PropertiesChanged although BlueZ would grant the sockets"
     )
-    func acquireTurnedOff() throws {
+    func acquireTurnedOff() async throws {
         let fake = try FakeBlueZProcess()
-        let r = try BitflashBinary.run(
+        let r = try await Bitflash.offPoolRun(
             ["flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig", "--json"],
             environment: ["DBUS_SYSTEM_BUS_ADDRESS": fake.bus.address, "BITFLASH_BLUEZ_ACQUIRE": "0"])
         #expect(r.status == 0, "\(r.stderr)")
@@ -416,9 +423,9 @@ struct BlueZCommandTests {
     }
 
     @Test("a dry run over BlueZ prints the plan with its estimates and writes nothing")
-    func dryRunWritesNothing() throws {
+    func dryRunWritesNothing() async throws {
         let fake = try FakeBlueZProcess()
-        let r = try fake.bitflash([
+        let r = try await fake.bitflashAsync([
             "flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig", "--dry-run", "--json"
         ])
         #expect(r.status == 0, "\(r.stderr)")
@@ -431,9 +438,9 @@ struct BlueZCommandTests {
     }
 
     @Test("no bluetoothd on the bus exits 75 and says how to start it")
-    func noBluetoothd() throws {
+    func noBluetoothd() async throws {
         let bus = try PrivateBus()
-        let r = try Bitflash.run(["scan", "--timeout", "1"], bus: bus.address)
+        let r = try await Bitflash.runAsync(["scan", "--timeout", "1"], bus: bus.address)
         #expect(r.status == 75)
         #expect(r.stderr.contains("bluetoothd is not running"))
         #expect(r.stderr.contains("systemctl start bluetooth"))

@@ -172,7 +172,7 @@ struct BlueZFlasherTests {
         let fake = try FakeBlueZProcess()
         let file = Corpus.testdata.appendingPathComponent("real/uf2-nrf52840-s140-softdevice-6.1.1.uf2").path
         let (status, text) = try await Self.runSample(["zotig", file], on: fake)
-        let cli = try Bitflash.run(["flash", file, "--device", "zotig"], bus: fake.bus.address)
+        let cli = try await Bitflash.runAsync(["flash", file, "--device", "zotig"], bus: fake.bus.address)
         #expect(cli.status == 65 && status == 65, "command line \(cli.status), sample \(status): \(text)")
         let words = try #require(
             cli.stderr.split(separator: "\n").first { $0.hasPrefix("bitflash: error: ") }?

@@ -7,12 +7,12 @@ import TestSupport
 struct ClassReportBlueZTests {
     @Test(
         "a board out of range is FAILED with its fix; --retry-failed looks only for it, and the record keeps it failed")
-    func retryLooksOnlyForTheMissingBoard() throws {
+    func retryLooksOnlyForTheMissingBoard() async throws {
         let fake = try FakeBlueZProcess(profile: "microbit-v2")
         let state = fake.bus.directory.appendingPathComponent("bitflash")
         let env = ["DBUS_SYSTEM_BUS_ADDRESS": fake.bus.address, "BITFLASH_STATE": state.path]
         let file = BlueZCommandTests.sample("sample-r1-counter.hex").path
-        let run = try BitflashBinary.run(
+        let run = try await Bitflash.offPoolRun(
             ["flash", file, "--device", "zotig", "--device", "F0:0D:00:00:00:99", "--scan-timeout", "1"],
             environment: env)
         #expect(run.status == 69, "\(run.stderr)")
@@ -24,7 +24,7 @@ struct ClassReportBlueZTests {
             missing.contains("FAILED") && missing.contains("switch the board on and into pairing mode"), "\(missing)")
         #expect(FileManager.default.fileExists(atPath: state.appendingPathComponent("last-class-run.json").path))
 
-        let retry = try BitflashBinary.run(
+        let retry = try await Bitflash.offPoolRun(
             ["flash", file, "--retry-failed", "--scan-timeout", "1", "--json"], environment: env)
         #expect(retry.status == 69)
         #expect(retry.stderr.contains("retrying 1 of 2 boards that failed: F0:0D:00:00:00:99"), "\(retry.stderr)")
@@ -42,13 +42,13 @@ struct ClassReportBlueZTests {
     @Test(
         "a class of real boards starts with its estimate: the adapters the flash uses, 5 at once, the board kind assumed"
     )
-    func aRealClassStartsWithItsEstimate() throws {
+    func aRealClassStartsWithItsEstimate() async throws {
         let fake = try FakeBlueZProcess(profile: "microbit-v2")
         let state = fake.bus.directory.appendingPathComponent("bitflash")
         let env = ["DBUS_SYSTEM_BUS_ADDRESS": fake.bus.address, "BITFLASH_STATE": state.path]
         let file = BlueZCommandTests.sample("sample-r1-counter.hex").path
         // hci0 named twice is one adapter.
-        let run = try BitflashBinary.run(
+        let run = try await Bitflash.offPoolRun(
             [
                 "flash", file, "--device", "zotig", "--device", "F0:0D:00:00:00:99", "--adapter", "hci0", "--adapter",
                 "hci0", "--scan-timeout", "1", "--json"

@@ -18,6 +18,21 @@ enum Bitflash {
         try BitflashBinary.run(arguments, environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus])
     }
 
+    /// The same run, on a thread of its own: waiting for the child must not hold one of the few
+    /// threads the tests' async code (and the D-Bus replies of in-process fakes beside it) runs on.
+    static func runAsync(_ arguments: [String], bus: String) async throws -> Result {
+        try await FakeBlueZProcess.offPool { try run(arguments, bus: bus) }
+    }
+
+    /// `BitflashBinary.run` (or `.lab` when `lab`), on a thread of its own.
+    static func offPoolRun(lab: Bool = false, _ arguments: [String], environment: [String: String] = [:])
+        async throws -> Result
+    {
+        try await FakeBlueZProcess.offPool {
+            try (lab ? BitflashBinary.lab : BitflashBinary.run)(arguments, environment)
+        }
+    }
+
     /// Writes the sample firmware files (`bitflash-lab sim samples`) once per test run.
     static let samples: URL = {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent(

@@ -11,8 +11,9 @@ import TestSupport
 struct FlashTargetTests {
     typealias C = BlueZCommandTests
 
-    static func run(_ arguments: [String], bus: String, state: URL) throws -> Bitflash.Result {
-        try BitflashBinary.run(arguments, environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus, "BITFLASH_STATE": state.path])
+    static func run(_ arguments: [String], bus: String, state: URL) async throws -> Bitflash.Result {
+        try await Bitflash.offPoolRun(
+            arguments, environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus, "BITFLASH_STATE": state.path])
     }
 
     static func folder() throws -> URL {
@@ -22,11 +23,11 @@ struct FlashTargetTests {
     }
 
     @Test("with no board named and none flashed before, flash lists the boards in range and exits 64")
-    func noTargetListsTheBoardsInRange() throws {
+    func noTargetListsTheBoardsInRange() async throws {
         let fake = try FakeBlueZProcess()
         let state = try Self.folder()
         let file = C.sample("sample-r1-counter.hex").path
-        let r = try Self.run(["flash", file, "--scan-timeout", "2"], bus: fake.bus.address, state: state)
+        let r = try await Self.run(["flash", file, "--scan-timeout", "2"], bus: fake.bus.address, state: state)
         #expect(r.status == 64, "\(r.stderr)")
         #expect(r.stderr.contains("no board given: name one with --device ADDR|NAME"), "\(r.stderr)")
         #expect(r.stderr.contains("in range: BBC micro:bit [zotig] (F0:0D:00:00:00:01)"), "\(r.stderr)")
@@ -35,9 +36,9 @@ struct FlashTargetTests {
     }
 
     @Test("with no Bluetooth and no board named, flash says how to name one and exits 64, flashing nothing")
-    func noTargetWithoutBluetoothFlashesNothing() throws {
+    func noTargetWithoutBluetoothFlashesNothing() async throws {
         let state = try Self.folder()
-        let r = try Self.run(
+        let r = try await Self.run(
             ["flash", C.sample("sample-r1-counter.hex").path], bus: "unix:path=/nonexistent/bus", state: state)
         #expect(r.status == 64, "\(r.stderr)")
         #expect(r.stderr.contains("no board given") && r.stderr.contains("--simulate"), "\(r.stderr)")
@@ -46,14 +47,15 @@ struct FlashTargetTests {
     }
 
     @Test("after a flash with --device, flash with no board named takes that board again and names it first")
-    func noTargetTakesTheBoardFlashedLast() throws {
+    func noTargetTakesTheBoardFlashedLast() async throws {
         let fake = try FakeBlueZProcess()
         let state = try Self.folder()
-        let first = try Self.run(
+        let first = try await Self.run(
             ["flash", C.sample("sample-r1-counter.hex").path, "--device", "zotig"], bus: fake.bus.address,
             state: state)
         #expect(first.status == 0, "\(first.stderr)")
-        let again = try Self.run(["flash", C.sample("sample-r1-heart.hex").path], bus: fake.bus.address, state: state)
+        let again = try await Self.run(
+            ["flash", C.sample("sample-r1-heart.hex").path], bus: fake.bus.address, state: state)
         #expect(again.status == 0, "\(again.stderr)")
         #expect(
             again.stderr.hasPrefix(
@@ -64,12 +66,12 @@ struct FlashTargetTests {
     }
 
     @Test("a board flashed last that is not in range is named, with the boards that are, and nothing is flashed")
-    func theBoardFlashedLastOutOfRangeIsNamed() throws {
+    func theBoardFlashedLastOutOfRangeIsNamed() async throws {
         let fake = try FakeBlueZProcess()
         let state = try Self.folder()
         try #"{"address":"AA:BB:CC:DD:EE:01","name":"BBC micro:bit [gone]","when":"2026-11-27T10:00:00Z"}"#
             .write(to: state.appendingPathComponent("last-board.json"), atomically: true, encoding: .utf8)
-        let r = try Self.run(
+        let r = try await Self.run(
             ["flash", C.sample("sample-r1-counter.hex").path, "--scan-timeout", "2"], bus: fake.bus.address,
             state: state)
         #expect(r.status == 64, "\(r.stderr)")
@@ -93,13 +95,13 @@ struct FlashTargetTests {
             (["--simulate", "--scan-timeout", "3"], "--scan-timeout"),
             (["--simulate", "--no-pair"], "--no-pair")
         ])
-    func optionsForTheOtherKindOfTargetAreRefused(extra: [String], option: String) throws {
+    func optionsForTheOtherKindOfTargetAreRefused(extra: [String], option: String) async throws {
         let state = try Self.folder()
         // Fault injection is the laboratory's: bitflash refuses it outright, bitflash-lab for a real board.
         let fault = option.hasPrefix("--sim-drop") || option.hasPrefix("--sim-kill")
-        let r = try (fault ? BitflashBinary.lab : BitflashBinary.run)(
-            ["flash", C.sample("sample-r1-counter.hex").path] + extra,
-            ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/bus", "BITFLASH_STATE": state.path])
+        let r = try await Bitflash.offPoolRun(
+            lab: fault, ["flash", C.sample("sample-r1-counter.hex").path] + extra,
+            environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/bus", "BITFLASH_STATE": state.path])
         #expect(r.status == 64, "\(extra): \(r.stderr)")
         #expect(r.stderr.contains("\(option) is for"), "\(extra): \(r.stderr)")
     }

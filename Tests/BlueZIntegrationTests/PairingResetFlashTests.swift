@@ -15,10 +15,10 @@ struct PairingResetFlashTests {
     /// micro:bit V2 (tick 15 s), Calliope mini 3 (tick 2 s: the reset falls in the flash) and
     /// micro:bit V1 (DAL: disconnect 0.5 s after the pairing), as stock boards and with MCUboot.
     @Test(arguments: ["microbit-v2-mcuboot", "microbit-v2", "calliope-mini-3", "microbit-v1"])
-    func aFlashRightAfterPairingSurvivesTheBoardsOwnDisconnectAndReset(profile: String) throws {
+    func aFlashRightAfterPairingSurvivesTheBoardsOwnDisconnectAndReset(profile: String) async throws {
         let fake = try FakeBlueZProcess(
             ["--requires-pairing", "--in-pairing-mode", "--time-scale", "0.2"], profile: profile)
-        let r = try fake.bitflash([
+        let r = try await fake.bitflashAsync([
             "flash", T.sample("sample-r1-counter.hex").path, "--device", "zotig", "--json"
         ])
         #expect(r.status == 0, "\(r.stderr)\n\(r.stdout)")

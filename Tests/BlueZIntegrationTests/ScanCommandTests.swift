@@ -43,9 +43,9 @@ struct ScanCommandTests {
     @Test(
         "scan lists every board in range, strongest first, with the mode its name and bond tell; a silent board and a stranger are not listed"
     )
-    func everyBoardInRange() throws {
+    func everyBoardInRange() async throws {
         let fake = try Self.classroomFake()
-        let r = try fake.bitflash(["scan", "--timeout", "2", "--json"])
+        let r = try await fake.bitflashAsync(["scan", "--timeout", "2", "--json"])
         #expect(r.status == 0, "\(r.stderr)")
         let rows = try Self.listed(r)
         #expect(
@@ -67,44 +67,46 @@ struct ScanCommandTests {
         #expect(row(4)["mode"] as? String == "bootloader")
         #expect(rows.allSatisfy { Set($0.keys) == ["name", "address", "rssi", "mode", "bonded"] })
 
-        let all = try Self.listed(try fake.bitflash(["scan", "--timeout", "2", "--json", "--all"]))
+        let all = try Self.listed(try await fake.bitflashAsync(["scan", "--timeout", "2", "--json", "--all"]))
         #expect(all.first?["name"] as? String == "Thermostat")
         #expect(all.count == 5)
     }
 
     @Test("--wait-for ends the scan once the board is seen; a board never seen exits 69 and says so")
-    func waitFor() throws {
+    func waitFor() async throws {
         let fake = try Self.classroomFake()
-        let found = try fake.bitflash(["scan", "--timeout", "120", "--wait-for", "gupaz", "--json"])
+        let found = try await fake.bitflashAsync(["scan", "--timeout", "120", "--wait-for", "gupaz", "--json"])
         #expect(found.status == 0, "\(found.stderr)")
         #expect(try Self.listed(found).contains { $0["address"] as? String == "F0:0D:00:00:00:03" })
-        let byAddress = try fake.bitflash(["scan", "--timeout", "120", "--wait-for", "f0-0d-00-00-00-04"])
+        let byAddress = try await fake.bitflashAsync(["scan", "--timeout", "120", "--wait-for", "f0-0d-00-00-00-04"])
         #expect(byAddress.status == 0, "\(byAddress.stderr)")
         #expect(byAddress.stdout.contains("DfuTarg"))
 
-        let missing = try fake.bitflash(["scan", "--timeout", "1", "--wait-for", "F0:0D:00:00:00:05", "--json"])
+        let missing = try await fake.bitflashAsync([
+            "scan", "--timeout", "1", "--wait-for", "F0:0D:00:00:00:05", "--json"
+        ])
         #expect(missing.status == 69)
         #expect(missing.stderr.contains("F0:0D:00:00:00:05 was not seen"), "\(missing.stderr)")
         #expect(try Self.listed(missing).count == 4)
     }
 
     @Test("--count ends the scan once that many boards are seen; fewer in time exits 69")
-    func count() throws {
+    func count() async throws {
         let fake = try Self.classroomFake()
-        let enough = try fake.bitflash(["scan", "--timeout", "120", "--count", "4", "--json"])
+        let enough = try await fake.bitflashAsync(["scan", "--timeout", "120", "--count", "4", "--json"])
         #expect(enough.status == 0, "\(enough.stderr)")
         #expect(try Self.listed(enough).count == 4)
-        let tooMany = try fake.bitflash(["scan", "--timeout", "1", "--count", "5"])
+        let tooMany = try await fake.bitflashAsync(["scan", "--timeout", "1", "--count", "5"])
         #expect(tooMany.status == 69)
         #expect(tooMany.stderr.contains("4 of 5 boards seen"), "\(tooMany.stderr)")
-        let bad = try fake.bitflash(["scan", "--count", "2", "--wait-for", "zotig"])
+        let bad = try await fake.bitflashAsync(["scan", "--count", "2", "--wait-for", "zotig"])
         #expect(bad.status == 64)
     }
 
     @Test("info finds a whitelisted board by its bond, through the filtered scan, although it is not discoverable")
-    func bondedProgramIsFound() throws {
+    func bondedProgramIsFound() async throws {
         let fake = try Self.classroomFake()
-        let r = try fake.bitflash(["info", "--device", "F0:0D:00:00:00:02", "--scan-timeout", "5", "--json"])
+        let r = try await fake.bitflashAsync(["info", "--device", "F0:0D:00:00:00:02", "--scan-timeout", "5", "--json"])
         #expect(r.status == 0, "\(r.stderr)")
         let shown = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         #expect(shown["mode"] as? String == "application")

@@ -83,7 +83,7 @@ struct WatchBlueZTests {
         for r in results where r["error"] == nil { #expect(r["verified"] as? Bool == true, "\(r)") }
         // Whatever the board was left with, the next flash brings it to the file.
         // (With the same state folder: it may continue the write from the watch's resume record.)
-        let again = try BitflashBinary.run(
+        let again = try await Bitflash.offPoolRun(
             ["flash", file.path, "--device", "zotig", "--json"],
             environment: ["DBUS_SYSTEM_BUS_ADDRESS": fake.bus.address, "BITFLASH_STATE": state.path])
         #expect(again.status == 0, "\(again.stderr)")

@@ -95,7 +95,7 @@ struct ReferenceToolTests {
                 if waiting[0] == 'value': loop.quit()
         bus.add_signal_receiver(added, 'InterfacesAdded', 'org.freedesktop.DBus.ObjectManager', 'org.bluez')
         bus.add_signal_receiver(changed, 'PropertiesChanged', 'org.freedesktop.DBus.Properties', 'org.bluez', path_keyword='path')
-        GLib.timeout_add(20000, loop.quit)
+        GLib.timeout_add(120000, loop.quit)  # a guard against a hang only, never a verdict
         adapter = dbus.Interface(bus.get_object('org.bluez', '/org/bluez/hci0'), 'org.bluez.Adapter1')
         adapter.SetDiscoveryFilter({'Transport': 'le'})
         adapter.StartDiscovery()
