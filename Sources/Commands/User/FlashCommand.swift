@@ -1,6 +1,7 @@
 import ArgumentParser
 import Diagnostics
 import FirmwareImage
+import Flasher
 import Flashing
 import Foundation
 import Laboratory
@@ -201,10 +202,16 @@ struct FlashCommand: AsyncParsableCommand {
         return settings
     }
 
-    /// The plan for `firmware` on `detected`, by the library's policy (`FlashPolicy`), with a
+    /// The library's flasher over `backend` with what the options chose: the policy's settings
+    /// (`planSettings`), the session's options, `--no-resume`.
+    func flasher(_ backend: Flasher.Backend) throws -> Flasher {
+        Flasher(backend, plan: try planSettings(), options: options(), startOver: noResume)
+    }
+
+    /// The plan for `firmware` on `detected`, by the library's policy (`Flasher.plan`), with a
     /// warning on stderr for each problem `--force` lets through.
     func makePlan(_ firmware: Firmware, board detected: Board, described: String) throws -> FlashPlan {
-        try FlashPolicy.plan(firmware, for: detected, described: described, settings: planSettings()) {
+        try flasher(.simulated(resume: nil)).plan(firmware, for: detected, described: described) {
             StdErr.write("bitflash: warning: \($0)\n")
         }
     }
