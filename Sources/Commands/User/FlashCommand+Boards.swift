@@ -45,7 +45,7 @@ extension FlashCommand {
             let store = SimStore(option: simulation.simState)
             let names = only ?? SimStore.names(count: boards)
             // Without a profile, the boards already in the state folder say what they are.
-            let profile = simulation.profile(simulate, store: store, name: names[0])
+            let profile = simulation.profile(namedProfile, store: store, name: names[0])
             if let trace = output.trace {
                 try OutputFile.refuseInputs(
                     trace, inputs: [file] + (dfuImage.map { [$0] } ?? []), what: "the trace",

@@ -70,7 +70,7 @@ struct WatchCommand: AsyncParsableCommand {
         return nil
     }
 
-    var paths: [String] { [flash.file] + more }
+    var paths: [String] { [flash.file] + flash.otherWords + more }
 
     /// How a stopped watch exits: 128 + the signal, as a shell reports it (130 Ctrl-C, 143 SIGTERM).
     static func exitStatus(signal: Int32) -> ExitStatus { signal == SIGTERM ? .terminated : .interrupted }
