@@ -57,4 +57,25 @@ struct SimulateOptionTests {
         #expect(bare.status == 0, "\(bare.stderr)")
         #expect(bare.stdout.contains("V2"), "\(bare.stdout)")
     }
+
+    @Test("watch A B --simulate PROFILE watches A and B and flashes a board of that kind")
+    func watchTakesTheKindAmongItsPaths() async throws {
+        let dir = try BitflashBinary.temporaryDirectory()
+        let (a, b) = (dir.appendingPathComponent("a"), dir.appendingPathComponent("b"))
+        for folder in [a, b] { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
+        let state = dir.appendingPathComponent("state")
+        let watch = try WatchCommandTests.start([
+            a.path, b.path, "--simulate", "microbit-v1", "--sim-state", state.path, "--settle", "0.2"
+        ])
+        #expect(await watch.wait(upTo: .seconds(60)) { $0.stdout.contains("\"watching\"") }, "\(watch.stderr)")
+        let watching = WatchCommandTests.objects(watch).first { $0["type"] as? String == "watching" }
+        #expect(watching?["paths"] as? [String] == [a.path, b.path], "\(watch.stdout)")
+        let file = try WatchCommandTests.dropSentinel(BitflashBinary.sample("sample-r1-counter.hex"), into: b)
+        #expect(await WatchCommandTests.waitForFlash(of: file, in: watch), "\(watch.stdout) \(watch.stderr)")
+        watch.interrupt()
+        #expect(await watch.finish(within: .seconds(60)) == 130)
+        let show = try BitflashBinary.run(["sim", "show", "--json", "--sim-state", state.path])
+        let boards = try #require(try JSONSerialization.jsonObject(with: Data(show.stdout.utf8)) as? [[String: Any]])
+        #expect(boards.map { $0["board"] as? String } == ["microbit-v1"], "\(show.stdout)")
+    }
 }
