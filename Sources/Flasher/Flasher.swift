@@ -63,17 +63,6 @@ public struct Flasher: Sendable {
         try FlashPolicy.plan(firmware, for: kind, described: described, settings: plan, warn: warn)
     }
 
-    /// The resume records of the backend, by this flasher's `startOver`; nil when none are kept
-    /// or the session is a dry run (which writes nothing, records included).
-    public var resumeRecords: ResumeRecords? {
-        guard !options.dryRun else { return nil }
-        switch backend {
-        case let .bluez(settings): return settings.resumeStore.map { ResumeRecords(store: $0, startOver: startOver) }
-        case let .simulated(store): return store.map { ResumeRecords(store: $0, startOver: startOver) }
-        case .udp: return nil
-        }
-    }
-
     /// The real boards' flasher with this flasher's policy (nil for another backend).
     public var bluez: BlueZFlasher? {
         guard case var .bluez(settings) = backend else { return nil }
