@@ -24,6 +24,8 @@ let package = Package(
         .library(name: "BlueZTransport", targets: ["BlueZTransport", "BlueZFlashing"]),
         .library(name: "UDPTransport", targets: ["UDPTransport"]),
         // Simulated boards, the link simulation, the fakes and sample firmware, for tests and trials.
+        // The one flasher over the backends: the policy every front door shares.
+        .library(name: "Flasher", targets: ["Flasher"]),
         .library(name: "Simulation", targets: [
             "SimulatedBoard", "SimulatedFlashing", "SampleFirmware", "FakeBlueZ", "BlueZPeripheral", "SimulatedUDP",
         ]),
@@ -112,6 +114,14 @@ let package = Package(
         // A simulated board serving McuMgr over UDP in real time (`bitflash sim serve --udp`).
         .target(name: "SimulatedUDP", dependencies: ["SimulatedBoard", "UDPTransport", nioCore]),
 
+        // The one flasher behind every front door: the policy (the file read for each board, resume
+        // records, class forecasts, the class run's record) over the backends (real boards through
+        // BlueZ, simulated boards, SMP over UDP).
+        .target(name: "Flasher", dependencies: [
+            "BlueZFlashing", "Diagnostics", "FirmwareImage", "Flashing", "LinkModel", "SimulatedBoard", "SimulatedFlashing",
+            "Transport", "UDPTransport",
+        ]),
+
         // The laboratory: the flash benchmark and the fault campaign on simulated boards. In no
         // library product; the command line and the tests use it.
         .target(name: "Laboratory", dependencies: [
@@ -128,7 +138,7 @@ let package = Package(
             "Diagnostics", "FirmwareImage", "Flashing", "PartialFlashing", "PartialFlashingFrames", "McuMgr", "NordicDFU",
             "NordicDFUFrames", "SMP", "LinkModel", "Transport", "DBus", "BlueZTransport", "BlueZFlashing", "UDPTransport",
             "SimulatedBoard", "SimulatedFlashing", "SampleFirmware", "FakeBlueZ", "BlueZPeripheral", "SimulatedUDP",
-            "Laboratory", "SystemFiles", crypto,
+            "Flasher", "Laboratory", "SystemFiles", crypto,
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], plugins: ["CommitStamp"]),
@@ -139,9 +149,9 @@ let package = Package(
         .executableTarget(name: "bitflash-lab", dependencies: ["Commands"]),
 
         // Samples/: short programs that use the library API (built by CI, run with `swift run`).
-        .executableTarget(name: "sample-flash", dependencies: ["Flashing", "SimulatedFlashing", "FirmwareImage", "SampleFirmware", "SimulatedBoard"],
+        .executableTarget(name: "sample-flash", dependencies: ["Flasher", "Flashing", "SimulatedFlashing", "FirmwareImage", "SampleFirmware", "SimulatedBoard"],
                           path: "Samples/FlashWithProgress"),
-        .executableTarget(name: "sample-flash-bluez", dependencies: ["BlueZFlashing", "Diagnostics", "Flashing", "FirmwareImage"],
+        .executableTarget(name: "sample-flash-bluez", dependencies: ["BlueZFlashing", "Diagnostics", "Flasher", "Flashing", "FirmwareImage"],
                           path: "Samples/FlashOverBlueZ"),
         .executableTarget(name: "sample-memory-map", dependencies: ["PartialFlashing", "FirmwareImage", "SampleFirmware", "SimulatedBoard"],
                           path: "Samples/MemoryMap"),
@@ -180,7 +190,7 @@ let package = Package(
         // Runs the built bitflash against the fake org.bluez (`bitflash sim bluez`) on a private bus.
         .testTarget(name: "BlueZIntegrationTests", dependencies: [
             "TestSupport", "FirmwareImage", "SimulatedBoard", "BlueZTransport", "BlueZFlashing", "Flashing", "DBus", "Transport",
-            "SimulatedFlashing", "SampleFirmware",
+            "SimulatedFlashing", "SampleFirmware", "Flasher", "Laboratory", "Commands", "Diagnostics",
         ]),
         .testTarget(name: "FakeBlueZTests", dependencies: [
             "FakeBlueZ", "DBus", "SimulatedBoard", "PartialFlashing", "PartialFlashingFrames", "NordicDFUFrames", "SMP", "FirmwareImage",

@@ -9,6 +9,7 @@
 import BlueZFlashing
 import Diagnostics
 import FirmwareImage
+import Flasher
 import Flashing
 import Foundation
 
@@ -20,9 +21,10 @@ guard arguments.count == 2 else {
 let (name, path) = (arguments[0], arguments[1])
 let firmware = try Firmware.parse([UInt8](Data(contentsOf: URL(fileURLWithPath: path))), fileName: path)
 
-let flasher = BlueZFlasher()
+// bitflash's one flasher (the command line's policy) over real boards through BlueZ.
+let flasher = Flasher(.bluez(BlueZFlashSettings()))
 // Ends as soon as the board shows, or after 20 s.
-let boards = try await flasher.scan(for: .seconds(20), until: .board(name))
+let boards = try await flasher.bluez!.scan(for: .seconds(20), until: .board(name))
 guard let board = boards.first(where: { $0.name?.localizedCaseInsensitiveContains(name) ?? false }) else {
     print("no board called '\(name)' in range; seen: \(boards.map { $0.name ?? $0.address })")
     exit(69)
@@ -42,7 +44,7 @@ func exitCode(_ kind: FailureKind?) -> Int32 {
 var phase = ""
 var shown = -1
 var status: Int32 = 0
-for await update in flasher.flash(firmware, on: [board.address]) {
+for await update in try flasher.flash(firmware, on: [board.address]) {
     switch update {
     case let .event(event):
         switch event.report {

@@ -5,6 +5,7 @@
 // The board starts with the sample runtime r1 and the 'heart' program, so a file with the
 // same runtime is flashed partially (only the program), any other with a full McuMgr update.
 import FirmwareImage
+import Flasher
 import Flashing
 import Foundation
 import SampleFirmware
@@ -25,8 +26,9 @@ let board = simulation.addBoard(try SimulatedBoard.mcuMgrBoard(.microbitV2, prim
 // here with the words the command line uses (FlashRefusal), before anything is sent.
 let run: SimulatedFlashRun
 do {
-    run = try SimulatedFlash.flash(
-        firmware, on: board, named: "micro:bit", in: &simulation,
+    // bitflash's one flasher (the command line's policy) over simulated boards.
+    run = try Flasher(.simulated(resume: nil)).flash(
+        firmware, onSimulated: board, named: "micro:bit", in: &simulation,
         onEvent: { event in
             switch event.report {
             case let .phase(phase):

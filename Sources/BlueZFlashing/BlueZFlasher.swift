@@ -172,15 +172,9 @@ public struct BlueZFlasher: Sendable {
             return unreached(error, address: key, name: board.device.name)
         }
         let dryRun = settings.options.dryRun
-        let store = dryRun ? nil : settings.resumeStore
-        if let store {
-            plan.resume = resumeRecord(of: key, in: store, settings: settings) {
-                channel.send(.warning(board: query, message: $0))
-            }
-            // The program this computer last finished on the board, if any: a board reporting it is
-            // taken at its word; any other up-to-date board is restarted to confirm it.
-            plan.finished = try? store.loadFinish(board: key)
-        }
+        let records =
+            dryRun ? nil : settings.resumeStore.map { ResumeRecords(store: $0, startOver: settings.startOver) }
+        if let records { plan = records.plan(plan, board: key) { channel.send(.warning(board: query, message: $0)) } }
         let session: Result<SessionOutcome, any Error>
         let unfinished = Mutex(false)
         let meter = ProgressRateMeter()
@@ -190,7 +184,7 @@ public struct BlueZFlasher: Sendable {
                     if case let .checkpoint(point) = report {
                         unfinished.withLock { $0 = point != nil }
                         do {
-                            if let point { try store?.save(point, board: key) } else { try store?.forget(board: key) }
+                            try records?.keep(point, board: key)
                         } catch {
                             channel.send(.warning(board: query, message: "\(error)"))
                         }
@@ -205,11 +199,7 @@ public struct BlueZFlasher: Sendable {
         if Task.isCancelled, unfinished.withLock({ $0 }) { await restartInPairingMode(board) }
         await closeOutsideCancellation(board)
         var result = FlashResult(board: query, outcome: session, seconds: elapsed())
-        store?.keepFinish(after: session, board: key) { channel.send(.warning(board: query, message: $0)) }
-        // A board not read back keeps its record: its END_OF_TRANSMISSION may not have arrived.
-        if result.error == nil, result.verification != .unverified, let store {
-            do { try store.forget(board: key) } catch { channel.send(.warning(board: query, message: "\(error)")) }
-        }
+        records?.finish(result, session: session, board: key) { channel.send(.warning(board: query, message: $0)) }
         if let error = result.error, let hint, !Task.isCancelled { result.error = "\(error); \(hint)" }
         if result.error == nil, !dryRun, let last = settings.lastBoard {
             do { try last.save(LastFlashedBoard(address: key, name: board.device.name)) } catch {
@@ -226,23 +216,6 @@ public struct BlueZFlasher: Sendable {
     ) throws -> FlashPlan {
         try FlashPolicy.plan(
             firmware, for: detected.board, described: detected.description, settings: settings.plan, warn: warn)
-    }
-
-    /// The resume record of `key`, or nil (none, starting over, or unreadable: reported, never trusted).
-    static func resumeRecord(
-        of key: String, in store: any ResumeRecordStore, settings: BlueZFlashSettings,
-        warn: (String) -> Void
-    ) -> ResumePoint? {
-        do {
-            if settings.startOver {
-                try store.forget(board: key)
-                return nil
-            }
-            return try store.load(board: key)
-        } catch {
-            warn("\(error)")
-            return nil
-        }
     }
 
     /// A partial flash stopped in the middle: restart the board in pairing mode (`FF 00`,

@@ -1,5 +1,6 @@
 import BlueZFlashing
 import FirmwareImage
+import Flasher
 import Flashing
 import Foundation
 import SampleFirmware
@@ -9,7 +10,7 @@ import Testing
 import TestSupport
 
 /// One table of bad files, four front doors: the command line onto a simulated board and onto a
-/// board through BlueZ, and the library (`SimulatedFlash.flash`, `BlueZFlasher`) onto the same.
+/// board through BlueZ, and the library's `Flasher` (simulated and BlueZ backends) onto the same.
 /// Every door refuses every file before anything is sent, in the same words, and the command
 /// line exits 65 (a bad firmware file) whichever board it aims at.
 @Suite(
@@ -92,7 +93,7 @@ struct BadFileTableTests {
         let board = sim.addBoard(try SimulatedBoard(.microbitV2, image: v2, bluetoothInApplicationMode: true))
         let before = try sim.board(board).flash.image
         do {
-            let run = try SimulatedFlash.flash(firmware, on: board, named: "sim", in: &sim)
+            let run = try Flasher(.simulated(resume: nil)).flash(firmware, onSimulated: board, named: "sim", in: &sim)
             Issue.record("\(path) was flashed by the library: \(run.result)")
             return ""
         } catch let refusal as FlashRefusal {
@@ -113,7 +114,7 @@ struct BadFileTableTests {
         settings.scanTimeout = .seconds(5)
         settings.resumeStore = nil
         settings.lastBoard = nil
-        let flasher = BlueZFlasher(settings: settings)
+        let flasher = Flasher(.bluez(settings))
         for file in try await Self.table() {
             let path = dir.appendingPathComponent(file.name).path
             try Data(file.bytes).write(to: URL(fileURLWithPath: path))
@@ -123,7 +124,7 @@ struct BadFileTableTests {
 
             var throughBlueZ: FlashResult?
             if let firmware = try? Firmware.parse(file.bytes, fileName: path) {
-                for await update in flasher.flash(firmware, on: [FakeBlueZProcess.address]) {
+                for await update in try flasher.flash(firmware, on: [FakeBlueZProcess.address]) {
                     if case let .finished(r) = update { throughBlueZ = r.result }
                 }
                 let r = try #require(throughBlueZ)

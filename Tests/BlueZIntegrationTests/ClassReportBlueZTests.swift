@@ -69,4 +69,38 @@ struct ClassReportBlueZTests {
         let alone = try #require(first["aloneSeconds"] as? Double)
         #expect(classSeconds >= alone)
     }
+
+    @Test(
+        "a mixed class of real boards is estimated from each board's own decision, read before the class starts"
+    )
+    func aMixedRealClassIsEstimatedPerBoard() throws {
+        // Two MCUboot boards: one runs the file's runtime (partial), one another runtime (McuMgr).
+        let fake = try FakeBlueZProcess(
+            scenario: """
+                {"timeScale": 0.2, "boards": [
+                    {"name": "BBC micro:bit [zotig]", "address": "F0:0D:00:00:00:01"},
+                    {"name": "BBC micro:bit [vavit]", "address": "F0:0D:00:00:00:02",
+                     "from": "\(BlueZCommandTests.sample("sample-r2-heart.hex").path)"}]}
+                """)
+        let file = BlueZCommandTests.sample("sample-r1-counter.hex").path
+        let run = try fake.bitflash(["flash", file, "--device", "zotig", "--device", "vavit", "--json"])
+        #expect(run.status == 0 || run.status == 3, "\(run.stderr)")
+        let lines = try BlueZCommandTests.json(run)
+        let first = try #require(lines.first)
+        #expect(first["type"] as? String == "class-estimate", "\(run.stdout)")
+        #expect(first["path"] as? String == "mixed", "\(first)")
+        #expect(
+            (first["assumes"] as? String)?.hasPrefix("each board's path read from the board before the class starts")
+                == true, "\(first)")
+        // The forecast's paths are the paths the boards then took.
+        let forecast = try #require(first["paths"] as? [String: Int])
+        var taken: [String: Int] = [:]
+        for result in lines where result["type"] as? String == "result" {
+            let path = result["path"] as? String
+            let name = path == "full" ? (result["fullPath"] as? String == "nordic" ? "nordic-dfu" : "mcumgr") : path
+            taken[name ?? "-", default: 0] += 1
+        }
+        #expect(forecast == taken, "forecast \(forecast), taken \(taken)")
+        #expect(forecast == ["partial": 1, "mcumgr": 1])
+    }
 }

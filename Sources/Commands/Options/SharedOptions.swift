@@ -32,18 +32,10 @@ enum UpgradeModeArgument: String, ExpressibleByArgument, CaseIterable {
 
 /// Options shared by the commands that run simulated boards.
 struct SimulationOptions: ParsableArguments {
-    /// Set by `Bitflash.main` when `--simulate` came without a profile: the boards already in
-    /// the state folder then say what kind they are.
-    @Flag(name: .customLong(SimulationOptions.unnamedProfileFlag), help: .hidden)
-    var profileUnnamed = false
-
-    static let unnamedProfileFlag = "simulate-profile-unnamed"
-
     /// The kind of simulated board to use: `named` when given, else (for `--simulate` alone or
     /// no `--simulate`) the kind of the board `name` saved in `store`, else the default.
     func profile(_ named: SimProfile?, store: SimStore, name: String) -> SimProfile {
-        if let named, !profileUnnamed { return named }
-        return store.savedProfile(of: name) ?? .default
+        named ?? store.savedProfile(of: name) ?? .default
     }
 
     @Option(

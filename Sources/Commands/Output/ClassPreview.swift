@@ -1,8 +1,8 @@
-import FirmwareImage
+import Flasher
 import Flashing
 import LinkModel
 
-/// The class's estimate, shown before several boards are flashed: how many boards, through
+/// The class's estimate (the library's `ClassForecast`), shown before several boards are flashed: how many boards, through
 /// which adapters, how long the class and its slowest board should take. JSON:
 /// `{"type":"class-estimate","boards","path","link","connectionIntervalMilliseconds",
 /// "classSeconds","slowestBoardSeconds","aloneSeconds","waves","adapters":[{name,
@@ -42,20 +42,17 @@ struct ClassPreview: Encodable, Equatable {
     /// What the estimate takes for granted, in words.
     var assumes: String
 
-    init(
-        _ estimate: ClassEstimate, demand: RadioDemand, link: LinkProfile, assumes: String,
-        expected: [ExpectedBoard]? = nil
-    ) {
+    /// The forecast in the command line's words and JSON.
+    init(_ forecast: ClassForecast) {
+        let estimate = forecast.estimate
         boards = estimate.boards.count
-        let names = expected?.map { $0.path?.rawValue ?? "up-to-date" } ?? [demand.path.rawValue]
-        paths = Dictionary(names.map { ($0, 1) }, uniquingKeysWith: +)
-        if expected == nil { paths = [demand.path.rawValue: boards] }
+        paths = forecast.paths
         path = paths.count == 1 ? paths.keys.first! : "mixed"
-        self.link = link.name
-        connectionIntervalMilliseconds = Double(link.connectionIntervalMicroseconds) / 1000
+        link = forecast.link.name
+        connectionIntervalMilliseconds = Double(forecast.link.connectionIntervalMicroseconds) / 1000
         classSeconds = Self.round(estimate.classTime.seconds)
         slowestBoardSeconds = Self.round(estimate.slowestBoard.seconds)
-        aloneSeconds = Self.round(demand.alone.seconds)
+        aloneSeconds = Self.round(forecast.slowest.alone.seconds)
         waves = estimate.waves
         adapters = estimate.adapters.enumerated().map { i, a in
             let mine = estimate.boards.filter { $0.adapter == i }
@@ -63,7 +60,7 @@ struct ClassPreview: Encodable, Equatable {
                 name: a.name, connectionLimit: a.connectionLimit, boards: mine.count,
                 waves: mine.map(\.wave).max() ?? 0)
         }
-        self.assumes = assumes
+        assumes = forecast.assumes
     }
 
     private static func round(_ s: Double) -> Double { (s * 1000).rounded() / 1000 }
@@ -85,68 +82,5 @@ struct ClassPreview: Encodable, Equatable {
             + "(\(limits.joined(separator: "; ")))\(waveText), \(pathText): estimated \(Figures.seconds(classSeconds)) "
             + "for the class, the longest board \(Figures.seconds(slowestBoardSeconds)) once connected "
             + "(\(Figures.seconds(aloneSeconds)) alone; \(link) link, \(Duration.microseconds(Int64(connectionIntervalMilliseconds * 1000)).millisecondsText) ms)"
-    }
-}
-
-/// Making the class's estimate for a class flash (`ClassEstimator`).
-extension ClassPreview {
-    /// The path each board of a class is expected to take, and what that takes for granted.
-    ///
-    /// `--mode full` takes the full path the boards offer (`--full-path`, else McuMgr on MCUboot
-    /// boards and Nordic DFU on stock ones; stock when unknown). Otherwise a file with a MakeCode
-    /// program is expected to go partially, which needs boards that run the file's runtime.
-    static func expectedPath(plan: FlashPlan, options: FlashOptions, mcuboot: Bool?) -> (
-        path: EstimatedPath, assumes: String
-    ) {
-        let full: EstimatedPath
-        switch options.fullPath {
-        case .mcumgr?: full = .mcumgr
-        case .nordic?: full = .nordicDFU
-        case nil: full = mcuboot == true ? .mcumgr : .nordicDFU
-        }
-        let fullText =
-            full == .mcumgr
-            ? "a full update over McuMgr on every board" : "a full update through every board's Nordic bootloader"
-        if options.mode == .full || plan.program == nil {
-            return (full, fullText + "; every board in its program with Bluetooth on")
-        }
-        return (
-            .partial,
-            "partial flashing on every board: the boards run the file's runtime and their program with "
-                + "Bluetooth on (a board with another runtime takes a full update, which is longer)"
-        )
-    }
-
-    /// The class's estimate with each board's own expected path (read from the boards before the
-    /// class starts, as each board's session will decide): nil for one board, or when a board's
-    /// path cannot be estimated.
-    static func make(
-        plan: FlashPlan, options: FlashOptions, boards expected: [ExpectedBoard], link: LinkProfile,
-        adapters: [ClassEstimator.Adapter]
-    ) -> ClassPreview? {
-        guard expected.count > 1,
-            let (estimate, demands) = ClassEstimator.estimate(
-                plan: plan, boards: expected, options: options, link: .profile(link), adapters: adapters),
-            let slowest = demands.max(by: { $0.alone < $1.alone })
-        else { return nil }
-        return ClassPreview(
-            estimate, demand: slowest, link: link,
-            assumes: "each board's path read from the board before the class starts", expected: expected)
-    }
-
-    /// The class's estimate for `count` boards alike flashed with `plan` through `adapters` over
-    /// `link`; nil for one board, or when the expected path cannot be estimated.
-    static func make(
-        plan: FlashPlan, options: FlashOptions, count: Int, link: LinkProfile, mcuboot: Bool?,
-        adapters: [ClassEstimator.Adapter]
-    ) -> ClassPreview? {
-        guard count > 1 else { return nil }
-        let expected = expectedPath(plan: plan, options: options, mcuboot: mcuboot)
-        guard
-            let demand = ClassEstimator.demand(
-                plan: plan, path: expected.path, options: options, link: .profile(link))
-        else { return nil }
-        let estimate = ClassEstimator.estimate(demand, boards: count, adapters: adapters)
-        return ClassPreview(estimate, demand: demand, link: link, assumes: expected.assumes)
     }
 }

@@ -1,4 +1,5 @@
 import Diagnostics
+import Flasher
 import Flashing
 import Foundation
 
@@ -15,27 +16,8 @@ struct BoardIdentity: Codable, Sendable, Equatable {
 /// as a table, given in JSON as the last line of `--json` (`{"type":"summary", ...}`), and kept
 /// as the record `--retry-failed` reads (`ClassRunRecord`).
 struct ClassReport: Codable, Sendable, Equatable {
-    struct Row: Codable, Sendable, Equatable {
-        /// The board as it was flashed: `--device` value, scanned address, or simulated name.
-        var board: String
-        var name: String?
-        var address: String?
-        /// The adapter the board was flashed through (`hci0`).
-        var adapter: String?
-        /// `ok` (flashed and read back), `unverified` (written, not read back: see `error`'s
-        /// place, `fix`) or `failed`.
-        var result: String
-        var path: FlashPath?
-        /// True when partial flashing was given up and a full update followed.
-        var fallback: Bool
-        var seconds: Double
-        /// True when the board was read back and runs the new program.
-        var verified: Bool
-        var exitCode: Int32
-        var error: String?
-        /// For a failure: what to do, in one line.
-        var fix: String?
-    }
+    /// A board's row: what the record `--retry-failed` reads keeps (`ClassRunRecord`).
+    typealias Row = ClassRunRecord.Row
 
     var type = "summary"
     var boards: [Row]

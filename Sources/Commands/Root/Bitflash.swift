@@ -72,30 +72,10 @@ struct Bitflash: AsyncParsableCommand {
                 version: versionLine, subcommands: userCommands)
     }
 
-    /// Lets `--simulate` stand without a profile (`bitflash flash prog.hex --simulate`):
-    /// a missing or non-profile value gets the default profile, marked as not named so that
-    /// the kind of board already in the state folder wins.
+    /// Parses and runs the command line (`--simulate [PROFILE]` is parsed by the commands
+    /// themselves: `SimulateOption`).
     static func main() async {
-        var args = Array(CommandLine.arguments.dropFirst())
-        // Words after `--` are arguments, never options: nothing there is rewritten.
-        let options = args.firstIndex(of: "--") ?? args.count
-        let named = zip(args[..<options], args[..<options].dropFirst()).contains {
-            $0 == "--simulate" && SimProfile(argument: $1) != nil
-        }
-        var i = 0
-        while i < (args.firstIndex(of: "--") ?? args.count) {
-            if args[i] == "--simulate",
-                i + 1 == args.count || args[i + 1] == "--"
-                    || SimProfile(argument: args[i + 1]) == nil
-            {
-                args.insert(
-                    contentsOf: [SimProfile.default.description]
-                        + (named ? [] : ["--" + SimulationOptions.unnamedProfileFlag]),
-                    at: i + 1)
-            }
-            i += 1
-        }
-        await main(attachingNegativeNumbers(args))
+        await main(attachingNegativeNumbers(Array(CommandLine.arguments.dropFirst())))
     }
 
     /// The options that take a list of numbers (`--sim-reset-at 1 2 3`).

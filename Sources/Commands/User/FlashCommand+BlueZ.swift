@@ -1,6 +1,7 @@
 import BlueZFlashing
 import Diagnostics
 import FirmwareImage
+import Flasher
 import Flashing
 import Foundation
 import LinkModel
@@ -16,7 +17,8 @@ extension FlashCommand {
     {
         Verbose.bootstrap(output.verbose)
         let firmware = try given ?? FirmwareFileLoading.loadForFlash(file)
-        let flasher = BlueZFlasher(settings: try deviceSettings())
+        let library = try self.flasher(.bluez(bluetooth.settings))
+        let flasher = library.bluez!
         let queries: [String]
         if let only {
             queries = only
@@ -29,8 +31,8 @@ extension FlashCommand {
         }
         // A dry run prints plans, not progress and results.
         let out = SharedOutput(dryRun ? SilentOutput() : makeOutput(output.mode, queries, output.verbose))
-        if !dryRun, let preview = await realClassPreview(firmware, boards: queries.count, flasher: flasher) {
-            out.classEstimate(preview)
+        if !dryRun, let forecast = await library.forecastRealClass(firmware, boards: queries) {
+            out.classEstimate(ClassPreview(forecast))
         }
         var finished: [BoardFlashResult] = []
         for await update in flasher.flash(firmware, on: queries) {
@@ -67,46 +69,8 @@ extension FlashCommand {
             identities[entry.board] = BoardIdentity(name: entry.name, address: entry.address, adapter: entry.adapter)
         }
         out.finish(results, identities: identities)
-        recordClassRun(results, identities: identities, folder: ClassRunRecord.realBoardsFolder)
+        recordClassRun(results, identities: identities)
         return .flashed(results)
-    }
-
-    /// The class's estimate before real boards are flashed: boards of the kind `--board` names, or
-    /// of the first kind the file fits (named in `assumes`), over BlueZ's default 30 ms link (what
-    /// a board gets until its own request for 10-20 ms is granted, so the estimate leans long),
-    /// through the adapters the flash will use with `--max-connections` each. Nil for one board.
-    private func realClassPreview(_ firmware: Firmware, boards count: Int, flasher: BlueZFlasher) async
-        -> ClassPreview?
-    {
-        guard count > 1 else { return nil }
-        let kinds: [Board] =
-            (board.flatMap(Board.init(userName:)).map { [$0] } ?? [])
-            + [.microbitV2, .calliopeMini3, .microbitV1, .calliopeMini2, .calliopeMini1]
-        guard let kind = kinds.first(where: { firmware.problems(for: $0).isEmpty }),
-            let plan = try? makePlan(firmware, board: kind, described: kind.displayName)
-        else { return nil }
-        let settings = flasher.settings
-        // An adapter that cannot be resolved here fails the flash itself, with its message.
-        guard let names = try? await flasher.adapters() else { return nil }
-        guard
-            var preview = ClassPreview.make(
-                plan: plan, options: options(), count: count, link: .linuxDefault, mcuboot: nil,
-                adapters: names.map {
-                    .init(name: $0 ?? "the first adapter", connectionLimit: settings.maxConnectionsPerAdapter)
-                })
-        else { return nil }
-        preview.assumes += "; every board a \(kind.displayName)"
-        return preview
-    }
-
-    /// The library's settings with what the options chose (`--board`, `--dfu-image` and
-    /// `--force` for the library's policy, which decides each board's plan).
-    private func deviceSettings() throws -> BlueZFlashSettings {
-        var settings = bluetooth.settings
-        settings.options = options()
-        settings.startOver = noResume
-        settings.plan = try planSettings()
-        return settings
     }
 
     /// The board a flash without --device, --all-in-range or --simulate takes: the one this

@@ -1,5 +1,6 @@
 import Diagnostics
 import FirmwareImage
+import Flasher
 import Flashing
 import Foundation
 import Laboratory
@@ -44,7 +45,7 @@ extension FlashCommand {
             let store = SimStore(option: simulation.simState)
             let names = only ?? SimStore.names(count: boards)
             // Without a profile, the boards already in the state folder say what they are.
-            let profile = simulation.profile(simulate, store: store, name: names[0])
+            let profile = simulation.profile(namedProfile, store: store, name: names[0])
             if let trace = output.trace {
                 try OutputFile.refuseInputs(
                     trace, inputs: [file] + (dfuImage.map { [$0] } ?? []), what: "the trace",
@@ -60,12 +61,12 @@ extension FlashCommand {
                 link: try simulation.linkProfile(), faults: simulation.faultPlan(),
                 adapters: try simulation.adapterProfiles())
             sim.connectionsPerAdapter = bluetooth.maxConnections
-            let resume = FileResumeStore(simulated: store)
-            var ids: [(plan: FlashPlan, board: BoardID, name: String)] = []
+            let flasher = try self.flasher(.simulated(resume: FileResumeStore(simulated: store)))
+            var ids: [SimulatedEntry] = []
             for (i, name) in names.enumerated() {
                 ids.append(
                     (
-                        withResume(plan, board: name, store: resume),
+                        flasher.resumed(plan, board: name) { StdErr.write("bitflash: warning: \($0)\n") },
                         sim.addBoard(
                             try store.loadOrCreate(name, profile: profile, index: Int(name.dropFirst(4)) ?? i + 1)),
                         name
@@ -73,47 +74,25 @@ extension FlashCommand {
             }
             // The boards share the simulated adapters, each within its connection limit; each board's
             // path is read from it first (a dry run on a copy of the boards), as its session decides.
-            let preview =
-                names.count > 1
-                ? ClassPreview.make(
-                    plan: plan, options: options(), boards: try Self.expected(ids, options: options(), in: sim),
-                    link: sim.link,
-                    adapters: sim.adapters.indices.map {
-                        .init(
-                            name: "hci\($0) (\(sim.adapters[$0].name))",
-                            connectionLimit: AdapterProfile.limit(sim.connectionLimit(of: $0)))
-                    }) : nil
+            let preview = try flasher.forecast(plan, boards: ids, in: sim).map(ClassPreview.init)
             if dryRun {
                 if let preview { StdOut.write((output.json ? try JSONText.line(preview) : preview.line) + "\n") }
-                let runs = SimulatedFlash.runAll(ids, options: options(), in: &sim)
+                let runs = flasher.flash(ids, in: &sim).runs
                 for (entry, _) in zip(ids, runs) { try store.save(sim.board(entry.board), as: entry.name) }
                 return .planned(try printPlans(zip(names, runs.map(\.outcome)).map { ($0, $1) }))
             }
             let out = SharedOutput((makeOutput ?? Output.make)(output.mode, names, output.verbose))
             if let preview { out.classEstimate(preview) }
             let kill = simulation.killAt.map { Duration.milliseconds(Int64(($0 * 1000).rounded())) }
-            // Each board's latest checkpoint, kept only once the board itself is saved: a record
-            // never claims more than the board's file holds, whenever this run is stopped.
-            let checkpoints = Mutex<[String: ResumePoint?]>([:])
-            let runs = SimulatedFlash.runAll(
-                ids, options: options(), in: &sim, deadline: kill ?? SimulatedFlash.defaultDeadline,
-                onEvent: { event in
-                    if case let .checkpoint(point) = event.report { checkpoints.withLock { $0[event.board] = point } }
-                    out.event(event)
-                })
-            // A board whose file cannot be saved still gets its result, which says so (73).
+            let (runs, checkpoints) = flasher.flash(
+                ids, in: &sim, deadline: kill ?? SimulatedFlash.defaultDeadline, onEvent: { out.event($0) })
+            // A board whose file cannot be saved still gets its result, which says so (73); its
+            // records are kept only once it is saved.
             var unsaved: [String: String] = [:]
-            for (entry, run) in zip(ids, runs) {
-                do {
-                    try store.save(sim.board(entry.board), as: entry.name)
-                } catch {
+            for entry in ids {
+                do { try store.save(sim.board(entry.board), as: entry.name) } catch {
                     unsaved[entry.name] = describe(error)
-                    continue
                 }
-                if let point = checkpoints.withLock({ $0[entry.name] }) {
-                    Self.keep(point, board: entry.name, in: resume)
-                }
-                resume.keepFinish(after: run.outcome, board: entry.name) { StdErr.write("bitflash: warning: \($0)\n") }
             }
             var results = runs.map(\.result)
             for i in results.indices {
@@ -126,7 +105,11 @@ extension FlashCommand {
                 results[i].verification = .unverified
             }
             if let kill { results = results.map { $0.error == nil ? $0 : Self.killed($0, at: kill) } }
-            Self.forgetFinished(results, in: resume)
+            for ((entry, run), result) in zip(zip(ids, runs), results) where unsaved[entry.name] == nil {
+                flasher.keepRecords(
+                    of: entry.name, checkpoint: checkpoints[entry.name], result: result, session: run.outcome
+                ) { StdErr.write("bitflash: warning: \($0)\n") }
+            }
             // The boards share one run, so one trace holds every board's lines, each with its name.
             if let first = runs.first {
                 Verbose.dump(first.trace, names: names)
@@ -146,34 +129,15 @@ extension FlashCommand {
             }
             if sim.adapters.count > 1 {
                 for (entry, run) in zip(ids, runs) {
-                    identities[entry.name]?.adapter = "hci\(run.adapter) (\(sim.adapters[run.adapter].name))"
+                    identities[entry.name]?.adapter = Flasher.adapterName(sim, run.adapter)
                 }
             }
             for r in results { out.result(r) }
             out.finish(results, identities: identities)
             if !dryRun {
-                recordClassRun(results, identities: identities, folder: ClassRunRecord.simulatedFolder(store))
+                recordClassRun(results, identities: identities)
             }
             return .flashed(results)
-        }
-    }
-
-    /// What each board of a simulated class is expected to do: a dry run of every board on a copy
-    /// of the simulation (their memory maps read, their decisions made, nothing written).
-    static func expected(
-        _ boards: [(plan: FlashPlan, board: BoardID, name: String)], options: FlashOptions, in sim: Simulation
-    ) throws -> [ExpectedBoard] {
-        var copy = sim
-        var dry = options
-        dry.dryRun = true
-        let runs = SimulatedFlash.runAll(boards, options: dry, in: &copy)
-        return try zip(boards, runs).map { entry, run in
-            let runsProgram = try sim.board(entry.board).mode == .application
-            guard case let .success(outcome) = run.outcome else {
-                return ExpectedBoard(path: .partial, runsProgram: runsProgram)
-            }
-            if outcome.path == .upToDate { return ExpectedBoard(path: nil, runsProgram: runsProgram) }
-            return ExpectedBoard(path: outcome.decision?.chosen ?? .partial, runsProgram: runsProgram)
         }
     }
 }

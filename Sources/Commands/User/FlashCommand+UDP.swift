@@ -1,7 +1,9 @@
 import ArgumentParser
 import Diagnostics
 import FirmwareImage
+import Flasher
 import Flashing
+import Laboratory
 import Foundation
 import UDPTransport
 
@@ -23,18 +25,18 @@ extension FlashCommand {
         let endpoint: UDPEndpoint
         do { endpoint = try UDPEndpoint(parsing: text) } catch { throw CLIError(.usage, "--udp \(error)") }
         let firmware = try FirmwareFileLoading.loadForFlash(file)
-        let plan = try makePlan(firmware, profile: .default)
-        guard plan.fullImage != nil else {
+        let name = "udp:\(endpoint)"
+        let out = SharedOutput(Output.make(output.mode, boards: [name], verbosity: output.verbose))
+        let result: FlashResult
+        do {
+            result = try await flasher(.udp(endpoint))
+                .flashOverUDP(firmware, kind: SimProfile.default.board, onEvent: { out.event($0) })
+                .withUDPServerHint("\(endpoint)")
+        } catch FlasherError.noFullImage {
             throw CLIError(
                 .badFirmware,
                 "\(file): no MCUboot image can be made from it for a full update; pass one with --dfu-image")
         }
-        let name = "udp:\(endpoint)"
-        let out = SharedOutput(Output.make(output.mode, boards: [name], verbosity: output.verbose))
-        var options = options()
-        options.mode = .full
-        let result = await UDPFlash.run(plan: plan, options: options, endpoint: endpoint, onEvent: { out.event($0) })
-            .withUDPServerHint("\(endpoint)")
         out.result(result)
         out.finish([result])
         return finishFlash([result])

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Diagnostics
 import FirmwareImage
+import Flasher
 import Flashing
 import Foundation
 import Laboratory
@@ -43,11 +44,26 @@ struct FlashCommand: AsyncParsableCommand {
 
     @OptionGroup var bluetooth: BluetoothOptions
 
-    @Option(
+    @Flag(
+        name: .customLong("simulate"),
         help: ArgumentHelp(
-            "Flash a simulated board of this kind (default: the kind already in the state folder, else microbit-v2-mcuboot).",
+            SimulateOption.help(
+                "Flash a simulated board (of the kind already in the state folder, else microbit-v2-mcuboot)."),
             valueName: "PROFILE"))
-    var simulate: SimProfile?
+    var simulateGiven = false
+
+    /// The kind `--simulate` names, or (after `validate`) a further word `watch` watches.
+    @Argument(help: .hidden)
+    var secondWord: String?
+
+    /// The kind of simulated board `--simulate` names; nil when it names none.
+    var namedProfile: SimProfile? { simulateGiven ? secondWord.flatMap { SimProfile(argument: $0) } : nil }
+
+    /// A simulated board's kind with `--simulate` (the default when it names none), else nil.
+    var simulate: SimProfile? { simulateGiven ? namedProfile ?? .default : nil }
+
+    /// Words besides the file that name no profile (`watch` watches them; `flash` refuses them).
+    var otherWords: [String] { namedProfile == nil ? secondWord.map { [$0] } ?? [] : [] }
 
     @Option(
         parsing: .unconditional,
@@ -129,7 +145,14 @@ struct FlashCommand: AsyncParsableCommand {
     @OptionGroup var simulation: SimulationOptions
     @OptionGroup var output: OutputOptions
 
-    func validate() throws {
+    mutating func validate() throws {
+        // `--simulate [PROFILE]`: the profile may stand before or after the file.
+        let (profile, rest) = SimulateOption.split(
+            [file] + (secondWord.map { [$0] } ?? []), simulate: simulateGiven, keeping: 1)
+        if let profile {
+            file = rest[0]
+            secondWord = profile.description
+        }
         try validateUDP()
         try validateRetry()
         if !devices.isEmpty || allInRange, simulate != nil {
@@ -175,6 +198,12 @@ struct FlashCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runCommand {
+            if let word = otherWords.first {
+                throw CLIError(
+                    .usage,
+                    "unexpected argument '\(word)': flash takes one file"
+                        + (SimProfile(argument: word) != nil ? " (a simulated board's kind follows --simulate)" : ""))
+            }
             if let udp { return try await runOverUDP(udp) }
             switch try await flashBoards() {
             case let .planned(status): return status
@@ -201,10 +230,16 @@ struct FlashCommand: AsyncParsableCommand {
         return settings
     }
 
-    /// The plan for `firmware` on `detected`, by the library's policy (`FlashPolicy`), with a
+    /// The library's flasher over `backend` with what the options chose: the policy's settings
+    /// (`planSettings`), the session's options, `--no-resume`.
+    func flasher(_ backend: Flasher.Backend) throws -> Flasher {
+        Flasher(backend, plan: try planSettings(), options: options(), startOver: noResume)
+    }
+
+    /// The plan for `firmware` on `detected`, by the library's policy (`Flasher.plan`), with a
     /// warning on stderr for each problem `--force` lets through.
     func makePlan(_ firmware: Firmware, board detected: Board, described: String) throws -> FlashPlan {
-        try FlashPolicy.plan(firmware, for: detected, described: described, settings: planSettings()) {
+        try flasher(.simulated(resume: nil)).plan(firmware, for: detected, described: described) {
             StdErr.write("bitflash: warning: \($0)\n")
         }
     }

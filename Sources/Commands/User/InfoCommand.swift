@@ -22,9 +22,22 @@ struct InfoCommand: AsyncParsableCommand {
             only the simulation knows.
             """)
 
-    @Option(
-        help: ArgumentHelp("Ask a simulated board of this kind (default microbit-v2-mcuboot).", valueName: "PROFILE"))
-    var simulate: SimProfile?
+    @Flag(
+        name: .customLong("simulate"),
+        help: ArgumentHelp(
+            SimulateOption.help("Ask a simulated board (default microbit-v2-mcuboot)."), valueName: "PROFILE"))
+    var simulateGiven = false
+
+    /// The kind `--simulate` names (`info --simulate microbit-v1`).
+    @Argument(help: .hidden)
+    var profileWord: String?
+
+    /// A simulated board's kind with `--simulate` (the default when it names none), else nil.
+    var simulate: SimProfile? {
+        simulateGiven
+            ? SimulateOption.split(profileWord.map { [$0] } ?? [], simulate: true, keeping: 0).profile
+                ?? .default : nil
+    }
 
     @Option(help: ArgumentHelp("Ask a real board, by address or name, over Bluetooth.", valueName: "ADDR|NAME"))
     var device: String?
@@ -65,6 +78,11 @@ struct InfoCommand: AsyncParsableCommand {
     }
 
     func validate() throws {
+        if let word = profileWord, !simulateGiven || SimProfile(argument: word) == nil {
+            throw ValidationError(
+                "unexpected argument '\(word)'"
+                    + (SimProfile(argument: word) != nil ? ": a simulated board's kind follows --simulate" : ""))
+        }
         if device != nil, simulate != nil || boardName != nil {
             throw ValidationError("use either --device or --simulate/--name, not both")
         }

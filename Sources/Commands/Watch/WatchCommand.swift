@@ -3,6 +3,7 @@ import Diagnostics
 import FirmwareImage
 import Flashing
 import Foundation
+import Laboratory
 import Synchronization
 
 /// `bitflash watch FILE|DIR ...`: the edit loop. Flashes a watched file whenever it changes, and
@@ -70,7 +71,16 @@ struct WatchCommand: AsyncParsableCommand {
         return nil
     }
 
-    var paths: [String] { [flash.file] + more }
+    /// The watched paths, and the kind `--simulate` names when its word stands among them
+    /// (`watch A B --simulate microbit-v1`: the flash's own arguments hold only two words).
+    var watched: (paths: [String], profile: SimProfile?) {
+        let words = [flash.file] + flash.otherWords + more
+        if let named = flash.namedProfile { return (words, named) }
+        let (profile, rest) = SimulateOption.split(words, simulate: flash.simulateGiven, keeping: 1)
+        return (rest, profile)
+    }
+
+    var paths: [String] { watched.paths }
 
     /// How a stopped watch exits: 128 + the signal, as a shell reports it (130 Ctrl-C, 143 SIGTERM).
     static func exitStatus(signal: Int32) -> ExitStatus { signal == SIGTERM ? .terminated : .interrupted }
@@ -175,6 +185,7 @@ struct WatchCommand: AsyncParsableCommand {
     ) async -> Bool {
         var command = flash
         command.file = path
+        command.secondWord = watched.profile?.description
         report.flashing(path)
         do {
             guard

@@ -40,6 +40,9 @@ public struct PartialEstimator: PathEstimator {
             switchesToPairingMode: switchesToPairingMode)
     }
 
+    /// The name of the part a board running its program adds: it is restarted in pairing mode first.
+    public static let pairingModeRestart = "restart in pairing mode and read the memory map again"
+
     public func estimate(_ context: EstimateContext) -> PathEstimate {
         let profile = context.link.profile
         let ci = max(profile.connectionIntervalMicroseconds, 1)
@@ -53,7 +56,7 @@ public struct PartialEstimator: PathEstimator {
         if switchesToPairingMode {
             parts.append(
                 .init(
-                    name: "restart in pairing mode and read the memory map again",
+                    name: Self.pairingModeRestart,
                     duration: .microseconds(ci) + t.eventDispatch + t.reboot + Self.rebootModeStep + readMap))
         }
         parts += [
