@@ -108,7 +108,7 @@ extension PartialFlashWriter {
             return [trace] + probeAnswered()
         case let (.regionInfo(region), .syncing) where region.id == 2:
             // The barrier: the board's counters are 0 and every earlier answer has arrived.
-            return [trace] + disarm() + sendBlock(from: 0)
+            return [trace] + disarm() + rewindIfRecovering() + sendBlock(from: 0)
         case (.writeSuccess, .ending), (.writeFail, .ending):
             // Every transmission yields at most one answer and the last one was consumed, so this
             // one is extra: an earlier answer was duplicated and taken for a later block's.
@@ -117,6 +117,24 @@ extension PartialFlashWriter {
         default:
             return [trace, .report(.trace("ignored: stray notification"))]
         }
+    }
+
+    /// After a recovery's barrier: the block in doubt may have been burnt (its answer lost), and
+    /// burning it again over itself would be one more write of its words without an erase, more
+    /// than the chip allows when END_OF_TRANSMISSION burns it once more (nWRITE,
+    /// `FlashMemory.writesPerWordLimit`). So the write goes on from the block that opens its
+    /// page, which erases the page again (`rewindTarget(for:)`). Nothing after a plain barrier.
+    mutating func rewindIfRecovering() -> [FlowAction] {
+        guard rewindAfterBarrier else { return [] }
+        rewindAfterBarrier = false
+        let (resume, why) = rewindTarget(for: index)
+        guard resume != index else { return [] }
+        let note = FlowAction.report(
+            .trace(
+                "resuming at block \(resume + 1) (\(Hex.address(plan.blocks[resume].address))): \(why), for block \(index + 1)"
+            ))
+        index = resume
+        return [note]
     }
 
     mutating func acknowledged() -> [FlowAction] {
@@ -154,6 +172,7 @@ extension PartialFlashWriter {
             // complete on the board with its flash event pending, which REGION_INFO must not
             // overtake. So the same recovery as after a timeout: the resend may still answer.
             lateAnswerPending = true
+            rewindAfterBarrier = true
             return timer + [
                 .report(
                     .retry(
