@@ -91,6 +91,13 @@ public struct BlockPlan: Sendable, Equatable {
         self.skippedBlocks = skipped
     }
 
+    /// nWRITE: how many times one 32-bit word may be written between two erases of its page.
+    /// The nRF52840 Product Specification (§4.3.1, NVMC) bounds the writes of a word between
+    /// erases by nWRITE, all-ones bits included, and the nRF5340 PS gives 2; the nRF52833 and
+    /// nRF51822 figures were not found, so 2 is taken for every board (as the simulated flash
+    /// counts, `FlashMemory.writesPerWordLimit`).
+    public static let writesPerWordLimit = 2
+
     /// Where the program hash lies, from the magic.
     static let hashOffset = 24
 

@@ -119,27 +119,46 @@ extension PartialFlashWriter {
         }
     }
 
-    /// After a recovery's barrier: the block in doubt may have been burnt (its answer lost), and
-    /// burning it again over itself would be one more write of its words without an erase, more
-    /// than the chip allows when END_OF_TRANSMISSION burns it once more (nWRITE,
-    /// `FlashMemory.writesPerWordLimit`). So the write goes on from the block that opens its
-    /// page, which erases the page again (`rewindTarget(for:)`). Nothing after a plain barrier.
+    /// After a recovery's barrier: the block in doubt may have been burnt (its answer lost), so
+    /// sending it again is one more write of its words without an erase. That is allowed while
+    /// no word goes past `BlockPlan.writesPerWordLimit` (nWRITE), counting the writes still to
+    /// come: END_OF_TRANSMISSION burns the last block once more, and the hash block overlaps
+    /// the blocks before it. Past that, the write goes on from the block that opens the page,
+    /// which erases it (`rewindTarget(for:)`). A page opener sent again erases its page anyway.
     mutating func rewindIfRecovering() -> [FlowAction] {
         guard rewindAfterBarrier else { return [] }
         rewindAfterBarrier = false
+        burnsInDoubt += 1
+        let block = plan.blocks[index]
+        let writes = burnsInDoubt + 1 + writesStillToCome(index)
+        if !sealSent, block.opensPage || writes <= BlockPlan.writesPerWordLimit { return [] }
         let (resume, why) = rewindTarget(for: index)
+        burnsInDoubt = 0
         guard resume != index else { return [] }
         let note = FlowAction.report(
             .trace(
-                "resuming at block \(resume + 1) (\(Hex.address(plan.blocks[resume].address))): \(why), for block \(index + 1)"
-            ))
+                "resuming at block \(resume + 1) (\(Hex.address(plan.blocks[resume].address))): \(why), for block "
+                    + "\(index + 1), whose words may be written \(writes) times otherwise"))
         index = resume
         return [note]
+    }
+
+    /// Writes of block `i`'s words the plan makes after its own: END_OF_TRANSMISSION's re-burn
+    /// of the last block, and the hash block over the blocks it overlaps.
+    func writesStillToCome(_ i: Int) -> Int {
+        var count = i == range.upperBound - 1 ? 1 : 0
+        if let seal = plan.sealIndex, i < seal {
+            let a = plan.blocks[i].address
+            let s = plan.blocks[seal].address
+            if a < s + BlockPlan.blockSize && s < a + BlockPlan.blockSize { count += 1 }
+        }
+        return count
     }
 
     mutating func acknowledged() -> [FlowAction] {
         let timer = disarm()
         if index == 0 { sealSent = false }
+        burnsInDoubt = 0
         index += 1
         progress = max(progress, index)
         blockRetries = 0

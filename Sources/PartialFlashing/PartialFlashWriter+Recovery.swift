@@ -165,6 +165,8 @@ extension PartialFlashWriter {
                 "connected again; resuming at block \(resume + 1) (\(Hex.address(plan.blocks[resume].address))): \(why), "
                     + "for block \(index + 1)"))
         index = resume
+        burnsInDoubt = 0
+        rewindAfterBarrier = false
         return [note, .subscribe(characteristic)] + resync(attempt: 1)
     }
 }

@@ -226,6 +226,9 @@ public struct PartialFlashWriter: FlowMachine {
     /// A recovery from a block timeout is under way: after its barrier the write goes on from the
     /// block that opens the page in progress (`rewindIfRecovering()`).
     var rewindAfterBarrier = false
+    /// Transmissions of the block in flight that went unanswered in recoveries since it was last
+    /// sent afresh: each may have been burnt (see `rewindIfRecovering()`).
+    var burnsInDoubt = 0
     /// How often the transmission in flight was sent again with the same numbers (`fillIn()`).
     var fillIns = 0
     var blockRetries = 0
