@@ -128,9 +128,9 @@ extension PartialFlashWriter {
     mutating func rewindIfRecovering() -> [FlowAction] {
         guard rewindAfterBarrier else { return [] }
         rewindAfterBarrier = false
-        burnsInDoubt += 1
+        burnsInDoubt &+= 1
         let block = plan.blocks[index]
-        let writes = burnsInDoubt + 1 + writesStillToCome(index)
+        let writes = Int(burnsInDoubt) + 1 + writesStillToCome(index)
         if !sealSent, block.opensPage || writes <= BlockPlan.writesPerWordLimit { return [] }
         let (resume, why) = rewindTarget(for: index)
         burnsInDoubt = 0

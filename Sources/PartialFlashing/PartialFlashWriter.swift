@@ -228,7 +228,7 @@ public struct PartialFlashWriter: FlowMachine {
     var rewindAfterBarrier = false
     /// Transmissions of the block in flight that went unanswered in recoveries since it was last
     /// sent afresh: each may have been burnt (see `rewindIfRecovering()`).
-    var burnsInDoubt = 0
+    var burnsInDoubt: UInt8 = 0
     /// How often the transmission in flight was sent again with the same numbers (`fillIn()`).
     var fillIns = 0
     var blockRetries = 0
