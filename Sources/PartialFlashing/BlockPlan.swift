@@ -85,24 +85,52 @@ public struct BlockPlan: Sendable, Equatable {
         }
         let sealed = sealProgramHash ? Self.sealed(blocks, magic: program.magicAddress, image: image) : blocks
         self.blocks = sealed
-        self.sealIndex = sealed.count > blocks.count ? sealed.count - 1 : nil
+        let sealAt = program.magicAddress + UInt32(Self.hashOffset)
+        self.sealIndex = sealed.count > blocks.count ? sealed.firstIndex { $0.address == sealAt } : nil
         self.pageSize = page
         self.skippedBlocks = skipped
     }
 
-    /// The blocks with the program hash written last: the first block carries 0xFF where the
-    /// hash goes (magic + 24, 8 bytes), and a final block at magic + 24 (not a page start, so
+    /// nWRITE: how many times one 32-bit word may be written between two erases of its page.
+    /// The nRF52840 Product Specification (§4.3.1, NVMC) bounds the writes of a word between
+    /// erases by nWRITE, all-ones bits included, and the nRF5340 PS gives 2; the nRF52833 and
+    /// nRF51822 figures were not found, so 2 is taken for every board (as the simulated flash
+    /// counts, `FlashMemory.writesPerWordLimit`).
+    public static let writesPerWordLimit = 2
+
+    /// Where the program hash lies, from the magic.
+    static let hashOffset = 24
+
+    /// The blocks with the program hash written last but one: the first block carries 0xFF where
+    /// the hash goes (magic + 24, 8 bytes), and a block at magic + 24 (not a page start, so
     /// nothing is erased; its other bytes repeat what was written, and flash only clears bits)
     /// writes it. A board whose flash was interrupted therefore never reports the new
     /// program's hash, and the next run flashes again instead of calling it up to date.
+    ///
+    /// The last planned block goes after the hash block (when it does not overlap it): the hash
+    /// block's words were written once already, by the blocks it overlaps, and
+    /// END_OF_TRANSMISSION burns the last block received once more (CODAL and DAL
+    /// `partialFlashingEvent`), so the hash block must not be that last one. Sent last, the held
+    /// back block is written once and burnt again once: no word is written more than twice
+    /// between erases (`FlashMemory.writesPerWordLimit`, nWRITE).
     static func sealed(_ blocks: [Block], magic: UInt32, image: MemoryImage) -> [Block] {
         guard let first = blocks.first, first.address == magic, first.opensPage else { return blocks }
-        let hashAt = 24
         var blank = first.data
-        blank.replaceSubrange(hashAt..<(hashAt + 8), with: repeatElement(0xFF, count: 8))
-        let sealAt = magic + UInt32(hashAt)
+        blank.replaceSubrange(hashOffset..<(hashOffset + 8), with: repeatElement(0xFF, count: 8))
+        let sealAt = magic + UInt32(hashOffset)
         let seal = Block(address: sealAt, data: image.read(sealAt..<(sealAt + blockSize), fill: 0xFF), opensPage: false)
-        return [Block(address: first.address, data: blank, opensPage: true)] + blocks.dropFirst() + [seal]
+        var rest = Array(blocks.dropFirst())
+        var after: [Block] = []
+        if let last = rest.last, last.address >= sealAt + blockSize {
+            after = [rest.removeLast()]
+        }
+        return [Block(address: first.address, data: blank, opensPage: true)] + rest + [seal] + after
+    }
+
+    /// The block sent after the hash block (see `sealed`), if any.
+    public var heldBackIndex: Int? {
+        guard let seal = sealIndex, seal + 1 < blocks.count else { return nil }
+        return seal + 1
     }
 
     /// A plan from blocks made elsewhere (tests, tools); no rule is checked.
@@ -122,8 +150,10 @@ public struct BlockPlan: Sendable, Equatable {
     public var cheapestPage: Range<Int> {
         let end = sealIndex ?? blocks.count
         let openers = blocks[..<end].indices.filter { blocks[$0].opensPage }
+        // The held-back block's page is not whole before the hash block: never a candidate.
+        let heldPage = heldBackIndex.map { blocks[$0].address / pageSize }
         var best: Range<Int>?
-        for (k, opener) in openers.enumerated() where opener > 0 {
+        for (k, opener) in openers.enumerated() where opener > 0 && blocks[opener].address / pageSize != heldPage {
             let page = opener..<(k + 1 < openers.count ? openers[k + 1] : end)
             if best == nil || page.count <= best!.count { best = page }
         }

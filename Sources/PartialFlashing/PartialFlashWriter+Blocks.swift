@@ -108,7 +108,7 @@ extension PartialFlashWriter {
             return [trace] + probeAnswered()
         case let (.regionInfo(region), .syncing) where region.id == 2:
             // The barrier: the board's counters are 0 and every earlier answer has arrived.
-            return [trace] + disarm() + sendBlock(from: 0)
+            return [trace] + disarm() + rewindIfRecovering() + sendBlock(from: 0)
         case (.writeSuccess, .ending), (.writeFail, .ending):
             // Every transmission yields at most one answer and the last one was consumed, so this
             // one is extra: an earlier answer was duplicated and taken for a later block's.
@@ -119,9 +119,46 @@ extension PartialFlashWriter {
         }
     }
 
+    /// After a recovery's barrier: the block in doubt may have been burnt (its answer lost), so
+    /// sending it again is one more write of its words without an erase. That is allowed while
+    /// no word goes past `BlockPlan.writesPerWordLimit` (nWRITE), counting the writes still to
+    /// come: END_OF_TRANSMISSION burns the last block once more, and the hash block overlaps
+    /// the blocks before it. Past that, the write goes on from the block that opens the page,
+    /// which erases it (`rewindTarget(for:)`). A page opener sent again erases its page anyway.
+    mutating func rewindIfRecovering() -> [FlowAction] {
+        guard rewindAfterBarrier else { return [] }
+        rewindAfterBarrier = false
+        burnsInDoubt &+= 1
+        let block = plan.blocks[index]
+        let writes = Int(burnsInDoubt) + 1 + writesStillToCome(index)
+        if !sealSent, block.opensPage || writes <= BlockPlan.writesPerWordLimit { return [] }
+        let (resume, why) = rewindTarget(for: index)
+        burnsInDoubt = 0
+        guard resume != index else { return [] }
+        let note = FlowAction.report(
+            .trace(
+                "resuming at block \(resume + 1) (\(Hex.address(plan.blocks[resume].address))): \(why), for block "
+                    + "\(index + 1), whose words may be written \(writes) times otherwise"))
+        index = resume
+        return [note]
+    }
+
+    /// Writes of block `i`'s words the plan makes after its own: END_OF_TRANSMISSION's re-burn
+    /// of the last block, and the hash block over the blocks it overlaps.
+    func writesStillToCome(_ i: Int) -> Int {
+        var count = i == range.upperBound - 1 ? 1 : 0
+        if let seal = plan.sealIndex, i < seal {
+            let a = plan.blocks[i].address
+            let s = plan.blocks[seal].address
+            if a < s + BlockPlan.blockSize && s < a + BlockPlan.blockSize { count += 1 }
+        }
+        return count
+    }
+
     mutating func acknowledged() -> [FlowAction] {
         let timer = disarm()
         if index == 0 { sealSent = false }
+        burnsInDoubt = 0
         index += 1
         progress = max(progress, index)
         blockRetries = 0
@@ -154,6 +191,7 @@ extension PartialFlashWriter {
             // complete on the board with its flash event pending, which REGION_INFO must not
             // overtake. So the same recovery as after a timeout: the resend may still answer.
             lateAnswerPending = true
+            rewindAfterBarrier = true
             return timer + [
                 .report(
                     .retry(

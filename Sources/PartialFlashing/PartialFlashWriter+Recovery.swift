@@ -27,6 +27,7 @@ extension PartialFlashWriter {
             // A lost 4th packet, a lost block, a lost `01 FF` or `01 AA`, or an answer still on its
             // way: the same recovery for all (see `PartialFlashWriter`).
             lateAnswerPending = true
+            rewindAfterBarrier = true
             return [
                 .report(
                     .retry(
@@ -164,6 +165,8 @@ extension PartialFlashWriter {
                 "connected again; resuming at block \(resume + 1) (\(Hex.address(plan.blocks[resume].address))): \(why), "
                     + "for block \(index + 1)"))
         index = resume
+        burnsInDoubt = 0
+        rewindAfterBarrier = false
         return [note, .subscribe(characteristic)] + resync(attempt: 1)
     }
 }
@@ -176,9 +179,13 @@ extension PartialFlashWriter {
     /// is rewritten only after the hash's page, so the write goes back to the first block,
     /// whose page holds the hash. An interrupted write then never leaves a board that reports
     /// the new program over a page that was erased again.
+    ///
+    /// Not even the hash block alone is sent again: its words were written by the blocks it
+    /// overlaps and by itself, so a third write would exceed what the chip allows between
+    /// erases (`BlockPlan.sealed`, nWRITE); only erasing the hash's page again, from the first
+    /// block, makes it writable.
     func rewindTarget(for i: Int) -> (index: Int, why: String) {
-        if sealSent, let seal = plan.sealIndex {
-            if i == seal { return (seal, "the block that writes the program hash") }
+        if sealSent, plan.sealIndex != nil {
             return (0, "the whole program, as the program hash may be written already")
         }
         return (plan.pageOpenerIndex(of: i), "the first block of its page")

@@ -24,15 +24,18 @@ import Transport
 ///   that finishes it, which is the rule a fresh write follows too.
 ///
 /// The cost is at most one page sent again (16 blocks on a 1 KB-page board, 64 on a 4 KB one).
-/// With the program hash written last (`BlockPlan.sealed`), the block that writes it follows
-/// the last page; continuing after it resends the last page and the hash block, then
-/// END_OF_TRANSMISSION (which needs an acknowledged block since the last REGION_INFO).
+/// With the program hash written last but one (`BlockPlan.sealed`), a write that may have
+/// reached the block that writes it continues from the first block: that block's words were
+/// written twice already, and only an erase of their page allows another write (nWRITE).
 extension PartialFlashWriter {
     /// Where a write continues that stopped with `acknowledged` blocks acknowledged: the block
     /// that opens the page holding the first unacknowledged one (the last block's page when
     /// every block was acknowledged but END_OF_TRANSMISSION may not have arrived).
     public static func resumeBlock(acknowledged: Int, plan: BlockPlan) -> Int {
         guard plan.blockCount > 0 else { return 0 }
+        // The hash block may have been burnt: its words take no further write before their page
+        // is erased again (nWRITE, see `rewindTarget(for:)`), so from the first block.
+        if let seal = plan.sealIndex, acknowledged >= seal { return 0 }
         return plan.pageOpenerIndex(of: min(max(0, acknowledged), plan.blockCount - 1))
     }
 

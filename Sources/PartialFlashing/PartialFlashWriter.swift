@@ -223,6 +223,12 @@ public struct PartialFlashWriter: FlowMachine {
     /// While recovering from a block timeout: the transmission that timed out has not answered
     /// yet, so the next write answer before the barrier's is its one answer.
     var lateAnswerPending = false
+    /// A recovery from a block timeout is under way: after its barrier the write goes on from the
+    /// block that opens the page in progress (`rewindIfRecovering()`).
+    var rewindAfterBarrier = false
+    /// Transmissions of the block in flight that went unanswered in recoveries since it was last
+    /// sent afresh: each may have been burnt (see `rewindIfRecovering()`).
+    var burnsInDoubt: UInt8 = 0
     /// How often the transmission in flight was sent again with the same numbers (`fillIn()`).
     var fillIns = 0
     var blockRetries = 0

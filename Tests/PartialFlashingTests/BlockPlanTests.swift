@@ -172,7 +172,7 @@ import Testing
 }
 
 extension BlockPlanTests {
-    @Test func sealedPlanWritesTheProgramHashInALastBlockThatOpensNoPage() throws {
+    @Test func sealedPlanWritesTheProgramHashInABlockThatOpensNoPageBeforeTheLastProgramBlock() throws {
         let (image, program) = makeProgram(bodySize: 4000)
         let board = RegionInfo(id: 2, start: 0x47000, end: 0x73000, hash: oldProgramHash)
         let plain = try BlockPlan(image: image, program: program, boardRegion: board, family: .nrf52833)
@@ -180,8 +180,13 @@ extension BlockPlanTests {
             image: image, program: program, boardRegion: board, family: .nrf52833, sealProgramHash: true)
         #expect(sealed.blockCount == plain.blockCount + 1)
         #expect(Array(sealed.blocks[0].data[24..<32]) == [UInt8](repeating: 0xFF, count: 8))
-        let seal = try #require(sealed.blocks.last)
+        let sealIndex = try #require(sealed.sealIndex)
+        let seal = sealed.blocks[sealIndex]
         #expect(seal.address == program.magicAddress + 24 && !seal.opensPage)
         #expect(Array(seal.data[0..<8]) == program.programHash)
+        // END_OF_TRANSMISSION re-burns the last block: the last program block, written once.
+        #expect(sealIndex == sealed.blockCount - 2 && sealed.heldBackIndex == sealed.blockCount - 1)
+        #expect(sealed.blocks.last == plain.blocks.last)
+        #expect(Array(sealed.blocks[1..<sealIndex]) == Array(plain.blocks[1..<(plain.blockCount - 1)]))
     }
 }

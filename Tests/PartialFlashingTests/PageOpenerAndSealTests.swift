@@ -39,7 +39,9 @@ import Transport
         #expect(firstAddress(next) == 0x48040)
     }
 
-    @Test func afterTheHashBlockWentOutAReconnectSendsOnlyThatBlockAgain() throws {
+    @Test func afterTheHashBlockWentOutAReconnectWritesFromTheFirstBlockAgain() throws {
+        // The hash block's words may be written twice already (nWRITE): only erasing their page,
+        // from the first block, makes them writable again.
         let (plan, program) = try makePlan(bodySize: 9000, seal: true)
         let seal = try #require(plan.sealIndex)
         var writer = PartialFlashWriter(plan: plan, program: program)
@@ -50,11 +52,11 @@ import Transport
         _ = writer.handle(.disconnected(.supervisionTimeout), now: .seconds(5))
         _ = writer.handle(.connected(link), now: .seconds(6))
         let resumed = writer.handle(region(2, 0x47000, 0x73000, oldProgramHash), now: .seconds(6))
-        #expect(firstAddress(resumed) == plan.blocks[seal].address)
-        #expect(writer.index == seal)
+        #expect(firstAddress(resumed) == plan.blocks[0].address)
+        #expect(writer.index == 0)
     }
 
-    @Test func aTimeoutOnTheHashBlockSendsOnlyThatBlockAgain() throws {
+    @Test func aTimeoutOnTheHashBlockGoesBackToTheFirstBlock() throws {
         let (plan, program) = try makePlan(bodySize: 9000, seal: true)
         let seal = try #require(plan.sealIndex)
         var writer = PartialFlashWriter(plan: plan, program: program, settings: WriterTests.barrierOnly)
@@ -62,8 +64,8 @@ import Transport
         _ = writer.run(Array(repeating: ack, count: seal) + [v2Program])
         _ = writer.run([.timerFired(PartialFlashTimer.block), status(.pairing), .timerFired(settle)])
         let again = writer.handle(v2Program, now: .seconds(2))
-        #expect(firstAddress(again) == plan.blocks[seal].address)
-        #expect(writes(writer.handle(ack, now: .seconds(2))) == [[0x02]])
+        #expect(firstAddress(again) == plan.blocks[0].address)
+        #expect(firstAddress(writer.handle(ack, now: .seconds(2))) == plan.blocks[1].address)
     }
 
     @Test func theHashBlockGoesOutOnlyAfterABarrierThatNoAnswerPrecedes() throws {
@@ -77,6 +79,11 @@ import Transport
         let sealed = writer.handle(v2Program, now: .seconds(4))
         #expect(firstAddress(sealed) == plan.blocks[seal].address)
         #expect(packetNumbers(sealed) == [0, 1, 2, 3])
+        // Then the last program block, held back so that END_OF_TRANSMISSION re-burns a block
+        // written once (the hash block's words were written twice).
+        let held = try #require(plan.heldBackIndex)
+        #expect(held == seal + 1 && held == plan.blockCount - 1)
+        #expect(firstAddress(writer.handle(ack, now: .seconds(4))) == plan.blocks[held].address)
         #expect(writes(writer.handle(ack, now: .seconds(4))) == [[0x02]])
         #expect(writer.stats.resyncs == 0, "a planned barrier, not a recovery")
     }

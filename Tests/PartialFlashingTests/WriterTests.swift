@@ -60,11 +60,15 @@ import Transport
         #expect(!writes(first).contains([0x02]))
         let second = writer.handle(ack, now: .milliseconds(60))
         #expect(!writes(second).contains([0x02]))
-        // A timeout on the last block recovers and resends it; it does not end the transmission.
+        // A timeout on the last block recovers; it does not end the transmission. The last block
+        // may be burnt already and END_OF_TRANSMISSION burns it once more, so a resend would be a
+        // third write of its words: the write goes on from the block that opens its page.
         #expect(
             writes(writer.run([.timerFired(block), status(.pairing), .timerFired(settle)], at: .seconds(2)))
                 == [statusRequest, [0x00, 0x02]])
-        #expect(packetNumbers(writer.handle(v2Program, now: .seconds(2))) == [0, 1, 2, 3])
+        let opener = writer.handle(v2Program, now: .seconds(2))
+        #expect(packetNumbers(opener) == [0, 1, 2, 3] && writes(opener).first?.prefix(3) == [0x01, 0x70, 0x00])
+        #expect(packetNumbers(writer.handle(ack, now: .seconds(2))) == [4, 5, 6, 7])
         let end = writer.handle(ack, now: .seconds(2))
         #expect(
             effects(end) == [
