@@ -32,6 +32,12 @@ public enum BenchMarkdown {
         out.append(
             BenchTable.goalSummary(report).split(separator: "\n").map { "- " + $0.trimmingCharacters(in: .whitespaces) }
                 .joined(separator: "\n"))
+        out.append("")
+        out.append("## Modelled time over bound, per configuration and link profile")
+        out.append("")
+        out.append("Least and largest `achieved / bound` of the runs (how many runs).")
+        out.append("")
+        out.append(table(BenchTable.boundRatioCells(report)))
         for profile in report.profiles {
             let ci = report.runs.first { $0.profile == profile }?.connectionIntervalMilliseconds ?? 0
             out.append("")
