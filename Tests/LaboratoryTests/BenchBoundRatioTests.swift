@@ -1,7 +1,7 @@
 import Testing
 @testable import Laboratory
 
-/// The report's table of modelled time over bound, per configuration and link profile.
+/// The report's table of modelled time over bound per configuration and link profile, and its chart by program size.
 @Suite struct BenchBoundRatioTests {
     static func run(
         _ scenario: String, _ strategy: BenchStrategy, profile: String, modelled: Double, bound: Double,
@@ -32,5 +32,22 @@ import Testing
         #expect(cells[1] == ["full (Nordic DFU), micro:bit V2", "1.022–1.033 (2)", "1.084 (1)"])
         #expect(cells[2] == ["full (bitflash), micro:bit V2", "-", "1.007 (1)"])
         #expect(cells.count == 3)
+    }
+
+    @Test func theSizeChartPlacesEveryConfigurationAtTheProgramSizePartialFlashingWrites() {
+        var small = Self.run("heart → counter", .partialOnly, profile: "fast", modelled: 5.993, bound: 5.976)
+        small.payloadBytes = 8_320
+        var big = Self.run("heart → huge", .partialOnly, profile: "fast", modelled: 60.1, bound: 59.9)
+        big.payloadBytes = 131_200
+        let report = BenchReport(
+            runs: [
+                big, Self.run("heart → huge", .nordic, profile: "fast", modelled: 18.928, bound: 17.672),
+                small, Self.run("heart → counter", .nordic, profile: "fast", modelled: 13.303, bound: 12.273),
+                Self.run("runtime r1 → r2", .nordic, profile: "fast", modelled: 14.0, bound: 13.0)
+            ], notes: [])
+        let points = BenchSizeChart.points(report)["fast"]
+        #expect(points?[.partialOnly]?["micro:bit V2"]?.map(\.bytes) == [8_320, 131_200])
+        #expect(points?[.nordic]?["micro:bit V2"]?.map(\.seconds) == [13.303, 18.928])
+        #expect(BenchSizeChart.render(report).contains("<polyline"))
     }
 }

@@ -23,6 +23,8 @@ public enum BenchMarkdown {
         out.append("")
         out.append("![modelled time per scenario and profile](\(chart))")
         out.append("")
+        out.append("![partial against full updates by program size](size-chart.svg)")
+        out.append("")
         out.append("## Summary (speedup of auto over each full configuration)")
         out.append("")
         out.append(table(BenchTable.speedupCells(report)))

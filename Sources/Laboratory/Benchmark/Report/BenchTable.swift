@@ -120,9 +120,8 @@ public enum BenchTable {
                 [key]
                     + profiles.map { profile in
                         guard let r = ratios[key]?[profile], let low = r.min(), let high = r.max() else { return "-" }
-                        let range =
-                            low == high
-                            ? String(format: "%.3f", low) : String(format: "%.3f–%.3f", low, high)
+                        let (a, b) = (String(format: "%.3f", low), String(format: "%.3f", high))
+                        let range = a == b ? a : "\(a)–\(b)"
                         return "\(range) (\(r.count))"
                     })
         }
