@@ -6,6 +6,7 @@ import Transport
 extension SecureDFUFlow {
     mutating func request(_ r: SecureDFURequest, step next: Step) -> [FlowAction] {
         step = next
+        requestedAt = now
         if case .executeData(true, _) = next { finalExecuteSent = true }
         return [
             .write(NordicGATT.secureControlPoint, r.bytes, .request),
@@ -53,7 +54,7 @@ extension SecureDFUFlow {
             return cancel + [.report(.retry("init packet checksum mismatch: sending it again"))]
                 + request(.create(.command, size: UInt32(initPacket.count)), step: .createCommand)
         case (.executeCommand, .success(0x04)):
-            pacing.settingsQueued(at: now, options: options)
+            pacing.settingsQueued(at: requestedAt, options: options)
             return cancel + [.report(.trace("init packet accepted: \(image.count) bytes follow"))]
                 + request(.setPRN(options.securePacketReceipts), step: .setPRN(thenSend: false))
         case let (.setPRN(thenSend), .success(0x02)):
@@ -66,7 +67,7 @@ extension SecureDFUFlow {
         case (.createData, .success(0x01)):
             sent = objectStart
             pacing.objectCreated(
-                at: now, bytes: objectEnd - objectStart, packets: packetCount(objectEnd - objectStart),
+                at: requestedAt, bytes: objectEnd - objectStart, packets: packetCount(objectEnd - objectStart),
                 packetSize: packetSize, options: options)
             return cancel + sendBatch()
         case let (.awaitingReceipt, .checksum(off, crc)):

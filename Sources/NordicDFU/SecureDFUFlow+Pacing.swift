@@ -8,13 +8,18 @@ import NordicDFUFrames
 /// its write; a data Execute is answered only once the queue is empty; the init packet's
 /// Execute queues the settings write and its backup (four operations) and is answered at once.
 /// A receipt or checksum answer says what the bootloader queued, not what it wrote, so the
-/// flow paces by time: from the Create's answer `r` (the erase started before it was sent),
+/// flow paces by time. The board's radio misses every connection event while the chip erases a
+/// page (the SoftDevice runs flash work between radio events and an erase does not fit between
+/// them, docs/nordic-dfu.md, "Pacing"): a Create's answer leaves only after its erase, and a
+/// packet sent during the erase reaches the board after it. So the flow counts from the moment
+/// `s` it wrote the Create (the erase cannot start before the Create arrives):
 ///
 /// - the first `queue − 1 − pending` packets go at once, beside the erase and any settings
 ///   operations still `pending` (the settings write may still run when the first object's
 ///   Create comes);
-/// - the erase has ended by `e = max(r, settings done) + pages × pageErase`; then the queue holds
-///   at most those packets' writes, so packets up to index `queue − 1` go at `e`;
+/// - the erase has ended by `e = max(s, settings done) + pages × pageErase`, or reaches the board
+///   only after it; then the queue holds at most those packets' writes, so packets up to index
+///   `queue − 1` go at `e`;
 /// - packet `i` beyond goes at `e + (i − queue + 1) × w`, `w` the write time of a full packet
 ///   (its words × `wordWrite`): one more for each write the flash has finished.
 ///
@@ -33,7 +38,7 @@ public struct SecureDFUPacing: Sendable, Equatable {
 
     public init() {}
 
-    /// The init packet's Execute was answered at `now`: the settings and their backup are being written.
+    /// The init packet's Execute, written at `now`, was answered: the settings and their backup are being written.
     public mutating func settingsQueued(at now: Duration, options: NordicDFUOptions) {
         let words = (SecureDFUBootloaderLimits.settingsBytes + 3) / 4
         busyUntil = max(busyUntil, now) + (options.pageErase + options.wordWrite * words) * 2
@@ -46,7 +51,7 @@ public struct SecureDFUPacing: Sendable, Equatable {
         pendingOperations = 0
     }
 
-    /// A data Create of `bytes` in `packets` packets was answered at `now`.
+    /// A data Create of `bytes` in `packets` packets, written at `now`, was answered.
     public mutating func objectCreated(
         at now: Duration, bytes: Int, packets: Int, packetSize: Int, options: NordicDFUOptions
     ) {

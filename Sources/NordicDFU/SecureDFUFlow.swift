@@ -45,6 +45,8 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
     var now: Duration = .zero
     /// Pacing of the current object (`SecureDFUFlow+Pacing`), and when the flash wait ends.
     var pacing = SecureDFUPacing()
+    /// When the last control-point request was written: a Create's erase starts once it arrives.
+    var requestedAt: Duration = .zero
     var flashWake: Duration = .zero
 
     static let responseTimer = TimerID("response")

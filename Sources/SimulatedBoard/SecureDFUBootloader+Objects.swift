@@ -51,7 +51,7 @@ extension SecureDFUBootloader {
         crc = lastCRC
         objectSize = size
         objectReceived = 0
-        guard flash.enqueue(eraseTime, at: effects.now) != nil else {
+        guard flash.enqueue(eraseTime, silencesRadio: true, at: effects.now) != nil else {
             return fail(.invalidObject, nil)  // "Erase operation failed"
         }
         prnCounter = prnTarget
@@ -134,8 +134,10 @@ extension SecureDFUBootloader {
     /// settings page is erased and written, then the backup page likewise: four fstorage operations.
     mutating func queueSettingsWrite(effects: inout ServiceEffects) {
         let write = effects.timing.wordWrite * ((SecureDFUBootloaderLimits.settingsBytes + 3) / 4)
-        for duration in [effects.timing.pageErase, write, effects.timing.pageErase, write] {
-            flash.enqueue(duration, at: effects.now)
+        for (duration, erase) in [
+            (effects.timing.pageErase, true), (write, false), (effects.timing.pageErase, true), (write, false)
+        ] {
+            flash.enqueue(duration, silencesRadio: erase, at: effects.now)
         }
     }
 

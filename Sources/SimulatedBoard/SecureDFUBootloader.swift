@@ -77,6 +77,9 @@ public struct SecureDFUBootloader: SimulatedService {
 
     public mutating func didDisconnect() { reload() }
 
+    /// A page erase silences the radio (`SecureDFUFlashQueue`).
+    public func radioSilent(at t: VirtualInstant) -> VirtualInstant? { flash.radioSilent(at: t) }
+
     /// The RAM state from the settings page (`TRANSPORT_DEACTIVATED` → settings re-init).
     mutating func reload() {
         currentType = 1

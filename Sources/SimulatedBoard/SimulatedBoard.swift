@@ -182,6 +182,11 @@ public struct SimulatedBoard: Sendable {
         services.reduce(.zero) { $0 + $1.bootloaderTime(device: device, timing: timing) }
     }
 
+    /// Until when the board misses connection events falling at `t` (a page erase holds the chip); nil: it listens.
+    public func radioSilent(at t: VirtualInstant) -> VirtualInstant? {
+        services.lazy.compactMap { $0.radioSilent(at: t) }.max()
+    }
+
     /// Delivers a write to the service that owns `characteristic`.
     mutating func write(
         _ bytes: [UInt8], to characteristic: GATTCharacteristic, kind: WriteKind,

@@ -33,12 +33,17 @@ public protocol SimulatedService: Sendable {
     /// Whether the board offers `characteristic` of this service now. Default: the
     /// service's characteristics while it is offered.
     func offers(_ characteristic: GATTCharacteristic, device: DeviceState) -> Bool
+    /// Until when the board's radio misses connection events that fall at `t` because the
+    /// service's flash work holds the chip (a page erase under the SoftDevice); nil: it takes
+    /// part. Default: nil.
+    func radioSilent(at t: VirtualInstant) -> VirtualInstant?
 }
 
 extension SimulatedService {
     public mutating func didDisconnect() {}
     public mutating func runBootloader(device: inout DeviceState) {}
     public func bootloaderTime(device: DeviceState, timing: DeviceTiming) -> Duration { .zero }
+    public func radioSilent(at t: VirtualInstant) -> VirtualInstant? { nil }
     public func isOffered(device: DeviceState) -> Bool { !device.nordic.bootloaderActive }
     public func offers(_ characteristic: GATTCharacteristic, device: DeviceState) -> Bool {
         isOffered(device: device) && characteristics.contains(characteristic)

@@ -18,6 +18,19 @@ extension Simulation {
         }
         conn.pendingEvent = nil
         let ifs = AirTime.interFrameSpace
+        if let silentUntil = boards[conn.board].board.radioSilent(at: start) {
+            // The board's chip is erasing a page (`SecureDFUFlashQueue`): it misses the event.
+            // The central sends its first packet, hears nothing and sends it again in the
+            // first event after the erase; nothing is lost on the link layer.
+            let up = conn.central.first.flatMap { $0.handedAt < start ? $0.fragments.first : nil } ?? 0
+            radios[conn.adapter].reserve(from: start, airTime: AirTime.packet(payload: up) + ifs, connection: c)
+            trace.record(t, board: conn.board, .event, "conn \(c): missed, the board is erasing flash")
+            let next = conn.schedule.firstEvent(after: silentUntil.advanced(byMicroseconds: -1))
+            conn.pendingEvent = next
+            connections[c] = conn
+            queue.schedule(.connectionEvent(conn: c), at: next)
+            return
+        }
         let limit = start.microseconds + max(conn.schedule.interval - ifs, AirTime.exchange(central: 0, peripheral: 0))
         var cursor = start.microseconds
         var exchanges = 0, upBytes = 0, downBytes = 0, upCount = 0, downCount = 0

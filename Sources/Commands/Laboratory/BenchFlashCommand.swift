@@ -44,7 +44,9 @@ struct BenchFlashCommand: ParsableCommand {
     @Flag(help: "Print the report as JSON instead of tables.")
     var json = false
 
-    @Option(help: ArgumentHelp("Write report.md, chart.svg and report.json into this folder.", valueName: "DIR"))
+    @Option(
+        help: ArgumentHelp(
+            "Write report.md, chart.svg, size-chart.svg and report.json into this folder.", valueName: "DIR"))
     var report: String?
 
     func validate() throws {
@@ -71,7 +73,7 @@ struct BenchFlashCommand: ParsableCommand {
         }
         if let report {
             try write(result, to: report)
-            if !json { print("\nreport written to \(report)/report.md, chart.svg, report.json") }
+            if !json { print("\nreport written to \(report)/report.md, chart.svg, size-chart.svg, report.json") }
         }
     }
 
@@ -128,6 +130,9 @@ struct BenchFlashCommand: ParsableCommand {
             to: dir.appendingPathComponent("report.md").path, what: "the report")
         try OutputFile.write(
             Array(BenchChart.render(result).utf8), to: dir.appendingPathComponent("chart.svg").path, what: "the chart")
+        try OutputFile.write(
+            Array(BenchSizeChart.render(result).utf8), to: dir.appendingPathComponent("size-chart.svg").path,
+            what: "the chart by program size")
         try OutputFile.write(
             Array(Self.encode(result).utf8), to: dir.appendingPathComponent("report.json").path, what: "the report")
     }

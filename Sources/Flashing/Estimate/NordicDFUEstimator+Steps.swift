@@ -40,8 +40,11 @@ extension NordicDFUEstimator {
         clock.exchange([6])
         clock.exchange([3])
         clock.exchange(Self.writes(MicrobitAppInitPacket.size, size: packetSize) + [1])
-        flash.settings(at: clock.exchange([1]))
+        // The Execute's answer leaves once the settings pages are erased: the board's radio
+        // misses the events during an erase (`SecureDFUFlashQueue`).
         pacing.settingsQueued(at: .microseconds(clock.event), options: options)
+        flash.settings(at: clock.exchange([1]))
+        clock.answer(notBefore: flash.silentUntil)
         clock.exchange([3])
         clock.exchange([2])
         let initDone = clock.event
@@ -51,15 +54,17 @@ extension NordicDFUEstimator {
         while offset < applicationBytes {
             let size = min(objectSize, applicationBytes - offset)
             var mark = clock.event
-            // The Create's event starts the erase (behind the settings write for the first object).
-            flash.erase(pages: board.pages(size), at: clock.exchange([9]))
-            create += clock.event - mark
-            mark = clock.event
             let writes = Self.writes(size, size: packetSize)
             packets += writes.count
             pacing.objectCreated(
                 at: .microseconds(clock.event), bytes: size, packets: writes.count, packetSize: packetSize,
                 options: options)
+            // The Create's event starts the erase (behind the settings write for the first
+            // object); its answer leaves in the first event after the erase.
+            flash.erase(pages: board.pages(size), at: clock.exchange([9]))
+            clock.answer(notBefore: flash.silentUntil)
+            create += clock.event - mark
+            mark = clock.event
             sendObject(writes, clock: &clock, flash: &flash, pacing: pacing)
             transfer += clock.event - mark
             mark = clock.event
@@ -210,6 +215,8 @@ struct SecureFlashTimeline {
     let pageErase: Int64
     let wordWrite: Duration
     var busyUntil: Int64 = 0
+    /// The end of the last page erase: the board's radio misses the events until then.
+    var silentUntil: Int64 = 0
 
     init(timing: DeviceTiming) {
         pageErase = timing.pageErase.wholeMicroseconds
@@ -220,9 +227,13 @@ struct SecureFlashTimeline {
     mutating func settings(at event: Int64) {
         let write = (wordWrite * ((SecureDFUBootloaderLimits.settingsBytes + 3) / 4)).wholeMicroseconds
         busyUntil = max(busyUntil, event) + 2 * (pageErase + write)
+        silentUntil = busyUntil - write
     }
 
-    mutating func erase(pages: Int, at event: Int64) { busyUntil = max(busyUntil, event) + Int64(pages) * pageErase }
+    mutating func erase(pages: Int, at event: Int64) {
+        busyUntil = max(busyUntil, event) + Int64(pages) * pageErase
+        silentUntil = busyUntil
+    }
 
     mutating func write(bytes: Int, at event: Int64) {
         busyUntil = max(busyUntil, event) + (wordWrite * ((bytes + 3) / 4)).wholeMicroseconds

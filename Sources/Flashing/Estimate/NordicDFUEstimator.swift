@@ -143,6 +143,12 @@ struct DFULinkClock {
         return last
     }
 
+    /// The board's answer waits for the first event at or after `time` (µs) if that is later
+    /// than the event it would take.
+    mutating func answer(notBefore time: Int64) {
+        event = max(event, (time + ci - 1) / ci * ci)
+    }
+
     /// The first event after a wait of `wait` from `from` (µs after the event `from`'s start).
     func firstEvent(after from: Int64, wait: Duration) -> Int64 {
         from + (wait.wholeMicroseconds / ci + 1) * ci

@@ -23,6 +23,8 @@ public enum BenchMarkdown {
         out.append("")
         out.append("![modelled time per scenario and profile](\(chart))")
         out.append("")
+        out.append("![partial against full updates by program size](size-chart.svg)")
+        out.append("")
         out.append("## Summary (speedup of auto over each full configuration)")
         out.append("")
         out.append(table(BenchTable.speedupCells(report)))
@@ -32,6 +34,12 @@ public enum BenchMarkdown {
         out.append(
             BenchTable.goalSummary(report).split(separator: "\n").map { "- " + $0.trimmingCharacters(in: .whitespaces) }
                 .joined(separator: "\n"))
+        out.append("")
+        out.append("## Modelled time over bound, per configuration and link profile")
+        out.append("")
+        out.append("Least and largest `achieved / bound` of the runs (how many runs).")
+        out.append("")
+        out.append(table(BenchTable.boundRatioCells(report)))
         for profile in report.profiles {
             let ci = report.runs.first { $0.profile == profile }?.connectionIntervalMilliseconds ?? 0
             out.append("")

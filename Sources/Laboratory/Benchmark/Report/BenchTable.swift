@@ -102,4 +102,29 @@ public enum BenchTable {
                 "  \($0.scenario) / \($0.profile) / \($0.strategy.title): \($0.error ?? String(format: "%.3f", $0.ratio))"
             }.joined(separator: "\n")
     }
+
+    /// Modelled time over bound per configuration and board (rows) and link profile (columns):
+    /// the least and the largest `achieved / bound` of the runs, and how many runs.
+    public static func boundRatioCells(_ report: BenchReport) -> [[String]] {
+        let profiles = report.profiles
+        var keys: [String] = []
+        var ratios: [String: [String: [Double]]] = [:]
+        for run in report.runs where run.boundSeconds > 0 && run.error == nil {
+            let key = "\(run.strategy.title), \(run.board)"
+            if ratios[key] == nil { keys.append(key) }
+            ratios[key, default: [:]][run.profile, default: []].append(run.ratio)
+        }
+        var rows = [["configuration, board"] + profiles]
+        for key in keys {
+            rows.append(
+                [key]
+                    + profiles.map { profile in
+                        guard let r = ratios[key]?[profile], let low = r.min(), let high = r.max() else { return "-" }
+                        let (a, b) = (String(format: "%.3f", low), String(format: "%.3f", high))
+                        let range = a == b ? a : "\(a)–\(b)"
+                        return "\(range) (\(r.count))"
+                    })
+        }
+        return rows
+    }
 }
