@@ -184,9 +184,11 @@ public struct BlueZFlasher: Sendable {
         let session: Result<SessionOutcome, any Error>
         let unfinished = Mutex(false)
         let meter = ProgressRateMeter()
+        // Kept after the run: a failed session's result says what it did before it failed.
+        var flow = SessionFlow(plan: plan, options: settings.options)
         do {
             session = .success(
-                try await board.run(SessionFlow(plan: plan, options: settings.options)) { report, t in
+                try await board.run(&flow) { report, t in
                     if case let .checkpoint(point) = report {
                         unfinished.withLock { $0 = point != nil }
                         do {
@@ -204,7 +206,7 @@ public struct BlueZFlasher: Sendable {
         let hint = board.failureHint
         if Task.isCancelled, unfinished.withLock({ $0 }) { await restartInPairingMode(board) }
         await closeOutsideCancellation(board)
-        var result = FlashResult(board: query, outcome: session, seconds: elapsed())
+        var result = FlashResult(board: query, outcome: session, seconds: elapsed(), progress: flow.progress)
         store?.keepFinish(after: session, board: key) { channel.send(.warning(board: query, message: $0)) }
         // A board not read back keeps its record: its END_OF_TRANSMISSION may not have arrived.
         if result.error == nil, result.verification != .unverified, let store {
