@@ -64,5 +64,10 @@ public enum SimulatedBoardError: Error, Sendable, Equatable, CustomStringConvert
 }
 
 extension SimulatedBoardError: ExitStatusReporting {
-    public var exitStatus: ExitStatus { .flashFailed }
+    /// 69 for a board that would not take the run's first connection (as a real board that
+    /// cannot be connected: nothing was sent); 74 otherwise.
+    public var exitStatus: ExitStatus {
+        if case .notConnectable = self { return .boardNotFound }
+        return .flashFailed
+    }
 }
