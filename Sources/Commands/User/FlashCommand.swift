@@ -171,6 +171,19 @@ struct FlashCommand: AsyncParsableCommand {
             throw ValidationError(
                 "\(name) is for real boards; simulated boards (--simulate) use --sim-adapter and --link: leave it out")
         }
+        if simulate != nil, let n = bluetooth.maxConnections { try Self.refuseMoreConnections(n, than: simulation) }
+    }
+
+    /// A simulated adapter holds no more connections than its profile: `--max-connections`
+    /// above that would be capped without a word, so it is refused, naming the adapter's limit.
+    static func refuseMoreConnections(_ n: Int, than simulation: SimulationOptions) throws {
+        let profiles = (try? simulation.adapterProfiles()) ?? []
+        for (i, adapter) in profiles.enumerated() where adapter.maxConnections < n {
+            throw ValidationError(
+                "--max-connections \(n): the simulated adapter hci\(i) (\(adapter.name)) holds at most "
+                    + "\(adapter.maxConnections) connections at once; ask for \(adapter.maxConnections) or fewer, "
+                    + "or simulate an adapter that holds \(n) (--sim-adapter \(n))")
+        }
     }
 
     func run() async throws {
