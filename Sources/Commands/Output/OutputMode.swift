@@ -27,11 +27,14 @@ protocol FlashOutput: AnyObject {
     func finish(_ results: [FlashResult], identities: [String: BoardIdentity])
     /// Called once before several boards are flashed, with the class's estimate.
     func classEstimate(_ preview: ClassPreview)
+    /// The terminal's window was resized (SIGWINCH).
+    func resized()
 }
 
 extension FlashOutput {
     func finish(_ results: [FlashResult]) { finish(results, identities: [:]) }
     func classEstimate(_ preview: ClassPreview) {}
+    func resized() {}
 }
 
 /// Shows nothing: a dry run over BlueZ prints its plans instead of progress.
