@@ -140,7 +140,7 @@ struct ClassRunRecord: Codable, Equatable {
         } catch {
             throw CLIError(
                 .cannotWrite,
-                "cannot save the record of this class run to \(url.path): \(error.localizedDescription)")
+                "cannot save the record of this class run to \(url.path): \(FoundationErrorText.describe(error))")
         }
     }
 
