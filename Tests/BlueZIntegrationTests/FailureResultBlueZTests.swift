@@ -58,4 +58,23 @@ struct FailureResultBlueZTests {
         #expect(bytes > 0 && result["bytesSent"] as? Int == bytes, "counted \(bytes): \(result)")
         #expect(result["retries"] as? Int == retries, "\(result)")
     }
+
+    @Test("partial flashing gives up on a lying board, the full update that follows fails: partial-failed, fallback")
+    func aFailedFallbackSaysWhereEachPartStopped() throws {
+        let fake = try FakeBlueZProcess(["--firmware-hostile", "phantom-acks,wrong-slot-hash"])
+        let r = try fake.bitflash(["flash", C.sample("sample-r1-counter.hex").path, "--device", "zotig", "--json"])
+        #expect(r.status == 74, "\(r.stderr)")
+        let (result, retries, bytes) = try Self.read(r)
+        Self.checkFailure(result)
+        #expect(result["path"] as? String == "full", "\(result)")
+        #expect(result["fullPath"] as? String == "mcumgr", "\(result)")
+        #expect(result["fallback"] as? Bool == true, "\(result)")
+        // The program's blocks and then the image: both parts' bytes.
+        #expect(bytes > 188_000 && result["bytesSent"] as? Int == bytes, "counted \(bytes): \(result)")
+        #expect(result["retries"] as? Int == retries, "\(result)")
+        let reason = try #require(result["reason"] as? [String: Any])
+        #expect(reason["code"] as? String == "partial-failed", "\(reason)")
+        let details = try #require(reason["details"] as? [String: Any], "\(reason)")
+        #expect(details["lastError"] is String, "\(details)")
+    }
 }
