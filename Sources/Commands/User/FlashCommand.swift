@@ -136,6 +136,11 @@ struct FlashCommand: AsyncParsableCommand {
             throw ValidationError("use either --device/--all-in-range or --simulate, not both")
         }
         if allInRange, !devices.isEmpty { throw ValidationError("use either --device or --all-in-range, not both") }
+        // One board named twice would get two sessions at once and count as two boards.
+        var named: Set<String> = []
+        for device in devices where !named.insert(device.lowercased()).inserted {
+            throw ValidationError("--device \(device) is given twice: each board is flashed once; leave out the repeat")
+        }
         if boards > 1, !devices.isEmpty || allInRange {
             throw ValidationError("--boards counts simulated boards: repeat --device instead")
         }
