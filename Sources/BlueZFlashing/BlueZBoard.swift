@@ -68,8 +68,18 @@ public final class BlueZBoard: Sendable {
         _ machine: M,
         onReport: @escaping @Sendable (FlowReport, Duration) -> Void = { _, _ in }
     ) async throws -> M.Output {
+        var machine = machine
+        return try await run(&machine, onReport: onReport)
+    }
+
+    /// Runs a flow as `run(_:onReport:)` does, and leaves it as it ended: on a failure too, the
+    /// caller can read what it did before it failed (`SessionFlow.progress`).
+    public func run<M: FlowMachine>(
+        _ machine: inout M,
+        onReport: @escaping @Sendable (FlowReport, Duration) -> Void = { _, _ in }
+    ) async throws -> M.Output {
         let driver = AsyncFlowDriver(transport: transport, clock: ContinuousClock(), operationTimeout: operationTimeout)
-        return try await driver.run(machine, connection: connection, onReport: onReport)
+        return try await driver.run(&machine, connection: connection, onReport: onReport)
     }
 
     /// Reads the memory map without switching the board's mode.

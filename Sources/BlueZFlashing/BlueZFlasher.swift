@@ -178,9 +178,11 @@ public struct BlueZFlasher: Sendable {
         let session: Result<SessionOutcome, any Error>
         let unfinished = Mutex(false)
         let meter = ProgressRateMeter()
+        // Kept after the run: a failed session's result says what it did before it failed.
+        var flow = SessionFlow(plan: plan, options: settings.options)
         do {
             session = .success(
-                try await board.run(SessionFlow(plan: plan, options: settings.options)) { report, t in
+                try await board.run(&flow) { report, t in
                     if case let .checkpoint(point) = report {
                         unfinished.withLock { $0 = point != nil }
                         do {
@@ -198,7 +200,7 @@ public struct BlueZFlasher: Sendable {
         let hint = board.failureHint
         if Task.isCancelled, unfinished.withLock({ $0 }) { await restartInPairingMode(board) }
         await closeOutsideCancellation(board)
-        var result = FlashResult(board: query, outcome: session, seconds: elapsed())
+        var result = FlashResult(board: query, outcome: session, seconds: elapsed(), progress: flow.progress)
         records?.finish(result, session: session, board: key) { channel.send(.warning(board: query, message: $0)) }
         if let error = result.error, let hint, !Task.isCancelled { result.error = "\(error); \(hint)" }
         if result.error == nil, !dryRun, let last = settings.lastBoard {

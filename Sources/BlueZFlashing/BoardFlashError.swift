@@ -29,11 +29,13 @@ public enum BoardFlashError: Error, Sendable, Equatable, CustomStringConvertible
 }
 
 extension BoardFlashError: DomainError {
-    /// 69 (as a connect that failed) for an adapter out of connections, 74 otherwise.
+    /// A board unavailable (as a connect that failed) for an adapter out of connections, and for
+    /// a board that offers no way to flash it (as one whose program keeps Bluetooth off: not
+    /// connectable for a flash until it is reset into pairing mode); a failed flash otherwise.
     public var failureKind: FailureKind {
         switch self {
-        case .noFlashingService, .cancelled: return .flashFailed
-        case .adapterFull: return .boardUnavailable
+        case .cancelled: return .flashFailed
+        case .adapterFull, .noFlashingService: return .boardUnavailable
         }
     }
 }

@@ -12,6 +12,11 @@ public enum FoundationErrorText {
             return "a value cannot be written as JSON (\(context.debugDescription))"
         }
         let ns = error as NSError
+        // The cause, when the error carries the system call's: as an NSError, or on Linux as the
+        // POSIXError swift-corelibs-foundation puts there.
+        if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? POSIXError {
+            return posix(underlying.code.rawValue)
+        }
         if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
             return posix(Int32(underlying.code))
         }

@@ -138,7 +138,7 @@ public struct ClassRunRecord: Codable, Sendable, Equatable {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             try JSONText.data(self).write(to: url, options: .atomic)
         } catch {
-            throw ClassRunRecordError.cannotSave(path: url.path, reason: error.localizedDescription)
+            throw ClassRunRecordError.cannotSave(path: url.path, reason: FoundationErrorText.describe(error))
         }
     }
 }

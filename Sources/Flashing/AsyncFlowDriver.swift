@@ -31,6 +31,15 @@ public struct AsyncFlowDriver<C: Clock>: Sendable where C.Duration == Duration {
         onReport: @escaping @Sendable (FlowReport, Duration) -> Void = { _, _ in }
     ) async throws -> M.Output {
         var machine = machine
+        return try await run(&machine, connection: connection, onReport: onReport)
+    }
+
+    /// Runs `machine` as `run(_:connection:onReport:)` does, and leaves it as it ended: on a
+    /// failure too, the caller can read what it did before it failed (`SessionFlow.progress`).
+    public func run<M: FlowMachine>(
+        _ machine: inout M, connection: ConnectionInfo,
+        onReport: @escaping @Sendable (FlowReport, Duration) -> Void = { _, _ in }
+    ) async throws -> M.Output {
         let start = clock.now
         // Unbounded, deliberately: the machine bounds what is in flight (one block of
         // 4 packets, or the SMP pipeline depth), so this buffer never grows past that.

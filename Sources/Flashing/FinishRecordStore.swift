@@ -65,7 +65,7 @@ extension FileResumeStore {
                 at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try JSONText.data(record).write(to: url, options: .atomic)
         } catch {
-            throw ResumeStoreError.cannotSave(path: url.path, reason: error.localizedDescription)
+            throw ResumeStoreError.cannotSave(path: url.path, reason: FoundationErrorText.describe(error))
         }
     }
 
@@ -77,7 +77,7 @@ extension FileResumeStore {
         do {
             try FileManager.default.removeItem(at: url)
         } catch {
-            throw ResumeStoreError.cannotSave(path: url.path, reason: error.localizedDescription)
+            throw ResumeStoreError.cannotSave(path: url.path, reason: FoundationErrorText.describe(error))
         }
     }
 }

@@ -97,8 +97,16 @@ public struct SessionFlow: FlowMachine {
     }
 
     private var stage: Stage = .idle
-    /// What the session did so far, and on a failure the path it was on (SessionProgress.swift).
-    public private(set) var progress = SessionProgress()
+    /// What the session did so far, counted from its reports (SessionProgress.swift).
+    private var recorded = SessionProgress()
+    /// What the session did so far, and the path it was on: where it failed, or where its
+    /// driver stopped it (a stack violation, a cancellation) while it still ran.
+    public var progress: SessionProgress {
+        guard outcome == nil else { return recorded }
+        var p = recorded
+        Self.notePath(of: stage, in: &p)
+        return p
+    }
     let plan: FlashPlan
     let options: FlashOptions
     private(set) var connection: ConnectionInfo?
@@ -128,7 +136,7 @@ public struct SessionFlow: FlowMachine {
         }
         guard measuring else {
             let actions = step(event, now: now)
-            progress.observe(actions)
+            recorded.observe(actions)
             return actions
         }
         switch event {
@@ -142,7 +150,7 @@ public struct SessionFlow: FlowMachine {
         }) {
             meter.requestSent(at: now)
         }
-        progress.observe(actions)
+        recorded.observe(actions)
         return actions
     }
 
@@ -449,22 +457,27 @@ public struct SessionFlow: FlowMachine {
     }
 
     mutating func fail(_ error: any Error) -> [FlowAction] {
-        switch stage {
-        // Partial flashing is the path only once it chose to write; a failure at its decision took none.
-        case let .partial(child) where child.machine.decision == .partial: progress.path = .partial
-        case let .reconnecting(_, fallback, _), let .full(_, _, fallback):
-            progress.path = .full; progress.fallback = fallback; progress.fullPath = .mcumgr
-        case let .nordicReconnecting(_, fallback, _), let .nordic(_, _, fallback):
-            progress.path = .full; progress.fallback = fallback; progress.fullPath = .nordic
-        case let .checking(_, outcome):
-            progress.path = outcome.path; progress.fallback = outcome.fallback; progress.fullPath = outcome.fullPath
-        // Resetting a board partial flashing gave up on, before a full update.
-        case .resetting: progress.path = .partial
-        case .idle, .partial, .done: break
-        }
+        Self.notePath(of: stage, in: &recorded)
         outcome = .failure(error)
         stage = .done
         return [.finish]
+    }
+
+    /// Notes in `p` the path a session at `stage` is on.
+    private static func notePath(of stage: Stage, in p: inout SessionProgress) {
+        switch stage {
+        // Partial flashing is the path only once it chose to write; a failure at its decision took none.
+        case let .partial(child) where child.machine.decision == .partial: p.path = .partial
+        case let .reconnecting(_, fallback, _), let .full(_, _, fallback):
+            p.path = .full; p.fallback = fallback; p.fullPath = .mcumgr
+        case let .nordicReconnecting(_, fallback, _), let .nordic(_, _, fallback):
+            p.path = .full; p.fallback = fallback; p.fullPath = .nordic
+        case let .checking(_, outcome):
+            p.path = outcome.path; p.fallback = outcome.fallback; p.fullPath = outcome.fullPath
+        // Resetting a board partial flashing gave up on, before a full update.
+        case .resetting: p.path = .partial
+        case .idle, .partial, .done: break
+        }
     }
 }
 

@@ -64,5 +64,10 @@ public enum SimulatedBoardError: Error, Sendable, Equatable, CustomStringConvert
 }
 
 extension SimulatedBoardError: DomainError {
-    public var failureKind: FailureKind { .flashFailed }
+    /// A board unavailable for a board that would not take the run's first connection (as a real
+    /// board that cannot be connected: nothing was sent); a failed flash otherwise.
+    public var failureKind: FailureKind {
+        if case .notConnectable = self { return .boardUnavailable }
+        return .flashFailed
+    }
 }

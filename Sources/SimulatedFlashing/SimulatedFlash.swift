@@ -72,9 +72,16 @@ public enum SimulatedFlash {
                 if let o = value as? SessionOutcome { return .success(o) }
                 return .failure(SimulatedBoardError.noOutcome)
             }
-            let result = FlashResult(
+            var result = FlashResult(
                 board: entry.name, outcome: outcome, seconds: run.modelledTime.seconds,
                 progress: (run.machine as? SessionFlow)?.progress)
+            // A board that never took the first connection was not reached, as a real board that
+            // could not be connected: its result exits as the error says (69), nothing was sent.
+            if case let .failure(error) = outcome,
+                case SimulatedBoardError.notConnectable? = error as? SimulatedBoardError
+            {
+                result = FlashResult(board: entry.name, unreached: error, seconds: run.modelledTime.seconds)
+            }
             return SimulatedFlashRun(
                 result: result, outcome: outcome, statistics: run.statistics, trace: run.trace, adapter: run.adapter)
         }

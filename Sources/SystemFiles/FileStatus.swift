@@ -87,6 +87,11 @@ public enum SystemPaths {
     /// A file-size limit (`ulimit -f`) would otherwise kill the process (SIGXFSZ) before a
     /// write could fail with EFBIG.
     public static func ignoreFileSizeSignal() { signal(SIGXFSZ, SIG_IGN) }
+
+    /// A reader that went away (`bitflash flash … | head -1`) would otherwise kill the process
+    /// (SIGPIPE) in the middle of a flash; ignored, the write fails with EPIPE instead, and the
+    /// flash goes on.
+    public static func ignoreBrokenPipeSignal() { signal(SIGPIPE, SIG_IGN) }
 }
 
 // The C calls, under names the members above do not shadow.

@@ -62,14 +62,17 @@ public enum UDPFlash {
         let driver = AsyncFlowDriver(transport: transport, clock: clock, operationTimeout: reconnectTimeout)
         let outcome: Result<SessionOutcome, any Error>
         let meter = ProgressRateMeter()
+        // Kept after the run: a failed session's result says what it did before it failed.
+        var flow = SessionFlow(plan: plan, options: Self.options(from: options))
         do {
             let o = try await driver.run(
-                SessionFlow(plan: plan, options: Self.options(from: options)), connection: info,
+                &flow, connection: info,
                 onReport: { report, t in onEvent?(meter.event(board: name, elapsed: t, report: report)) })
             outcome = .success(o)
         } catch {
             outcome = .failure(error)
         }
-        return FlashResult(board: name, outcome: outcome, seconds: started.duration(to: clock.now).seconds)
+        return FlashResult(
+            board: name, outcome: outcome, seconds: started.duration(to: clock.now).seconds, progress: flow.progress)
     }
 }

@@ -134,5 +134,8 @@ struct FailureReportTests {
         let error = try #require(result["error"] as? String)
         #expect(error.contains("could not be saved"), "\(error)")
         #expect(result["verified"] as? Bool == false || result["verified"] == nil)
+        // A result with an error is a failure (docs/json-and-exit-codes.md, "The result").
+        #expect(result["verification"] as? String == "failed", "\(result)")
+        #expect(result["verificationNote"] == nil, "\(result)")
     }
 }

@@ -91,4 +91,14 @@ struct NonUTF8ArgumentTests {
         #expect(text.contains(#"\xFF.hex) is not UTF-8 text"#), "\(text)")
         #expect(!text.contains("no such file"), "\(text)")
     }
+
+    @Test("one board named twice with --device is refused (64) before any bus is asked, not flashed twice")
+    func aDeviceNamedTwiceIsRefused() throws {
+        let file = BitflashBinary.sample("sample-r1-counter.hex").path
+        let r = try BitflashBinary.run(
+            ["flash", file, "--device", "zotig", "--device", "ZOTIG"],
+            environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/bitflash-test-bus"])
+        #expect(r.status == 64, "\(r.stderr)")
+        #expect(r.stderr.contains("--device ZOTIG is given twice"), "\(r.stderr)")
+    }
 }

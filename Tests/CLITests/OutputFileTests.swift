@@ -170,4 +170,21 @@ struct OutputFileTests {
             "\(asOutput.stderr)")
         #expect(!asOutput.stderr.contains("NSCocoaErrorDomain"))
     }
+
+    @Test("a one-character file name (-o a, -o -) is written like any other; watch of one is refused, not a crash")
+    func oneCharacterNamesAreOrdinaryNames() throws {
+        let dir = try BitflashBinary.temporaryDirectory()
+        let input = BitflashBinary.sample("sample-r1-heart.hex").path
+        for name in ["a", "-"] {
+            let r = try Self.runInShell(
+                "cd '\(dir.path)'", ["convert", input, "--board", "microbit-v2", "--to", "uf2", "-o", name])
+            #expect(r.status == 0, "-o \(name): \(r.stderr.prefix(300))")
+            let size = try FileManager.default.attributesOfItem(atPath: dir.appendingPathComponent(name).path)[.size]
+            #expect((size as? Int ?? 0) > 0, "-o \(name)")
+        }
+        // Nothing named z here: nothing to watch (66), said in words.
+        let watch = try Self.runInShell("cd '\(dir.path)'", ["watch", "z"])
+        #expect(watch.status == 66, "\(watch.stderr.prefix(300))")
+        #expect(watch.stderr.contains("z: no such file or folder to watch"), "\(watch.stderr.prefix(300))")
+    }
 }

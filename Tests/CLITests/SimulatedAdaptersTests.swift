@@ -52,4 +52,57 @@ struct SimulatedAdaptersTests {
         #expect(run.status == 64)
         #expect(run.stderr.contains("csr8510") && run.stderr.contains("--sim-adapter"), "\(run.stderr)")
     }
+
+    @Test(
+        "--max-connections above a simulated adapter's limit is refused (64), naming the option, adapter and limit",
+        arguments: [
+            (["--max-connections", "64"], "hci0 (unknown) holds at most 5"),
+            (
+                ["--max-connections", "8", "--sim-adapter", "pi", "--sim-adapter", "csr8510"],
+                "hci1 (csr8510) holds at most 5"
+            ),
+            (
+                ["--max-connections", "7", "--sim-adapter", "bcm20702", "--sim-adapter", "3"],
+                "hci1 (limit-3) holds at most 3"
+            )
+        ])
+    func moreConnectionsThanTheAdapterHoldsAreRefused(_ options: [String], _ said: String) throws {
+        let file = BitflashBinary.sample("sample-r1-counter.hex").path
+        let state = try BitflashBinary.temporaryDirectory()
+        let run = try BitflashBinary.run(
+            ["flash", file, "--simulate", "--boards", "8", "--sim-state", state.path] + options)
+        #expect(run.status == 64, "\(run.stdout)\n\(run.stderr)")
+        #expect(run.stderr.contains("--max-connections \(options[1])") && run.stderr.contains(said), "\(run.stderr)")
+        // Refused before anything was flashed: no board was made.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: state.path).isEmpty)
+    }
+
+    @Test("--max-connections within every simulated adapter's limit is honoured: 64 on an adapter of 64")
+    func maxConnectionsWithinTheLimitIsHonoured() throws {
+        let file = BitflashBinary.sample("sample-r1-counter.hex").path
+        let state = try BitflashBinary.temporaryDirectory()
+        let run = try BitflashBinary.run(
+            [
+                "flash", file, "--simulate", "microbit-v2", "--boards", "6", "--max-connections", "6",
+                "--sim-adapter", "64", "--json", "--sim-state", state.path
+            ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let estimate = try #require(
+            run.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                .first { $0["type"] as? String == "class-estimate" })
+        // All six at once: one wave, on an adapter that holds six.
+        #expect(estimate["waves"] as? Int == 1, "\(estimate)")
+        let adapters = try #require(estimate["adapters"] as? [[String: Any]])
+        #expect(adapters.first?["connectionLimit"] as? Int == 6, "\(adapters)")
+    }
+
+    @Test("--adapter is for real boards: with --simulate it is refused by name, never ignored")
+    func realAdaptersWithSimulatedBoardsAreRefused() throws {
+        let file = BitflashBinary.sample("sample-r1-counter.hex").path
+        let state = try BitflashBinary.temporaryDirectory()
+        let run = try BitflashBinary.run(
+            ["flash", file, "--simulate", "--adapter", "hci0", "--adapter", "hci1", "--sim-state", state.path])
+        #expect(run.status == 64, "\(run.stdout)\n\(run.stderr)")
+        #expect(run.stderr.contains("--adapter is for real boards"), "\(run.stderr)")
+    }
 }

@@ -103,4 +103,25 @@ struct StateFolderSafetyTests {
         }
         #expect(try String(contentsOf: victim, encoding: .utf8) == "keep me\n")
     }
+
+    @Test("a board file the disk cannot take (ulimit -f): 73, the cause in plain words, no Foundation error text")
+    func aBoardThatCannotBeSavedSaysWhyInPlainWords() throws {
+        let binary = try #require(BitflashBinary.url).path
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/sh")
+        // 100 blocks of 512 bytes: less than a board's file, so its save fails as on a full disk.
+        p.arguments = [
+            "-c", #"ulimit -f 100; exec "$0" "$@""#, binary, "flash",
+            BitflashBinary.sample("sample-r1-counter.hex").path, "--simulate", "--sim-state", state.path
+        ]
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 73, "\(text)")
+        #expect(text.contains("cannot save the simulated board") && text.contains("file too large"), "\(text)")
+        #expect(!text.contains("NSCocoaErrorDomain") && !text.contains("NSPOSIXErrorDomain"), "\(text)")
+    }
 }

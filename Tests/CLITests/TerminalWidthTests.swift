@@ -43,6 +43,54 @@ struct TerminalWidthTests {
             .map(String.init)
     }
 
+    /// Runs the paced demo in a tmux pane 120 wide, narrows the window to 60 columns once a bar
+    /// is drawn (tmux sets the pane's size, and the kernel sends SIGWINCH), and returns the
+    /// screen once a bar was drawn at the new width. Each wait is for what the screen shows,
+    /// bounded so that a broken run ends the test instead of hanging it.
+    static func screenAfterNarrowing() throws -> [String] {
+        let tmux = try #require(ExternalProcess.onPath("tmux")).path
+        let socket = "bitflash-resize-\(UUID().uuidString.prefix(8))"
+        func quote(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+        let binary = try #require(BitflashBinary.url).path
+        let tm = "\(quote(tmux)) -u -L \(socket) -f /dev/null"
+        let command = "stty cols 120 rows 50; \(quote(binary)) demo; sleep 600"
+        // A bar at 60 columns: a row with a percentage, narrower than the window.
+        let narrowBar = #"awk 'length($0) < 60 && /[0-9]%/ { found = 1 } END { exit !found }'"#
+        let script = """
+            \(tm) new-session -d -x 120 -y 50 -e TERM=xterm-256color -e LANG=C.UTF-8 \(quote(command)) \
+                </dev/null >/dev/null 2>&1
+            n=0; until \(tm) capture-pane -p | grep -q '%'; do n=$((n+1)); [ $n -gt 300 ] && break; sleep 0.1; done
+            \(tm) resize-window -x 60 -y 50
+            n=0; until \(tm) capture-pane -p | \(narrowBar); do n=$((n+1)); [ $n -gt 300 ] && break; sleep 0.1; done
+            \(tm) capture-pane -p -S -2000
+            \(tm) kill-server >/dev/null 2>&1
+            """
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/sh")
+        p.arguments = ["-c", script]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            .map(String.init)
+    }
+
+    @Test("a window narrowed from 120 to 60 columns mid-flash: the bar is redrawn at 60, no old row stays behind")
+    func aNarrowedWindowLeavesNoRowBehind() throws {
+        let rows = try Self.screenAfterNarrowing()
+        let bars = rows.filter {
+            $0.contains("░") || $0.contains("█") || $0.range(of: #"\d+%"#, options: .regularExpression) != nil
+        }
+        // One live bar, drawn at the new width; a row of the bar drawn at 120 columns, which the
+        // terminal rewrapped over two rows, would be a second.
+        #expect(bars.count == 1, "\(bars.count) rows of bar:\n\(rows.joined(separator: "\n"))")
+        #expect(bars.allSatisfy { $0.count < 60 }, "\(bars)")
+    }
+
     @Test("at 80 and 60 columns a full update leaves no row of bar behind, and the last line says how it ended")
     func progressFitsTheTerminalsWidth() throws {
         let file = BitflashBinary.sample("sample-r2-heart.hex").path

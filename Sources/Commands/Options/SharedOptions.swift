@@ -9,6 +9,7 @@ import McuMgr
 import SimulatedBoard
 import SimulatedFlashing
 import Synchronization
+import SystemFiles
 
 /// The option groups and argument types `flash` shares with `watch`, `demo` and the simulator's
 /// commands: the simulated boards and link, the output, and the output shared by boards.
@@ -167,11 +168,24 @@ struct OutputOptions: ParsableArguments {
 /// The output, reachable from the simulation's report callback (which runs on this thread).
 final class SharedOutput: Sendable {
     private let output: Mutex<FlashOutput>
-    init(_ output: sending FlashOutput) { self.output = Mutex(output) }
+    /// Redraws the output at the new width when the terminal's window is resized.
+    private let resizes = Mutex<ResizeWatch?>(nil)
+
+    init(_ output: sending FlashOutput) {
+        self.output = Mutex(output)
+        resizes.withLock {
+            $0 = TerminalSize.watchResizes { [weak self] in self?.output.withLock { $0.resized() } }
+        }
+    }
     func event(_ e: FlashEvent) { output.withLock { $0.event(e) } }
     func result(_ r: FlashResult) { output.withLock { $0.result(r) } }
     func classEstimate(_ p: ClassPreview) { output.withLock { $0.classEstimate(p) } }
     func finish(_ rs: [FlashResult], identities: [String: BoardIdentity] = [:]) {
+        // Nothing is redrawn after the closing lines.
+        resizes.withLock {
+            $0?.cancel()
+            $0 = nil
+        }
         output.withLock { $0.finish(rs, identities: identities) }
     }
 }

@@ -113,7 +113,7 @@ enum OutputFile {
     )
         throws
     {
-        let folder = (target as NSString).deletingLastPathComponent
+        let folder = folder(of: target)
         let name = (target as NSString).lastPathComponent
         let prefix = ((folder.isEmpty ? "." : folder) as NSString).appendingPathComponent(
             ".\(name).bitflash-")
@@ -159,13 +159,25 @@ enum OutputFile {
         }
     }
 
+    /// The folder part of `path`, as `deletingLastPathComponent` means it ("" for a bare name,
+    /// "/" for a name at the root). Linux Foundation's own traps on a one-character name such
+    /// as `-o a`, so the split is done here.
+    static func folder(of path: String) -> String {
+        var rest = Substring(path)
+        while rest.count > 1, rest.hasSuffix("/") { rest = rest.dropLast() }
+        guard let slash = rest.lastIndex(of: "/") else { return "" }
+        var folder = rest[..<slash]
+        while folder.count > 1, folder.hasSuffix("/") { folder = folder.dropLast() }
+        return folder.isEmpty ? "/" : String(folder)
+    }
+
     private static func code(_ error: any Error) -> Int32 { (error as? SystemError)?.code ?? EIO }
 
     /// `out.hex: cannot write the file: no space left on the device (out.hex is unchanged)`.
     static func failure(
         _ path: String, what: String, _ code: Int32, hadFile: Bool, creating: Bool = false
     ) -> CLIError {
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = folder(of: path)
         let reason: String
         switch code {
         case ENOSPC: reason = "no space left on the device"

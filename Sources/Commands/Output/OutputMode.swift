@@ -1,5 +1,7 @@
+import Diagnostics
 import Foundation
 import Flashing
+import Synchronization
 
 /// How bitflash talks to the user: a live terminal, a pipe, or a script reading JSON.
 enum OutputMode: Equatable {
@@ -27,11 +29,14 @@ protocol FlashOutput: AnyObject {
     func finish(_ results: [FlashResult], identities: [String: BoardIdentity])
     /// Called once before several boards are flashed, with the class's estimate.
     func classEstimate(_ preview: ClassPreview)
+    /// The terminal's window was resized (SIGWINCH).
+    func resized()
 }
 
 extension FlashOutput {
     func finish(_ results: [FlashResult]) { finish(results, identities: [:]) }
     func classEstimate(_ preview: ClassPreview) {}
+    func resized() {}
 }
 
 /// Shows nothing: a dry run over BlueZ prints its plans instead of progress.
@@ -51,16 +56,30 @@ enum Output {
     }
 }
 
-/// Writes to standard output without buffering surprises.
+/// Writes to standard output without buffering surprises. Standard output closed (`>&-`), or
+/// its reader gone (`| head -1`): the write fails, a warning says so once on standard error,
+/// and the run goes on, so that a flash under way is finished, never stopped by its output.
 enum StdOut {
+    private static let failed = Mutex(false)
+
     static func write(_ text: String) {
-        FileHandle.standardOutput.write(Data(text.utf8))
+        do { try FileHandle.standardOutput.write(contentsOf: Data(text.utf8)) } catch {
+            guard
+                !failed.withLock({ was in
+                    defer { was = true }; return was
+                })
+            else { return }
+            StdErr.write(
+                "bitflash: warning: standard output cannot be written (\(FoundationErrorText.describe(error))): "
+                    + "the rest of this run's output is lost; the run goes on and its exit status says how it ended\n")
+        }
     }
 }
 
+/// Writes to standard error; a closed standard error loses the text, never the run.
 enum StdErr {
     static func write(_ text: String) {
-        FileHandle.standardError.write(Data(text.utf8))
+        try? FileHandle.standardError.write(contentsOf: Data(text.utf8))
     }
 }
 

@@ -28,6 +28,9 @@ final class TerminalOutput: FlashOutput {
     private var decided: [String: Set<String>] = [:]
     private var lastDrawTime: Duration = .zero
     private var cursorHidden = false
+    /// The bars as last drawn, in order, and the width they were drawn at.
+    private var drawnLines: [String] = []
+    private var drawnColumns = 0
 
     init(boards: [String], verbosity: Int) {
         self.boards = boards
@@ -77,7 +80,7 @@ final class TerminalOutput: FlashOutput {
         // may wrap.
         if drawn > 0, boards.allSatisfy({ lines[$0]?.final != nil }) {
             let name = max(12, boards.map(\.count).max() ?? 0)
-            var out = "\u{1B}[\(drawn)F"
+            var out = upOverBars(columns: TerminalWidth.current())
             for b in boards {
                 out += "\r" + b.padding(toLength: name, withPad: " ", startingAt: 0) + "  " + (lines[b]?.final ?? "")
                 out += "\u{1B}[K\n"
@@ -128,10 +131,25 @@ final class TerminalOutput: FlashOutput {
         return TerminalWidth.fit(fitting, columns: columns)
     }
 
+    /// The window was resized (SIGWINCH): the bars are drawn again at once, at the new width.
+    func resized() {
+        guard drawn > 0 else { return }
+        redraw(force: true)
+    }
+
+    /// Moves the cursor up to the first row of the bars drawn last. After a resize the terminal
+    /// may have rewrapped them over more rows (`TerminalWidth.rows`): the move covers those, and
+    /// what is below is cleared, so that no row of an old bar stays behind.
+    private func upOverBars(columns: Int) -> String {
+        guard drawn > 0 else { return "" }
+        guard columns != drawnColumns else { return "\u{1B}[\(drawn)F" }
+        return "\u{1B}[\(TerminalWidth.rows(of: drawnLines, columns: columns))F\u{1B}[J"
+    }
+
     private func redraw(force: Bool = false) {
-        var changed = force
-        var rendered: [String] = []
         let columns = TerminalWidth.current()
+        var changed = force || (drawn > 0 && columns != drawnColumns)
+        var rendered: [String] = []
         for b in boards {
             let text = render(b, lines[b] ?? Line(), columns: columns)
             if lastDraw[b] != text { changed = true; lastDraw[b] = text }
@@ -142,15 +160,17 @@ final class TerminalOutput: FlashOutput {
         // line, clearing only what is left of it, so that nothing flickers or stays behind.
         var out = cursorHidden ? "" : "\u{1B}[?25l"
         cursorHidden = true
-        if drawn > 0 { out += "\u{1B}[\(drawn)F" }
+        out += upOverBars(columns: columns)
         for text in rendered { out += "\r" + text + "\u{1B}[K\n" }
         drawn = rendered.count
+        drawnLines = rendered
+        drawnColumns = columns
         StdOut.write(out)
     }
 
     /// Prints a message line above the bars and redraws them below it.
     private func printAbove(_ text: String) {
-        var out = drawn > 0 ? "\u{1B}[\(drawn)F" : ""
+        var out = upOverBars(columns: TerminalWidth.current())
         out += "\r" + text + "\u{1B}[K\n"
         StdOut.write(out)
         drawn = 0

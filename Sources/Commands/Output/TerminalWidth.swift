@@ -1,15 +1,21 @@
 import Foundation
+import SystemFiles
 
 /// The width of the terminal on standard output, in columns: what the terminal says
-/// (`ioctl(TIOCGWINSZ)`), else `COLUMNS`, else 80. Read again at every redraw, so that a resized
-/// window (SIGWINCH, which the kernel sends when `ws_col` changes) is drawn at its new width from
-/// the next redraw on. This is the one place bitflash asks the terminal anything.
+/// (`TerminalSize`, `ioctl(TIOCGWINSZ)`), else `COLUMNS`, else 80. Read again at every redraw,
+/// and at once when the window is resized (SIGWINCH: `TerminalSize.watchResizes`).
 enum TerminalWidth {
     static func current(environment: [String: String] = ProcessInfo.processInfo.environment) -> Int {
-        var size = winsize()
-        if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+        if let columns = TerminalSize.columns(of: STDOUT_FILENO) { return columns }
         if let text = environment["COLUMNS"], let columns = Int(text), columns > 0 { return columns }
         return 80
+    }
+
+    /// The rows `lines` take on a terminal `columns` wide that rewraps its lines when resized
+    /// (VTE, kitty, tmux and most others do): a line drawn at an earlier, wider width now spans
+    /// as many rows as it needs at this one.
+    static func rows(of lines: [String], columns: Int) -> Int {
+        lines.reduce(0) { $0 + max(1, ($1.count + max(1, columns) - 1) / max(1, columns)) }
     }
 
     /// `text` cut to `columns - 1` characters (a line that fills the last column makes some

@@ -25,6 +25,8 @@ public enum BitflashMain {
         Front.current = front
         // A file-size limit (`ulimit -f`) makes a write fail with its error, never kills the process.
         SystemPaths.ignoreFileSizeSignal()
+        // A closed pipe on standard output makes its writes fail (see StdOut), never kills a flash.
+        SystemPaths.ignoreBrokenPipeSignal()
         await Bitflash.main()
     }
 }

@@ -1,3 +1,4 @@
+import Diagnostics
 import Foundation
 import SystemFiles
 
@@ -36,7 +37,7 @@ final class StateFolderLock {
         } catch {
             throw CLIError(
                 .cannotWrite,
-                "cannot use \(directory.path) for the simulated boards: \(error.localizedDescription)")
+                "cannot use \(directory.path) for the simulated boards: \(FoundationErrorText.describe(error))")
         }
         let file: SystemFile
         do {

@@ -98,7 +98,7 @@ enum FirmwareFileLoading {
     }
 
     static func printError(_ message: String) {
-        FileHandle.standardError.write(Data("bitflash: \(message)\n".utf8))
+        StdErr.write("bitflash: \(message)\n")
     }
 }
 

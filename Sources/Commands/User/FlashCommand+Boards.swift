@@ -101,8 +101,10 @@ extension FlashCommand {
                     "the simulated board's flash could not be saved (\(reason)); the next run finds it as it was "
                     + "before this one"
                 results[i].failureKind = .unwritable
+                // The flash is lost with the file: a failure, as the result schema says of one with an error.
                 results[i].verified = false
-                results[i].verification = .unverified
+                results[i].verification = .failed
+                results[i].verificationNote = nil
             }
             if let kill { results = results.map { $0.error == nil ? $0 : Self.killed($0, at: kill) } }
             for ((entry, run), result) in zip(zip(ids, runs), results) where unsaved[entry.name] == nil {

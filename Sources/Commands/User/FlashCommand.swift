@@ -159,6 +159,11 @@ struct FlashCommand: AsyncParsableCommand {
             throw ValidationError("use either --device/--all-in-range or --simulate, not both")
         }
         if allInRange, !devices.isEmpty { throw ValidationError("use either --device or --all-in-range, not both") }
+        // One board named twice would get two sessions at once and count as two boards.
+        var named: Set<String> = []
+        for device in devices where !named.insert(device.lowercased()).inserted {
+            throw ValidationError("--device \(device) is given twice: each board is flashed once; leave out the repeat")
+        }
         if boards > 1, !devices.isEmpty || allInRange {
             throw ValidationError("--boards counts simulated boards: repeat --device instead")
         }
@@ -193,6 +198,19 @@ struct FlashCommand: AsyncParsableCommand {
         if simulate != nil, let name = bluetooth.realOnlyGiven.first {
             throw ValidationError(
                 "\(name) is for real boards; simulated boards (--simulate) use --sim-adapter and --link: leave it out")
+        }
+        if simulate != nil, let n = bluetooth.maxConnections { try Self.refuseMoreConnections(n, than: simulation) }
+    }
+
+    /// A simulated adapter holds no more connections than its profile: `--max-connections`
+    /// above that would be capped without a word, so it is refused, naming the adapter's limit.
+    static func refuseMoreConnections(_ n: Int, than simulation: SimulationOptions) throws {
+        let profiles = (try? simulation.adapterProfiles()) ?? []
+        for (i, adapter) in profiles.enumerated() where adapter.maxConnections < n {
+            throw ValidationError(
+                "--max-connections \(n): the simulated adapter hci\(i) (\(adapter.name)) holds at most "
+                    + "\(adapter.maxConnections) connections at once; ask for \(adapter.maxConnections) or fewer, "
+                    + "or simulate an adapter that holds \(n) (--sim-adapter \(n))")
         }
     }
 

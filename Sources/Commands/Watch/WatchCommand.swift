@@ -122,7 +122,7 @@ struct WatchCommand: AsyncParsableCommand {
         // A file that is not there yet is waited for beside other watched paths; a path in a
         // folder that does not exist, or nothing at all there to watch, ends the watch at once.
         let missing = paths.filter { !FileManager.default.fileExists(atPath: $0) }
-        let noFolder = missing.first { !Self.isFolder(($0 as NSString).deletingLastPathComponent.nonEmpty ?? ".") }
+        let noFolder = missing.first { !Self.isFolder(OutputFile.folder(of: $0).nonEmpty ?? ".") }
         if let path = noFolder ?? (missing.count == paths.count ? missing.first : nil) {
             StdErr.write(
                 "bitflash: error: \(path): no such file or folder to watch; give a file that exists, or the folder "

@@ -40,7 +40,7 @@ public struct SimStore: Sendable {
         do {
             return try SimulatedBoard.load(from: url)
         } catch {
-            throw .unreadable(path: url.path, reason: "\(error)")
+            throw .unreadable(path: url.path, reason: FoundationErrorText.describe(error))
         }
     }
 
@@ -82,7 +82,7 @@ public struct SimStore: Sendable {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             try board.save(to: url(of: name))
         } catch {
-            throw .cannotSave(path: url(of: name).path, reason: "\(error)")
+            throw .cannotSave(path: url(of: name).path, reason: FoundationErrorText.describe(error))
         }
     }
 
