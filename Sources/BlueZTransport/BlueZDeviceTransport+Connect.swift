@@ -22,7 +22,7 @@ extension BlueZDeviceTransport {
             }
             try await waitForServices(path: path)
             // Only now is there a link for the flows: a drop before this is a failed connect.
-            state.withLock { $0.linkUp = true }
+            state.withLock { $0.linkEstablished() }
             if settings.pairAlways, !(state.withLock { $0.device?.paired ?? false }) { try await pair() }
             let table = try await currentGATT(operation: "reading the services of \(label)")
             try await pairIfAsked(table, timeout: timeout)

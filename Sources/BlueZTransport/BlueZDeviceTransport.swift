@@ -102,15 +102,20 @@ public final class BlueZDeviceTransport: BLETransport, StackIntegrityReporting {
         let (effects, violation) = state.withLock { s -> ([BlueZLinkState.Effect], String?) in
             let before = s.violation
             let effects = s.apply(event)
+            for case .linkLost(let reason) in effects {
+                // Announced under the state lock, so a listener that subscribes while the link
+                // goes down hears of the loss exactly once (`disconnects()`). BlueZ shuts the
+                // acquired sockets down at a disconnect; a new link acquires anew.
+                dropSockets()
+                sinks.linkLost(reason)
+            }
             return (effects, before == nil ? s.violation : nil)
         }
         if let violation { sinks.violation(violation) }
         for effect in effects {
             switch effect {
-            case .linkLost(let reason):
-                // BlueZ shuts the acquired sockets down at a disconnect; a new link acquires anew.
-                dropSockets()
-                sinks.linkLost(reason)
+            case .linkLost:
+                break
             case let .notification(c, bytes):
                 // While notifications come through an AcquireNotify socket, BlueZ emits no
                 // Value change for them: one that comes anyway is not a notification to this
@@ -143,10 +148,16 @@ public final class BlueZDeviceTransport: BLETransport, StackIntegrityReporting {
         if up { await flushWriteSockets(timeout: .seconds(2)) }
         _ = try? await bus.rawCall(path, BlueZNames.device, "Disconnect", timeout: .seconds(10))
         if up { try? await waitUntil(timeout: .seconds(5), operation: "disconnect") { !$0.linkUp } }
-        state.withLock {
-            $0.linkUp = false
-            $0.closingLocally = false
+        // A link BlueZ did not report closed in time is given up all the same, and said so:
+        // a flow that asked for the disconnect waits for the loss.
+        state.withLock { s in
+            if let reason = s.forceDown() {
+                dropSockets()
+                sinks.linkLost(reason)
+            }
+            s.closingLocally = false
         }
+        sinks.tick()
     }
 
     public func characteristics(of service: BLEUUID, timeout: Duration) async throws -> [BLEUUID] {
@@ -250,7 +261,12 @@ public final class BlueZDeviceTransport: BLETransport, StackIntegrityReporting {
         try await acquireNotifications(characteristic, path: path, timeout: timeout)
     }
 
-    public func disconnects() -> AsyncStream<DisconnectReason> { sinks.disconnects() }
+    /// One element per link loss. A stream taken while the last link is down (it dropped
+    /// between two flows, as a board that resets after pairing drops it) starts with that
+    /// loss, so a flow that starts on it reconnects instead of waiting on a dead link.
+    public func disconnects() -> AsyncStream<DisconnectReason> {
+        state.withLock { s in sinks.disconnects(startingWith: s.linkUp ? nil : s.lastLoss) }
+    }
 
     public var mtu: Int { get async { state.withLock { $0.mtu } } }
 

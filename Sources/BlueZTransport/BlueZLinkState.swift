@@ -13,6 +13,9 @@ struct BlueZLinkState: Sendable {
     var mtu = BlueZLimits.defaultMTU
     /// True between a successful connect and the link loss that ends it.
     var linkUp = false
+    /// The loss that ended the last link, while no new one is up: a flow that starts listening
+    /// for losses after it (between two phases) is told at once (`BlueZDeviceTransport.disconnects()`).
+    var lastLoss: DisconnectReason?
     /// Set by `disconnect()`, so the loss that follows counts as local.
     var closingLocally = false
     /// The reason of BlueZ's `Disconnected` signal, consumed by the `Connected=false` after it.
@@ -92,6 +95,22 @@ struct BlueZLinkState: Sendable {
         }
     }
 
+    /// A new link is up: no loss is outstanding.
+    mutating func linkEstablished() {
+        linkUp = true
+        lastLoss = nil
+    }
+
+    /// The link is taken down without a signal from BlueZ (its `Disconnect` was not confirmed
+    /// in time): the loss to announce, nil when the link was down already.
+    mutating func forceDown() -> DisconnectReason? {
+        guard linkUp else { return nil }
+        linkUp = false
+        pendingReason = nil
+        lastLoss = .localTerminated
+        return .localTerminated
+    }
+
     /// Keeps the first violation.
     mutating func note(_ what: String) {
         if violation == nil { violation = what }
@@ -102,6 +121,7 @@ struct BlueZLinkState: Sendable {
         linkUp = false
         let reason = pendingReason ?? (closingLocally ? .localTerminated : .remoteTerminated)
         pendingReason = nil
+        lastLoss = reason
         return [.linkLost(reason)]
     }
 

@@ -32,8 +32,10 @@ final class Sinks: Sendable {
         return stream
     }
 
-    func disconnects() -> AsyncStream<DisconnectReason> {
+    /// The link losses from now on, after `earlier` (a loss that happened before) when given.
+    func disconnects(startingWith earlier: DisconnectReason? = nil) -> AsyncStream<DisconnectReason> {
         let (stream, sink) = AsyncStream<DisconnectReason>.makeStream(bufferingPolicy: .unbounded)
+        if let earlier { sink.yield(earlier) }
         let id = book.withLock { b -> Int? in
             guard !b.finished else { return nil }
             let id = b.id()

@@ -7,6 +7,11 @@ import Transport
 /// feeds back what happened (notifications, timer firings, disconnects, connect
 /// results) as events, one at a time, in the order they arrive.
 ///
+/// Every `disconnect` action is answered by a `disconnected` event: the transport reports
+/// the loss of a link that was up (and a link that went down before the flow started, see
+/// `BLETransport.disconnects()`); for a link the machine already knows is down the driver
+/// answers itself, so no machine waits for a loss that already happened.
+///
 /// A connection attempt runs beside the machine's timers: a machine that bounds how long it
 /// looks for a board (`PartialFlashSettings.restartWindow`) may finish while the attempt still
 /// waits, and the attempt is then abandoned. Its result arrives as a `connected` or
@@ -63,6 +68,8 @@ public struct AsyncFlowDriver<C: Clock>: Sendable where C.Duration == Duration {
         var iterator = events.makeAsyncIterator()
         var timerGeneration = 0
         var liveTimers: [TimerID: Int] = [:]
+        // True once the machine was told the link is down, until a connect succeeds.
+        var linkDown = false
         while true {
             try Task.checkCancellation()
             let event: FlowEvent
@@ -89,6 +96,11 @@ public struct AsyncFlowDriver<C: Clock>: Sendable where C.Duration == Duration {
             // ends the run now: the answers the flow waits for may be what was dropped.
             if let violation = (transport as? any StackIntegrityReporting)?.stackViolation {
                 throw StackViolation(violation)
+            }
+            switch event {
+            case .disconnected: linkDown = true
+            case .connected, .start: linkDown = false
+            default: break
             }
             let now = start.duration(to: clock.now)
             for action in machine.handle(event, now: now) {
@@ -137,6 +149,9 @@ public struct AsyncFlowDriver<C: Clock>: Sendable where C.Duration == Duration {
                     tasks.cancel(key: "timer:\(id.name)")
                 case .disconnect:
                     await transport.disconnect()
+                    // The loss of a link that was up comes from the transport; a machine that
+                    // asks to close a link it was told is down gets that answer at once.
+                    if linkDown { pending.append(.disconnected(.localTerminated)) }
                 case let .connect(after, target):
                     let transport = self.transport, clock = self.clock, timeout = operationTimeout
                     tasks.start(key: "connect") {

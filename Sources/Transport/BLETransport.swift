@@ -26,7 +26,9 @@ public protocol BLETransport: AnyObject, Sendable {
     /// The notifications of a characteristic. Call before `enableNotifications`.
     func notifications(of characteristic: GATTCharacteristic) -> AsyncStream<[UInt8]>
     func enableNotifications(_ characteristic: GATTCharacteristic, timeout: Duration) async throws
-    /// One element per link loss, with its reason.
+    /// One element per link loss, with its reason. A stream taken after the last link was
+    /// lost (and before a new one is up) starts with that loss: a flow that starts then must
+    /// learn that its link is gone, not wait on it.
     func disconnects() -> AsyncStream<DisconnectReason>
     /// The negotiated ATT MTU of the current connection.
     var mtu: Int { get async }

@@ -117,6 +117,34 @@ struct ReconnectTests {
         }
     }
 
+    @Test(
+        "a flow that starts listening after the board dropped the link hears of that loss at once",
+        .timeLimit(.minutes(1)))
+    func lossBeforeListeningIsTold() async throws {
+        let bus = try PrivateBus()
+        let server = try await Server(bus: bus)
+        defer { server.connection.close() }
+        let bz = try await BlueZBus.open(bus: .address(bus.address), callTimeout: .seconds(5))
+        let found = try await BlueZScanner(bus: bz).find(DeviceQuery("F0:0D:00:00:00:01"), timeout: .seconds(20))
+        let transport = try await BlueZDeviceTransport.open(device: found, on: bz)
+        defer { transport.close() }
+        _ = try await transport.connect(timeout: .seconds(5))
+        // The first flow's listener sees the board's own disconnect (as DAL drops the link after pairing) ...
+        var first = transport.disconnects().makeAsyncIterator()
+        try server.boardResets()
+        #expect(await first.next() == .remoteTerminated)
+        // ... and the next flow, which starts listening only now, is told too, not left on a dead link.
+        var next = transport.disconnects().makeAsyncIterator()
+        #expect(await next.next() == .remoteTerminated)
+        // Closing the dead link returns at once; a new link clears the old loss: the next
+        // listener hears only of the loss of that link.
+        await transport.disconnect()
+        _ = try await transport.connect(timeout: .seconds(5))
+        var after = transport.disconnects().makeAsyncIterator()
+        await transport.disconnect()
+        #expect(await after.next() == .localTerminated)
+    }
+
     @Test("after a reset the board is found again, its new GATT paths are used, and the one stream carries on")
     func reconnectAfterReset() async throws {
         let bus = try PrivateBus()

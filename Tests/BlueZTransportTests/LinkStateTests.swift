@@ -119,6 +119,26 @@ import Transport
         #expect(s.apply(off) == [.linkLost(.supervisionTimeout)])
     }
 
+    @Test(
+        "the loss of the last link is kept until a new link is up, and a link closed without a signal is a local loss")
+    func lastLossUntilTheNextLink() throws {
+        var s = try connectedState()
+        let off = BlueZEvent.propertiesChanged(
+            path: Fixtures.microbit, interface: "org.bluez.Device1", changed: ["Connected": .bool(false)],
+            invalidated: [])
+        #expect(s.apply(off) == [.linkLost(.remoteTerminated)])
+        #expect(s.lastLoss == .remoteTerminated)
+        // A second signal for the same loss is no second loss, and giving up a dead link announces nothing.
+        #expect(s.apply(off).isEmpty)
+        #expect(s.forceDown() == nil)
+        #expect(s.lastLoss == .remoteTerminated)
+        s.linkEstablished()
+        #expect(s.linkUp && s.lastLoss == nil)
+        // BlueZ did not confirm a Disconnect in time: the link is given up as closed here.
+        #expect(s.forceDown() == .localTerminated)
+        #expect(!s.linkUp && s.lastLoss == .localTerminated)
+    }
+
     @Test("a local disconnect is reported as local")
     func localDisconnect() throws {
         var s = try connectedState()
