@@ -46,7 +46,7 @@ struct TerminalWidthTests {
     /// Runs the paced demo in a tmux pane 120 wide, narrows the window to 60 columns once a bar
     /// is drawn (tmux sets the pane's size, and the kernel sends SIGWINCH), and returns the
     /// screen once a bar was drawn at the new width. Each wait is for what the screen shows,
-    /// bounded so that a broken run ends the test instead of hanging it.
+    /// bounded (5 min, for a busy machine) so that a broken run ends the test instead of hanging it.
     static func screenAfterNarrowing() throws -> [String] {
         let tmux = try #require(ExternalProcess.onPath("tmux")).path
         let socket = "bitflash-resize-\(UUID().uuidString.prefix(8))"
@@ -59,9 +59,9 @@ struct TerminalWidthTests {
         let script = """
             \(tm) new-session -d -x 120 -y 50 -e TERM=xterm-256color -e LANG=C.UTF-8 \(quote(command)) \
                 </dev/null >/dev/null 2>&1
-            n=0; until \(tm) capture-pane -p | grep -q '%'; do n=$((n+1)); [ $n -gt 300 ] && break; sleep 0.1; done
+            n=0; until \(tm) capture-pane -p | grep -q '%'; do n=$((n+1)); [ $n -gt 3000 ] && break; sleep 0.1; done
             \(tm) resize-window -x 60 -y 50
-            n=0; until \(tm) capture-pane -p | \(narrowBar); do n=$((n+1)); [ $n -gt 300 ] && break; sleep 0.1; done
+            n=0; until \(tm) capture-pane -p | \(narrowBar); do n=$((n+1)); [ $n -gt 3000 ] && break; sleep 0.1; done
             \(tm) capture-pane -p -S -2000
             \(tm) kill-server >/dev/null 2>&1
             """

@@ -241,7 +241,7 @@ final class ViolatingTransport: StackIntegrityReporting, Sendable {
         } catch let error as StackViolation {
             #expect(error.detail == "a notification of 4096 bytes")
             #expect(error.description.contains("not a radio problem"))
-            #expect(FailureKind.of(error) == .servicesNotResolved)
+            #expect(FailureKind.of(error) == .stackViolation)
             #expect(error.isTransient == false)
         }
         // Without the violation the flow asks three times and gives up (see above): here, once.
