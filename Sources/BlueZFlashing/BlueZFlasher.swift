@@ -55,13 +55,14 @@ public struct BlueZFlasher: Sendable {
                 return
             }
             let slots = AdapterSlots(names, limit: settings.maxConnectionsPerAdapter)
+            let claims = BoardClaims()
             let classStart = ContinuousClock.now
             await withTaskGroup(of: Void.self) { group in
                 for query in boards {
                     group.addTask {
                         let result = await Self.flashInTurn(
-                            query, firmware: firmware, settings: settings, slots: slots, channel: channel,
-                            classStart: classStart)
+                            query, firmware: firmware, settings: settings, slots: slots, claims: claims,
+                            channel: channel, classStart: classStart)
                         channel.send(.finished(result))
                     }
                 }
@@ -81,7 +82,7 @@ public struct BlueZFlasher: Sendable {
     /// and takes the next free slot (never a failure of the board).
     static func flashInTurn(
         _ query: String, firmware: Firmware, settings: BlueZFlashSettings, slots: AdapterSlots,
-        channel: UpdateChannel, classStart: ContinuousClock.Instant
+        claims: BoardClaims? = nil, channel: UpdateChannel, classStart: ContinuousClock.Instant
     ) async -> BoardFlashResult {
         var backOffs = 0
         while true {
@@ -98,7 +99,7 @@ public struct BlueZFlasher: Sendable {
             s.adapter = await slots.name(a)
             let adapterName = s.adapter ?? "the adapter"
             let outcome = await flashOne(
-                query, firmware: firmware, settings: s, channel: channel, started: classStart
+                query, firmware: firmware, settings: s, claims: claims, channel: channel, started: classStart
             ) { error in
                 let refused = AdapterSlots.isRefusedForWantOfConnections(error)
                 guard mayBackOff, AdapterSlots.isOutOfConnections(error),
@@ -141,7 +142,7 @@ public struct BlueZFlasher: Sendable {
     /// - Parameter started: when the board's time starts: the class's start, so that a board's
     ///   time includes its wait for a connection, as a simulated class counts it.
     static func flashOne(
-        _ query: String, firmware: Firmware, settings: BlueZFlashSettings,
+        _ query: String, firmware: Firmware, settings: BlueZFlashSettings, claims: BoardClaims? = nil,
         channel: UpdateChannel, started: ContinuousClock.Instant = .now,
         connectRefused: @Sendable (any Error) async -> Bool = { _ in false }
     ) async -> BoardFlashResult? {
@@ -159,6 +160,11 @@ public struct BlueZFlasher: Sendable {
             return unreached(error)
         }
         let key = board.device.address
+        if let other = claims?.claim(key, by: query) {
+            // Another query's board: its link is that query's while its session runs.
+            if !other.holdsLink { await closeOutsideCancellation(board) }
+            return unreached(BoardFlashError.sameBoard(address: key, flashedAs: other.query), address: key)
+        }
         let trace: @Sendable (FlowReport, Duration) -> Void = { report, t in
             if case .trace = report { channel.send(.event(FlashEvent(board: query, elapsed: t, report: report))) }
         }
@@ -169,6 +175,7 @@ public struct BlueZFlasher: Sendable {
             }
         } catch {
             await closeOutsideCancellation(board)
+            claims?.released(key)
             return unreached(error, address: key, name: board.device.name)
         }
         let dryRun = settings.options.dryRun
@@ -200,6 +207,7 @@ public struct BlueZFlasher: Sendable {
         let hint = board.failureHint
         if Task.isCancelled, unfinished.withLock({ $0 }) { await restartInPairingMode(board) }
         await closeOutsideCancellation(board)
+        claims?.released(key)
         var result = FlashResult(board: query, outcome: session, seconds: elapsed(), progress: flow.progress)
         records?.finish(result, session: session, board: key) { channel.send(.warning(board: query, message: $0)) }
         if let error = result.error, let hint, !Task.isCancelled { result.error = "\(error); \(hint)" }

@@ -10,6 +10,8 @@ public enum BoardFlashError: Error, Sendable, Equatable, CustomStringConvertible
     /// The adapter refused the board's connection the way a controller out of connections does,
     /// after the board backed off as often as it may (or with no other board to wait for).
     case adapterFull(adapter: String, message: String)
+    /// Two queries of one class reached the same board: it is flashed once, by the first.
+    case sameBoard(address: String, flashedAs: String)
 
     /// What went wrong and what to do, in one sentence.
     public var description: String {
@@ -20,6 +22,9 @@ public enum BoardFlashError: Error, Sendable, Equatable, CustomStringConvertible
         case let .cancelled(resumable):
             return "the flash was cancelled; the board keeps what it received"
                 + (resumable ? ": flash the same file again to continue where it stopped" : ": flash the file again")
+        case let .sameBoard(address, other):
+            return "this is the board \(address), which --device \(other) already names: each board is flashed "
+                + "once; name it once"
         case let .adapterFull(adapter, message):
             return "\(adapter) refused the connection (\(message)), as a controller with no connection left does; "
                 + "flash fewer boards at once (--max-connections), add another adapter (--adapter), or "
@@ -36,6 +41,7 @@ extension BoardFlashError: DomainError {
         switch self {
         case .cancelled: return .flashFailed
         case .adapterFull, .noFlashingService: return .boardUnavailable
+        case .sameBoard: return .invalidRequest
         }
     }
 }

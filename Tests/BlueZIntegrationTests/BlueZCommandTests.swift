@@ -204,6 +204,24 @@ struct BlueZCommandTests {
         #expect(r.stderr.contains("bitflash forget F0:0D:00:00:00:01"))
     }
 
+    @Test("one board named twice, by its name and by its address, is flashed once; the other query is told why (64)")
+    func oneBoardNamedTwiceIsFlashedOnce() async throws {
+        let fake = try FakeBlueZProcess()
+        let r = try await fake.bitflashAsync([
+            "flash", Self.sample("sample-r1-counter.hex").path, "--device", "zotig", "--device", "F0:0D:00:00:00:01",
+            "--json"
+        ])
+        #expect(r.status == 64, "\(r.stderr)")
+        let results = try Self.json(r).filter { $0["type"] as? String == "result" }
+        #expect(results.count == 2, "\(r.stdout)")
+        let flashed = results.filter { $0["verified"] as? Bool == true }
+        let refused = results.filter { ($0["error"] as? String)?.contains("already names") == true }
+        #expect(flashed.count == 1 && refused.count == 1, "\(results)")
+        #expect(refused.first?["bytesSent"] as? Int == 0)
+        #expect(r.stderr.contains("each board is flashed once"), "\(r.stderr)")
+        try Self.expectBoardHolds("sample-r1-counter.hex", stateFile: fake.stop())
+    }
+
     @Test("several --device flags flash the boards in parallel, a line each and a summary table")
     func severalBoards() async throws {
         let fake = try FakeBlueZProcess(
