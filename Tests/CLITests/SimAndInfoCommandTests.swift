@@ -66,6 +66,24 @@ struct SimAndInfoCommandTests {
         #expect(r.stderr.contains("run `bitflash sim reset`"))
     }
 
+    @Test("info on a folder with no saved board shows the factory board flash would start from, and says so")
+    func infoOnAnEmptyFolderSaysTheBoardIsNotSaved() throws {
+        let empty = try BitflashBinary.temporaryDirectory()
+        let fresh = try BitflashBinary.run(["info", "--simulate", "--sim-state", empty.path, "--json"])
+        #expect(fresh.status == 0, "\(fresh.stderr)")
+        let state = (try json(fresh) as? [String: Any])?["simulatorState"] as? [String: Any]
+        #expect(state?["saved"] as? Bool == false, "\(fresh.stdout)")
+        let text = try BitflashBinary.run(["info", "--simulate", "--sim-state", empty.path])
+        #expect(text.stdout.contains("not saved yet"), "\(text.stdout)")
+        let flashed = try BitflashBinary.run([
+            "flash", BitflashBinary.sample("sample-r1-counter.hex").path, "--simulate", "--sim-state", empty.path
+        ])
+        #expect(flashed.status == 0, "\(flashed.stderr)")
+        let after = try BitflashBinary.run(["info", "--simulate", "--sim-state", empty.path, "--json"])
+        #expect(((try json(after) as? [String: Any])?["simulatorState"] as? [String: Any])?["saved"] as? Bool == true)
+        #expect(try BitflashBinary.run(["sim", "show", "--sim-state", empty.path]).status == 0)
+    }
+
     @Test func infoReadsTheMemoryMapAndTheSlotsOfAnMCUbootBoard() throws {
         let r = try BitflashBinary.run(["info", "--simulate", "--sim-state", state.path, "--json"])
         #expect(r.status == 0, "\(r.stderr)")

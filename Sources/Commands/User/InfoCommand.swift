@@ -63,7 +63,12 @@ struct InfoCommand: AsyncParsableCommand {
             var image: Int; var slot: Int; var version: String; var hash: String?
             var bootable: Bool; var pending: Bool; var confirmed: Bool; var active: Bool; var permanent: Bool
         }
-        struct SimulatorState: Codable { var flashIncomplete: Bool; var profile: String }
+        struct SimulatorState: Codable {
+            var flashIncomplete: Bool
+            var profile: String
+            /// False for a board not saved yet: the factory board `flash --simulate` starts from.
+            var saved: Bool = true
+        }
         var name: String
         var board: String
         var address: String
@@ -97,9 +102,11 @@ struct InfoCommand: AsyncParsableCommand {
             let saved = store.savedNames()
             let name = boardName ?? (saved.contains("sim") || saved.isEmpty ? "sim" : saved[0])
             let board: SimulatedBoard
+            var isSaved = true
             if let loaded = try store.load(name) {
                 board = loaded
             } else if boardName == nil {
+                isSaved = false
                 board = try profile.makeBoard(holding: profile.factoryImage(), name: name, address: SimStore.address(1))
             } else {
                 throw CLIError(
@@ -137,7 +144,7 @@ struct InfoCommand: AsyncParsableCommand {
                     throw CLIError(.boardNotFound, "\(name): could not read the image slots: \(describe(error))")
                 }
             }
-            let shown = Self.shown(name: name, board: board, map: map, slots: slots)
+            let shown = Self.shown(name: name, board: board, map: map, slots: slots, saved: isSaved)
             if json {
                 StdOut.write(try JSONText.document(shown) + "\n")
             } else {
@@ -147,7 +154,9 @@ struct InfoCommand: AsyncParsableCommand {
         }
     }
 
-    static func shown(name: String, board: SimulatedBoard, map: BoardMemoryMap, slots: [ImageSlotState]?) -> Shown {
+    static func shown(
+        name: String, board: SimulatedBoard, map: BoardMemoryMap, slots: [ImageSlotState]?, saved: Bool = true
+    ) -> Shown {
         let profile = SimProfile(
             board: board.profile.board, mcuboot: board.offeredServices.contains(KnownGATT.smpService))
         let services = board.profile.services
@@ -160,7 +169,8 @@ struct InfoCommand: AsyncParsableCommand {
         return shown(
             name: name, board: board.profile.board, address: board.profile.address, map: map, slots: slots,
             fullUpdatePath: path,
-            simulatorState: .init(flashIncomplete: board.flashIncomplete, profile: profile.description))
+            simulatorState: .init(
+                flashIncomplete: board.flashIncomplete, profile: profile.description, saved: saved))
     }
 
     static func shown(
@@ -213,6 +223,11 @@ struct InfoCommand: AsyncParsableCommand {
         }
         if let state = s.simulatorState {
             out += "  simulator state: \(state.profile), flash \(state.flashIncomplete ? "incomplete" : "complete")\n"
+            if !state.saved {
+                out +=
+                    "  simulator state: not saved yet: the factory board `flash --simulate` starts from "
+                    + "(`sim show` lists saved boards only)\n"
+            }
         }
         return out
     }
