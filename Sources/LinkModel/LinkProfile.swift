@@ -61,9 +61,11 @@ public struct LinkProfile: Sendable, Equatable, Codable, CustomStringConvertible
     public static let named: [LinkProfile] = [.linuxDefault, .deviceRequested, .fast]
 
     /// A profile with a custom connection interval in microseconds.
-    /// - Throws: `LinkModelError.badConnectionInterval` unless it is a multiple of 1.25 ms in 7.5 ms…4 s.
+    /// - Throws: `LinkModelError.badConnectionInterval` unless it is a multiple of 1.25 ms in 7.5 ms…1998.75 ms:
+    ///   BLE allows up to 4 s, but the board asks for a 4 s supervision timeout (CODAL PPCP), which must be
+    ///   larger than twice the interval (Bluetooth Core Vol 6 Part B §4.5.2).
     public static func custom(connectionIntervalMicroseconds us: Int64) throws -> LinkProfile {
-        guard (7_500...4_000_000).contains(us), us % 1_250 == 0 else {
+        guard (7_500...1_998_750).contains(us), us % 1_250 == 0 else {
             throw LinkModelError.badConnectionInterval(microseconds: us)
         }
         return LinkProfile(
@@ -136,8 +138,9 @@ public enum LinkModelError: Error, Sendable, Equatable, CustomStringConvertible 
     public var description: String {
         switch self {
         case let .badConnectionInterval(us):
-            return "connection interval \(Duration.microseconds(us).millisecondsText) ms is not allowed by BLE: "
-                + "use a multiple of 1.25 ms between 7.5 ms and 4000 ms"
+            return "connection interval \(Duration.microseconds(us).millisecondsText) ms is not one a board "
+                + "takes: use a multiple of 1.25 ms between 7.5 ms and 1998.75 ms (the board's 4 s supervision "
+                + "timeout must exceed twice the interval)"
         case let .unknownProfile(name):
             return
                 "unknown link profile '\(name)': use linux-default, device-requested, fast or an interval such as 11.25ms"

@@ -75,7 +75,7 @@ struct NumberOptionTests {
             command: ["sim", "campaign"], option: "--seed", lowest: 0, highest: Double(UInt64.max), whole: true),
         .init(command: ["sim", "campaign"], option: "--from", lowest: 0, highest: 1_000_000_000_000, whole: true),
         .init(command: ["sim", "campaign"], option: "--progress", lowest: 0, highest: 86_400, whole: true),
-        .init(command: ["bench", "flash"], option: "--ci", lowest: 7.5, highest: 4000, whole: false),
+        .init(command: ["bench", "flash"], option: "--ci", lowest: 7.5, highest: 1998.75, whole: false),
         .init(command: ["bench", "parse"], option: "--iterations", lowest: 1, highest: 1000, whole: true),
         .init(command: ["bench", "host"], option: "--iterations", lowest: 1, highest: 1000, whole: true),
         .init(command: ["flash", file, "--simulate"], option: "--max-connections", lowest: 1, highest: 64, whole: true),
@@ -142,11 +142,12 @@ struct NumberOptionTests {
         arguments: [
             (
                 ["flash", file, "--simulate", "--link"],
-                ["-5ms", "0ms", "inf", "nan", "1e20", "8ms", "", "9223372036854775807ms"], "7.5 ms to 4000 ms"
+                ["-5ms", "0ms", "inf", "nan", "1e20", "8ms", "", "9223372036854775807ms", "4000ms", "2000ms"],
+                "7.5 ms to 1998.75 ms"
             ),
-            (["demo", "--link"], ["-5ms", "infms"], "7.5 ms to 4000 ms"),
-            (["sim", "campaign", "--link"], ["-1", "1e20ms"], "7.5 ms to 4000 ms"),
-            (["bench", "flash", "--profile"], ["-7.5ms", "nan"], "7.5 ms to 4000 ms"),
+            (["demo", "--link"], ["-5ms", "infms"], "7.5 ms to 1998.75 ms"),
+            (["sim", "campaign", "--link"], ["-1", "1e20ms"], "7.5 ms to 1998.75 ms"),
+            (["bench", "flash", "--profile"], ["-7.5ms", "nan"], "7.5 ms to 1998.75 ms"),
             (
                 ["flash", file, "--udp"],
                 ["localhost", "127.0.0.1:0", "127.0.0.1:65536", "127.0.0.1:-1", ":1337", "", "h:9223372036854775807"],

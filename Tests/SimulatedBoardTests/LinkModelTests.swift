@@ -43,6 +43,14 @@ import Testing
         #expect(throws: LinkModelError.badConnectionInterval(microseconds: 5_000)) { try LinkProfile(named: "5") }
         #expect(throws: LinkModelError.badConnectionInterval(microseconds: 8_000)) { try LinkProfile(named: "8ms") }
         #expect(throws: LinkModelError.unknownProfile("turbo")) { try LinkProfile(named: "turbo") }
+        // BLE allows 4 s, but the board's 4 s supervision timeout must exceed twice the interval.
+        #expect(try LinkProfile(named: "1998.75ms").connectionIntervalMicroseconds == 1_998_750)
+        #expect(throws: LinkModelError.badConnectionInterval(microseconds: 2_000_000)) {
+            try LinkProfile(named: "2000ms")
+        }
+        #expect(throws: LinkModelError.badConnectionInterval(microseconds: 4_000_000)) {
+            try LinkProfile(named: "4000")
+        }
     }
 
     @Test func splitMixIsReproducibleAndSeedDependent() {

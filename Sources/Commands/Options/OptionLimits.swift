@@ -37,7 +37,9 @@ enum Limits {
     /// `bench parse --iterations`, `bench host --iterations`.
     static let iterations = NumberLimit(1...1_000)
     /// `--ci`: a BLE connection interval in milliseconds (also a multiple of 1.25 ms).
-    static let connectionIntervalMilliseconds = NumberLimit(7.5...4_000.0, unit: " ms")
+    /// Up to just under 2 s: the board asks for a 4 s supervision timeout (CODAL PPCP), and the
+    /// timeout must be larger than twice the interval (Bluetooth Core Vol 6 Part B §4.5.2).
+    static let connectionIntervalMilliseconds = NumberLimit(7.5...1_998.75, unit: " ms")
     /// `watch --settle`, `watch --incomplete-wait`: real seconds a watched file stays unchanged.
     static let watchSeconds = NumberLimit(0.0...3_600.0, unit: " s")
     /// `BITFLASH_STATE_LOCK_WAIT`: how long a run waits for a state folder another run holds.
