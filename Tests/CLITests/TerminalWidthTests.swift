@@ -45,8 +45,10 @@ struct TerminalWidthTests {
 
     /// Runs the paced demo in a tmux pane 120 wide, narrows the window to 60 columns once a bar
     /// is drawn (tmux sets the pane's size, and the kernel sends SIGWINCH), and returns the
-    /// screen once a bar was drawn at the new width. Each wait is for what the screen shows,
-    /// bounded (5 min, for a busy machine) so that a broken run ends the test instead of hanging it.
+    /// screen once a bar was drawn at the new width: the very capture that showed it, since a
+    /// bar may end (its line becomes the result) before a second capture on a busy machine.
+    /// Each wait is for what the screen shows, bounded (5 min, for a busy machine) so that a
+    /// broken run ends the test instead of hanging it.
     static func screenAfterNarrowing() throws -> [String] {
         let tmux = try #require(ExternalProcess.onPath("tmux")).path
         let socket = "bitflash-resize-\(UUID().uuidString.prefix(8))"
@@ -54,15 +56,20 @@ struct TerminalWidthTests {
         let binary = try #require(BitflashBinary.url).path
         let tm = "\(quote(tmux)) -u -L \(socket) -f /dev/null"
         let command = "stty cols 120 rows 50; \(quote(binary)) demo; sleep 600"
-        // A bar at 60 columns: a row with a percentage, narrower than the window.
-        let narrowBar = #"awk 'length($0) < 60 && /[0-9]%/ { found = 1 } END { exit !found }'"#
+        // A bar at 60 columns: a row with a percentage, narrower than the window. Debian's awk
+        // counts bytes, so the bar's three-byte cells are made one byte first.
+        let narrowBar = #"sed 's/█/#/g; s/░/-/g' | awk 'length($0) < 60 && /[0-9]%/ { found = 1 } END { exit !found }'"#
         let script = """
             \(tm) new-session -d -x 120 -y 50 -e TERM=xterm-256color -e LANG=C.UTF-8 \(quote(command)) \
                 </dev/null >/dev/null 2>&1
             n=0; until \(tm) capture-pane -p | grep -q '%'; do n=$((n+1)); [ $n -gt 3000 ] && break; sleep 0.1; done
             \(tm) resize-window -x 60 -y 50
-            n=0; until \(tm) capture-pane -p | \(narrowBar); do n=$((n+1)); [ $n -gt 3000 ] && break; sleep 0.1; done
-            \(tm) capture-pane -p -S -2000
+            n=0; while :; do
+                screen=$(\(tm) capture-pane -p -S -2000)
+                printf '%s\\n' "$screen" | \(narrowBar) && break
+                n=$((n+1)); [ $n -gt 3000 ] && break; sleep 0.1
+            done
+            printf '%s\\n' "$screen"
             \(tm) kill-server >/dev/null 2>&1
             """
         let p = Process()
