@@ -72,12 +72,23 @@ public struct GATTBoardHost: Sendable {
         guard !isDown else {
             return Step(notes: ["write of \(bytes.count) bytes dropped: the board is resetting"], delivered: false)
         }
+        // During a page erase the board's radio misses its connection events, and the central's
+        // link layer sends the packet again at the first event after it (the SoftDevice's flash
+        // scheduling; docs/behaviours.md): a write that arrives meanwhile reaches the board when
+        // the erase ends, never while its queue is still full.
+        var deferred: [String] = []
+        if let until = board.radioSilent(at: VirtualInstant.zero + now) {
+            now = until - VirtualInstant.zero
+            deferred = ["write received at the end of a page erase (the radio was silent)"]
+        }
         var effects = makeEffects()
         effects.linkBonded = bonded
         guard let service = board.write(bytes, to: characteristic, kind: kind, effects: &effects) else {
             return Step(notes: ["write dropped: the board has no characteristic \(characteristic)"], delivered: false)
         }
-        return apply(effects, service: service)
+        var step = apply(effects, service: service)
+        step.notes = deferred + step.notes
+        return step
     }
 
     /// Performs work returned by an earlier step (ignored when the board reset meanwhile).

@@ -87,6 +87,41 @@ import Transport
         #expect(Array(checksum.prefix(7)) == [0x60, 0x03, 0x01, 0x00, 0x10, 0x00, 0x00])
     }
 
+    @Test(
+        "Packets sent during a page erase reach the board when it ends, as a central's link layer resends them"
+    )
+    func writesDuringAnEraseArriveWhenItEnds() throws {
+        var board = try Self.stock(.microbitV2)
+        try board.strandInBootloader()
+        var host = GATTBoardHost(board: board)
+        let app = try DFUApplication.cut(from: Self.image(), family: .nrf52833)
+        let cp = NordicGATT.secureControlPoint
+        func request(_ r: SecureDFURequest) -> [UInt8]? {
+            host.write(r.bytes, to: cp, kind: .request).notifications.last?.bytes
+        }
+        _ = request(.create(.command, size: UInt32(app.secureInitPacket.bytes.count)))
+        _ = host.write(app.secureInitPacket.bytes, to: NordicGATT.securePacket, kind: .command)
+        #expect(request(.execute) == [0x60, 0x04, 0x01])
+        _ = request(.setPRN(0))
+        #expect(request(.create(.data, size: 4096)) == [0x60, 0x01, 0x01])
+        let created = host.now
+        // Three packets at once, while the page is still being erased (the host's clock never
+        // passes the erase), then the rest no faster than the flash writes them: the first three
+        // reach the board when the erase ends, and none is dropped.
+        var notes: [String] = []
+        for (n, offset) in stride(from: 0, to: 4096, by: 244).enumerated() {
+            notes +=
+                host.write(
+                    Array(app.bytes[offset..<min(4096, offset + 244)]), to: NordicGATT.securePacket, kind: .command
+                ).notes
+            if n >= 2 { host.now += .microseconds(61 * 41) }
+        }
+        #expect(host.now > created, "the board's clock moved to the end of the erase")
+        #expect(notes.contains { $0.contains("end of a page erase") }, "\(notes)")
+        let checksum = try #require(request(.calculateChecksum))
+        #expect(Array(checksum.prefix(7)) == [0x60, 0x03, 0x01, 0x00, 0x10, 0x00, 0x00])
+    }
+
     static func image() -> MemoryImage {
         var image = MemoryImage()
         try? image.write((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }, at: 0x1C000)
