@@ -29,6 +29,11 @@ struct TerminalWidthTests {
             \(tm) capture-pane -p -S -2000
             \(tm) kill-server >/dev/null 2>&1
             """
+        return try Self.lines(ofShell: script)
+    }
+
+    /// Runs `script` with /bin/sh and returns what it printed, line by line.
+    static func lines(ofShell script: String) throws -> [String] {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/bin/sh")
         p.arguments = ["-c", script]
@@ -72,18 +77,7 @@ struct TerminalWidthTests {
             printf '%s\\n' "$screen"
             \(tm) kill-server >/dev/null 2>&1
             """
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/bin/sh")
-        p.arguments = ["-c", script]
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
-            .map(String.init)
+        return try Self.lines(ofShell: script)
     }
 
     @Test("a window narrowed from 120 to 60 columns mid-flash: the bar is redrawn at 60, no old row stays behind")

@@ -62,18 +62,9 @@ import Transport
 
     @Test("The host's clock ends the page erase after a data Create: later packets are not dropped")
     func clockEndsTheErase() throws {
-        var board = try Self.stock(.microbitV2)
-        try board.strandInBootloader()
-        var host = GATTBoardHost(board: board)
-        let app = try DFUApplication.cut(from: Self.image(), family: .nrf52833)
-        let cp = NordicGATT.secureControlPoint
-        func request(_ r: SecureDFURequest) -> [UInt8]? {
-            host.write(r.bytes, to: cp, kind: .request).notifications.last?.bytes
-        }
-        _ = request(.create(.command, size: UInt32(app.secureInitPacket.bytes.count)))
-        _ = host.write(app.secureInitPacket.bytes, to: NordicGATT.securePacket, kind: .command)
-        #expect(request(.execute) == [0x60, 0x04, 0x01])
-        _ = request(.setPRN(0))
+        let (ready, app) = try Self.bootloaderWithInitAccepted()
+        var host = ready
+        func request(_ r: SecureDFURequest) -> [UInt8]? { Self.request(r, &host) }
         #expect(request(.create(.data, size: 4096)) == [0x60, 0x01, 0x01])
         // 0.3 s later the settings write after the init and the erase are over; packets that
         // come no faster than the flash writes them (61 words of 41 µs each) all fit the queue.
@@ -91,18 +82,9 @@ import Transport
         "Packets sent during a page erase reach the board when it ends, as a central's link layer resends them"
     )
     func writesDuringAnEraseArriveWhenItEnds() throws {
-        var board = try Self.stock(.microbitV2)
-        try board.strandInBootloader()
-        var host = GATTBoardHost(board: board)
-        let app = try DFUApplication.cut(from: Self.image(), family: .nrf52833)
-        let cp = NordicGATT.secureControlPoint
-        func request(_ r: SecureDFURequest) -> [UInt8]? {
-            host.write(r.bytes, to: cp, kind: .request).notifications.last?.bytes
-        }
-        _ = request(.create(.command, size: UInt32(app.secureInitPacket.bytes.count)))
-        _ = host.write(app.secureInitPacket.bytes, to: NordicGATT.securePacket, kind: .command)
-        #expect(request(.execute) == [0x60, 0x04, 0x01])
-        _ = request(.setPRN(0))
+        let (ready, app) = try Self.bootloaderWithInitAccepted()
+        var host = ready
+        func request(_ r: SecureDFURequest) -> [UInt8]? { Self.request(r, &host) }
         #expect(request(.create(.data, size: 4096)) == [0x60, 0x01, 0x01])
         let created = host.now
         // Three packets at once, while the page is still being erased (the host's clock never
@@ -120,6 +102,25 @@ import Transport
         #expect(notes.contains { $0.contains("end of a page erase") }, "\(notes)")
         let checksum = try #require(request(.calculateChecksum))
         #expect(Array(checksum.prefix(7)) == [0x60, 0x03, 0x01, 0x00, 0x10, 0x00, 0x00])
+    }
+
+    /// A stock micro:bit V2 stranded in its bootloader, served by a host, with the init packet
+    /// of a cut of `image()` sent and executed and receipts off: ready for a data Create.
+    static func bootloaderWithInitAccepted() throws -> (GATTBoardHost, DFUApplication) {
+        var board = try stock(.microbitV2)
+        try board.strandInBootloader()
+        var host = GATTBoardHost(board: board)
+        let app = try DFUApplication.cut(from: image(), family: .nrf52833)
+        _ = request(.create(.command, size: UInt32(app.secureInitPacket.bytes.count)), &host)
+        _ = host.write(app.secureInitPacket.bytes, to: NordicGATT.securePacket, kind: .command)
+        #expect(request(.execute, &host) == [0x60, 0x04, 0x01])
+        _ = request(.setPRN(0), &host)
+        return (host, app)
+    }
+
+    /// A control-point request and the board's last answer to it.
+    static func request(_ r: SecureDFURequest, _ host: inout GATTBoardHost) -> [UInt8]? {
+        host.write(r.bytes, to: NordicGATT.secureControlPoint, kind: .request).notifications.last?.bytes
     }
 
     static func image() -> MemoryImage {
