@@ -140,12 +140,13 @@ struct StateFolderOptions: ParsableArguments {
     var simState: String?
 
     @Option(
-        name: .customLong("sim-state-wait"), parsing: .unconditional,
-        help: Limits.stateWaitSeconds.help(
-            "How long to wait for another bitflash run that uses the same simulated boards' folder",
-            valueName: "SECONDS"),
+        name: .customLong("sim-state-wait"), parsing: .unconditional, help: Self.waitHelp,
         transform: Limits.stateWaitSeconds.transform)
     var stateWait: Double = 30
+
+    /// The help of `--sim-state-wait`, here and on `flash`.
+    static let waitHelp = Limits.stateWaitSeconds.help(
+        "How long to wait for another bitflash run that uses the same simulated boards' folder", valueName: "SECONDS")
 }
 
 /// Options shared by the commands that report flashes.

@@ -73,10 +73,7 @@ struct FlashCommand: AsyncParsableCommand {
     var boards: Int = 1
 
     @Option(
-        name: .customLong("sim-state-wait"), parsing: .unconditional,
-        help: Limits.stateWaitSeconds.help(
-            "How long to wait for another bitflash run that uses the same simulated boards' folder",
-            valueName: "SECONDS"),
+        name: .customLong("sim-state-wait"), parsing: .unconditional, help: StateFolderOptions.waitHelp,
         transform: Limits.stateWaitSeconds.transform)
     var stateWait: Double?
 
