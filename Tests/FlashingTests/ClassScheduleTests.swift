@@ -4,7 +4,8 @@ import Testing
 @testable import Flashing
 
 /// The waves arithmetic of a class set on its own: which adapter, which wave, when each board
-/// starts and ends, with a board time given as a function of how many boards share its adapter.
+/// starts and ends, with a board time given as a function of how many boards share its adapter
+/// and each board moving at the pace of the boards beside it at the moment.
 @Suite struct ClassScheduleTests {
     /// 10 s alone, 1 s more for every other board on the adapter.
     static func time(_ board: Int, _ sharing: Int) -> Duration { .seconds(10 + (sharing - 1)) }
@@ -54,13 +55,26 @@ import Testing
             ClassEstimator.Adapter(name: "hci0", connectionLimit: 1),
             ClassEstimator.Adapter(name: "hci1", connectionLimit: 1)
         ]
-        let boards = ClassSchedule.schedule(boards: 3, adapters: limited) { board, _ in
-            board == 0 ? .seconds(30) : .seconds(10)
-        }
+        let boards = ClassSchedule.schedule(
+            boards: 3, adapters: limited, time: { board, _ in board == 0 ? .seconds(30) : .seconds(10) })
         #expect(boards[0].adapter == 0 && boards[1].adapter == 1)
         #expect(boards[2].adapter == 1)
         #expect(boards[2].start == .seconds(10) && boards[2].wave == 2)
         #expect(ClassEstimate(boards: boards, adapters: limited).classTime == .seconds(30))
+    }
+
+    @Test func aBoardStartingLateIsSlowedOnlyWhileTheBoardsBesideItLast() {
+        // The radio is the bottleneck: k boards on the adapter take k times their time alone.
+        // Two at once: board 0 (10 s alone) and board 1 (4 s alone) start together; board 1
+        // ends at 8 s with 0.4 of board 0's flow done. Board 2 (10 s alone) takes its place:
+        // both at half pace until board 0 ends at 20 s, then board 2 alone finishes its last 0.4.
+        let adapter = ClassEstimator.Adapter(name: "hci0", connectionLimit: 2)
+        let alone: [Int64] = [10, 4, 10]
+        let boards = ClassSchedule.schedule(
+            boards: 3, adapters: [adapter], time: { board, sharing in .seconds(alone[board] * Int64(sharing)) })
+        #expect(boards.map(\.finish) == [.seconds(20), .seconds(8), .seconds(24)])
+        #expect(boards[2].start == .seconds(8) && boards[2].duration == .seconds(16))
+        #expect(boards.map(\.wave) == [1, 1, 2])
     }
 
     @Test func noBoardsMakeAnEmptyClass() {

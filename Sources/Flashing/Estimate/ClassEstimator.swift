@@ -32,10 +32,12 @@ import PartialFlashingFrames
 ///
 /// Boards asked to connect at once get their connections one after another (`Advertising`,
 /// `RadioDemand.creationWait`): a board takes the longer of that wait plus its time alone and
-/// its time sharing the radio (`ClassSchedule`). On the simulated adapters (which connect the
-/// same way) this holds classes of 8 to 64 boards within 6.4 % with no connection limit and
-/// within 9.5 % in waves of 5, on every path and profile (docs/benchmarks.md, "Class-set
-/// estimates").
+/// its time sharing the radio with the boards that started with it. Boards that start apart (a
+/// place freed in a wave, a board left after the others ended) move at the pace of the boards
+/// beside them at the moment (`ClassSchedule`). On the simulated adapters (which connect the
+/// same way) this holds classes of 5 to 64 boards within 10 % on every path and profile, on
+/// adapters with no connection limit and with 5, 8 and 64, but for Secure DFU classes of 6
+/// boards at 30 ms (docs/auto.md, "Where the class estimate misses").
 ///
 /// Left out, as too small to count:
 /// - A Secure DFU bootloader resets 100 ms after its answer to the last Execute
