@@ -57,9 +57,9 @@ struct BenchClassCommand: ParsableCommand {
             print("error = estimate / modelled − 1; before = one board's own estimate (the shared radio left out)")
             print("")
             print(
-                "| adapter | path | link | boards | modelled class | estimate | error | slowest board est. | before "
-                    + "| before error |")
-            print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+                "| adapter | path | link | boards | modelled class | estimate | error | worst board error "
+                    + "| slowest board est. | before | before error |")
+            print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         }
         // The largest error (by size, with its sign) of each path on each adapter.
         var worst: [String: Double] = [:]
@@ -80,7 +80,8 @@ struct BenchClassCommand: ParsableCommand {
                         print(
                             "| \(label) | \(row.path) | \(row.profile) | \(row.boards)\(failed) | "
                                 + "\(s(row.modelledClassSeconds)) | \(s(row.estimatedClassSeconds)) | "
-                                + "\(pct(row.classError)) | \(s(row.estimatedSlowestSeconds)) | "
+                                + "\(pct(row.classError)) | \(pct(row.worstBoardError)) | "
+                                + "\(s(row.estimatedSlowestSeconds)) | "
                                 + "\(s(row.singleBoardSeconds)) | \(pct(row.singleBoardError)) |")
                     }
                 }

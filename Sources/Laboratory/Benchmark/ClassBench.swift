@@ -39,6 +39,9 @@ public enum ClassBench {
         public var failures: Int
         /// The adapter's connection limit (nil: none, all boards at once).
         public var connectionLimit: Int?
+        /// The largest error (by size, with its sign) of one board's estimated finish against
+        /// the time it finished (both from the start of the class): the ETA each board is shown.
+        public var worstBoardError: Double = 0
 
         /// estimate / modelled − 1 of the class time.
         public var classError: Double {
@@ -86,6 +89,7 @@ public enum ClassBench {
         var options = (c == .nordic ? BenchStrategy.nordic : c == .mcumgr ? .fullBest : .partialOnly).options
         if c == .nordic { options.mode = .full }
         var entries: [(plan: FlashPlan, board: BoardID, name: String)] = []
+        var estimatedFinishes: [Double]?
         do {
             let plan = try samplePlan(c)
             let running = try scenario.running.image(for: board)
@@ -111,6 +115,7 @@ public enum ClassBench {
             row.estimatedClassSeconds = estimate.classTime.seconds
             row.estimatedSlowestSeconds = estimate.slowestBoard.seconds
             row.singleBoardSeconds = demand.alone.seconds
+            estimatedFinishes = estimate.boards.sorted { $0.index < $1.index }.map(\.finish.seconds)
         } catch {
             return row
         }
@@ -118,6 +123,12 @@ public enum ClassBench {
         let want: FlashPath = c == .partial ? .partial : .full
         row.failures = runs.filter { $0.result.error != nil || $0.result.path != want }.count
         let times = runs.map(\.result.seconds)
+        if let estimated = estimatedFinishes, estimated.count == times.count {
+            for (e, m) in zip(estimated, times) where m > 0 {
+                let error = e / m - 1
+                if abs(error) > abs(row.worstBoardError) { row.worstBoardError = error }
+            }
+        }
         row.modelledSlowestSeconds = times.max() ?? 0
         row.modelledFastestSeconds = times.min() ?? 0
         row.modelledClassSeconds = row.modelledSlowestSeconds
