@@ -21,6 +21,8 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
     let options: NordicDFUOptions
     var step: Step = .idle
     var result: NordicDFUResult
+    /// The shared budget's record (this flow still counts in its own variables below).
+    var budget = DFUBudget()
     var buttonless = NordicGATT.buttonlessBonded
     /// Entries into the bootloader from the application (a reset before the init was executed
     /// brings the old application back, and the entry is made again).
