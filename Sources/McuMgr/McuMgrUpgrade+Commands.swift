@@ -4,8 +4,23 @@ import Transport
 
 /// Single requests (params, state read/write, reset) and their answers.
 extension McuMgrUpgrade {
-    /// Sends `command` (a new sequence number each time) and starts its timer.
-    mutating func send(_ command: Command, attempts: Int) -> [FlowAction] {
+    /// What a single request serves: the state it puts the upgrade in.
+    enum Purpose {
+        case step(Step)
+        case reset(then: Step)
+        case readBack(cause: McuMgrError)
+
+        func state(awaiting pending: Pending) -> State {
+            switch self {
+            case let .step(step): return .requesting(step, pending)
+            case let .reset(next): return .resetting(Reset(then: next, phase: .requested(pending)))
+            case let .readBack(cause): return .readingBack(ReadBack(cause: cause, pending: pending))
+            }
+        }
+    }
+
+    /// Sends `command` (a new sequence number each time) for `purpose` and starts its timer.
+    mutating func send(_ command: Command, attempts: Int, for purpose: Purpose) -> [FlowAction] {
         do {
             let sent: (sequence: UInt8, actions: [FlowAction])
             switch command {
@@ -15,23 +30,22 @@ extension McuMgrUpgrade {
             case let .confirm(hash): sent = try channel.send(ImageStateWriteRequest.confirm(hash: hash))
             case .reset: sent = try channel.send(ResetRequest())
             }
-            pending = Pending(command: command, sequence: sent.sequence, attempts: attempts)
+            state = purpose.state(awaiting: Pending(command: command, sequence: sent.sequence, attempts: attempts))
             switch command {
-            case .test, .confirm, .reset:
-                sentChanges = true
-                changedSinceLastRead = true
-            case .params, .stateRead:
-                break
+            case .test, .confirm, .reset: board.changed()
+            case .params, .stateRead: break
             }
             return sent.actions + [.startTimer(Self.requestTimer, options.requestTimeout)]
         } catch {
+            // The read-back itself could not be sent: the upgrade ends with the failure it reports.
+            if case let .readBack(cause) = purpose { return finish(cause, .notRead(Self.readBackProblem(error))) }
             return fail(error)
         }
     }
 
     /// Sends the pending command again, within the retry limits.
     mutating func retryPending(_ why: String, after delay: Duration? = nil) -> [FlowAction] {
-        guard let p = pending else { return [] }
+        guard let p = state.pending, let purpose = state.purpose else { return [] }
         let attempts = p.attempts + 1
         guard attempts <= options.maximumRetriesPerRequest else {
             if p.command == .params { return paramsUnavailable("no answer") }
@@ -41,24 +55,24 @@ extension McuMgrUpgrade {
             return fail(.tooManyRetries(result.retries - 1))
         }
         if let delay {
-            pending?.attempts = attempts
+            state.pending?.attempts = attempts
             return report + [.cancelTimer(Self.requestTimer), .startTimer(Self.busyTimer, delay)]
         }
-        return report + send(p.command, attempts: attempts)
+        return report + send(p.command, attempts: attempts, for: purpose)
     }
 
     /// Feeds a notification and handles every frame it completes.
     mutating func received(_ bytes: [UInt8], now: Duration) -> [FlowAction] {
         let (frames, failure, traces) = channel.receive(bytes)
         if !frames.isEmpty {
-            consecutiveTimeouts = 0
-            silentUploadTimeouts = 0
+            budget.consecutiveTimeouts = 0
+            budget.silentUploadTimeouts = 0
         }
         var actions = traces
-        for frame in frames where stage != .finished {
-            actions += stage == .upload ? uploadAnswered(frame) : answered(frame, now: now)
+        for frame in frames where !state.isFinished {
+            actions += state.isUploading ? uploadAnswered(frame) : answered(frame, now: now)
         }
-        if let failure, stage != .finished {
+        if let failure, !state.isFinished {
             // A garbled notification: the request timer will ask again.
             actions.append(.report(.trace("dropped an unreadable notification: \(failure)")))
         }
@@ -67,13 +81,14 @@ extension McuMgrUpgrade {
 
     /// The answer to the pending single request.
     private mutating func answered(_ frame: SMPFrame, now: Duration) -> [FlowAction] {
-        guard let p = pending, frame.header.sequence == p.sequence, frame.header.operation.isResponse else { return [] }
+        guard let p = state.pending, frame.header.sequence == p.sequence, frame.header.operation.isResponse else {
+            return []
+        }
         let command = p.command
         if command != .params, case .returnCode(.busy, _)? = try? frame.errorResponse() {
             return retryPending("device busy", after: options.busyRetryDelay)
         }
-        pending = nil
-        disconnectsWithoutProgress = 0
+        budget.disconnectsWithoutProgress = 0
         let stop: [FlowAction] = [.cancelTimer(Self.requestTimer)]
         do throws(SMPError) {
             switch command {
@@ -85,34 +100,37 @@ extension McuMgrUpgrade {
                 }
                 return stop + paramsKnown(params)
             case .stateRead:
-                let state = try frame.response(as: ImageStateResponse.self)
-                slotsRead(state.images)
-                if stage == .readBack, let cause = failure {
-                    return stop + finish(cause, .readAfterFailure, state.images)
+                let images = try frame.response(as: ImageStateResponse.self).images
+                slotsRead(images)
+                if case let .readingBack(readBack) = state {
+                    return stop + finish(readBack.cause, .readAfterFailure, images)
                 }
-                return stop + (stage == .verify ? verified(state.images) : validated(state.images))
+                return stop + (state.step == .verify ? verified(images) : validated(images))
             case .test, .confirm:
-                let state = try frame.response(as: ImageStateResponse.self)
-                slotsRead(state.images)
-                return stop + stateWritten(command, slots: state.images)
+                let images = try frame.response(as: ImageStateResponse.self).images
+                slotsRead(images)
+                return stop + stateWritten(command, slots: images)
             case .reset:
                 _ = try frame.response(as: ResetResponse.self)
-                resetAnsweredAt = now
+                if case var .resetting(reset) = state {
+                    reset.phase = .answered(at: now)
+                    state = .resetting(reset)
+                }
                 return stop + [.startTimer(Self.resetTimer, options.resetDisconnectTimeout)]
             }
         } catch {
             if let refusal = try? frame.errorResponse() {
                 // Confirming after the reset is refused while the image still waits for its test boot
                 // (Zephyr's `img_mgmt_set_next_boot_slot`, type TEST): the device did not reset.
-                if case .confirm = command, stage == .confirm, swapped, Self.isAlreadyPending(refusal),
+                if case .confirm = command, state.step == .confirm, board.swapped, Self.isAlreadyPending(refusal),
                     let again = resetAgain(stillPending: true)
                 {
                     return again
                 }
                 // A test sent again (its answer lost) after the device reset and swapped: the image
                 // already runs, and Zephyr refuses to test the active slot. Go on as after the swap.
-                if command == .test, stage == .test, refusal == .group(.image(.imageSettingTestToActiveDenied)) {
-                    swapped = true
+                if command == .test, state.step == .test, refusal == .group(.image(.imageSettingTestToActiveDenied)) {
+                    board.swapped = true
                     return [.report(.note("the device already runs the image (it reset after the test was set)"))]
                         + (options.mode == .testAndConfirm ? begin(.confirm) : begin(.verify))
                 }
@@ -124,12 +142,11 @@ extension McuMgrUpgrade {
 
     /// The device reported its slots: the board as it stands now.
     private mutating func slotsRead(_ slots: [ImageSlotState]) {
-        lastSlots = slots
-        changedSinceLastRead = false
+        board.lastSlots = slots
+        board.changedSinceLastRead = false
     }
 
     private mutating func paramsUnavailable(_ why: String) -> [FlowAction] {
-        pending = nil
         depth = 1
         result.pipelineDepth = 1
         channel.reassembly = false
@@ -166,39 +183,37 @@ extension McuMgrUpgrade {
             result.alreadyInstalled = true
             return [.report(.note("the device already runs this image"))] + succeed(slots)
         case .upload:
-            return begin(.upload)
+            return beginUpload()
         case let .skipUpload(step):
             result.uploadSkipped = true
             return [.report(.note("the device already holds this image; skipping the upload"))] + proceed(step)
         case let .confirmPrimary(hash):
-            guard let more = recover() else { return fail(.secondarySlotBusy(attempts: recoveries - 1)) }
-            stage = .recoverConfirm
-            return more + send(.confirm(hash: hash), attempts: 0)
+            guard let more = recover() else { return fail(.secondarySlotBusy(attempts: budget.recoveries - 1)) }
+            return more + send(.confirm(hash: hash), attempts: 0, for: .step(.recoverConfirm))
         case .resetForPendingImage:
-            guard let more = recover() else { return fail(.secondarySlotBusy(attempts: recoveries - 1)) }
-            afterReset = .validate
-            return more + begin(.reset)
+            guard let more = recover() else { return fail(.secondarySlotBusy(attempts: budget.recoveries - 1)) }
+            return more + beginReset(then: .validate)
         case let .fail(error):
             return fail(error)
         }
     }
 
     private mutating func recover() -> [FlowAction]? {
-        recoveries += 1
-        guard recoveries <= 2 else { return nil }
+        budget.recoveries += 1
+        guard budget.recoveries <= 2 else { return nil }
         return [.report(.note("the secondary slot holds another image; clearing it first"))]
     }
 
     private mutating func stateWritten(_ command: Command, slots: [ImageSlotState]) -> [FlowAction] {
-        if stage == .recoverConfirm { return begin(.validate) }
+        if state.step == .recoverConfirm { return begin(.validate) }
         let ours = slots.filter { ($0.image ?? 0) == image.imageNumber && $0.hash == image.hash }
-        switch stage {
+        switch state.step {
         case .test:
             guard ours.contains(where: { $0.pending }) else {
                 return fail(.stateNotAccepted(command: command.name, expected: "pending (test)"))
             }
             return proceed(.reset)
-        case .confirm where swapped:
+        case .confirm where board.swapped:
             guard ours.contains(where: { $0.confirmed }) else {
                 if let again = resetAgain(ours) { return again }
                 return fail(.stateNotAccepted(command: command.name, expected: "confirmed"))
@@ -209,8 +224,7 @@ extension McuMgrUpgrade {
                 return fail(
                     .stateNotAccepted(command: command.name, expected: "permanent (confirmed for the next boot)"))
             }
-            afterReset = .verify
-            return begin(.reset)
+            return beginReset(then: .verify)
         default:
             return []
         }
@@ -223,15 +237,14 @@ extension McuMgrUpgrade {
     }
 
     private mutating func resetAgain(stillPending: Bool) -> [FlowAction]? {
-        guard options.mode != .uploadOnly, stillPending, resetRepeats < 2 else { return nil }
-        resetRepeats += 1
+        guard options.mode != .uploadOnly, stillPending, budget.resetRepeats < 2 else { return nil }
+        budget.resetRepeats += 1
         guard let report = countRetry("the device still holds the image in slot 1: it did not reset; resetting again")
         else {
             return fail(.tooManyRetries(result.retries - 1))
         }
         // A tested image still has to be confirmed once it runs.
-        afterReset = options.mode == .testAndConfirm && stage == .confirm ? .confirm : .verify
-        return report + begin(.reset)
+        return report + beginReset(then: options.mode == .testAndConfirm && state.step == .confirm ? .confirm : .verify)
     }
 
     /// IMAGE_ALREADY_PENDING, in either SMP form (v1 translates it to EBADSTATE).
@@ -256,5 +269,17 @@ extension McuMgrUpgrade {
 
     static func shortHash(_ hash: [UInt8]) -> String {
         Hex.bytes(hash.prefix(8), uppercase: false) + "…"
+    }
+}
+
+extension McuMgrUpgrade.State {
+    /// What the single request outstanding serves, to send it again.
+    var purpose: McuMgrUpgrade.Purpose? {
+        switch self {
+        case let .requesting(step, _): return .step(step)
+        case let .resetting(reset): return .reset(then: reset.then)
+        case let .readingBack(readBack): return .readBack(cause: readBack.cause)
+        case .idle, .uploading, .finished: return nil
+        }
     }
 }

@@ -6,13 +6,13 @@ extension McuMgrUpgrade {
     mutating func timerFired(_ id: TimerID, now: Duration) -> [FlowAction] {
         switch id {
         case Self.requestTimer:
-            guard !connecting else { return [] }
+            guard !link.isReconnecting else { return [] }
             return requestTimedOut()
         case Self.busyTimer:
-            guard !connecting else { return [] }
-            if stage == .upload { return pumpUpload() }
-            guard let p = pending else { return [] }
-            return send(p.command, attempts: p.attempts)
+            guard !link.isReconnecting else { return [] }
+            if state.isUploading { return pumpUpload() }
+            guard let p = state.pending, let purpose = state.purpose else { return [] }
+            return send(p.command, attempts: p.attempts, for: purpose)
         case Self.resetTimer:
             // The device answered the reset but kept the link: close it ourselves.
             return [.report(.trace("the device did not drop the link after reset; disconnecting")), .disconnect]
@@ -30,28 +30,29 @@ extension McuMgrUpgrade {
     /// several writes is lost with any of them); only when the upload stays unanswered twice
     /// as long after that are the writes made shorter.
     private mutating func requestTimedOut() -> [FlowAction] {
-        if stage == .readBack {
+        if state.isReadingBack {
             return fail(.noResponse(command: ImageStateReadRequest.name, attempts: 1, timeout: options.requestTimeout))
         }
-        if stage == .upload, session.resynchronising, !session.inFlight.isEmpty { return resyncWaitOver() }
-        consecutiveTimeouts += 1
-        let uploading = stage == .upload && !session.inFlight.isEmpty
-        if uploading { silentUploadTimeouts += 1 }
+        let inUpload = state.isUploading
+        if inUpload, session.resynchronising, !session.inFlight.isEmpty { return resyncWaitOver() }
+        budget.consecutiveTimeouts += 1
+        let uploading = inUpload && !session.inFlight.isEmpty
+        if uploading { budget.silentUploadTimeouts += 1 }
         let n = options.reconnectAfterTimeouts
         let stalled = uploading ? session.timedOut() : 0
-        if n > 0, stage != .reset, consecutiveTimeouts >= n || stalled >= n {
-            let silent = consecutiveTimeouts >= n
-            consecutiveTimeouts = 0
+        if n > 0, !state.isResetting, budget.consecutiveTimeouts >= n || stalled >= n {
+            let silent = budget.consecutiveTimeouts >= n
+            budget.consecutiveTimeouts = 0
             session.forgetTimeouts()
             let why = silent ? "no answer \(n) times in a row" : "the device took no new bytes through \(n) timeouts"
             var actions: [FlowAction] = [.report(.retry("\(why); reconnecting"))]
-            if stage == .upload {
+            if inUpload {
                 let fitted = fitFramesToOneWrite("the upload went unanswered")
-                actions += fitted.isEmpty && silentUploadTimeouts >= 2 * n ? shrinkUploadWrites() : fitted
+                actions += fitted.isEmpty && budget.silentUploadTimeouts >= 2 * n ? shrinkUploadWrites() : fitted
             }
             return actions + [.disconnect]
         }
-        if stage == .upload {
+        if inUpload {
             guard !session.inFlight.isEmpty else { return [] }
             // An unanswered chunk: a write of it (or its answer) was lost.
             let fitted = fitFramesToOneWrite("an upload chunk went unanswered")
@@ -65,7 +66,7 @@ extension McuMgrUpgrade {
     /// made shorter (halved each time, down to 20 bytes) and one frame goes at a time.
     mutating func shrinkUploadWrites() -> [FlowAction] {
         let before = channel
-        silentUploadTimeouts = 0
+        budget.silentUploadTimeouts = 0
         guard channel.shrinkWrites() else { return [] }
         // Without reassembly a frame is one write: it must still hold a first chunk (the
         // session fields and the image's 32-byte header), or the writes keep their size.
@@ -98,67 +99,68 @@ extension McuMgrUpgrade {
     }
 
     mutating func disconnected(_ reason: DisconnectReason, now: Duration) -> [FlowAction] {
-        guard !connecting, stage != .idle else { return [] }
-        linkUp = false
-        if stage == .readBack { return fail(.tooManyDisconnects(disconnects)) }
+        guard !link.isReconnecting, !state.isIdle else { return [] }
+        link = .down
+        if state.isReadingBack { return fail(.tooManyDisconnects(budget.disconnects)) }
         let stop: [FlowAction] = [
             .cancelTimer(Self.requestTimer), .cancelTimer(Self.busyTimer), .cancelTimer(Self.resetTimer)
         ]
-        if stage == .reset, pending?.command == .reset || resetAnsweredAt != nil {
+        if case var .resetting(reset) = state {
             // The expected drop: the device resets and MCUboot swaps the slots.
-            pending = nil
-            let elapsed = resetAnsweredAt.map { now - $0 } ?? .zero
+            var elapsed = Duration.zero
+            if case let .answered(at) = reset.phase { elapsed = now - at }
             let wait = max(.zero, options.estimatedSwapTime - elapsed)
-            connecting = true
-            connectAttempts = 0
+            reset.phase = .restarting
+            state = .resetting(reset)
+            link = .reconnecting(failures: 0)
             return stop + [
                 .report(.note("the device is resetting; reconnecting in \(wait.readableText)")), .connect(after: wait)
             ]
         }
-        disconnects += 1
-        disconnectsWithoutProgress += 1
-        guard disconnects <= options.maximumDisconnectsPerRun, disconnectsWithoutProgress <= options.maximumDisconnects
+        budget.disconnects += 1
+        budget.disconnectsWithoutProgress += 1
+        guard budget.disconnects <= options.maximumDisconnectsPerRun,
+            budget.disconnectsWithoutProgress <= options.maximumDisconnects
         else {
-            return stop + fail(.tooManyDisconnects(disconnects))
+            return stop + fail(.tooManyDisconnects(budget.disconnects))
         }
-        if stage == .upload { session.disconnected() }
-        connecting = true
-        connectAttempts = 0
+        if state.isUploading { session.disconnected() }
+        link = .reconnecting(failures: 0)
         return stop + [.report(.retry("link lost (\(reason)); reconnecting")), .connect(after: options.reconnectDelay)]
     }
 
     mutating func connected(_ info: ConnectionInfo) -> [FlowAction] {
-        guard connecting else { return [] }
-        connecting = false
-        linkUp = true
+        guard link.isReconnecting else { return [] }
+        link = .up
         guard info.services.contains(KnownGATT.smpService) else { return fail(.smpServiceMissing) }
         channel.reconnected(mtu: info.mtu)
         var actions: [FlowAction] = [.subscribe(KnownGATT.smp)]
-        if stage == .reset {
-            if afterReset != .validate { swapped = true }
-            return actions + begin(afterReset)
+        if case let .resetting(reset) = state {
+            if reset.then != .validate { board.swapped = true }
+            return actions + begin(reset.then)
         }
-        if stage == .upload {
+        if state.isUploading {
             result.resumes += 1
             actions.append(.report(.note("resuming the upload at offset \(session.deviceOffset)")))
             return actions + pumpUpload()
         }
-        guard let p = pending else { return actions }
+        guard let p = state.pending, let purpose = state.purpose else { return actions }
         guard let report = countRetry("\(p.command.name) again on the new connection") else {
             return fail(.tooManyRetries(result.retries - 1))
         }
-        return actions + report + send(p.command, attempts: p.attempts)
+        return actions + report + send(p.command, attempts: p.attempts, for: purpose)
     }
 
     mutating func connectFailed(_ error: TransportError) -> [FlowAction] {
-        guard connecting else { return [] }
-        connectAttempts += 1
-        guard connectAttempts < options.reconnectAttempts else {
-            connecting = false
-            return fail(.reconnectFailed(attempts: connectAttempts, last: error))
+        guard case let .reconnecting(failures) = link else { return [] }
+        let attempts = failures + 1
+        guard attempts < options.reconnectAttempts else {
+            link = .down
+            return fail(.reconnectFailed(attempts: attempts, last: error))
         }
+        link = .reconnecting(failures: attempts)
         return [
-            .report(.retry("connection attempt \(connectAttempts) failed (\(error)); trying again")),
+            .report(.retry("connection attempt \(attempts) failed (\(error)); trying again")),
             .connect(after: options.reconnectDelay)
         ]
     }

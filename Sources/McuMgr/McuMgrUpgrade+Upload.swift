@@ -26,8 +26,7 @@ extension McuMgrUpgrade {
                 return actions + fail(error)
             }
             session.sent(request, sequence: sent.sequence)
-            sentChanges = true
-            changedSinceLastRead = true
+            board.changed()
             actions += sent.actions
         }
         if wasIdle, let head = session.inFlight.first {
@@ -93,14 +92,14 @@ extension McuMgrUpgrade {
             session.inFlight.first { $0.sequence == frame.header.sequence }.map { offset < $0.offset + $0.length }
             ?? false
         let answer = session.answered(sequence: frame.header.sequence, offset: offset)
-        if answer != .stale, session.advanced { disconnectsWithoutProgress = 0 }
+        if answer != .stale, session.advanced { budget.disconnectsWithoutProgress = 0 }
         switch answer {
         case .stale:
             return []
         case .complete:
             if response.match == false {
-                guard uploadRestarts < options.maximumUploadRestarts else { return fail(.uploadMismatch) }
-                uploadRestarts += 1
+                guard budget.uploadRestarts < options.maximumUploadRestarts else { return fail(.uploadMismatch) }
+                budget.uploadRestarts += 1
                 session.restartFromScratch()
                 guard let report = countRetry("the device's copy does not match the file; uploading again") else {
                     return fail(.tooManyRetries(result.retries - 1))

@@ -11,6 +11,12 @@ import Transport
 /// when it drops a chunk, and resumes on a new connection after a disconnect,
 /// re-sending at most the chunks that were in flight.
 ///
+/// Each state holds the data that means something in it (`McuMgrUpgrade+State`): the request
+/// outstanding and its attempts, the step after a reset and when the device answered it, the
+/// error a read-back reports. The link is a state of its own beside it (up, or reconnecting
+/// after so many failed attempts), so that a lost link resumes the step it interrupted; what
+/// spans states is the run's `Budget` and `BoardRecord`, the SMP channel and the upload session.
+///
 /// ```swift
 /// var flow = McuMgrUpgrade(image: McuMgrUpgradeImage(bytes: file, hash: tlvHash, fileSHA256: sha),
 ///                          options: McuMgrUpgradeOptions(mode: .testAndConfirm))
@@ -18,21 +24,6 @@ import Transport
 /// ```
 public struct McuMgrUpgrade: FlowMachine {
     public typealias Output = McuMgrResult
-
-    /// Where the upgrade stands.
-    enum Stage: Equatable, Sendable {
-        case idle, params, validate, recoverConfirm, upload, test, confirm, reset, verify
-        /// The upgrade failed; the board's slots are being read back for the error.
-        case readBack
-        case finished
-    }
-
-    /// A request other than upload, waiting for its answer.
-    struct Pending: Sendable {
-        var command: Command
-        var sequence: UInt8
-        var attempts: Int
-    }
 
     enum Command: Equatable, Sendable {
         case params, stateRead, test, confirm(hash: [UInt8]?), reset
@@ -55,43 +46,16 @@ public struct McuMgrUpgrade: FlowMachine {
     public let options: McuMgrUpgradeOptions
     public private(set) var outcome: Result<McuMgrResult, any Error>?
 
-    var stage = Stage.idle
+    /// Where the upgrade stands, with its data (`McuMgrUpgrade+State`).
+    var state = State.idle
+    var link = LinkState.down
     var channel = SMPChannel(mtu: 23, version: .v2, traceBytes: 0)
     var session: UploadSession
-    var pending: Pending?
-    var result = McuMgrResult()
+    /// Upload requests in flight at most (the device's buffers, or 1).
     var depth = 1
-    /// True once the device swapped (a reset happened after test or confirm).
-    var swapped = false
-    /// The step after a reset (validate again, confirm, or verify).
-    var afterReset = Stage.verify
-    /// Set while the link is down and a `connect` is outstanding.
-    var connecting = false
-    /// The link is up (from the start or the last connection to the last disconnect).
-    var linkUp = false
-    var connectAttempts = 0
-    var disconnects = 0
-    /// Unexpected disconnects since the upload last advanced or a request was last answered.
-    var disconnectsWithoutProgress = 0
-    /// When the upgrade started, for `McuMgrUpgradeOptions.maximumDuration`.
-    var startedAt: Duration?
-    var resetAnsweredAt: Duration?
-    var recoveries = 0
-    /// Request timeouts since the last answer.
-    var consecutiveTimeouts = 0
-    /// Upload timeouts since the last answer during the upload (reconnections do not reset it).
-    var silentUploadTimeouts = 0
-    var uploadRestarts = 0
-    /// Resets sent again because the device had not reset (the reset request was lost).
-    var resetRepeats = 0
-    /// The last slot list the device reported (state read or state write answer).
-    var lastSlots: [ImageSlotState]?
-    /// Something that changes the board (an upload chunk, a test, a confirm, a reset) was
-    /// sent: ever, and since `lastSlots` were read.
-    var sentChanges = false
-    var changedSinceLastRead = false
-    /// The error being reported while the slots are read back.
-    var failure: McuMgrError?
+    var result = McuMgrResult()
+    var budget = Budget()
+    var board = BoardRecord()
 
     public init(image: McuMgrUpgradeImage, options: McuMgrUpgradeOptions = McuMgrUpgradeOptions()) {
         self.image = image
@@ -100,8 +64,8 @@ public struct McuMgrUpgrade: FlowMachine {
     }
 
     public mutating func handle(_ event: FlowEvent, now: Duration) -> [FlowAction] {
-        guard stage != .finished else { return [] }
-        if stage != .readBack, let started = startedAt, now - started > options.maximumDuration {
+        guard !state.isFinished else { return [] }
+        if !state.isReadingBack, let started = budget.startedAt, now - started > options.maximumDuration {
             return fail(.timeLimitReached(options.maximumDuration, offset: session.deviceOffset, total: session.total))
         }
         switch event {
@@ -111,7 +75,7 @@ public struct McuMgrUpgrade: FlowMachine {
             guard characteristic == KnownGATT.smp else { return [] }
             // The link is down: whatever still arrives belongs to the old connection, and acting
             // on it would write to a link that is not there (the reassembly starts afresh on the new one).
-            guard !connecting else {
+            guard !link.isReconnecting else {
                 return [.report(.trace("ignored a notification that arrived after the link dropped"))]
             }
             return received(bytes, now: now)
@@ -130,8 +94,8 @@ public struct McuMgrUpgrade: FlowMachine {
     }
 
     private mutating func start(_ info: ConnectionInfo, now: Duration) -> [FlowAction] {
-        guard stage == .idle else { return [] }
-        startedAt = now
+        guard state.isIdle else { return [] }
+        budget.startedAt = now
         if let problem = options.problem { return fail(.invalidInput(problem)) }
         if image.bytes.count < 32 {
             return fail(.invalidInput("the image has \(image.bytes.count) bytes, fewer than an MCUboot header"))
@@ -144,31 +108,35 @@ public struct McuMgrUpgrade: FlowMachine {
         if let problem = image.problem(slot: options.slotSize) { return fail(.invalidImage(problem)) }
         guard info.services.contains(KnownGATT.smpService) else { return fail(.smpServiceMissing) }
         channel = SMPChannel(mtu: info.mtu, version: options.smpVersion, traceBytes: options.traceBytes)
-        linkUp = true
+        link = .up
         return [.subscribe(KnownGATT.smp)] + begin(.params)
     }
 
-    /// Moves to `stage` and sends its request.
-    mutating func begin(_ next: Stage) -> [FlowAction] {
-        stage = next
-        switch next {
-        case .params: return send(.params, attempts: 0)
-        case .validate: return send(.stateRead, attempts: 0)
-        case .verify: return [.report(.phase(.verify))] + send(.stateRead, attempts: 0)
-        case .test: return [.report(.phase(.test))] + send(.test, attempts: 0)
-        case .confirm: return [.report(.phase(.confirm))] + send(.confirm(hash: image.hash), attempts: 0)
-        case .reset:
-            resetAnsweredAt = nil
-            return [.report(.phase(.reset))] + send(.reset, attempts: 0)
-        case .upload:
-            return [
-                .report(.phase(.upload)),
-                .report(.progress(done: session.deviceOffset, total: session.total, unit: .bytes))
-            ]
-                + pumpUpload()
-        case .idle, .recoverConfirm, .readBack, .finished:
-            return []
+    /// Moves to `step` and sends its request.
+    mutating func begin(_ step: Step) -> [FlowAction] {
+        switch step {
+        case .params: return send(.params, attempts: 0, for: .step(.params))
+        case .validate: return send(.stateRead, attempts: 0, for: .step(.validate))
+        case .verify: return [.report(.phase(.verify))] + send(.stateRead, attempts: 0, for: .step(.verify))
+        case .test: return [.report(.phase(.test))] + send(.test, attempts: 0, for: .step(.test))
+        case .confirm:
+            return [.report(.phase(.confirm))] + send(.confirm(hash: image.hash), attempts: 0, for: .step(.confirm))
+        case .recoverConfirm:
+            return []  // its confirm names the image to keep (`validated`)
         }
+    }
+
+    /// Resets the device; `then` is the step once it is back.
+    mutating func beginReset(then next: Step) -> [FlowAction] {
+        [.report(.phase(.reset))] + send(.reset, attempts: 0, for: .reset(then: next))
+    }
+
+    mutating func beginUpload() -> [FlowAction] {
+        state = .uploading
+        return [
+            .report(.phase(.upload)), .report(.progress(done: session.deviceOffset, total: session.total, unit: .bytes))
+        ]
+            + pumpUpload()
     }
 
     /// Continues after validation or an upload by the decided step.
@@ -176,11 +144,9 @@ public struct McuMgrUpgrade: FlowMachine {
         switch step {
         case .test: return begin(.test)
         case .confirm: return begin(.confirm)
-        case .reset:
-            afterReset = options.mode == .testAndConfirm ? .confirm : .verify
-            return begin(.reset)
+        case .reset: return beginReset(then: options.mode == .testAndConfirm ? .confirm : .verify)
         case .confirmAfterSwap:
-            swapped = true
+            board.swapped = true
             return begin(.confirm)
         }
     }
@@ -193,7 +159,7 @@ public struct McuMgrUpgrade: FlowMachine {
         result.writes = channel.writes
         result.largestWrite = channel.largestWrite
         result.largestFrame = channel.largestFrame
-        stage = .finished
+        state = .finished
         outcome = .success(result)
         return stopTimers() + [.report(.phase(.done)), .finish]
     }
@@ -201,34 +167,31 @@ public struct McuMgrUpgrade: FlowMachine {
     /// Ends the upgrade with `error`, after reading the board's slots back when something that
     /// changes the board was sent since they were last read and the link is up.
     mutating func fail(_ error: McuMgrError) -> [FlowAction] {
-        if stage == .readBack, let cause = failure {
+        if case let .readingBack(readBack) = state {
             // The read-back itself failed.
-            return finish(cause, .notRead(Self.readBackProblem(error)))
+            return finish(readBack.cause, .notRead(Self.readBackProblem(error)))
         }
-        if !sentChanges {
-            if let slots = lastSlots { return finish(error, .lastRead, slots) }
+        if !board.sentChanges {
+            if let slots = board.lastSlots { return finish(error, .lastRead, slots) }
             return finish(error, .notRead("nothing that changes the board was sent before the failure"))
         }
-        if !changedSinceLastRead, let slots = lastSlots { return finish(error, .lastRead, slots) }
-        guard stage != .idle, !connecting, linkUp else {
+        if !board.changedSinceLastRead, let slots = board.lastSlots { return finish(error, .lastRead, slots) }
+        guard !state.isIdle, link == .up else {
             return finish(error, .notRead("the link to the board is down"))
         }
-        failure = error
-        stage = .readBack
-        pending = nil
         return stopTimers() + [.report(.note("reading the board's slots back after the failure"))]
-            + send(.stateRead, attempts: 0)
+            + send(.stateRead, attempts: 0, for: .readBack(cause: error))
     }
 
     /// The read-back answered (or could not be made): the upgrade ends with the failure.
     mutating func finish(_ error: McuMgrError, _ source: McuMgrBoardState.Source, _ slots: [ImageSlotState] = [])
         -> [FlowAction]
     {
-        let board = McuMgrBoardState(
+        let found = McuMgrBoardState(
             source: source, slots: slots, newImageHash: image.hash, imageBytes: image.bytes.count,
             uploadedBytes: session.chunksSent > 0 ? session.deviceOffset : nil)
-        stage = .finished
-        outcome = .failure(McuMgrFailure(cause: error, board: board))
+        state = .finished
+        outcome = .failure(McuMgrFailure(cause: error, board: found))
         return stopTimers() + [.finish]
     }
 

@@ -1,11 +1,31 @@
 import NordicDFUFrames
 import Transport
 
+/// The counts a Nordic DFU flow keeps over the whole update, whichever state it is in: they
+/// span connections and objects, so they cannot live in one state's data.
+struct DFUBudget: Equatable, Sendable {
+    /// Entries into the bootloader from the application (a reset before the transfer took
+    /// brings the old application back, and the entry is made again).
+    var entries = 0
+    /// Requests that went unanswered.
+    var timeouts = 0
+    /// Links lost during the transfer (legacy DFU: also the restarts of the transfer).
+    var losses = 0
+    /// Legacy DFU: connections to the bootloader in a row that dropped before its first answer.
+    var silentDrops = 0
+    /// Secure DFU: init packets whose checksum did not match.
+    var commandMismatches = 0
+    /// Secure DFU: data objects sent again since the last one was executed.
+    var objectAttempts = 0
+}
+
 /// What the Secure and legacy DFU flows share: one retry budget over the whole update
-/// (`NordicDFUOptions.retryLimit`), checked after every event.
+/// (`NordicDFUOptions.retryLimit`), checked after every event, and the runs both take on
+/// the way into the bootloader (docs/protocols/nordic-dfu.md §2.5, §3.5).
 protocol RetryBudgetedFlow: FlowMachine where Output == NordicDFUResult {
     var options: NordicDFUOptions { get }
-    var result: NordicDFUResult { get }
+    var result: NordicDFUResult { get set }
+    var budget: DFUBudget { get set }
     /// The step in words, for the error.
     var stepName: String { get }
     /// The flow's reaction to one event.
@@ -22,5 +42,50 @@ extension RetryBudgetedFlow {
         guard outcome == nil, result.retries > options.retryLimit else { return actions }
         return actions.filter { if case .write = $0 { return false } else { return true } }
             + fail(.tooManyRetries(step: stepName, retries: result.retries))
+    }
+
+    /// Connected to the board's application: the entry into the bootloader (`note`, then
+    /// `writes`), at most three times in a run; then the flow fails.
+    mutating func enterBootloader(note: String, writes: [FlowAction]) -> [FlowAction] {
+        guard budget.entries < 3 else { return fail(.bootloaderNotFound(attempts: budget.entries)) }
+        if budget.entries > 0 { result.retries += 1 }
+        budget.entries += 1
+        return [.report(.phase(.reset)), .report(.note(note))] + writes
+    }
+
+    /// Connected to the bootloader (`first`: the run started there): counts the connection and
+    /// reports the upload phase.
+    mutating func bootloaderReached(first: Bool) -> [FlowAction] {
+        if first { result.recoveredFromBootloader = true }
+        result.bootloaderConnections += 1
+        var actions: [FlowAction] = [.report(.phase(.upload))]
+        if first {
+            actions.append(
+                .report(.note("the board is in its bootloader (\"DfuTarg\"): recovering it with a full update")))
+        }
+        return actions
+    }
+
+    /// A connection to the bootloader failed, the `failures`th in a row: tries again, or fails
+    /// when `NordicDFUOptions.reconnectAttempts` are spent.
+    mutating func connectAgain(after error: TransportError, failures: Int) -> [FlowAction] {
+        guard failures < options.reconnectAttempts else { return fail(.bootloaderNotFound(attempts: failures)) }
+        return [.report(.retry("reconnecting: \(error)")), .connect(after: options.reconnectDelay, to: .bootloader)]
+    }
+
+    /// The link dropped `during` a step of the transfer: counts the loss and reconnects to the
+    /// bootloader (after `cancelling` the step's timers), or fails when `NordicDFUOptions.linkLossLimit` is passed.
+    mutating func linkLost(
+        _ reason: DisconnectReason, during: String, cancelling: [FlowAction], then plan: String
+    ) -> [FlowAction] {
+        budget.losses += 1
+        result.retries += 1
+        guard budget.losses <= options.linkLossLimit else {
+            return fail(.linkLost(step: during, attempts: budget.losses))
+        }
+        return cancelling + [
+            .report(.retry("link lost during \(during) (\(reason)): \(plan)")),
+            .connect(after: options.reconnectDelay, to: .bootloader)
+        ]
     }
 }

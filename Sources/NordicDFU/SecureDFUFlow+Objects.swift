@@ -4,11 +4,9 @@ import Transport
 /// Secure DFU requests and the answers that move the flow on: the init command, the data
 /// objects with their receipts and checksums, and the resume rules (docs/protocols/nordic-dfu.md §2.5, §2.6).
 extension SecureDFUFlow {
-    mutating func request(_ r: SecureDFURequest, step next: Step) -> [FlowAction] {
-        step = next
-        requestedAt = now
-        if case .executeData(true, _) = next { finalExecuteSent = true }
-        return [
+    /// A control-point request and its answer's timer; the caller has moved to the state that awaits it.
+    func request(_ r: SecureDFURequest) -> [FlowAction] {
+        [
             .write(NordicGATT.secureControlPoint, r.bytes, .request),
             .startTimer(Self.responseTimer, options.responseTimeout)
         ]
@@ -16,94 +14,95 @@ extension SecureDFUFlow {
 
     mutating func answer(_ r: SecureDFUResponse) -> [FlowAction] {
         let cancel: [FlowAction] = [.cancelTimer(Self.responseTimer)]
-        switch (step, r) {
-        case let (.selectCommand, .selected(_, off, crc)):
+        switch (state, r) {
+        case let (.selectingCommand(link), .selected(_, off, crc)):
             let o = Int(off)
             if o == initPacket.count, crc == CRC32.checksum(initPacket) {
-                return cancel + [.report(.trace("init packet already stored: executing it"))]
-                    + request(.execute, step: .executeCommand)
+                return cancel + [.report(.trace("init packet already stored: executing it"))] + executeCommand(link)
             }
             if o > 0, o < initPacket.count, crc == CRC32.checksum(initPacket[0..<o]) {
-                sent = o
-                return cancel + request(.setPRN(0), step: .commandPRNOff)
+                state = .sendingCommand(link, from: o)
+                return cancel + request(.setPRN(0))
             }
-            sent = 0
-            return cancel + request(.create(.command, size: UInt32(initPacket.count)), step: .createCommand)
-        case (.createCommand, .success(0x01)):
-            sent = 0
-            return cancel + request(.setPRN(0), step: .commandPRNOff)
-        case (.commandPRNOff, .success(0x02)):
+            return cancel + createCommand(link)
+        case let (.creatingCommand(link), .success(0x01)):
+            state = .sendingCommand(link, from: 0)
+            return cancel + request(.setPRN(0))
+        case let (.sendingCommand(link, from), .success(0x02)):
             var actions = cancel
-            var at = sent
+            var at = from
             while at < initPacket.count {
-                let chunk = Array(initPacket[at..<min(initPacket.count, at + packetSize)])
+                let chunk = Array(initPacket[at..<min(initPacket.count, at + link.packetSize)])
                 actions.append(.write(NordicGATT.securePacket, chunk, .command))
                 result.bytesSent += chunk.count
                 at += chunk.count
             }
-            return actions + request(.calculateChecksum, step: .commandChecksum)
-        case let (.commandChecksum, .checksum(off, crc)):
+            state = .checkingCommand(link)
+            return actions + request(.calculateChecksum)
+        case let (.checkingCommand(link), .checksum(off, crc)):
             if Int(off) == initPacket.count, crc == CRC32.checksum(initPacket) {
-                return cancel + request(.execute, step: .executeCommand)
+                return cancel + executeCommand(link)
             }
-            commandAttempts += 1
+            budget.commandMismatches += 1
             result.retries += 1
-            guard commandAttempts < options.objectAttempts else {
-                return fail(.checksumMismatch(step: "the init packet", attempts: commandAttempts))
+            guard budget.commandMismatches < options.objectAttempts else {
+                return fail(.checksumMismatch(step: "the init packet", attempts: budget.commandMismatches))
             }
-            return cancel + [.report(.retry("init packet checksum mismatch: sending it again"))]
-                + request(.create(.command, size: UInt32(initPacket.count)), step: .createCommand)
-        case (.executeCommand, .success(0x04)):
-            pacing.settingsQueued(at: requestedAt, options: options)
+            return cancel + [.report(.retry("init packet checksum mismatch: sending it again"))] + createCommand(link)
+        case let (.executingCommand(link, sentAt), .success(0x04)):
+            pacing.settingsQueued(at: sentAt, options: options)
+            state = .settingReceipts(link)
             return cancel + [.report(.trace("init packet accepted: \(image.count) bytes follow"))]
-                + request(.setPRN(options.securePacketReceipts), step: .setPRN(thenSend: false))
-        case let (.setPRN(thenSend), .success(0x02)):
-            if thenSend { return cancel + sendBatch() }
-            return cancel + request(.select(.data), step: .selectData)
-        case let (.selectData, .selected(max, off, crc)):
+                + request(.setPRN(options.securePacketReceipts))
+        case let (.settingReceipts(link), .success(0x02)):
+            state = .selectingData(link)
+            return cancel + request(.select(.data))
+        case let (.restoringReceipts(object), .success(0x02)):
+            return cancel + sendBatch(object)
+        case let (.selectingData(link), .selected(max, off, crc)):
             guard max >= 4, max % 4 == 0 else { return fail(.unexpectedAnswer(step: stepName, bytes: r.bytes)) }
-            maxObject = Int(max)
-            return cancel + resume(offset: Int(off), crc: crc)
-        case (.createData, .success(0x01)):
-            sent = objectStart
+            return cancel + resume(on: link, maxObject: Int(max), offset: Int(off), crc: crc)
+        case let (.creating(object, sentAt), .success(0x01)):
             pacing.objectCreated(
-                at: requestedAt, bytes: objectEnd - objectStart, packets: packetCount(objectEnd - objectStart),
-                packetSize: packetSize, options: options)
-            return cancel + sendBatch()
-        case let (.awaitingReceipt, .checksum(off, crc)):
+                at: sentAt, bytes: object.end - object.start, packets: object.packets,
+                packetSize: object.link.packetSize, options: options)
+            return cancel + sendBatch(object)
+        case let (.awaitingReceipt(object), .checksum(off, crc)):
             let o = Int(off)
-            if o == sent, crc == prefix(o) { return [.cancelTimer(Self.receiptTimer)] + progress() + sendBatch() }
-            if o < sent, o >= objectStart, crc == prefix(o) { return [] }  // an early receipt: the data so far is right
+            if o == object.sent, crc == prefix(o) {
+                return [.cancelTimer(Self.receiptTimer)] + progress(object) + sendBatch(object)
+            }
+            // An early receipt: the data so far is right.
+            if o < object.sent, o >= object.start, crc == prefix(o) { return [] }
             result.retries += 1
             return [
-                .cancelTimer(Self.receiptTimer), .report(.retry("packet receipt at \(o) bytes, \(sent) sent: checking"))
+                .cancelTimer(Self.receiptTimer),
+                .report(.retry("packet receipt at \(o) bytes, \(object.sent) sent: checking"))
             ]
-                + request(.calculateChecksum, step: .dataChecksum)
-        case let (.dataChecksum, .checksum(off, crc)):
+                + check(object)
+        case (.checking(var object), .checksum(let off, let crc)):
             let o = Int(off)
-            if o == objectEnd, crc == prefix(o) {
-                return cancel + progress()
-                    + request(.execute, step: .executeData(final: objectEnd == image.count, resume: false))
+            if o == object.end, crc == prefix(o) {
+                return cancel + progress(object) + execute(object, final: object.end == image.count, resume: false)
             }
-            if o >= objectStart, o < objectEnd, o % 4 == 0, crc == prefix(o) {
-                sent = o
-                return cancel + request(.setPRN(options.securePacketReceipts), step: .setPRN(thenSend: true))
+            if o >= object.start, o < object.end, o % 4 == 0, crc == prefix(o) {
+                object.sent = o
+                state = .restoringReceipts(object)
+                return cancel + request(.setPRN(options.securePacketReceipts))
             }
-            return cancel + recreateObject(why: "checksum mismatch at \(o) bytes")
-        case let (.executeData(final, _), .success(0x04)):
+            return cancel + recreate(object, why: "checksum mismatch at \(o) bytes")
+        case let (.executing(object, final, _), .success(0x04)):
             pacing.flashIdle(at: now)
-            objectAttempts = 0
+            budget.objectAttempts = 0
             if final {
                 result.verified = true
                 return cancel + [.report(.progress(done: image.count, total: image.count, unit: .bytes))] + finish()
             }
-            objectStart = objectEnd
-            return cancel + progress() + createObject()
-        case (.executeData(false, true), .failure(0x04, 0x08, _)):
+            return cancel + progress(object) + createObject(after: object)
+        case let (.executing(object, false, true), .failure(0x04, 0x08, _)):
             // SDK 15-17 answer 08 to an object executed before the link dropped.
-            objectAttempts = 0
-            objectStart = objectEnd
-            return cancel + createObject()
+            budget.objectAttempts = 0
+            return cancel + createObject(after: object)
         case (_, .failure):
             guard r.opcode == expectedOpcode else { return [] }
             return fail(.secureRejected(step: stepName, response: r))
@@ -112,95 +111,100 @@ extension SecureDFUFlow {
         }
     }
 
+    private mutating func createCommand(_ link: Link) -> [FlowAction] {
+        state = .creatingCommand(link)
+        return request(.create(.command, size: UInt32(initPacket.count)))
+    }
+
+    private mutating func executeCommand(_ link: Link) -> [FlowAction] {
+        state = .executingCommand(link, sentAt: now)
+        return request(.execute)
+    }
+
+    private mutating func execute(_ object: DataObject, final: Bool, resume: Bool) -> [FlowAction] {
+        if final { finalExecuteSent = true }
+        state = .executing(object, final: final, resume: resume)
+        return request(.execute)
+    }
+
+    mutating func check(_ object: DataObject) -> [FlowAction] {
+        state = .checking(object)
+        return request(.calculateChecksum)
+    }
+
     /// Where to go on after Select data (docs/protocols/nordic-dfu.md §2.6).
-    mutating func resume(offset o: Int, crc: UInt32) -> [FlowAction] {
+    private mutating func resume(on link: Link, maxObject: Int, offset o: Int, crc: UInt32) -> [FlowAction] {
         if o > 0, o <= image.count, crc == prefix(o) {
             if o == image.count || o % maxObject == 0 {
-                objectStart = o - (o % maxObject == 0 ? min(maxObject, o) : o % maxObject)
-                objectEnd = o
-                sent = o
+                let start = o - (o % maxObject == 0 ? min(maxObject, o) : o % maxObject)
+                let object = DataObject(link: link, maxObject: maxObject, start: start, end: o, sent: o)
                 return [.report(.trace("bootloader holds \(o) bytes: executing the last object"))]
-                    + request(.execute, step: .executeData(final: o == image.count, resume: true))
+                    + execute(object, final: o == image.count, resume: true)
             }
-            objectStart = o - o % maxObject
-            objectEnd = min(objectStart + maxObject, image.count)
-            sent = o
-            return [.report(.trace("resuming at \(o) bytes"))] + sendBatch()
+            let start = o - o % maxObject
+            let object = DataObject(
+                link: link, maxObject: maxObject, start: start, end: min(start + maxObject, image.count), sent: o)
+            return [.report(.trace("resuming at \(o) bytes"))] + sendBatch(object)
         }
         // Not what this image would give: back to the start of the object the offset falls in.
         let at = min(max(o - 1, 0), image.count - 1)
-        objectStart = at - at % maxObject
         if o != 0 { result.retries += 1 }
-        return createObject()
+        return createObject(on: link, maxObject: maxObject, start: at - at % maxObject)
     }
 
-    mutating func createObject() -> [FlowAction] {
-        objectEnd = min(objectStart + maxObject, image.count)
-        sent = objectStart
-        return request(.create(.data, size: UInt32(objectEnd - objectStart)), step: .createData)
+    private mutating func createObject(on link: Link, maxObject: Int, start: Int) -> [FlowAction] {
+        let end = min(start + maxObject, image.count)
+        state = .creating(
+            DataObject(link: link, maxObject: maxObject, start: start, end: end, sent: start), sentAt: now)
+        return request(.create(.data, size: UInt32(end - start)))
     }
 
-    mutating func recreateObject(why: String) -> [FlowAction] {
-        objectAttempts += 1
+    private mutating func createObject(after object: DataObject) -> [FlowAction] {
+        createObject(on: object.link, maxObject: object.maxObject, start: object.end)
+    }
+
+    private mutating func recreate(_ object: DataObject, why: String) -> [FlowAction] {
+        budget.objectAttempts += 1
         result.retries += 1
-        guard objectAttempts < options.objectAttempts else {
-            return fail(.checksumMismatch(step: "the object at offset \(objectStart)", attempts: objectAttempts))
+        guard budget.objectAttempts < options.objectAttempts else {
+            return fail(
+                .checksumMismatch(step: "the object at offset \(object.start)", attempts: budget.objectAttempts))
         }
-        return [.report(.retry("\(why): sending the object at \(objectStart) again"))] + createObject()
+        return [.report(.retry("\(why): sending the object at \(object.start) again"))]
+            + createObject(on: object.link, maxObject: object.maxObject, start: object.start)
     }
 
-    /// Sends the next packets of the current object: those the bootloader's flash queue can
-    /// take now, up to one receipt interval; then waits for the flash or the receipt.
-    mutating func sendBatch() -> [FlowAction] {
+    /// Sends the next packets of the object: those the bootloader's flash queue can take now,
+    /// up to one receipt interval; then waits for the flash or the receipt.
+    mutating func sendBatch(_ object: DataObject) -> [FlowAction] {
+        var object = object
         var actions: [FlowAction] = []
         let n = options.securePacketReceipts == 0 ? Int.max : Int(options.securePacketReceipts)
         var count = 0
-        while sent < objectEnd, count < n {
-            let index = (sent - objectStart) / packetSize
+        while object.sent < object.end, count < n {
+            let index = (object.sent - object.start) / object.link.packetSize
             if pacing.sendTime(ofPacket: index) > now {
-                step = .waitingForFlash
-                flashWake = pacing.wakeTime(from: index, packets: packetCount(objectEnd - objectStart))
-                return actions + [.startTimer(Self.delayTimer, flashWake - now)]
+                let wake = pacing.wakeTime(from: index, packets: object.packets)
+                state = .waitingForFlash(object, wake: wake)
+                return actions + [.startTimer(Self.delayTimer, wake - now)]
             }
-            let chunk = Array(image[sent..<min(objectEnd, sent + packetSize)])
+            let chunk = Array(image[object.sent..<min(object.end, object.sent + object.link.packetSize)])
             actions.append(.write(NordicGATT.securePacket, chunk, .command))
             result.bytesSent += chunk.count
-            sent += chunk.count
+            object.sent += chunk.count
             count += 1
         }
-        if sent == objectEnd && count < n {
-            return actions + request(.calculateChecksum, step: .dataChecksum)
+        if object.sent == object.end && count < n {
+            return actions + check(object)
         }
-        step = .awaitingReceipt
+        state = .awaitingReceipt(object)
         return actions + [.startTimer(Self.receiptTimer, options.receiptTimeout)]
     }
 
-    /// The CRC-32 of the image's first `n` bytes: extended from the last one asked for when
-    /// `n` is beyond it (the usual case), so a whole run costs one pass over the image.
-    mutating func prefix(_ n: Int) -> UInt32 {
-        if let c = prefixCRC[n] { return c }
-        if n < crcOffset { return CRC32.checksum(image[0..<n]) }
-        runningCRC.update(image[crcOffset..<n])
-        crcOffset = n
-        prefixCRC[n] = runningCRC.value
-        return runningCRC.value
-    }
+    /// The CRC-32 of the image's first `n` bytes.
+    mutating func prefix(_ n: Int) -> UInt32 { checksums.of(image, first: n) }
 
-    /// Packets of `bytes` at the connection's packet size.
-    func packetCount(_ bytes: Int) -> Int { (bytes + packetSize - 1) / max(packetSize, 1) }
-
-    func progress() -> [FlowAction] {
-        [.report(.progress(done: sent, total: image.count, unit: .bytes))]
-    }
-
-    var expectedOpcode: UInt8 {
-        switch step {
-        case .selectCommand, .selectData: return 0x06
-        case .createCommand, .createData: return 0x01
-        case .commandPRNOff, .setPRN: return 0x02
-        case .commandChecksum, .dataChecksum, .awaitingReceipt: return 0x03
-        case .executeCommand, .executeData: return 0x04
-        default: return 0xFF
-        }
+    func progress(_ object: DataObject) -> [FlowAction] {
+        [.report(.progress(done: object.sent, total: image.count, unit: .bytes))]
     }
 }

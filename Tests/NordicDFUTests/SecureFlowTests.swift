@@ -110,7 +110,7 @@ import Transport
         let first = d.feed(.notification(cp, SecureDFUResponse.success(opcode: 0x01).bytes))
         #expect(H.writes(first, to: NordicGATT.securePacket).count == 11)
         #expect(d.feed(.timerFired(TimerID("response"))).isEmpty)
-        #expect(d.flow.timeouts == 0 && d.flow.result.retries == 0)
+        #expect(d.flow.budget.timeouts == 0 && d.flow.result.retries == 0)
         // The flash wait's timer was set for when the settings (2 × (85 ms + 224 × 41 µs)), the
         // erase (85 ms) and a packet's write must have ended: then the rest go with the checksum request.
         let rest = d.feed(.timerFired(TimerID("flash-wait")))
