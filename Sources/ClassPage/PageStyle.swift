@@ -37,13 +37,14 @@ enum PageStyle {
         .toolbar { display: flex; flex-wrap: wrap; align-items: center; gap: 10px; margin-bottom: 12px; }
         .estimate { flex: 1 1 260px; font-weight: 600; }
         .boards { list-style: none; margin: 0; padding: 0; display: grid; gap: 10px;
-          grid-template-columns: repeat(auto-fill, minmax(230px, 1fr)); }
+          grid-template-columns: repeat(auto-fill, minmax(196px, 1fr)); }
         .board { border: 3px solid var(--line); border-radius: 8px; padding: 8px 10px; background: #fff; }
         .board header { display: flex; align-items: center; gap: 8px; }
         .board input[type=checkbox] { width: 24px; height: 24px; }
         .board .name { font-size: 1.3rem; font-weight: 800; }
-        .board .meta, .board .line { font-size: .9rem; color: #333; }
-        .board .big { font-size: 2.4rem; font-weight: 800; line-height: 1.1; }
+        .board .meta, .board .line { font-size: .85rem; color: #333; white-space: nowrap; overflow: hidden;
+          text-overflow: ellipsis; }
+        .board .big { font-size: 2.1rem; font-weight: 800; line-height: 1.1; }
         .board .path { font-weight: 700; }
         .bar { height: 16px; border: 2px solid var(--ink); border-radius: 4px; margin: 4px 0; background: #fff; }
         .bar .fill { height: 100%; width: 0; background: var(--run); }
@@ -57,6 +58,6 @@ enum PageStyle {
         .board .reason { color: var(--bad); font-weight: 700; font-size: .95rem; word-break: break-word; }
         .board .retry { margin-top: 6px; }
         @media (max-width: 820px) { body { font-size: 17px; } .boards { grid-template-columns: repeat(auto-fill,
-          minmax(200px, 1fr)); } .count .n { font-size: 1.8rem; } }
+          minmax(180px, 1fr)); } .count .n { font-size: 1.8rem; } }
         """
 }
