@@ -13,6 +13,9 @@ public struct BoardView: Codable, Sendable, Equatable {
         case waiting
         /// Its session runs.
         case working
+        /// Its session ended well; its result (verified or not) is not in yet. A simulated class
+        /// hands over its results once every board has ended.
+        case finished
         /// Read back running the new program (or found up to date).
         case verified
         /// Written but not read back running it (`FlashVerification.unverified`).
@@ -66,8 +69,14 @@ public struct BoardView: Codable, Sendable, Equatable {
 
     /// One event of the board's session.
     public mutating func apply(_ event: FlashEvent) {
-        if !ended { status = .working }
+        if !ended, status != .finished { status = .working }
         switch event.report {
+        case .phase(.done):
+            // Only a session that succeeded reports `done` (SessionFlow.succeed).
+            status = .finished
+            phase = nil
+            eta = nil
+            if total > 0 { done = total }
         case let .phase(phase):
             self.phase = phase.rawValue
             done = 0

@@ -21,7 +21,7 @@ enum PageHTML {
         <header class="top">
           <h1>bitflash <span class="sub">class set</span></h1>
           <div class="counts" id="counts" aria-live="polite">
-            <div class="count verified"><span class="n" id="n-verified">0</span> verified</div>
+            <div class="count verified"><span class="n" id="n-done">0</span> done</div>
             <div class="count failed"><span class="n" id="n-failed">0</span> failed</div>
             <div class="count working"><span class="n" id="n-working">0</span> flashing</div>
             <div class="count waiting"><span class="n" id="n-waiting">0</span> waiting</div>

@@ -4,6 +4,8 @@ import Foundation
 public struct ClassView: Codable, Sendable, Equatable {
     /// Boards chosen for the flash that runs or ran last.
     public var boards = 0
+    /// Ended well, result not in yet (`BoardView.Status.finished`).
+    public var finished = 0
     public var verified = 0
     public var unverified = 0
     public var failed = 0
@@ -30,6 +32,7 @@ public struct ClassView: Codable, Sendable, Equatable {
         for board in boards where board.status != .idle {
             view.boards += 1
             switch board.status {
+            case .finished: view.finished += 1
             case .verified: view.verified += 1
             case .unverified: view.unverified += 1
             case .failed: view.failed += 1

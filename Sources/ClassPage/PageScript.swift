@@ -20,7 +20,7 @@ enum PageScript {
           return s >= 60 ? Math.floor(s / 60) + ' min ' + (s % 60) + ' s' : s + ' s';
         }
         function words(status) {
-          return { idle: 'Ready', waiting: 'Waiting', working: '', verified: '✓ Verified',
+          return { idle: 'Ready', waiting: 'Waiting', working: '', finished: '✓ Done', verified: '✓ Verified',
                    unverified: '! Unverified', failed: '✗ Failed' }[status];
         }
 
@@ -54,7 +54,7 @@ enum PageScript {
           li.querySelector('.meta').textContent = [b.address, b.mode,
             b.signal !== null && b.signal !== undefined ? b.signal + ' dBm' : null].filter(Boolean).join(' · ');
           li.querySelector('.path').textContent = b.path ? 'Path: ' + b.path : '';
-          const pct = b.total > 0 ? Math.floor(100 * b.done / b.total) : (b.status === 'verified' ? 100 : 0);
+          const pct = b.total > 0 ? Math.floor(100 * b.done / b.total) : (b.status === 'verified' || b.status === 'finished' ? 100 : 0);
           li.querySelector('.big').textContent = b.status === 'working' ? pct + '%' : words(b.status);
           const bar = li.querySelector('.bar');
           bar.setAttribute('aria-valuenow', String(pct));
@@ -77,7 +77,7 @@ enum PageScript {
         }
 
         function counts(c) {
-          $('n-verified').textContent = c.verified + c.unverified;
+          $('n-done').textContent = c.finished + c.verified + c.unverified;
           $('n-failed').textContent = c.failed;
           $('n-working').textContent = c.working;
           $('n-waiting').textContent = c.waiting;

@@ -50,7 +50,8 @@ enum PageStyle {
         .bar .fill { height: 100%; width: 0; background: var(--run); }
         .board[data-status=verified] { border-color: var(--ok); background: #effaf2; }
         .board[data-status=verified] .big { color: var(--ok); }
-        .board[data-status=verified] .bar .fill { background: var(--ok); }
+        .board[data-status=verified] .bar .fill, .board[data-status=finished] .bar .fill { background: var(--ok); }
+        .board[data-status=finished] { border-color: var(--ok); } .board[data-status=finished] .big { color: var(--ok); }
         .board[data-status=failed] { border-color: var(--bad); background: #fff0f2; }
         .board[data-status=failed] .big { color: var(--bad); }
         .board[data-status=working] { border-color: var(--run); }

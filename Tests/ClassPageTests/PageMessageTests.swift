@@ -47,9 +47,13 @@ import Testing
             let i = try #require(views.firstIndex { $0.name == event.board })
             views[i].apply(event)
             if views[i].total > 0 { sawProgress = true }
-            #expect(views[i].status == .working)
+            #expect(views[i].status == .working || views[i].status == .finished)
         }
         #expect(sawProgress)
+        // Each session reported its end before the results came: each board shows it.
+        #expect(views.allSatisfy { $0.status == .finished })
+        #expect(
+            ClassView.of(views, running: true, eta: nil, estimate: nil, estimateSeconds: nil).finished == 3)
         for result in results {
             let i = try #require(views.firstIndex { $0.name == result.board })
             views[i].apply(result)

@@ -101,13 +101,13 @@ def flash_class(browser, bin_dir, boards, hex_file, wrong_file=None, refusal=Non
         page.keyboard.press("Enter")
         if screenshot:
             page.wait_for_function(
-                "document.querySelectorAll('li.board[data-status=verified]').length >= 4 && "
+                "document.querySelectorAll('li.board[data-status=finished]').length >= 4 && "
                 "document.querySelectorAll('li.board[data-status=working]').length >= 4", timeout=300_000)
             page.screenshot(path=screenshot)
         page.wait_for_function(
             f"document.querySelectorAll('li.board[data-status=verified]').length === {boards} && "
             "document.getElementById('n-working').textContent === '0'", timeout=600_000)
-        verified = page.text_content("#n-verified")
+        verified = page.text_content("#n-done")
         paths = page.eval_on_selector_all("li.board .path", "els => els.map(e => e.textContent)")
         check(f"a simulated class of {boards} flashes from the page, every board verified",
               verified == str(boards) and paths == ["Path: partial"] * boards, f"{verified} {paths}")
