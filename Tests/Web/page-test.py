@@ -36,11 +36,11 @@ def check(name, condition, why=""):
 class Server:
     """`bitflash serve --simulate --boards N` on a free port; its URL read from its first line."""
 
-    def __init__(self, bin_dir, boards, speed):
+    def __init__(self, bin_dir, boards, speed, real=False, env=None):
+        simulated = [] if real else ["--simulate", "--boards", str(boards), "--speed", str(speed)]
         self.proc = subprocess.Popen(
-            [os.path.join(bin_dir, "bitflash"), "serve", "--simulate", "--boards", str(boards), "--port", "0",
-             "--speed", str(speed)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            [os.path.join(bin_dir, "bitflash"), "serve", "--port", "0"] + simulated,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         ready, _, _ = select.select([self.proc.stdout], [], [], 120)
         line = self.proc.stdout.readline() if ready else ""
         if "http://" not in line:
@@ -116,6 +116,22 @@ def flash_class(browser, bin_dir, boards, hex_file, wrong_file=None, refusal=Non
         server.stop()
 
 
+def no_bluetooth(browser, bin_dir, tmp):
+    """Real boards with no bluetoothd to reach (a system bus that does not exist): a clear page."""
+    env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=f"unix:path={tmp}/no-such-bus")
+    server = Server(bin_dir, 0, 0, real=True, env=env)
+    try:
+        page = browser.new_page(viewport={"width": 1280, "height": 800}, bypass_csp=True)
+        page.goto(server.url)
+        page.wait_for_selector("#bluetooth:not([hidden])")
+        text = page.text_content("#bluetooth")
+        check("without Bluetooth the page says so, and why, and offers no flash",
+              "Bluetooth is not available" in text and page.is_disabled("#start") and page.is_visible("#scan"), text)
+        page.close()
+    finally:
+        server.stop()
+
+
 def http_checks(bin_dir):
     server = Server(bin_dir, 2, speed=15)
     try:
@@ -168,6 +184,7 @@ def main():
             browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
             flash_class(browser, bin_dir, 8, hex_file, wrong_file=wrong, refusal=refusal)
             flash_class(browser, bin_dir, 32, hex_file, screenshot=screenshot)
+            no_bluetooth(browser, bin_dir, tmp)
             browser.close()
     failed = results.count(False)
     print(f"{results.count(True)} passed, {failed} failed")
