@@ -3,6 +3,7 @@ import FirmwareImage
 import Flasher
 import Flashing
 import Foundation
+import LinkModel
 
 /// Real boards over BlueZ: the boards in range from a scan, flashed by the library's `Flasher`.
 extension ClassRoom {
@@ -30,6 +31,23 @@ extension ClassRoom {
             boards = []
         }
         tellState()
+    }
+
+    /// The forecast of `count` real boards alike, each taking the path the file suggests, over
+    /// BlueZ's default link and the adapters the flash will use (`ClassForecast.make`), with no
+    /// board read first.
+    func assumedForecast(_ firmware: Firmware, count: Int) async -> ClassForecast? {
+        guard let bluez = flasher.bluez,
+            let kind = Board.allCases.first(where: { firmware.problems(for: $0).isEmpty }),
+            let plan = try? flasher.plan(firmware, for: kind, described: kind.displayName),
+            let names = try? await bluez.adapters()
+        else { return nil }
+        let adapters = names.map {
+            ClassEstimator.Adapter(
+                name: $0 ?? "the first adapter", connectionLimit: bluez.settings.maxConnectionsPerAdapter)
+        }
+        return ClassForecast.make(
+            plan: plan, options: flasher.options, count: count, link: .linuxDefault, mcuboot: nil, adapters: adapters)
     }
 
     /// Flashes the real boards of `names` (their addresses go to the flasher) and hands each update

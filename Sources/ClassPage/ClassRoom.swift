@@ -105,17 +105,20 @@ public actor ClassRoom {
         return boards.map(\.name).filter { wanted.contains($0) }
     }
 
-    /// The class estimate for the boards of `names` before they are flashed (each board's path read
-    /// from it first, as `bitflash flash` estimates a class).
-    public func estimate(_ names: [String]) async throws(FileRefusal) -> String? {
+    /// The class estimate for the boards of `names` before they are flashed, as `bitflash flash`
+    /// estimates a class: each board's path read from it first. Real boards are read only with
+    /// `readBoards` (a connection to each: at the start, not at each change of the choice); without
+    /// it every board is assumed to take the path the file suggests (`assumedForecast`).
+    public func estimate(_ names: [String], readBoards: Bool = false) async throws(FileRefusal) -> String? {
         guard let firmware else { throw FileRefusal(message: "no file yet: give a firmware file first") }
         let names = try chosen(names)
         let forecast: ClassForecast?
         if let simulated {
             forecast = try simulated.forecast(firmware, names, flasher: flasher)
-            self.simulated = simulated
-        } else {
+        } else if readBoards {
             forecast = await flasher.forecastRealClass(firmware, boards: names)
+        } else {
+            forecast = await assumedForecast(firmware, count: names.count)
         }
         guard let forecast else {
             estimate = nil
@@ -138,7 +141,7 @@ public actor ClassRoom {
         }
         guard let firmware else { throw FileRefusal(message: "no file yet: give a firmware file first") }
         let names = try chosen(names)
-        if estimate == nil || names.count > 1 { _ = try await estimate(names) }
+        if names.count > 1 { _ = try await estimate(names, readBoards: true) }
         if names.count < 2 { estimate = nil }
         running = true
         started = ContinuousClock.now

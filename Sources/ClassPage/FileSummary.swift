@@ -84,7 +84,7 @@ public enum FileCheck {
     }
 
     static func hex(_ bytes: some Sequence<UInt8>) -> String {
-        bytes.map { String(format: "%02x", $0) }.joined()
+        bytes.map { String(format: "%02X", $0) }.joined()
     }
 }
 

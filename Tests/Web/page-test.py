@@ -97,6 +97,18 @@ def flash_class(browser, bin_dir, boards, hex_file, wrong_file=None, refusal=Non
         page.wait_for_function("document.getElementById('estimate').textContent.startsWith('Estimate:')")
         estimate = page.text_content("#estimate")
         check(f"the class estimate is shown before the start ({boards})", f"{boards} boards" in estimate, estimate)
+        if boards == 8:
+            # Some boards, chosen with the keyboard: the estimate and the button follow the choice.
+            page.click("#select-none")
+            page.wait_for_function("document.getElementById('start').disabled")
+            for name in ("sim-2", "sim-5"):
+                page.focus(f"#choose-{name}")
+                page.keyboard.press("Space")
+            page.wait_for_function("document.getElementById('estimate').textContent.includes('2 boards')")
+            check("some boards chosen with the keyboard get their own estimate",
+                  page.text_content("#start") == "Flash 2 boards", page.text_content("#start"))
+            page.click("#select-all")
+            page.wait_for_function(f"document.getElementById('estimate').textContent.includes('{boards} boards')")
         page.focus("#start")
         page.keyboard.press("Enter")
         if screenshot:
@@ -132,8 +144,9 @@ def no_bluetooth(browser, bin_dir, tmp):
         server.stop()
 
 
-def http_checks(bin_dir):
-    server = Server(bin_dir, 2, speed=15)
+def http_checks(bin_dir, hex_file):
+    # At real speed, so that the class started below is still running when it is asked again.
+    server = Server(bin_dir, 2, speed=1)
     try:
         t = server.token
         status, _ = server.request("GET", f"/api/state?token={t}")
@@ -153,6 +166,16 @@ def http_checks(bin_dir):
         status, text = server.request("GET", "/api/events", headers={"X-Bitflash-Token": t[:-1]})
         check("the event stream with a wrong token is refused", status == 403, f"{status} {text}")
         limit = json.loads(state)["state"]["uploadLimit"]
+        # One flash at a time: a second start while the first runs is refused.
+        with open(hex_file, "rb") as f:
+            status, text = server.request("POST", f"/api/file?token={t}", body=f.read(),
+                                          headers={"X-File-Name": "sample-r1-counter.hex"})
+        check("the sample file is taken over HTTP too", status == 200 and "micro:bit V2" in text, f"{status} {text}")
+        choice = b'{"boards":["sim-1","sim-2"]}'
+        first, _ = server.request("POST", f"/api/start?token={t}", body=choice)
+        second, text = server.request("POST", f"/api/start?token={t}", body=b'{"boards":["sim-1"]}')
+        check("a board is never in two flashes: a start while one runs is refused",
+              first == 200 and second == 422 and "running" in text, f"{first} {second} {text}")
         big = b"x" * (limit + 1)
         status, text = server.request("POST", f"/api/file?token={t}", body=big,
                                       headers={"Origin": f"http://{server.host}"})
@@ -179,7 +202,7 @@ def main():
                              capture_output=True, text=True, env=dict(os.environ, XDG_STATE_HOME=tmp))
         refusal = cli.stderr.strip().removeprefix("bitflash: error: ")
         check("the command line refuses the wrong file", cli.returncode == 65 and refusal, cli.stderr)
-        http_checks(bin_dir)
+        http_checks(bin_dir, hex_file)
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
             flash_class(browser, bin_dir, 8, hex_file, wrong_file=wrong, refusal=refusal)
