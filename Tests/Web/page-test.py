@@ -18,6 +18,7 @@ import http.client
 import json
 import os
 import select
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -203,6 +204,16 @@ def main():
         refusal = cli.stderr.strip().removeprefix("bitflash: error: ")
         check("the command line refuses the wrong file", cli.returncode == 65 and refusal, cli.stderr)
         http_checks(bin_dir, hex_file)
+        # `bitflash serve` with no bitflash-serve beside it says where it looked.
+        alone = os.path.join(tmp, "alone")
+        os.mkdir(alone)
+        try:
+            os.link(os.path.join(bin_dir, "bitflash"), os.path.join(alone, "bitflash"))
+        except OSError:
+            shutil.copy2(os.path.join(bin_dir, "bitflash"), os.path.join(alone, "bitflash"))
+        missing = subprocess.run([os.path.join(alone, "bitflash"), "serve"], capture_output=True, text=True)
+        check("bitflash serve without bitflash-serve beside it says where it looked",
+              missing.returncode == 70 and os.path.join(alone, "bitflash-serve") in missing.stderr, missing.stderr)
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
             flash_class(browser, bin_dir, 8, hex_file, wrong_file=wrong, refusal=refusal)
