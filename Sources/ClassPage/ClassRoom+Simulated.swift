@@ -21,13 +21,19 @@ public struct SimulatedClass: Sendable {
     var names: [String] = []
 
     /// `count` fresh boards of `profile`, named `sim-1` … as `bitflash flash --simulate` names them.
-    public init(profile: SimProfile, count: Int, link: LinkProfile = .deviceRequested, speed: Double = 1) throws {
+    /// - Parameter bluetoothOff: how many of them, the last ones, run a program that keeps
+    ///   Bluetooth off (a MakeCode program without the Bluetooth extension: `SimProfile.makeBoard`),
+    ///   so that their flash fails as a real one would, and the page shows a failure and its retry.
+    public init(
+        profile: SimProfile, count: Int, link: LinkProfile = .deviceRequested, speed: Double = 1, bluetoothOff: Int = 0
+    ) throws {
         self.profile = profile
         self.speed = speed
         simulation = Simulation(link: link, adapters: [.unknown])
         for (i, name) in SimStore.names(count: count).enumerated() {
             let board = try profile.makeBoard(
-                holding: profile.factoryImage(), name: name, address: SimStore.address(i + 1))
+                holding: profile.factoryImage(), name: name, address: SimStore.address(i + 1),
+                applicationBluetooth: i < count - bluetoothOff)
             ids[name] = simulation.addBoard(board)
             names.append(name)
         }

@@ -42,7 +42,17 @@ struct Serve: AsyncParsableCommand {
     )
     var speed = 1.0
 
+    @Option(
+        name: .customLong("sim-bluetooth-off"),
+        help: ArgumentHelp(
+            "Simulated boards: how many of them, the last ones, run a program that keeps Bluetooth off, so their flash fails (to see a failure and its retry).",
+            valueName: "N"))
+    var bluetoothOff = 0
+
     mutating func validate() throws {
+        guard (0...boards).contains(bluetoothOff) else {
+            throw ValidationError("--sim-bluetooth-off \(bluetoothOff): give 0 to --boards (\(boards))")
+        }
         guard (0...65535).contains(port) else { throw ValidationError("--port \(port): give 0 to 65535") }
         guard (1...64).contains(boards) else { throw ValidationError("--boards \(boards): give 1 to 64") }
         guard speed > 0, speed <= 1000 else {
@@ -61,7 +71,8 @@ struct Serve: AsyncParsableCommand {
                 throw ValidationError(
                     "--simulate \(name): give one of \(SimProfile.allValueStrings.joined(separator: ", "))")
             }
-            let simulated = try SimulatedClass(profile: profile, count: boards, speed: speed)
+            let simulated = try SimulatedClass(
+                profile: profile, count: boards, speed: speed, bluetoothOff: bluetoothOff)
             room = ClassRoom(
                 flasher: Flasher(.simulated(resume: nil), options: Self.options), boards: .simulated(simulated))
         } else {

@@ -10,6 +10,7 @@ Checks, each a line `ok NAME` or `FAIL NAME: why`, then `N passed, N failed`:
     the file's summary shown, the class estimate shown, every board shown verified;
   - the same with 32 boards;
   - a wrong file shows the refusal in the command line's words (`bitflash flash` on the same file);
+  - a board that fails (its program keeps Bluetooth off) shows why; Retry failed flashes it again;
   - a foreign Host, a cross-origin request, a missing and a wrong token are refused (403), and a
     refused start starts nothing; an upload larger than any board takes is refused (413).
 Waits are on the page's state (Playwright's wait_for_function), never on time alone.
@@ -37,8 +38,8 @@ def check(name, condition, why=""):
 class Server:
     """`bitflash serve --simulate --boards N` on a free port; its URL read from its first line."""
 
-    def __init__(self, bin_dir, boards, speed, real=False, env=None):
-        simulated = [] if real else ["--simulate", "--boards", str(boards), "--speed", str(speed)]
+    def __init__(self, bin_dir, boards, speed, real=False, env=None, extra=()):
+        simulated = [] if real else ["--simulate", "--boards", str(boards), "--speed", str(speed), *extra]
         self.proc = subprocess.Popen(
             [os.path.join(bin_dir, "bitflash"), "serve", "--port", "0"] + simulated,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -124,6 +125,45 @@ def flash_class(browser, bin_dir, boards, hex_file, wrong_file=None, refusal=Non
         paths = page.eval_on_selector_all("li.board .path", "els => els.map(e => e.textContent)")
         check(f"a simulated class of {boards} flashes from the page, every board verified",
               verified == str(boards) and paths == ["Path: partial"] * boards, f"{verified} {paths}")
+        page.close()
+    finally:
+        server.stop()
+
+
+def failure_and_retry(browser, bin_dir, hex_file):
+    """A class whose last board runs a program without Bluetooth: it fails with the reason, and
+    Retry failed flashes it again (and it fails again, for the same reason)."""
+    server = Server(bin_dir, 4, speed=15, extra=["--sim-bluetooth-off", "1"])
+    try:
+        page = browser.new_page(viewport={"width": 1280, "height": 800}, bypass_csp=True)
+        page.goto(server.url)
+        page.wait_for_function("document.querySelectorAll('li.board').length === 4")
+        page.set_input_files("#file", hex_file)
+        page.wait_for_selector("#summary:not([hidden])")
+        page.wait_for_function("!document.getElementById('start').disabled")
+        page.click("#start")
+        page.wait_for_function(
+            "document.querySelectorAll('li.board[data-status=verified]').length === 3 && "
+            "document.querySelectorAll('li.board[data-status=failed]').length === 1 && "
+            "!document.getElementById('retry-failed').disabled")
+        reason = page.text_content('li[data-board="sim-4"] .reason')
+        check("a board that fails shows why, with a Retry button",
+              "does not use Bluetooth" in reason and page.is_visible('li[data-board="sim-4"] .retry'), reason)
+        # Every status the failed board takes from now on, as the page sets it.
+        page.evaluate("""() => {
+            window.seen = [];
+            const li = document.querySelector('li[data-board="sim-4"]');
+            new MutationObserver(() => window.seen.push(li.dataset.status))
+                .observe(li, { attributes: true, attributeFilter: ['data-status'] });
+        }""")
+        page.click("#retry-failed")
+        page.wait_for_function(
+            "window.seen.includes('waiting') && "
+            "document.querySelector('li[data-board=\"sim-4\"]').dataset.status === 'failed' && "
+            "document.getElementById('n-working').textContent === '0'")
+        verified = page.eval_on_selector_all("li.board[data-status=verified]", "els => els.map(e => e.dataset.board)")
+        check("Retry failed flashes the failed board again and leaves the others as they were",
+              verified == ["sim-1", "sim-2", "sim-3"], verified)
         page.close()
     finally:
         server.stop()
@@ -218,6 +258,7 @@ def main():
             browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
             flash_class(browser, bin_dir, 8, hex_file, wrong_file=wrong, refusal=refusal)
             flash_class(browser, bin_dir, 32, hex_file, screenshot=screenshot)
+            failure_and_retry(browser, bin_dir, hex_file)
             no_bluetooth(browser, bin_dir, tmp)
             browser.close()
     failed = results.count(False)
