@@ -13,6 +13,8 @@ let package = Package(
     products: [
         .executable(name: "bitflash", targets: ["bitflash"]),
         .executable(name: "bitflash-lab", targets: ["bitflash-lab"]),
+        // The class page (`bitflash serve` runs it): its own executable, so bitflash carries no web server.
+        .executable(name: "bitflash-serve", targets: ["bitflash-serve"]),
         // The firmware formats.
         .library(name: "FirmwareImage", targets: ["FirmwareImage"]),
         // The protocol frames, shared by clients and simulated boards.
@@ -36,6 +38,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
         .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.19"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
     ],
     targets: [
         // The vocabulary every layer shares: exit statuses of errors, hexadecimal text.
@@ -148,6 +151,18 @@ let package = Package(
         // over UDP and BlueZ, fault injection.
         .executableTarget(name: "bitflash-lab", dependencies: ["Commands"]),
 
+        // The class page: a local web page to flash a class set, over the one Flasher (Hummingbird:
+        // routes, the checks on every request, the events as JSON, the page itself).
+        .target(name: "ClassPage", dependencies: [
+            "BlueZFlashing", "BlueZTransport", "FirmwareImage", "Flasher", "Flashing", "Laboratory", "LinkModel",
+            "SimulatedBoard", "SimulatedFlashing", "Transport", .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .executableTarget(name: "bitflash-serve", dependencies: [
+            "BlueZFlashing", "ClassPage", "Flasher", "Flashing", "Laboratory", "LinkModel",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+
         // Samples/: short programs that use the library API (built by CI, run with `swift run`).
         .executableTarget(name: "sample-flash", dependencies: ["Flasher", "Flashing", "SimulatedFlashing", "FirmwareImage", "SampleFirmware", "SimulatedBoard"],
                           path: "Samples/FlashWithProgress"),
@@ -198,6 +213,9 @@ let package = Package(
         ]),
         .testTarget(name: "BlueZPeripheralTests", dependencies: [
             "BlueZPeripheral", "DBus", "SimulatedBoard", "NordicDFUFrames", "SMP", "SampleFirmware", "FirmwareImage", "Transport", "TestSupport",
+        ]),
+        .testTarget(name: "ClassPageTests", dependencies: [
+            "ClassPage", "FirmwareImage", "Flasher", "Flashing", "Laboratory", "SampleFirmware", "SimulatedBoard",
         ]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "Commands", "Diagnostics", "Flashing", "FirmwareImage", "SampleFirmware"]),
         // SMP over UDP, both sides: the client transport against the simulated server and third-party clients.

@@ -51,7 +51,7 @@ struct Bitflash: AsyncParsableCommand {
     /// What a user flashes with.
     static let userCommands: [any ParsableCommand.Type] = [
         FlashCommand.self, WatchCommand.self, ScanCommand.self, InfoCommand.self, ForgetCommand.self,
-        PlanCommand.self, DemoCommand.self, InspectCommand.self, ConvertCommand.self, SimCommand.self
+        PlanCommand.self, DemoCommand.self, InspectCommand.self, ConvertCommand.self, SimCommand.self, ServeCommand.self
     ]
 
     /// The laboratory: every command of `bitflash`, with fault injection and traces, and the
