@@ -181,6 +181,7 @@ final class SharedOutput: Sendable {
     func event(_ e: FlashEvent) { output.withLock { $0.event(e) } }
     func result(_ r: FlashResult) { output.withLock { $0.result(r) } }
     func classEstimate(_ p: ClassPreview) { output.withLock { $0.classEstimate(p) } }
+    func identify(_ ids: [String: BoardIdentity]) { output.withLock { $0.identify(ids) } }
     func finish(_ rs: [FlashResult], identities: [String: BoardIdentity] = [:]) {
         // Nothing is redrawn after the closing lines.
         resizes.withLock {
