@@ -110,7 +110,9 @@ extension ClassGrid {
         case nil: break
         }
         guard let phase = b.phase else { return "waiting" }
-        guard b.total > 0 else { return phase == .done ? "done, reporting…" : phase.rawValue + "…" }
+        // Done, its result (read back or not) to follow: a simulated class gives the results at its end.
+        if phase == .done { return "✔ done at " + Figures.seconds(b.seen.seconds) }
+        guard b.total > 0 else { return phase.rawValue + "…" }
         let percent = min(100, b.done * 100 / b.total)
         let filled = min(layout.bar, b.done * layout.bar / b.total)
         var text =

@@ -149,7 +149,15 @@ struct ClassGrid: Equatable {
             switch b.outcome {
             case .failed?: c.failed += 1
             case .verified?, .unverified?: c.done += 1
-            case nil: if b.waiting { c.waiting += 1 } else { c.flashing += 1 }
+            // A session reports `done` once, when it succeeded; its result may come later.
+            case nil:
+                if b.phase == .done {
+                    c.done += 1
+                } else if b.waiting {
+                    c.waiting += 1
+                } else {
+                    c.flashing += 1
+                }
             }
         }
         return c
@@ -158,7 +166,7 @@ struct ClassGrid: Equatable {
     /// A board's time left: the later of its estimated finish and its phase's time left at the
     /// rate on its link; nil when it has ended, or nothing says.
     func remaining(_ b: Board) -> Duration? {
-        guard b.outcome == nil else { return nil }
+        guard b.outcome == nil, b.phase != .done else { return nil }
         let planned = b.expectedFinish.map { $0 - now }.flatMap { $0 > .zero ? $0 : nil }
         let live = b.rate.map(\.remaining)
         switch (planned, live) {
