@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The class grid on a real terminal: `flash --simulate --boards 8` runs in a tmux pane of 60
+/// and of 120 columns, and the screen tmux keeps (history included) is read once the command
+/// has ended (`TerminalWidthTests.screen`: tmux's `wait-for` says when). A grid line that wrapped,
+/// or a redraw that missed its rows, would leave rows behind on that screen.
+@Suite(
+    .enabled(if: BitflashBinary.url != nil, "bitflash binary not built (.build/debug/bitflash): CLI tests skipped"),
+    .enabled(if: ExternalProcess.onPath("tmux") != nil, "tmux not installed: terminal grid tests skipped"))
+struct ClassGridTerminalTests {
+    @Test("a class of 8 on a terminal of 60 and 120 columns: one grid left, a verified line per board, then the table")
+    func classOf8OnATerminal() throws {
+        let file = BitflashBinary.sample("sample-r2-heart.hex").path
+        for columns in [60, 120] {
+            let state = try BitflashBinary.temporaryDirectory()
+            let rows = try TerminalWidthTests.screen(
+                columns: columns, ["flash", file, "--simulate", "--boards", "8", "--sim-state", state.path])
+            let screen = rows.joined(separator: "\n")
+            #expect(rows.allSatisfy { $0.count <= columns }, "\(columns) columns:\n\(screen)")
+            // The grid was redrawn in place: one header is left, the last one, counting 8 done.
+            let headers = rows.indices.filter { rows[$0].hasPrefix("8 boards: ") }
+            #expect(headers.count == 1, "\(columns) columns: \(headers.count) headers:\n\(screen)")
+            let header = try #require(headers.first)
+            #expect(rows[header].hasPrefix("8 boards: 8 done, 0 failed, "), "\(rows[header])")
+            #expect(rows[header].count < columns)
+            // Below it, a line per board, in order, each one row (none wrapped) and verified.
+            let grid = rows[(header + 1)...].prefix(8)
+            for (i, row) in zip(1...8, grid) {
+                #expect(row.hasPrefix("sim-\(i)  "), "\(columns) columns: row \(i) is \(row)\n\(screen)")
+                #expect(row.contains(#/McuMgr +✔ verified, \d+\.\d s$/#), "\(columns) columns: \(row)")
+                #expect(row.count < columns)
+            }
+            #expect(columns < 100 || grid.allSatisfy { $0.contains("F0:0D:00:00:00:0") }, "\(Array(grid))")
+            // No bar of a redraw is left behind; the class report follows the grid.
+            #expect(!rows.contains { $0.contains("░") || $0.contains("█") }, "\(screen)")
+            #expect(rows[(header + 9)...].contains { $0.hasPrefix("board  name") }, "\(screen)")
+            #expect(rows.contains { $0.hasPrefix("8 of 8 boards flashed") }, "\(screen)")
+        }
+    }
+
+    @Test("results are coloured on a terminal, and not at all with NO_COLOR; the text is the same")
+    func noColorTurnsColoursOff() throws {
+        let file = BitflashBinary.sample("sample-r1-counter.hex").path
+        var screens: [[String]] = []
+        // Whatever the tests' own environment says of NO_COLOR.
+        for prefix in [["env", "-u", "NO_COLOR"], ["env", "NO_COLOR=1"]] {
+            let state = try BitflashBinary.temporaryDirectory()
+            let rows = try TerminalWidthTests.screen(
+                columns: 80, ["flash", file, "--simulate", "--boards", "3", "--sim-state", state.path], prefix: prefix,
+                escapes: true)
+            screens.append(rows.filter { $0.contains("✔ verified") })
+        }
+        let (coloured, plain) = (screens[0], screens[1])
+        #expect(coloured.count == 3 && plain.count == 3, "\(screens)")
+        #expect(coloured.allSatisfy { $0.contains("\u{1B}[32m") }, "green: \(coloured)")
+        #expect(plain.allSatisfy { !$0.contains("\u{1B}") }, "no SGR code at all: \(plain)")
+        // The same words: a simulated class is deterministic.
+        #expect(coloured.map { $0.replacing(#/\x1B\[[0-9;]*m/#, with: "") } == plain)
+    }
+}
