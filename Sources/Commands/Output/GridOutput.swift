@@ -55,9 +55,11 @@ final class GridOutput: FlashOutput {
         redraw()
     }
 
-    /// The estimate's line is printed once above the grid; its figures feed the ETAs.
+    /// The estimate's line is printed once above the grid (not under `watch`, whose lines stay
+    /// as they were); its figures feed the ETAs.
     func classEstimate(_ preview: ClassPreview) {
         grid.apply(preview)
+        guard closing == .report else { return }
         var out = upOverGrid(columns: TerminalWidth.current())
         out += "\r" + preview.line + "\u{1B}[K\n"
         drawn = []
