@@ -59,4 +59,26 @@ struct ClassGridTerminalTests {
         // The same words: a simulated class is deterministic.
         #expect(coloured.map { $0.replacing(#/\x1B\[[0-9;]*m/#, with: "") } == plain)
     }
+
+    @Test("--plain on a terminal: the plain timestamped lines of a pipe, no grid; --json wins over it")
+    func plainOnATerminal() throws {
+        let file = BitflashBinary.sample("sample-r1-counter.hex").path
+        func run(_ extra: [String]) throws -> BitflashBinary.Result {
+            let state = try BitflashBinary.temporaryDirectory()
+            return try BitflashBinary.run(
+                ["flash", file, "--simulate", "--boards", "3", "--sim-state", state.path] + extra,
+                environment: ["BITFLASH_FORCE_TTY": "1", "COLUMNS": "80"])
+        }
+        let grid = try run([])
+        #expect(
+            grid.status == 0 && grid.stdout.contains("3 boards: 3 done, 0 failed, 0 flashing, 0 waiting"),
+            "\(grid.stdout)")
+        let plain = try run(["--plain"])
+        #expect(plain.status == 0, "\(plain.stderr)")
+        #expect(!plain.stdout.contains("\u{1B}") && !plain.stdout.contains("3 boards: "), "\(plain.stdout)")
+        #expect(plain.lines.contains { $0.contains(#/^\[ *\d+\.\d{3} s\] sim-2: partial$/#) }, "\(plain.stdout)")
+        #expect(plain.lines.last == "3 of 3 boards flashed")
+        let json = try run(["--plain", "--json"])
+        #expect(json.lines.allSatisfy { $0.hasPrefix("{") }, "\(json.stdout)")
+    }
 }

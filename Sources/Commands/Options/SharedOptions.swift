@@ -163,7 +163,10 @@ struct OutputOptions: ParsableArguments {
                 "Record every write, notification, connection event and decision as JSON lines.", valueName: "FILE")))
     var trace: String?
 
-    var mode: OutputMode { OutputMode.choose(json: json) }
+    @Flag(help: "Print plain, timestamped lines even on a terminal: no live bars or class grid.")
+    var plain = false
+
+    var mode: OutputMode { OutputMode.choose(json: json, plain: plain) }
 }
 
 /// The output, reachable from the simulation's report callback (which runs on this thread).

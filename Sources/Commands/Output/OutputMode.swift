@@ -12,8 +12,10 @@ enum OutputMode: Equatable {
     /// One JSON object per line: events, then a result per board.
     case json
 
-    static func choose(json: Bool) -> OutputMode {
+    /// JSON when asked, plain lines when asked (`--plain`), else bars on a terminal.
+    static func choose(json: Bool, plain: Bool = false) -> OutputMode {
         if json { return .json }
+        if plain { return .plain }
         let env = ProcessInfo.processInfo.environment
         if env["BITFLASH_FORCE_TTY"] == "1" { return .terminal }
         return isatty(STDOUT_FILENO) == 1 && env["TERM"] != "dumb" ? .terminal : .plain
