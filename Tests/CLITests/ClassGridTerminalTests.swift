@@ -40,6 +40,25 @@ struct ClassGridTerminalTests {
         }
     }
 
+    @Test("a terminal of 8 rows: the grid keeps to 7, the others counted on its last line, none scrolled away")
+    func aShortTerminalGetsAFoldedGrid() throws {
+        let file = BitflashBinary.sample("sample-r1-counter.hex").path
+        let state = try BitflashBinary.temporaryDirectory()
+        let rows = try TerminalWidthTests.screen(
+            columns: 60, ["flash", file, "--simulate", "--boards", "8", "--sim-state", state.path], rows: 8)
+        let screen = rows.joined(separator: "\n")
+        // A grid taller than the terminal would scroll its header away at every redraw.
+        let headers = rows.indices.filter { rows[$0].hasPrefix("8 boards: ") }
+        #expect(headers.count == 1, "\(headers.count) headers:\n\(screen)")
+        let header = try #require(headers.first)
+        #expect(rows[header].hasPrefix("8 boards: 8 done, 0 failed, "), "\(rows[header])")
+        for i in 1...5 {
+            #expect(rows[header + i].contains(#/^sim-\d  partial +✔ verified/#), "\(screen)")
+        }
+        #expect(rows[header + 6] == "… 3 more: 3 done", "\(screen)")
+        #expect(!rows.contains { $0.contains("░") || $0.contains("█") }, "\(screen)")
+    }
+
     @Test("results are coloured on a terminal, and not at all with NO_COLOR; the text is the same")
     func noColorTurnsColoursOff() throws {
         let file = BitflashBinary.sample("sample-r1-counter.hex").path

@@ -110,6 +110,31 @@ struct ClassGridTests {
         #expect(wide[1].contains("F0:0D:00:00:00:01") && wide[1].contains("KB/s"), "\(wide[1])")
     }
 
+    @Test("a terminal too short for the class keeps the boards under way and counts the others")
+    func shortTerminalFoldsTheGrid() async throws {
+        let (boards, moments) = try await Self.classOf8("sample-r2-heart.hex")
+        let half = Self.grid(boards, moments, until: Self.halfWay)
+        // 8 rows: 7 lines at most (the cursor's row is below them).
+        let lines = half.lines(columns: 60, rows: 8)
+        #expect(lines.count == 7, "\(lines)")
+        #expect(lines.dropFirst().prefix(5).map { String($0.prefix(5)) } == (1...5).map { "sim-\($0)" })
+        #expect(lines.dropFirst().prefix(5).allSatisfy { $0.contains("%") }, "the boards under way: \(lines)")
+        #expect(lines.last == "… 3 more: 3 waiting")
+        // Room enough: every board.
+        #expect(half.lines(columns: 60, rows: 10).count == 9)
+        #expect(half.lines(columns: 60).count == 9)
+        // A failed board is kept before any done one.
+        var grid = Self.grid(boards, moments)
+        var failed = try #require(
+            moments.lazy.compactMap { if case .result(let r) = $0, r.board == "sim-8" { r } else { nil } }.first)
+        failed.error = "the board stopped answering"
+        grid.apply(failed)
+        let end = grid.lines(columns: 60, rows: 8)
+        #expect(end.dropFirst().prefix(5).map { String($0.prefix(5)) } == ["sim-1", "sim-2", "sim-3", "sim-4", "sim-8"])
+        #expect(end[5].contains("✘ failed: the board stopped answering"), "\(end)")
+        #expect(end.last == "… 3 more: 3 done")
+    }
+
     @Test("after the class every board's line says verified with its time, and the header counts 8 done")
     func endOfClass() async throws {
         let (boards, moments) = try await Self.classOf8("sample-r1-counter.hex")

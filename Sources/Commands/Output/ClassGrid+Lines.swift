@@ -31,10 +31,17 @@ extension ClassGrid {
 
     /// The lines to draw at `columns`, each SGR-coloured (green verified, red failed, yellow not
     /// read back, a bold header) when `color`; the colour codes take no column.
-    func lines(columns: Int, color: Bool = false) -> [String] {
+    ///
+    /// A grid taller than the terminal's `rows` cannot be redrawn in place (the cursor cannot
+    /// go back up into the scrollback): it then keeps the boards that most need an eye (failed,
+    /// under way, not read back, waiting, then done), in their order, and a last line counts the
+    /// others, so that the grid takes at most `rows - 1` rows.
+    func lines(columns: Int, rows: Int? = nil, color: Bool = false) -> [String] {
         let layout = layout(columns: columns)
         var out = [paint(TerminalWidth.fit(header(wide: columns > 72), columns: columns), "1", color)]
-        for b in boards {
+        let room = rows.map { max(3, $0 - 1) } ?? Int.max
+        let shown = boards.count + 1 <= room ? boards : shownBoards(room - 2)
+        for b in shown {
             let text = TerminalWidth.fit(line(b, layout), columns: columns)
             switch b.outcome {
             case .verified?: out.append(paint(text, "32", color))
@@ -43,7 +50,29 @@ extension ClassGrid {
             case nil: out.append(text)
             }
         }
+        if shown.count < boards.count {
+            let hidden = ClassGrid(boards: boards.filter { b in !shown.contains { $0.key == b.key } }, now: now)
+            let c = hidden.counts
+            let parts = [(c.done, "done"), (c.failed, "failed"), (c.flashing, "flashing"), (c.waiting, "waiting")]
+                .filter { $0.0 > 0 }.map { "\($0.0) \($0.1)" }
+            let text = "… \(hidden.boards.count) more: " + parts.joined(separator: ", ")
+            out.append(TerminalWidth.fit(text, columns: columns))
+        }
         return out
+    }
+
+    /// The `count` boards that most need an eye, in the class's order.
+    private func shownBoards(_ count: Int) -> [Board] {
+        func rank(_ b: Board) -> Int {
+            switch b.outcome {
+            case .failed?: return 0
+            case .unverified?: return 2
+            case .verified?: return 4
+            case nil: return b.phase == .done ? 4 : b.waiting ? 3 : 1
+            }
+        }
+        let chosen = boards.indices.sorted { (rank(boards[$0]), $0) < (rank(boards[$1]), $1) }.prefix(count)
+        return chosen.sorted().map { boards[$0] }
     }
 
     private func paint(_ text: String, _ code: String, _ color: Bool) -> String {

@@ -60,6 +60,12 @@ struct ClassGrid: Equatable {
 
     init(boards: [String]) { self.boards = boards.map(Board.init(key:)) }
 
+    /// A grid of these boards, at this time.
+    init(boards: [Board], now: Duration) {
+        self.boards = boards
+        self.now = now
+    }
+
     private mutating func update(_ key: String, _ change: (inout Board) -> Void) {
         if let i = boards.firstIndex(where: { $0.key == key }) {
             change(&boards[i])

@@ -105,14 +105,17 @@ final class GridOutput: FlashOutput {
 
     private func redraw() {
         let columns = TerminalWidth.current()
-        let plain = grid.lines(columns: columns)
+        let rows = TerminalWidth.height()
+        let plain = grid.lines(columns: columns, rows: rows)
         guard plain != drawn || columns != drawnColumns else { return }
         // Hide the cursor while the grid is live; move up over the old grid and overwrite each
         // line, clearing only what is left of it, so that nothing flickers or stays behind.
         var out = cursorHidden ? "" : "\u{1B}[?25l"
         cursorHidden = true
         out += upOverGrid(columns: columns)
-        for text in color ? grid.lines(columns: columns, color: true) : plain { out += "\r" + text + "\u{1B}[K\n" }
+        for text in color ? grid.lines(columns: columns, rows: rows, color: true) : plain {
+            out += "\r" + text + "\u{1B}[K\n"
+        }
         drawn = plain
         drawnColumns = columns
         lastDraw = grid.now
