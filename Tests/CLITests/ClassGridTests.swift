@@ -141,7 +141,7 @@ struct ClassGridTests {
         // A simulated class's results come at its end: each session's own `done` comes first.
         let sessionsDone = Self.grid(boards, moments) { if case .result = $0 { true } else { false } }
         let before = sessionsDone.lines(columns: 60)
-        #expect(before[0].hasPrefix("8 boards: 8 done, 0 failed, 0 waiting"), "\(before[0])")
+        #expect(before[0] == "8 boards: 8 done, 0 failed, 0 flashing, 0 waiting", "\(before[0])")
         #expect(before.dropFirst().allSatisfy { $0.contains(#/partial +✔ done at \d+\.\d+ s$/#) }, "\(before)")
         let grid = Self.grid(boards, moments)
         for columns in [60, 120] {

@@ -38,7 +38,7 @@ extension ClassGrid {
     /// others, so that the grid takes at most `rows - 1` rows.
     func lines(columns: Int, rows: Int? = nil, color: Bool = false) -> [String] {
         let layout = layout(columns: columns)
-        var out = [paint(TerminalWidth.fit(header(wide: columns > 72), columns: columns), "1", color)]
+        var out = [paint(TerminalWidth.fit(header(columns: columns), columns: columns), "1", color)]
         let room = rows.map { max(3, $0 - 1) } ?? Int.max
         let shown = boards.count + 1 <= room ? boards : shownBoards(room - 2)
         for b in shown {
@@ -77,6 +77,13 @@ extension ClassGrid {
 
     private func paint(_ text: String, _ code: String, _ color: Bool) -> String {
         color ? "\u{1B}[\(code)m" + text + "\u{1B}[0m" : text
+    }
+
+    /// The header at `columns`: the widest that fits; a narrow one leaves out the boards under
+    /// way (the others' counts add up to them).
+    func header(columns: Int) -> String {
+        let wide = header(wide: true)
+        return wide.count < columns ? wide : header(wide: false)
     }
 
     /// The header: the counts, then the class's time left (or, once every board ended, the
