@@ -59,6 +59,56 @@ struct ClassGridTerminalTests {
         #expect(!rows.contains { $0.contains("░") || $0.contains("█") }, "\(screen)")
     }
 
+    @Test("watch on a terminal: the grid while the boards are flashed, then wiped for watch's own lines")
+    func watchWipesItsGrid() throws {
+        let tmux = try #require(ExternalProcess.onPath("tmux")).path
+        let binary = try #require(BitflashBinary.url).path
+        let dir = try BitflashBinary.temporaryDirectory()
+        let folder = dir.appendingPathComponent("downloads")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        // The download is staged beside the folder and renamed into it at once.
+        let staged = dir.appendingPathComponent("counter.hex")
+        try FileManager.default.copyItem(at: BitflashBinary.sample("sample-r1-counter.hex"), to: staged)
+        func quote(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+        // What the pane was sent, escape codes and all (tmux pipe-pane).
+        let raw = dir.appendingPathComponent("pane.raw")
+        let tm = "\(quote(tmux)) -u -L bitflash-watch-\(UUID().uuidString.prefix(8)) -f /dev/null"
+        let command =
+            "stty cols 60 rows 50; "
+            + [
+                binary, "watch", folder.path, "--simulate", "--boards", "3", "--sim-state",
+                dir.appendingPathComponent("boards").path
+            ]
+            .map(quote).joined(separator: " ") + "; sleep 600"
+        // Each wait is for what the screen shows, bounded (5 min, for a busy machine).
+        let script = """
+            \(tm) new-session -d -x 60 -y 50 -e TERM=xterm-256color -e LANG=C.UTF-8 \(quote(command)) \
+                </dev/null >/dev/null 2>&1
+            \(tm) pipe-pane -o \(quote("cat >> " + quote(raw.path)))
+            n=0; until \(tm) capture-pane -p | grep -q 'watching'; do n=$((n+1)); [ $n -gt 3000 ] && break; sleep 0.1; done
+            mv \(quote(staged.path)) \(quote(folder.appendingPathComponent("counter.hex").path))
+            n=0; until \(tm) capture-pane -p -S -2000 | grep -q 'sim-3:'; do
+                n=$((n+1)); [ $n -gt 3000 ] && break; sleep 0.1
+            done
+            n=0; until grep -q '3 boards: 3 done' \(quote(raw.path)); do
+                n=$((n+1)); [ $n -gt 3000 ] && break; sleep 0.1
+            done
+            \(tm) capture-pane -p -J -S -2000
+            \(tm) kill-server >/dev/null 2>&1
+            grep -q '3 boards: 3 done' \(quote(raw.path)) && echo 'the grid was drawn'
+            """
+        // Wrapped lines joined (-J): watch's lines are longer than the pane.
+        let rows = try TerminalWidthTests.lines(ofShell: script)
+        let screen = rows.joined(separator: "\n")
+        #expect(rows.last { !$0.isEmpty } == "the grid was drawn", "\(screen)")
+        let results = rows.filter { $0.contains("counter.hex → sim-") }
+        #expect(results.count == 3, "\(screen)")
+        #expect(results.allSatisfy { $0.hasSuffix("verified") }, "\(screen)")
+        // Nothing of the grid is left: no header, no bar, no board line of its own.
+        #expect(!rows.contains { $0.hasPrefix("3 boards: ") || $0.contains("░") || $0.contains("█") }, "\(screen)")
+        #expect(!rows.contains { $0.hasPrefix("sim-") }, "\(screen)")
+    }
+
     @Test("results are coloured on a terminal, and not at all with NO_COLOR; the text is the same")
     func noColorTurnsColoursOff() throws {
         let file = BitflashBinary.sample("sample-r1-counter.hex").path
