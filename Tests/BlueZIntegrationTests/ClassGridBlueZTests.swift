@@ -43,4 +43,34 @@ struct ClassGridBlueZTests {
         // The report and its hint follow, as in a pipe.
         #expect(run.stdout.contains("1 of 2 boards flashed, 1 failed: run the same command with --retry-failed"))
     }
+
+    @Test("a mixed class of real boards: each line names the path its board took, partial and McuMgr")
+    func aMixedClassNamesEachPath() async throws {
+        // Two MCUboot boards: one runs the file's runtime (partial), one another runtime (McuMgr).
+        let fake = try FakeBlueZProcess(
+            scenario: """
+                {"timeScale": 0.2, "boards": [
+                    {"name": "BBC micro:bit [zotig]", "address": "F0:0D:00:00:00:01"},
+                    {"name": "BBC micro:bit [vavit]", "address": "F0:0D:00:00:00:02",
+                     "from": "\(BlueZCommandTests.sample("sample-r2-heart.hex").path)"}]}
+                """)
+        let file = BlueZCommandTests.sample("sample-r1-counter.hex").path
+        let env = [
+            "DBUS_SYSTEM_BUS_ADDRESS": fake.bus.address, "BITFLASH_FORCE_TTY": "1", "COLUMNS": "100", "NO_COLOR": "1",
+            "BITFLASH_STATE": fake.bus.directory.appendingPathComponent("bitflash").path
+        ]
+        let run = try await Bitflash.offPoolRun(
+            ["flash", file, "--device", "zotig", "--device", "vavit", "--scan-timeout", "1"], environment: env)
+        #expect(run.status == 0 || run.status == 3, "\(run.stderr)")
+        let picture = try Self.lastPicture(run.stdout, rows: 3)
+        #expect(picture[0].hasPrefix("2 boards: 2 done, 0 failed, 0 flashing, 0 waiting; ended in "), "\(picture)")
+        #expect(picture[1].contains(#/^zotig  F0:0D:00:00:00:01  partial +[✔?] /#), "\(picture)")
+        #expect(picture[2].contains(#/^vavit  F0:0D:00:00:00:02  McuMgr +[✔?] /#), "\(picture)")
+        // While the McuMgr board uploaded, before its result (and its address, which comes with
+        // it), its line said a full update: the estimate expects a mixed class, so not which one.
+        let frames = run.stdout.components(separatedBy: "\r")
+        try? run.stdout.write(toFile: "/tmp/mixed-stdout.txt", atomically: true, encoding: .utf8)
+        #expect(
+            frames.contains { $0.contains(#/^vavit  full +\[[█░]+\] +\d+%/#) }, "\(run.stdout)")
+    }
 }

@@ -113,10 +113,11 @@ extension ClassGrid {
     }
 
     /// The widths of the identity columns: a name or address column is left out (width 0) when
-    /// it would only repeat the name each board is flashed under.
+    /// it would only repeat the name each board is flashed under, or nothing is known of it yet
+    /// (a real board's comes with its result).
     private var widths: (key: Int, name: Int, address: Int, path: Int) {
-        let names = boards.map { $0.name != $0.key ? ($0.name ?? "-") : "" }
-        let addresses = boards.map { $0.address != $0.key ? ($0.address ?? "-") : "" }
+        let names = boards.map { $0.name != $0.key ? ($0.name ?? "") : "" }
+        let addresses = boards.map { $0.address != $0.key ? ($0.address ?? "") : "" }
         return (
             boards.map(\.key.count).max() ?? 0,
             names.allSatisfy(\.isEmpty) ? 0 : names.map(\.count).max() ?? 0,
@@ -129,8 +130,8 @@ extension ClassGrid {
         let w = widths
         func pad(_ s: String, _ n: Int) -> String { s.padding(toLength: n, withPad: " ", startingAt: 0) }
         var cells = [pad(b.key, w.key)]
-        if layout.name, w.name > 0 { cells.append(pad(b.name != b.key ? (b.name ?? "-") : "", w.name)) }
-        if layout.address, w.address > 0 { cells.append(pad(b.address != b.key ? (b.address ?? "-") : "", w.address)) }
+        if layout.name, w.name > 0 { cells.append(pad(b.name != b.key ? (b.name ?? "") : "", w.name)) }
+        if layout.address, w.address > 0 { cells.append(pad(b.address != b.key ? (b.address ?? "") : "", w.address)) }
         cells.append(pad(b.path?.rawValue ?? "-", w.path))
         cells.append(status(b, layout))
         return cells.joined(separator: "  ")
