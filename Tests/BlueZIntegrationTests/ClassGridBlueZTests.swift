@@ -69,7 +69,6 @@ struct ClassGridBlueZTests {
         // While the McuMgr board uploaded, before its result (and its address, which comes with
         // it), its line said a full update: the estimate expects a mixed class, so not which one.
         let frames = run.stdout.components(separatedBy: "\r")
-        try? run.stdout.write(toFile: "/tmp/mixed-stdout.txt", atomically: true, encoding: .utf8)
         #expect(
             frames.contains { $0.contains(#/^vavit  full +\[[█░]+\] +\d+%/#) }, "\(run.stdout)")
     }
