@@ -17,6 +17,14 @@ public enum TerminalSize {
         return Int(size.ws_col)
     }
 
+    /// The rows of the terminal on `descriptor`, nil when the descriptor is no terminal or the
+    /// terminal says 0.
+    public static func rows(of descriptor: Int32) -> Int? {
+        var size = winsize()
+        guard systemWindowSize(descriptor, &size) == 0, size.ws_row > 0 else { return nil }
+        return Int(size.ws_row)
+    }
+
     /// Calls `handler` after each SIGWINCH, on a queue of its own, until the watch is cancelled
     /// (or released). SIGWINCH is ignored by default (signal(7)), so a process that watches
     /// nothing loses nothing; the watch only adds a caller.

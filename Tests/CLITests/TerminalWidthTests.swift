@@ -13,20 +13,26 @@ struct TerminalWidthTests {
     /// (history included) once the command has ended: one shell runs tmux's steps, `wait-for`
     /// telling it when the command is done. The server's own output goes to /dev/null, so that
     /// the pipe read here ends with the shell.
-    static func screen(columns: Int, _ arguments: [String]) throws -> [String] {
+    /// - Parameters:
+    ///   - prefix: words run before the binary (`env NO_COLOR=1`).
+    ///   - escapes: keep the screen's colours, as SGR codes (`capture-pane -e`).
+    ///   - rows: the pane's height.
+    static func screen(
+        columns: Int, _ arguments: [String], prefix: [String] = [], escapes: Bool = false, rows: Int = 50
+    ) throws -> [String] {
         let tmux = try #require(ExternalProcess.onPath("tmux")).path
         let socket = "bitflash-width-\(UUID().uuidString.prefix(8))"
         func quote(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'" }
         let binary = try #require(BitflashBinary.url).path
         let tm = "\(quote(tmux)) -u -L \(socket) -f /dev/null"
         let command =
-            "stty cols \(columns) rows 50; \(([binary] + arguments).map(quote).joined(separator: " ")); "
+            "stty cols \(columns) rows \(rows); \((prefix + [binary] + arguments).map(quote).joined(separator: " ")); "
             + "\(tm) wait-for -S finished; sleep 600"
         let script = """
-            \(tm) new-session -d -x \(columns) -y 50 -e TERM=xterm-256color -e LANG=C.UTF-8 \(quote(command)) \
+            \(tm) new-session -d -x \(columns) -y \(rows) -e TERM=xterm-256color -e LANG=C.UTF-8 \(quote(command)) \
                 </dev/null >/dev/null 2>&1
             \(tm) wait-for finished
-            \(tm) capture-pane -p -S -2000
+            \(tm) capture-pane -p \(escapes ? "-e " : "")-S -2000
             \(tm) kill-server >/dev/null 2>&1
             """
         return try Self.lines(ofShell: script)

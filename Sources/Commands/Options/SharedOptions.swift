@@ -163,7 +163,10 @@ struct OutputOptions: ParsableArguments {
                 "Record every write, notification, connection event and decision as JSON lines.", valueName: "FILE")))
     var trace: String?
 
-    var mode: OutputMode { OutputMode.choose(json: json) }
+    @Flag(help: "Print plain, timestamped lines even on a terminal: no live bars or class grid.")
+    var plain = false
+
+    var mode: OutputMode { OutputMode.choose(json: json, plain: plain) }
 }
 
 /// The output, reachable from the simulation's report callback (which runs on this thread).
@@ -181,6 +184,7 @@ final class SharedOutput: Sendable {
     func event(_ e: FlashEvent) { output.withLock { $0.event(e) } }
     func result(_ r: FlashResult) { output.withLock { $0.result(r) } }
     func classEstimate(_ p: ClassPreview) { output.withLock { $0.classEstimate(p) } }
+    func identify(_ ids: [String: BoardIdentity]) { output.withLock { $0.identify(ids) } }
     func finish(_ rs: [FlashResult], identities: [String: BoardIdentity] = [:]) {
         // Nothing is redrawn after the closing lines.
         resizes.withLock {

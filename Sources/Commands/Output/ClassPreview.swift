@@ -41,6 +41,14 @@ struct ClassPreview: Encodable, Equatable {
     var adapters: [Adapter]
     /// What the estimate takes for granted, in words.
     var assumes: String
+    /// When each board should run its new program, in seconds from the class's start, in the
+    /// order the boards were given: the live grid's class ETA (not in the JSON).
+    var boardFinishes: [Double] = []
+
+    enum CodingKeys: String, CodingKey {
+        case type, boards, path, paths, link, connectionIntervalMilliseconds, classSeconds, slowestBoardSeconds
+        case aloneSeconds, waves, adapters, assumes
+    }
 
     /// The forecast in the command line's words and JSON.
     init(_ forecast: ClassForecast) {
@@ -61,6 +69,7 @@ struct ClassPreview: Encodable, Equatable {
                 waves: mine.map(\.wave).max() ?? 0)
         }
         assumes = forecast.assumes
+        boardFinishes = estimate.boards.sorted { $0.index < $1.index }.map { Self.round($0.finish.seconds) }
     }
 
     private static func round(_ s: Double) -> Double { (s * 1000).rounded() / 1000 }

@@ -12,8 +12,10 @@ enum OutputMode: Equatable {
     /// One JSON object per line: events, then a result per board.
     case json
 
-    static func choose(json: Bool) -> OutputMode {
+    /// JSON when asked, plain lines when asked (`--plain`), else bars on a terminal.
+    static func choose(json: Bool, plain: Bool = false) -> OutputMode {
         if json { return .json }
+        if plain { return .plain }
         let env = ProcessInfo.processInfo.environment
         if env["BITFLASH_FORCE_TTY"] == "1" { return .terminal }
         return isatty(STDOUT_FILENO) == 1 && env["TERM"] != "dumb" ? .terminal : .plain
@@ -31,12 +33,16 @@ protocol FlashOutput: AnyObject {
     func classEstimate(_ preview: ClassPreview)
     /// The terminal's window was resized (SIGWINCH).
     func resized()
+    /// Who the boards are (name and address, by the name each is flashed under), as soon as it
+    /// is known: the class grid shows it while the boards are flashed.
+    func identify(_ identities: [String: BoardIdentity])
 }
 
 extension FlashOutput {
     func finish(_ results: [FlashResult]) { finish(results, identities: [:]) }
     func classEstimate(_ preview: ClassPreview) {}
     func resized() {}
+    func identify(_ identities: [String: BoardIdentity]) {}
 }
 
 /// Shows nothing: a dry run over BlueZ prints its plans instead of progress.
@@ -49,7 +55,10 @@ final class SilentOutput: FlashOutput {
 enum Output {
     static func make(_ mode: OutputMode, boards: [String], verbosity: Int) -> FlashOutput {
         switch mode {
-        case .terminal: return TerminalOutput(boards: boards, verbosity: verbosity)
+        // Several boards: the class grid, a line per board.
+        case .terminal:
+            return boards.count > 1
+                ? GridOutput(boards: boards) as FlashOutput : TerminalOutput(boards: boards, verbosity: verbosity)
         case .plain: return PlainOutput(verbosity: verbosity)
         case .json: return JSONLinesOutput()
         }

@@ -11,6 +11,14 @@ enum TerminalWidth {
         return 80
     }
 
+    /// The height of the terminal on standard output, in rows: what the terminal says, else
+    /// `LINES`, else nil (unknown: nothing is left out for want of rows).
+    static func height(environment: [String: String] = ProcessInfo.processInfo.environment) -> Int? {
+        if let rows = TerminalSize.rows(of: STDOUT_FILENO) { return rows }
+        if let text = environment["LINES"], let rows = Int(text), rows > 0 { return rows }
+        return nil
+    }
+
     /// The rows `lines` take on a terminal `columns` wide that rewraps its lines when resized
     /// (VTE, kitty, tmux and most others do): a line drawn at an earlier, wider width now spans
     /// as many rows as it needs at this one.

@@ -42,6 +42,9 @@ extension FlashCommand {
             case let .warning(_, message):
                 StdErr.write("bitflash: warning: \(message)\n")
             case let .finished(result):
+                if !dryRun, result.address != nil || result.name != nil {
+                    out.identify([result.board: BoardIdentity(name: result.name, address: result.address)])
+                }
                 if !dryRun { out.result(result.result) }
                 finished.append(result)
             }

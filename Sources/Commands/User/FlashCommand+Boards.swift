@@ -82,6 +82,12 @@ extension FlashCommand {
                 return .planned(try printPlans(zip(names, runs.map(\.outcome)).map { ($0, $1) }))
             }
             let out = SharedOutput((makeOutput ?? Output.make)(output.mode, names, output.verbose))
+            var identities: [String: BoardIdentity] = [:]
+            for entry in ids {
+                let profile = try sim.board(entry.board).profile
+                identities[entry.name] = BoardIdentity(name: profile.name, address: profile.address)
+            }
+            out.identify(identities)
             if let preview { out.classEstimate(preview) }
             let kill = simulation.killAt.map { Duration.milliseconds(Int64(($0 * 1000).rounded())) }
             let (runs, checkpoints) = flasher.flash(
@@ -123,11 +129,6 @@ extension FlashCommand {
                     try OutputFile.write(
                         [UInt8](text), to: trace, what: "the trace", inputs: [file] + (dfuImage.map { [$0] } ?? []))
                 }
-            }
-            var identities: [String: BoardIdentity] = [:]
-            for entry in ids {
-                let profile = try sim.board(entry.board).profile
-                identities[entry.name] = BoardIdentity(name: profile.name, address: profile.address)
             }
             if sim.adapters.count > 1 {
                 for (entry, run) in zip(ids, runs) {

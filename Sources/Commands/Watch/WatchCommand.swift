@@ -190,7 +190,12 @@ struct WatchCommand: AsyncParsableCommand {
         do {
             guard
                 case .flashed(var results) = try await command.flashBoards(
-                    firmware: firmware, output: { _, _, _ in SilentOutput() })
+                    firmware: firmware,
+                    output: { mode, boards, _ in
+                        // On a terminal, the class grid while the boards are flashed; watch's
+                        // own lines then say how each ended.
+                        mode == .terminal ? GridOutput(boards: boards, closing: .wipe) as FlashOutput : SilentOutput()
+                    })
             else { return true }
             if let name = stop.signalName {
                 // Cut short by a signal: never a success unless the board finished.
