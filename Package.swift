@@ -101,7 +101,7 @@ let package = Package(
             "Transport", crypto,
         ]),
         // Realistic MakeCode-style images the project makes itself (Samples/, tests, the demo).
-        .target(name: "SampleFirmware", dependencies: ["FirmwareImage", crypto]),
+        .target(name: "SampleFirmware", dependencies: ["Diagnostics", "FirmwareImage", crypto]),
         // The flashing session run on simulated boards, on virtual time: what a program tries the
         // library with before it meets a real board.
         .target(name: "SimulatedFlashing", dependencies: ["Flashing", "FirmwareImage", "LinkModel", "SimulatedBoard", "Transport"]),
@@ -160,7 +160,7 @@ let package = Package(
         .testTarget(name: "FirmwareImageTests", dependencies: [
             "FirmwareImage", "Diagnostics", "TestSupport", crypto, .product(name: "ZIPFoundation", package: "ZIPFoundation"),
         ]),
-        .testTarget(name: "SampleFirmwareTests", dependencies: ["SampleFirmware", "FirmwareImage", "TestSupport", crypto]),
+        .testTarget(name: "SampleFirmwareTests", dependencies: ["Diagnostics", "SampleFirmware", "FirmwareImage", "TestSupport", crypto]),
         .testTarget(name: "DiagnosticsTests", dependencies: ["Diagnostics"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),
         .testTarget(name: "SystemFilesTests", dependencies: ["SystemFiles"]),
