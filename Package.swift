@@ -169,6 +169,11 @@ let package = Package(
         .testTarget(name: "PartialFlashingTests", dependencies: [
             "PartialFlashing", "PartialFlashingFrames", "Diagnostics", "FirmwareImage", "Transport", "TestSupport",
         ]),
+        .testTarget(name: "PartialFlashingFramesTests", dependencies: ["PartialFlashingFrames"]),
+        .testTarget(name: "NordicDFUFramesTests", dependencies: [
+            "NordicDFUFrames", "FirmwareImage", "SampleFirmware", "TestSupport", crypto,
+        ]),
+        .testTarget(name: "LinkModelTests", dependencies: ["LinkModel", "FirmwareImage"]),
         .testTarget(name: "NordicDFUTests", dependencies: [
             "NordicDFU", "NordicDFUFrames", "FirmwareImage", "SampleFirmware", "Transport", "TestSupport", crypto,
         ]),
