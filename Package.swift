@@ -205,6 +205,16 @@ let package = Package(
             "BlueZPeripheral", "DBus", "SimulatedBoard", "NordicDFUFrames", "SMP", "SampleFirmware", "FirmwareImage", "Transport", "TestSupport",
         ]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "Commands", "Diagnostics", "Flashing", "FirmwareImage", "SampleFirmware"]),
+        // The modules tested on their own: the BlueZ flasher's waves and claims, the UDP transport,
+        // the simulated board's UDP server and the session on simulated boards.
+        .testTarget(name: "BlueZFlashingTests", dependencies: ["BlueZFlashing"]),
+        .testTarget(name: "UDPTransportTests", dependencies: ["UDPTransport", "Transport", nioCore]),
+        .testTarget(name: "SimulatedUDPTests", dependencies: [
+            "SimulatedUDP", "UDPTransport", "SimulatedBoard", "Flashing", "FirmwareImage", "SampleFirmware", "SMP", nioCore,
+        ]),
+        .testTarget(name: "SimulatedFlashingTests", dependencies: [
+            "SimulatedFlashing", "Flashing", "SimulatedBoard", "FirmwareImage", "SampleFirmware",
+        ]),
         // SMP over UDP, both sides: the client transport against the simulated server and third-party clients.
         .testTarget(name: "SMPUDPTests", dependencies: [
             "UDPTransport", "SimulatedUDP", "Flashing", "SimulatedFlashing", "McuMgr", "SMP", "SimulatedBoard", "FirmwareImage",
