@@ -38,7 +38,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
     ],
     targets: [
-        // The vocabulary every layer shares: exit statuses of errors, hexadecimal text.
+        // The vocabulary every layer shares: failure kinds, hexadecimal text, little-endian bytes.
         .target(name: "Diagnostics"),
         // The BLE connection abstraction and the event/action vocabulary of the flows.
         .target(name: "Transport", dependencies: ["Diagnostics"]),
