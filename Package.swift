@@ -41,7 +41,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
     ],
     targets: [
-        // The vocabulary every layer shares: exit statuses of errors, hexadecimal text.
+        // The vocabulary every layer shares: failure kinds, hexadecimal text, little-endian bytes.
         .target(name: "Diagnostics"),
         // The BLE connection abstraction and the event/action vocabulary of the flows.
         .target(name: "Transport", dependencies: ["Diagnostics"]),
@@ -104,7 +104,7 @@ let package = Package(
             "Transport", crypto,
         ]),
         // Realistic MakeCode-style images the project makes itself (Samples/, tests, the demo).
-        .target(name: "SampleFirmware", dependencies: ["FirmwareImage", crypto]),
+        .target(name: "SampleFirmware", dependencies: ["Diagnostics", "FirmwareImage", crypto]),
         // The flashing session run on simulated boards, on virtual time: what a program tries the
         // library with before it meets a real board.
         .target(name: "SimulatedFlashing", dependencies: ["Flashing", "FirmwareImage", "LinkModel", "SimulatedBoard", "Transport"]),
@@ -175,7 +175,7 @@ let package = Package(
         .testTarget(name: "FirmwareImageTests", dependencies: [
             "FirmwareImage", "Diagnostics", "TestSupport", crypto, .product(name: "ZIPFoundation", package: "ZIPFoundation"),
         ]),
-        .testTarget(name: "SampleFirmwareTests", dependencies: ["SampleFirmware", "FirmwareImage", "TestSupport", crypto]),
+        .testTarget(name: "SampleFirmwareTests", dependencies: ["Diagnostics", "SampleFirmware", "FirmwareImage", "TestSupport", crypto]),
         .testTarget(name: "DiagnosticsTests", dependencies: ["Diagnostics"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),
         .testTarget(name: "SystemFilesTests", dependencies: ["SystemFiles"]),
@@ -184,6 +184,11 @@ let package = Package(
         .testTarget(name: "PartialFlashingTests", dependencies: [
             "PartialFlashing", "PartialFlashingFrames", "Diagnostics", "FirmwareImage", "Transport", "TestSupport",
         ]),
+        .testTarget(name: "PartialFlashingFramesTests", dependencies: ["PartialFlashingFrames"]),
+        .testTarget(name: "NordicDFUFramesTests", dependencies: [
+            "NordicDFUFrames", "FirmwareImage", "SampleFirmware", "TestSupport", crypto,
+        ]),
+        .testTarget(name: "LinkModelTests", dependencies: ["LinkModel", "FirmwareImage"]),
         .testTarget(name: "NordicDFUTests", dependencies: [
             "NordicDFU", "NordicDFUFrames", "FirmwareImage", "SampleFirmware", "Transport", "TestSupport", crypto,
         ]),
@@ -218,6 +223,16 @@ let package = Package(
             "ClassPage", "FirmwareImage", "Flasher", "Flashing", "Laboratory", "SampleFirmware", "SimulatedBoard",
         ]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "Commands", "Diagnostics", "Flashing", "FirmwareImage", "SampleFirmware"]),
+        // The modules tested on their own: the BlueZ flasher's waves and claims, the UDP transport,
+        // the simulated board's UDP server and the session on simulated boards.
+        .testTarget(name: "BlueZFlashingTests", dependencies: ["BlueZFlashing"]),
+        .testTarget(name: "UDPTransportTests", dependencies: ["UDPTransport", "Transport", nioCore]),
+        .testTarget(name: "SimulatedUDPTests", dependencies: [
+            "SimulatedUDP", "UDPTransport", "SimulatedBoard", "Flashing", "FirmwareImage", "SampleFirmware", "SMP", nioCore,
+        ]),
+        .testTarget(name: "SimulatedFlashingTests", dependencies: [
+            "SimulatedFlashing", "Flashing", "SimulatedBoard", "FirmwareImage", "SampleFirmware",
+        ]),
         // SMP over UDP, both sides: the client transport against the simulated server and third-party clients.
         .testTarget(name: "SMPUDPTests", dependencies: [
             "UDPTransport", "SimulatedUDP", "Flashing", "SimulatedFlashing", "McuMgr", "SMP", "SimulatedBoard", "FirmwareImage",

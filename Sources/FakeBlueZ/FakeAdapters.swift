@@ -1,3 +1,5 @@
+import Diagnostics
+
 /// One adapter the fake plays: `/org/bluez/NAME`, its address, and how many LE connections its
 /// controller holds at once (nil: no limit).
 public struct FakeAdapter: Sendable, Equatable {
@@ -15,9 +17,8 @@ public struct FakeAdapter: Sendable, Equatable {
     /// holding `maxConnections`.
     public static func numbered(_ count: Int, maxConnections: Int?) -> [FakeAdapter] {
         (0..<max(1, min(count, 255))).map { i in
-            let last = String(i + 1, radix: 16, uppercase: true)
-            return FakeAdapter(
-                name: "hci\(i)", address: "00:AA:01:00:00:" + (last.count == 1 ? "0" + last : last),
+            FakeAdapter(
+                name: "hci\(i)", address: "00:AA:01:00:00:" + Hex.number(i + 1, digits: 2, prefix: false),
                 maxConnections: maxConnections)
         }
     }

@@ -94,7 +94,10 @@ struct HostileDBus: Sendable {
         case "Name": return .string(String(repeating: "micro:bit ", count: 6_554))
         case "Alias": return .string(String(repeating: "A", count: 65_536))
         case "UUIDs" where interface == BlueZ.device:
-            return .strings((0..<5_000).map { String(format: "%08x-0000-1000-8000-00805f9b34fb", $0) })
+            return .strings(
+                (0..<5_000).map {
+                    Hex.number($0, digits: 8, prefix: false, uppercase: false) + "-0000-1000-8000-00805f9b34fb"
+                })
         case "Value": return .bytes([UInt8](repeating: 0xA5, count: 4_096))
         default: return value
         }

@@ -217,10 +217,11 @@ struct SoftDeviceInfo {
 
     init?(in image: MemoryImage) {
         let bytes = image.read(Self.address..<(Self.address + 16), fill: 0)
-        guard image.hasData(in: (Self.address + 4)..<(Self.address + 16)), LEBytes.u32(bytes, 4) == Self.magic else {
-            return nil
-        }
-        end = LEBytes.u32(bytes, 8)
-        firmwareID = LEBytes.u16(bytes, 12)
+        guard image.hasData(in: (Self.address + 4)..<(Self.address + 16)),
+            (try? LEBytes.u32(bytes, 4)) == Self.magic, let end = try? LEBytes.u32(bytes, 8),
+            let firmwareID = try? LEBytes.u16(bytes, 12)
+        else { return nil }
+        self.end = end
+        self.firmwareID = firmwareID
     }
 }

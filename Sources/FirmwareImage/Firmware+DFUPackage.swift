@@ -64,16 +64,17 @@ enum NordicInitPacket {
 
     init(bytes: [UInt8], name: String) throws {
         if bytes.count == 56, Array(bytes.prefix(12)) == Self.microbitAppMagic {
-            self = .microbitApp(
+            self = try .microbitApp(
                 version: LEBytes.u32(bytes, 12), applicationSize: LEBytes.u32(bytes, 16),
                 hashSize: LEBytes.u32(bytes, 20), sha256: Array(bytes[24..<56]).reversed())
             return
         }
         if bytes.count >= 14, bytes.count <= 64 {
-            let n = Int(LEBytes.u16(bytes, 8))
+            let n = try Int(LEBytes.u16(bytes, 8))
             if n >= 1, bytes.count >= 10 + 2 * n + 2 {
-                self = .legacy(
-                    softDevices: (0..<n).map { LEBytes.u16(bytes, 10 + 2 * $0) }, crc16: LEBytes.u16(bytes, 10 + 2 * n))
+                self = try .legacy(
+                    softDevices: (0..<n).map { try LEBytes.u16(bytes, 10 + 2 * $0) },
+                    crc16: LEBytes.u16(bytes, 10 + 2 * n))
                 return
             }
         }

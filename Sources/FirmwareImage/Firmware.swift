@@ -116,11 +116,7 @@ public struct Firmware: Sendable, Equatable {
     /// The format the content announces (magic numbers; `:` for Intel HEX), or nil.
     /// Intel HEX and Universal Hex are told apart only by parsing, so this says `.intelHex` for both.
     public static func detectFormat(_ bytes: [UInt8]) -> Format? {
-        func le32(_ i: Int) -> UInt32? {
-            guard bytes.count >= i + 4 else { return nil }
-            return UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16 | UInt32(bytes[i + 3])
-                << 24
-        }
+        func le32(_ i: Int) -> UInt32? { try? LEBytes.u32(bytes, i) }
         if le32(0) == 0x0A32_4655, le32(4) == 0x9E5D_5157 { return .uf2 }
         if le32(0) == 0x96F3_B83D { return .mcuboot }
         if le32(0) == 0x0403_4B50 { return .dfuPackage }

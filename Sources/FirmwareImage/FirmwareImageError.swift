@@ -202,7 +202,7 @@ extension FirmwareImageError: CustomStringConvertible, LocalizedError {
                 "unknown record type \(Hex.number(type, digits: 2, prefix: false)): expected 00-05 (Intel HEX) or 0A-0E (Universal Hex)"
         case .addressOverflow(_, let address):
             return
-                "data record reaches past the 32-bit address space (to 0x\(String(address, radix: 16, uppercase: true)))"
+                "data record reaches past the 32-bit address space (to \(Hex.number(address)))"
         case .missingEndOfFile:
             return "the file ends without an end-of-file record: expected ':00000001FF'"
         case .emptyFile:

@@ -1,3 +1,5 @@
+import Diagnostics
+
 /// The version in an MCUboot image header: `major.minor.revision+build`.
 public struct MCUbootVersion: Sendable, Equatable, Hashable, CustomStringConvertible {
     public var major: UInt8
@@ -84,16 +86,16 @@ public struct MCUbootHeader: Sendable, Equatable {
         guard bytes.count >= Self.encodedSize else {
             throw FirmwareImageError.mcubootTruncated(size: bytes.count, needed: Self.encodedSize, what: "header")
         }
-        let magic = LEBytes.u32(bytes, 0)
+        let magic = try LEBytes.u32(bytes, 0)
         if magic == Self.legacyMagic { throw FirmwareImageError.mcubootLegacyMagic }
         guard magic == Self.magic else { throw FirmwareImageError.mcubootBadMagic(found: magic) }
-        loadAddress = LEBytes.u32(bytes, 4)
-        headerSize = LEBytes.u16(bytes, 8)
+        loadAddress = try LEBytes.u32(bytes, 4)
+        headerSize = try LEBytes.u16(bytes, 8)
         guard Int(headerSize) >= Self.encodedSize else { throw FirmwareImageError.mcubootHeaderTooSmall(headerSize) }
-        protectedTLVSize = LEBytes.u16(bytes, 10)
-        imageSize = LEBytes.u32(bytes, 12)
-        flags = Flags(rawValue: LEBytes.u32(bytes, 16))
-        version = MCUbootVersion(
+        protectedTLVSize = try LEBytes.u16(bytes, 10)
+        imageSize = try LEBytes.u32(bytes, 12)
+        flags = try Flags(rawValue: LEBytes.u32(bytes, 16))
+        version = try MCUbootVersion(
             major: bytes[20], minor: bytes[21], revision: LEBytes.u16(bytes, 22), build: LEBytes.u32(bytes, 24))
     }
 
@@ -107,17 +109,5 @@ public struct MCUbootHeader: Sendable, Equatable {
         out += [version.major, version.minor]
         LEBytes.put(&out, version.revision); LEBytes.put(&out, version.build); LEBytes.put(&out, UInt32(0))
         return out
-    }
-}
-
-/// Little-endian reads and writes for the binary formats. Callers check bounds first.
-public enum LEBytes {
-    public static func u16(_ b: [UInt8], _ o: Int) -> UInt16 { UInt16(b[o]) | UInt16(b[o + 1]) << 8 }
-    public static func u32(_ b: [UInt8], _ o: Int) -> UInt32 {
-        UInt32(b[o]) | UInt32(b[o + 1]) << 8 | UInt32(b[o + 2]) << 16 | UInt32(b[o + 3]) << 24
-    }
-    public static func put(_ out: inout [UInt8], _ v: UInt16) { out += [UInt8(v & 0xFF), UInt8(v >> 8)] }
-    public static func put(_ out: inout [UInt8], _ v: UInt32) {
-        out += [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 24)]
     }
 }

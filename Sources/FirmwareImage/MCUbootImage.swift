@@ -1,4 +1,5 @@
 import Crypto
+import Diagnostics
 
 /// An MCUboot image: header, body, protected and unprotected TLV areas
 /// (docs/protocols/mcumgr-smp.md §5), with its image hash checked the way the device computes it.
@@ -84,7 +85,7 @@ public struct MCUbootImage: Sendable, Equatable {
 
     /// True when `bytes` starts with the MCUboot magic.
     public static func looksLikeMCUboot(_ bytes: [UInt8]) -> Bool {
-        bytes.count >= 4 && LEBytes.u32(bytes, 0) == MCUbootHeader.magic
+        (try? LEBytes.u32(bytes, 0)) == MCUbootHeader.magic
     }
 
     /// The bytes the image hash covers: header (with padding), body and protected area.

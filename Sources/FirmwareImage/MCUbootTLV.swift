@@ -1,3 +1,5 @@
+import Diagnostics
+
 /// One type-length-value entry after an MCUboot image (`{u16 type, u16 len, value}`, little-endian).
 public struct MCUbootTLV: Sendable, Equatable {
     /// Well-known TLV types (MCUboot `image.h`).
@@ -47,11 +49,11 @@ public struct MCUbootTLV: Sendable, Equatable {
         guard offset >= 0, bytes.count - offset >= 4 else {
             throw FirmwareImageError.mcubootTruncated(size: bytes.count, needed: offset + 4, what: "TLV area header")
         }
-        let magic = LEBytes.u16(bytes, offset)
+        let magic = try LEBytes.u16(bytes, offset)
         guard magic == area.rawValue else {
             throw FirmwareImageError.mcubootBadTLVArea(offset: offset, expected: area.rawValue, found: magic)
         }
-        let total = Int(LEBytes.u16(bytes, offset + 2))
+        let total = try Int(LEBytes.u16(bytes, offset + 2))
         guard total >= 4 else {
             throw FirmwareImageError.mcubootTLVOverrun(offset: offset, type: magic, length: UInt16(total))
         }
@@ -65,7 +67,8 @@ public struct MCUbootTLV: Sendable, Equatable {
             guard end - at >= 4 else {
                 throw FirmwareImageError.mcubootTLVOverrun(offset: at, type: 0, length: UInt16(end - at))
             }
-            let type = LEBytes.u16(bytes, at), length = LEBytes.u16(bytes, at + 2)
+            let type = try LEBytes.u16(bytes, at)
+            let length = try LEBytes.u16(bytes, at + 2)
             let valueStart = at + 4
             guard end - valueStart >= Int(length) else {
                 throw FirmwareImageError.mcubootTLVOverrun(offset: at, type: type, length: length)

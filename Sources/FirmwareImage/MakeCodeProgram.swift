@@ -32,13 +32,7 @@ public struct MakeCodeProgram: Sendable, Equatable {
 
 extension Array where Element == UInt8 {
     /// Upper-case hex, no separators: `22204AC874977E7F`.
-    public var hexString: String {
-        let digits = Array("0123456789ABCDEF".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(count * 2)
-        for b in self { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 15)]) }
-        return String(decoding: out, as: UTF8.self)
-    }
+    public var hexString: String { Hex.bytes(self) }
 }
 
 extension MakeCodeProgram {

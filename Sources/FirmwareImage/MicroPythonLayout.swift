@@ -94,10 +94,10 @@ public struct MicroPythonLayout: Sendable, Equatable {
     static func decode(image: MemoryImage, headerAddress: UInt32, pageSize: UInt32) -> MicroPythonLayout? {
         guard image.hasData(in: headerAddress..<(headerAddress + 16)) else { return nil }
         let h = image.read(headerAddress..<(headerAddress + 16))
-        guard LEBytes.u32(h, 0) == headerMagic, LEBytes.u32(h, 12) == footerMagic else { return nil }
-        let version = LEBytes.u16(h, 4), tableLength = LEBytes.u16(h, 6), count = LEBytes.u16(h, 8),
-            log2 = LEBytes.u16(h, 10)
-        guard version == 1, count >= 1, count <= 16, Int(tableLength) == Int(count) * 16,
+        guard (try? LEBytes.u32(h, 0)) == headerMagic, (try? LEBytes.u32(h, 12)) == footerMagic,
+            let version = try? LEBytes.u16(h, 4), let tableLength = try? LEBytes.u16(h, 6),
+            let count = try? LEBytes.u16(h, 8), let log2 = try? LEBytes.u16(h, 10),
+            version == 1, count >= 1, count <= 16, Int(tableLength) == Int(count) * 16,
             log2 < 32, UInt32(1) << log2 == pageSize, headerAddress >= UInt32(tableLength)
         else { return nil }
         let tableStart = headerAddress - UInt32(tableLength)
@@ -105,13 +105,15 @@ public struct MicroPythonLayout: Sendable, Equatable {
         var regions: [Region] = []
         for i in 0..<Int(count) {
             let o = i * 16
-            let startPage = LEBytes.u16(table, o + 2)
+            guard let startPage = try? LEBytes.u16(table, o + 2), let length = try? LEBytes.u32(table, o + 4) else {
+                return nil
+            }
             var region = Region(
                 id: table[o], hashTypeValue: table[o + 1], startPage: startPage,
-                startAddress: UInt32(startPage) << log2, length: LEBytes.u32(table, o + 4),
+                startAddress: UInt32(startPage) << log2, length: length,
                 hashData: Array(table[(o + 8)..<(o + 16)]), hashString: nil)
             if region.hashType == .stringPointer {
-                region.hashString = cString(in: image, at: LEBytes.u32(region.hashData, 0))
+                region.hashString = (try? LEBytes.u32(region.hashData, 0)).flatMap { cString(in: image, at: $0) }
             }
             regions.append(region)
         }

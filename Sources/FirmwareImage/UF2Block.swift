@@ -1,3 +1,5 @@
+import Diagnostics
+
 /// One 512-byte block of a UF2 file (Microsoft UF2 specification).
 ///
 /// All header fields are little-endian 32-bit words: two start magics, flags, target
@@ -65,24 +67,20 @@ public struct UF2Block: Sendable, Equatable {
         guard offset >= 0, bytes.count - offset >= Self.size else {
             throw FirmwareImageError.uf2SizeNotBlockMultiple(size: bytes.count)
         }
-        func word(_ at: Int) -> UInt32 {
-            let o = offset + at
-            return UInt32(bytes[o]) | UInt32(bytes[o + 1]) << 8 | UInt32(bytes[o + 2]) << 16 | UInt32(bytes[o + 3])
-                << 24
+        func word(_ at: Int) throws -> UInt32 { try LEBytes.u32(bytes, offset + at) }
+        for (at, magic) in [(0, Self.magicStart0), (4, Self.magicStart1), (508, Self.magicEnd)] {
+            let found = try word(at)
+            guard found == magic else { throw FirmwareImageError.uf2BadMagic(block: index, offset: at, found: found) }
         }
-        for (at, magic) in [(0, Self.magicStart0), (4, Self.magicStart1), (508, Self.magicEnd)] where word(at) != magic
-        {
-            throw FirmwareImageError.uf2BadMagic(block: index, offset: at, found: word(at))
-        }
-        let size = word(16)
+        let size = try word(16)
         guard size <= UInt32(Self.maxPayloadSize) else {
             throw FirmwareImageError.uf2PayloadTooLarge(block: index, size: size)
         }
-        flags = Flags(rawValue: word(8))
-        targetAddress = word(12)
-        blockNumber = word(20)
-        blockCount = word(24)
-        fileSizeOrFamilyID = word(28)
+        flags = try Flags(rawValue: word(8))
+        targetAddress = try word(12)
+        blockNumber = try word(20)
+        blockCount = try word(24)
+        fileSizeOrFamilyID = try word(28)
         let dataStart = offset + 32
         payload = Array(bytes[dataStart..<(dataStart + Int(size))])
         trailer = Array(bytes[(dataStart + Int(size))..<(dataStart + Self.maxPayloadSize)])

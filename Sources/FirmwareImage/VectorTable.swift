@@ -27,14 +27,20 @@ struct VectorTable: Equatable {
     init?(in image: MemoryImage, at address: UInt32) {
         guard image.hasData(in: address..<(address + 8)) else { return nil }
         let words = image.read(address..<(address + 8))
-        self.init(address: address, stackPointer: LEBytes.u32(words, 0), resetHandler: LEBytes.u32(words, 4))
+        guard let stackPointer = try? LEBytes.u32(words, 0), let resetHandler = try? LEBytes.u32(words, 4) else {
+            return nil
+        }
+        self.init(address: address, stackPointer: stackPointer, resetHandler: resetHandler)
     }
 
     /// The table at the start of `code`, placed at `address`; nil when it is shorter than two words.
     init?(code: ArraySlice<UInt8>, at address: UInt32) {
         guard code.count >= 8 else { return nil }
         let words = Array(code.prefix(8))
-        self.init(address: address, stackPointer: LEBytes.u32(words, 0), resetHandler: LEBytes.u32(words, 4))
+        guard let stackPointer = try? LEBytes.u32(words, 0), let resetHandler = try? LEBytes.u32(words, 4) else {
+            return nil
+        }
+        self.init(address: address, stackPointer: stackPointer, resetHandler: resetHandler)
     }
 
     /// True when the stack pointer is a word-aligned address in `ram` (or its end: the stack

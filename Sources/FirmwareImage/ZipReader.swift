@@ -1,3 +1,4 @@
+import Diagnostics
 import Foundation
 import ZIPFoundation
 
@@ -76,10 +77,12 @@ struct ZipReader {
         let lowest = max(0, bytes.count - fixed - 0xFFFF)
         var at = bytes.count - fixed
         while at >= lowest {
-            if u32(bytes, at) == 0x0605_4B50, at + fixed + Int(u16(bytes, at + 20)) == bytes.count {
-                let disk = u16(bytes, at + 4), directoryDisk = u16(bytes, at + 6)
-                let onDisk = Int(u16(bytes, at + 8)), total = Int(u16(bytes, at + 10))
-                let size = Int(u32(bytes, at + 12)), offset = Int(u32(bytes, at + 16))
+            if try LEBytes.u32(bytes, at) == 0x0605_4B50,
+                try at + fixed + Int(LEBytes.u16(bytes, at + 20)) == bytes.count
+            {
+                let disk = try LEBytes.u16(bytes, at + 4), directoryDisk = try LEBytes.u16(bytes, at + 6)
+                let onDisk = try Int(LEBytes.u16(bytes, at + 8)), total = try Int(LEBytes.u16(bytes, at + 10))
+                let size = try Int(LEBytes.u32(bytes, at + 12)), offset = try Int(LEBytes.u32(bytes, at + 16))
                 // Multi-disk archives and ZIP64 markers (0xFFFF / 0xFFFFFFFF) are not DFU packages.
                 guard disk == 0, directoryDisk == 0, onDisk == total, total != 0xFFFF,
                     offset + size <= at
@@ -93,13 +96,15 @@ struct ZipReader {
 
     /// Reads the central-directory record at `at` and checks its local header.
     private static func centralRecord(in bytes: [UInt8], at: Int) throws -> (Entry, next: Int) {
-        guard at + 46 <= bytes.count, u32(bytes, at) == 0x0201_4B50 else { throw FirmwareImageError.dfuNotAZip }
-        let flags = u16(bytes, at + 8), method = u16(bytes, at + 10)
-        let crc = u32(bytes, at + 16)
-        let compressed = Int(u32(bytes, at + 20)), uncompressed = Int(u32(bytes, at + 24))
-        let nameLength = Int(u16(bytes, at + 28)), extraLength = Int(u16(bytes, at + 30))
-        let commentLength = Int(u16(bytes, at + 32))
-        let localOffset = Int(u32(bytes, at + 42))
+        guard at + 46 <= bytes.count, try LEBytes.u32(bytes, at) == 0x0201_4B50 else {
+            throw FirmwareImageError.dfuNotAZip
+        }
+        let flags = try LEBytes.u16(bytes, at + 8), method = try LEBytes.u16(bytes, at + 10)
+        let crc = try LEBytes.u32(bytes, at + 16)
+        let compressed = try Int(LEBytes.u32(bytes, at + 20)), uncompressed = try Int(LEBytes.u32(bytes, at + 24))
+        let nameLength = try Int(LEBytes.u16(bytes, at + 28)), extraLength = try Int(LEBytes.u16(bytes, at + 30))
+        let commentLength = try Int(LEBytes.u16(bytes, at + 32))
+        let localOffset = try Int(LEBytes.u32(bytes, at + 42))
         let next = at + 46 + nameLength + extraLength + commentLength
         guard next <= bytes.count else { throw FirmwareImageError.dfuNotAZip }
         let name = String(decoding: bytes[(at + 46)..<(at + 46 + nameLength)], as: UTF8.self)
@@ -107,10 +112,11 @@ struct ZipReader {
         guard flags & 1 == 0, compressed != 0xFFFF_FFFF, uncompressed != 0xFFFF_FFFF else {
             throw FirmwareImageError.dfuUnreadableEntry(name)
         }
-        guard localOffset + 30 <= bytes.count, u32(bytes, localOffset) == 0x0403_4B50 else {
+        guard localOffset + 30 <= bytes.count, try LEBytes.u32(bytes, localOffset) == 0x0403_4B50 else {
             throw FirmwareImageError.dfuNotAZip
         }
-        let dataOffset = localOffset + 30 + Int(u16(bytes, localOffset + 26)) + Int(u16(bytes, localOffset + 28))
+        let nameAndExtra = try Int(LEBytes.u16(bytes, localOffset + 26)) + Int(LEBytes.u16(bytes, localOffset + 28))
+        let dataOffset = localOffset + 30 + nameAndExtra
         guard dataOffset + compressed <= bytes.count else { throw FirmwareImageError.dfuUnreadableEntry(name) }
         let entry = Entry(
             path: name, method: method, crc32: crc, compressedSize: compressed,
@@ -167,11 +173,6 @@ struct ZipReader {
         var c = UInt32(n)
         for _ in 0..<8 { c = c & 1 != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
         return c
-    }
-
-    private static func u16(_ b: [UInt8], _ at: Int) -> UInt16 { UInt16(b[at]) | UInt16(b[at + 1]) << 8 }
-    private static func u32(_ b: [UInt8], _ at: Int) -> UInt32 {
-        UInt32(b[at]) | UInt32(b[at + 1]) << 8 | UInt32(b[at + 2]) << 16 | UInt32(b[at + 3]) << 24
     }
 
     private static func normalised(_ path: String) -> String {

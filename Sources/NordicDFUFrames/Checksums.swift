@@ -43,18 +43,3 @@ public enum CRC16 {
         return crc
     }
 }
-
-/// Little-endian encoding of the DFU frames' fields, as expressions; `LEBytes` (FirmwareImage)
-/// reads them back.
-enum LE {
-    static func u16(_ v: UInt16) -> [UInt8] {
-        var out: [UInt8] = []
-        LEBytes.put(&out, v)
-        return out
-    }
-    static func u32(_ v: UInt32) -> [UInt8] {
-        var out: [UInt8] = []
-        LEBytes.put(&out, v)
-        return out
-    }
-}

@@ -1,4 +1,5 @@
 import Crypto
+import Diagnostics
 import FirmwareImage
 
 /// The 56-byte `microbit_app` init command of the micro:bit V2 / Calliope mini 3 secure
@@ -35,7 +36,7 @@ public struct MicrobitAppInitPacket: Sendable, Equatable {
     public var bytes: [UInt8] {
         var hash = storedHash.prefix(32) + [UInt8](repeating: 0, count: max(0, 32 - storedHash.count))
         hash = hash.prefix(32)
-        return Self.magic + LE.u32(version) + LE.u32(applicationSize) + LE.u32(hashSize) + hash
+        return Self.magic + LEBytes.bytes(version) + LEBytes.bytes(applicationSize) + LEBytes.bytes(hashSize) + hash
     }
 
     /// Decodes the struct. The magic and the length are checked; the fields are not
@@ -48,7 +49,7 @@ public struct MicrobitAppInitPacket: Sendable, Equatable {
         guard Array(bytes.prefix(12)) == Self.magic else {
             throw NordicDFUError.malformedFrame("init packet without the microbit_app magic")
         }
-        self.init(
+        try self.init(
             version: LEBytes.u32(bytes, 12), applicationSize: LEBytes.u32(bytes, 16), hashSize: LEBytes.u32(bytes, 20),
             storedHash: Array(bytes[24..<56]))
     }
@@ -86,8 +87,9 @@ public struct LegacyInitPacket: Sendable, Equatable {
     }
 
     public var bytes: [UInt8] {
-        LE.u16(deviceType) + LE.u16(deviceRevision) + LE.u32(applicationVersion) + LE.u16(1) + LE.u16(softDevice)
-            + LE.u16(crc16)
+        LEBytes.bytes(deviceType) + LEBytes.bytes(deviceRevision) + LEBytes.bytes(applicationVersion)
+            + LEBytes.bytes(UInt16(1)) + LEBytes.bytes(softDevice)
+            + LEBytes.bytes(crc16)
     }
 
     /// Decodes the packet; a SoftDevice list of any length other than 1 is refused.
@@ -95,11 +97,11 @@ public struct LegacyInitPacket: Sendable, Equatable {
         guard bytes.count == Self.size else {
             throw NordicDFUError.malformedFrame("legacy init packet of \(bytes.count) bytes (expected \(Self.size))")
         }
-        guard LEBytes.u16(bytes, 8) == 1 else {
-            throw NordicDFUError.malformedFrame(
-                "legacy init packet lists \(LEBytes.u16(bytes, 8)) SoftDevices (expected 1)")
+        let softDevices = try LEBytes.u16(bytes, 8)
+        guard softDevices == 1 else {
+            throw NordicDFUError.malformedFrame("legacy init packet lists \(softDevices) SoftDevices (expected 1)")
         }
-        self.init(
+        try self.init(
             deviceType: LEBytes.u16(bytes, 0), deviceRevision: LEBytes.u16(bytes, 2),
             applicationVersion: LEBytes.u32(bytes, 4),
             softDevice: LEBytes.u16(bytes, 10), crc16: LEBytes.u16(bytes, 12))

@@ -35,7 +35,7 @@ public enum LegacyDFURequest: Sendable, Equatable {
         case .activateAndReset: return [0x05]
         case .reset: return [0x06]
         case .reportSize: return [0x07]
-        case let .packetReceiptRequest(n): return [0x08] + LE.u16(n)
+        case let .packetReceiptRequest(n): return [0x08] + LEBytes.bytes(n)
         case let .other(op, p): return [op] + p
         }
     }
@@ -57,7 +57,7 @@ public enum LegacyDFURequest: Sendable, Equatable {
         case 0x05: self = .activateAndReset
         case 0x06: self = .reset
         case 0x07: self = .reportSize
-        case 0x08: try need(3); self = .packetReceiptRequest(LEBytes.u16(bytes, 1))
+        case 0x08: try need(3); self = try .packetReceiptRequest(LEBytes.u16(bytes, 1))
         default: self = .other(opcode: op, parameters: Array(bytes.dropFirst()))
         }
     }
@@ -92,16 +92,16 @@ public enum LegacyDFUNotification: Sendable, Equatable {
     public var bytes: [UInt8] {
         switch self {
         case let .response(op, st): return [0x10, op, st]
-        case let .imageSize(n): return [0x10, 0x07, 0x01] + LE.u32(n)
-        case let .receipt(n): return [0x11] + LE.u32(n)
+        case let .imageSize(n): return [0x10, 0x07, 0x01] + LEBytes.bytes(n)
+        case let .receipt(n): return [0x11] + LEBytes.bytes(n)
         }
     }
 
     public init(bytes: [UInt8]) throws {
         switch (bytes.first, bytes.count) {
-        case (0x10, 7) where bytes[1] == 0x07 && bytes[2] == 0x01: self = .imageSize(LEBytes.u32(bytes, 3))
+        case (0x10, 7) where bytes[1] == 0x07 && bytes[2] == 0x01: self = try .imageSize(LEBytes.u32(bytes, 3))
         case (0x10, 3): self = .response(opcode: bytes[1], status: bytes[2])
-        case (0x11, 5): self = .receipt(bytesReceived: LEBytes.u32(bytes, 1))
+        case (0x11, 5): self = try .receipt(bytesReceived: LEBytes.u32(bytes, 1))
         default: throw NordicDFUError.malformedFrame("legacy DFU notification \(bytes.hexText)")
         }
     }
@@ -119,13 +119,13 @@ public struct LegacyImageSizes: Sendable, Equatable {
         self.application = application
     }
 
-    public var bytes: [UInt8] { LE.u32(softDevice) + LE.u32(bootloader) + LE.u32(application) }
+    public var bytes: [UInt8] { LEBytes.bytes(softDevice) + LEBytes.bytes(bootloader) + LEBytes.bytes(application) }
 
     public init(bytes: [UInt8]) throws {
         guard bytes.count == 12 else {
             throw NordicDFUError.malformedFrame("legacy image-size packet of \(bytes.count) bytes (expected 12)")
         }
-        self.init(
+        try self.init(
             softDevice: LEBytes.u32(bytes, 0), bootloader: LEBytes.u32(bytes, 4), application: LEBytes.u32(bytes, 8))
     }
 }

@@ -43,8 +43,8 @@ public enum SecureDFURequest: Sendable, Equatable {
 
     public var bytes: [UInt8] {
         switch self {
-        case let .create(type, size): return [0x01, type] + LE.u32(size)
-        case let .setPRN(n): return [0x02] + LE.u16(n)
+        case let .create(type, size): return [0x01, type] + LEBytes.bytes(size)
+        case let .setPRN(n): return [0x02] + LEBytes.bytes(n)
         case .calculateChecksum: return [0x03]
         case .execute: return [0x04]
         case let .select(type): return [0x06, type]
@@ -64,8 +64,8 @@ public enum SecureDFURequest: Sendable, Equatable {
             }
         }
         switch op {
-        case 0x01: try need(6); self = .create(type: bytes[1], size: LEBytes.u32(bytes, 2))
-        case 0x02: try need(3); self = .setPRN(LEBytes.u16(bytes, 1))
+        case 0x01: try need(6); self = try .create(type: bytes[1], size: LEBytes.u32(bytes, 2))
+        case 0x02: try need(3); self = try .setPRN(LEBytes.u16(bytes, 1))
         case 0x03: try need(1); self = .calculateChecksum
         case 0x04: try need(1); self = .execute
         case 0x06: try need(2); self = .select(type: bytes[1])
@@ -121,8 +121,9 @@ public enum SecureDFUResponse: Sendable, Equatable {
     public var bytes: [UInt8] {
         switch self {
         case let .success(op): return [0x60, op, 0x01]
-        case let .selected(max, off, crc): return [0x60, 0x06, 0x01] + LE.u32(max) + LE.u32(off) + LE.u32(crc)
-        case let .checksum(off, crc): return [0x60, 0x03, 0x01] + LE.u32(off) + LE.u32(crc)
+        case let .selected(max, off, crc):
+            return [0x60, 0x06, 0x01] + LEBytes.bytes(max) + LEBytes.bytes(off) + LEBytes.bytes(crc)
+        case let .checksum(off, crc): return [0x60, 0x03, 0x01] + LEBytes.bytes(off) + LEBytes.bytes(crc)
         case let .failure(op, result, ext): return [0x60, op, result] + (ext.map { [$0] } ?? [])
         }
     }
@@ -141,8 +142,9 @@ public enum SecureDFUResponse: Sendable, Equatable {
         switch (op, result) {
         case (0x06, 0x01):
             try need(15);
-            self = .selected(maxSize: LEBytes.u32(bytes, 3), offset: LEBytes.u32(bytes, 7), crc: LEBytes.u32(bytes, 11))
-        case (0x03, 0x01): try need(11); self = .checksum(offset: LEBytes.u32(bytes, 3), crc: LEBytes.u32(bytes, 7))
+            self = try .selected(
+                maxSize: LEBytes.u32(bytes, 3), offset: LEBytes.u32(bytes, 7), crc: LEBytes.u32(bytes, 11))
+        case (0x03, 0x01): try need(11); self = try .checksum(offset: LEBytes.u32(bytes, 3), crc: LEBytes.u32(bytes, 7))
         case (_, 0x01): try need(3); self = .success(opcode: op)
         case (_, 0x0B): try need(4); self = .failure(opcode: op, result: result, extended: bytes[3])
         default: try need(3); self = .failure(opcode: op, result: result, extended: nil)

@@ -15,16 +15,4 @@ enum SampleBytes {
         }
         return Array(out.prefix(count))
     }
-
-    static func le16(_ v: UInt16) -> [UInt8] {
-        var out: [UInt8] = []
-        LEBytes.put(&out, v)
-        return out
-    }
-
-    static func le32(_ v: UInt32) -> [UInt8] {
-        var out: [UInt8] = []
-        LEBytes.put(&out, v)
-        return out
-    }
 }

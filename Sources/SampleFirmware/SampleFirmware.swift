@@ -1,4 +1,5 @@
 import Crypto
+import Diagnostics
 import FirmwareImage
 
 /// Deterministic, realistic MakeCode-style board images, made by the project itself.
@@ -66,8 +67,8 @@ public enum SampleFirmware {
                 start: layout.bootloaderStart,
                 bytes: SampleBytes.fill(count: fixed.bootloaderSize, seed: "bootloader-\(family.rawValue)"))
         ]
-        var uicr = SampleBytes.le32(layout.bootloaderStart)
-        if family == .nrf52833 { uicr += SampleBytes.le32(0x7E000) }  // MBR parameter page, as CODAL hexes carry
+        var uicr = LEBytes.bytes(layout.bootloaderStart)
+        if family == .nrf52833 { uicr += LEBytes.bytes(UInt32(0x7E000)) }  // MBR parameter page, as CODAL hexes carry
         segments.append(.init(start: uicrBootloaderAddress, bytes: uicr))
         return MemoryImage(segments: segments)
     }
@@ -92,7 +93,7 @@ public enum SampleFirmware {
             let reserved = (7...10).contains(entry) || entry == 13
             words.append(reserved ? 0 : start + 0x100 + UInt32(entry) * 0x10 + 1)
         }
-        return words.flatMap(SampleBytes.le32)
+        return words.flatMap { LEBytes.bytes($0) }
     }
 
     static let vectorTableSize = 64
@@ -135,8 +136,8 @@ public enum SampleFirmware {
         var bytes = MakeCodeProgram.magic + runtimeHash(family: family, runtime: runtime)
         bytes += placeholderProgramHash
         // +32 number of globals, +34 program size in 8-byte units (pxt `serialize`, `patchHex`).
-        bytes += SampleBytes.le16(program.globalCount)
-        bytes += SampleBytes.le16(UInt16(size / 8))
+        bytes += LEBytes.bytes(program.globalCount)
+        bytes += LEBytes.bytes(UInt16(size / 8))
         bytes += SampleBytes.fill(
             count: size - bytes.count,
             seed: "program-\(family.rawValue)-\(runtime.rawValue)-\(program.rawValue)")

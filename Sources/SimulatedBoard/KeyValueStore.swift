@@ -1,3 +1,4 @@
+import Diagnostics
 import FirmwareImage
 
 /// The runtime's persistent key-value store, kept byte for byte in its own flash page as the
@@ -57,8 +58,10 @@ public struct KeyValueStore: Sendable, Equatable {
 
     /// The pairs the page holds, in order (empty when the page holds no store). Reads only.
     public func pairs(in flash: FlashMemory) -> [(key: String, value: [UInt8])] {
-        guard let header = try? flash.read(page..<(page + 8)), word(header, 0) == magic else { return [] }
-        let count = min(Int(word(header, 4)), capacity)
+        guard let header = try? flash.read(page..<(page + 8)), (try? LEBytes.u32(header, 0)) == magic,
+            let stored = try? LEBytes.u32(header, 4)
+        else { return [] }
+        let count = min(Int(stored), capacity)
         return (0..<count).compactMap { i in
             let at = page + UInt32(Self.headerSize + i * Self.pairSize)
             guard let pair = try? flash.read(at..<(at + UInt32(Self.pairSize))) else { return nil }
@@ -111,7 +114,7 @@ public struct KeyValueStore: Sendable, Equatable {
 
     /// `size()`: a page without the magic becomes an empty store.
     func initialiseIfNeeded(_ flash: inout FlashMemory) {
-        guard let header = try? flash.read(page..<(page + 8)), word(header, 0) != magic else { return }
+        guard let header = try? flash.read(page..<(page + 8)), (try? LEBytes.u32(header, 0)) != magic else { return }
         rewrite([], flash: &flash, wordsAfterHeader: 0)
     }
 
@@ -122,7 +125,7 @@ public struct KeyValueStore: Sendable, Equatable {
     private func rewrite(
         _ pairs: [(key: String, value: [UInt8])], flash: inout FlashMemory, wordsAfterHeader slots: Int
     ) {
-        var bytes = le32(magic) + le32(UInt32(pairs.count))
+        var bytes = LEBytes.bytes(magic) + LEBytes.bytes(UInt32(pairs.count))
         for p in pairs {
             let k = Array(p.key.utf8)
             bytes += k + [UInt8](repeating: 0, count: Self.keySize - k.count) + p.value
@@ -143,13 +146,5 @@ public struct KeyValueStore: Sendable, Equatable {
             flash.eraseForStorage(pageAt: page)
             flash.writeForStorage(copied, at: page)
         }
-    }
-
-    private func word(_ b: [UInt8], _ at: Int) -> UInt32 {
-        UInt32(b[at]) | UInt32(b[at + 1]) << 8 | UInt32(b[at + 2]) << 16 | UInt32(b[at + 3]) << 24
-    }
-
-    private func le32(_ v: UInt32) -> [UInt8] {
-        [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 24)]
     }
 }

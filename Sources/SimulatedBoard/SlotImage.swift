@@ -1,4 +1,5 @@
 import Crypto
+import Diagnostics
 import FirmwareImage
 
 /// What the server reads from an MCUboot image in a slot, as Zephyr's `img_mgmt_read_info`
@@ -23,8 +24,8 @@ struct SlotImageInfo: Sendable, Equatable {
             return nil
         }
         let tlvStart = Int(header.headerSize) + Int(header.imageSize) + Int(header.protectedTLVSize)
-        guard tlvStart + 4 <= limit, let info = read(tlvStart, 4), info.count == 4 else { return nil }
-        let total = Int(LEBytes.u16(info, 2))
+        guard tlvStart + 4 <= limit, let info = read(tlvStart, 4), let total = (try? LEBytes.u16(info, 2)).map(Int.init)
+        else { return nil }
         guard tlvStart + total <= limit, let bytes = read(0, tlvStart + total),
             let image = try? MCUbootImage(bytes: bytes), let hash = image.reportedHash
         else { return nil }

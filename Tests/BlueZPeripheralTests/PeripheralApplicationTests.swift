@@ -13,7 +13,9 @@ import Transport
 /// The simulated peripheral on a private bus, with the test playing bluetoothd's side of
 /// `GattManager1`, `LEAdvertisingManager1` and `Device1` as `src/gatt-database.c` and
 /// `src/advertising.c` use them.
-@Suite(.enabled(if: PrivateBus.isAvailable, Comment(rawValue: PrivateBus.skipMessage)), .serialized)
+@Suite(
+    .enabled(if: PrivateBus.isAvailable, Comment(rawValue: PrivateBus.skipMessage)), .serialized,
+    .timeLimit(.minutes(2)))
 struct PeripheralApplicationTests {
     static let adapter = "/org/bluez/hci1"
     static let central = "/org/bluez/hci1/dev_00_AA_01_00_00_01"
@@ -39,7 +41,7 @@ struct PeripheralApplicationTests {
                 ],
                 methods: { call in
                     try call.expectSignature(call.member.hasPrefix("Register") ? "oa{sv}" : "o")
-                    calls.lines.withLock { $0.append("\(call.member) \(try! call.arguments[0].objectPath())") }
+                    calls.append("\(call.member) \(try! call.arguments[0].objectPath())")
                     return []
                 })
             let server = self.server
@@ -49,7 +51,7 @@ struct PeripheralApplicationTests {
                     "org.bluez.Device1": ["Connected": .bool(true), "Address": .string("00:AA:01:00:00:01")]
                 ],
                 methods: { call in
-                    calls.lines.withLock { $0.append("\(call.member) \(call.path)") }
+                    calls.append("\(call.member) \(call.path)")
                     try server.setProperties(
                         path: call.path, interface: "org.bluez.Device1", ["Connected": .bool(false)])
                     return []
@@ -57,14 +59,9 @@ struct PeripheralApplicationTests {
             try await connection.requestName("org.bluez")
         }
 
-        /// Waits (bounded, as a safety net) until `count` calls were made; returns them.
+        /// The calls made once there are `count` of them (the suite's time limit bounds the wait).
         func calls(count: Int) async throws -> [String] {
-            for _ in 0..<2000 {
-                let seen = log.lines.withLock { $0 }
-                if seen.count >= count { return seen }
-                try await Task.sleep(for: .milliseconds(10))
-            }
-            return log.lines.withLock { $0 }
+            await log.lines(count: count)
         }
 
         func call(_ peer: String, _ path: String, _ interface: String, _ method: String, _ arguments: [DBusValue] = [])
@@ -76,8 +73,36 @@ struct PeripheralApplicationTests {
         }
     }
 
+    /// The calls in order, and the waits for a number of them, each woken by the call that makes it.
     final class CallLog: Sendable {
-        let lines = Mutex<[String]>([])
+        private struct State {
+            var lines: [String] = []
+            var waiting: [(count: Int, continuation: CheckedContinuation<[String], Never>)] = []
+        }
+        private let state = Mutex(State())
+
+        func append(_ line: String) {
+            let woken = state.withLock { s in
+                s.lines.append(line)
+                let count = s.lines.count
+                let ready = s.waiting.filter { $0.count <= count }.map(\.continuation)
+                s.waiting.removeAll { $0.count <= count }
+                return (ready, s.lines)
+            }
+            for continuation in woken.0 { continuation.resume(returning: woken.1) }
+        }
+
+        /// The lines once there are at least `count`.
+        func lines(count: Int) async -> [String] {
+            await withCheckedContinuation { continuation in
+                let now = state.withLock { s -> [String]? in
+                    if s.lines.count >= count { return s.lines }
+                    s.waiting.append((count, continuation))
+                    return nil
+                }
+                if let now { continuation.resume(returning: now) }
+            }
+        }
     }
 
     static func board() throws -> SimulatedBoard {

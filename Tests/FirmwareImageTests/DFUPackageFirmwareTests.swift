@@ -1,4 +1,5 @@
 import Crypto
+import Diagnostics
 import Foundation
 import Testing
 import TestSupport

@@ -1,3 +1,4 @@
+import Diagnostics
 import FirmwareImage
 import Testing
 import TestSupport

@@ -71,34 +71,6 @@ import Transport
         #expect(server.counters.datagramsIn == server.counters.datagramsOut)
         #expect(server.counters.datagramsIn >= 3)
     }
-
-    @Test func connectReportsAMissingServerInItsMessage() async throws {
-        // Bind a server to learn a free port, then stop it: nobody answers there any more.
-        let (board, _) = try Self.board()
-        let server = try await SimulatedUDPServer.start(board: board, on: UDPEndpoint(host: "127.0.0.1", port: 0))
-        let endpoint = server.endpoint
-        _ = await server.stop()
-        let transport = try await UDPSMPTransport.open(endpoint, probeInterval: .milliseconds(50))
-        await #expect(throws: TransportError.self) { try await transport.connect(timeout: .milliseconds(300)) }
-        do {
-            _ = try await transport.connect(timeout: .milliseconds(200))
-        } catch {
-            #expect("\(error)".contains("no SMP server answered at \(endpoint)"))
-        }
-        await transport.close()
-    }
-
-    @Test(arguments: ["127.0.0.1:1337", "localhost:0", "[::1]:1337"])
-    func endpointsParse(text: String) throws {
-        let e = try UDPEndpoint(parsing: text)
-        #expect(e.description == text)
-    }
-
-    @Test(arguments: ["127.0.0.1", ":1337", "host:port", "127.0.0.1:70000", "[::1]1337", "::1:1337", ""])
-    func badEndpointsAreRefusedWithAnExample(text: String) {
-        #expect(throws: SMPUDPError.badEndpoint(text)) { try UDPEndpoint(parsing: text) }
-        #expect(SMPUDPError.badEndpoint(text).description.contains("127.0.0.1:1337"))
-    }
 }
 
 /// The image bytes and its hash TLV.

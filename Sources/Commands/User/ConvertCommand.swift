@@ -1,4 +1,5 @@
 import ArgumentParser
+import Diagnostics
 import FirmwareImage
 import Flashing
 import Foundation
@@ -149,5 +150,5 @@ struct ConvertCommand: AsyncParsableCommand {
         )
     }
 
-    static func hex(_ v: UInt32) -> String { "0x" + String(format: "%05X", v) }
+    static func hex(_ v: UInt32) -> String { Hex.number(v, digits: 5) }
 }

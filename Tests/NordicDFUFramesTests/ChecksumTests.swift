@@ -2,7 +2,6 @@ import Crypto
 import NordicDFUFrames
 import Testing
 import TestSupport
-@testable import NordicDFU
 
 @Suite struct ChecksumTests {
     @Test("CRC-32 has the ISO-HDLC check value and a running value equal to one pass")

@@ -4,7 +4,6 @@ import NordicDFUFrames
 import SampleFirmware
 import Testing
 import TestSupport
-@testable import NordicDFU
 
 @Suite struct InitPacketTests {
     @Test("The microbit_app init packet is 56 bytes: magic, version 1, size, hash size 32, reversed SHA-256")

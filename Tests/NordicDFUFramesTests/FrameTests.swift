@@ -1,6 +1,5 @@
 import NordicDFUFrames
 import Testing
-@testable import NordicDFU
 
 @Suite struct FrameTests {
     @Test("Secure DFU requests encode as the bootloader expects and decode back")

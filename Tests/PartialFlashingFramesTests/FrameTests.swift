@@ -1,6 +1,5 @@
 import PartialFlashingFrames
 import Testing
-@testable import PartialFlashing
 
 @Suite struct FrameTests {
     @Test func encodesFlashDataWithBigEndianOffsetField() throws {
