@@ -77,6 +77,7 @@ struct NumberOptionTests {
         .init(command: ["sim", "campaign"], option: "--progress", lowest: 0, highest: 86_400, whole: true),
         .init(command: ["bench", "flash"], option: "--ci", lowest: 7.5, highest: 1998.75, whole: false),
         .init(command: ["bench", "parse"], option: "--iterations", lowest: 1, highest: 1000, whole: true),
+        .init(command: ["bench", "parse"], option: "--processes", lowest: 1, highest: 1000, whole: true),
         .init(command: ["bench", "host"], option: "--iterations", lowest: 1, highest: 1000, whole: true),
         .init(command: ["flash", file, "--simulate"], option: "--max-connections", lowest: 1, highest: 64, whole: true),
         .init(command: ["sim", "bluez"], option: "--adapters", lowest: 1, highest: 8, whole: true),

@@ -3,7 +3,8 @@ import FirmwareImage
 import Foundation
 import Laboratory
 
-/// `bitflash-lab bench parse [--file F] [--iterations N]`: firmware parser throughput, next to Python `intelhex`.
+/// `bitflash-lab bench parse [--file F] [--iterations N] [--processes N]`: firmware parser throughput,
+/// next to Python `intelhex`, in-process and as whole processes.
 struct BenchParseCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "parse",
@@ -13,7 +14,10 @@ struct BenchParseCommand: ParsableCommand {
             BITFLASH_TESTDATA), else a generated one of similar size. The parse runs from bytes in \
             memory; intelhex is timed as IntelHex(path) in a python3 subprocess. intelhex cannot read \
             Universal Hex records, so a Universal Hex is given to it as its per-board plain hexes \
-            (split before timing). Build with `swift build -c release` to measure.
+            (split before timing). With --processes N: also N runs of `bitflash inspect FILE` as a \
+            whole process against N python3 processes that parse the file with intelhex, alternately, \
+            with the median wall and CPU time of each. Build with \
+            `swift build -c release --static-swift-stdlib` to measure.
             """)
 
     @Option(help: "The file to parse (default: the largest Universal Hex in the corpus).")
@@ -26,6 +30,16 @@ struct BenchParseCommand: ParsableCommand {
 
     @Flag(help: "Do not run Python intelhex.")
     var skipPython = false
+
+    @Option(
+        parsing: .unconditional,
+        help: Limits.iterations.help(
+            "Whole-process runs of `bitflash inspect FILE` and of python3 with intelhex", valueName: "N"),
+        transform: Limits.iterations.transform)
+    var processes: Int?
+
+    @Option(help: "The bitflash executable the whole-process runs start (default: the one beside this one).")
+    var bitflash: String?
 
     func run() throws {
         let baselineRSS = HostBenchmark.peakRSS()
@@ -68,6 +82,39 @@ struct BenchParseCommand: ParsableCommand {
             print("  ratio:     \(fmt(swiftRate / rate))x intelhex throughput")
         case .failure(let reason):
             print("  intelhex:  not run (\(reason))")
+        }
+        if let processes { compareProcesses(path: path, runs: processes) }
+    }
+
+    /// The whole-process comparison: `bitflash inspect` against python3 with intelhex, per process.
+    private func compareProcesses(path: String, runs: Int) {
+        let executable =
+            bitflash
+            ?? URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+            .appendingPathComponent("bitflash").path
+        let split: (files: [String], split: Bool)
+        switch ProcessStartBenchmark.splitForIntelHex(path: path) {
+        case .success(let s): split = s
+        case .failure(let reason):
+            print("  processes: not run (\(reason))")
+            return
+        }
+        defer { if split.split { for f in split.files { try? FileManager.default.removeItem(atPath: f) } } }
+        let peer = split.split ? "\(split.files.count) per-board plain hexes" : "the file"
+        print("  processes: \(runs) runs each, alternately (median wall / median CPU per process)")
+        switch ProcessStartBenchmark.compare(
+            bitflash: executable, path: path, intelhexFiles: split.files, runs: runs)
+        {
+        case .success(let c):
+            print(
+                "    bitflash inspect FILE:    \(ms(c.bitflash.medianWall)) / \(ms(c.bitflash.medianCPU)) (\(executable))"
+            )
+            print(
+                "    python3 intelhex.IntelHex: \(ms(c.intelhex.medianWall)) / \(ms(c.intelhex.medianCPU)) (on \(peer))"
+            )
+            print("    ratio:                    \(fmt(c.wallRatio))x wall, \(fmt(c.cpuRatio))x CPU")
+        case .failure(let reason):
+            print("    not run (\(reason))")
         }
     }
 

@@ -92,6 +92,30 @@ public enum ParserBenchmark {
             ver = "?"
         path, n = sys.argv[1], int(sys.argv[2])
 
+        \#(splitUniversal)
+
+        mode = "IntelHex(path) on the whole file"
+        try:
+            IntelHex(path)
+            files = [path]
+        except Exception as e:
+            files = split_universal(path)
+            mode = "IntelHex(path) on the %d per-board plain hexes; it rejects the Universal Hex itself (%s)" % (len(files), type(e).__name__)
+        best = float("inf")
+        for _ in range(n):
+            t = time.perf_counter()
+            for p in files:
+                IntelHex(p)
+            best = min(best, time.perf_counter() - t)
+        for p in files:
+            if p != path:
+                os.unlink(p)
+        print(json.dumps({"best": best, "mode": mode, "version": ver}))
+        """#
+
+    /// `split_universal(path)`: writes a Universal Hex's per-board plain hexes (0D records become
+    /// 00, block records are dropped) to temporary files and returns their paths.
+    static let splitUniversal = #"""
         def split_universal(path):
             boards, order, cur, last_addr = {}, [], None, None
             with open(path, "r", newline="") as f:
@@ -126,24 +150,6 @@ public enum ParserBenchmark {
                     f.write("\n".join(boards[b] + [":00000001FF"]) + "\n")
                 files.append(name)
             return files
-
-        mode = "IntelHex(path) on the whole file"
-        try:
-            IntelHex(path)
-            files = [path]
-        except Exception as e:
-            files = split_universal(path)
-            mode = "IntelHex(path) on the %d per-board plain hexes; it rejects the Universal Hex itself (%s)" % (len(files), type(e).__name__)
-        best = float("inf")
-        for _ in range(n):
-            t = time.perf_counter()
-            for p in files:
-                IntelHex(p)
-            best = min(best, time.perf_counter() - t)
-        for p in files:
-            if p != path:
-                os.unlink(p)
-        print(json.dumps({"best": best, "mode": mode, "version": ver}))
         """#
 
     static func seconds(_ d: Duration) -> Double {
