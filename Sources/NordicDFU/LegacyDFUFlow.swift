@@ -162,9 +162,11 @@ public struct LegacyDFUFlow: FlowMachine, RetryBudgetedFlow {
             state = .reconnecting(reconnect)
             return connectAgain(after: error, failures: reconnect.failures)
         default:
-            // Only a connection the flow asked for can fail: it was one to the bootloader.
+            // Only a connection the flow asked for can fail: it was one to the bootloader. A
+            // step that was still waiting on the old link leaves its timers behind.
             state = .reconnecting(Reconnect(failures: 1))
-            return connectAgain(after: error, failures: 1)
+            return [.cancelTimer(Self.responseTimer), .cancelTimer(Self.receiptTimer), .cancelTimer(Self.resetTimer)]
+                + connectAgain(after: error, failures: 1)
         }
     }
 

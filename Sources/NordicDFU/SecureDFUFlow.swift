@@ -53,11 +53,18 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
         case let .connected(info): return connected(info, first: false)
         case let .connectFailed(error):
             var reconnect = Reconnect()
-            if case let .reconnecting(r) = state { reconnect = r }
-            // Only a connection the flow asked for can fail: it was one to the bootloader.
+            // Only a connection the flow asked for can fail: it was one to the bootloader. A
+            // step that was still waiting on the old link leaves its timers behind.
+            var stop: [FlowAction] = [
+                .cancelTimer(Self.responseTimer), .cancelTimer(Self.receiptTimer), .cancelTimer(Self.delayTimer)
+            ]
+            if case let .reconnecting(r) = state {
+                reconnect = r
+                stop = []
+            }
             reconnect.failures += 1
             state = .reconnecting(reconnect)
-            return connectAgain(after: error, failures: reconnect.failures)
+            return stop + connectAgain(after: error, failures: reconnect.failures)
         case let .disconnected(reason): return disconnected(reason)
         case let .writeFailed(ch, error):
             if state == .buttonless, ch == NordicGATT.buttonlessBonded, case .characteristicNotFound = error {
