@@ -35,9 +35,10 @@ import PartialFlashingFrames
 /// its time sharing the radio with the boards that started with it. Boards that start apart (a
 /// place freed in a wave, a board left after the others ended) move at the pace of the boards
 /// beside them at the moment (`ClassSchedule`). On the simulated adapters (which connect the
-/// same way) this holds classes of 5 to 64 boards within 10 % on every path and profile, on
-/// adapters with no connection limit and with 5, 8 and 64, but for Secure DFU classes of 6
-/// boards at 30 ms (docs/auto.md, "Where the class estimate misses").
+/// same way) this holds classes of 1 to 64 boards within 10 % on every path and profile, on
+/// adapters with no connection limit and with 5, 8 and 64, but for three: Secure DFU classes
+/// of 6 boards at once at 30 ms, and 64 boards through 8 connections at 7.5 ms (partial) and
+/// 15 ms (McuMgr) (docs/auto.md, the figures after "A class set").
 ///
 /// Left out, as too small to count:
 /// - A Secure DFU bootloader resets 100 ms after its answer to the last Execute
