@@ -47,13 +47,7 @@ struct ClassGridBlueZTests {
     @Test("a mixed class of real boards: each line names the path its board took, partial and McuMgr")
     func aMixedClassNamesEachPath() async throws {
         // Two MCUboot boards: one runs the file's runtime (partial), one another runtime (McuMgr).
-        let fake = try FakeBlueZProcess(
-            scenario: """
-                {"timeScale": 0.2, "boards": [
-                    {"name": "BBC micro:bit [zotig]", "address": "F0:0D:00:00:00:01"},
-                    {"name": "BBC micro:bit [vavit]", "address": "F0:0D:00:00:00:02",
-                     "from": "\(BlueZCommandTests.sample("sample-r2-heart.hex").path)"}]}
-                """)
+        let fake = try FakeBlueZProcess(scenario: ClassReportBlueZTests.mixedRuntimes)
         let file = BlueZCommandTests.sample("sample-r1-counter.hex").path
         let env = [
             "DBUS_SYSTEM_BUS_ADDRESS": fake.bus.address, "BITFLASH_FORCE_TTY": "1", "COLUMNS": "100", "NO_COLOR": "1",

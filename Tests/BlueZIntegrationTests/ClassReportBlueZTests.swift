@@ -70,18 +70,23 @@ struct ClassReportBlueZTests {
         #expect(classSeconds >= alone)
     }
 
+    /// Two MCUboot boards: zotig runs the sample's runtime r1 (partial flashing of an r1 file),
+    /// vavit runtime r2 (a full update over McuMgr).
+    static var mixedRuntimes: String {
+        """
+        {"timeScale": 0.2, "boards": [
+            {"name": "BBC micro:bit [zotig]", "address": "F0:0D:00:00:00:01"},
+            {"name": "BBC micro:bit [vavit]", "address": "F0:0D:00:00:00:02",
+             "from": "\(BlueZCommandTests.sample("sample-r2-heart.hex").path)"}]}
+        """
+    }
+
     @Test(
         "a mixed class of real boards is estimated from each board's own decision, read before the class starts"
     )
     func aMixedRealClassIsEstimatedPerBoard() throws {
         // Two MCUboot boards: one runs the file's runtime (partial), one another runtime (McuMgr).
-        let fake = try FakeBlueZProcess(
-            scenario: """
-                {"timeScale": 0.2, "boards": [
-                    {"name": "BBC micro:bit [zotig]", "address": "F0:0D:00:00:00:01"},
-                    {"name": "BBC micro:bit [vavit]", "address": "F0:0D:00:00:00:02",
-                     "from": "\(BlueZCommandTests.sample("sample-r2-heart.hex").path)"}]}
-                """)
+        let fake = try FakeBlueZProcess(scenario: ClassReportBlueZTests.mixedRuntimes)
         let file = BlueZCommandTests.sample("sample-r1-counter.hex").path
         let run = try fake.bitflash(["flash", file, "--device", "zotig", "--device", "vavit", "--json"])
         #expect(run.status == 0 || run.status == 3, "\(run.stderr)")

@@ -4,12 +4,7 @@ import TestSupport
 
 /// `scripts/check-layers`' other rules, each seen to fail on a planted violation in a copy of the
 /// tree (the import forms and unsafe code are `CheckLayersScriptTests`).
-@Suite(
-    .enabled(
-        if: ExternalProcess.onPath("python3") != nil
-            && FileManager.default.fileExists(
-                atPath: Corpus.repoRoot.appendingPathComponent("scripts/check-layers").path),
-        "python3 or scripts/check-layers missing: layering script tests skipped"))
+@Suite(.checkLayersRuns)
 struct CheckLayersRulesTests {
     /// A Swift file planted at `path` and the problem the script must report for it.
     struct Planted: Sendable, CustomTestStringConvertible {

@@ -4,12 +4,7 @@ import TestSupport
 
 /// `scripts/check-layers` sees what it guards: it is run on a copy of the package's Swift files
 /// with one violation planted, in each form Swift writes an import or unsafe pointer code.
-@Suite(
-    .enabled(
-        if: ExternalProcess.onPath("python3") != nil
-            && FileManager.default.fileExists(
-                atPath: Corpus.repoRoot.appendingPathComponent("scripts/check-layers").path),
-        "python3 or scripts/check-layers missing: layering script tests skipped"))
+@Suite(.checkLayersRuns)
 struct CheckLayersScriptTests {
     /// A copy of Package.swift, the script and every Swift file of Sources/, Samples/ and Tests/.
     static func copyOfTheTree() throws -> URL {
@@ -74,5 +69,16 @@ struct CheckLayersScriptTests {
         let r = try await Self.checkLayers(tree)
         #expect(r.status == 1, "\(line): \(r.stdout)")
         #expect(r.stderr.contains("Sources/bitflash/Planted.swift:2: bitflash uses unsafe pointers"), "\(r.stderr)")
+    }
+}
+
+extension Trait where Self == ConditionTrait {
+    /// The layering script's tests need python3 and `scripts/check-layers`.
+    static var checkLayersRuns: Self {
+        .enabled(
+            if: ExternalProcess.onPath("python3") != nil
+                && FileManager.default.fileExists(
+                    atPath: Corpus.repoRoot.appendingPathComponent("scripts/check-layers").path),
+            "python3 or scripts/check-layers missing: layering script tests skipped")
     }
 }
