@@ -83,6 +83,10 @@ public struct LegacyDFUFlow: FlowMachine, RetryBudgetedFlow {
     static let responseTimer = TimerID("response")
     static let receiptTimer = TimerID("receipt")
     static let resetTimer = TimerID("reset")
+    /// Stops what a step on the bootloader's link waits for, when that link is gone or never came.
+    static let stopLinkTimers: [FlowAction] = [
+        .cancelTimer(responseTimer), .cancelTimer(receiptTimer), .cancelTimer(resetTimer)
+    ]
 
     public init(application: DFUApplication, options: NordicDFUOptions = NordicDFUOptions()) {
         image = application.bytes
@@ -165,15 +169,12 @@ public struct LegacyDFUFlow: FlowMachine, RetryBudgetedFlow {
             // Only a connection the flow asked for can fail: it was one to the bootloader. A
             // step that was still waiting on the old link leaves its timers behind.
             state = .reconnecting(Reconnect(failures: 1))
-            return [.cancelTimer(Self.responseTimer), .cancelTimer(Self.receiptTimer), .cancelTimer(Self.resetTimer)]
-                + connectAgain(after: error, failures: 1)
+            return Self.stopLinkTimers + connectAgain(after: error, failures: 1)
         }
     }
 
     private mutating func disconnected(_ reason: DisconnectReason) -> [FlowAction] {
-        let cancel: [FlowAction] = [
-            .cancelTimer(Self.responseTimer), .cancelTimer(Self.receiptTimer), .cancelTimer(Self.resetTimer)
-        ]
+        let cancel = Self.stopLinkTimers
         switch state {
         case .idle, .done, .reconnecting, .verifying: return []
         case let .activating(activation):
@@ -235,10 +236,7 @@ public struct LegacyDFUFlow: FlowMachine, RetryBudgetedFlow {
     mutating func finish() -> [FlowAction] {
         state = .done
         outcome = .success(result)
-        return [
-            .cancelTimer(Self.responseTimer), .cancelTimer(Self.receiptTimer), .cancelTimer(Self.resetTimer),
-            .report(.phase(.done)), .finish
-        ]
+        return Self.stopLinkTimers + [.report(.phase(.done)), .finish]
     }
 
     mutating func fail(_ error: NordicDFUError) -> [FlowAction] {

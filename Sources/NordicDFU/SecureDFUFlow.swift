@@ -34,6 +34,10 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
     static let receiptTimer = TimerID("receipt")
     static let delayTimer = TimerID("flash-wait")
     static let resetTimer = TimerID("reset")
+    /// Stops what a step on the bootloader's link waits for, when that link is gone or never came.
+    static let stopLinkTimers: [FlowAction] = [
+        .cancelTimer(responseTimer), .cancelTimer(receiptTimer), .cancelTimer(delayTimer)
+    ]
 
     public init(application: DFUApplication, options: NordicDFUOptions = NordicDFUOptions()) {
         image = application.bytes
@@ -55,9 +59,7 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
             var reconnect = Reconnect()
             // Only a connection the flow asked for can fail: it was one to the bootloader. A
             // step that was still waiting on the old link leaves its timers behind.
-            var stop: [FlowAction] = [
-                .cancelTimer(Self.responseTimer), .cancelTimer(Self.receiptTimer), .cancelTimer(Self.delayTimer)
-            ]
+            var stop = Self.stopLinkTimers
             if case let .reconnecting(r) = state {
                 reconnect = r
                 stop = []
@@ -124,9 +126,7 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
             state = .reconnecting(Reconnect())
             return linkLost(
                 reason, during: during,
-                cancelling: [
-                    .cancelTimer(Self.responseTimer), .cancelTimer(Self.receiptTimer), .cancelTimer(Self.delayTimer)
-                ],
+                cancelling: Self.stopLinkTimers,
                 then: "reconnecting to the bootloader")
         }
     }
