@@ -23,11 +23,10 @@ public enum ClassSchedule {
     /// board's time given by how many boards share its adapter.
     public static func schedule(
         boards: Int, adapters: [ClassEstimator.Adapter],
-        creationWait: @escaping (_ board: Int, _ position: Int, _ batch: Int) -> (first: Duration, slowest: Duration) =
-            {
-                _, _, _ in (.zero, .zero)
-            },
-        time: @escaping (_ board: Int, _ sharing: Int) -> Duration
+        creationWait: (_ board: Int, _ position: Int, _ batch: Int) -> (first: Duration, slowest: Duration) = {
+            _, _, _ in (.zero, .zero)
+        },
+        time: (_ board: Int, _ sharing: Int) -> Duration
     ) -> [ClassEstimate.Board] {
         schedule(boards: boards, adapters: adapters, creationWait: creationWait) { time($0, $1.count) }
     }
