@@ -26,6 +26,7 @@ import tempfile
 
 from playwright.sync_api import sync_playwright
 
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CHROMIUM = os.environ.get("BITFLASH_CHROMIUM", "/usr/bin/chromium")
 results = []
 
@@ -77,7 +78,7 @@ class Server:
             self.proc.wait()
 
 
-def flash_class(browser, bin_dir, boards, hex_file, wrong_file=None, refusal=None, screenshot=None):
+def flash_class(browser, bin_dir, boards, hex_file, wrong_files=None, screenshot=None):
     # Fast enough for CI; for the picture, slow enough that it shows boards at work.
     server = Server(bin_dir, boards, speed=2 if screenshot else 15)
     try:
@@ -85,12 +86,14 @@ def flash_class(browser, bin_dir, boards, hex_file, wrong_file=None, refusal=Non
         page = browser.new_page(viewport={"width": 1280, "height": 800}, bypass_csp=True)
         page.goto(server.url)
         page.wait_for_function(f"document.querySelectorAll('li.board').length === {boards}")
-        if wrong_file:
-            page.set_input_files("#file", wrong_file)
-            page.wait_for_selector("#refusal:not([hidden])")
+        for name, (path, words) in (wrong_files or {}).items():
+            page.set_input_files("#file", path)
+            page.wait_for_function(
+                "w => !document.getElementById('refusal').hidden"
+                " && document.getElementById('refusal').textContent === w", arg=words, timeout=30000)
             shown = page.text_content("#refusal")
-            check("a wrong file shows the refusal in the command line's words", shown == refusal,
-                  f"page {shown!r}, command line {refusal!r}")
+            check(f"{name} shows the refusal in the command line's words", shown == words,
+                  f"page {shown!r}, command line {words!r}")
         page.set_input_files("#file", hex_file)
         page.wait_for_selector("#summary:not([hidden])")
         summary = page.text_content("#summary")
@@ -238,11 +241,24 @@ def main():
         wrong = os.path.join(tmp, "notes.txt")
         with open(wrong, "w") as f:
             f.write("Bring your micro:bit on Monday.\n")
-        # The command line's words for the same file, as `bitflash flash` prints them.
-        cli = subprocess.run([os.path.join(bin_dir, "bitflash"), "flash", "notes.txt", "--simulate"], cwd=tmp,
-                             capture_output=True, text=True, env=dict(os.environ, XDG_STATE_HOME=tmp))
-        refusal = cli.stderr.strip().removeprefix("bitflash: error: ")
-        check("the command line refuses the wrong file", cli.returncode == 65 and refusal, cli.stderr)
+        wrong_files = {"a wrong file": wrong}
+        # A real firmware for another chip, from the corpus beside the repository when it is there.
+        corpus = os.environ.get("BITFLASH_TESTDATA") or os.path.join(REPO, os.pardir, "shared", "testdata")
+        foreign = os.path.join(corpus, "real", "uf2-nrf52840-s140-softdevice-6.1.1.uf2")
+        if os.path.exists(foreign):
+            # In the same folder, so that both front doors name it alike.
+            wrong_files["the nRF52840 UF2 of the corpus"] = shutil.copy(foreign, tmp)
+        else:
+            print(f"SKIP the corpus's nRF52840 UF2 on the page: {foreign} not found")
+        refusals = {}
+        for name, path in wrong_files.items():
+            # The command line's words for the same file, as `bitflash flash` prints them.
+            cli = subprocess.run([os.path.join(bin_dir, "bitflash"), "flash", os.path.basename(path), "--simulate"],
+                                 cwd=tmp,
+                                 capture_output=True, text=True, env=dict(os.environ, XDG_STATE_HOME=tmp))
+            refusal = cli.stderr.strip().removeprefix("bitflash: error: ")
+            check(f"the command line refuses {name}", cli.returncode == 65 and refusal, cli.stderr)
+            refusals[name] = (path, refusal)
         http_checks(bin_dir, hex_file)
         # `bitflash serve` with no bitflash-serve beside it says where it looked.
         alone = os.path.join(tmp, "alone")
@@ -256,7 +272,7 @@ def main():
               missing.returncode == 70 and os.path.join(alone, "bitflash-serve") in missing.stderr, missing.stderr)
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
-            flash_class(browser, bin_dir, 8, hex_file, wrong_file=wrong, refusal=refusal)
+            flash_class(browser, bin_dir, 8, hex_file, wrong_files=refusals)
             flash_class(browser, bin_dir, 32, hex_file, screenshot=screenshot)
             failure_and_retry(browser, bin_dir, hex_file)
             no_bluetooth(browser, bin_dir, tmp)
