@@ -169,8 +169,11 @@ public struct BlueZFlasher: Sendable {
             if case .trace = report { channel.send(.event(FlashEvent(board: query, elapsed: t, report: report))) }
         }
         var plan: FlashPlan
+        let kind: Board
         do {
-            plan = try makePlan(firmware, for: try await board.detect(onReport: trace), settings: settings) {
+            let detected = try await board.detect(onReport: trace)
+            kind = detected.board
+            plan = try makePlan(firmware, for: detected, settings: settings) {
                 channel.send(.warning(board: query, message: $0))
             }
         } catch {
@@ -216,7 +219,9 @@ public struct BlueZFlasher: Sendable {
                 channel.send(.warning(board: query, message: "\(error)"))
             }
         }
-        return BoardFlashResult(result: result, address: key, name: board.device.name, session: session)
+        var flashed = BoardFlashResult(result: result, address: key, name: board.device.name, session: session)
+        flashed.kind = kind
+        return flashed
     }
 
     /// The plan for a detected board, by the library's policy (`FlashPolicy`) with the

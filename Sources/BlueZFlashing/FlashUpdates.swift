@@ -1,3 +1,4 @@
+import FirmwareImage
 import Flashing
 import Synchronization
 
@@ -23,6 +24,8 @@ public struct BoardFlashResult: Sendable {
     public var session: Result<SessionOutcome, any Error>?
     /// The adapter the board was flashed through (`hci1`), when several were given.
     public var adapter: String?
+    /// The kind of board it was found to be (nil when it was never reached).
+    public var kind: Board?
 
     /// The board as it was asked for (`FlashResult.board`).
     public var board: String { result.board }

@@ -17,6 +17,9 @@ public struct ClassForecast: Sendable, Equatable {
     public var paths: [String: Int]
     /// What the estimate takes for granted, in words.
     public var assumes: String
+    /// How many boards of each kind the estimate is for, by the kind's name (`micro:bit V2`),
+    /// when the boards were read first (nil for a class estimated for one kind throughout).
+    public var kinds: [String: Int]? = nil
 
     /// The path every board of a class is expected to take when the boards cannot be read
     /// first, and what that takes for granted.
@@ -54,9 +57,19 @@ public struct ClassForecast: Sendable, Equatable {
         plan: FlashPlan, options: FlashOptions, boards expected: [ExpectedBoard], link: LinkProfile,
         adapters: [ClassEstimator.Adapter]
     ) -> ClassForecast? {
+        make(boards: expected.map { (plan, $0) }, options: options, link: link, adapters: adapters)
+    }
+
+    /// The class with each board's own plan (for its kind of board) and expected path: nil for
+    /// one board, or when a board's path cannot be estimated.
+    public static func make(
+        boards: [(plan: FlashPlan, expected: ExpectedBoard)], options: FlashOptions, link: LinkProfile,
+        adapters: [ClassEstimator.Adapter]
+    ) -> ClassForecast? {
+        let expected = boards.map(\.expected)
         guard expected.count > 1,
             let (estimate, demands) = ClassEstimator.estimate(
-                plan: plan, boards: expected, options: options, link: .profile(link), adapters: adapters),
+                boards: boards, options: options, link: .profile(link), adapters: adapters),
             let slowest = demands.max(by: { $0.alone < $1.alone })
         else { return nil }
         return ClassForecast(

@@ -108,4 +108,27 @@ struct ClassReportBlueZTests {
         #expect(forecast == taken, "forecast \(forecast), taken \(taken)")
         #expect(forecast == ["partial": 1, "mcumgr": 1])
     }
+
+    @Test("a class of a V1 and a V2 is estimated for each board's own kind, as its dry run found it")
+    func aClassOfTwoKindsIsEstimatedPerKind() throws {
+        let fake = try FakeBlueZProcess(
+            scenario: """
+                {"timeScale": 0.2, "boards": [
+                    {"name": "BBC micro:bit [zotig]", "address": "F0:0D:00:00:00:01", "profile": "microbit-v2"},
+                    {"name": "BBC micro:bit [vavit]", "address": "F0:0D:00:00:00:02", "profile": "microbit-v1"}]}
+                """)
+        let file = BlueZCommandTests.sample("sample-r1-counter.hex").path
+        let run = try fake.bitflash(["flash", file, "--device", "zotig", "--device", "vavit", "--json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let lines = try BlueZCommandTests.json(run)
+        let first = try #require(lines.first)
+        #expect(first["type"] as? String == "class-estimate", "\(run.stdout)")
+        #expect(first["kinds"] as? [String: Int] == ["micro:bit V2": 1, "micro:bit V1": 1], "\(first)")
+        let assumes = try #require(first["assumes"] as? String)
+        #expect(
+            assumes.hasSuffix("; 1 micro:bit V2, 1 micro:bit V1") && !assumes.contains("every board a"), "\(assumes)")
+        // The boards are what the estimate took them for.
+        let results = lines.filter { $0["type"] as? String == "result" }
+        #expect(results.count == 2 && results.allSatisfy { $0["verified"] as? Bool == true }, "\(results)")
+    }
 }

@@ -6,7 +6,7 @@ import LinkModel
 /// which adapters, how long the class and its slowest board should take. JSON:
 /// `{"type":"class-estimate","boards","path","link","connectionIntervalMilliseconds",
 /// "classSeconds","slowestBoardSeconds","aloneSeconds","waves","adapters":[{name,
-/// connectionLimit, boards, waves}],"assumes"}` (docs/json-and-exit-codes.md).
+/// connectionLimit, boards, waves}],"assumes","kinds"}` (docs/json-and-exit-codes.md).
 struct ClassPreview: Encodable, Equatable {
     struct Adapter: Encodable, Equatable {
         var name: String
@@ -41,13 +41,15 @@ struct ClassPreview: Encodable, Equatable {
     var adapters: [Adapter]
     /// What the estimate takes for granted, in words.
     var assumes: String
+    /// How many boards of each kind, when the boards were read before the class (real boards).
+    var kinds: [String: Int]?
     /// When each board should run its new program, in seconds from the class's start, in the
     /// order the boards were given: the live grid's class ETA (not in the JSON).
     var boardFinishes: [Double] = []
 
     enum CodingKeys: String, CodingKey {
         case type, boards, path, paths, link, connectionIntervalMilliseconds, classSeconds, slowestBoardSeconds
-        case aloneSeconds, waves, adapters, assumes
+        case aloneSeconds, waves, adapters, assumes, kinds
     }
 
     /// The forecast in the command line's words and JSON.
@@ -69,6 +71,7 @@ struct ClassPreview: Encodable, Equatable {
                 waves: mine.map(\.wave).max() ?? 0)
         }
         assumes = forecast.assumes
+        kinds = forecast.kinds
         boardFinishes = estimate.boards.sorted { $0.index < $1.index }.map { Self.round($0.finish.seconds) }
     }
 

@@ -44,9 +44,21 @@ extension ClassEstimator {
     public static func estimate(
         plan: FlashPlan, boards: [ExpectedBoard], options: FlashOptions, link: LinkEstimate, adapters: [Adapter]
     ) -> (estimate: ClassEstimate, demands: [RadioDemand])? {
+        estimate(boards: boards.map { (plan, $0) }, options: options, link: link, adapters: adapters)
+    }
+
+    /// The class of `boards`, each with the plan for its own kind of board (a V1 and a V2 take
+    /// different parts of a universal hex, at different flash speeds) and its own expected path:
+    /// nil when a board's path cannot be estimated.
+    public static func estimate(
+        boards: [(plan: FlashPlan, expected: ExpectedBoard)], options: FlashOptions, link: LinkEstimate,
+        adapters: [Adapter]
+    ) -> (estimate: ClassEstimate, demands: [RadioDemand])? {
         var demands: [RadioDemand] = []
         for board in boards {
-            guard let d = demand(plan: plan, expected: board, options: options, link: link) else { return nil }
+            guard let d = demand(plan: board.plan, expected: board.expected, options: options, link: link) else {
+                return nil
+            }
             demands.append(d)
         }
         return (estimate(demands, adapters: adapters), demands)

@@ -49,9 +49,9 @@ import PartialFlashingFrames
 /// Left out: how boards that contend fall back into step. Past the point where the shares
 /// no longer fit, every board of the part is taken to contend with all the others.
 ///
-/// The boards of a class are taken to be alike (one file, one kind of board), so the boards
-/// on one adapter move through the parts together. Several adapters and connection limits are
-/// handled by `ClassSchedule`.
+/// Each board has its own demand (its kind's plan and its own path), but the boards on one
+/// path are taken to move through the parts together. Several adapters and connection limits
+/// are handled by `ClassSchedule`.
 public enum ClassEstimator {
     /// An adapter a class is flashed through.
     public struct Adapter: Sendable, Equatable, Codable {
