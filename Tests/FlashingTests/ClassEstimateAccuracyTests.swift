@@ -26,6 +26,16 @@ import Testing
         Self.expectWithinTenPercent(row)
     }
 
+    @Test func eachBoardOfSixteenConnectedOneByOneIsToldItsOwnFinishWithinTenPercent() {
+        // Partial flashing at 7.5 ms: the controller connects the boards in pairing mode a
+        // quarter of a second apart, so the first ones write alone while the radio fills, and
+        // finish seconds before the last.
+        let row = ClassBench.run(.partial, boards: 16, profile: .fast)
+        #expect(row.modelledFastestSeconds < 0.8 * row.modelledSlowestSeconds)
+        #expect(abs(row.worstBoardError) <= 0.10, "worst board's error \(row.worstBoardError)")
+        Self.expectWithinTenPercent(row)
+    }
+
     @Test func aNordicDFUClassOfSixteenBoardsIsEstimatedWithinTenPercent() {
         // Full updates through the stock boards' Secure DFU bootloader: long waits after each
         // Create alternate with full events, and the last Execute's answer shares the radio.

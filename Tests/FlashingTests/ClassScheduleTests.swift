@@ -4,21 +4,22 @@ import Testing
 @testable import Flashing
 
 /// The waves arithmetic of a class set on its own: which adapter, which wave, when each board
-/// starts and ends, with a board time given as a function of how many boards share its adapter
-/// and each board moving at the pace of the boards beside it at the moment.
+/// starts and ends, each board moving through its parts at the pace the shared radio leaves it.
 @Suite struct ClassScheduleTests {
-    /// 10 s alone, 1 s more for every other board on the adapter.
-    static func time(_ board: Int, _ sharing: Int) -> Duration { .seconds(10 + (sharing - 1)) }
+    /// A flow of one part, `seconds` alone, whose connection events take `share` of the radio.
+    static func flow(_ seconds: Int64, share: Double = 0) -> ClassSchedule.Flow {
+        ClassSchedule.Flow(parts: [(.seconds(seconds), .milliseconds(Int64(Double(seconds * 1000) * share)))])
+    }
 
     @Test func oneUnlimitedAdapterStartsEveryBoardAtOnce() {
-        let boards = ClassSchedule.schedule(boards: 5, adapters: [.unlimited], time: Self.time)
+        let boards = ClassSchedule.schedule(Array(repeating: Self.flow(10), count: 5), adapters: [.unlimited])
         #expect(boards.count == 5)
-        #expect(boards.allSatisfy { $0.start == .zero && $0.duration == .seconds(14) && $0.wave == 1 })
-        #expect(ClassEstimate(boards: boards, adapters: [.unlimited]).classTime == .seconds(14))
+        #expect(boards.allSatisfy { $0.start == .zero && $0.duration == .seconds(10) && $0.wave == 1 })
+        #expect(ClassEstimate(boards: boards, adapters: [.unlimited]).classTime == .seconds(10))
     }
 
     @Test func noAdapterGivenMeansOneUnlimitedAdapter() {
-        let boards = ClassSchedule.schedule(boards: 3, adapters: [], time: Self.time)
+        let boards = ClassSchedule.schedule(Array(repeating: Self.flow(12), count: 3), adapters: [])
         #expect(boards.map(\.adapter) == [0, 0, 0])
         #expect(boards.map(\.finish) == [.seconds(12), .seconds(12), .seconds(12)])
     }
@@ -26,37 +27,35 @@ import Testing
     @Test func aConnectionLimitMakesWaves() {
         // 7 boards, at most 3 at once: waves of 3, 3 and 1 board(s).
         let adapter = ClassEstimator.Adapter(name: "hci0", connectionLimit: 3)
-        let boards = ClassSchedule.schedule(boards: 7, adapters: [adapter], time: Self.time)
+        let boards = ClassSchedule.schedule(Array(repeating: Self.flow(10), count: 7), adapters: [adapter])
         #expect(boards.map(\.wave) == [1, 1, 1, 2, 2, 2, 3])
-        #expect(boards.map(\.start) == [0, 0, 0, 12, 12, 12, 24].map { Duration.seconds($0) })
-        // The last wave has its adapter to itself: 10 s.
-        #expect(boards[6].duration == .seconds(10))
+        #expect(boards.map(\.start) == [0, 0, 0, 10, 10, 10, 20].map { Duration.seconds($0) })
         let estimate = ClassEstimate(boards: boards, adapters: [adapter])
-        #expect(estimate.classTime == .seconds(34))
-        #expect(estimate.slowestBoard == .seconds(12))
+        #expect(estimate.classTime == .seconds(30))
+        #expect(estimate.slowestBoard == .seconds(10))
         #expect(estimate.waves == 3)
     }
 
     @Test func boardsAreSpreadOverAdaptersWithinTheirLimits() {
         let a = ClassEstimator.Adapter(name: "hci0", connectionLimit: 2)
         let b = ClassEstimator.Adapter(name: "hci1")
-        let boards = ClassSchedule.schedule(boards: 6, adapters: [a, b], time: Self.time)
+        let boards = ClassSchedule.schedule(Array(repeating: Self.flow(10, share: 0.5), count: 6), adapters: [a, b])
         // hci0 takes two boards, hci1 (no limit) the four others; all start at once.
         #expect(boards.filter { $0.adapter == 0 }.count == 2)
         #expect(boards.filter { $0.adapter == 1 }.count == 4)
         #expect(boards.allSatisfy { $0.start == .zero && $0.wave == 1 })
-        #expect(ClassEstimate(boards: boards, adapters: [a, b]).classTime == .seconds(13))
+        // Each radio is its own: two boards at half a radio each fit, four need two radios' time.
+        #expect(boards.filter { $0.adapter == 0 }.allSatisfy { $0.duration == .seconds(10) })
+        #expect(boards.filter { $0.adapter == 1 }.allSatisfy { $0.duration == .seconds(20) })
     }
 
     @Test func aWaitingBoardStartsOnTheAdapterThatFreesUpFirst() {
-        // hci0 is slow for its boards (time depends on the adapter through the sharing count):
-        // with limits 1 and 1, boards 0 and 1 start at once; board 2 waits for the first to end.
+        // With limits 1 and 1, boards 0 and 1 start at once; board 2 waits for the first to end.
         let limited = [
             ClassEstimator.Adapter(name: "hci0", connectionLimit: 1),
             ClassEstimator.Adapter(name: "hci1", connectionLimit: 1)
         ]
-        let boards = ClassSchedule.schedule(
-            boards: 3, adapters: limited, time: { board, _ in board == 0 ? .seconds(30) : .seconds(10) })
+        let boards = ClassSchedule.schedule([Self.flow(30), Self.flow(10), Self.flow(10)], adapters: limited)
         #expect(boards[0].adapter == 0 && boards[1].adapter == 1)
         #expect(boards[2].adapter == 1)
         #expect(boards[2].start == .seconds(10) && boards[2].wave == 2)
@@ -64,17 +63,42 @@ import Testing
     }
 
     @Test func aBoardStartingLateIsSlowedOnlyWhileTheBoardsBesideItLast() {
-        // The radio is the bottleneck: k boards on the adapter take k times their time alone.
-        // Two at once: board 0 (10 s alone) and board 1 (4 s alone) start together; board 1
-        // ends at 8 s with 0.4 of board 0's flow done. Board 2 (10 s alone) takes its place:
-        // both at half pace until board 0 ends at 20 s, then board 2 alone finishes its last 0.4.
+        // Flows that fill the radio alone: two at once go at half pace. Board 0 (10 s alone) and
+        // board 1 (4 s) start together; board 1 ends at 8 s with 4 s of board 0's flow done.
+        // Board 2 (10 s) takes its place: both at half pace until board 0 ends at 20 s, then
+        // board 2 alone finishes its last 4 s.
         let adapter = ClassEstimator.Adapter(name: "hci0", connectionLimit: 2)
-        let alone: [Int64] = [10, 4, 10]
         let boards = ClassSchedule.schedule(
-            boards: 3, adapters: [adapter], time: { board, sharing in .seconds(alone[board] * Int64(sharing)) })
+            [Self.flow(10, share: 1), Self.flow(4, share: 1), Self.flow(10, share: 1)], adapters: [adapter])
         #expect(boards.map(\.finish) == [.seconds(20), .seconds(8), .seconds(24)])
         #expect(boards[2].start == .seconds(8) && boards[2].duration == .seconds(16))
         #expect(boards.map(\.wave) == [1, 1, 2])
+    }
+
+    @Test func aRadioWithRoomSlowsNobodyAndAFullOneSlowsEveryBoardThatSends() {
+        // Three boards taking 0.3 of the radio each fit; four (1.2) go at 1 / 1.2 of their pace.
+        let three = ClassSchedule.schedule(Array(repeating: Self.flow(10, share: 0.3), count: 3), adapters: [])
+        #expect(three.allSatisfy { $0.duration == .seconds(10) })
+        let four = ClassSchedule.schedule(Array(repeating: Self.flow(10, share: 0.3), count: 4), adapters: [])
+        #expect(four.allSatisfy { $0.duration == .seconds(12) })
+    }
+
+    @Test func aQuietPartKeepsItsTimeWhileOthersFillTheRadio() {
+        // Board 0 waits 10 s without sending (a reboot) while boards 1 and 2 each fill the radio:
+        // it is not slowed; they share the radio at half pace.
+        let boards = ClassSchedule.schedule(
+            [Self.flow(10), Self.flow(5, share: 1), Self.flow(5, share: 1)], adapters: [.unlimited])
+        #expect(boards.map(\.duration) == [.seconds(10), .seconds(10), .seconds(10)])
+    }
+
+    @Test func aBoardWaitsAtItsSlowestConnectionForTheConnectionsAheadOfIt() {
+        // 1 s before its restart in pairing mode, 1 s after; the controller makes its pairing
+        // connection 2 s later than alone: it goes on at 3 s and ends at 4 s.
+        let flow = ClassSchedule.Flow(parts: [(.seconds(1), .zero), (.seconds(1), .zero)], slowestAfterParts: 1)
+        let boards = ClassSchedule.schedule([flow], adapters: []) { _, _, _ in
+            ClassSchedule.CreationWait(first: .zero, slowest: .seconds(2))
+        }
+        #expect(boards.map(\.duration) == [.seconds(4)])
     }
 
     @Test func noBoardsMakeAnEmptyClass() {
@@ -90,10 +114,11 @@ import Testing
                 .init(name: "setup", duration: .seconds(1), air: .zero),
                 .init(name: "blocks", duration: .seconds(1), air: .milliseconds(100))
             ])
-        #expect(ClassEstimator.boardTime(demand, sharedBy: 1) == .seconds(2))
-        #expect(ClassEstimator.boardTime(demand, sharedBy: 20) >= .seconds(3))
-        #expect(ClassEstimator.boardTime(demand, sharedBy: 40) >= .seconds(5))
-        #expect(ClassEstimator.boardTime(demand, sharedBy: 40) < .milliseconds(5_500))
+        func time(_ n: Int) -> Duration { ClassEstimator.estimate(demand, boards: n, adapters: []).classTime }
+        #expect(time(1) == .seconds(2))
+        #expect(time(10) == .seconds(2))
+        #expect(time(20) == .seconds(3))
+        #expect(time(40) == .seconds(5))
     }
 
     @Test func boardsStartingTogetherWaitForTheControllerToConnectThemOneByOne() {

@@ -1,4 +1,5 @@
-/// Which adapter flashes which board of a class, and when: the waves a connection limit makes.
+/// Which adapter flashes which board of a class, and when: the waves a connection limit makes,
+/// and each board's pace on the radio it shares.
 ///
 /// The policy (the one a class flash over several adapters is to follow): each adapter keeps
 /// at most its connection limit of boards connected. At the start the boards are spread over
@@ -6,53 +7,76 @@
 /// (the first such adapter on a tie). A board that finds no room waits; when boards finish, the
 /// waiting boards start on the adapters that freed up first, in the order the boards were given.
 ///
-/// A board's time depends on which boards share its adapter (`time(board, sharing)`: its whole
-/// flow with those boards beside it all along). The set changes as boards start and finish, so
-/// each board moves through its flow at the pace of the boards beside it at the moment: with
-/// `sharing` on the adapter, a board covers `dt / time(board, sharing)` of its flow in `dt`. A
-/// board that starts when most of a wave is about to end is thus slowed only while they last,
-/// and the last boards of a wave speed up as the others leave.
+/// A board moves through its flow part by part (`Flow.parts`: each part's time alone and the
+/// air time its connection events take). At each moment the boards in their flows on one
+/// adapter ask the radio for the sum of their parts' shares (air over time alone). While that
+/// fits (at most 1), each board keeps its pace alone; when it does not, the radio is busy all
+/// the time and every board whose part has air moves at 1 / that sum of its pace alone (its
+/// connection events wait for the others'), while parts without air (a reboot, an erase the
+/// radio sits out) keep their time. So `n` boards alike in one part take `max(d, n · a)`, and a
+/// board that meets the others in their quiet parts is not slowed by their busy ones.
 ///
 /// Each adapter's controller creates one connection at a time (`Advertising`): of the boards
-/// that start on an adapter at once, the one connected `position`-th starts its flow
-/// `creationWait.first` later than alone, and cannot end before its slowest wait plus its time
-/// alone (the boards connected first still send when it starts). A batch's creations are taken
-/// to be over before the next batch starts (a flow outlasts them).
+/// that start on an adapter at once, the one connected `position`-th begins its flow
+/// `CreationWait.first` later than alone, and waits again at its slowest connection (a board
+/// restarted in pairing mode, after its first `Flow.slowestAfterParts` parts) until the
+/// controller has made the connections ahead of it: it goes on no earlier than its start plus
+/// `CreationWait.slowest` plus its time alone before that connection, and cannot end before its
+/// start plus `slowest` plus its whole time alone.
 public enum ClassSchedule {
-    /// Schedules `boards` boards over `adapters` (one unlimited adapter when empty), with a
-    /// board's time given by how many boards share its adapter.
-    public static func schedule(
-        boards: Int, adapters: [ClassEstimator.Adapter],
-        creationWait: (_ board: Int, _ position: Int, _ batch: Int) -> (first: Duration, slowest: Duration) = {
-            _, _, _ in (.zero, .zero)
-        },
-        time: (_ board: Int, _ sharing: Int) -> Duration
-    ) -> [ClassEstimate.Board] {
-        schedule(boards: boards, adapters: adapters, creationWait: creationWait) { time($0, $1.count) }
+    /// One board's flow: its parts, each with its time alone and its air time.
+    public struct Flow: Sendable, Equatable {
+        public var parts: [(duration: Duration, air: Duration)]
+        /// How many of its parts come before its slowest connection (0: that is its first).
+        public var slowestAfterParts: Int
+
+        public init(parts: [(duration: Duration, air: Duration)], slowestAfterParts: Int = 0) {
+            self.parts = parts
+            self.slowestAfterParts = min(max(slowestAfterParts, 0), parts.count)
+        }
+
+        /// Its time alone.
+        public var alone: Duration { parts.reduce(.zero) { $0 + $1.duration } }
+
+        public static func == (a: Flow, b: Flow) -> Bool {
+            a.slowestAfterParts == b.slowestAfterParts && a.parts.count == b.parts.count
+                && zip(a.parts, b.parts).allSatisfy { $0.duration == $1.duration && $0.air == $1.air }
+        }
     }
 
-    /// Schedules `boards` boards over `adapters` (one unlimited adapter when empty), with a
-    /// board's time given by the boards that share its adapter (itself included).
+    /// How much longer than alone a board waits for its connections in a batch asked to
+    /// connect at once: for its first (`first`), and for its slowest (`slowest`).
+    public struct CreationWait: Sendable, Equatable {
+        public var first: Duration
+        public var slowest: Duration
+
+        public init(first: Duration, slowest: Duration) {
+            self.first = first
+            self.slowest = slowest
+        }
+
+        /// No wait.
+        public static let none = CreationWait(first: .zero, slowest: .zero)
+    }
+
+    /// Schedules the boards `flows` over `adapters` (one unlimited adapter when empty).
     public static func schedule(
-        boards: Int, adapters given: [ClassEstimator.Adapter],
-        creationWait: (_ board: Int, _ position: Int, _ batch: Int) -> (first: Duration, slowest: Duration) = {
-            _, _, _ in (.zero, .zero)
-        },
-        sharingTime time: (_ board: Int, _ sharing: [Int]) -> Duration
+        _ flows: [Flow], adapters given: [ClassEstimator.Adapter],
+        creationWait: (_ board: Int, _ position: Int, _ batch: Int) -> CreationWait = { _, _, _ in .none }
     ) -> [ClassEstimate.Board] {
         let adapters = given.isEmpty ? [ClassEstimator.Adapter.unlimited] : given
+        let parts = flows.map { f in f.parts.map { Part(alone: $0.duration.seconds, air: $0.air.seconds) } }
         var runs: [Int: Run] = [:]
-        var out: [ClassEstimate.Board?] = Array(repeating: nil, count: max(boards, 0))
-        var waiting = Array(0..<max(boards, 0))
+        var out: [ClassEstimate.Board?] = Array(repeating: nil, count: flows.count)
+        var waiting = Array(flows.indices)
         var now = 0.0
-        func on(_ a: Int) -> [Int] { runs.values.filter { $0.adapter == a }.map(\.board).sorted() }
-        func room(_ a: Int) -> Bool { adapters[a].connectionLimit.map { on(a).count < $0 } ?? true }
+        func on(_ a: Int) -> Int { runs.values.filter { $0.adapter == a }.count }
+        func room(_ a: Int) -> Bool { adapters[a].connectionLimit.map { on(a) < $0 } ?? true }
         while !waiting.isEmpty || !runs.isEmpty {
             // Start every waiting board that finds room, on the adapter with the fewest boards.
             var started: [(board: Int, adapter: Int)] = []
             while let next = waiting.first {
-                let free = adapters.indices.filter(room)
-                guard let a = free.min(by: { on($0).count < on($1).count }) else { break }
+                guard let a = adapters.indices.filter(room).min(by: { on($0) < on($1) }) else { break }
                 waiting.removeFirst()
                 started.append((next, a))
                 runs[next] = Run(board: next, adapter: a, start: now)
@@ -61,37 +85,47 @@ public enum ClassSchedule {
                 let batch = started.filter { $0.adapter == a }
                 let position = batch.firstIndex { $0.board == board } ?? 0
                 let wait = creationWait(board, position, batch.count)
-                runs[board]?.flowsFrom = now + wait.first.seconds
-                let together = batch.map(\.board).sorted()
-                runs[board]?.notBefore =
-                    now + max(wait.slowest + time(board, [board]), wait.first + time(board, together)).seconds
-            }
-            // Each flowing board's pace with the boards now on its adapter (those still in their flows).
-            var pace: [Int: Double] = [:]
-            for a in adapters.indices {
-                let sharing = runs.values.filter { $0.adapter == a && $0.progress < 1 }.map(\.board).sorted()
-                for board in sharing where runs[board]!.flowsFrom <= now {
-                    pace[board] = 1 / max(time(board, sharing).seconds, 1e-9)
+                let flow = flows[board]
+                let before = flow.parts.prefix(flow.slowestAfterParts).reduce(Duration.zero) { $0 + $1.duration }
+                runs[board]!.flowsFrom = now + wait.first.seconds
+                runs[board]!.notBefore = now + (wait.slowest + flow.alone).seconds
+                if wait.slowest > wait.first, flow.slowestAfterParts > 0 {
+                    runs[board]!.pauseBefore = flow.slowestAfterParts
+                    runs[board]!.resumesFrom = now + (wait.slowest + before).seconds
                 }
+                runs[board]!.enter(0, parts[board])
             }
-            // The next moment something changes: a board's flow begins or ends, or it may finish.
+            // Each flowing board's speed: 1, or 1 / the adapter's demand when the radio is full.
+            var speed: [Int: Double] = [:]
+            for a in adapters.indices {
+                let flowing = runs.values.filter { $0.adapter == a && $0.flowsFrom <= now && !$0.done(parts) }
+                let demand = flowing.reduce(0.0) { $0 + $1.share(parts) }
+                for run in flowing { speed[run.board] = run.share(parts) > 0 && demand > 1 ? 1 / demand : 1 }
+            }
+            // The next moment something changes: a part ends, a flow begins again, a board may finish.
             var next = Double.infinity
             for run in runs.values {
                 if run.flowsFrom > now { next = min(next, run.flowsFrom) }
-                if let p = pace[run.board] { next = min(next, now + (1 - run.progress) / p) }
-                if run.progress >= 1 { next = min(next, max(run.notBefore, now)) }
+                if let v = speed[run.board] { next = min(next, now + run.left / v) }
+                if run.done(parts) { next = min(next, max(run.notBefore, now)) }
             }
             guard next.isFinite else { break }
-            for (board, p) in pace {
-                let ends = now + (1 - runs[board]!.progress) / p
-                runs[board]!.progress = ends <= next + 1e-9 ? 1 : runs[board]!.progress + (next - now) * p
+            for (board, v) in speed {
+                runs[board]!.left -= (next - now) * v
+                if runs[board]!.left <= 1e-9 {
+                    let part = runs[board]!.part + 1
+                    runs[board]!.enter(part, parts[board])
+                    if part == runs[board]!.pauseBefore {
+                        runs[board]!.flowsFrom = max(next, runs[board]!.resumesFrom)
+                        runs[board]!.pauseBefore = nil
+                    }
+                }
             }
             now = next
-            for run in runs.values where run.progress >= 1 && run.notBefore <= now + 1e-9 {
-                let finish = max(now, run.notBefore)
+            for run in runs.values where run.done(parts) && run.notBefore <= now + 1e-9 {
                 out[run.board] = ClassEstimate.Board(
                     index: run.board, adapter: run.adapter, wave: 0, start: .seconds(run.start),
-                    duration: .microseconds(Int64(((finish - run.start) * 1_000_000).rounded())))
+                    duration: .microseconds(Int64(((max(now, run.notBefore) - run.start) * 1_000_000).rounded())))
                 runs[run.board] = nil
             }
         }
@@ -108,15 +142,36 @@ public enum ClassSchedule {
         return result
     }
 
-    /// A started board: when its flow begins (after its connection's creation), how far it has
-    /// come (0 to 1), and the earliest it can end.
+    /// A part in seconds: its time alone and its air time.
+    struct Part {
+        var alone: Double
+        var air: Double
+        /// Its share of the radio alone.
+        var share: Double { alone > 0 ? min(air / alone, 1) : 0 }
+    }
+
+    /// A started board: when its flow goes on, the part it is in and that part's time alone
+    /// still to go, where it pauses for its slowest connection, and the earliest it can end.
     struct Run {
         var board: Int
         var adapter: Int
         var start: Double
         var flowsFrom = 0.0
         var notBefore = 0.0
-        var progress = 0.0
+        var part = 0
+        var left = 0.0
+        var pauseBefore: Int?
+        var resumesFrom = 0.0
+
+        func done(_ parts: [[Part]]) -> Bool { part >= parts[board].count }
+        func share(_ parts: [[Part]]) -> Double { done(parts) ? 0 : parts[board][part].share }
+
+        /// Enters part `index`, skipping parts that take no time.
+        mutating func enter(_ index: Int, _ mine: [Part]) {
+            part = index
+            while part < mine.count, mine[part].alone <= 0, part != pauseBefore { part += 1 }
+            left = part < mine.count ? mine[part].alone : 0
+        }
     }
 }
 

@@ -37,6 +37,10 @@ public struct RadioDemand: Sendable, Equatable {
     /// also creates one at a time.
     public var laterConnecting: [Advertising]
     public var connectionInterval: Duration
+    /// How many of its parts come before it asks for its slowest connection (partial
+    /// flashing's first connection and memory-map read, before its restart in pairing mode);
+    /// 0 when the slowest is its first.
+    public var slowestAfterParts = 0
 
     public init(
         path: EstimatedPath, parts: [Part], firstConnecting: Advertising? = nil, connecting: Advertising? = nil,
@@ -55,12 +59,17 @@ public struct RadioDemand: Sendable, Equatable {
     /// connections (`slowest`), never less than nothing. Before its slowest, the controller
     /// also creates the other connections of the boards ahead of it (in a large class their
     /// read-backs come first), each one advertising interval and one connection interval.
-    public func creationWait(position: Int, of batch: Int) -> (first: Duration, slowest: Duration) {
+    public func creationWait(position: Int, of batch: Int) -> ClassSchedule.CreationWait {
         let ahead = laterConnecting.reduce(Duration.zero) { $0 + $1.interval + connectionInterval }
-        return (
-            Self.wait(firstConnecting, position, batch, connectionInterval),
-            Self.wait(connecting, position, batch, connectionInterval) + (batch > 1 ? ahead * position : .zero)
+        return ClassSchedule.CreationWait(
+            first: Self.wait(firstConnecting, position, batch, connectionInterval),
+            slowest: Self.wait(connecting, position, batch, connectionInterval) + (batch > 1 ? ahead * position : .zero)
         )
+    }
+
+    /// Its flow for `ClassSchedule`: the parts with their air time.
+    public var flow: ClassSchedule.Flow {
+        ClassSchedule.Flow(parts: parts.map { ($0.duration, $0.air) }, slowestAfterParts: slowestAfterParts)
     }
 
     static func wait(_ advertising: Advertising?, _ position: Int, _ batch: Int, _ interval: Duration) -> Duration {
