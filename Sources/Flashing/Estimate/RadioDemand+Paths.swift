@@ -91,7 +91,7 @@ extension NordicDFUEstimator {
         let command = ExchangeAir.roundTrip(request: 9, answer: 15, dataLength: dataLength)
         let objects = Int64((applicationBytes + objectSize - 1) / max(objectSize, 1))
         let mapRead = ExchangeAir.memoryMapRead(dataLength: dl)
-        var demand = RadioDemand(estimate) { name in
+        let demand = RadioDemand(estimate) { name in
             // Secure DFU's packets part holds each object's checksum and Execute.
             if name.hasPrefix("packets") { return data + (secure ? objects * 2 * command : 0) }
             if name.hasPrefix("data objects") { return secure ? objects * command : nil }
@@ -101,10 +101,6 @@ extension NordicDFUEstimator {
             if name.hasPrefix("enter") { return ExchangeAir.roundTrip(request: 1, answer: 3, dataLength: dl) }
             if name == "connect and read the memory map" || name == "read back the program" { return mapRead }
             return nil
-        }
-        // Secure DFU's Creates come one per object, a short burst each.
-        if secure, let i = demand.parts.firstIndex(where: { $0.name.hasPrefix("data objects") }) {
-            demand.parts[i].bursts = Int(max(objects, 1))
         }
         return demand
     }

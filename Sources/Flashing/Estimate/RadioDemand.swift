@@ -14,14 +14,10 @@ public struct RadioDemand: Sendable, Equatable {
         public var name: String
         public var duration: Duration
         public var air: Duration
-        /// How many separate bursts the part's air comes in (a Secure DFU object's packets
-        /// between two Creates; 1 for a continuous stream).
-        public var bursts: Int
-        public init(name: String, duration: Duration, air: Duration, bursts: Int = 1) {
+        public init(name: String, duration: Duration, air: Duration) {
             self.name = name
             self.duration = duration
             self.air = air
-            self.bursts = max(bursts, 1)
         }
     }
 
