@@ -24,6 +24,10 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
     var buttonless = NordicGATT.buttonlessBonded
     /// The last object's Execute was sent: a board found on its application now runs the new image.
     var finalExecuteSent = false
+    /// The link dropped while the last Execute awaited its answer and the loss is not counted
+    /// yet: it is the update's end if the board comes back on its new application, a retry if it
+    /// comes back in its bootloader.
+    var lostAtValidation = false
     var checksums = ImagePrefixCRC()
     /// Pacing of the objects (`SecureDFUFlow+Pacing`): the flash work the flow knows of.
     var pacing = SecureDFUPacing()
@@ -91,6 +95,7 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
 
     private mutating func connected(_ info: ConnectionInfo, first: Bool) -> [FlowAction] {
         guard let target = NordicDFUTarget(info), target.isSecure else { return fail(.noDFUService) }
+        var report: [FlowAction] = []
         if target == .secureApplication {
             if finalExecuteSent {
                 // Only a validated image leaves the bootloader: the board runs the new application.
@@ -106,7 +111,17 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
                     .startTimer(Self.responseTimer, options.entryTimeout)
                 ])
         }
-        let reached = bootloaderReached(first: first)
+        if lostAtValidation {
+            // Back in the bootloader: the loss during the final validation was one after all.
+            lostAtValidation = false
+            budget.losses += 1
+            result.retries += 1
+            guard budget.losses <= options.linkLossLimit else {
+                return fail(.linkLost(step: "the final validation of the image", attempts: budget.losses))
+            }
+            report = [.report(.retry("the board came back in its bootloader after the final validation"))]
+        }
+        let reached = report + bootloaderReached(first: first)
         let link = Link(packetSize: max(20, min(244, (info.mtu - 3) & ~3)))
         state = .selectingCommand(link)
         return reached + [.subscribe(NordicGATT.secureControlPoint)] + request(.select(.command))
@@ -119,6 +134,20 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
             state = .reconnecting(Reconnect())
             return [
                 .cancelTimer(Self.responseTimer), .cancelTimer(Self.resetTimer), .report(.phase(.connecting)),
+                .connect(after: options.reconnectDelay, to: .bootloader)
+            ]
+        case .executing(_, final: true, _):
+            // The bootloader answers the last Execute, writes its settings and their backup and
+            // resets at once (V2 bootloader `nrf_dfu_req_handler.c` `on_data_obj_execute_request_sched`
+            // → `on_dfu_complete`; SDK 16 `nrf_bootloader.c` `dfu_observer` → `bootloader_reset`,
+            // `NRF_BL_RESET_DELAY_MS` 0). On a radio shared by many boards the answer can still wait
+            // for its connection event when the reset comes: the board then runs the new image.
+            // Whether it does is seen on the next connection; only a bootloader there counts a retry.
+            state = .reconnecting(Reconnect())
+            lostAtValidation = true
+            return Self.stopLinkTimers + [
+                .report(
+                    .note("the link closed during the final validation (\(reason)): reconnecting to see what runs")),
                 .connect(after: options.reconnectDelay, to: .bootloader)
             ]
         default:

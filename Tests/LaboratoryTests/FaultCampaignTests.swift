@@ -3,7 +3,7 @@ import FirmwareImage
 import LinkModel
 import PartialFlashing
 import SampleFirmware
-import SimulatedBoard
+@testable import SimulatedBoard
 import SimulatedFlashing
 import Testing
 @testable import Flashing
@@ -200,6 +200,28 @@ import Testing
         let narrow = declared.lowerBound..<(declared.lowerBound + 0x1000)
         let found = CampaignInvariants.checkWrites(before: board, after: after, declared: narrow)
         #expect(found.first?.rule == "write-outside-region")
+    }
+
+    @Test func checkerCatchesAWordWrittenMoreOftenBetweenErasesThanTheChipAllows() throws {
+        var sim = Simulation(link: .fast)
+        var board = try SimulatedBoard(.microbitV2, image: try Self.plan(.nrf52833, .heart).image, mode: .pairing)
+        let declared = CampaignInvariants.declaredProgramRegion(of: board)
+        board.resetFlashCounters()
+        let id = sim.addBoard(board)
+        let run = SimulatedFlash.run(
+            plan: try Self.plan(.nrf52833, .counter), options: FlashOptions(mode: .partial),
+            on: id, named: "sim", in: &sim)
+        #expect(run.result.path == .partial)
+        var after = try sim.board(id)
+        #expect(after.flash.mostWritesPerWord >= 1)
+        #expect(CampaignInvariants.checkWrites(before: board, after: after, declared: declared).isEmpty)
+        // Two more writes of the program's first word, its page not erased in between: one too many.
+        let word = try after.readFlash(declared.lowerBound..<(declared.lowerBound + 4))
+        for _ in 0..<2 { try after.device.flash.writeWords(word, at: declared.lowerBound) }
+        let found = CampaignInvariants.checkWrites(before: board, after: after, declared: declared)
+        #expect(found.map(\.rule) == ["writes-per-word"])
+        #expect(
+            found.first?.detail.contains(String(declared.lowerBound, radix: 16, uppercase: true)) == true, "\(found)")
     }
 
     @Test func checkerCatchesADeadlineAndAnUnclearError() {

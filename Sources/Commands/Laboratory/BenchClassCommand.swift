@@ -54,12 +54,14 @@ struct BenchClassCommand: ParsableCommand {
             print(
                 "class benchmark: commit \(commit), \(date); modelled seconds, one adapter; with a connection "
                     + "limit the boards go in waves, else all start together")
-            print("error = estimate / modelled − 1; before = one board's own estimate (the shared radio left out)")
+            print(
+                "error = estimate / modelled − 1; before = one board's own estimate (the shared radio left out); "
+                    + "retries = of all boards (0 with no faults)")
             print("")
             print(
-                "| adapter | path | link | boards | modelled class | estimate | error | worst board error "
+                "| adapter | path | link | boards | retries | modelled class | estimate | error | worst board error "
                     + "| slowest board est. | before | before error |")
-            print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+            print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         }
         // The largest error (by size, with its sign) of each path on each adapter.
         var worst: [String: Double] = [:]
@@ -78,7 +80,7 @@ struct BenchClassCommand: ParsableCommand {
                         }
                         let failed = row.failures > 0 ? " (\(row.failures) failed)" : ""
                         print(
-                            "| \(label) | \(row.path) | \(row.profile) | \(row.boards)\(failed) | "
+                            "| \(label) | \(row.path) | \(row.profile) | \(row.boards)\(failed) | \(row.retries) | "
                                 + "\(s(row.modelledClassSeconds)) | \(s(row.estimatedClassSeconds)) | "
                                 + "\(pct(row.classError)) | \(pct(row.worstBoardError)) | "
                                 + "\(s(row.estimatedSlowestSeconds)) | "

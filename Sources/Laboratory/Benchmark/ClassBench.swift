@@ -3,6 +3,7 @@ import Flashing
 import LinkModel
 import SimulatedBoard
 import SimulatedFlashing
+import Transport
 
 /// The class-set benchmark: N simulated boards on one adapter, all started together, each
 /// flashed the same way; the modelled class time set beside the class estimate
@@ -42,6 +43,9 @@ public enum ClassBench {
         /// The largest error (by size, with its sign) of one board's estimated finish against
         /// the time it finished (both from the start of the class): the ETA each board is shown.
         public var worstBoardError: Double = 0
+        /// Retries of all boards together (requests repeated, objects or blocks sent again,
+        /// reconnections): with no injected faults, 0.
+        public var retries = 0
 
         /// estimate / modelled − 1 of the class time.
         public var classError: Double {
@@ -76,7 +80,10 @@ public enum ClassBench {
 
     /// Runs one class of `boards` boards over `profile` through one adapter of `adapter`'s kind
     /// (its connection limit makes waves; `.unlimited` holds every board at once).
-    public static func run(_ c: Case, boards: Int, profile: LinkProfile, adapter: AdapterProfile = .unlimited) -> Row {
+    public static func run(
+        _ c: Case, boards: Int, profile: LinkProfile, adapter: AdapterProfile = .unlimited,
+        onRetry: (@Sendable (String) -> Void)? = nil
+    ) -> Row {
         let scenario = scenario(c)
         let board = scenario.board
         var row = Row(
@@ -86,6 +93,11 @@ public enum ClassBench {
             estimatedSlowestSeconds: 0, singleBoardSeconds: 0, failures: boards, connectionLimit: limit(of: adapter))
         var sim = Simulation(link: profile, adapters: [adapter])
         sim.recordsTrace = false
+        if let onRetry {
+            sim.onReport = { board, report, t in
+                if case let .retry(why) = report { onRetry("\(board) at \(t): \(why)") }
+            }
+        }
         var options = (c == .nordic ? BenchStrategy.nordic : c == .mcumgr ? .fullBest : .partialOnly).options
         if c == .nordic { options.mode = .full }
         var entries: [(plan: FlashPlan, board: BoardID, name: String)] = []
@@ -121,6 +133,7 @@ public enum ClassBench {
         }
         let runs = SimulatedFlash.runAll(entries, options: options, in: &sim)
         let want: FlashPath = c == .partial ? .partial : .full
+        row.retries = runs.reduce(0) { $0 + $1.result.retries }
         row.failures = runs.filter { $0.result.error != nil || $0.result.path != want }.count
         let times = runs.map(\.result.seconds)
         if let estimated = estimatedFinishes, estimated.count == times.count {

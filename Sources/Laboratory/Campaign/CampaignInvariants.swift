@@ -10,7 +10,8 @@ public struct CampaignViolation: Sendable, Equatable, Codable, CustomStringConve
     /// The run's index in the campaign.
     public var run: Int
     /// Which invariant: `flash-differs`, `not-verified`, `boots-into-pairing-mode`,
-    /// `unclear-error`, `not-repaired`, `deadline`, `retry-bound`, `write-outside-region`.
+    /// `unclear-error`, `not-repaired`, `deadline`, `retry-bound`, `write-outside-region`,
+    /// `writes-per-word`.
     public var rule: String
     /// What was seen, with addresses and values.
     public var detail: String
@@ -33,7 +34,9 @@ public struct CampaignViolation: Sendable, Equatable, Codable, CustomStringConve
 /// - no run reaches its (modelled) deadline;
 /// - retries, reconnections and connection attempts stay within their configured bounds;
 /// - no write lands outside the region the board declared (region 2 for partial flashing,
-///   the primary slot when MCUboot swapped images).
+///   the primary slot when MCUboot swapped images);
+/// - no word is written more often between two erases than the chip allows (nWRITE,
+///   `FlashMemory.writesPerWordLimit`), on every path.
 public enum CampaignInvariants {
     /// Checks a successful session's effect on `board`: a verified one by every rule, an
     /// unverified one by `checkUnverified`.
@@ -235,15 +238,36 @@ public enum CampaignInvariants {
             allowed = start..<(start + UInt32(DFUApplication.maximumSize(for: family)))
             what = "the application area the Nordic bootloader accepts"
         }
-        return after.flash.writeLog
+        let outside = after.flash.writeLog
             .filter { $0.lowerBound < allowed.lowerBound || $0.upperBound > allowed.upperBound }
             .prefix(3)
             .map {
                 (
-                    "write-outside-region",
-                    "a write to \(Hex.number($0.lowerBound))-\(Hex.number($0.upperBound)) outside \(what) \(Hex.number(allowed.lowerBound))-\(Hex.number(allowed.upperBound))"
+                    rule: "write-outside-region",
+                    detail:
+                        "a write to \(Hex.number($0.lowerBound))-\(Hex.number($0.upperBound)) outside \(what) \(Hex.number(allowed.lowerBound))-\(Hex.number(allowed.upperBound))"
                 )
             }
+        return Array(outside) + checkWritesPerWord(after)
+    }
+
+    /// Checks that no word of `board`'s flash was written more often between two erases of its
+    /// page than the chip allows (`FlashMemory.writesPerWordLimit`, nWRITE), counted since the
+    /// counters were reset before the run (the writes since the last erase carry over from
+    /// earlier runs, so a word written in one run and twice in the next counts three times).
+    public static func checkWritesPerWord(_ board: SimulatedBoard) -> [(rule: String, detail: String)] {
+        let flash = board.flash
+        guard flash.writesOverLimit > 0 else { return [] }
+        let limit = FlashMemory.writesPerWordLimit
+        let words = flash.writesSinceErase.filter { $0.value > limit }.keys.sorted()
+        let at = words.first.map { " first at \(Hex.number($0)) (\(words.count) words still unerased)" } ?? ""
+        return [
+            (
+                "writes-per-word",
+                "\(flash.writesOverLimit) word writes past nWRITE = \(limit) between erases, up to "
+                    + "\(flash.mostWritesPerWord) writes of one word;\(at)"
+            )
+        ]
     }
 
     /// The region 2 a board declares (its program region), or an empty range when it declares none.

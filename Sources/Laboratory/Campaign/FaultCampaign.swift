@@ -196,7 +196,10 @@ public struct FaultCampaign: Sendable {
             plan: plan, options: options, on: id, named: "sim", in: &sim, deadline: configuration.deadline)
         if configuration.recordsTrace { traceKeeper.keep("run \(scenario.index) repair", run.trace) }
         guard let after = try? sim.board(id) else { return }
-        record.check(CampaignInvariants.checkWrites(before: board, after: after, declared: declared))
+        record.check(
+            CampaignInvariants.checkWrites(before: board, after: after, declared: declared).map {
+                ($0.rule, "in the repair run: " + $0.detail)
+            })
         switch run.outcome {
         case let .success(outcome):
             record.repaired = outcome.verified
@@ -241,7 +244,10 @@ public struct FaultCampaign: Sendable {
         }
         guard let after = try? sim.board(id) else { record.violate("setup", "the board vanished"); return nil }
         record.kills += 1
-        record.check(CampaignInvariants.checkWrites(before: board, after: after, declared: declared))
+        record.check(
+            CampaignInvariants.checkWrites(before: board, after: after, declared: declared).map {
+                ($0.rule, "in the killed run: " + $0.detail)
+            })
         if case let .success(outcome) = run.outcome {
             // Finished before it was stopped: it must have done its job.
             record.check(
