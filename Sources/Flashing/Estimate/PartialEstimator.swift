@@ -8,7 +8,8 @@ import PartialFlashing
 /// `(⌊W / CI⌋ + 2) · CI` — the block's writes leave in one event, the `01 FF` in the first
 /// event after the work, the next block in the event after that (the link model's partial
 /// bound). Then END_OF_TRANSMISSION (one event and the last write again), the reboot, and the
-/// read-back on a new connection (setup, then STATUS and REGION_INFO 1 and 2). A board that runs
+/// read-back on a new connection (setup, then STATUS and REGION_INFO 2 one event apart, each
+/// answered in the event after its own: 2 CI, `ReadBackReader`). A board that runs
 /// its program is first restarted into pairing mode: `FF 00` in one event, the runtime's event,
 /// the reboot with its one `RebootMode` step (20 ms), a new connection and the same three round
 /// trips again.
@@ -64,7 +65,8 @@ public struct PartialEstimator: PathEstimator {
             .init(name: "end of transmission and reboot", duration: .microseconds(ci + plainWork) + t.reboot)
         ]
         if verifies {
-            parts.append(.init(name: "read back on a new connection", duration: readMap))
+            let readBack = profile.connectionSetup + .microseconds(2 * ci)
+            parts.append(.init(name: "read back on a new connection", duration: readBack))
         }
         // A CODAL board erases a page only when it is not blank (docs/protocols/partial-flashing.md
         // §3.4); every page but the first (which holds the board's program header) may be.
