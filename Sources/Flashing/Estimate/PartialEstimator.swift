@@ -23,6 +23,9 @@ public struct PartialEstimator: PathEstimator {
     public var verifies: Bool
     /// Whether the board runs its program and is restarted into pairing mode before the write.
     public var switchesToPairingMode: Bool
+    /// Whether the plan writes the program hash in a last block (`BlockPlan.sealIndex`): the
+    /// writer sends a REGION_INFO barrier before it, one round trip (2 CI).
+    public var sealsProgramHash = false
 
     /// The step of CODAL's boot decision that a `RebootMode` key costs (codal-microbit-v2 `model/MicroBit.cpp`).
     static let rebootModeStep = Duration.milliseconds(20)
@@ -39,6 +42,7 @@ public struct PartialEstimator: PathEstimator {
         self.init(
             blocks: plan.blockCount, pagesOpened: plan.pagesOpened, verifies: verifies,
             switchesToPairingMode: switchesToPairingMode)
+        self.sealsProgramHash = plan.sealIndex != nil
     }
 
     /// The name of the part a board running its program adds: it is restarted in pairing mode first.
@@ -51,7 +55,9 @@ public struct PartialEstimator: PathEstimator {
         let plainWork = t.blockWrite.wholeMicroseconds
         let openingWork = plainWork + t.pageErase.wholeMicroseconds
         func blockCost(_ work: Int64) -> Int64 { (work / ci + 2) * ci }
-        let transfer = Int64(blocks - pagesOpened) * blockCost(plainWork) + Int64(pagesOpened) * blockCost(openingWork)
+        let barrier: Int64 = sealsProgramHash ? 2 * ci : 0
+        let transfer =
+            Int64(blocks - pagesOpened) * blockCost(plainWork) + Int64(pagesOpened) * blockCost(openingWork) + barrier
         let readMap = profile.connectionSetup + .microseconds(3 * 2 * ci)
         var parts: [PathEstimate.Part] = [context.beforeDecision]
         if switchesToPairingMode {
