@@ -5,8 +5,8 @@ import Transport
 
 /// How far the end of a flash was confirmed on the board.
 public enum Verification: Sendable, Equatable {
-    /// Read back after the board's last restart: STATUS says application mode and REGION_INFO 1
-    /// and 2 report the program's runtime, start and hash.
+    /// Read back after the board's last restart: STATUS says application mode and REGION_INFO 2
+    /// reports the program's start and hash (`ReadBackReader`).
     case verified
     /// The program is on the board (written, or found there), but the board could not be read
     /// back running it in application mode: why, in words.
@@ -17,7 +17,7 @@ public enum Verification: Sendable, Equatable {
 public enum ProgramCheckResult: Sendable, Equatable {
     /// The board runs the program in application mode. `rewrites`: the page rewrites that
     /// cleared `flashIncomplete` on the way (nil when none was needed).
-    case verified(BoardMemoryMap, rewrites: PartialFlashStats?)
+    case verified(ReadBack, rewrites: PartialFlashStats?)
     /// The board could not be read back in application mode (see `Verification.unverified`).
     case unverified(String, rewrites: PartialFlashStats?)
     /// The board came back in pairing mode after a restart into its program, so `flashIncomplete`
@@ -42,9 +42,10 @@ public enum ProgramCheckResult: Sendable, Equatable {
 /// 1. Reach the board: read it on the live link, or wait for the restart's link drop, or send
 ///    `FF 01` first; then connect again, for at most `restartWindow` (see there for why a board
 ///    that is not back by then does not advertise).
-/// 2. Read STATUS and REGION_INFO 1 and 2 (`MemoryMapReader`).
-/// 3. In application mode with the program's runtime, start and hash: verified. Anything else
-///    there: `PartialFlashError.verificationFailed`.
+/// 2. Read STATUS and REGION_INFO 2, paced one connection interval apart, and REGION_INFO 1 too
+///    from a board in pairing mode (`ReadBackReader`).
+/// 3. In application mode with the program's start and hash: verified. Anything else there:
+///    `PartialFlashError.verificationFailed`.
 /// 4. In pairing mode the board booted with `flashIncomplete` (the runtime keeps it until an
 ///    END_OF_TRANSMISSION completes, through resets, Nordic DFU and MCUboot swaps). When this
 ///    computer knows the board's flash holds the whole program (`knownComplete`: after every
@@ -78,7 +79,7 @@ public struct ProgramCheck: FlowMachine {
 
     private enum State: Sendable {
         case idle, awaitingDrop, closingLink, connecting(attempts: Int, windowEnds: Duration)
-        case reading(MemoryMapReader), rewriting(PartialFlashWriter), finished
+        case reading(ReadBackReader), rewriting(PartialFlashWriter), finished
     }
 
     private let image: MemoryImage
@@ -212,16 +213,15 @@ public struct ProgramCheck: FlowMachine {
     }
 
     private mutating func read(_ info: ConnectionInfo, now: Duration) -> [FlowAction] {
-        var reader = MemoryMapReader(family: family, settings: settings)
-        // The phase stays `verify`: the reader's own phase is for the first read.
-        let actions = reader.handle(.start(info), now: now).filter { $0 != .report(.phase(.readingMemoryMap)) }
+        var reader = ReadBackReader(family: family, settings: settings)
+        let actions = reader.handle(.start(info), now: now)
         state = .reading(reader)
         guard let result = reader.outcome else { return actions }
         return actions.filter { $0 != .finish } + readFinished(result, now: now)
     }
 
-    private mutating func readFinished(_ result: Result<BoardMemoryMap, any Error>, now: Duration) -> [FlowAction] {
-        let map: BoardMemoryMap
+    private mutating func readFinished(_ result: Result<ReadBack, any Error>, now: Duration) -> [FlowAction] {
+        let read: ReadBack
         switch result {
         case let .failure(error):
             let why =
@@ -229,21 +229,23 @@ public struct ProgramCheck: FlowMachine {
                 ? "after its restart the board offers no partial-flashing service, so what it runs cannot be read"
                 : "the board was reached after its restart, but could not be read: \(error)"
             return finish(.unverified(why, rewrites: rewrites))
-        case let .success(m): map = m
+        case let .success(r): read = r
         }
-        let sameRuntime = map.runtime.hash == program.runtimeHash && map.program.start == program.magicAddress
-        let reportsProgram = sameRuntime && map.program.hash == program.programHash
-        if map.mode == .application {
-            guard reportsProgram else { return fail(mismatch(map)) }
+        let reportsProgram = read.program.start == program.magicAddress && read.program.hash == program.programHash
+        if read.mode == .application {
+            guard reportsProgram else { return fail(mismatch(read.program)) }
             return [
                 .report(
                     .trace(
-                        "verified: application mode, program \(map.program.hash.hexString) at "
-                            + "\(Hex.address(map.program.start))"))
-            ] + finish(.verified(map, rewrites: rewrites))
+                        "verified: application mode, program \(read.program.hash.hexString) at "
+                            + "\(Hex.address(read.program.start))"))
+            ] + finish(.verified(read, rewrites: rewrites))
         }
+        // In pairing mode the reader reads region 1 as well.
+        guard let map = read.map else { return fail(mismatch(read.program)) }
+        let sameRuntime = map.runtime.hash == program.runtimeHash && map.program.start == program.magicAddress
         guard knownComplete else {
-            guard reportsProgram else { return fail(mismatch(map)) }
+            guard sameRuntime, reportsProgram else { return fail(mismatch(map.program)) }
             return [
                 .report(
                     .note(
@@ -252,7 +254,7 @@ public struct ProgramCheck: FlowMachine {
             ] + finish(.flashIncomplete(map))
         }
         guard sameRuntime, reportsProgram || acceptedHashes.contains(map.program.hash) else {
-            return fail(mismatch(map))
+            return fail(mismatch(map.program))
         }
         let done = rewrites?.pageRewrites ?? 0
         guard done < settings.pageRewriteLimit else {
@@ -278,7 +280,7 @@ public struct ProgramCheck: FlowMachine {
                 "the board is in pairing mode because a flash was not finished (flashIncomplete); "
                     + "its flash holds the whole program, so one page is written again as it is "
                     + "and the flash is ended"))
-        // The reader's last request was REGION_INFO 2: the board's counters are at 0.
+        // The reader's last request was a REGION_INFO: the board's counters are at 0.
         let actions = writer.beginAfterRegionInfo(now: now)
         state = .rewriting(writer)
         guard let result = writer.outcome else { return [note] + actions }
@@ -310,9 +312,9 @@ public struct ProgramCheck: FlowMachine {
         return [.report(.note("not read back: " + why))] + finish(.unverified(why, rewrites: rewrites))
     }
 
-    private func mismatch(_ map: BoardMemoryMap) -> PartialFlashError {
+    private func mismatch(_ reported: RegionInfo) -> PartialFlashError {
         .verificationFailed(
-            expectedStart: program.magicAddress, expectedHash: program.programHash, reported: map.program)
+            expectedStart: program.magicAddress, expectedHash: program.programHash, reported: reported)
     }
 
     private mutating func finish(_ result: ProgramCheckResult) -> [FlowAction] {

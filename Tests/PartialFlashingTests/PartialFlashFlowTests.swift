@@ -22,10 +22,10 @@ import Transport
         let violations = driver.board.violations
         #expect(violations.isEmpty)
         #expect(driver.flow.decision == .partial)
-        // EE, 00 01, 00 02, 142 × 4 packets, the 00 02 barrier, the hash block, 02, then EE, 00 01, 00 02 to read back.
-        #expect(driver.written.count == 3 + 143 * 4 + 1 + 1 + 3)
+        // EE, 00 01, 00 02, 142 × 4 packets, the 00 02 barrier, the hash block, 02, then EE and 00 02 to read back.
+        #expect(driver.written.count == 3 + 143 * 4 + 1 + 1 + 2)
         #expect(driver.written.prefix(3) == [[0xEE], [0x00, 0x01], [0x00, 0x02]])
-        #expect(driver.written.suffix(4) == [[0x02], [0xEE], [0x00, 0x01], [0x00, 0x02]])
+        #expect(driver.written.suffix(3) == [[0x02], [0xEE], [0x00, 0x02]])
         #expect(driver.board.mode == .application && !driver.board.flashIncomplete)
     }
 
@@ -54,7 +54,7 @@ import Transport
         #expect(writes(actions) == [[0xEE], [0x00, 0x01], [0x00, 0x02], [0xFF, 0x01]])
         #expect(flow.outcome == nil)
         _ = flow.handle(.disconnected(.remoteTerminated), now: .seconds(1))
-        _ = flow.run([.connected(link), status(.application), v2Runtime, region(2, 0x47000, 0x73000, newProgramHash)])
+        _ = flow.run([.connected(link), status(.application), region(2, 0x47000, 0x73000, newProgramHash)])
         #expect(try flow.outcome?.get() == .upToDate(.verified))
         guard case .restarted? = flow.confirmation else {
             Issue.record("confirmation: \(String(describing: flow.confirmation))")
@@ -77,7 +77,7 @@ import Transport
                 .cancelTimer(PartialFlashTimer.reboot),
                 .startTimer(PartialFlashTimer.restartWindow, .seconds(10)), .connect(after: .zero, to: .application)
             ])
-        _ = flow.run([.connected(link), status(.application), v2Runtime, region(2, 0x47000, 0x73000, newProgramHash)])
+        _ = flow.run([.connected(link), status(.application), region(2, 0x47000, 0x73000, newProgramHash)])
         #expect(try flow.outcome?.get() == .upToDate(.verified))
         // The same against the model board.
         var driver = LoopbackDriver(

@@ -28,8 +28,8 @@ import Transport
         let first = check.begin(now: .seconds(1))
         #expect(reports(first).contains(.phase(.verify)))
         #expect(effects(first) == [.startTimer(window, .seconds(10)), .connect(after: .zero, to: .application)])
-        let read = check.run([.connected(link), status(.application), v2Runtime, newProgramRegion()], at: .seconds(2))
-        #expect(writes(read) == [[0xEE], [0x00, 0x01], [0x00, 0x02]])
+        let read = check.run([.connected(link), status(.application), newProgramRegion()], at: .seconds(2))
+        #expect(writes(read) == [[0xEE], [0x00, 0x02]], "region 1 says nothing of the program: not read")
         #expect(effects(read).first == .cancelTimer(window))
         guard case let .verified(map, rewrites)? = try check.outcome?.get() else {
             Issue.record("expected verified, got \(String(describing: check.outcome))"); return
@@ -57,10 +57,11 @@ import Transport
         #expect(driver.board.mode == .application && !driver.board.flashIncomplete)
         #expect(boardHolds(driver.board, image: image, program: program, pageSize: 4096))
         #expect(driver.board.violations.isEmpty, "END_OF_TRANSMISSION only after an acknowledged block")
-        // EE 00 01 00 02 (pairing mode), the page, 02, then EE 00 01 00 02 (application mode).
+        // EE 00 02 00 01 (pairing mode: region 1 too), the page, 02, then EE 00 02 (application mode).
+        #expect(driver.written.prefix(3) == [[0xEE], [0x00, 0x02], [0x00, 0x01]])
         let eot = try #require(driver.written.firstIndex(of: [0x02]))
         #expect(driver.written[eot - 1].first == 0x01, "END_OF_TRANSMISSION directly after the page's last block")
-        #expect(driver.written.suffix(3) == [[0xEE], [0x00, 0x01], [0x00, 0x02]])
+        #expect(driver.written.suffix(2) == [[0xEE], [0x00, 0x02]])
     }
 
     @Test func rewritesAPageOfABoardThatStillReportsTheHashFromBeforeTheWrite() throws {
@@ -71,12 +72,12 @@ import Transport
             image: image, program: program, family: .nrf52833, start: .restarted, knownComplete: true,
             acceptedHashes: [oldProgramHash])
         _ = check.begin(now: .zero)
-        let read = check.run([.connected(link), status(.pairing), v2Runtime, v2Program])
+        let read = check.run([.connected(link), status(.pairing), v2Program, v2Runtime])
         #expect(packetNumbers(read) == [0, 1, 2, 3], "the page's opener goes out after the REGION_INFO barrier")
         var strict = ProgramCheck(
             image: image, program: program, family: .nrf52833, start: .restarted, knownComplete: true)
         _ = strict.begin(now: .zero)
-        _ = strict.run([.connected(link), status(.pairing), v2Runtime, v2Program])
+        _ = strict.run([.connected(link), status(.pairing), v2Program, v2Runtime])
         #expect(
             strict.partialFlashError
                 == .verificationFailed(
@@ -145,7 +146,7 @@ import Transport
         var check = ProgramCheck(
             image: image, program: program, family: .nrf52833, start: .restarted, knownComplete: true)
         _ = check.begin(now: .zero)
-        _ = check.run([.connected(link), status(.application), v2Runtime, v2Program])
+        _ = check.run([.connected(link), status(.application), v2Program])
         let expected = PartialFlashError.verificationFailed(
             expectedStart: 0x47000, expectedHash: newProgramHash,
             reported: RegionInfo(id: 2, start: 0x47000, end: 0x73000, hash: oldProgramHash))
@@ -159,7 +160,7 @@ import Transport
             image: image, program: program, family: .nrf52833,
             settings: PartialFlashSettings(pageRewriteLimit: 0), start: .restarted, knownComplete: true)
         _ = check.begin(now: .zero)
-        _ = check.run([.connected(link), status(.pairing), v2Runtime, newProgramRegion()])
+        _ = check.run([.connected(link), status(.pairing), newProgramRegion(), v2Runtime])
         #expect(check.partialFlashError == .staysInPairingMode(rewrites: 0))
         #expect(check.partialFlashError?.description.contains("flashIncomplete") == true)
     }

@@ -74,7 +74,7 @@ public struct McuMgrEstimator: PathEstimator {
                 .init(name: "reset, reboot and swap", duration: max(boardBack, options.estimatedSwapTime)),
                 .init(name: "reconnect", duration: profile.connectionSetup),
                 .init(name: "confirm and verify", duration: roundTrip * (roundTripsAfterUpload - 2))
-            ] + (readsBack ? [.init(name: "read back the program", duration: roundTrip * 3)] : [])
+            ] + (readsBack ? [.init(name: "read back the program", duration: roundTrip)] : [])
         return PathEstimate(
             path: .mcumgr, parts: parts,
             counts: [

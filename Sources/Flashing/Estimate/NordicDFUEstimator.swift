@@ -84,7 +84,8 @@ public struct NordicDFUEstimator: PathEstimator {
         var parts = [context.beforeDecision] + steps.parts
         if readsBack {
             let profile = context.link.profile
-            let roundTrips = Duration.microseconds(3 * 2 * profile.connectionIntervalMicroseconds)
+            // STATUS and REGION_INFO 2 one event apart (`ReadBackReader`): 2 CI.
+            let roundTrips = Duration.microseconds(2 * profile.connectionIntervalMicroseconds)
             parts.append(
                 .init(
                     name: "read back the program",

@@ -8,7 +8,8 @@ import PartialFlashing
 /// `(⌊W / CI⌋ + 2) · CI` — the block's writes leave in one event, the `01 FF` in the first
 /// event after the work, the next block in the event after that (the link model's partial
 /// bound). Then END_OF_TRANSMISSION (one event and the last write again), the reboot, and the
-/// read-back on a new connection (setup, then STATUS and REGION_INFO 1 and 2). A board that runs
+/// read-back on a new connection (setup, then STATUS and REGION_INFO 2 one event apart, each
+/// answered in the event after its own: 2 CI, `ReadBackReader`). A board that runs
 /// its program is first restarted into pairing mode: `FF 00` in one event, the runtime's event,
 /// the reboot with its one `RebootMode` step (20 ms), a new connection and the same three round
 /// trips again.
@@ -22,6 +23,9 @@ public struct PartialEstimator: PathEstimator {
     public var verifies: Bool
     /// Whether the board runs its program and is restarted into pairing mode before the write.
     public var switchesToPairingMode: Bool
+    /// Whether the plan writes the program hash in a last block (`BlockPlan.sealIndex`): the
+    /// writer sends a REGION_INFO barrier before it, one round trip (2 CI).
+    public var sealsProgramHash = false
 
     /// The step of CODAL's boot decision that a `RebootMode` key costs (codal-microbit-v2 `model/MicroBit.cpp`).
     static let rebootModeStep = Duration.milliseconds(20)
@@ -38,6 +42,7 @@ public struct PartialEstimator: PathEstimator {
         self.init(
             blocks: plan.blockCount, pagesOpened: plan.pagesOpened, verifies: verifies,
             switchesToPairingMode: switchesToPairingMode)
+        self.sealsProgramHash = plan.sealIndex != nil
     }
 
     /// The name of the part a board running its program adds: it is restarted in pairing mode first.
@@ -50,7 +55,9 @@ public struct PartialEstimator: PathEstimator {
         let plainWork = t.blockWrite.wholeMicroseconds
         let openingWork = plainWork + t.pageErase.wholeMicroseconds
         func blockCost(_ work: Int64) -> Int64 { (work / ci + 2) * ci }
-        let transfer = Int64(blocks - pagesOpened) * blockCost(plainWork) + Int64(pagesOpened) * blockCost(openingWork)
+        let barrier: Int64 = sealsProgramHash ? 2 * ci : 0
+        let transfer =
+            Int64(blocks - pagesOpened) * blockCost(plainWork) + Int64(pagesOpened) * blockCost(openingWork) + barrier
         let readMap = profile.connectionSetup + .microseconds(3 * 2 * ci)
         var parts: [PathEstimate.Part] = [context.beforeDecision]
         if switchesToPairingMode {
@@ -64,7 +71,8 @@ public struct PartialEstimator: PathEstimator {
             .init(name: "end of transmission and reboot", duration: .microseconds(ci + plainWork) + t.reboot)
         ]
         if verifies {
-            parts.append(.init(name: "read back on a new connection", duration: readMap))
+            let readBack = profile.connectionSetup + .microseconds(2 * ci)
+            parts.append(.init(name: "read back on a new connection", duration: readBack))
         }
         // A CODAL board erases a page only when it is not blank (docs/protocols/partial-flashing.md
         // §3.4); every page but the first (which holds the board's program header) may be.
