@@ -113,19 +113,17 @@ public struct MemoryMapReader: FlowMachine {
     // MARK: - Answers
 
     private mutating func received(_ bytes: [UInt8]) -> [FlowAction] {
-        let trace = FlowAction.report(.trace("← \(Hex.bytes(bytes, separator: " "))"))
         let waiting: Bool
         switch state {
         case .awaitingStatus, .awaitingRegion: waiting = true
         default: waiting = false
         }
+        let (trace, answer) = BoardAnswer.read(bytes, waiting: waiting)
         let notification: PartialFlashingNotification
-        do {
-            notification = try PartialFlashingNotification(bytes: bytes)
-        } catch {
-            guard waiting else { return [trace, .report(.trace("ignored: not a partial-flashing answer"))] }
-            return [trace]
-                + fail(.malformedNotification(bytes: bytes, problem: (error as? FrameError) ?? .badValue("\(error)")))
+        switch answer {
+        case let .answer(n): notification = n
+        case .ignored: return [trace, BoardAnswer.ignoredTrace]
+        case let .malformed(error): return [trace] + fail(error)
         }
         switch (notification, state) {
         case let (.status(version, mode), .awaitingStatus):
