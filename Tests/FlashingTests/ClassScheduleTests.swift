@@ -8,7 +8,9 @@ import Testing
 @Suite struct ClassScheduleTests {
     /// A flow of one part, `seconds` alone, whose connection events take `share` of the radio.
     static func flow(_ seconds: Int64, share: Double = 0) -> ClassSchedule.Flow {
-        ClassSchedule.Flow(parts: [(.seconds(seconds), .milliseconds(Int64(Double(seconds * 1000) * share)))])
+        ClassSchedule.Flow(parts: [
+            .init(name: "part", duration: .seconds(seconds), air: .milliseconds(Int64(Double(seconds * 1000) * share)))
+        ])
     }
 
     @Test func oneUnlimitedAdapterStartsEveryBoardAtOnce() {
@@ -94,7 +96,12 @@ import Testing
     @Test func aBoardWaitsAtItsSlowestConnectionForTheConnectionsAheadOfIt() {
         // 1 s before its restart in pairing mode, 1 s after; the controller makes its pairing
         // connection 2 s later than alone: it goes on at 3 s and ends at 4 s.
-        let flow = ClassSchedule.Flow(parts: [(.seconds(1), .zero), (.seconds(1), .zero)], slowestAfterParts: 1)
+        let flow = ClassSchedule.Flow(
+            parts: [
+                .init(name: "before", duration: .seconds(1), air: .zero),
+                .init(name: "after", duration: .seconds(1), air: .zero)
+            ],
+            slowestAfterParts: 1)
         let boards = ClassSchedule.schedule([flow], adapters: []) { _, _, _ in
             ClassSchedule.CreationWait(first: .zero, slowest: .seconds(2))
         }

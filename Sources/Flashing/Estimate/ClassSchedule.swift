@@ -24,24 +24,19 @@
 /// `CreationWait.slowest` plus its time alone before that connection, and cannot end before its
 /// start plus `slowest` plus its whole time alone.
 public enum ClassSchedule {
-    /// One board's flow: its parts, each with its time alone and its air time.
+    /// One board's flow: its parts (`RadioDemand.Part`: each with its time alone and its air time).
     public struct Flow: Sendable, Equatable {
-        public var parts: [(duration: Duration, air: Duration)]
+        public var parts: [RadioDemand.Part]
         /// How many of its parts come before its slowest connection (0: that is its first).
         public var slowestAfterParts: Int
 
-        public init(parts: [(duration: Duration, air: Duration)], slowestAfterParts: Int = 0) {
+        public init(parts: [RadioDemand.Part], slowestAfterParts: Int = 0) {
             self.parts = parts
             self.slowestAfterParts = min(max(slowestAfterParts, 0), parts.count)
         }
 
         /// Its time alone.
         public var alone: Duration { parts.reduce(.zero) { $0 + $1.duration } }
-
-        public static func == (a: Flow, b: Flow) -> Bool {
-            a.slowestAfterParts == b.slowestAfterParts && a.parts.count == b.parts.count
-                && zip(a.parts, b.parts).allSatisfy { $0.duration == $1.duration && $0.air == $1.air }
-        }
     }
 
     /// How much longer than alone a board waits for its connections in a batch asked to

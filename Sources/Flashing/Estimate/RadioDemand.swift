@@ -65,7 +65,7 @@ public struct RadioDemand: Sendable, Equatable {
 
     /// Its flow for `ClassSchedule`: the parts with their air time.
     public var flow: ClassSchedule.Flow {
-        ClassSchedule.Flow(parts: parts.map { ($0.duration, $0.air) }, slowestAfterParts: slowestAfterParts)
+        ClassSchedule.Flow(parts: parts, slowestAfterParts: slowestAfterParts)
     }
 
     static func wait(_ advertising: Advertising?, _ position: Int, _ batch: Int, _ interval: Duration) -> Duration {
