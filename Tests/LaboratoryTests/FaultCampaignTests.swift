@@ -182,19 +182,26 @@ import Testing
         #expect(CampaignInvariants.checkSuccess(silent, plan: plan, board: board).map(\.rule) == ["unclear-error"])
     }
 
-    @Test func checkerCatchesAWriteOutsideTheDeclaredRegion() throws {
-        let start = try Self.plan(.nrf52833, .heart)
+    /// A V2 board in pairing mode holding the heart, partially flashed with the counter: the
+    /// board before (its flash counters reset), after, and the program region it declared.
+    static func partialFlashOfTheEdit() throws -> (
+        before: SimulatedBoard, after: SimulatedBoard, declared: Range<UInt32>
+    ) {
         var sim = Simulation(link: .fast)
-        var board = try SimulatedBoard(.microbitV2, image: start.image, mode: .pairing)
+        var board = try SimulatedBoard(.microbitV2, image: try plan(.nrf52833, .heart).image, mode: .pairing)
         let declared = CampaignInvariants.declaredProgramRegion(of: board)
-        #expect(!declared.isEmpty)
         board.resetFlashCounters()
         let id = sim.addBoard(board)
         let run = SimulatedFlash.run(
-            plan: try Self.plan(.nrf52833, .counter), options: FlashOptions(mode: .partial),
+            plan: try plan(.nrf52833, .counter), options: FlashOptions(mode: .partial),
             on: id, named: "sim", in: &sim)
         #expect(run.result.path == .partial)
-        let after = try sim.board(id)
+        return (board, try sim.board(id), declared)
+    }
+
+    @Test func checkerCatchesAWriteOutsideTheDeclaredRegion() throws {
+        let (board, after, declared) = try Self.partialFlashOfTheEdit()
+        #expect(!declared.isEmpty)
         #expect(CampaignInvariants.checkWrites(before: board, after: after, declared: declared).isEmpty)
         // Had the board declared only the program's first page, the same writes would break the rule.
         let narrow = declared.lowerBound..<(declared.lowerBound + 0x1000)
@@ -203,16 +210,8 @@ import Testing
     }
 
     @Test func checkerCatchesAWordWrittenMoreOftenBetweenErasesThanTheChipAllows() throws {
-        var sim = Simulation(link: .fast)
-        var board = try SimulatedBoard(.microbitV2, image: try Self.plan(.nrf52833, .heart).image, mode: .pairing)
-        let declared = CampaignInvariants.declaredProgramRegion(of: board)
-        board.resetFlashCounters()
-        let id = sim.addBoard(board)
-        let run = SimulatedFlash.run(
-            plan: try Self.plan(.nrf52833, .counter), options: FlashOptions(mode: .partial),
-            on: id, named: "sim", in: &sim)
-        #expect(run.result.path == .partial)
-        var after = try sim.board(id)
+        let (board, flashed, declared) = try Self.partialFlashOfTheEdit()
+        var after = flashed
         #expect(after.flash.mostWritesPerWord >= 1)
         #expect(CampaignInvariants.checkWrites(before: board, after: after, declared: declared).isEmpty)
         // Two more writes of the program's first word, its page not erased in between: one too many.
