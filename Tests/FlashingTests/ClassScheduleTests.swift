@@ -93,19 +93,51 @@ import Testing
         #expect(boards.map(\.duration) == [.seconds(10), .seconds(10), .seconds(10)])
     }
 
-    @Test func aBoardWaitsAtItsSlowestConnectionForTheConnectionsAheadOfIt() {
-        // 1 s before its restart in pairing mode, 1 s after; the controller makes its pairing
-        // connection 2 s later than alone: it goes on at 3 s and ends at 4 s.
+    /// A part of `seconds` alone that makes a connection as `advertising` at its start, its
+    /// whole time being the connection's setup.
+    static func connecting(_ advertising: Advertising, _ seconds: Int64 = 1) -> RadioDemand.Part {
+        .init(
+            name: "connect", duration: .seconds(seconds), air: .zero,
+            connection: .init(advertising: advertising, setup: .seconds(seconds)))
+    }
+
+    @Test func aBoardRestartedInPairingModeWaitsForEveryBoardStillWaitingInApplicationMode() {
+        // Board 0 asks first, but in pairing mode (200 ms); the 20 boards after it run their
+        // programs (50 ms). The controller hears the application boards first, one at a time,
+        // so board 0's connection is made after all of theirs.
+        let pairing = ClassSchedule.Flow(
+            parts: [
+                .init(
+                    name: "restart", duration: .seconds(2), air: .zero,
+                    connection: .init(advertising: .pairing, setup: .seconds(1)))
+            ])
+        let application = ClassSchedule.Flow(parts: [Self.connecting(.application)])
+        let boards = ClassSchedule.schedule([pairing] + Array(repeating: application, count: 20), adapters: [])
+        var created = Duration.zero
+        var waiting = [Advertising.pairing] + Array(repeating: .application, count: 20)
+        var applicationFinishes: [Duration] = []
+        while waiting.count > 1 {
+            created += Advertising.firstHeard(among: waiting.map(\.interval)) + .milliseconds(50)
+            waiting.removeLast()
+            // The rest of an application board's setup: 1 s less a lone board's creation (75 ms).
+            applicationFinishes.append(created + .milliseconds(925))
+        }
+        let pairingCreated = created + .milliseconds(300)
+        func near(_ a: Duration, _ b: Duration) -> Bool { abs((a - b).seconds) < 1e-5 }
+        #expect(zip(boards.dropFirst().map(\.finish), applicationFinishes).allSatisfy(near))
+        // Then its own creation (100 ms until heard, 200 ms), the rest of its setup and its last second.
+        #expect(near(boards[0].finish, pairingCreated + .milliseconds(700) + .seconds(1)))
+    }
+
+    @Test func aConnectionMadeAfterAResetWaitsForTheReset() {
+        // 0.5 s of reset before the board asks: alone the part takes its time alone.
         let flow = ClassSchedule.Flow(
             parts: [
-                .init(name: "before", duration: .seconds(1), air: .zero),
-                .init(name: "after", duration: .seconds(1), air: .zero)
-            ],
-            slowestAfterParts: 1)
-        let boards = ClassSchedule.schedule([flow], adapters: []) { _, _, _ in
-            ClassSchedule.CreationWait(first: .zero, slowest: .seconds(2))
-        }
-        #expect(boards.map(\.duration) == [.seconds(4)])
+                .init(
+                    name: "reset and reconnect", duration: .milliseconds(1500), air: .zero,
+                    connection: .init(advertising: .bootloader, after: .milliseconds(500), setup: .seconds(1)))
+            ])
+        #expect(ClassSchedule.schedule([flow], adapters: []).map(\.duration) == [.milliseconds(1500)])
     }
 
     @Test func noBoardsMakeAnEmptyClass() {
@@ -131,16 +163,19 @@ import Testing
     @Test func boardsStartingTogetherWaitForTheControllerToConnectThemOneByOne() {
         // Three boards in pairing mode (200 ms) on a 15 ms link, 1 s each alone, no air time.
         // The controller hears one after 50, then 66.7, then 100 ms, and connects each at its
-        // next advertisement (200 ms) and one interval (15 ms) later; a lone board's setup
-        // already holds 100 + 215 ms, so the first waits nothing more.
+        // next advertisement (200 ms) and one interval (15 ms) later; the rest of a board's
+        // setup (1 s less a lone board's 315 ms) follows. The first is heard sooner than a lone
+        // board would be.
         let demand = RadioDemand(
-            path: .partial, parts: [.init(name: "setup", duration: .seconds(1), air: .zero)],
-            connecting: .pairing, connectionInterval: .milliseconds(15))
+            path: .partial, parts: [Self.connecting(.pairing)], connectionInterval: .milliseconds(15))
         let estimate = ClassEstimator.estimate(demand, boards: 3, adapters: [.unlimited])
         let millis = estimate.boards.map { Double($0.duration.wholeMicroseconds) / 1000 }
-        #expect(abs(millis[0] - 1000) < 0.01 && abs(millis[1] - 1231.667) < 0.01 && abs(millis[2] - 1546.667) < 0.01)
-        // On two adapters each controller connects its own boards: two start with no wait.
+        #expect(abs(millis[0] - 950) < 0.01 && abs(millis[1] - 1231.667) < 0.01 && abs(millis[2] - 1546.667) < 0.01)
+        // On two adapters each controller connects its own boards: board 1, alone on the
+        // second, takes its time alone.
         let two = ClassEstimator.estimate(demand, boards: 3, adapters: [.init(name: "hci0"), .init(name: "hci1")])
-        #expect(two.boards.filter { $0.duration == .seconds(1) }.count == 2)
+        #expect(two.boards.map(\.adapter) == [0, 1, 0])
+        #expect(two.boards[1].duration == .seconds(1))
+        #expect(two.boards[0].duration < two.boards[2].duration)
     }
 }

@@ -31,9 +31,9 @@ extension ClassEstimator {
                 link: link, board: BoardCosts(family: plan.family), includesMemoryMapRead: true
             ).beforeDecision.name
             partial.parts = partial.parts.filter { $0.name == before }
-            partial.firstConnecting = board.runsProgram ? .application : .pairing
-            partial.connecting = partial.firstConnecting
-            partial.laterConnecting = []
+            partial.connects(
+                before, as: board.runsProgram ? .application : .pairing, after: .zero,
+                setup: link.profile.connectionSetup)
             return partial
         }
         return demand(plan: plan, path: path, options: options, link: link, runsProgram: board.runsProgram)

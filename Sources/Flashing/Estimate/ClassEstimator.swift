@@ -23,18 +23,14 @@ import PartialFlashingFrames
 /// of step (connected one after another, a Secure DFU object's packets between erases) find
 /// room in each other's quiet parts.
 ///
-/// Boards asked to connect at once get their connections one after another (`Advertising`,
-/// `RadioDemand.creationWait`): a board begins its flow after its first connection, waits at
-/// its slowest (partial flashing's restart in pairing mode) until the controller has made the
-/// connections ahead of it, and ends no earlier than that wait plus its time alone. Boards that
-/// start apart (a place freed in a wave, a board left after the others ended) meet the boards
-/// beside them at the moment. Each board has its own demand: its kind's plan and its own path.
-///
-/// On the simulated adapters (which connect the same way) this holds classes of 6 to 64 boards
-/// within 10 % on every path and profile, on adapters with no connection limit and with 5 and 8,
-/// but for Secure DFU classes of 6 boards at once at 30 ms; each board's own finish is within
-/// 10 % through 5 or 8 connections, and up to 30 % early for the first boards of 40 or more
-/// with no limit (docs/auto.md, the figures after "A class set").
+/// Each adapter's controller makes one connection at a time (`ClassSchedule`, `Advertising`):
+/// a board stops where it asks for a connection (its first, a restart in pairing mode, its
+/// bootloader, the read-back of its new program) until the controller, which hears the boards
+/// that advertise most often first, has made it. Boards that start apart (a place freed in a
+/// wave, a board left after the others ended) meet the boards beside them at the moment. Each
+/// board has its own demand: its kind's plan and its own path. Time alone that sends nothing
+/// (a connection's setup after its creation, a reboot, Secure DFU's page erases after each
+/// Create) is not slowed by a full radio.
 ///
 /// Left out, as too small to count:
 /// - A Secure DFU bootloader resets 100 ms after its answer to the last Execute
@@ -43,8 +39,8 @@ import PartialFlashingFrames
 ///   the link drop: one reconnection delay and setup in place of the drop, under 1 % of a class.
 ///
 /// Left out: a pushed-back event whose answer misses the board's next anchor loses a whole
-/// interval, which a full radio makes frequent for stop-and-wait flows; the shares are taken as
-/// a fluid, so large partial classes with no connection limit come out a few percent short.
+/// interval; the shares are taken as a fluid, and every part that sends is slowed alike. The
+/// figures against the simulated adapters are in docs/auto.md ("A class set").
 public enum ClassEstimator {
     /// An adapter a class is flashed through.
     public struct Adapter: Sendable, Equatable, Codable {
@@ -67,9 +63,7 @@ public enum ClassEstimator {
     /// class: boards on different paths, or of different kinds), and shares the radio part by
     /// part with the boards beside it at the moment (`ClassSchedule`).
     public static func estimate(_ boards: [RadioDemand], adapters: [Adapter]) -> ClassEstimate {
-        let schedule = ClassSchedule.schedule(
-            boards.map(\.flow), adapters: adapters,
-            creationWait: { boards[$0].creationWait(position: $1, of: $2) })
+        let schedule = ClassSchedule.schedule(boards.map(\.flow), adapters: adapters)
         return ClassEstimate(boards: schedule, adapters: adapters.isEmpty ? [.unlimited] : adapters)
     }
 
@@ -92,7 +86,8 @@ public enum ClassEstimator {
         let context = EstimateContext(
             link: link, board: BoardCosts(family: plan.family), includesMemoryMapRead: true)
         let readsBack = plan.program != nil && options.partial.verifyAfterFlash
-        let demand: RadioDemand?
+        // The board's first connection: in application mode when it runs its program.
+        let first: Advertising = runsProgram ? .application : .pairing
         switch path {
         case .partial:
             guard let program = plan.program else { return nil }
@@ -104,41 +99,21 @@ public enum ClassEstimator {
                     skipErasedBlocks: options.partial.skipErasedBlocks,
                     sealProgramHash: options.partial.sealProgramHash)
             else { return nil }
-            demand = PartialEstimator(
+            return PartialEstimator(
                 plan: blocks, verifies: options.partial.verifyAfterFlash, switchesToPairingMode: runsProgram
             ).radioDemand(context)
         case .mcumgr:
             guard let image = plan.fullImage else { return nil }
             var m = McuMgrEstimator(imageBytes: image.bytes.count, options: options.mcumgr)
             m.readsBack = readsBack
-            demand = m.radioDemand(context)
+            return m.radioDemand(context, first: first)
         case .nordicDFU:
             guard let app = try? DFUApplication.cut(from: plan.image, family: plan.family) else { return nil }
             var n = NordicDFUEstimator(
                 applicationBytes: app.bytes.count, protocol: plan.family == .nrf52833 ? .secure : .legacy,
                 options: options.nordic)
             n.readsBack = readsBack
-            demand = n.radioDemand(context)
-        }
-        // Boards asked to connect together get their connections spaced by one creation; a later
-        // connection whose creation takes longer spaces them that much more. What counts is the
-        // slowest creation of the flow: pairing mode for partial flashing (its restart in pairing
-        // mode, or a board already there), else the board's first connection (the bootloader's
-        // and the new program's advertise as often or more).
-        let advertising: Advertising = path == .partial || !runsProgram ? .pairing : .application
-        let first: Advertising = runsProgram ? .application : .pairing
-        // The connections besides the first and the slowest: the read-back of the new program,
-        // and a Nordic DFU's bootloader.
-        var later: [Advertising] = readsBack ? [.application] : []
-        if path == .nordicDFU { later.append(.bootloader) }
-        return demand.map {
-            var d = RadioDemand(
-                path: $0.path, parts: $0.parts, firstConnecting: first, connecting: advertising,
-                laterConnecting: later, connectionInterval: link.profile.connectionInterval)
-            // A board that runs its program connects in application mode and reads its memory
-            // map before its restart in pairing mode, whose connection is the slowest.
-            if path == .partial, runsProgram { d.slowestAfterParts = 1 }
-            return d
+            return n.radioDemand(context, first: first)
         }
     }
 }

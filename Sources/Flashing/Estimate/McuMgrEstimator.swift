@@ -42,6 +42,9 @@ public struct McuMgrEstimator: PathEstimator {
         self.options = options
     }
 
+    /// The name of the connection to the new image after the reset.
+    static let reconnectPart = "reconnect"
+
     /// Round trips after the upload for the upgrade mode (test, reset, confirm, final state read).
     var roundTripsAfterUpload: Int {
         switch options.mode {
@@ -72,7 +75,7 @@ public struct McuMgrEstimator: PathEstimator {
                 .init(name: "upload", duration: upload.time),
                 .init(name: "test and reset", duration: roundTrip * 2),
                 .init(name: "reset, reboot and swap", duration: max(boardBack, options.estimatedSwapTime)),
-                .init(name: "reconnect", duration: profile.connectionSetup),
+                .init(name: Self.reconnectPart, duration: profile.connectionSetup),
                 .init(name: "confirm and verify", duration: roundTrip * (roundTripsAfterUpload - 2))
             ] + (readsBack ? [.init(name: "read back the program", duration: roundTrip)] : [])
         return PathEstimate(

@@ -6,6 +6,11 @@ import NordicDFUFrames
 extension NordicDFUEstimator {
     typealias Steps = (parts: [PathEstimate.Part], packets: Int)
 
+    /// Legacy DFU's last part, which ends with the connection to the new program.
+    static let legacyActivatePart = "activate, reboot, reconnect and verify"
+    /// The read-back of the new program (on a new connection after Secure DFU).
+    static let readBackPart = "read back the program"
+
     /// From the decision until the connection to the bootloader is set up: the entry write
     /// leaves in the next event, the board resets `resetAfter` after it arrives and the client
     /// sees the link drop in the first event after that; it connects again after its reconnect
@@ -203,7 +208,7 @@ extension NordicDFUEstimator {
                 name: "packets and receipt round trips (PRN \(options.legacyPacketReceipts))",
                 duration: .microseconds(transferred - initDone)),
             .init(name: "validate", duration: .microseconds(validated - transferred)),
-            .init(name: "activate, reboot, reconnect and verify", duration: .microseconds(end - validated))
+            .init(name: Self.legacyActivatePart, duration: .microseconds(end - validated))
         ]
         return (parts, packets)
     }

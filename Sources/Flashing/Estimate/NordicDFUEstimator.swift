@@ -88,7 +88,7 @@ public struct NordicDFUEstimator: PathEstimator {
             let roundTrips = Duration.microseconds(2 * profile.connectionIntervalMicroseconds)
             parts.append(
                 .init(
-                    name: "read back the program",
+                    name: Self.readBackPart,
                     duration: dfuProtocol == .secure ? profile.connectionSetup + roundTrips : roundTrips))
         }
         return PathEstimate(path: .nordicDFU, parts: parts, counts: counts, assumptions: assumptions)

@@ -47,6 +47,8 @@ public struct PartialEstimator: PathEstimator {
 
     /// The name of the part a board running its program adds: it is restarted in pairing mode first.
     public static let pairingModeRestart = "restart in pairing mode and read the memory map again"
+    /// The name of the read-back after the reboot, on a new connection.
+    public static let readBackPart = "read back on a new connection"
 
     public func estimate(_ context: EstimateContext) -> PathEstimate {
         let profile = context.link.profile
@@ -72,7 +74,7 @@ public struct PartialEstimator: PathEstimator {
         ]
         if verifies {
             let readBack = profile.connectionSetup + .microseconds(2 * ci)
-            parts.append(.init(name: "read back on a new connection", duration: readBack))
+            parts.append(.init(name: Self.readBackPart, duration: readBack))
         }
         // A CODAL board erases a page only when it is not blank (docs/protocols/partial-flashing.md
         // §3.4); every page but the first (which holds the board's program header) may be.

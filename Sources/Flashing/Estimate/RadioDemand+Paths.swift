@@ -6,7 +6,10 @@ extension PartialEstimator {
     /// write commands (20 bytes each) and one event of the board's `01 FF` (2 bytes); the page
     /// erases are a part of their own, with no air time: the board erases while the radio
     /// serves other connections. The memory-map reads are STATUS and two REGION_INFO round
-    /// trips; the mode switch is `FF 00`; END_OF_TRANSMISSION is one write.
+    /// trips; the mode switch is `FF 00`; END_OF_TRANSMISSION is one write. Its connections: the
+    /// first (in application mode when it restarts the board in pairing mode, else in pairing
+    /// mode), the one after that restart, after the reboot (pairing mode), and the read-back's
+    /// (the new program, in application mode).
     public func radioDemand(_ context: EstimateContext) -> RadioDemand {
         let estimate = estimate(context)
         let dl = context.link.profile.dataLength
@@ -34,7 +37,7 @@ extension PartialEstimator {
                 parts.append(
                     .init(
                         name: part.name, duration: part.duration,
-                        air: .microseconds(ExchangeAir.write(1, dataLength: dl))))
+                        air: .microseconds(ExchangeAir.write(1, dataLength: dl)), idle: t.reboot))
             case "restart in pairing mode and read the memory map again":
                 parts.append(
                     .init(
@@ -46,20 +49,37 @@ extension PartialEstimator {
                 parts.append(.init(name: part.name, duration: part.duration, air: .microseconds(reads)))
             }
         }
-        return RadioDemand(path: .partial, parts: parts)
+        var demand = RadioDemand(
+            path: .partial, parts: parts, connectionInterval: context.link.profile.connectionInterval)
+        let setup = context.link.profile.connectionSetup
+        if context.includesMemoryMapRead {
+            demand.connects(
+                context.beforeDecision.name, as: switchesToPairingMode ? .application : .pairing, after: .zero,
+                setup: setup)
+        }
+        // The restart's connection is followed by the memory-map read: STATUS and two REGION_INFO.
+        let restart = parts.first { $0.name == Self.pairingModeRestart }
+        if let restart {
+            demand.connects(
+                Self.pairingModeRestart, as: .pairing,
+                after: max(restart.duration - setup - .microseconds(3 * 2 * ci), .zero), setup: setup)
+        }
+        demand.connects(Self.readBackPart, as: .application, after: .zero, setup: setup)
+        return demand
     }
 }
 
 extension McuMgrEstimator {
     /// A full update over McuMgr with its air time: the upload's writes and answers (stepped in
     /// `uploadSchedule`), SMP round trips of small requests with answers of up to about 100
-    /// bytes (image state), and the memory-map reads before and after.
-    public func radioDemand(_ context: EstimateContext) -> RadioDemand {
+    /// bytes (image state), and the memory-map reads before and after. Its connections: the
+    /// first (as `first` advertises), and the new image's after the reset (application mode).
+    public func radioDemand(_ context: EstimateContext, first: Advertising = .application) -> RadioDemand {
         let dl = context.link.profile.dataLength
         let upload = uploadSchedule(profile: context.link.profile, board: context.board)
         let smp = ExchangeAir.roundTrip(request: 20, answer: 100, dataLength: dl)
         let mapRead = ExchangeAir.memoryMapRead(dataLength: dl)
-        return RadioDemand(estimate(context)) { name in
+        var demand = RadioDemand(estimate(context)) { name in
             switch name {
             case "connect and read the memory map", "read back the program": return mapRead
             case "parameters and state read", "test and reset": return 2 * smp
@@ -68,6 +88,13 @@ extension McuMgrEstimator {
             default: return nil
             }
         }
+        demand.connectionInterval = context.link.profile.connectionInterval
+        let setup = context.link.profile.connectionSetup
+        if context.includesMemoryMapRead {
+            demand.connects(context.beforeDecision.name, as: first, after: .zero, setup: setup)
+        }
+        demand.connects(Self.reconnectPart, as: .application, after: .zero, setup: setup)
+        return demand
     }
 }
 
@@ -75,8 +102,10 @@ extension NordicDFUEstimator {
     /// A full update through the Nordic bootloader with its air time: the data packets (244
     /// bytes for Secure DFU, 20 for legacy) and a receipt (11 bytes) per `PRN` packets; per
     /// Secure object a Create, a checksum and an Execute round trip; the init command's round
-    /// trips; the memory-map reads.
-    public func radioDemand(_ context: EstimateContext) -> RadioDemand {
+    /// trips; the memory-map reads. Its connections: the first (as `first` advertises), the
+    /// bootloader's at the end of the entry, and the new program's (application mode) for the
+    /// read-back (Secure DFU) or at the end of the activation (legacy DFU).
+    public func radioDemand(_ context: EstimateContext, first: Advertising = .application) -> RadioDemand {
         let estimate = estimate(context)
         let (mtu, dataLength) = bootloaderLink(context.link)
         let dl = context.link.profile.dataLength
@@ -91,7 +120,7 @@ extension NordicDFUEstimator {
         let command = ExchangeAir.roundTrip(request: 9, answer: 15, dataLength: dataLength)
         let objects = Int64((applicationBytes + objectSize - 1) / max(objectSize, 1))
         let mapRead = ExchangeAir.memoryMapRead(dataLength: dl)
-        let demand = RadioDemand(estimate) { name in
+        var demand = RadioDemand(estimate) { name in
             // Secure DFU's packets part holds each object's checksum and Execute.
             if name.hasPrefix("packets") { return data + (secure ? objects * 2 * command : 0) }
             if name.hasPrefix("data objects") { return secure ? objects * command : nil }
@@ -101,6 +130,25 @@ extension NordicDFUEstimator {
             if name.hasPrefix("enter") { return ExchangeAir.roundTrip(request: 1, answer: 3, dataLength: dl) }
             if name == "connect and read the memory map" || name == "read back the program" { return mapRead }
             return nil
+        }
+        demand.connectionInterval = context.link.profile.connectionInterval
+        // Each Create is a write and its answer, one event each; between them the board erases
+        // the object's pages with its radio silent, which other boards' events do not slow.
+        let ci = context.link.profile.connectionInterval
+        for i in demand.parts.indices where demand.parts[i].name.hasPrefix("data objects") && secure {
+            demand.parts[i].idle = max(demand.parts[i].duration - ci * Int(2 * objects), .zero)
+        }
+        let setup = context.link.profile.connectionSetup
+        if context.includesMemoryMapRead {
+            demand.connects(context.beforeDecision.name, as: first, after: .zero, setup: setup)
+        }
+        for part in estimate.parts.map(\.name) where part.hasPrefix("enter the bootloader") {
+            demand.connects(part, as: .bootloader, setup: setup)
+        }
+        if secure {
+            demand.connects(Self.readBackPart, as: .application, after: .zero, setup: setup)
+        } else {
+            demand.connects(Self.legacyActivatePart, as: .application, setup: setup)
         }
         return demand
     }

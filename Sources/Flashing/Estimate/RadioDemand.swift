@@ -9,76 +9,78 @@ import LinkModel
 /// connections' events never overlap (`AirTime`, `RadioArbiter`), so `n` boards in the same
 /// part at once need at least `n` times the air time: see `ClassEstimator`.
 public struct RadioDemand: Sendable, Equatable {
-    /// One part: its duration alone and its air time.
+    /// One part: its duration alone and its air time, and the connection it makes, if any.
     public struct Part: Sendable, Equatable {
         public var name: String
         public var duration: Duration
         public var air: Duration
-        public init(name: String, duration: Duration, air: Duration) {
+        /// The connection this part makes (nil: none).
+        public var connection: Connection?
+        /// Time alone at the part's end in which the board has no exchange to make (a reboot):
+        /// other boards' events do not slow it.
+        public var idle: Duration
+
+        public init(
+            name: String, duration: Duration, air: Duration, connection: Connection? = nil, idle: Duration = .zero
+        ) {
             self.name = name
             self.duration = duration
             self.air = air
+            self.connection = connection
+            self.idle = min(max(idle, .zero), duration)
+        }
+    }
+
+    /// A connection a part makes: `after` its start (a reboot before it), the board asks for it
+    /// advertising as `advertising`; its setup (`LinkProfile.connectionSetup`) takes `setup` of
+    /// the part's time alone, with no air time of the board's (the MTU exchange and discovery
+    /// run alongside the other boards'), of which the controller's creation
+    /// (`Advertising.creation`) is made for one board at a time. The part's air time is spent
+    /// after the setup (its reads), or before it when the part ends with the setup (an entry).
+    public struct Connection: Sendable, Equatable {
+        public var advertising: Advertising
+        public var after: Duration
+        public var setup: Duration
+
+        public init(advertising: Advertising, after: Duration = .zero, setup: Duration) {
+            self.advertising = advertising
+            self.after = after
+            self.setup = setup
         }
     }
 
     public var path: EstimatedPath
     public var parts: [Part]
-    /// How the board advertises for its first connection and for the slowest to connect of its
-    /// connections (nil: connecting costs nothing beyond the parts), and the link's connection
-    /// interval: boards asked to connect through one adapter at once get their connections one
-    /// after another (`Advertising.creations`).
-    public var firstConnecting: Advertising?
-    public var connecting: Advertising?
-    /// Its other connections after the first (a read-back, a bootloader), which the controller
-    /// also creates one at a time.
-    public var laterConnecting: [Advertising]
+    /// The link's connection interval: a connection's creation ends one interval after the
+    /// controller answers the board's advertisement (`Advertising.creation`).
     public var connectionInterval: Duration
-    /// How many of its parts come before it asks for its slowest connection (partial
-    /// flashing's first connection and memory-map read, before its restart in pairing mode);
-    /// 0 when the slowest is its first.
-    public var slowestAfterParts = 0
 
-    public init(
-        path: EstimatedPath, parts: [Part], firstConnecting: Advertising? = nil, connecting: Advertising? = nil,
-        laterConnecting: [Advertising] = [], connectionInterval: Duration = .zero
-    ) {
+    public init(path: EstimatedPath, parts: [Part], connectionInterval: Duration = .zero) {
         self.path = path
         self.parts = parts
-        self.firstConnecting = firstConnecting ?? connecting
-        self.connecting = connecting
-        self.laterConnecting = laterConnecting
         self.connectionInterval = connectionInterval
     }
 
-    /// How much longer than alone the board created `position`-th of `batch` boards asked to
-    /// connect at once waits for its first connection (`first`), and for the slowest of its
-    /// connections (`slowest`), never less than nothing. Before its slowest, the controller
-    /// also creates the other connections of the boards ahead of it (in a large class their
-    /// read-backs come first), each one advertising interval and one connection interval.
-    public func creationWait(position: Int, of batch: Int) -> ClassSchedule.CreationWait {
-        let ahead = laterConnecting.reduce(Duration.zero) { $0 + $1.interval + connectionInterval }
-        return ClassSchedule.CreationWait(
-            first: Self.wait(firstConnecting, position, batch, connectionInterval),
-            slowest: Self.wait(connecting, position, batch, connectionInterval) + (batch > 1 ? ahead * position : .zero)
-        )
-    }
-
-    /// Its flow for `ClassSchedule`: the parts with their air time.
+    /// Its flow for `ClassSchedule`: the parts with their air time and connections.
     public var flow: ClassSchedule.Flow {
-        ClassSchedule.Flow(parts: parts, slowestAfterParts: slowestAfterParts)
-    }
-
-    static func wait(_ advertising: Advertising?, _ position: Int, _ batch: Int, _ interval: Duration) -> Duration {
-        guard let advertising, batch > 1 else { return .zero }
-        let times = advertising.creations(of: batch, connectionInterval: interval)
-        guard times.indices.contains(position) else { return .zero }
-        return max(times[position] - advertising.creation(connectionInterval: interval), .zero)
+        ClassSchedule.Flow(parts: parts, connectionInterval: connectionInterval)
     }
 
     /// The board's time alone on the adapter (the path estimate's `seconds`).
     public var alone: Duration { parts.reduce(.zero) { $0 + $1.duration } }
     /// The board's whole air time.
     public var air: Duration { parts.reduce(.zero) { $0 + $1.air } }
+
+    /// Marks the part named `name` as making a connection as `advertising`, `after` into it
+    /// (nil: where the part ends with one connection setup of `setup`).
+    mutating func connects(_ name: String, as advertising: Advertising, after: Duration? = nil, setup: Duration) {
+        for i in parts.indices where parts[i].name == name {
+            let setup = min(setup, parts[i].duration)
+            parts[i].connection = Connection(
+                advertising: advertising, after: min(after ?? parts[i].duration - setup, parts[i].duration - setup),
+                setup: setup)
+        }
+    }
 
     /// The estimate's parts with the air time `air(name)` gives each (zero when nil).
     init(_ estimate: PathEstimate, air: (String) -> Int64?) {
