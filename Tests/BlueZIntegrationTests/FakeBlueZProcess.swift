@@ -147,17 +147,22 @@ final class FakeBlueZProcess: @unchecked Sendable {
     var stateFile: URL { state.appendingPathComponent("sim.json") }
 
     /// Waits until the saved board satisfies `condition` (the fake saves it at every boot), for
-    /// at most `limit`, a bound that only keeps a broken test from hanging.
-    func waitForBoard(limit: Duration = .seconds(30), _ condition: (SimulatedBoard) -> Bool) async throws
-        -> SimulatedBoard
+    /// at most `limit`, a bound that only keeps a broken test from hanging. It looks again each
+    /// time a file in the state folder is written or moved in (inotify), on a thread of its own.
+    func waitForBoard(limit: Duration = .seconds(30), _ condition: @escaping @Sendable (SimulatedBoard) -> Bool)
+        async throws -> SimulatedBoard
     {
-        let clock = ContinuousClock()
-        let deadline = clock.now + limit
-        while true {
-            if let board = try? SimulatedBoard.load(from: stateFile), condition(board) { return board }
-            guard clock.now < deadline else { throw BusFixtureError.gaveUpWaiting("the board's saved state") }
-            try await Task.sleep(for: .milliseconds(50))
+        let watch = try FolderWatch(state)
+        let file = stateFile
+        let deadline = ContinuousClock.now + limit
+        let board = try await Self.offPool { () -> SimulatedBoard? in
+            while true {
+                if let board = try? SimulatedBoard.load(from: file), condition(board) { return board }
+                guard watch.next(before: deadline) else { return nil }
+            }
         }
+        guard let board else { throw BusFixtureError.gaveUpWaiting("the board's saved state") }
+        return board
     }
 
     /// Stops the fake (it saves its boards) and returns the first board's state file.

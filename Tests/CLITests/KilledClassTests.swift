@@ -58,14 +58,9 @@ struct KilledClassTests {
         let run = try ExternalProcess(try #require(BitflashBinary.url), arguments)
         // Stopped once boards are into their writes (their progress lines say so). The wait blocks
         // this thread rather than awaiting on the shared pool, which other suites' runs may hold.
-        let limit = ContinuousClock.now.advanced(by: .seconds(600))
-        var writing = false
-        while ContinuousClock.now < limit {
-            if !run.isRunning || run.stdout.components(separatedBy: #""type":"progress""#).count > 10 {
-                writing = true
-                break
-            }
-            usleep(10_000)
+        // It looks again at each piece of output and at the child's end (600 s only bounds a hang).
+        let writing = run.blockingWait(upTo: .seconds(600)) {
+            !$0.isRunning || $0.stdout.components(separatedBy: #""type":"progress""#).count > 10
         }
         #expect(
             writing && run.isRunning,

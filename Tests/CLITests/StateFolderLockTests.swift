@@ -52,7 +52,9 @@ struct StateFolderLockTests {
     func waitingRunGoesOnWhenReleased() async throws {
         let holder = try Holder(state)
         let run = try ExternalProcess(try #require(BitflashBinary.url), flashArguments() + ["--sim-state-wait", "600"])
-        let waited = await run.wait(upTo: .seconds(120)) {
+        // Waits on the thread this test holds: an await would need a free thread of the shared pool,
+        // which the suites' synchronous runs may hold for longer than the run waits (600 s).
+        let waited = run.blockingWait(upTo: .seconds(120)) {
             $0.stderr.contains("waiting up to 600 s for another bitflash run") || !$0.isRunning
         }
         #expect(waited && run.isRunning, "\(run.stderr)")

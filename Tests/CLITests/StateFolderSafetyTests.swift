@@ -24,7 +24,9 @@ struct StateFolderSafetyTests {
         let binary = try #require(BitflashBinary.labURL)
         let serve = try ExternalProcess(
             binary, ["sim", "serve", "--udp", "127.0.0.1:0", "--sim-state", state.path, "--for", "600"])
-        let ready = await serve.wait(upTo: .seconds(120)) { $0.stdout.contains("serving SMP") || !$0.isRunning }
+        // Waits on the thread this test holds: an await would need a free thread of the shared pool,
+        // which the suites' synchronous runs may hold for longer than the server serves.
+        let ready = serve.blockingWait(upTo: .seconds(120)) { $0.stdout.contains("serving SMP") || !$0.isRunning }
         #expect(ready && serve.isRunning, "\(serve.stderr)")
         let meanwhile = try flash("microbit-v2-mcuboot")
         #expect(meanwhile.status == 75, "\(meanwhile.stderr)")
@@ -43,7 +45,9 @@ struct StateFolderSafetyTests {
         let bus = try PrivateBus()
         let fake = try ExternalProcess(
             binary, ["sim", "bluez", "--sim-state", state.path, "--bus", bus.address, "--for", "600"])
-        let ready = await fake.wait(upTo: .seconds(120)) { $0.stdout.contains("fake org.bluez ready") || !$0.isRunning }
+        let ready = fake.blockingWait(upTo: .seconds(120)) {
+            $0.stdout.contains("fake org.bluez ready") || !$0.isRunning
+        }
         #expect(ready && fake.isRunning, "\(fake.stderr)")
         let meanwhile = try flash("microbit-v2")
         #expect(meanwhile.status == 75, "\(meanwhile.stderr)")

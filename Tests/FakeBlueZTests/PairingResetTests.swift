@@ -16,11 +16,13 @@ struct PairingResetTests {
 
     /// In pairing mode a Just Works build; in application mode an open build (a whitelisted one
     /// would advertise only to the hosts it is already bonded with).
-    static func pairingBoard(startsInPairingMode: Bool) throws -> FakeBoard {
+    static func pairingBoard(
+        startsInPairingMode: Bool, name: String? = nil, address: String = "F0:0D:00:00:00:01"
+    ) throws -> FakeBoard {
         var behaviour = FakeBoardBehaviour()
         behaviour.requiresPairing = startsInPairingMode
         behaviour.startsInPairingMode = startsInPairingMode
-        return FakeBoard(board: try TestBoards.microbit(), behaviour: behaviour)
+        return FakeBoard(board: try TestBoards.microbit(address: address), name: name, behaviour: behaviour)
     }
 
     @Test(.timeLimit(.minutes(2)))
@@ -50,16 +52,36 @@ struct PairingResetTests {
         #expect(boards[0].mode == .application)
     }
 
-    @Test func aPairingInApplicationModeStartsNoDisconnectAndNoReset() async throws {
-        let fixture = try await FakeBus.start([try Self.pairingBoard(startsInPairingMode: false)], timeScale: 0.01)
-        let device = try #require(try await fixture.discover().keys.first)
+    @Test(.timeLimit(.minutes(2)))
+    func aPairingInApplicationModeStartsNoDisconnectAndNoReset() async throws {
+        // A witness in pairing mode, paired just after on the same modelled clock: once it has
+        // reset and booted into its program, the quiet time, the tick and the reboot have passed
+        // for the board in application mode too.
+        let (notes, noteSink) = AsyncStream<String>.makeStream()
+        let subjectBoard = try Self.pairingBoard(startsInPairingMode: false, name: "subject")
+        let fixture = try await FakeBus.start(
+            [
+                subjectBoard,
+                try Self.pairingBoard(
+                    startsInPairingMode: true, name: "witness", address: "F0:0D:00:00:00:02")
+            ], timeScale: 0.01, notes: noteSink)
+        _ = try await fixture.discover(count: 2)
+        let device = TestBoards.devicePath("F0:0D:00:00:00:01")
         try await fixture.call(device, Self.device1, "Pair")
-        // 1 s real is 100 s modelled: longer than the quiet time, the tick and the reboot together.
-        try await Task.sleep(for: .seconds(1))
+        try await fixture.call(TestBoards.devicePath("F0:0D:00:00:00:02"), Self.device1, "Pair")
+        var seen: [String] = []
+        for await note in notes {
+            seen.append(note)
+            if note.contains("[witness] booted into") { break }
+        }
+        #expect(seen.contains { $0.contains("[witness] resets after the pairing") }, "\(seen)")
+        let subject = seen.filter { $0.hasPrefix("[subject]") }
+        #expect(!subject.contains { $0.contains("pairing complete") || $0.contains("resets") }, "\(subject)")
         let connected = try await fixture.call(
             device, DBusStandard.properties, "Get", [.string(Self.device1), .string("Connected")])
         #expect(try connected.argument(0).bool() == true)
         let boards = await fixture.stop()
         #expect(boards[0].mode == .application)
+        #expect(boards[0].device.bootCount == subjectBoard.board.device.bootCount, "it did not reset")
     }
 }

@@ -1,16 +1,12 @@
 import Foundation
-import Synchronization
 
-/// Output collected from a child's pipes.
-public final class Collected: Sendable {
-    private let data = Mutex((out: Data(), err: Data()))
-    public func withLock<R: Sendable>(_ body: (inout (out: Data, err: Data)) -> R) -> R { data.withLock { body(&$0) } }
-}
-
-/// A child process with its output collected, and every wait bounded.
+/// A child process with its output collected, and every wait bounded. Waits wake on what the
+/// child does (a piece of output, a pipe reaching its end, its end), never on a timer; the bound
+/// of a wait only decides when a broken test gives up.
 public final class ExternalProcess: Sendable {
     private let process: Process
-    private let output = Collected()
+    private let pipes: (out: Pipe, err: Pipe)
+    private let events = ChildEvents()
 
     /// Starts `executable` with `arguments`.
     public init(_ executable: URL, _ arguments: [String], environment: [String: String] = [:]) throws {
@@ -25,32 +21,50 @@ public final class ExternalProcess: Sendable {
         p.standardError = err
         p.standardInput = FileHandle.nullDevice
         process = p
-        let output = self.output
-        out.fileHandleForReading.readabilityHandler = { h in
-            let d = h.availableData
-            output.withLock { $0.out.append(d) }
-        }
-        err.fileHandleForReading.readabilityHandler = { h in
-            let d = h.availableData
-            output.withLock { $0.err.append(d) }
+        pipes = (out, err)
+        let events = self.events
+        // Foundation starts this thread just before it marks the child ended, so the thread waits
+        // for that mark (the next statement of Foundation's monitor) before it announces the end:
+        // a wait woken earlier would still see the child running and sleep through the end.
+        p.terminationHandler = { ended in
+            ended.waitUntilExit()
+            events.childEnded()
         }
         try p.run()
+        events.startReading(out.fileHandleForReading, onStandardError: false)
+        events.startReading(err.fileHandleForReading, onStandardError: true)
     }
 
-    public var stdout: String { output.withLock { String(decoding: $0.out, as: UTF8.self) } }
-    public var stderr: String { output.withLock { String(decoding: $0.err, as: UTF8.self) } }
+    public var stdout: String { String(decoding: events.stdout, as: UTF8.self) }
+    public var stderr: String { String(decoding: events.stderr, as: UTF8.self) }
     public var isRunning: Bool { process.isRunning }
     public var status: Int32 { process.terminationStatus }
 
-    /// Waits until `condition` holds or `timeout` passes; true when it held.
+    /// Both pipes have reached their end: all the child wrote is in `stdout` and `stderr`.
+    public var drained: Bool { events.drained }
+
+    /// Waits until `condition` (of the child's output and state) holds, looking again each time
+    /// the child writes, closes a pipe or ends; false when it still does not hold after `timeout`.
     public func wait(upTo timeout: Duration, until condition: (ExternalProcess) -> Bool) async -> Bool {
-        let clock = ContinuousClock()
-        let end = clock.now.advanced(by: timeout)
-        while clock.now < end {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while true {
+            let seen = events.changes
             if condition(self) { return true }
-            try? await clock.sleep(for: .milliseconds(20))
+            guard ContinuousClock.now < deadline else { return condition(self) }
+            await events.next(after: seen, deadline: deadline)
         }
-        return condition(self)
+    }
+
+    /// As `wait(upTo:until:)`, blocking the calling thread: for a test that looks at the output
+    /// while it holds its thread.
+    public func blockingWait(upTo timeout: Duration, until condition: (ExternalProcess) -> Bool) -> Bool {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while true {
+            let seen = events.changes
+            if condition(self) { return true }
+            guard ContinuousClock.now < deadline else { return condition(self) }
+            events.blockingNext(after: seen, deadline: deadline)
+        }
     }
 
     /// Waits for the process to end (killing it after `timeout`); returns its status.
@@ -62,8 +76,8 @@ public final class ExternalProcess: Sendable {
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             _ = await wait(upTo: .seconds(2)) { !$0.isRunning }
         }
-        // Let the pipes drain.
-        try? await Task.sleep(for: .milliseconds(50))
+        // All it wrote, to the pipes' end (a grandchild that holds them open is given 5 s).
+        _ = await wait(upTo: .seconds(5)) { $0.drained }
         return process.isRunning ? -1 : process.terminationStatus
     }
 
