@@ -1,4 +1,4 @@
 // bitflash-lab: the laboratory (benchmarks, the fault campaign, traces, served simulated boards).
 import Commands
 
-await BitflashMain.main(.lab)
+BitflashMain.main(.lab)
