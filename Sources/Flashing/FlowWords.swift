@@ -1,3 +1,4 @@
+import McuMgr
 import NordicDFU
 import Transport
 
@@ -13,6 +14,7 @@ public enum FlowWords {
     /// A value of a type the presenter does not know is shown as Swift prints it.
     public static func text(of report: AnyFlowReport) -> String {
         if let r = report.value(as: NordicDFUReport.self) { return text(of: r) }
+        if let r = report.value(as: McuMgrReport.self) { return text(of: r) }
         return report.description
     }
 }

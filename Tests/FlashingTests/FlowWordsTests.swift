@@ -62,6 +62,72 @@ import Transport
         #expect(Self.lines(Self.nordic.map { AnyFlowReport($0) }) == Self.nordicWords)
     }
 
+    static let header = SMPHeader(operation: .read, length: 2, group: SMPGroup(rawValue: 1), sequence: 7, command: 0)
+    static let frame = header.bytes + [0xA0, 0xBF]
+
+    static let mcumgr: [McuMgrReport] = [
+        .requestRetried(command: "image state read", cause: .busy, attempt: 2),
+        .requestRetried(command: "OS reset", cause: .noAnswerWithin(.seconds(10)), attempt: 3),
+        .requestResent(command: "image state write"), .uploadRetried(offset: 4950, cause: .noAnswer),
+        .uploadRetried(offset: 0, cause: .busy), .offsetMismatch(expected: 2475), .uploadMismatch, .resetAgain,
+        .silentLink(timeouts: 2, tookNoBytes: false), .silentLink(timeouts: 2, tookNoBytes: true),
+        .linkLost(dropped), .connectAttemptFailed(attempt: 1, error: refused),
+        .parametersUnavailable(.notReported), .parametersUnavailable(.noAnswer),
+        .deviceBuffers(count: 4, size: 2475, frameLimit: 2475, inFlight: 3), .alreadyRunning,
+        .alreadyRunningAfterTest, .alreadyHeld, .clearingSecondarySlot, .resetting(reconnectIn: .milliseconds(4500)),
+        .resumingUpload(offset: 7425), .framesFitOneWrite(cause: .uploadUnanswered, writeSize: 244),
+        .framesFitOneWrite(cause: .chunkUnanswered, writeSize: 244),
+        .framesFitOneWrite(cause: .deviceExpects(offset: 2475), writeSize: 244),
+        .writesShortened(timeouts: 4, writeSize: 122), .readingBack, .ignoredLateNotification,
+        .writeFailed(.notConnected(operation: "write")), .unreadableNotification(.truncatedHeader(available: 3)),
+        .linkKeptAfterReset, .frame(sent: true, header: header, bytes: frame, shownBytes: 16),
+        .frame(sent: false, header: header, bytes: frame, shownBytes: 4),
+        .stateReadFrame(sent: true, bytes: frame, shownBytes: 16),
+        .stateReadFrame(sent: false, bytes: frame, shownBytes: 4)
+    ]
+
+    static let mcumgrWords = """
+        retry: image state read: device busy, attempt 2
+        retry: OS reset: no answer within 10.0 seconds, attempt 3
+        retry: image state write again on the new connection
+        retry: image upload at offset 4950: no answer
+        retry: image upload at offset 0: device busy
+        retry: device expects offset 2475; resending from there
+        retry: the device's copy does not match the file; uploading again
+        retry: the device still holds the image in slot 1: it did not reset; resetting again
+        retry: no answer 2 times in a row; reconnecting
+        retry: the device took no new bytes through 2 timeouts; reconnecting
+        retry: link lost (the link timed out (board out of range or reset)); reconnecting
+        retry: connection attempt 1 failed (could not connect: le-connection-abort-by-local); trying again
+        note: McuMgr parameters unavailable (the device does not report them): one frame per write, no pipelining
+        note: McuMgr parameters unavailable (no answer): one frame per write, no pipelining
+        note: device buffers: 4 × 2475 bytes; frames up to 2475 bytes, 3 in flight
+        note: the device already runs this image
+        note: the device already runs the image (it reset after the test was set)
+        note: the device already holds this image; skipping the upload
+        note: the secondary slot holds another image; clearing it first
+        note: the device is resetting; reconnecting in 4.5 s
+        note: resuming the upload at offset 7425
+        note: the upload went unanswered: the link loses writes, so each upload frame now fits one write of 244 bytes
+        note: an upload chunk went unanswered: the link loses writes, so each upload frame now fits one write of 244 bytes
+        note: the device expects offset 2475: the link loses writes, so each upload frame now fits one write of 244 bytes
+        note: the upload went unanswered 4 times in a row: the link may be dropping long writes, so writes now carry at most 122 bytes, one frame at a time
+        note: reading the board's slots back after the failure
+        trace: ignored a notification that arrived after the link dropped
+        trace: write failed: write needs a connection, and there is none
+        trace: dropped an unreadable notification: SMP frame too short: 3 of the 8 header bytes; the notification was cut short or is not SMP
+        trace: the device did not drop the link after reset; disconnecting
+        trace: → SMP v2 read image group (1) command 0 seq 7 length 2 08 00 00 02 00 01 07 00 A0 BF
+        trace: ← SMP v2 read image group (1) command 0 seq 7 length 2 08 00 00 02 … (10 bytes)
+        trace: SMP → 08 00 00 02 00 01 07 00 A0 BF (10 bytes)
+        trace: SMP ← 08 00 00 02 … (10 bytes)
+        """
+
+    @Test("Every McuMgr report is worded as the command line shows it")
+    func mcuMgrWords() {
+        #expect(Self.lines(Self.mcumgr.map { AnyFlowReport($0) }) == Self.mcumgrWords)
+    }
+
     static func lines(_ reports: [AnyFlowReport]) -> String {
         reports.map { "\($0.kind.rawValue): \(FlowWords.text(of: $0))" }.joined(separator: "\n")
     }
