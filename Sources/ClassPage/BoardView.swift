@@ -91,6 +91,8 @@ public struct BoardView: Codable, Sendable, Equatable {
             rate = event.rate.map { Self.rate($0.perSecond, unit) }
         case .retry:
             retries += 1
+        case let .flow(r):
+            if r.kind == .retry { retries += 1 }
         case .trace, .note, .decision, .checkpoint:
             break
         }

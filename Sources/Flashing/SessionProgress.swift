@@ -27,6 +27,7 @@ public struct SessionProgress: Sendable, Equatable {
         for case let .report(report) in actions {
             switch report {
             case .retry: retries += 1
+            case let .flow(r) where r.kind == .retry: retries += 1
             case .phase:
                 earlierBytes += phaseBytes
                 phaseBytes = 0

@@ -6,6 +6,7 @@ import Transport
 /// read request, answered by the list of slots. Used by `bitflash info`.
 public struct ImageStateReader: FlowMachine {
     public typealias Output = [ImageSlotState]
+    public typealias Report = McuMgrReport
 
     /// What went wrong, and what to do.
     public enum Failure: Error, Sendable, CustomStringConvertible {
@@ -43,7 +44,7 @@ public struct ImageStateReader: FlowMachine {
             guard let bytes = try? frame.encoded(), bytes.count <= info.mtu - 3 else {
                 return fail(.malformed("the request does not fit one write"))
             }
-            return [.subscribe(KnownGATT.smp)] + trace("→", bytes)
+            return [.subscribe(KnownGATT.smp)] + trace(sent: true, bytes)
                 + [.write(KnownGATT.smp, bytes, .command), .startTimer(timer, .seconds(5))]
         case let .notification(c, bytes):
             guard c == KnownGATT.smp else { return [] }
@@ -51,10 +52,10 @@ public struct ImageStateReader: FlowMachine {
             do {
                 guard let frame = try reassembler.next() else { return [] }
                 let raw = (try? frame.encoded()) ?? bytes
-                if let error = try frame.errorResponse() { return trace("←", raw) + fail(.refused("\(error)")) }
+                if let error = try frame.errorResponse() { return trace(sent: false, raw) + fail(.refused("\(error)")) }
                 let state = try frame.response(as: ImageStateResponse.self)
                 outcome = .success(state.images.sorted { ($0.image ?? 0, $0.slot) < ($1.image ?? 0, $1.slot) })
-                return trace("←", raw) + [.cancelTimer(timer), .finish]
+                return trace(sent: false, raw) + [.cancelTimer(timer), .finish]
             } catch {
                 return fail(.malformed("\(error)"))
             }
@@ -67,10 +68,9 @@ public struct ImageStateReader: FlowMachine {
         }
     }
 
-    private func trace(_ arrow: String, _ bytes: [UInt8]) -> [FlowAction] {
+    private func trace(sent: Bool, _ bytes: [UInt8]) -> [FlowAction] {
         guard traceBytes > 0 else { return [] }
-        let shown = Hex.bytes(bytes.prefix(traceBytes), separator: " ")
-        return [.report(.trace("SMP \(arrow) \(shown)\(bytes.count > traceBytes ? " …" : "") (\(bytes.count) bytes)"))]
+        return [Self.report(.stateReadFrame(sent: sent, bytes: bytes, shownBytes: traceBytes))]
     }
 
     private mutating func fail(_ failure: Failure) -> [FlowAction] {

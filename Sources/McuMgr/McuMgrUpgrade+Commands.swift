@@ -44,14 +44,15 @@ extension McuMgrUpgrade {
     }
 
     /// Sends the pending command again, within the retry limits.
-    mutating func retryPending(_ why: String, after delay: Duration? = nil) -> [FlowAction] {
+    mutating func retryPending(_ cause: McuMgrRetryCause, after delay: Duration? = nil) -> [FlowAction] {
         guard let p = state.pending, let purpose = state.purpose else { return [] }
         let attempts = p.attempts + 1
         guard attempts <= options.maximumRetriesPerRequest else {
-            if p.command == .params { return paramsUnavailable("no answer") }
+            if p.command == .params { return paramsUnavailable(.noAnswer) }
             return fail(.noResponse(command: p.command.name, attempts: attempts, timeout: options.requestTimeout))
         }
-        guard let report = countRetry("\(p.command.name): \(why), attempt \(attempts + 1)") else {
+        guard let report = countRetry(.requestRetried(command: p.command.name, cause: cause, attempt: attempts + 1))
+        else {
             return fail(.tooManyRetries(result.retries - 1))
         }
         if let delay {
@@ -74,7 +75,7 @@ extension McuMgrUpgrade {
         }
         if let failure, !state.isFinished {
             // A garbled notification: the request timer will ask again.
-            actions.append(.report(.trace("dropped an unreadable notification: \(failure)")))
+            actions.append(Self.report(.unreadableNotification(failure)))
         }
         return actions
     }
@@ -86,7 +87,7 @@ extension McuMgrUpgrade {
         }
         let command = p.command
         if command != .params, case .returnCode(.busy, _)? = try? frame.errorResponse() {
-            return retryPending("device busy", after: options.busyRetryDelay)
+            return retryPending(.busy, after: options.busyRetryDelay)
         }
         budget.disconnectsWithoutProgress = 0
         let stop: [FlowAction] = [.cancelTimer(Self.requestTimer)]
@@ -96,7 +97,7 @@ extension McuMgrUpgrade {
                 guard (try? frame.errorResponse()) == nil,
                     let params = try? frame.response(as: MCUmgrParametersResponse.self)
                 else {
-                    return stop + paramsUnavailable("the device does not report them")
+                    return stop + paramsUnavailable(.notReported)
                 }
                 return stop + paramsKnown(params)
             case .stateRead:
@@ -131,7 +132,7 @@ extension McuMgrUpgrade {
                 // already runs, and Zephyr refuses to test the active slot. Go on as after the swap.
                 if command == .test, state.step == .test, refusal == .group(.image(.imageSettingTestToActiveDenied)) {
                     board.swapped = true
-                    return [.report(.note("the device already runs the image (it reset after the test was set)"))]
+                    return [Self.report(.alreadyRunningAfterTest)]
                         + (options.mode == .testAndConfirm ? begin(.confirm) : begin(.verify))
                 }
                 return fail(.deviceRefused(command: command.name, refusal))
@@ -146,7 +147,7 @@ extension McuMgrUpgrade {
         board.changedSinceLastRead = false
     }
 
-    private mutating func paramsUnavailable(_ why: String) -> [FlowAction] {
+    private mutating func paramsUnavailable(_ problem: McuMgrParametersProblem) -> [FlowAction] {
         depth = 1
         result.pipelineDepth = 1
         channel.reassembly = false
@@ -154,7 +155,7 @@ extension McuMgrUpgrade {
         result.frameLimit = channel.frameLimit
         return [
             .cancelTimer(Self.requestTimer),
-            .report(.note("McuMgr parameters unavailable (\(why)): one frame per write, no pipelining"))
+            Self.report(.parametersUnavailable(problem))
         ] + begin(.validate)
     }
 
@@ -171,9 +172,9 @@ extension McuMgrUpgrade {
         depth = max(1, min(options.pipelineDepth ?? (count - 1), count))
         result.pipelineDepth = depth
         result.frameLimit = channel.frameLimit
-        let note =
-            "device buffers: \(params.bufferCount) × \(params.bufferSize) bytes; frames up to \(channel.frameLimit) bytes, \(depth) in flight"
-        return [.report(.note(note))] + begin(.validate)
+        let note = McuMgrReport.deviceBuffers(
+            count: params.bufferCount, size: params.bufferSize, frameLimit: channel.frameLimit, inFlight: depth)
+        return [Self.report(note)] + begin(.validate)
     }
 
     private mutating func validated(_ slots: [ImageSlotState]) -> [FlowAction] {
@@ -181,12 +182,12 @@ extension McuMgrUpgrade {
         case .alreadyInstalled:
             result.uploadSkipped = true
             result.alreadyInstalled = true
-            return [.report(.note("the device already runs this image"))] + succeed(slots)
+            return [Self.report(.alreadyRunning)] + succeed(slots)
         case .upload:
             return beginUpload()
         case let .skipUpload(step):
             result.uploadSkipped = true
-            return [.report(.note("the device already holds this image; skipping the upload"))] + proceed(step)
+            return [Self.report(.alreadyHeld)] + proceed(step)
         case let .confirmPrimary(hash):
             guard let more = recover() else { return fail(.secondarySlotBusy(attempts: budget.recoveries - 1)) }
             return more + send(.confirm(hash: hash), attempts: 0, for: .step(.recoverConfirm))
@@ -201,7 +202,7 @@ extension McuMgrUpgrade {
     private mutating func recover() -> [FlowAction]? {
         budget.recoveries += 1
         guard budget.recoveries <= 2 else { return nil }
-        return [.report(.note("the secondary slot holds another image; clearing it first"))]
+        return [Self.report(.clearingSecondarySlot)]
     }
 
     private mutating func stateWritten(_ command: Command, slots: [ImageSlotState]) -> [FlowAction] {
@@ -239,10 +240,7 @@ extension McuMgrUpgrade {
     private mutating func resetAgain(stillPending: Bool) -> [FlowAction]? {
         guard options.mode != .uploadOnly, stillPending, budget.resetRepeats < 2 else { return nil }
         budget.resetRepeats += 1
-        guard let report = countRetry("the device still holds the image in slot 1: it did not reset; resetting again")
-        else {
-            return fail(.tooManyRetries(result.retries - 1))
-        }
+        guard let report = countRetry(.resetAgain) else { return fail(.tooManyRetries(result.retries - 1)) }
         // A tested image still has to be confirmed once it runs.
         return report + beginReset(then: options.mode == .testAndConfirm && state.step == .confirm ? .confirm : .verify)
     }

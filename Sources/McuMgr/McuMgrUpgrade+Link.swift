@@ -15,7 +15,7 @@ extension McuMgrUpgrade {
             return send(p.command, attempts: p.attempts, for: purpose)
         case Self.resetTimer:
             // The device answered the reset but kept the link: close it ourselves.
-            return [.report(.trace("the device did not drop the link after reset; disconnecting")), .disconnect]
+            return [Self.report(.linkKeptAfterReset), .disconnect]
         default:
             return []
         }
@@ -44,10 +44,9 @@ extension McuMgrUpgrade {
             let silent = budget.consecutiveTimeouts >= n
             budget.consecutiveTimeouts = 0
             session.forgetTimeouts()
-            let why = silent ? "no answer \(n) times in a row" : "the device took no new bytes through \(n) timeouts"
-            var actions: [FlowAction] = [.report(.retry("\(why); reconnecting"))]
+            var actions: [FlowAction] = [Self.report(.silentLink(timeouts: n, tookNoBytes: !silent))]
             if inUpload {
-                let fitted = fitFramesToOneWrite("the upload went unanswered")
+                let fitted = fitFramesToOneWrite(.uploadUnanswered)
                 actions += fitted.isEmpty && budget.silentUploadTimeouts >= 2 * n ? shrinkUploadWrites() : fitted
             }
             return actions + [.disconnect]
@@ -55,10 +54,10 @@ extension McuMgrUpgrade {
         if inUpload {
             guard !session.inFlight.isEmpty else { return [] }
             // An unanswered chunk: a write of it (or its answer) was lost.
-            let fitted = fitFramesToOneWrite("an upload chunk went unanswered")
-            return fitted + uploadRetry("no answer", timedOut: true)
+            let fitted = fitFramesToOneWrite(.chunkUnanswered)
+            return fitted + uploadRetry(.noAnswer, timedOut: true)
         }
-        return retryPending("no answer within \(options.requestTimeout)")
+        return retryPending(.noAnswerWithin(options.requestTimeout))
     }
 
     /// The upload went unanswered several times in a row on a link that stays up: some links
@@ -78,11 +77,7 @@ extension McuMgrUpgrade {
         result.pipelineDepth = 1
         result.frameLimit = channel.frameLimit
         return [
-            .report(
-                .note(
-                    "the upload went unanswered \(2 * options.reconnectAfterTimeouts) times in a row: the link may be "
-                        + "dropping long writes, so writes now carry at most \(channel.writeSize) bytes, one frame at a time"
-                ))
+            Self.report(.writesShortened(timeouts: 2 * options.reconnectAfterTimeouts, writeSize: channel.writeSize))
         ]
     }
 
@@ -114,7 +109,7 @@ extension McuMgrUpgrade {
             state = .resetting(reset)
             link = .reconnecting(failures: 0)
             return stop + [
-                .report(.note("the device is resetting; reconnecting in \(wait.readableText)")), .connect(after: wait)
+                Self.report(.resetting(reconnectIn: wait)), .connect(after: wait)
             ]
         }
         budget.disconnects += 1
@@ -126,7 +121,7 @@ extension McuMgrUpgrade {
         }
         if state.isUploading { session.disconnected() }
         link = .reconnecting(failures: 0)
-        return stop + [.report(.retry("link lost (\(reason)); reconnecting")), .connect(after: options.reconnectDelay)]
+        return stop + [Self.report(.linkLost(reason)), .connect(after: options.reconnectDelay)]
     }
 
     mutating func connected(_ info: ConnectionInfo) -> [FlowAction] {
@@ -141,11 +136,11 @@ extension McuMgrUpgrade {
         }
         if state.isUploading {
             result.resumes += 1
-            actions.append(.report(.note("resuming the upload at offset \(session.deviceOffset)")))
+            actions.append(Self.report(.resumingUpload(offset: session.deviceOffset)))
             return actions + pumpUpload()
         }
         guard let p = state.pending, let purpose = state.purpose else { return actions }
-        guard let report = countRetry("\(p.command.name) again on the new connection") else {
+        guard let report = countRetry(.requestResent(command: p.command.name)) else {
             return fail(.tooManyRetries(result.retries - 1))
         }
         return actions + report + send(p.command, attempts: p.attempts, for: purpose)
@@ -160,7 +155,7 @@ extension McuMgrUpgrade {
         }
         link = .reconnecting(failures: attempts)
         return [
-            .report(.retry("connection attempt \(attempts) failed (\(error)); trying again")),
+            Self.report(.connectAttemptFailed(attempt: attempts, error: error)),
             .connect(after: options.reconnectDelay)
         ]
     }

@@ -44,7 +44,7 @@ extension McuMgrUpgrade {
     /// writes is lost whenever one of its writes is, so at 5 % lost writes an eleven-write frame
     /// gets through little more than half the time, and a one-write frame 95 % of the time.
     /// Returns the note, or nothing when frames already fit one write (or a first chunk would not).
-    mutating func fitFramesToOneWrite(_ why: String) -> [FlowAction] {
+    mutating func fitFramesToOneWrite(_ sign: McuMgrWriteLossSign) -> [FlowAction] {
         guard channel.reassembly, channel.frameLimit > channel.writeSize else { return [] }
         let before = channel
         channel.reassembly = false
@@ -54,12 +54,7 @@ extension McuMgrUpgrade {
             return []
         }
         result.frameLimit = channel.frameLimit
-        return [
-            .report(
-                .note(
-                    "\(why): the link loses writes, so each upload frame now fits one write of \(channel.writeSize) bytes"
-                ))
-        ]
+        return [Self.report(.framesFitOneWrite(cause: sign, writeSize: channel.writeSize))]
     }
 
     /// Handles an answer during the upload.
@@ -75,7 +70,7 @@ extension McuMgrUpgrade {
         } catch {
             if let refusal = try? frame.errorResponse() {
                 if case .returnCode(.busy, _) = refusal {
-                    return uploadRetry("device busy", after: options.busyRetryDelay)
+                    return uploadRetry(.busy, after: options.busyRetryDelay)
                 }
                 return fail(.deviceRefused(command: ImageUploadRequest.name, refusal))
             }
@@ -101,7 +96,7 @@ extension McuMgrUpgrade {
                 guard budget.uploadRestarts < options.maximumUploadRestarts else { return fail(.uploadMismatch) }
                 budget.uploadRestarts += 1
                 session.restartFromScratch()
-                guard let report = countRetry("the device's copy does not match the file; uploading again") else {
+                guard let report = countRetry(.uploadMismatch) else {
                     return fail(.tooManyRetries(result.retries - 1))
                 }
                 return report + [.cancelTimer(Self.requestTimer)] + pumpUpload()
@@ -115,12 +110,12 @@ extension McuMgrUpgrade {
                 + pumpUpload()
         case .resynchronising:
             var actions = restartTimer()
-            if lacking { actions += fitFramesToOneWrite("the device expects offset \(offset)") }
+            if lacking { actions += fitFramesToOneWrite(.deviceExpects(offset: offset)) }
             if session.inFlight.isEmpty {
                 // Every answer is in: continue from the device's offset. When the device is
                 // ahead of the chunks (it had them already), that is no setback.
                 guard lacking else { return actions + pumpUpload() }
-                switch chargeUploadRetry("device expects offset \(offset); resending from there", timedOut: false) {
+                switch chargeUploadRetry(.offsetMismatch(expected: offset), timedOut: false) {
                 case let .stop(failure): return failure
                 case let .go(report): actions += report + pumpUpload()
                 }
@@ -139,7 +134,7 @@ extension McuMgrUpgrade {
 
     /// Charges one upload retry to the progress budget (retries since the device last took new
     /// bytes) and to the run's ceiling.
-    mutating func chargeUploadRetry(_ why: String, timedOut: Bool) -> Charge {
+    mutating func chargeUploadRetry(_ retry: McuMgrReport, timedOut: Bool) -> Charge {
         let offset = session.deviceOffset
         guard session.retriesWithoutProgress < options.maximumRetriesWithoutProgress else {
             let attempts = session.retriesWithoutProgress + 1
@@ -153,7 +148,7 @@ extension McuMgrUpgrade {
         }
         session.retried()
         result.mostRetriesWithoutProgress = max(result.mostRetriesWithoutProgress, session.retriesWithoutProgress)
-        guard let report = countRetry(why) else { return .stop(fail(.tooManyRetries(result.retries - 1))) }
+        guard let report = countRetry(retry) else { return .stop(fail(.tooManyRetries(result.retries - 1))) }
         return .go(report)
     }
 
@@ -170,18 +165,19 @@ extension McuMgrUpgrade {
     /// again from the device's offset (the retry the resynchronisation would have charged).
     mutating func resyncWaitOver() -> [FlowAction] {
         session.abandonInFlight()
-        switch chargeUploadRetry("device expects offset \(session.deviceOffset); resending from there", timedOut: false)
-        {
+        switch chargeUploadRetry(.offsetMismatch(expected: session.deviceOffset), timedOut: false) {
         case let .stop(failure): return failure
         case let .go(report): return report + [.cancelTimer(Self.requestTimer)] + pumpUpload()
         }
     }
 
     /// Gives up on the chunks in flight and sends again from the device's offset.
-    mutating func uploadRetry(_ why: String, timedOut: Bool = false, after delay: Duration? = nil) -> [FlowAction] {
+    mutating func uploadRetry(_ cause: McuMgrRetryCause, timedOut: Bool = false, after delay: Duration? = nil)
+        -> [FlowAction]
+    {
         session.abandonInFlight()
         let report: [FlowAction]
-        switch chargeUploadRetry("image upload at offset \(session.deviceOffset): \(why)", timedOut: timedOut) {
+        switch chargeUploadRetry(.uploadRetried(offset: session.deviceOffset, cause: cause), timedOut: timedOut) {
         case let .stop(failure): return failure
         case let .go(reports): report = reports
         }

@@ -24,6 +24,7 @@ import Transport
 /// ```
 public struct McuMgrUpgrade: FlowMachine {
     public typealias Output = McuMgrResult
+    public typealias Report = McuMgrReport
 
     enum Command: Equatable, Sendable {
         case params, stateRead, test, confirm(hash: [UInt8]?), reset
@@ -76,7 +77,7 @@ public struct McuMgrUpgrade: FlowMachine {
             // The link is down: whatever still arrives belongs to the old connection, and acting
             // on it would write to a link that is not there (the reassembly starts afresh on the new one).
             guard !link.isReconnecting else {
-                return [.report(.trace("ignored a notification that arrived after the link dropped"))]
+                return [Self.report(.ignoredLateNotification)]
             }
             return received(bytes, now: now)
         case let .timerFired(id):
@@ -89,7 +90,7 @@ public struct McuMgrUpgrade: FlowMachine {
             return connectFailed(error)
         case let .writeFailed(_, error):
             // The request timer notices the missing answer and retries.
-            return [.report(.trace("write failed: \(error)"))]
+            return [Self.report(.writeFailed(error))]
         }
     }
 
@@ -179,7 +180,7 @@ public struct McuMgrUpgrade: FlowMachine {
         guard !state.isIdle, link == .up else {
             return finish(error, .notRead("the link to the board is down"))
         }
-        return stopTimers() + [.report(.note("reading the board's slots back after the failure"))]
+        return stopTimers() + [Self.report(.readingBack)]
             + send(.stateRead, attempts: 0, for: .readBack(cause: error))
     }
 
@@ -211,9 +212,9 @@ public struct McuMgrUpgrade: FlowMachine {
     }
 
     /// Counts one retry against the run's budget; nil when it is spent.
-    mutating func countRetry(_ why: String) -> [FlowAction]? {
+    mutating func countRetry(_ retry: McuMgrReport) -> [FlowAction]? {
         result.retries += 1
         guard result.retries <= options.maximumRetriesPerRun else { return nil }
-        return [.report(.retry(why))]
+        return [Self.report(retry)]
     }
 }

@@ -67,7 +67,10 @@ struct SMPChannel: Sendable {
             throw .frameTooLarge(command: R.name, size: bytes.count, limit: reassembly ? frameLimit : writeSize)
         }
         var actions: [FlowAction] = []
-        if traceBytes > 0 { actions.append(.report(.trace("→ \(frame.header) " + Self.hex(bytes, limit: traceBytes)))) }
+        if traceBytes > 0 {
+            actions.append(
+                McuMgrUpgrade.report(.frame(sent: true, header: frame.header, bytes: bytes, shownBytes: traceBytes)))
+        }
         // A frame over several writes: the first write is the longest, the others one byte
         // shorter. Zephyr's reassembly refuses a write longer than the bytes its partial frame
         // still misses, and drops that partial frame (docs/protocols/mcumgr-smp.md §2.3). So when one write of
@@ -98,16 +101,13 @@ struct SMPChannel: Sendable {
                 frames.append(frame)
                 if traceBytes > 0 {
                     let raw = (try? frame.encoded()) ?? []
-                    traces.append(.report(.trace("← \(frame.header) " + Self.hex(raw, limit: traceBytes))))
+                    traces.append(
+                        McuMgrUpgrade.report(
+                            .frame(sent: false, header: frame.header, bytes: raw, shownBytes: traceBytes)))
                 }
             } catch {
                 return (frames, error, traces)
             }
         }
-    }
-
-    static func hex(_ bytes: [UInt8], limit: Int) -> String {
-        let shown = Hex.bytes(bytes.prefix(limit), separator: " ")
-        return bytes.count > limit ? shown + " … (\(bytes.count) bytes)" : shown
     }
 }

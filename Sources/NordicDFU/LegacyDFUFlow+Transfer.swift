@@ -30,12 +30,12 @@ extension LegacyDFUFlow {
             ]
         case (.starting, .response(0x01, LegacyDFUStatus.invalidState.rawValue)):
             // An earlier, unfinished transfer in this bootloader session.
-            return cancel + restart(why: "the bootloader holds an unfinished transfer")
+            return cancel + restart(.unfinishedTransfer)
         case let (.sendingInit(link), .response(0x02, 0x01)):
             result.bytesSent += initPacket.count
             var transfer = Transfer(link: link)
             let requests: [FlowAction] = [
-                .report(.trace("init packet accepted: \(image.count) bytes follow")),
+                Self.report(.initPacketAccepted(imageBytes: image.count)),
                 .write(
                     NordicGATT.legacyControlPoint,
                     LegacyDFURequest.packetReceiptRequest(options.legacyPacketReceipts).bytes, .request),
@@ -57,9 +57,9 @@ extension LegacyDFUFlow {
                 return progress + batch
             }
             if c < transfer.sent, transfer.sent == image.count { return [] }
-            return restart(why: "packet receipt at \(c) bytes, \(transfer.sent) sent")
+            return restart(.packetReceiptMismatch(offset: c, sent: transfer.sent))
         case let (.receiving(transfer), .response(0x03, 0x01)):
-            guard transfer.sent == image.count else { return fail(.unexpectedAnswer(step: stepName, bytes: n.bytes)) }
+            guard transfer.sent == image.count else { return fail(.unexpectedAnswer(step: step.name, bytes: n.bytes)) }
             state = .validating(transfer.link)
             return cancel + [
                 .report(.progress(done: transfer.sent, total: image.count, unit: .bytes)), .report(.phase(.verify)),
@@ -69,9 +69,9 @@ extension LegacyDFUFlow {
         case (.receiving, .response(0x03, LegacyDFUStatus.operationFailed.rawValue)),
             (.validating, .response(0x04, LegacyDFUStatus.crcError.rawValue)):
             return [.cancelTimer(Self.receiptTimer)] + cancel
-                + restart(why: "the bootloader reported \(n.bytes.hexText)")
+                + restart(.bootloaderError(n.bytes))
         case (.activating, .response(0x05, _)):
-            return restart(why: "the bootloader no longer holds the validated image")
+            return restart(.validatedImageLost)
         case (.validating, .response(0x04, 0x01)):
             state = .activating(Activation(requests: 1))
             result.verified = true
@@ -80,7 +80,7 @@ extension LegacyDFUFlow {
                 .startTimer(Self.resetTimer, options.entryTimeout)
             ]
         case let (_, .response(op, status)) where status != 0x01 && op == expectedOpcode:
-            return fail(.legacyRejected(step: stepName, opcode: op, status: status))
+            return fail(.legacyRejected(step: step.name, opcode: op, status: status))
         default:
             return []
         }
@@ -115,17 +115,17 @@ extension LegacyDFUFlow {
         }
     }
 
-    var stepName: String {
+    var step: NordicDFUStep {
         switch state {
-        case .idle, .entering: return "the entry into the bootloader"
-        case .reconnecting: return "the reconnection"
-        case .starting: return "Start DFU (the erase of the old application)"
-        case .sendingInit: return "the init packet"
-        case .receiving: return "the firmware transfer"
-        case .validating: return "the validation of the image"
-        case .activating, .verifying: return "the activation"
-        case .resetting: return "the bootloader reset"
-        case .done: return "the end"
+        case .idle, .entering: return .bootloaderEntry
+        case .reconnecting: return .reconnection
+        case .starting: return .startDFU
+        case .sendingInit: return .initPacket
+        case .receiving: return .firmwareTransfer
+        case .validating: return .validation
+        case .activating, .verifying: return .activation
+        case .resetting: return .bootloaderReset
+        case .done: return .end
         }
     }
 }

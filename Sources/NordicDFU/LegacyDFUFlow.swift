@@ -12,6 +12,7 @@ import Transport
 /// span states are the run's `DFUBudget`.
 public struct LegacyDFUFlow: FlowMachine, RetryBudgetedFlow {
     public typealias Output = NordicDFUResult
+    public typealias Report = NordicDFUReport
     public private(set) var outcome: Result<NordicDFUResult, any Error>?
 
     /// Where the update stands, with the data that means something there.
@@ -112,7 +113,7 @@ public struct LegacyDFUFlow: FlowMachine, RetryBudgetedFlow {
         case let .notification(ch, bytes):
             guard ch == NordicGATT.legacyControlPoint else { return [] }
             guard let n = try? LegacyDFUNotification(bytes: bytes) else {
-                return fail(.unexpectedAnswer(step: stepName, bytes: bytes))
+                return fail(.unexpectedAnswer(step: step.name, bytes: bytes))
             }
             state.bootloaderAnswered()
             budget.silentDrops = 0
@@ -132,7 +133,6 @@ public struct LegacyDFUFlow: FlowMachine, RetryBudgetedFlow {
             if result.verified { return finish() }
             state = .entering
             return enterBootloader(
-                note: "entering the Nordic legacy bootloader (micro:bit DFU control)",
                 writes: [
                     .write(NordicGATT.dfuControl, [0x01], .request), .startTimer(Self.resetTimer, options.entryTimeout)
                 ])
@@ -141,7 +141,7 @@ public struct LegacyDFUFlow: FlowMachine, RetryBudgetedFlow {
         if case let .verifying(verification) = state {
             // The validated image was not started: activate it again, or start over when the bootloader lost it.
             let activations = verification.activations + 1
-            guard activations <= 2 else { return restart(why: "the bootloader did not start the validated image") }
+            guard activations <= 2 else { return restart(.validatedImageNotStarted) }
             state = .activating(Activation(requests: activations))
             return [
                 .subscribe(NordicGATT.legacyControlPoint),
@@ -181,7 +181,7 @@ public struct LegacyDFUFlow: FlowMachine, RetryBudgetedFlow {
             // The bootloader resets into the validated application; a new connection shows whether it runs.
             state = .verifying(Verification(activations: activation.requests))
             return cancel + [
-                .report(.trace("checking that the board left its bootloader")),
+                Self.report(.checkingApplication),
                 .connect(after: options.reconnectDelay, to: .application)
             ]
         case .entering, .resetting:
@@ -192,9 +192,9 @@ public struct LegacyDFUFlow: FlowMachine, RetryBudgetedFlow {
                 budget.silentDrops += 1
                 if budget.silentDrops >= 3 { return fail(.bondingTrap(attempts: budget.silentDrops)) }
             }
-            let during = stepName
+            let during = step
             state = .reconnecting(Reconnect())
-            return linkLost(reason, during: during, cancelling: cancel, then: "starting the transfer again")
+            return linkLost(reason, during: during, cancelling: cancel, restartsTransfer: true)
         }
     }
 
@@ -204,21 +204,21 @@ public struct LegacyDFUFlow: FlowMachine, RetryBudgetedFlow {
             // Nothing came back: close the link ourselves (the disconnect moves the flow on).
             return [.disconnect]
         case let (Self.receiptTimer, .receiving(transfer)):
-            return restart(why: "no packet receipt at \(transfer.sent) bytes")
+            return restart(.noPacketReceipt(sent: transfer.sent))
         case (Self.responseTimer, .done), (Self.responseTimer, .reconnecting), (Self.responseTimer, .verifying):
             return []
         case (Self.responseTimer, _):
             budget.timeouts += 1
             guard budget.timeouts <= options.timeoutLimit else {
-                return fail(.timedOut(step: stepName, attempts: budget.timeouts))
+                return fail(.timedOut(step: step.name, attempts: budget.timeouts))
             }
-            return restart(why: "no answer to \(stepName)")
+            return restart(.noAnswer(to: step))
         default: return []
         }
     }
 
     /// The bootloader cannot resume: reset it (it comes back as "DfuTarg") and start again.
-    mutating func restart(why: String) -> [FlowAction] {
+    mutating func restart(_ cause: LegacyRestartCause) -> [FlowAction] {
         budget.losses += 1
         result.retries += 1
         guard budget.losses <= options.linkLossLimit else {
@@ -227,7 +227,7 @@ public struct LegacyDFUFlow: FlowMachine, RetryBudgetedFlow {
         state = .resetting
         return [
             .cancelTimer(Self.responseTimer), .cancelTimer(Self.receiptTimer),
-            .report(.retry("\(why): resetting the bootloader and starting the transfer again")),
+            Self.report(.transferRestarted(cause)),
             .write(NordicGATT.legacyControlPoint, LegacyDFURequest.reset.bytes, .request),
             .startTimer(Self.resetTimer, options.entryTimeout)
         ]

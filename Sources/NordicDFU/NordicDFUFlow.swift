@@ -7,6 +7,7 @@ import Transport
 /// legacy bootloader. The application binary is cut from the board image at the start.
 public struct NordicDFUFlow: FlowMachine {
     public typealias Output = NordicDFUResult
+    public typealias Report = NordicDFUReport
 
     enum Inner: Sendable {
         case waiting

@@ -22,12 +22,12 @@ struct DFUBudget: Equatable, Sendable {
 /// What the Secure and legacy DFU flows share: one retry budget over the whole update
 /// (`NordicDFUOptions.retryLimit`), checked after every event, and the runs both take on
 /// the way into the bootloader (docs/protocols/nordic-dfu.md §2.5, §3.5).
-protocol RetryBudgetedFlow: FlowMachine where Output == NordicDFUResult {
+protocol RetryBudgetedFlow: FlowMachine where Output == NordicDFUResult, Report == NordicDFUReport {
     var options: NordicDFUOptions { get }
     var result: NordicDFUResult { get set }
     var budget: DFUBudget { get set }
-    /// The step in words, for the error.
-    var stepName: String { get }
+    /// The step the flow is in (its name goes into errors).
+    var step: NordicDFUStep { get }
     /// The flow's reaction to one event.
     mutating func advance(_ event: FlowEvent) -> [FlowAction]
     mutating func fail(_ error: NordicDFUError) -> [FlowAction]
@@ -41,16 +41,16 @@ extension RetryBudgetedFlow {
         let actions = advance(event)
         guard outcome == nil, result.retries > options.retryLimit else { return actions }
         return actions.filter { if case .write = $0 { return false } else { return true } }
-            + fail(.tooManyRetries(step: stepName, retries: result.retries))
+            + fail(.tooManyRetries(step: step.name, retries: result.retries))
     }
 
-    /// Connected to the board's application: the entry into the bootloader (`note`, then
+    /// Connected to the board's application: the entry into the bootloader (reported, then
     /// `writes`), at most three times in a run; then the flow fails.
-    mutating func enterBootloader(note: String, writes: [FlowAction]) -> [FlowAction] {
+    mutating func enterBootloader(writes: [FlowAction]) -> [FlowAction] {
         guard budget.entries < 3 else { return fail(.bootloaderNotFound(attempts: budget.entries)) }
         if budget.entries > 0 { result.retries += 1 }
         budget.entries += 1
-        return [.report(.phase(.reset)), .report(.note(note))] + writes
+        return [.report(.phase(.reset)), Self.report(.enteringBootloader(result.dfuProtocol))] + writes
     }
 
     /// Connected to the bootloader (`first`: the run started there): counts the connection and
@@ -60,8 +60,7 @@ extension RetryBudgetedFlow {
         result.bootloaderConnections += 1
         var actions: [FlowAction] = [.report(.phase(.upload))]
         if first {
-            actions.append(
-                .report(.note("the board is in its bootloader (\"DfuTarg\"): recovering it with a full update")))
+            actions.append(Self.report(.recoveringFromBootloader))
         }
         return actions
     }
@@ -70,21 +69,22 @@ extension RetryBudgetedFlow {
     /// when `NordicDFUOptions.reconnectAttempts` are spent.
     mutating func connectAgain(after error: TransportError, failures: Int) -> [FlowAction] {
         guard failures < options.reconnectAttempts else { return fail(.bootloaderNotFound(attempts: failures)) }
-        return [.report(.retry("reconnecting: \(error)")), .connect(after: options.reconnectDelay, to: .bootloader)]
+        return [Self.report(.reconnecting(error)), .connect(after: options.reconnectDelay, to: .bootloader)]
     }
 
     /// The link dropped `during` a step of the transfer: counts the loss and reconnects to the
-    /// bootloader (after `cancelling` the step's timers), or fails when `NordicDFUOptions.linkLossLimit` is passed.
+    /// bootloader (after `cancelling` the step's timers), to go on or, `restartsTransfer`, to
+    /// start the transfer again; or fails when `NordicDFUOptions.linkLossLimit` is passed.
     mutating func linkLost(
-        _ reason: DisconnectReason, during: String, cancelling: [FlowAction], then plan: String
+        _ reason: DisconnectReason, during: NordicDFUStep, cancelling: [FlowAction], restartsTransfer: Bool
     ) -> [FlowAction] {
         budget.losses += 1
         result.retries += 1
         guard budget.losses <= options.linkLossLimit else {
-            return fail(.linkLost(step: during, attempts: budget.losses))
+            return fail(.linkLost(step: during.name, attempts: budget.losses))
         }
         return cancelling + [
-            .report(.retry("link lost during \(during) (\(reason)): \(plan)")),
+            Self.report(.linkLost(during: during, reason: reason, restartsTransfer: restartsTransfer)),
             .connect(after: options.reconnectDelay, to: .bootloader)
         ]
     }

@@ -18,7 +18,7 @@ extension SecureDFUFlow {
         case let (.selectingCommand(link), .selected(_, off, crc)):
             let o = Int(off)
             if o == initPacket.count, crc == CRC32.checksum(initPacket) {
-                return cancel + [.report(.trace("init packet already stored: executing it"))] + executeCommand(link)
+                return cancel + [Self.report(.initPacketStored)] + executeCommand(link)
             }
             if o > 0, o < initPacket.count, crc == CRC32.checksum(initPacket[0..<o]) {
                 state = .sendingCommand(link, from: o)
@@ -48,11 +48,11 @@ extension SecureDFUFlow {
             guard budget.commandMismatches < options.objectAttempts else {
                 return fail(.checksumMismatch(step: "the init packet", attempts: budget.commandMismatches))
             }
-            return cancel + [.report(.retry("init packet checksum mismatch: sending it again"))] + createCommand(link)
+            return cancel + [Self.report(.initPacketMismatch)] + createCommand(link)
         case let (.executingCommand(link, sentAt), .success(0x04)):
             pacing.settingsQueued(at: sentAt, options: options)
             state = .settingReceipts(link)
-            return cancel + [.report(.trace("init packet accepted: \(image.count) bytes follow"))]
+            return cancel + [Self.report(.initPacketAccepted(imageBytes: image.count))]
                 + request(.setPRN(options.securePacketReceipts))
         case let (.settingReceipts(link), .success(0x02)):
             state = .selectingData(link)
@@ -60,7 +60,7 @@ extension SecureDFUFlow {
         case let (.restoringReceipts(object), .success(0x02)):
             return cancel + sendBatch(object)
         case let (.selectingData(link), .selected(max, off, crc)):
-            guard max >= 4, max % 4 == 0 else { return fail(.unexpectedAnswer(step: stepName, bytes: r.bytes)) }
+            guard max >= 4, max % 4 == 0 else { return fail(.unexpectedAnswer(step: step.name, bytes: r.bytes)) }
             return cancel + resume(on: link, maxObject: Int(max), offset: Int(off), crc: crc)
         case let (.creating(object, sentAt), .success(0x01)):
             pacing.objectCreated(
@@ -77,7 +77,7 @@ extension SecureDFUFlow {
             result.retries += 1
             return [
                 .cancelTimer(Self.receiptTimer),
-                .report(.retry("packet receipt at \(o) bytes, \(object.sent) sent: checking"))
+                Self.report(.packetReceiptBehind(offset: o, sent: object.sent))
             ]
                 + check(object)
         case (.checking(var object), .checksum(let off, let crc)):
@@ -90,7 +90,7 @@ extension SecureDFUFlow {
                 state = .restoringReceipts(object)
                 return cancel + request(.setPRN(options.securePacketReceipts))
             }
-            return cancel + recreate(object, why: "checksum mismatch at \(o) bytes")
+            return cancel + recreate(object, mismatchAt: o)
         case let (.executing(object, final, _), .success(0x04)):
             pacing.flashIdle(at: now)
             budget.objectAttempts = 0
@@ -105,7 +105,7 @@ extension SecureDFUFlow {
             return cancel + createObject(after: object)
         case (_, .failure):
             guard r.opcode == expectedOpcode else { return [] }
-            return fail(.secureRejected(step: stepName, response: r))
+            return fail(.secureRejected(step: step.name, response: r))
         default:
             return []  // a late answer to an earlier request
         }
@@ -138,13 +138,13 @@ extension SecureDFUFlow {
             if o == image.count || o % maxObject == 0 {
                 let start = o - (o % maxObject == 0 ? min(maxObject, o) : o % maxObject)
                 let object = DataObject(link: link, maxObject: maxObject, start: start, end: o, sent: o)
-                return [.report(.trace("bootloader holds \(o) bytes: executing the last object"))]
+                return [Self.report(.executingLastObject(offset: o))]
                     + execute(object, final: o == image.count, resume: true)
             }
             let start = o - o % maxObject
             let object = DataObject(
                 link: link, maxObject: maxObject, start: start, end: min(start + maxObject, image.count), sent: o)
-            return [.report(.trace("resuming at \(o) bytes"))] + sendBatch(object)
+            return [Self.report(.resuming(offset: o))] + sendBatch(object)
         }
         // Not what this image would give: back to the start of the object the offset falls in.
         let at = min(max(o - 1, 0), image.count - 1)
@@ -163,14 +163,15 @@ extension SecureDFUFlow {
         createObject(on: object.link, maxObject: object.maxObject, start: object.end)
     }
 
-    private mutating func recreate(_ object: DataObject, why: String) -> [FlowAction] {
+    private mutating func recreate(_ object: DataObject, mismatchAt offset: Int) -> [FlowAction] {
         budget.objectAttempts += 1
         result.retries += 1
         guard budget.objectAttempts < options.objectAttempts else {
             return fail(
-                .checksumMismatch(step: "the object at offset \(object.start)", attempts: budget.objectAttempts))
+                .checksumMismatch(step: NordicDFUStep.object(start: object.start).name, attempts: budget.objectAttempts)
+            )
         }
-        return [.report(.retry("\(why): sending the object at \(object.start) again"))]
+        return [Self.report(.objectResent(objectStart: object.start, mismatchAt: offset))]
             + createObject(on: object.link, maxObject: object.maxObject, start: object.start)
     }
 

@@ -79,20 +79,20 @@ extension SecureDFUFlow {
         }
     }
 
-    var stepName: String {
+    var step: NordicDFUStep {
         switch state {
-        case .idle, .buttonless, .waitingForReset: return "the buttonless entry"
-        case .reconnecting: return "the reconnection"
-        case .selectingCommand, .creatingCommand, .sendingCommand, .checkingCommand: return "the init packet"
-        case .executingCommand: return "the init packet's execution"
-        case .settingReceipts, .restoringReceipts: return "the packet receipt setting"
-        case .selectingData: return "the firmware selection"
+        case .idle, .buttonless, .waitingForReset: return .buttonlessEntry
+        case .reconnecting: return .reconnection
+        case .selectingCommand, .creatingCommand, .sendingCommand, .checkingCommand: return .initPacket
+        case .executingCommand: return .initPacketExecution
+        case .settingReceipts, .restoringReceipts: return .packetReceiptSetting
+        case .selectingData: return .firmwareSelection
         case let .creating(object, _), let .waitingForFlash(object, _), let .awaitingReceipt(object),
             let .checking(object):
-            return "the object at offset \(object.start)"
-        case .executing(_, true, _): return "the final validation of the image"
-        case let .executing(object, _, _): return "the execution of the object at offset \(object.start)"
-        case .done: return "the end"
+            return .object(start: object.start)
+        case .executing(_, true, _): return .finalValidation
+        case let .executing(object, _, _): return .objectExecution(start: object.start)
+        case .done: return .end
         }
     }
 

@@ -12,6 +12,7 @@ import Transport
 /// pacing, the image's checksums and which buttonless characteristic the application offers.
 public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
     public typealias Output = NordicDFUResult
+    public typealias Report = NordicDFUReport
     public private(set) var outcome: Result<NordicDFUResult, any Error>?
 
     let image: [UInt8]
@@ -84,7 +85,7 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
             if ch == buttonless { return buttonlessAnswer(bytes) }
             guard ch == NordicGATT.secureControlPoint else { return [] }
             guard let response = try? SecureDFUResponse(bytes: bytes) else {
-                return fail(.unexpectedAnswer(step: stepName, bytes: bytes))
+                return fail(.unexpectedAnswer(step: step.name, bytes: bytes))
             }
             return answer(response)
         case let .timerFired(id): return timerFired(id)
@@ -105,7 +106,6 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
             }
             state = .buttonless
             return enterBootloader(
-                note: "entering the Nordic secure bootloader (buttonless DFU)",
                 writes: [
                     .subscribe(buttonless), .write(buttonless, ButtonlessMessage.enterBootloader.bytes, .request),
                     .startTimer(Self.responseTimer, options.entryTimeout)
@@ -117,9 +117,9 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
             budget.losses += 1
             result.retries += 1
             guard budget.losses <= options.linkLossLimit else {
-                return fail(.linkLost(step: "the final validation of the image", attempts: budget.losses))
+                return fail(.linkLost(step: NordicDFUStep.finalValidation.name, attempts: budget.losses))
             }
-            report = [.report(.retry("the board came back in its bootloader after the final validation"))]
+            report = [Self.report(.bootloaderAfterFinalValidation)]
         }
         let reached = report + bootloaderReached(first: first)
         let link = Link(packetSize: max(20, min(244, (info.mtu - 3) & ~3)))
@@ -146,17 +146,13 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
             state = .reconnecting(Reconnect())
             lostAtValidation = true
             return Self.stopLinkTimers + [
-                .report(
-                    .note("the link closed during the final validation (\(reason)): reconnecting to see what runs")),
+                Self.report(.closedDuringFinalValidation(reason)),
                 .connect(after: options.reconnectDelay, to: .bootloader)
             ]
         default:
-            let during = stepName
+            let during = step
             state = .reconnecting(Reconnect())
-            return linkLost(
-                reason, during: during,
-                cancelling: Self.stopLinkTimers,
-                then: "reconnecting to the bootloader")
+            return linkLost(reason, during: during, cancelling: Self.stopLinkTimers, restartsTransfer: false)
         }
     }
 
@@ -186,7 +182,7 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
         case Self.receiptTimer:
             guard case let .awaitingReceipt(object) = state else { return [] }
             result.retries += 1
-            return [.report(.retry("no packet receipt at \(object.sent) bytes: asking for the checksum"))]
+            return [Self.report(.noPacketReceipt(sent: object.sent))]
                 + check(object)
         case Self.responseTimer:
             if state == .buttonless { return fail(.timedOut(step: "the buttonless entry", attempts: 1)) }
@@ -196,9 +192,9 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
             budget.timeouts += 1
             result.retries += 1
             guard budget.timeouts <= options.timeoutLimit else {
-                return fail(.timedOut(step: stepName, attempts: budget.timeouts))
+                return fail(.timedOut(step: step.name, attempts: budget.timeouts))
             }
-            let again: [FlowAction] = [.report(.retry("no answer to \(stepName): asking where the bootloader is"))]
+            let again: [FlowAction] = [Self.report(.noAnswer(to: step))]
             if state.isCommand {
                 state = .selectingCommand(link)
                 return again + request(.select(.command))

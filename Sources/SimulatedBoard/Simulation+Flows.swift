@@ -128,7 +128,7 @@ extension Simulation {
             trace.record(t, board: b, .connect, "connect after \(after.secondsText)\(Self.targetText(target))")
             queue.schedule(.connectAttempt(job: j, startedAt: now + after, initial: false), at: now + after)
         case let .report(r):
-            trace.record(t, board: b, .report, Self.text(of: r))
+            trace.record(t, board: b, .report, Self.text(of: r, words: reportWords))
             onReport?(BoardID(index: b), r, now - runStart)
         case .finish:
             finishJob(j)
@@ -170,7 +170,9 @@ extension Simulation {
         }
     }
 
-    static func text(of report: FlowReport) -> String {
+    /// A report as the trace records it; a typed report in `words` (the presenter's, set by
+    /// whoever runs the session), else as Swift prints the value.
+    static func text(of report: FlowReport, words: (@Sendable (AnyFlowReport) -> String)?) -> String {
         switch report {
         case let .phase(p): return "phase: \(p.rawValue)"
         case let .progress(done, total, unit): return "progress: \(done)/\(total) \(unit.rawValue)"
@@ -178,6 +180,7 @@ extension Simulation {
         case let .trace(s): return "trace: \(s)"
         case let .note(s): return "note: \(s)"
         case let .decision(code, s): return "decision: \(code): \(s)"
+        case let .flow(r): return "\(r.kind.rawValue): \(words?(r) ?? r.description)"
         case let .checkpoint(p):
             guard let p else { return "checkpoint: nothing to resume" }
             return

@@ -40,6 +40,9 @@ public struct Simulation: Sendable {
     /// Called with every report a flow makes, and the modelled time since the run began
     /// (progress bars and JSON events).
     public var onReport: (@Sendable (BoardID, FlowReport, Duration) -> Void)?
+    /// The words of a typed report in the trace (`FlowWords.text(of:)`, which this module cannot
+    /// import); nil: the trace shows the value as Swift prints it.
+    public var reportWords: (@Sendable (AnyFlowReport) -> String)?
 
     var queue = EventQueue<SimEvent>()
     var rng: SplitMix64

@@ -65,6 +65,7 @@ public enum SimulatedFlash {
             }
         }
         defer { simulation.onReport = previous }
+        if simulation.reportWords == nil { simulation.reportWords = { FlowWords.text(of: $0) } }
         let flows = boards.map { FlowOnBoard(SessionFlow(plan: $0.plan, options: options), on: $0.board) }
         let runs = simulation.runAll(flows, deadline: deadline)
         return zip(boards, runs).map { entry, run in

@@ -7,6 +7,9 @@ import Diagnostics
 /// A composed flow (read the memory map, then partial flashing, then maybe a full
 /// update) keeps one `ChildFlow` per step and starts the next step when the
 /// previous one has finished.
+///
+/// Reports pass through as the child made them: a typed report stays the child's value
+/// (`AnyFlowReport`), so that the observer of the whole session sees what each step reported.
 public struct ChildFlow<Machine: FlowMachine>: Sendable {
     public private(set) var machine: Machine
     /// The prefix that keeps this child's timer ids apart, e.g. `"partial."`.

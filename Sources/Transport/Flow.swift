@@ -5,6 +5,14 @@
 /// and returns `FlowAction`s. It never sleeps, never touches a clock and never
 /// performs I/O. A driver performs the actions and feeds back the events:
 /// the simulator on virtual time, or the async driver on a real transport.
+///
+/// What a flow tells the user is a value where the flow has moved to typed reports
+/// (`FlowMachine.Report`, `FlowReportValue`): the flow emits `Self.report(value)`, which travels
+/// as `.report(.flow(AnyFlowReport))` through `ChildFlow` (unchanged: a parent passes its
+/// children's reports on) and the drivers (unchanged: they hand every `FlowReport` to their
+/// observer), and one presenter (`FlowWords`, Flashing) makes the words. The full updates
+/// (Nordic DFU, McuMgr) report values; partial flashing still reports words (`retry`, `trace`,
+/// `note` with a string) and moves next. See `TypedReport.swift`.
 
 /// A named timer of a flow. Starting a timer with a running id restarts it.
 public struct TimerID: Hashable, Sendable, CustomStringConvertible {
@@ -108,6 +116,9 @@ public enum FlowReport: Sendable, Equatable {
     /// An interrupted write could continue from here (nil: nothing to continue, forget any
     /// saved point). Drivers that can resume keep the latest one.
     case checkpoint(ResumePoint?)
+    /// A typed report (`FlowMachine.Report`): a retry, trace or note as a value, its words made
+    /// by `FlowWords`.
+    case flow(AnyFlowReport)
 }
 
 public enum ProgressUnit: String, Sendable, Equatable, Codable { case bytes, blocks }
@@ -120,6 +131,9 @@ public enum FlowPhase: String, Sendable, Equatable, Codable, CaseIterable {
 /// A flashing flow as a pure state machine.
 public protocol FlowMachine: Sendable {
     associatedtype Output: Sendable
+    /// The flow's typed reports (one enum per flow family); `Never` for a flow that reports in
+    /// words or only phases and progress.
+    associatedtype Report: FlowReportValue = Never
     /// Feeds one event. `now` is the time since the driver started the flow
     /// (modelled time on the simulator, real time otherwise).
     mutating func handle(_ event: FlowEvent, now: Duration) -> [FlowAction]

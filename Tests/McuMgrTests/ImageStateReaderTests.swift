@@ -22,12 +22,12 @@ import Transport
         let actions = reader.handle(.start(Self.connection), now: .zero)
         #expect(actions.contains(.subscribe(KnownGATT.smp)))
         var answers: [[UInt8]] = []
-        var traces: [String] = []
+        var traces: [McuMgrReport] = []
         for action in actions {
             if case let .write(characteristic, bytes, _) = action, characteristic == KnownGATT.smp {
                 answers += device.receive(write: bytes).answers
             }
-            if case let .report(.trace(text)) = action { traces.append(text) }
+            if case let .report(.flow(r)) = action, let value = r.value(as: McuMgrReport.self) { traces.append(value) }
         }
         #expect(answers.count == 1)
         var last: [FlowAction] = []
@@ -36,7 +36,8 @@ import Transport
         let slots = try #require(try reader.outcome?.get())
         #expect(slots.map(\.slot) == [0, 1])
         #expect(slots.map(\.version) == ["1.2.3", "2.0.0"])
-        #expect(traces.first?.hasPrefix("SMP → ") == true)
+        let request = try SMPFrame(request: ImageStateReadRequest(), sequence: 0).encoded()
+        #expect(traces == [.stateReadFrame(sent: true, bytes: request, shownBytes: 8)])
     }
 
     @Test("a board without SMP, a silent board and a lost link each end the read with a failure")

@@ -71,7 +71,7 @@ import Transport
         let outcome = run.run()
         let result = try #require(try outcome?.get())
         #expect(run.device.resets == 1)
-        #expect(run.reports.contains { if case let .retry(r) = $0 { r.contains("did not reset") } else { false } })
+        #expect(run.retries.contains(.resetAgain))
         #expect(result.finalSlots.first?.hash == image.hash)
         #expect(run.device.primaryConfirmed == (mode != .testOnly))
     }
@@ -81,9 +81,10 @@ import Transport
         run.refusedConnections = 3
         let outcomeRun = run.run()
         let result = try #require(try outcomeRun?.get())
-        #expect(
-            run.reports.filter { if case let .retry(r) = $0 { r.contains("connection attempt") } else { false } }.count
-                == 3)
+        let failedAttempts = run.retries.compactMap {
+            if case let .connectAttemptFailed(attempt, _) = $0 { attempt } else { nil }
+        }
+        #expect(failedAttempts == [1, 2, 3])
         #expect(result.finalSlots.first?.hash == image.hash)
     }
 
@@ -116,8 +117,7 @@ import Transport
         let finished = run.run()
         let result = try #require(try finished?.get())
         #expect(run.device.primary.hash == image.hash && run.device.primaryConfirmed)
-        #expect(
-            run.reports.contains { if case let .note(n) = $0 { n.contains("already runs the image") } else { false } })
+        #expect(run.told.contains(.alreadyRunningAfterTest))
         #expect(result.finalSlots.first { $0.slot == 0 }?.hash == image.hash)
     }
 

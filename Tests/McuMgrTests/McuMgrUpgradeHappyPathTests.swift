@@ -117,8 +117,7 @@ private func framesFromWrites(_ writes: [[UInt8]]) -> [[UInt8]] {
         let result = try #require(try outcomeRun?.get())
         #expect(result.pipelineDepth == 1 && result.frameLimit == 244)
         #expect(run.writes.allSatisfy { $0.count == 8 + (Int($0[2]) << 8 | Int($0[3])) })
-        #expect(
-            run.reports.contains { if case let .note(n) = $0 { n.contains("parameters unavailable") } else { false } })
+        #expect(run.told.contains(.parametersUnavailable(.notReported)))
         #expect(run.device.primary.bytes == image.bytes)
     }
 

@@ -15,20 +15,12 @@ import Transport
         #expect(result.retries == 1)
         // The lost chunk and the ones in flight behind it (depth 3) go again; nothing else.
         #expect(result.resentBytes > 2 * 2400 && result.resentBytes <= 3 * 2475)
-        #expect(
-            run.reports.contains { if case let .retry(r) = $0 { r.contains("device expects offset") } else { false } })
+        #expect(run.retries.contains { if case .offsetMismatch = $0 { true } else { false } })
         // From then on every frame fits one write: a write lost from a longer frame loses the frame.
         let uploads = run.device.uploads
         let retry = try #require(uploads.indices.first { $0 > 0 && uploads[$0].offset < uploads[$0 - 1].offset })
         #expect(uploads[retry...].allSatisfy { $0.data.count < 244 })
-        #expect(
-            run.reports.contains {
-                if case let .note(n) = $0 {
-                    n.contains("each upload frame now fits one write of 244 bytes")
-                } else {
-                    false
-                }
-            })
+        #expect(run.told.contains { if case .framesFitOneWrite(.deviceExpects, 244) = $0 { true } else { false } })
         #expect(run.device.primary.bytes == image.bytes)
     }
 
@@ -67,7 +59,12 @@ import Transport
         #expect(text.contains("did not answer image state read") && text.contains("move closer"))
         // Parameters: 1 + 3 retries, then tolerated; state read: 1 + 3 retries, then the error.
         #expect(run.writes.count == 8)
-        #expect(run.reports.filter { if case .retry = $0 { true } else { false } }.count == 6)
+        let unanswered = McuMgrRetryCause.noAnswerWithin(.seconds(10))
+        #expect(
+            run.retries
+                == [MCUmgrParametersRequest.name, ImageStateReadRequest.name].flatMap { command in
+                    (2...4).map { McuMgrReport.requestRetried(command: command, cause: unanswered, attempt: $0) }
+                })
     }
 
     @Test func reconnectsAfterTwoTimeoutsInARowThenGivesUp() throws {
@@ -85,10 +82,7 @@ import Transport
         run.dropsWritesLongerThan = 150
         let result = try #require(try run.run()?.get())
         #expect(run.device.primary.bytes == image.bytes && run.device.primaryConfirmed)
-        #expect(
-            run.reports.contains {
-                if case let .note(n) = $0 { n.contains("writes now carry at most 122 bytes") } else { false }
-            })
+        #expect(run.told.contains { if case .writesShortened(_, 122) = $0 { true } else { false } })
         #expect(result.pipelineDepth == 1)
         let lastLong = try #require(run.writes.lastIndex { $0.count > 150 })
         let after = run.writes[(lastLong + 1)...]
@@ -103,9 +97,9 @@ import Transport
         run.dropsWritesLongerThan = 100
         let finished = run.run()
         let outcome = try #require(finished)
-        let notes = run.reports.compactMap { if case let .note(n) = $0 { n } else { nil } }
-        #expect(notes.contains { $0.contains("at most 122 bytes") })
-        #expect(!notes.contains { $0.contains("at most 61 bytes") })
+        let writeSizes = run.told.compactMap { if case let .writesShortened(_, size) = $0 { size } else { nil } }
+        #expect(writeSizes.contains(122))
+        #expect(!writeSizes.contains(61))
         guard case let .failure(error) = outcome else {
             Issue.record("every upload write is lost, yet it succeeded"); return
         }
@@ -119,7 +113,7 @@ import Transport
         var run = UpgradeRun(image: image, options: Fixture.options(), device: Fixture.device(for: image))
         run.silent = true
         _ = run.run()
-        #expect(!run.reports.contains { if case let .note(n) = $0 { n.contains("writes now carry") } else { false } })
+        #expect(!run.told.contains { if case .writesShortened = $0 { true } else { false } })
     }
 
     @Test func reconnectingClearsADeviceStuckInAHalfFrame() throws {

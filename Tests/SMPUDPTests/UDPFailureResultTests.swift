@@ -31,7 +31,7 @@ import UDPTransport
             plan: plan, options: options, endpoint: server.endpoint, connectTimeout: .seconds(60)
         ) { event in
             seen.withLock {
-                switch event.report {
+                switch event.report.worded {
                 case .retry: $0.retries += 1
                 case let .progress(done, _, .bytes): $0.bytes = max($0.bytes, done)
                 default: break

@@ -123,6 +123,7 @@ struct ClassGrid: Equatable {
                 b.unit = unit
                 b.rate = e.rate
             case .retry: b.retries += 1
+            case let .flow(r): if r.kind == .retry { b.retries += 1 }
             case .note, .trace, .decision, .checkpoint: break
             }
         }

@@ -41,7 +41,7 @@ final class JSONLinesOutput: FlashOutput {
 
     func event(_ e: FlashEvent) {
         var ev = Event(type: "", board: e.board, t: (e.elapsed.seconds * 1e6).rounded() / 1e6)
-        switch e.report {
+        switch e.report.worded {
         case .phase(let p): ev.type = "phase"; ev.phase = p.rawValue
         case let .progress(done, total, unit):
             ev.type = "progress"; ev.done = done; ev.total = total; ev.unit = unit.rawValue
@@ -51,7 +51,7 @@ final class JSONLinesOutput: FlashOutput {
         case .note(let m): ev.type = "note"; ev.message = m
         case .trace(let m): ev.type = "trace"; ev.message = m
         case let .decision(code, m): ev.type = "decision"; ev.code = code; ev.message = m
-        case .checkpoint: return
+        case .checkpoint, .flow: return  // `worded` has made every typed report a retry, note or trace
         }
         emit(ev)
     }

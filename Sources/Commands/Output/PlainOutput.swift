@@ -16,7 +16,7 @@ final class PlainOutput: FlashOutput {
     }
 
     func event(_ e: FlashEvent) {
-        switch e.report {
+        switch e.report.worded {
         case .phase(let phase): line(e.board, e.elapsed, phase.rawValue)
         case let .progress(done, total, unit):
             // One line per 10 % so that a log stays readable.
@@ -38,7 +38,7 @@ final class PlainOutput: FlashOutput {
         case let .decision(code, text):
             decided[e.board, default: []].insert(code)
             line(e.board, e.elapsed, "decision: \(text) [\(code)]")
-        case .checkpoint: break
+        case .checkpoint, .flow: break  // `worded` has made every typed report a retry, note or trace
         }
     }
 

@@ -42,7 +42,7 @@ final class TerminalOutput: FlashOutput {
         var l = lines[e.board] ?? Line()
         l.elapsed = e.elapsed
         var force = false
-        switch e.report {
+        switch e.report.worded {
         case .phase(let p):
             l.phase = p.rawValue; l.phaseStart = e.elapsed; l.done = 0; l.total = 0; l.rate = nil; force = true
         case let .progress(done, total, unit): l.done = done; l.total = total; l.unit = unit; l.rate = e.rate
@@ -54,7 +54,7 @@ final class TerminalOutput: FlashOutput {
             decided[e.board, default: []].insert(code)
             printAbove("\(e.board): decision: \(m) [\(code)]")
             return
-        case .checkpoint: return
+        case .checkpoint, .flow: return  // `worded` has made every typed report a retry, note or trace
         }
         lines[e.board] = l
         // Redraw when the whole percent changes, the phase changes, or a tenth of a second passed:

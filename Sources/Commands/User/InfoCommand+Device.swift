@@ -1,6 +1,7 @@
 import BlueZFlashing
 import Diagnostics
 import FirmwareImage
+import Flashing
 import Foundation
 import McuMgr
 import PartialFlashing
@@ -34,7 +35,7 @@ extension InfoCommand {
     private func read(_ board: BlueZBoard) async throws -> Shown {
         let name = board.device.shortName ?? board.device.address
         let trace: @Sendable (FlowReport, Duration) -> Void = { report, _ in
-            if case let .trace(text) = report { Verbose.log.debug("\(name): \(text)") }
+            if case let .trace(text) = report.worded { Verbose.log.debug("\(name): \(text)") }
         }
         guard board.connection.services.contains(KnownGATT.partialFlashingService) else {
             throw CLIError(

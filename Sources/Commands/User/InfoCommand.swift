@@ -1,6 +1,7 @@
 import ArgumentParser
 import Diagnostics
 import FirmwareImage
+import Flashing
 import Foundation
 import Laboratory
 import McuMgr
@@ -122,7 +123,8 @@ struct InfoCommand: AsyncParsableCommand {
                 )
             }
             var sim = Simulation(link: try simulation.linkProfile())
-            sim.onReport = { _, report, _ in if case let .trace(text) = report { Verbose.log.debug("\(name): \(text)") }
+            sim.onReport = { _, report, _ in
+                if case let .trace(text) = report.worded { Verbose.log.debug("\(name): \(text)") }
             }
             let id = sim.addBoard(board)
             var settings = PartialFlashSettings()

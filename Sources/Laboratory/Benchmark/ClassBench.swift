@@ -95,7 +95,7 @@ public enum ClassBench {
         sim.recordsTrace = false
         if let onRetry {
             sim.onReport = { board, report, t in
-                if case let .retry(why) = report { onRetry("\(board) at \(t): \(why)") }
+                if case let .retry(why) = report.worded { onRetry("\(board) at \(t): \(why)") }
             }
         }
         var options = (c == .nordic ? BenchStrategy.nordic : c == .mcumgr ? .fullBest : .partialOnly).options

@@ -158,4 +158,10 @@ struct UpgradeRun {
     /// Reports of one kind, in order.
     var reports: [FlowReport] { actions.compactMap { if case let .report(r) = $0 { return r } else { return nil } } }
     var phases: [FlowPhase] { reports.compactMap { if case let .phase(p) = $0 { return p } else { return nil } } }
+    /// The upgrade's typed reports, in order.
+    var told: [McuMgrReport] {
+        reports.compactMap { if case let .flow(r) = $0 { return r.value(as: McuMgrReport.self) } else { return nil } }
+    }
+    /// The typed reports that are retries.
+    var retries: [McuMgrReport] { told.filter { $0.kind == .retry } }
 }
