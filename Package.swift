@@ -7,16 +7,6 @@ import PackageDescription
 // `scripts/check-layers` checks the imports against these declarations and layers.
 let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto")
 let nioCore: Target.Dependency = .product(name: "NIOCore", package: "swift-nio")
-// libdbus's headers, where libdbus-1-dev installs them. Not through pkg-config: that would link
-// libdbus into every binary, which opens it only when it talks to BlueZ (DBus's `LibDBus`).
-#if arch(arm64)
-    let multiarch = "aarch64-linux-gnu"
-#else
-    let multiarch = "x86_64-linux-gnu"
-#endif
-let dbusHeaders: SwiftSetting = .unsafeFlags([
-    "-Xcc", "-I/usr/include/dbus-1.0", "-Xcc", "-I/usr/lib/\(multiarch)/dbus-1.0/include",
-])
 
 let package = Package(
     name: "bitflash",
@@ -90,8 +80,8 @@ let package = Package(
         ]),
 
         // Backends. libdbus, only imported by `DBus`.
-        .systemLibrary(name: "CDBus", providers: [.apt(["libdbus-1-dev"])]),
-        .target(name: "DBus", dependencies: ["CDBus", "Diagnostics"], swiftSettings: [dbusHeaders]),
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+        .target(name: "DBus", dependencies: ["CDBus", "Diagnostics"]),
         // The BlueZ backend of the transport.
         .target(name: "BlueZTransport", dependencies: ["DBus", "Diagnostics", "Transport"]),
         // Real boards through BlueZ: find them, flash one or many (progress as an AsyncSequence),

@@ -24,7 +24,7 @@ extension BlueZError {
             return .timeout(operation: operation, after: after)
         case .disconnected:
             return .bluetoothUnavailable("the connection to the system bus was lost")
-        case .connectionFailed, .noAddress, .libraryUnavailable:
+        case .connectionFailed, .noAddress:
             return .bluetoothUnavailable(error.description)
         case .typeMismatch, .missingArgument:
             return .unexpectedReply(operation: operation, detail: error.description)

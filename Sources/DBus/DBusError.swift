@@ -26,8 +26,6 @@ public enum DBusError: Error, Sendable, Equatable {
     case nameNotAcquired(name: String, reply: UInt32)
     /// libdbus could not allocate memory.
     case outOfMemory
-    /// libdbus itself cannot be loaded (not installed, or too old): `reason` is the loader's.
-    case libraryUnavailable(library: String, reason: String)
 
     /// An error reply with the given D-Bus error name and human-readable message.
     public init(name: String, message: String) {
@@ -83,9 +81,6 @@ extension DBusError: CustomStringConvertible, LocalizedError {
                 "could not own the D-Bus name \(name) (RequestName reply \(reply)); another process owns it or the bus policy forbids it"
         case .outOfMemory:
             return "libdbus ran out of memory"
-        case .libraryUnavailable(let library, let reason):
-            return
-                "cannot load the D-Bus library \(library) (\(reason)); bitflash talks to BlueZ through it: install the package libdbus-1-3 (apt install libdbus-1-3)"
         }
     }
 
@@ -122,9 +117,5 @@ public struct DBusErrorName: RawRepresentable, Hashable, Sendable, ExpressibleBy
 }
 
 extension DBusError: DomainError {
-    public var failureKind: FailureKind {
-        // Without libdbus there is no way to BlueZ: as if Bluetooth were missing, not a failed flash.
-        if case .libraryUnavailable = self { return .bluetoothUnavailable }
-        return .flashFailed
-    }
+    public var failureKind: FailureKind { .flashFailed }
 }

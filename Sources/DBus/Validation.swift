@@ -1,44 +1,43 @@
 internal import CDBus
 
 /// Checks done in Swift before anything reaches libdbus: libdbus aborts the process on
-/// invalid names, signatures or mistyped container contents, so these must throw first. The
-/// checks themselves are libdbus's: they throw `DBusError.libraryUnavailable` without it.
+/// invalid names, signatures or mistyped container contents, so these must throw first.
 enum Validation {
     static func path(_ path: String) throws {
-        guard !path.contains("\0"), try LibDBus.load().validate_path(path, nil) != 0 else {
+        guard !path.contains("\0"), dbus_validate_path(path, nil) != 0 else {
             throw DBusError.invalidArgument("'\(path)' is not a valid object path (use /a/b_c, no trailing slash)")
         }
     }
 
     static func interface(_ name: String) throws {
-        guard !name.contains("\0"), try LibDBus.load().validate_interface(name, nil) != 0 else {
+        guard !name.contains("\0"), dbus_validate_interface(name, nil) != 0 else {
             throw DBusError.invalidArgument(
                 "'\(name)' is not a valid interface name (use dotted form, e.g. org.bluez.Device1)")
         }
     }
 
     static func member(_ name: String) throws {
-        guard !name.contains("\0"), try LibDBus.load().validate_member(name, nil) != 0 else {
+        guard !name.contains("\0"), dbus_validate_member(name, nil) != 0 else {
             throw DBusError.invalidArgument("'\(name)' is not a valid member name")
         }
     }
 
     static func busName(_ name: String) throws {
-        guard !name.contains("\0"), try LibDBus.load().validate_bus_name(name, nil) != 0 else {
+        guard !name.contains("\0"), dbus_validate_bus_name(name, nil) != 0 else {
             throw DBusError.invalidArgument("'\(name)' is not a valid bus name")
         }
     }
 
     static func errorName(_ name: String) throws {
-        guard !name.contains("\0"), try LibDBus.load().validate_error_name(name, nil) != 0 else {
+        guard !name.contains("\0"), dbus_validate_error_name(name, nil) != 0 else {
             throw DBusError.invalidArgument(
                 "'\(name)' is not a valid error name (use dotted form, e.g. org.bluez.Error.Failed)")
         }
     }
 
     /// True when `signature` is exactly one complete type.
-    static func isSingleType(_ signature: String) throws -> Bool {
-        try !signature.contains("\0") && LibDBus.load().signature_validate_single(signature, nil) != 0
+    static func isSingleType(_ signature: String) -> Bool {
+        !signature.contains("\0") && dbus_signature_validate_single(signature, nil) != 0
     }
 
     static let basicSignatures: Set<String> = ["y", "b", "n", "q", "i", "u", "x", "t", "d", "s", "o", "g", "h"]
@@ -52,11 +51,11 @@ enum Validation {
         case .objectPath(let p):
             try path(p)
         case .signature(let s):
-            guard !s.contains("\0"), try LibDBus.load().signature_validate(s, nil) != 0 else {
+            guard !s.contains("\0"), dbus_signature_validate(s, nil) != 0 else {
                 throw DBusError.invalidArgument("'\(s)' is not a valid signature")
             }
         case .array(let element, let elements):
-            guard try isSingleType(element) else {
+            guard isSingleType(element) else {
                 throw DBusError.invalidArgument("array element signature '\(element)' is not one complete type")
             }
             for e in elements {
@@ -66,7 +65,7 @@ enum Validation {
                 try Validation.value(e, variantDepth: variantDepth)
             }
         case .dictionary(let key, let valueType, let entries):
-            guard basicSignatures.contains(key), try isSingleType(valueType) else {
+            guard basicSignatures.contains(key), isSingleType(valueType) else {
                 throw DBusError.invalidArgument(
                     "dictionary a{\(key)\(valueType)} needs a basic key type and one complete value type")
             }
@@ -91,7 +90,7 @@ enum Validation {
             break
         }
         if case .variant = value { return }
-        guard try isSingleType(value.signature) else {
+        guard isSingleType(value.signature) else {
             throw DBusError.invalidArgument("'\(value.signature)' is not a valid type (too deeply nested?)")
         }
     }

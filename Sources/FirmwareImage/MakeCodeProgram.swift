@@ -93,12 +93,8 @@ extension MakeCodeProgram {
     /// application region, below the scratch page, that holds the 16-byte magic. The runtime hash
     /// is at +16 and the program hash at +24. The region runs from the magic to the last data byte
     /// below the scratch page, rounded up to a 64-byte block.
-    /// `occurrences`, when the caller has them already (`magicAddresses(in:)` of the same image),
-    /// spares the byte-by-byte search the reason for an absence needs.
     /// - Throws: `FirmwareImageError.noMakeCodeProgram` with the reason.
-    public static func locate(
-        in image: MemoryImage, family: ChipFamily, occurrences: [UInt32]? = nil
-    ) throws -> MakeCodeProgram {
+    public static func locate(in image: MemoryImage, family: ChipFamily) throws -> MakeCodeProgram {
         let searched = searchRange(for: family)
         let page = family.pageSize
         for segment in image.segments where segment.end > searched.lowerBound && segment.start < searched.upperBound {
@@ -111,7 +107,7 @@ extension MakeCodeProgram {
                 a += page
             }
         }
-        let hits = occurrences ?? magicAddresses(in: image)
+        let hits = magicAddresses(in: image)
         if hits.isEmpty { throw FirmwareImageError.noMakeCodeProgram(.noMagic, family: family) }
         let unaligned = hits.filter { $0 % page != 0 }
         if !unaligned.isEmpty {

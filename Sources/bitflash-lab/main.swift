@@ -1,4 +1,4 @@
 // bitflash-lab: the laboratory (benchmarks, the fault campaign, traces, served simulated boards).
 import Commands
 
-BitflashMain.main(.lab)
+await BitflashMain.main(.lab)

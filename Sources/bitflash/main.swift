@@ -1,4 +1,4 @@
 // bitflash: flash BBC micro:bit and Calliope mini boards over Bluetooth LE.
 import Commands
 
-BitflashMain.main(.user)
+await BitflashMain.main(.user)

@@ -1,5 +1,4 @@
 import ArgumentParser
-import Dispatch
 import Laboratory
 import SystemFiles
 
@@ -22,42 +21,13 @@ public enum Front: Sendable {
 /// The entry point of both executables.
 public enum BitflashMain {
     /// Parses the command line as `front` and runs the command (never returns).
-    ///
-    /// A command that needs no concurrency (`inspect`; `--help` and `--version`, which the parser
-    /// answers) runs on the main thread at once. The others run as a task on Swift concurrency's
-    /// executors while the main thread serves the main queue, as an `async` main would.
-    public static func main(_ front: Front) -> Never {
+    public static func main(_ front: Front) async {
         Front.current = front
         // A file-size limit (`ulimit -f`) makes a write fail with its error, never kills the process.
         SystemPaths.ignoreFileSizeSignal()
         // A closed pipe on standard output makes its writes fail (see StdOut), never kills a flash.
         SystemPaths.ignoreBrokenPipeSignal()
-        let command: any ParsableCommand
-        do {
-            command = try Bitflash.parseAsRoot(
-                Bitflash.attachingNegativeNumbers(Array(CommandLine.arguments.dropFirst())))
-        } catch {
-            Bitflash.exit(withError: error)
-        }
-        guard let concurrent = command as? any AsyncParsableCommand else {
-            var command = command
-            do { try command.run() } catch { Bitflash.exit(withError: error) }
-            Bitflash.exit()
-        }
-        let task = CommandTask(command: concurrent)
-        Task.detached { await task.run() }
-        dispatchMain()
-    }
-}
-
-/// An asynchronous command handed from the main thread to the task that runs it (and only it).
-private struct CommandTask: @unchecked Sendable {
-    var command: any AsyncParsableCommand
-
-    func run() async -> Never {
-        var command = command
-        do { try await command.run() } catch { Bitflash.exit(withError: error) }
-        Bitflash.exit()
+        await Bitflash.main()
     }
 }
 
@@ -102,6 +72,12 @@ struct Bitflash: AsyncParsableCommand {
                 discussion:
                     "Benchmarks, the fault campaign, traces and fault injection are in the laboratory, `bitflash-lab`.",
                 version: versionLine, subcommands: userCommands)
+    }
+
+    /// Parses and runs the command line (`--simulate [PROFILE]` is parsed by the commands
+    /// themselves: `SimulateOption`).
+    static func main() async {
+        await main(attachingNegativeNumbers(Array(CommandLine.arguments.dropFirst())))
     }
 
     /// The options that take a list of numbers (`--sim-reset-at 1 2 3`).

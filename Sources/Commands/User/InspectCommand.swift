@@ -134,11 +134,9 @@ struct InspectReport: Codable, Equatable {
             let boards = Board.allCases.filter { (try? firmware.section(for: $0)) == s }.map(\.displayName)
             var program: MakeCodeProgram?
             var absent: String?
-            // One search for every occurrence serves both the list and, without a program, the reason.
-            let occurrences = MakeCodeProgram.magicAddresses(in: s.image)
             if let family = s.family {
                 do {
-                    program = try MakeCodeProgram.locate(in: s.image, family: family, occurrences: occurrences)
+                    program = try MakeCodeProgram.locate(in: s.image, family: family)
                 } catch let FirmwareImageError.noMakeCodeProgram(reason, _) {
                     absent = reason.description
                 } catch {
@@ -147,7 +145,7 @@ struct InspectReport: Codable, Equatable {
             } else {
                 absent = "the chip is unknown, so the device's search cannot be reproduced"
             }
-            let magics = occurrences.map { a in
+            let magics = MakeCodeProgram.magicAddresses(in: s.image).map { a in
                 Magic(
                     address: Hex.address(a), pageAligned: s.family.map { a % $0.pageSize == 0 } ?? false,
                     runtimeHash: s.image.read((a + 16)..<(a + 24)).hexString, used: a == program?.magicAddress)
