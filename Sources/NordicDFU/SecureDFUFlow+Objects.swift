@@ -46,7 +46,7 @@ extension SecureDFUFlow {
             budget.commandMismatches += 1
             result.retries += 1
             guard budget.commandMismatches < options.objectAttempts else {
-                return fail(.checksumMismatch(step: "the init packet", attempts: budget.commandMismatches))
+                return fail(.checksumMismatch(step: NordicDFUStep.initPacket.name, attempts: budget.commandMismatches))
             }
             return cancel + [Self.report(.initPacketMismatch)] + createCommand(link)
         case let (.executingCommand(link, sentAt), .success(0x04)):

@@ -159,7 +159,7 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
     private mutating func buttonlessAnswer(_ bytes: [UInt8]) -> [FlowAction] {
         guard state == .buttonless else { return [] }
         guard case let .response(op, code)? = try? ButtonlessMessage(bytes: bytes), op == 0x01 else {
-            return fail(.unexpectedAnswer(step: "the buttonless entry", bytes: bytes))
+            return fail(.unexpectedAnswer(step: NordicDFUStep.buttonlessEntry.name, bytes: bytes))
         }
         switch code {
         case ButtonlessMessage.success:
@@ -185,7 +185,7 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
             return [Self.report(.noPacketReceipt(sent: object.sent))]
                 + check(object)
         case Self.responseTimer:
-            if state == .buttonless { return fail(.timedOut(step: "the buttonless entry", attempts: 1)) }
+            if state == .buttonless { return fail(.timedOut(step: NordicDFUStep.buttonlessEntry.name, attempts: 1)) }
             // Only a step that awaits an answer runs this timer: a firing in any other step is
             // stale (cancelled as it fired) and must not move the flow, least of all past the init command.
             guard awaitsAnswer, let link = state.link else { return [] }
