@@ -39,6 +39,13 @@ public struct ReadBack: Sendable, Equatable {
 /// takes 2 connection intervals instead of 4. When the interval is not known, REGION_INFO 2
 /// waits for STATUS's answer.
 ///
+/// On an adapter that serves other boards, an event can be pushed back behind theirs (one radio,
+/// events never overlap) until both requests leave in it; the board then makes both answers in
+/// one event and loses REGION_INFO 2's. So once STATUS's answer is in, REGION_INFO 2's gets
+/// `lostAnswerIntervals` connection intervals (it comes one interval later when nothing is lost)
+/// before it is asked again, rather than the whole answer timeout. Either answer counts: both
+/// read the same flash, and nothing is written in between.
+///
 /// Requests have a timeout and a bounded number of attempts; a lost link is connected again
 /// (`LinkRecovery`) and the read starts over. In pairing mode the last request is a
 /// REGION_INFO, so the board's packet counters are 0 when the reader finishes.
@@ -55,6 +62,8 @@ public struct ReadBackReader: FlowMachine {
 
     /// The wait between STATUS and the REGION_INFO 2 sent behind it.
     static let pace = TimerID("partial-flash.read-back-pace")
+    /// Connection intervals REGION_INFO 2's answer gets after STATUS's before it is taken for lost.
+    static let lostAnswerIntervals = 4
 
     private let family: ChipFamily
     private let settings: PartialFlashSettings
@@ -66,6 +75,8 @@ public struct ReadBackReader: FlowMachine {
     private var status: (version: UInt8, mode: BoardMode)?
     private var program: RegionInfo?
     private var runtime: RegionInfo?
+    /// The link's connection interval when the driver knows it (the pace between requests).
+    private var interval: Duration?
     private let characteristic = KnownGATT.partialFlashing
 
     public init(family: ChipFamily, settings: PartialFlashSettings = PartialFlashSettings()) {
@@ -126,7 +137,8 @@ public struct ReadBackReader: FlowMachine {
         runtime = nil
         programAsked = false
         var actions: [FlowAction] = [.subscribe(characteristic)] + sendStatus(attempt: 1)
-        if let interval = info.connectionInterval, interval > .zero {
+        interval = info.connectionInterval.flatMap { $0 > .zero ? $0 : nil }
+        if let interval {
             pacing = true
             actions.append(.startTimer(Self.pace, interval))
         }
@@ -156,9 +168,9 @@ public struct ReadBackReader: FlowMachine {
         return [.report(.trace("→ \(Hex.bytes(bytes, separator: " "))")), .write(characteristic, bytes, .command)]
     }
 
-    private mutating func armAnswer() -> FlowAction {
+    private mutating func armAnswer(within timeout: Duration? = nil) -> FlowAction {
         answerTimerRunning = true
-        return .startTimer(PartialFlashTimer.answer, settings.answerTimeout)
+        return .startTimer(PartialFlashTimer.answer, min(timeout ?? settings.answerTimeout, settings.answerTimeout))
     }
 
     private mutating func stopTimers() -> [FlowAction] {
@@ -226,8 +238,10 @@ public struct ReadBackReader: FlowMachine {
                 return []
             }
             if programAsked, case .awaitingStatus = state {
+                // Sent behind STATUS: its answer comes an interval after STATUS's, unless both
+                // requests left in one pushed-back event and the board lost it.
                 state = .awaitingRegion(2, attempt: 1)
-                return [armAnswer()]
+                return [armAnswer(within: interval.map { $0 * Self.lostAnswerIntervals })]
             }
             return sendRegion(2, attempt: 1)
         }

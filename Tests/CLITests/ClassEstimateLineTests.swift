@@ -120,7 +120,7 @@ struct ClassEstimateLineTests {
         arguments: [
             ("microbit-v2-mcuboot", 12, 4, "device-requested", ["mcumgr": 4, "partial": 8]),
             ("microbit-v2-mcuboot", 6, 6, "linux-default", ["mcumgr": 6]),
-            ("microbit-v2", 12, 4, "fast", ["nordic-dfu": 4, "partial": 8])
+            ("microbit-v2", 12, 4, "device-requested", ["nordic-dfu": 4, "partial": 8])
         ])
     func aMixedClassIsEstimatedBoardByBoard(
         profile: String, boards: Int, old: Int, link: String, paths: [String: Int]

@@ -67,17 +67,40 @@ import Transport
         #expect(try reader.outcome?.get().mode == .application)
     }
 
-    @Test func aLostProgramAnswerIsAskedAgainOnItsTimeout() throws {
+    @Test func aProgramAnswerLostBehindStatusIsAskedAgainAfterFourIntervalsNotTheTimeout() throws {
         var reader = ReadBackReader(family: .nrf52833)
         _ = reader.handle(.start(pacedLink), now: .zero)
         _ = reader.handle(.timerFired(ReadBackReader.pace), now: interval)
+        // Both requests left in one pushed-back event: STATUS is answered, REGION_INFO 2's answer lost.
         let statusOnly = reader.run([status(.application)], at: interval * 2)
-        #expect(
-            effects(statusOnly).contains(.startTimer(PartialFlashTimer.answer, PartialFlashSettings().answerTimeout)))
-        let again = reader.handle(.timerFired(PartialFlashTimer.answer), now: .seconds(2))
+        #expect(effects(statusOnly).contains(.startTimer(PartialFlashTimer.answer, interval * 4)))
+        let again = reader.handle(.timerFired(PartialFlashTimer.answer), now: interval * 6)
         #expect(writes(again) == [[0x00, 0x02]])
-        _ = reader.run([newProgramRegion()], at: .seconds(3))
+        #expect(
+            effects(again).contains(.startTimer(PartialFlashTimer.answer, PartialFlashSettings().answerTimeout)),
+            "the request asked again gets the whole answer timeout")
+        _ = reader.run([newProgramRegion()], at: interval * 8)
         #expect(try reader.outcome?.get().program.hash == newProgramHash)
+    }
+
+    @Test func aProgramAnswerOnlyDelayedPastFourIntervalsStillCounts() throws {
+        var reader = ReadBackReader(family: .nrf52833)
+        _ = reader.handle(.start(pacedLink), now: .zero)
+        _ = reader.handle(.timerFired(ReadBackReader.pace), now: interval)
+        _ = reader.run([status(.application)], at: interval * 2)
+        _ = reader.handle(.timerFired(PartialFlashTimer.answer), now: interval * 6)
+        // The first request's answer arrives after all: it reads the same flash as the second's.
+        let late = reader.run([newProgramRegion()], at: interval * 7)
+        #expect(late.last == .finish)
+        #expect(try reader.outcome?.get().program.hash == newProgramHash)
+        #expect(reader.handle(.notification(KnownGATT.partialFlashing, [0x00, 0x02]), now: interval * 8).isEmpty)
+    }
+
+    @Test func withoutAPaceTheProgramAnswerGetsTheWholeTimeout() throws {
+        var reader = ReadBackReader(family: .nrf52833)
+        _ = reader.handle(.start(link), now: .zero)
+        let asked = reader.run([status(.application)])
+        #expect(effects(asked).contains(.startTimer(PartialFlashTimer.answer, PartialFlashSettings().answerTimeout)))
     }
 
     @Test func aRegionThatCannotExistOnTheBoardFailsTheRead() throws {
