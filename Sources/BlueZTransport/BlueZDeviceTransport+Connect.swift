@@ -111,7 +111,10 @@ extension BlueZDeviceTransport {
         let deadline = clock.now + settings.servicesResolvedTimeout
         while true {
             // The signal may have come before the wait, or malformed: read the property itself.
-            state.withLock { $0.malformedServicesResolved = false }
+            let asked = state.withLock { s in
+                s.malformedServicesResolved = false
+                return s.servicesResolvedNews
+            }
             if let v = try? await bus.get(
                 path, BlueZNames.device, "ServicesResolved", operation: "reading ServicesResolved")
             {
@@ -120,7 +123,7 @@ extension BlueZDeviceTransport {
                         operation: "resolving the services of \(label)",
                         detail: "ServicesResolved of type '\(v.unwrapped.signature)' instead of a boolean")
                 }
-                state.withLock { $0.device?.servicesResolved = resolved }
+                state.withLock { $0.read(servicesResolved: resolved, askedAt: asked) }
             }
             do {
                 try await waitUntil(

@@ -29,6 +29,10 @@ struct BlueZLinkState: Sendable {
     /// Set when a `ServicesResolved` of the wrong type arrived: the wait for the services asks
     /// BlueZ for the property itself, and its reply decides.
     var malformedServicesResolved = false
+    /// How many times BlueZ announced the device's `ServicesResolved` (a `PropertiesChanged` that
+    /// names it, the device object appearing or going). A read of the property whose reply came
+    /// before the latest of these is older than the state: see `read(servicesResolved:askedAt:)`.
+    var servicesResolvedNews = 0
 
     /// What an event means for the transport.
     enum Effect: Equatable {
@@ -46,6 +50,9 @@ struct BlueZLinkState: Sendable {
                 }
                 if let v = changed["ServicesResolved"]?.unwrapped, v.signature != "b" {
                     malformedServicesResolved = true
+                }
+                if changed["ServicesResolved"] != nil || invalidated.contains("ServicesResolved") {
+                    servicesResolvedNews += 1
                 }
                 device?.apply(changed: changed, invalidated: invalidated)
                 if case .bool(false)? = changed["Connected"] { return loseLink() }
@@ -77,6 +84,7 @@ struct BlueZLinkState: Sendable {
         case let .interfacesAdded(path, interfaces):
             if path == devicePath, let p = interfaces[BlueZNames.device] {
                 device = BlueZDevice(path: path, properties: p)
+                servicesResolvedNews += 1
             } else if path.hasPrefix(devicePath + "/") {
                 gattDirty = true
             }
@@ -84,6 +92,7 @@ struct BlueZLinkState: Sendable {
         case let .interfacesRemoved(path, interfaces):
             if path == devicePath, interfaces.contains(BlueZNames.device) {
                 device = nil
+                servicesResolvedNews += 1
                 gattDirty = true
                 return loseLink()
             }
@@ -93,6 +102,19 @@ struct BlueZLinkState: Sendable {
             if path == devicePath { pendingReason = Self.reason(reason, message) }
             return []
         }
+    }
+
+    /// The reply to a read of `ServicesResolved` asked when `servicesResolvedNews` was `asked`.
+    ///
+    /// BlueZ answers the read and signals a change in the order they happen, but the reply wakes
+    /// the reader while the signal travels through the signal streams: the two are applied in
+    /// either order. A signal applied since the read was asked is as new as the reply or newer
+    /// (signals are applied in the order sent), so the reply then changes nothing; taking it
+    /// would put back a `false` that BlueZ has since changed, and the wait for the services
+    /// would wait for a signal already handled.
+    mutating func read(servicesResolved value: Bool, askedAt asked: Int) {
+        guard servicesResolvedNews == asked else { return }
+        device?.servicesResolved = value
     }
 
     /// A new link is up: no loss is outstanding.

@@ -102,6 +102,37 @@ import Transport
         #expect(s.device?.connected == false)
     }
 
+    @Test(
+        "a read of ServicesResolved answered before BlueZ signalled true leaves it true, in whichever order the two arrive"
+    )
+    func servicesResolvedReadNeverUndoesANewerSignal() throws {
+        let resolved = try #require(
+            BlueZEvent(
+                signal(
+                    Fixtures.microbit, DBusStandard.properties, "PropertiesChanged",
+                    [.string("org.bluez.Device1"), .propertyMap(["ServicesResolved": .bool(true)]), .strings([])])))
+        // BlueZ answered the read (false), then resolved the services and signalled it; the
+        // signal is applied before the reply wakes the reader.
+        var signalFirst = try connectedState()
+        signalFirst.device?.servicesResolved = false
+        let asked = signalFirst.servicesResolvedNews
+        _ = signalFirst.apply(resolved)
+        signalFirst.read(servicesResolved: false, askedAt: asked)
+        #expect(signalFirst.device?.servicesResolved == true)
+        // The same, the reply applied first.
+        var replyFirst = try connectedState()
+        replyFirst.device?.servicesResolved = false
+        replyFirst.read(servicesResolved: false, askedAt: replyFirst.servicesResolvedNews)
+        #expect(replyFirst.device?.servicesResolved == false)
+        _ = replyFirst.apply(resolved)
+        #expect(replyFirst.device?.servicesResolved == true)
+        // No signal meanwhile: the reply is what BlueZ has.
+        var replyOnly = try connectedState()
+        replyOnly.device?.servicesResolved = false
+        replyOnly.read(servicesResolved: true, askedAt: replyOnly.servicesResolvedNews)
+        #expect(replyOnly.device?.servicesResolved == true)
+    }
+
     @Test("the reason of a Disconnected signal is used for the link loss that follows")
     func disconnectedReason() throws {
         var s = try connectedState()
