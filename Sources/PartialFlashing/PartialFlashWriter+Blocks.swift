@@ -89,7 +89,7 @@ extension PartialFlashWriter {
             notification = try PartialFlashingNotification(bytes: bytes)
         } catch {
             switch state {
-            case .awaitingAck, .syncing, .fencing:
+            case .awaitingAck, .syncing, .fencing, .checkingRestart:
                 let problem = (error as? FrameError) ?? .badValue("\(error)")
                 return [trace] + fail(.malformedNotification(bytes: bytes, problem: problem))
             default:
@@ -97,6 +97,8 @@ extension PartialFlashWriter {
             }
         }
         switch (notification, state) {
+        case (_, .checkingRestart):
+            return [trace] + answerWhileChecking(notification)
         case (.writeSuccess, .awaitingAck):
             return [trace] + acknowledged()
         case (.writeFail, .awaitingAck):

@@ -47,6 +47,9 @@ extension PartialFlashWriter {
             // The write command may have been lost; a second FF 00 behind the first changes nothing.
             return [.report(.retry("the board did not restart after FF 00; sending it again"))]
                 + fence(sends: sends + 1)
+        case .checkingRestart:
+            // Neither `01 AA` nor STATUS's answer: nothing shows a restart, so the loss counts.
+            return notRestarted("no answer to the check within \(settings.answerTimeout.shortText)")
         case let .syncing(attempt):
             guard attempt < settings.requestAttempts else {
                 lastProblem = .noResyncAnswer(settings.answerTimeout)
@@ -114,12 +117,24 @@ extension PartialFlashWriter {
     mutating func linkLost(_ reason: DisconnectReason) -> [FlowAction] {
         switch state {
         case .fencing:
-            // The board restarts as FF 00 asks, after every flash event it had queued.
+            // The board restarts as FF 00 asks, after every flash event it had queued; or the link
+            // dropped before that, and FF 00 may have been lost with it. Nothing in the loss tells
+            // them apart: the next connection does (`checkRestart()`).
             let timer = disarm()
-            lateAnswerPending = false
+            lossInDoubt = reason
             state = .reconnecting
-            return timer + [.report(.trace("the board restarts behind the fence: \(reason)"))]
-                + recovery.expectedLoss()
+            return timer + [
+                .report(
+                    .trace("the link dropped after FF 00 (\(reason)): the restart, or a drop before it; checking"))
+            ] + recovery.expectedLoss()
+        case .checkingRestart:
+            // A drop during the check: it counts, and the loss in doubt is checked on the next
+            // connection (`fenced` stays set).
+            let timer = disarm()
+            if let error = countRetry(.linkLost(reason)) { return timer + fail(error) }
+            state = .reconnecting
+            fenced = true
+            return timer + settle(recovery.unexpectedLoss(reason))
         case .awaitingAck, .syncing:
             let timer = disarm()
             // A block in flight may have a flash event pending on a board that did not restart:
@@ -149,12 +164,9 @@ extension PartialFlashWriter {
     mutating func connected(_ info: ConnectionInfo) -> [FlowAction] {
         recovery.connected()
         guard !fenced else {
-            // The fence's restart, asked for: the board ran the block's flash event, if it had
-            // one, to its end before it restarted. The block in doubt goes again after the
-            // barrier, or the page from its opener (`rewindIfRecovering()`).
+            // After the loss that followed FF 00: first whether it was the restart.
             fenced = false
-            return [.report(.trace("connected again after the fence")), .subscribe(characteristic)]
-                + resync(attempt: 1)
+            return [.report(.trace("connected again after FF 00")), .subscribe(characteristic)] + checkRestart()
         }
         stats.reconnects += 1
         // Resume from the first block of the page that holds the first unacknowledged block,

@@ -216,6 +216,10 @@ public struct PartialFlashWriter: FlowMachine {
         /// After a block whose answer did not come: `FF 00` sent `sends` times, waiting for the
         /// board to restart once its pending flash events ran (the fence).
         case fencing(sends: Int)
+        /// Connected again after a loss that followed `FF 00`: the restart probe and STATUS are
+        /// out; `01 AA` shows the restart, STATUS's answer or `01 FF` first shows a board that
+        /// did not restart (`checkRestart()`).
+        case checkingRestart
         /// END_OF_TRANSMISSION sent `sends` times; waiting for the reboot.
         case ending(sends: Int)
         /// Connecting again after an unexpected link loss.
@@ -245,6 +249,10 @@ public struct PartialFlashWriter: FlowMachine {
     var burnsInDoubt: UInt8 = 0
     /// The link loss being recovered from is the fence's restart (`FF 00`), asked for.
     var fenced = false
+    /// The link dropped after `FF 00`: the board's restart, or a drop before it (the write
+    /// command may have been lost with it). The next connection shows which (`checkRestart()`);
+    /// until then the loss counts neither way.
+    var lossInDoubt: DisconnectReason?
     /// The link dropped with a block in flight: the next connection starts with the fence.
     var fenceOnReconnect = false
     /// How often the transmission in flight was sent again with the same numbers (`fillIn()`).
