@@ -130,13 +130,53 @@ import Transport
             }
             #expect(stats.verified && stats.resyncs == 1 && stats.reconnects == 0, "block \(lost + 1): \(stats)")
             let fence = try #require(run.writes.firstIndex(of: "command FF00"))
-            let packet0 = try #require(run.writes[fence...].first { $0.hasPrefix("command 01") })
+            // After the restart: the check (a packet and STATUS), the barrier, then the block.
+            let barrier = try #require(run.writes[fence...].firstIndex(of: "command 0002"))
+            let packet0 = try #require(run.writes[barrier...].first { $0.hasPrefix("command 01") })
             // Packet 0: the low half-word of the address, then packet number 0.
             let low = String(format: "%04X", resent & 0xFFFF)
             #expect(packet0.hasPrefix("command 01\(low)00"), "block \(lost + 1): \(packet0)")
             #expect(try run.board.readFlash(program.region) == Self.new.read(program.region, fill: 0xFF))
             #expect(run.board.flash.mostWritesPerWord <= 2, "block \(lost + 1)")
         }
+    }
+
+    @Test func aDropBeforeTheRestartCountsAsADropAndTheBoardIsFencedAgain() throws {
+        // The link drops at block 16's first packet; the writer hears of it only after the
+        // supervision timeout, when its fence (FF 00) has gone to the dead link. On the next
+        // connection the board, which never restarted, drops the check's packet and answers
+        // STATUS: the loss counts as a drop, and FF 00 goes again, to a live board this time.
+        var faults = FaultPlan(seed: 1)
+        faults.disconnectAtWrite = [60]
+        let run = try Self.flash(faults)
+        guard case let .success(.flashed(stats)) = run.outcome else {
+            Issue.record("\(run.outcome)")
+            return
+        }
+        #expect(stats.verified && stats.reconnects == 1, "\(stats)")
+        // The check after the drop: its STATUS is answered first, and FF 00 follows at once.
+        let fence = try #require(run.writes.firstIndex(of: "command FF00"))
+        let check = try #require(run.writes[fence...].firstIndex(of: "command EE"))
+        #expect(
+            run.writes[check...].prefix(2) == ["command EE", "command FF00"],
+            "fenced again after the check: \(run.writes[(fence - 2)...].prefix(12))")
+        let program = try #require(MakeCodeProgram.find(in: Self.new, family: Self.family))
+        #expect(try run.board.readFlash(program.region) == Self.new.read(program.region, fill: 0xFF))
+        #expect(run.board.flash.mostWritesPerWord <= 2)
+    }
+
+    @Test func fourDropsGiveUpAtTheFourthAsWithoutTheFence() throws {
+        // Each drop is heard while the fence waits for the restart; each counts all the same.
+        var faults = FaultPlan(seed: 1)
+        faults.disconnectAtWrite = [60, 120, 180, 240]
+        let run = try Self.flash(faults)
+        guard case let .failure(error) = run.outcome,
+            case let .tooManyLinkLosses(count, _)? = error as? PartialFlashError
+        else {
+            Issue.record("\(run.outcome)")
+            return
+        }
+        #expect(count == 4)
     }
 
     @Test func aBoardWhoseFlashWorkHangsIsNotRestartedByTheFenceAndTheWriterGivesUpForTheReset() throws {
