@@ -63,9 +63,11 @@ import Transport
         // A timeout on the last block recovers through the fence; it does not end the
         // transmission. The write goes on from the block that opens its page.
         #expect(writes(writer.run([.timerFired(block)], at: .seconds(2))) == [fenceRequest])
+        // On the next connection the check (its last write is STATUS); the restarted board's
+        // `01 AA` shows the restart, and the barrier follows.
         #expect(
-            writes(writer.run([.disconnected(.remoteTerminated), .connected(link)], at: .seconds(2)))
-                == [[0x00, 0x02]])
+            writes(writer.run([.disconnected(.remoteTerminated), .connected(link)], at: .seconds(2))).last == [0xEE])
+        #expect(writes(writer.handle(outOfOrder, now: .seconds(2))) == [[0x00, 0x02]])
         let opener = writer.handle(v2Program, now: .seconds(2))
         #expect(packetNumbers(opener) == [0, 1, 2, 3] && writes(opener).first?.prefix(3) == [0x01, 0x70, 0x00])
         #expect(packetNumbers(writer.handle(ack, now: .seconds(2))) == [4, 5, 6, 7])
@@ -108,7 +110,7 @@ import Transport
             effects(second) == [
                 .cancelTimer(block), .write(pf, fenceRequest, .command), .startTimer(reboot, .seconds(10))
             ])
-        _ = writer.run([.disconnected(.remoteTerminated), .connected(link)])
+        _ = writer.run([.disconnected(.remoteTerminated), .connected(link), outOfOrder])
         let again = writer.handle(region(2, 0x47000, 0x73000, oldProgramHash), now: .zero)
         #expect(packetNumbers(again) == [0, 1, 2, 3])
         #expect(writes(again).first?.prefix(3) == [0x01, 0x70, 0x00])
@@ -130,8 +132,18 @@ import Transport
         // as a link loss.
         let restart = writer.handle(.disconnected(.supervisionTimeout), now: .milliseconds(1200))
         #expect(effects(restart) == [.cancelTimer(reboot), .connect(after: .zero)])
+        // Whether that loss was the restart: packet 7, one before block 3's first, then STATUS.
         let back = writer.handle(.connected(link), now: .milliseconds(1900))
-        #expect(effects(back) == [.subscribe(pf), .write(pf, [0x00, 0x02], .command), .startTimer(answer, .seconds(2))])
+        let probe = [0x01, 0x00, 0x00, 0x07] + Array(writer.plan.blocks[2].data[48..<64])
+        #expect(
+            effects(back) == [
+                .subscribe(pf), .write(pf, probe, .command), .write(pf, [0xEE], .command),
+                .startTimer(answer, .seconds(2))
+            ])
+        // A restarted board expects packet 0: `01 AA`. The barrier follows.
+        #expect(
+            effects(writer.handle(outOfOrder, now: .milliseconds(1915)))
+                == [.cancelTimer(answer), .write(pf, [0x00, 0x02], .command), .startTimer(answer, .seconds(2))])
         // The board restarted only after block 3's flash event, if any, ended: the block was
         // burnt whole or not at all, and a second write of its words is within nWRITE.
         let again = writer.handle(v2Program, now: .milliseconds(1930))
@@ -147,10 +159,13 @@ import Transport
         var (writer, _) = try startedWriter(settings: Self.fenceOnly)
         _ = writer.run([ack, ack])
         let recovery: [FlowEvent] = [.timerFired(block), .disconnected(.remoteTerminated), .connected(link)]
-        _ = writer.run(recovery)
+        // Block 3 went as packets 8-11: the check's `01 AA` shows the restart.
+        _ = writer.run(recovery + [outOfOrder])
         #expect(
             writes(writer.handle(v2Program, now: .seconds(2))).first?.prefix(3) == [0x01, 0x70, 0x80], "block 3 again")
-        _ = writer.run(recovery)
+        // Now as packets 0-3: a restarted board drops packet 255 silently too, so the loss is taken
+        // for the restart unchecked and the barrier goes at once.
+        #expect(writes(writer.run(recovery)).last == [0x00, 0x02])
         let second = writer.handle(v2Program, now: .seconds(4))
         #expect(writes(second).first?.prefix(3) == [0x01, 0x70, 0x00], "from block 1, at 0x47000")
         #expect(
@@ -208,7 +223,7 @@ import Transport
     @Test func answersTheRegionInfoBarrierWithTheSameBlockFromZero() throws {
         var (writer, _) = try startedWriter(settings: Self.fenceOnly)
         // Block 2 unanswered; after the fence, waiting for REGION_INFO 2 on the fresh connection.
-        _ = writer.run([ack, .timerFired(block), .disconnected(.remoteTerminated), .connected(link)])
+        _ = writer.run([ack, .timerFired(block), .disconnected(.remoteTerminated), .connected(link), outOfOrder])
         // A status or a region answer for another region changes nothing.
         #expect(effects(writer.run([status(.pairing), v2Runtime])).isEmpty)
         let again = writer.handle(v2Program, now: .seconds(2))
@@ -229,7 +244,7 @@ import Transport
 
     @Test func treatsAWriteAnswerAfterTheFencesRestartAsADuplicate() throws {
         var (writer, _) = try startedWriter(settings: Self.fenceOnly)
-        _ = writer.run([ack, .timerFired(block), .disconnected(.remoteTerminated), .connected(link)])
+        _ = writer.run([ack, .timerFired(block), .disconnected(.remoteTerminated), .connected(link), outOfOrder])
         // Nothing made before the restart can answer on the new connection.
         let extra = writer.handle(ack, now: .seconds(2))
         #expect(effects(extra) == [.cancelTimer(answer), .cancelTimer(PartialFlashTimer.deadline), .finish])
@@ -245,7 +260,8 @@ import Transport
             }())
         // Block 2: two retries (an out of order, a timeout and its recovery through the fence).
         _ = writer.run([
-            ack, outOfOrder, .timerFired(block), .disconnected(.remoteTerminated), .connected(link), v2Program
+            ack, outOfOrder, .timerFired(block), .disconnected(.remoteTerminated), .connected(link), outOfOrder,
+            v2Program
         ])
         #expect(writer.outcome == nil)
         let last = writer.handle(.timerFired(block), now: .seconds(3))
@@ -312,12 +328,15 @@ import Transport
         let back = writer.handle(.connected(link), now: .seconds(7))
         #expect(
             effects(back) == [.subscribe(pf), .write(pf, fenceRequest, .command), .startTimer(reboot, .seconds(10))])
+        // Block 71 went as packets 24-27: the check sends packet 23, then STATUS.
+        let probe = [0x01, 0x00, 0x00, 23] + Array(writer.plan.blocks[64].data[48..<64])
         #expect(
             effects(writer.run([.disconnected(.remoteTerminated), .connected(link)], at: .seconds(7)))
                 == [
-                    .cancelTimer(reboot), .connect(after: .zero), .subscribe(pf), .write(pf, [0x00, 0x02], .command),
-                    .startTimer(answer, .seconds(2))
+                    .cancelTimer(reboot), .connect(after: .zero), .subscribe(pf), .write(pf, probe, .command),
+                    .write(pf, [0xEE], .command), .startTimer(answer, .seconds(2))
                 ])
+        #expect(writes(writer.handle(outOfOrder, now: .seconds(7))) == [[0x00, 0x02]])
         let resumed = writer.handle(region(2, 0x47000, 0x73000, oldProgramHash), now: .seconds(7))
         #expect(packetNumbers(resumed) == [0, 1, 2, 3])
         #expect(writes(resumed).first?.prefix(3) == [0x01, 0x80, 0x00], "block 65 opens page 0x48000")
@@ -325,6 +344,45 @@ import Transport
         // Progress does not go backwards while the page is rewritten.
         #expect(reports(writer.handle(ack, now: .seconds(8))).contains(.progress(done: 70, total: 142, unit: .blocks)))
         #expect(writer.stats.reconnects == 1 && writer.stats.resyncs == 1)
+    }
+
+    @Test func aLossAfterFF00ThatWasNotTheRestartCountsAsADropAndTheBoardIsFencedAgain() throws {
+        var (writer, _) = try startedWriter(settings: Self.fenceOnly)
+        // Block 2 (4-7) unanswered: FF 00; the link drops, and the next connection is made at once.
+        _ = writer.run([ack, .timerFired(block)])
+        #expect(
+            effects(writer.handle(.disconnected(.supervisionTimeout), now: .seconds(2))).last == .connect(after: .zero))
+        _ = writer.handle(.connected(link), now: .seconds(3))
+        // STATUS answers with no `01 AA` before it: the board still expected block 2, so it never
+        // restarted (FF 00 was lost with the drop, or is still queued). The loss counts.
+        let notRestarted = writer.handle(status(.pairing), now: .seconds(3))
+        #expect(
+            effects(notRestarted) == [
+                .cancelTimer(answer), .write(pf, fenceRequest, .command), .startTimer(reboot, .seconds(10))
+            ])
+        #expect(
+            reports(notRestarted).contains {
+                if case let .retry(text) = $0 { text.hasPrefix("the link dropped") } else { false }
+            })
+        #expect(writer.stats.reconnects == 1 && writer.stats.retries == 2)
+        // This time the board restarts: free.
+        _ = writer.run([.disconnected(.supervisionTimeout), .connected(link)])
+        #expect(writes(writer.handle(outOfOrder, now: .seconds(4))) == [[0x00, 0x02]])
+        #expect(writer.stats.reconnects == 1)
+    }
+
+    @Test func aLateAnswerOnTheNextConnectionShowsTheBoardDidNotRestart() throws {
+        var (writer, _) = try startedWriter(settings: PartialFlashSettings(reconnectLimit: 0))
+        // Block 2's answer (4-7) is late: after both fill-ins, FF 00; the link drops before the restart.
+        _ = writer.run([ack, .timerFired(block), .timerFired(block), .timerFired(block)])
+        _ = writer.run([.disconnected(.supervisionTimeout), .connected(link)])
+        // Its `01 FF` on the new connection: no restart came, and no drop is allowed here.
+        _ = writer.handle(ack, now: .seconds(5))
+        guard case let .tooManyLinkLosses(count, _)? = writer.partialFlashError else {
+            Issue.record("\(String(describing: writer.outcome))")
+            return
+        }
+        #expect(count == 1)
     }
 
     @Test func stopsAfterTooManyLinkLosses() throws {
