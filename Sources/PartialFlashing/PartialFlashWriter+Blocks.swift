@@ -89,7 +89,7 @@ extension PartialFlashWriter {
             notification = try PartialFlashingNotification(bytes: bytes)
         } catch {
             switch state {
-            case .awaitingAck, .syncing, .fencing, .checkingRestart:
+            case .awaitingAck, .syncing, .stepping, .fencing, .checkingRestart:
                 let problem = (error as? FrameError) ?? .badValue("\(error)")
                 return [trace] + fail(.malformedNotification(bytes: bytes, problem: problem))
             default:
@@ -99,6 +99,8 @@ extension PartialFlashWriter {
         switch (notification, state) {
         case (_, .checkingRestart):
             return [trace] + answerWhileChecking(notification)
+        case (_, .stepping):
+            return [trace] + answerWhileStepping(notification)
         case (.writeSuccess, .awaitingAck):
             return [trace] + acknowledged()
         case (.writeFail, .awaitingAck):
@@ -106,8 +108,12 @@ extension PartialFlashWriter {
         case (.writeSuccess, .fencing), (.writeFail, .fencing), (.writeSuccess, .syncing), (.writeFail, .syncing):
             return [trace] + answerWhileRecovering(notification)
         case let (.regionInfo(region), .syncing) where region.id == 2:
-            // The barrier: the board's counters are 0 and every earlier answer has arrived.
-            return [trace] + disarm() + rewindIfRecovering() + sendBlock(from: 0)
+            // The barrier: the board's counters are 0 and every earlier answer has arrived. After a
+            // reconnection, a step moves them on before the first block (`step(expecting:)`).
+            let next = rewindIfRecovering()
+            guard stepAfterBarrier else { return [trace] + disarm() + next + sendBlock(from: 0) }
+            stepAfterBarrier = false
+            return [trace] + disarm() + next + step(expecting: 0)
         case (.writeSuccess, .ending), (.writeFail, .ending):
             // Every transmission yields at most one answer and the last one was consumed, so this
             // one is extra: an earlier answer was duplicated and taken for a later block's.
@@ -176,7 +182,7 @@ extension PartialFlashWriter {
             return timer + report + [.report(.trace("every block but the program hash is written: a barrier first"))]
                 + resync(attempt: 1, counted: false)
         }
-        return timer + report + sendBlock(from: group &+ 4)
+        return timer + report + sendBlockOrStep(from: group &+ 4)
     }
 
     mutating func outOfOrder() -> [FlowAction] {
@@ -202,13 +208,14 @@ extension PartialFlashWriter {
         }
         outOfOrderSeen = true
         let next = group &+ 4
+        let first: UInt8 = next == 252 ? 4 : next
         return timer + [
             .report(
                 .retry(
                     "block \(index + 1) at \(address): packet out of order; resending as "
-                        + "packets \(next)-\(next &+ 3)"))
+                        + "packets \(first)-\(first &+ 3)"))
         ]
-            + sendBlock(from: next)
+            + sendBlockOrStep(from: next)
     }
 
     // MARK: - Bookkeeping

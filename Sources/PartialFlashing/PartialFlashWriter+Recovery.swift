@@ -47,6 +47,8 @@ extension PartialFlashWriter {
             // The write command may have been lost; a second FF 00 behind the first changes nothing.
             return [.report(.retry("the board did not restart after FF 00; sending it again"))]
                 + fence(sends: sends + 1)
+        case .stepping:
+            return stepTimedOut()
         case .checkingRestart:
             // Neither `01 AA` nor STATUS's answer: nothing shows a restart, so the loss counts.
             return notRestarted("no answer to the check within \(settings.answerTimeout.shortText)")
@@ -135,7 +137,7 @@ extension PartialFlashWriter {
             state = .reconnecting
             fenced = true
             return timer + settle(recovery.unexpectedLoss(reason))
-        case .awaitingAck, .syncing:
+        case .awaitingAck, .syncing, .stepping:
             let timer = disarm()
             // A block in flight may have a flash event pending on a board that did not restart:
             // its answer would come on the next connection. The fence goes first there.
@@ -163,6 +165,7 @@ extension PartialFlashWriter {
 
     mutating func connected(_ info: ConnectionInfo) -> [FlowAction] {
         recovery.connected()
+        stepAfterBarrier = true
         guard !fenced else {
             // After the loss that followed FF 00: first whether it was the restart.
             fenced = false

@@ -24,35 +24,41 @@ import Transport
 /// nothing within `answerTimeout`): the loss counts against `reconnectLimit` as a drop without
 /// the fence would, and the board, which did not restart, is fenced again.
 ///
-/// For `g` of 0 and 252, `g-1` is 1 and 5 behind 0, so a restarted board drops it silently
-/// too: there the check cannot tell, and the loss is taken for the restart, as before the check.
+/// For `g` of 252 no packet can tell (`step(expecting:)`), and the writer numbers no block from
+/// it. For `g` of 0, `g-1` is 1 behind 0 and a restarted board drops it too; the check turns
+/// round: packet 249 is 7 behind 0, dropped silently by a restarted board, but out of order
+/// for a board that has part or all of the block (it expects 1-4, or 4 and more after a
+/// `01 AA`), which answers `01 AA` first. STATUS's answer first then shows the restart, or a
+/// board that has none of the block: in both nothing is pending, so the barrier that follows
+/// holds; only such a loss is taken for the restart without proof.
 extension PartialFlashWriter {
-    /// The packet number that tells a restarted board from one that still expects the block in
-    /// doubt, or nil when no single packet can (`group` 0 or 252).
-    var restartProbeNumber: UInt8? {
-        let number = group &- 1
-        let behindZero = 0 &- number
-        return number == 0 || (1...7).contains(behindZero) ? nil : number
+    /// The packet that tells a restarted board from one that still expects the block in doubt,
+    /// and whether `01 AA` to it means the restart (nil: no packet can tell, `group` 252).
+    var restartProbe: (number: UInt8, aaMeansRestart: Bool)? {
+        switch group {
+        case 252: return nil
+        case 0: return (249, false)
+        default: return (group &- 1, true)
+        }
     }
 
     mutating func checkRestart() -> [FlowAction] {
-        guard let number = restartProbeNumber else {
-            lossInDoubt = nil
-            lateAnswerPending = false
-            return [
-                .report(
-                    .trace(
-                        "packets numbered from \(group): a restarted board and one that was not cannot be "
-                            + "told apart; the loss is taken for the restart"))
-            ] + resync(attempt: 1)
+        guard let (number, aaMeansRestart) = restartProbe else {
+            // Not reached (`step(expecting:)` keeps blocks away from 252). Were it, nothing would
+            // show a restart, so the loss counts: a board whose link keeps dropping falls back.
+            return notRestarted("no check can tell for packets numbered from \(group)")
         }
+        probeAAMeansRestart = aaMeansRestart
         state = .checkingRestart
         // Never taken by either board (see above): its bytes are those of the block's last packet.
         let data = Array(plan.blocks[index].data[48..<64])
         let probe = PartialFlashingRequest.flashData(offsetField: 0, packetNumber: number, data: data).bytes
         let status = PartialFlashingRequest.status.bytes
         return [
-            .report(.trace("→ \(Hex.bytes(probe, separator: " ")) (did the board restart? 01 AA if it did)")),
+            .report(
+                .trace(
+                    "→ \(Hex.bytes(probe, separator: " ")) (did the board restart? "
+                        + (aaMeansRestart ? "01 AA if it did)" : "01 AA if it did not)"))),
             .write(characteristic, probe, .command),
             .report(.trace("→ \(Hex.bytes(status, separator: " ")) (its answer comes after any 01 AA)")),
             .write(characteristic, status, .command), arm(PartialFlashTimer.answer, settings.answerTimeout)
@@ -62,22 +68,31 @@ extension PartialFlashWriter {
     /// The answer to the check (or to the block in doubt, late).
     mutating func answerWhileChecking(_ answer: PartialFlashingNotification) -> [FlowAction] {
         switch answer {
+        case .writeFail where probeAAMeansRestart:
+            return restarted("the board expects packet 0: it restarted, as FF 00 asked")
         case .writeFail:
-            let timer = disarm()
-            lossInDoubt = nil
-            lateAnswerPending = false
-            return timer + [.report(.trace("the board expects packet 0: it restarted, as FF 00 asked"))]
-                + resync(attempt: 1)
+            return notRestarted("it has packets of the block numbered from \(group) (01 AA to packet 249)")
         case .writeSuccess:
             // A flash event still pending answered on the new connection: no restart came.
             guard lateAnswerPending else { return fail(.unaccountedAnswers(count: unaccountedAnswers + 1)) }
             lateAnswerPending = false
             return notRestarted("the block's late answer came on the new connection")
-        case .status:
+        case .status where probeAAMeansRestart:
             return notRestarted("STATUS answered with no 01 AA before it")
+        case .status:
+            return restarted("STATUS answered with no 01 AA before it: the board restarted, or has none of the block")
         case .regionInfo:
             return [.report(.trace("ignored: stray notification"))]
         }
+    }
+
+    /// The loss that followed `FF 00` was the restart (or, for a block numbered from 0, the board
+    /// has none of the block): free, and the barrier follows.
+    mutating func restarted(_ why: String) -> [FlowAction] {
+        let timer = disarm()
+        lossInDoubt = nil
+        lateAnswerPending = false
+        return timer + [.report(.trace(why))] + resync(attempt: 1)
     }
 
     /// The loss that followed `FF 00` was not the restart: it counts as a drop, and the board

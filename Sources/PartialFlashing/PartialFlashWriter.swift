@@ -211,6 +211,9 @@ public struct PartialFlashWriter: FlowMachine {
         case idle
         /// Waiting for the answer to REGION_INFO 2 sent to reset the board's counters (the barrier).
         case syncing(attempt: Int)
+        /// The one out-of-order packet that steps the board's counters on is out; its `01 AA`
+        /// is due (`step(expecting:)`). `group` is the number the board expected before it.
+        case stepping
         /// The block at `index` is in flight.
         case awaitingAck
         /// After a block whose answer did not come: `FF 00` sent `sends` times, waiting for the
@@ -255,6 +258,11 @@ public struct PartialFlashWriter: FlowMachine {
     var lossInDoubt: DisconnectReason?
     /// The link dropped with a block in flight: the next connection starts with the fence.
     var fenceOnReconnect = false
+    /// The next barrier follows a reconnection: its first block goes out after a step
+    /// (`step(expecting:)`), so that it is not numbered from 0.
+    var stepAfterBarrier = false
+    /// The restart check in progress reads `01 AA` as the restart (nil `restartProbe` aside).
+    var probeAAMeansRestart = true
     /// How often the transmission in flight was sent again with the same numbers (`fillIn()`).
     var fillIns = 0
     var blockRetries = 0

@@ -68,9 +68,11 @@ import Transport
         #expect(
             writes(writer.run([.disconnected(.remoteTerminated), .connected(link)], at: .seconds(2))).last == [0xEE])
         #expect(writes(writer.handle(outOfOrder, now: .seconds(2))) == [[0x00, 0x02]])
-        let opener = writer.handle(v2Program, now: .seconds(2))
-        #expect(packetNumbers(opener) == [0, 1, 2, 3] && writes(opener).first?.prefix(3) == [0x01, 0x70, 0x00])
-        #expect(packetNumbers(writer.handle(ack, now: .seconds(2))) == [4, 5, 6, 7])
+        // After the barrier of a reconnection, the step: packet 128, out of order, answered 01 AA.
+        #expect(writes(writer.handle(v2Program, now: .seconds(2))) == [stepPacket(expecting: 0)])
+        let opener = writer.handle(outOfOrder, now: .seconds(2))
+        #expect(packetNumbers(opener) == [4, 5, 6, 7] && writes(opener).first?.prefix(3) == [0x01, 0x70, 0x00])
+        #expect(packetNumbers(writer.handle(ack, now: .seconds(2))) == [8, 9, 10, 11])
         let end = writer.handle(ack, now: .seconds(2))
         #expect(
             effects(end) == [
@@ -111,10 +113,11 @@ import Transport
                 .cancelTimer(block), .write(pf, fenceRequest, .command), .startTimer(reboot, .seconds(10))
             ])
         _ = writer.run([.disconnected(.remoteTerminated), .connected(link), outOfOrder])
-        let again = writer.handle(region(2, 0x47000, 0x73000, oldProgramHash), now: .zero)
-        #expect(packetNumbers(again) == [0, 1, 2, 3])
+        _ = writer.handle(region(2, 0x47000, 0x73000, oldProgramHash), now: .zero)
+        let again = writer.handle(outOfOrder, now: .zero)  // the step's answer
+        #expect(packetNumbers(again) == [4, 5, 6, 7])
         #expect(writes(again).first?.prefix(3) == [0x01, 0x70, 0x00])
-        #expect(packetNumbers(writer.handle(ack, now: .zero)) == [4, 5, 6, 7])
+        #expect(packetNumbers(writer.handle(ack, now: .zero)) == [8, 9, 10, 11])
         #expect(writer.stats.resyncs == 1 && writer.stats.retries == 2)
     }
 
@@ -146,10 +149,12 @@ import Transport
                 == [.cancelTimer(answer), .write(pf, [0x00, 0x02], .command), .startTimer(answer, .seconds(2))])
         // The board restarted only after block 3's flash event, if any, ended: the block was
         // burnt whole or not at all, and a second write of its words is within nWRITE.
-        let again = writer.handle(v2Program, now: .milliseconds(1930))
-        #expect(packetNumbers(again) == [0, 1, 2, 3])
+        // First the step that keeps the block away from packet 0: it is answered 01 AA.
+        #expect(writes(writer.handle(v2Program, now: .milliseconds(1930))) == [stepPacket(expecting: 0)])
+        let again = writer.handle(outOfOrder, now: .milliseconds(1940))
+        #expect(packetNumbers(again) == [4, 5, 6, 7])
         #expect(writes(again).first?.prefix(3) == [0x01, 0x70, 0x80], "block 3 again, at 0x47080")
-        #expect(packetNumbers(writer.handle(ack, now: .milliseconds(1960))) == [4, 5, 6, 7])
+        #expect(packetNumbers(writer.handle(ack, now: .milliseconds(1960))) == [8, 9, 10, 11])
         #expect(writer.stats.retries == 1 && writer.stats.resyncs == 1 && writer.stats.reconnects == 0)
     }
 
@@ -160,14 +165,14 @@ import Transport
         _ = writer.run([ack, ack])
         let recovery: [FlowEvent] = [.timerFired(block), .disconnected(.remoteTerminated), .connected(link)]
         // Block 3 went as packets 8-11: the check's `01 AA` shows the restart.
-        _ = writer.run(recovery + [outOfOrder])
+        _ = writer.run(recovery + [outOfOrder, v2Program])
         #expect(
-            writes(writer.handle(v2Program, now: .seconds(2))).first?.prefix(3) == [0x01, 0x70, 0x80], "block 3 again")
-        // Now as packets 0-3: a restarted board drops packet 255 silently too, so the loss is taken
-        // for the restart unchecked and the barrier goes at once.
-        #expect(writes(writer.run(recovery)).last == [0x00, 0x02])
-        let second = writer.handle(v2Program, now: .seconds(4))
-        #expect(writes(second).first?.prefix(3) == [0x01, 0x70, 0x00], "from block 1, at 0x47000")
+            writes(writer.handle(outOfOrder, now: .seconds(2))).first?.prefix(3) == [0x01, 0x70, 0x80], "block 3 again")
+        // Now as packets 4-7 (after the step): the check sends packet 3, and 01 AA shows the restart.
+        #expect(writes(writer.run(recovery + [outOfOrder])).last == [0x00, 0x02])
+        let second = writer.run([v2Program, outOfOrder], at: .seconds(4))
+        #expect(writes(second).first == stepPacket(expecting: 0))
+        #expect(writes(second)[1].prefix(3) == [0x01, 0x70, 0x00], "from block 1, at 0x47000")
         #expect(
             reports(second).contains {
                 if case let .trace(t) = $0 { t.hasPrefix("resuming at block 1") } else { false }
@@ -185,10 +190,15 @@ import Transport
             reports(late).contains {
                 if case let .trace(text) = $0 { text.hasPrefix("the late answer to block 1") } else { false }
             })
-        _ = writer.run([.disconnected(.remoteTerminated), .connected(link)], at: .milliseconds(1100))
-        // The block is sent again all the same, and the next answer is its answer.
-        let again = writer.handle(v2Program, now: .milliseconds(1200))
-        #expect(packetNumbers(again) == [0, 1, 2, 3])
+        // Block 1 went as packets 0-3: the check sends packet 249, which a restarted board drops
+        // silently (7 behind 0) and one that has any of the block answers 01 AA; STATUS first.
+        let check = writer.run([.disconnected(.remoteTerminated), .connected(link)], at: .milliseconds(1100))
+        #expect(packetNumbers(check) == [249] && writes(check).last == [0xEE])
+        #expect(writes(writer.handle(status(.pairing), now: .milliseconds(1150))) == [[0x00, 0x02]])
+        // The block is sent again all the same (after the step), and the next answer is its answer.
+        _ = writer.handle(v2Program, now: .milliseconds(1200))
+        let again = writer.handle(outOfOrder, now: .milliseconds(1210))
+        #expect(packetNumbers(again) == [4, 5, 6, 7])
         #expect(writes(again).first?.prefix(3) == [0x01, 0x70, 0x00])
         #expect(reports(again).allSatisfy { if case .progress = $0 { false } else { true } })
         #expect(
@@ -220,14 +230,16 @@ import Transport
         #expect(writer.stats.retries == 0)
     }
 
-    @Test func answersTheRegionInfoBarrierWithTheSameBlockFromZero() throws {
+    @Test func answersTheRegionInfoBarrierWithTheStepThenTheSameBlock() throws {
         var (writer, _) = try startedWriter(settings: Self.fenceOnly)
         // Block 2 unanswered; after the fence, waiting for REGION_INFO 2 on the fresh connection.
         _ = writer.run([ack, .timerFired(block), .disconnected(.remoteTerminated), .connected(link), outOfOrder])
         // A status or a region answer for another region changes nothing.
         #expect(effects(writer.run([status(.pairing), v2Runtime])).isEmpty)
-        let again = writer.handle(v2Program, now: .seconds(2))
-        #expect(packetNumbers(again) == [0, 1, 2, 3])
+        #expect(writes(writer.handle(v2Program, now: .seconds(2))) == [stepPacket(expecting: 0)])
+        #expect(effects(writer.run([status(.pairing), v2Runtime])).isEmpty)
+        let again = writer.handle(outOfOrder, now: .seconds(2))
+        #expect(packetNumbers(again) == [4, 5, 6, 7])
         #expect(writes(again).first?.prefix(3) == [0x01, 0x70, 0x40], "block 2 again")
         #expect(reports(again).allSatisfy { if case .progress = $0 { false } else { true } })
     }
@@ -261,7 +273,7 @@ import Transport
         // Block 2: two retries (an out of order, a timeout and its recovery through the fence).
         _ = writer.run([
             ack, outOfOrder, .timerFired(block), .disconnected(.remoteTerminated), .connected(link), outOfOrder,
-            v2Program
+            v2Program, outOfOrder
         ])
         #expect(writer.outcome == nil)
         let last = writer.handle(.timerFired(block), now: .seconds(3))
@@ -318,7 +330,7 @@ import Transport
 
     @Test func reconnectsAfterLinkLossAndResumesAtTheFirstBlockOfThePage() throws {
         var (writer, _) = try startedWriter(bodySize: 9000)  // 142 blocks over 3 pages
-        _ = writer.run(Array(repeating: ack, count: 70))  // blocks 1-70 written, block 71 in flight
+        _ = writer.run(blockAnswers(70))  // blocks 1-70 written, block 71 in flight
         let lost = writer.handle(.disconnected(.supervisionTimeout), now: .seconds(5))
         #expect(effects(lost) == [.cancelTimer(block), .connect(after: .seconds(1))])
         #expect(
@@ -328,8 +340,9 @@ import Transport
         let back = writer.handle(.connected(link), now: .seconds(7))
         #expect(
             effects(back) == [.subscribe(pf), .write(pf, fenceRequest, .command), .startTimer(reboot, .seconds(10))])
-        // Block 71 went as packets 24-27: the check sends packet 23, then STATUS.
-        let probe = [0x01, 0x00, 0x00, 23] + Array(writer.plan.blocks[64].data[48..<64])
+        // Block 71 went as packets 32-35 (blocks 64 on from packet 4, after the steps past 252):
+        // the check sends packet 31, then STATUS.
+        let probe = [0x01, 0x00, 0x00, 31] + Array(writer.plan.blocks[64].data[48..<64])
         #expect(
             effects(writer.run([.disconnected(.remoteTerminated), .connected(link)], at: .seconds(7)))
                 == [
@@ -337,8 +350,9 @@ import Transport
                     .write(pf, [0xEE], .command), .startTimer(answer, .seconds(2))
                 ])
         #expect(writes(writer.handle(outOfOrder, now: .seconds(7))) == [[0x00, 0x02]])
-        let resumed = writer.handle(region(2, 0x47000, 0x73000, oldProgramHash), now: .seconds(7))
-        #expect(packetNumbers(resumed) == [0, 1, 2, 3])
+        _ = writer.handle(region(2, 0x47000, 0x73000, oldProgramHash), now: .seconds(7))
+        let resumed = writer.handle(outOfOrder, now: .seconds(7))  // the step's answer
+        #expect(packetNumbers(resumed) == [4, 5, 6, 7])
         #expect(writes(resumed).first?.prefix(3) == [0x01, 0x80, 0x00], "block 65 opens page 0x48000")
         #expect(writes(resumed)[1].prefix(3) == [0x01, 0x00, 0x04])
         // Progress does not go backwards while the page is rewritten.
@@ -396,18 +410,35 @@ import Transport
         #expect(writer.partialFlashError == .tooManyLinkLosses(count: 2, last: .remoteTerminated))
     }
 
-    @Test func wrapsPacketNumbersFrom255ToZero() throws {
+    @Test func neverNumbersABlockFrom252ButStepsTheBoardOnToPacket4() throws {
         var (writer, _) = try startedWriter(bodySize: 9000)
-        let upTo63 = writer.run(Array(repeating: ack, count: 63))
-        #expect(packetNumbers(upTo63).suffix(4) == [252, 253, 254, 255])
-        let wrapped = writer.handle(ack, now: .zero)
-        #expect(packetNumbers(wrapped) == [0, 1, 2, 3])
-        #expect(writes(wrapped).first?.prefix(3) == [0x01, 0x80, 0x00])
-        #expect(packetNumbers(writer.handle(outOfOrder, now: .zero)) == [4, 5, 6, 7])
-        // Out of order across the wrap: 252-255 then 0-3.
+        let upTo62 = writer.run(Array(repeating: ack, count: 62))
+        #expect(packetNumbers(upTo62).suffix(4) == [248, 249, 250, 251])
+        // The next block would go as 252-255: the board, which a restart leaves at 0, would then
+        // be at 0 with it whole (`PartialFlashWriter.step(expecting:)`). Two steps: 252 → 0 → 4.
+        #expect(writes(writer.handle(ack, now: .zero)) == [stepPacket(expecting: 252)])
+        #expect(writes(writer.handle(outOfOrder, now: .zero)) == [stepPacket(expecting: 0)])
+        let stepped = writer.handle(outOfOrder, now: .zero)
+        #expect(packetNumbers(stepped) == [4, 5, 6, 7])
+        #expect(writes(stepped).first?.prefix(3) == [0x01, 0x7F, 0xC0], "block 64, at 0x47FC0")
+        #expect(packetNumbers(writer.handle(ack, now: .zero)) == [8, 9, 10, 11])
+        #expect(writer.stats.retries == 0 && writer.stats.resyncs == 0)
+        // Out of order at 248-251: the board then expects 252, so the same two steps.
         var (other, _) = try startedWriter(bodySize: 9000)
-        _ = other.run(Array(repeating: ack, count: 63))
-        #expect(packetNumbers(other.handle(outOfOrder, now: .zero)) == [0, 1, 2, 3])
+        _ = other.run(Array(repeating: ack, count: 62))
+        let resend = other.handle(outOfOrder, now: .zero)
+        #expect(writes(resend) == [stepPacket(expecting: 252)])
+        #expect(
+            reports(resend).contains(.retry("block 63 at 0x00047F80: packet out of order; resending as packets 4-7")))
+        #expect(packetNumbers(other.run([outOfOrder, outOfOrder])) == [128, 4, 5, 6, 7])
+    }
+
+    @Test func aStepAnsweredWithAWriteSuccessIsAnAnswerTooMany() throws {
+        var (writer, _) = try startedWriter(bodySize: 9000)
+        _ = writer.run(Array(repeating: ack, count: 63))
+        // Nothing is pending when a step goes out: a 01 FF now was taken for a later block's.
+        _ = writer.handle(ack, now: .zero)
+        #expect(writer.partialFlashError == .unaccountedAnswers(count: 1))
     }
 
     @Test func failsClearlyOnMalformedNotificationWhileWriting() throws {
@@ -460,7 +491,7 @@ import Transport
         let first = writer.beginAfterRegionInfo()
         #expect(firstBlockAddress(in: first) == plan.blocks[page.lowerBound].address)
         #expect(reports(first).contains { if case let .note(t) = $0 { t.contains("as it is") } else { false } })
-        let acks = writer.run(Array(repeating: ack, count: page.count))
+        let acks = writer.run(blockAnswers(page.count))
         // END_OF_TRANSMISSION follows the page's last acknowledged block, no REGION_INFO between.
         #expect(writes(acks).suffix(2).first?.first == 0x01 && writes(acks).last == [0x02])
         #expect(!writes(acks).contains([0x00, 0x02]))

@@ -130,12 +130,14 @@ import Transport
             }
             #expect(stats.verified && stats.resyncs == 1 && stats.reconnects == 0, "block \(lost + 1): \(stats)")
             let fence = try #require(run.writes.firstIndex(of: "command FF00"))
-            // After the restart: the check (a packet and STATUS), the barrier, then the block.
+            // After the restart: the check (a packet and STATUS), the barrier, the step (packet
+            // 128, which the board answers 01 AA), then the block from packet 4.
             let barrier = try #require(run.writes[fence...].firstIndex(of: "command 0002"))
-            let packet0 = try #require(run.writes[barrier...].first { $0.hasPrefix("command 01") })
-            // Packet 0: the low half-word of the address, then packet number 0.
+            let packets = run.writes[barrier...].filter { $0.hasPrefix("command 01") }.prefix(2)
+            #expect(packets.first?.hasPrefix("command 01000080") == true, "block \(lost + 1): \(packets)")
+            // The block's first packet: the low half-word of the address, then packet number 4.
             let low = String(format: "%04X", resent & 0xFFFF)
-            #expect(packet0.hasPrefix("command 01\(low)00"), "block \(lost + 1): \(packet0)")
+            #expect(packets.last?.hasPrefix("command 01\(low)04") == true, "block \(lost + 1): \(packets)")
             #expect(try run.board.readFlash(program.region) == Self.new.read(program.region, fill: 0xFF))
             #expect(run.board.flash.mostWritesPerWord <= 2, "block \(lost + 1)")
         }
