@@ -208,7 +208,7 @@ extension PartialFlashWriter {
         }
         outOfOrderSeen = true
         let next = group &+ 4
-        let first: UInt8 = next == 252 ? 4 : next
+        let first: UInt8 = next == 252 ? 0 : next
         return timer + [
             .report(
                 .retry(

@@ -19,10 +19,10 @@ import Transport
 /// the board answers `01 AA` from the write handler, drops the packet without touching `offset`
 /// or its block buffer, and sets `packetCount = blockPacketCount += 4` (CODAL and DAL
 /// `MicroBitPartialFlashingService::flashData`). No flash event is raised, so no `01 FF`
-/// follows. From 0 one step gives 4; from 252 two steps give 0, then 4.
+/// follows. From 0 a step gives 4; from 252 it gives 0.
 ///
-/// What remains numbered from 0: the first block after the opening barrier and after the
-/// planned barrier before the hash block. Their check (`restartProbe`) tells a restart from a
+/// What remains numbered from 0: the first block after the opening barrier, after the
+/// planned barrier before the hash block, and after a step from 252. Their check (`restartProbe`) tells a restart from a
 /// board that has any of the block; from one that has none of it (no flash event pending) it
 /// cannot, and that loss is taken for the restart.
 extension PartialFlashWriter {
@@ -53,8 +53,7 @@ extension PartialFlashWriter {
     mutating func answerWhileStepping(_ answer: PartialFlashingNotification) -> [FlowAction] {
         switch answer {
         case .writeFail:
-            let next = group &+ 4
-            return disarm() + (next == 0 ? step(expecting: next) : sendBlockOrStep(from: next))
+            return disarm() + sendBlock(from: group &+ 4)
         case .writeSuccess:
             // Nothing is pending when a step goes out (after a barrier or an acknowledged block),
             // so this answer is one too many: an earlier one was taken for a later block's.

@@ -23,7 +23,7 @@ func stepPacket(expecting expected: UInt8) -> [UInt8] {
 }
 
 /// A board's answers to `count` blocks numbered on from `first`: each block's `01 FF`, and the
-/// `01 AA` of the two steps that keep the numbers away from 252 and 0.
+/// `01 AA` of the step that keeps the numbers away from 252.
 func blockAnswers(_ count: Int, from first: UInt8 = 0) -> [FlowEvent] {
     var events: [FlowEvent] = []
     var next = first
@@ -31,8 +31,8 @@ func blockAnswers(_ count: Int, from first: UInt8 = 0) -> [FlowEvent] {
         events.append(ack)
         next &+= 4
         if next == 252 {
-            events += [outOfOrder, outOfOrder]
-            next = 4
+            events += [outOfOrder]
+            next = 0
         }
     }
     return events

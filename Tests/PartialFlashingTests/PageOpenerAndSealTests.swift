@@ -23,16 +23,16 @@ import Transport
         let (plan, program) = try makePlan(bodySize: 9000)
         var writer = PartialFlashWriter(plan: plan, program: program, settings: WriterTests.fenceOnly)
         _ = writer.beginAfterRegionInfo()
-        _ = writer.run(blockAnswers(64))  // page 0x47000 written; block 65 opens 0x48000, as packets 8-11
+        _ = writer.run(blockAnswers(64))  // page 0x47000 written; block 65 opens 0x48000, as packets 4-7
         #expect(writer.index == 64 && plan.blocks[64].opensPage)
         let fence = writer.handle(.timerFired(PartialFlashTimer.block), now: .seconds(3))
         #expect(writes(fence) == [[0xFF, 0x00]], "nothing of the page is written before the board restarted")
         // The opener's 01 FF comes after its erase, late, before the restart: nothing is written.
         let late = writer.handle(ack, now: .seconds(3) + .milliseconds(90))
         #expect(writes(late).isEmpty)
-        // The check on the next connection: packet 7 (one before the opener's 8), then STATUS.
+        // The check on the next connection: packet 3 (one before the opener's 4), then STATUS.
         let back = writer.run([.disconnected(.remoteTerminated), .connected(link)], at: .seconds(3))
-        #expect(packetNumbers(back) == [7] && writes(back).last == [0xEE])
+        #expect(packetNumbers(back) == [3] && writes(back).last == [0xEE])
         #expect(writes(writer.handle(outOfOrder, now: .seconds(3))) == [[0x00, 0x02]], "it restarted: the barrier")
         // After the barrier of a reconnection, the step (packet 128, answered 01 AA), then the opener.
         #expect(writes(writer.handle(v2Program, now: .seconds(3))) == [stepPacket(expecting: 0)])

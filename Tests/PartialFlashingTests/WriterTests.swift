@@ -340,9 +340,9 @@ import Transport
         let back = writer.handle(.connected(link), now: .seconds(7))
         #expect(
             effects(back) == [.subscribe(pf), .write(pf, fenceRequest, .command), .startTimer(reboot, .seconds(10))])
-        // Block 71 went as packets 32-35 (blocks 64 on from packet 4, after the steps past 252):
-        // the check sends packet 31, then STATUS.
-        let probe = [0x01, 0x00, 0x00, 31] + Array(writer.plan.blocks[64].data[48..<64])
+        // Block 71 went as packets 28-31 (blocks 64 on from packet 0, after the step past 252):
+        // the check sends packet 27, then STATUS.
+        let probe = [0x01, 0x00, 0x00, 27] + Array(writer.plan.blocks[64].data[48..<64])
         #expect(
             effects(writer.run([.disconnected(.remoteTerminated), .connected(link)], at: .seconds(7)))
                 == [
@@ -410,27 +410,26 @@ import Transport
         #expect(writer.partialFlashError == .tooManyLinkLosses(count: 2, last: .remoteTerminated))
     }
 
-    @Test func neverNumbersABlockFrom252ButStepsTheBoardOnToPacket4() throws {
+    @Test func neverNumbersABlockFrom252ButStepsTheBoardOnToPacket0() throws {
         var (writer, _) = try startedWriter(bodySize: 9000)
         let upTo62 = writer.run(Array(repeating: ack, count: 62))
         #expect(packetNumbers(upTo62).suffix(4) == [248, 249, 250, 251])
-        // The next block would go as 252-255: the board, which a restart leaves at 0, would then
-        // be at 0 with it whole (`PartialFlashWriter.step(expecting:)`). Two steps: 252 → 0 → 4.
+        // The next block would go as 252-255: a board that did not restart would then be at 0
+        // with it whole, as a restart leaves it (`PartialFlashWriter.step(expecting:)`). A step.
         #expect(writes(writer.handle(ack, now: .zero)) == [stepPacket(expecting: 252)])
-        #expect(writes(writer.handle(outOfOrder, now: .zero)) == [stepPacket(expecting: 0)])
         let stepped = writer.handle(outOfOrder, now: .zero)
-        #expect(packetNumbers(stepped) == [4, 5, 6, 7])
+        #expect(packetNumbers(stepped) == [0, 1, 2, 3])
         #expect(writes(stepped).first?.prefix(3) == [0x01, 0x7F, 0xC0], "block 64, at 0x47FC0")
-        #expect(packetNumbers(writer.handle(ack, now: .zero)) == [8, 9, 10, 11])
+        #expect(packetNumbers(writer.handle(ack, now: .zero)) == [4, 5, 6, 7])
         #expect(writer.stats.retries == 0 && writer.stats.resyncs == 0)
-        // Out of order at 248-251: the board then expects 252, so the same two steps.
+        // Out of order at 248-251: the board then expects 252, so the same step.
         var (other, _) = try startedWriter(bodySize: 9000)
         _ = other.run(Array(repeating: ack, count: 62))
         let resend = other.handle(outOfOrder, now: .zero)
         #expect(writes(resend) == [stepPacket(expecting: 252)])
         #expect(
-            reports(resend).contains(.retry("block 63 at 0x00047F80: packet out of order; resending as packets 4-7")))
-        #expect(packetNumbers(other.run([outOfOrder, outOfOrder])) == [128, 4, 5, 6, 7])
+            reports(resend).contains(.retry("block 63 at 0x00047F80: packet out of order; resending as packets 0-3")))
+        #expect(packetNumbers(other.handle(outOfOrder, now: .zero)) == [0, 1, 2, 3])
     }
 
     @Test func aStepAnsweredWithAWriteSuccessIsAnAnswerTooMany() throws {
