@@ -3,7 +3,8 @@ import Transport
 /// The bounded reconnection policy the partial-flashing flows share.
 ///
 /// A link loss the flow asked for (a reboot after `FF 00` or END_OF_TRANSMISSION)
-/// is expected and free, and is followed by a connection attempt after `rebootReconnectDelay`
+/// is expected and free (a loss after `FF 00` only once the next connection shows the board
+/// restarted: `lateCount(_:)` otherwise), and is followed by a connection attempt after `rebootReconnectDelay`
 /// (none by default); any other loss counts against `reconnectLimit`. Each loss gets
 /// `reconnectAttempts` connection attempts, `reconnectDelay` apart.
 struct LinkRecovery: Sendable, Equatable {
@@ -33,6 +34,23 @@ struct LinkRecovery: Sendable, Equatable {
         return .success([
             .report(.retry("the link dropped (\(reason)); connecting again")),
             .connect(after: settings.reconnectDelay)
+        ])
+    }
+
+    /// A loss first taken for the restart the flow asked for turned out, on the next connection,
+    /// not to be it (`PartialFlashWriter` after the fence): it counts as `unexpectedLoss` would
+    /// have, and the connection it led to is already made.
+    mutating func lateCount(_ reason: DisconnectReason) -> Result<[FlowAction], PartialFlashError> {
+        losses += 1
+        lastLoss = reason
+        guard losses <= settings.reconnectLimit else {
+            return .failure(.tooManyLinkLosses(count: losses, last: reason))
+        }
+        return .success([
+            .report(
+                .retry(
+                    "the link dropped (\(reason)) before the board could restart for FF 00; "
+                        + "connecting again (counted as a reconnection)"))
         ])
     }
 

@@ -33,8 +33,6 @@ public enum WriteProblem: Sendable, Equatable, CustomStringConvertible {
     case outOfOrder
     /// No answer to the REGION_INFO sent to resynchronise the packet numbers.
     case noResyncAnswer(Duration)
-    /// No answer to the STATUS sent after a block timeout to learn that the board got every write.
-    case noProbeAnswer(Duration)
     /// The link dropped.
     case linkLost(DisconnectReason)
     /// A write could not be handed to the link.
@@ -45,7 +43,6 @@ public enum WriteProblem: Sendable, Equatable, CustomStringConvertible {
         case let .noAcknowledgement(d): return "no acknowledgement within \(d.shortText)"
         case .outOfOrder: return "the board reported a packet out of order (01 AA)"
         case let .noResyncAnswer(d): return "no answer to REGION_INFO within \(d.shortText)"
-        case let .noProbeAnswer(d): return "no answer to STATUS within \(d.shortText)"
         case let .linkLost(r): return "the link dropped: \(r)"
         case let .writeFailed(e): return "a write failed: \(e)"
         }
@@ -62,8 +59,6 @@ public enum RetryBudget: Sendable, Equatable, CustomStringConvertible {
     case deadline(Duration)
     /// The attempts of the REGION_INFO that resynchronises the packet numbers.
     case resyncAttempts(Int)
-    /// The attempts of the STATUS that follows a block timeout.
-    case probeAttempts(Int)
 
     public var description: String {
         switch self {
@@ -71,7 +66,6 @@ public enum RetryBudget: Sendable, Equatable, CustomStringConvertible {
         case let .run(n): return "the limit of \(n) retries per run"
         case let .deadline(d): return "the deadline of \(d.shortText) for the whole write"
         case let .resyncAttempts(n): return "the limit of \(n) unanswered REGION_INFO requests"
-        case let .probeAttempts(n): return "the limit of \(n) unanswered STATUS requests"
         }
     }
 }

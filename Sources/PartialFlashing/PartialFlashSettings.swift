@@ -64,30 +64,13 @@ public struct PartialFlashSettings: Sendable, Equatable {
     public var skipErasedBlocks: Bool
     /// After the reboot, reconnect and check that REGION_INFO 2 reports the new program. Default true.
     public var verifyAfterFlash: Bool
-    /// How long the board is given to finish a block it may still be writing before the writer
-    /// resynchronises after a block timeout. Default 500 ms.
-    ///
-    /// It decides only *when* the writer acts, never whether an answer counts. After a timeout
-    /// the writer first has a STATUS (`EE`) answered: the board answers it in its write handler
-    /// after every earlier write, so the block's 4th packet, if it arrived, arrived before it.
-    /// That packet's flash event may still be erasing its page; REGION_INFO would reset the
-    /// `offset` that event reads when it burns (docs/protocols/partial-flashing.md §2.1), so the
-    /// writer waits this long before it sends REGION_INFO, unless the block's answer arrives
-    /// first (the board sends it after the burn). A page erase takes 85 ms on an nRF52833 and
-    /// 22.3 ms on an nRF51 by their datasheets, longer when the SoftDevice must fit it between
-    /// radio events (CODAL `MicroBitFlash::erase_page` waits for `sd_flash_page_erase` to report
-    /// completion); the default allows several. Too short a wait costs the write, not the
-    /// program: the pending event would erase and burn at address 0, where the SoftDevice refuses
-    /// (`sd_flash_page_erase` answers `NRF_ERROR_FORBIDDEN` for a protected page, nrf_soc.h) and
-    /// CODAL's `erase_page` tries again forever, so the board answers no more blocks, the writer
-    /// gives up and the flash falls back to a full update.
-    public var settleTime: Duration
     /// After a block timeout, how often the block's packets are sent again with the same numbers
-    /// before the recovery through STATUS, `settleTime` and the REGION_INFO barrier. The board
-    /// takes the packets it lacks and ignores the ones it has (CODAL and DAL
+    /// before the recovery through the fence (`FF 00`, the board's restart behind its pending
+    /// flash events, a fresh connection: `PartialFlashWriter`). The
+    /// board takes the packets it lacks and ignores the ones it has (CODAL and DAL
     /// `MicroBitPartialFlashingService::flashData` drop a packet 1 to 7 numbers behind the expected
     /// one), so a lost packet or block and a board still erasing end with the block's one answer
-    /// and no barrier, whose safety rests on `settleTime`. Default 2; 0 goes to the barrier at once.
+    /// and no restart. Default 2; 0 goes to the fence at once.
     public var fillIns = 2
     /// Write the program hash last (`BlockPlan` with `sealProgramHash`), so that an interrupted
     /// flash never leaves the board reporting the new program's hash. Default true.
@@ -101,7 +84,7 @@ public struct PartialFlashSettings: Sendable, Equatable {
         blockTimeout: Duration = .seconds(1), blockRetryLimit: Int = 5, runRetryLimit: Int = 50,
         deadlineBase: Duration = .seconds(30), deadlinePerBlock: Duration = .milliseconds(250),
         skipErasedBlocks: Bool = true, verifyAfterFlash: Bool = true,
-        settleTime: Duration = .milliseconds(500), sealProgramHash: Bool = true,
+        sealProgramHash: Bool = true,
         restartWindow: Duration = .seconds(10), pageRewriteLimit: Int = 2
     ) {
         self.restartWindow = restartWindow
@@ -121,7 +104,6 @@ public struct PartialFlashSettings: Sendable, Equatable {
         self.deadlinePerBlock = deadlinePerBlock
         self.skipErasedBlocks = skipErasedBlocks
         self.verifyAfterFlash = verifyAfterFlash
-        self.settleTime = max(.zero, settleTime)
         self.sealProgramHash = sealProgramHash
     }
 
@@ -145,8 +127,6 @@ public enum PartialFlashTimer {
     public static let reboot = TimerID("partial-flash.reboot")
     /// The deadline of the whole write.
     public static let deadline = TimerID("partial-flash.deadline")
-    /// The wait for the board to finish a block it may still be writing, before a resynchronisation.
-    public static let settle = TimerID("partial-flash.settle")
     /// How long a restarted board is looked for (`PartialFlashSettings.restartWindow`).
     public static let restartWindow = TimerID("partial-flash.restart-window")
 }

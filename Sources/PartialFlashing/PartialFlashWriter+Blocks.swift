@@ -89,7 +89,7 @@ extension PartialFlashWriter {
             notification = try PartialFlashingNotification(bytes: bytes)
         } catch {
             switch state {
-            case .awaitingAck, .syncing, .probing, .settling:
+            case .awaitingAck, .syncing, .stepping, .fencing, .checkingRestart:
                 let problem = (error as? FrameError) ?? .badValue("\(error)")
                 return [trace] + fail(.malformedNotification(bytes: bytes, problem: problem))
             default:
@@ -97,18 +97,23 @@ extension PartialFlashWriter {
             }
         }
         switch (notification, state) {
+        case (_, .checkingRestart):
+            return [trace] + answerWhileChecking(notification)
+        case (_, .stepping):
+            return [trace] + answerWhileStepping(notification)
         case (.writeSuccess, .awaitingAck):
             return [trace] + acknowledged()
         case (.writeFail, .awaitingAck):
             return [trace] + outOfOrder()
-        case (.writeSuccess, .probing), (.writeFail, .probing), (.writeSuccess, .settling), (.writeFail, .settling),
-            (.writeSuccess, .syncing), (.writeFail, .syncing):
+        case (.writeSuccess, .fencing), (.writeFail, .fencing), (.writeSuccess, .syncing), (.writeFail, .syncing):
             return [trace] + answerWhileRecovering(notification)
-        case (.status, .probing):
-            return [trace] + probeAnswered()
         case let (.regionInfo(region), .syncing) where region.id == 2:
-            // The barrier: the board's counters are 0 and every earlier answer has arrived.
-            return [trace] + disarm() + rewindIfRecovering() + sendBlock(from: 0)
+            // The barrier: the board's counters are 0 and every earlier answer has arrived. After a
+            // reconnection, a step moves them on before the first block (`step(expecting:)`).
+            let next = rewindIfRecovering()
+            guard stepAfterBarrier else { return [trace] + disarm() + next + sendBlock(from: 0) }
+            stepAfterBarrier = false
+            return [trace] + disarm() + next + step(expecting: 0)
         case (.writeSuccess, .ending), (.writeFail, .ending):
             // Every transmission yields at most one answer and the last one was consumed, so this
             // one is extra: an earlier answer was duplicated and taken for a later block's.
@@ -119,7 +124,8 @@ extension PartialFlashWriter {
         }
     }
 
-    /// After a recovery's barrier: the block in doubt may have been burnt (its answer lost), so
+    /// After the fence's restart: the block in doubt may have been burnt (its answer lost; the
+    /// restart came only after its flash event ended, so it was burnt whole or not at all), so
     /// sending it again is one more write of its words without an erase. That is allowed while
     /// no word goes past `BlockPlan.writesPerWordLimit` (nWRITE), counting the writes still to
     /// come: END_OF_TRANSMISSION burns the last block once more, and the hash block overlaps
@@ -176,7 +182,7 @@ extension PartialFlashWriter {
             return timer + report + [.report(.trace("every block but the program hash is written: a barrier first"))]
                 + resync(attempt: 1, counted: false)
         }
-        return timer + report + sendBlock(from: group &+ 4)
+        return timer + report + sendBlockOrStep(from: group &+ 4)
     }
 
     mutating func outOfOrder() -> [FlowAction] {
@@ -184,31 +190,32 @@ extension PartialFlashWriter {
         if let error = countRetry(.outOfOrder) { return timer + fail(error) }
         let address = Hex.address(plan.blocks[index].address)
         if outOfOrderSeen {
-            // Two lossy transmissions in a row, or numbering that is off: REGION_INFO settles it.
-            // From a synchronised board each `01 AA` answers its own transmission and nothing is
-            // pending; but a board whose numbering is off (an answer was duplicated and taken for a
-            // later block's) answers one transmission with two `01 AA`s, and then the resend may be
-            // complete on the board with its flash event pending, which REGION_INFO must not
-            // overtake. So the same recovery as after a timeout: the resend may still answer.
+            // Two lossy transmissions in a row, or numbering that is off. From a synchronised
+            // board each `01 AA` answers its own transmission and nothing is pending; but a board
+            // whose numbering is off (an answer was duplicated and taken for a later block's)
+            // answers one transmission with two `01 AA`s, and then the resend may be complete on
+            // the board with its flash event pending. So the same recovery as after a timeout, the
+            // fence: the resend may still answer.
             lateAnswerPending = true
             rewindAfterBarrier = true
             return timer + [
                 .report(
                     .retry(
-                        "block \(index + 1) at \(address): out of order again; checking that the "
-                            + "board has every write, then resynchronising"))
+                        "block \(index + 1) at \(address): out of order again; restarting the board behind "
+                            + "its pending work (FF 00) and going on from its page on a fresh connection"))
             ]
-                + probe(attempt: 1)
+                + fence(sends: 1)
         }
         outOfOrderSeen = true
         let next = group &+ 4
+        let first: UInt8 = next == 252 ? 0 : next
         return timer + [
             .report(
                 .retry(
                     "block \(index + 1) at \(address): packet out of order; resending as "
-                        + "packets \(next)-\(next &+ 3)"))
+                        + "packets \(first)-\(first &+ 3)"))
         ]
-            + sendBlock(from: next)
+            + sendBlockOrStep(from: next)
     }
 
     // MARK: - Bookkeeping

@@ -25,25 +25,33 @@ extension PartialFlashWriter {
             }
             if let error = countRetry(problem) { return fail(error) }
             // A lost 4th packet, a lost block, a lost `01 FF` or `01 AA`, or an answer still on its
-            // way: the same recovery for all (see `PartialFlashWriter`).
+            // way: the same recovery for all, the fence (see `PartialFlashWriter`).
             lateAnswerPending = true
             rewindAfterBarrier = true
             return [
                 .report(
                     .retry(
-                        "block \(index + 1) at \(address): \(problem); checking that the board "
-                            + "has every write, then resynchronising"))
+                        "block \(index + 1) at \(address): \(problem); restarting the board behind its "
+                            + "pending work (FF 00) and going on from its page on a fresh connection"))
             ]
-                + probe(attempt: 1)
-        case let .probing(attempt):
-            guard attempt < settings.requestAttempts else {
-                lastProblem = .noProbeAnswer(settings.answerTimeout)
-                return fail(gaveUp(.probeAttempts(settings.requestAttempts)))
+                + fence(sends: 1)
+        case let .fencing(sends):
+            guard sends < 2 else {
+                // FF 00 waits behind a flash operation that never ends: the board is hung. The
+                // session resets it with FF 01 before anything else (`BoardReset`).
+                return fail(
+                    .rebootNotObserved(
+                        after: "the fence (FF 00) after block \(index + 1); its flash work may hang",
+                        waited: settings.rebootTimeout))
             }
-            return [.report(.retry("no answer to STATUS; asking again"))] + probe(attempt: attempt + 1)
-        case .settling:
-            return [.report(.trace("the board had \(settings.settleTime.shortText) to finish the block"))]
-                + resync(attempt: 1)
+            // The write command may have been lost; a second FF 00 behind the first changes nothing.
+            return [.report(.retry("the board did not restart after FF 00; sending it again"))]
+                + fence(sends: sends + 1)
+        case .stepping:
+            return stepTimedOut()
+        case .checkingRestart:
+            // Neither `01 AA` nor STATUS's answer: nothing shows a restart, so the loss counts.
+            return notRestarted("no answer to the check within \(settings.answerTimeout.shortText)")
         case let .syncing(attempt):
             guard attempt < settings.requestAttempts else {
                 lastProblem = .noResyncAnswer(settings.answerTimeout)
@@ -63,54 +71,42 @@ extension PartialFlashWriter {
         }
     }
 
-    /// Sends STATUS after a block timeout. The board answers it in its write handler, after
-    /// every earlier write, and changes nothing (docs/protocols/partial-flashing.md §2.5): once the
-    /// answer is in, each packet of the block reached the board or never will.
-    mutating func probe(attempt: Int) -> [FlowAction] {
-        state = .probing(attempt: attempt)
-        let bytes = PartialFlashingRequest.status.bytes
+    /// The fence: `FF 00`. The board raises it as an event behind every flash event already
+    /// raised (CODAL and DAL `MicroBitPartialFlashingService::onDataWritten`, `MICROBIT_RESET`;
+    /// the message bus runs the listener's events one after another, codal-core `MessageBus`
+    /// `MESSAGE_BUS_LISTENER_QUEUE_IF_BUSY`), and restarts into pairing mode only once they ran
+    /// (`partialFlashingEvent` → `MicroBitBLEManager::restartInBLEMode`). The link drops; the
+    /// writer connects again and goes on from the block that opens the page in progress.
+    mutating func fence(sends: Int) -> [FlowAction] {
+        state = .fencing(sends: sends)
+        fenced = true
+        let bytes = PartialFlashingRequest.reset(.pairing).bytes
         return [
-            .report(.trace("→ \(Hex.bytes(bytes, separator: " ")) (has the board every write?)")),
-            .write(characteristic, bytes, .command), arm(PartialFlashTimer.answer, settings.answerTimeout)
+            .report(.trace("→ \(Hex.bytes(bytes, separator: " ")) (restart once every pending flash event ran)")),
+            .write(characteristic, bytes, .command), arm(PartialFlashTimer.reboot, settings.rebootTimeout)
         ]
     }
 
-    /// STATUS answered: the barrier may go once no flash event can be pending. It can be only
-    /// while the block that timed out has not answered (its `01 FF` follows the burn).
-    mutating func probeAnswered() -> [FlowAction] {
-        let timer = disarm()
-        guard lateAnswerPending, settings.settleTime > .zero else { return timer + resync(attempt: 1) }
-        state = .settling
-        return timer + [
-            .report(
-                .trace(
-                    "no answer to block \(index + 1) yet: giving the board "
-                        + "\(settings.settleTime.shortText) to finish it"))
-        ]
-            + [arm(PartialFlashTimer.settle, settings.settleTime)]
-    }
-
-    /// A write answer while recovering or resynchronising, before the barrier's answer. The
-    /// first one after a block timeout is that transmission's one answer, late; the block is
-    /// sent again anyway (see `PartialFlashWriter`). Any other is one answer too many.
+    /// A write answer while waiting for the fence's restart, or before the barrier's answer. The
+    /// first one after a block timeout is that transmission's one answer, late; the page is
+    /// written again from its opener all the same (see `PartialFlashWriter`). Any other is one
+    /// answer too many.
     mutating func answerWhileRecovering(_ answer: PartialFlashingNotification) -> [FlowAction] {
         guard lateAnswerPending else {
-            // A resynchronisation starts only after the block's answer was consumed or could no
+            // A barrier or a fence starts only after the block's answer was consumed or could no
             // longer come (a new connection, every block but the hash block acknowledged, or the
-            // late answer already in), so
-            // an answer now is one too many: an earlier answer was duplicated and taken for a
-            // later block's, which may therefore never have been written.
+            // late answer already in), so an answer now is one too many: an earlier answer was
+            // duplicated and taken for a later block's, which may therefore never have been written.
             return fail(.unaccountedAnswers(count: unaccountedAnswers + 1))
         }
         lateAnswerPending = false
         let what = answer == .writeSuccess ? "written" : "dropped (01 AA)"
-        let note = FlowAction.report(
-            .trace(
-                "the late answer to block \(index + 1): \(what); it is sent again after "
-                    + "the resynchronisation all the same"))
-        guard state == .settling else { return [note] }
-        // The board finished the block: nothing is pending, the barrier may go now.
-        return [note] + disarm() + resync(attempt: 1)
+        return [
+            .report(
+                .trace(
+                    "the late answer to block \(index + 1): \(what); its page is written again after "
+                        + "the restart all the same"))
+        ]
     }
 
     mutating func deadlinePassed() -> [FlowAction] {
@@ -122,9 +118,32 @@ extension PartialFlashWriter {
 
     mutating func linkLost(_ reason: DisconnectReason) -> [FlowAction] {
         switch state {
-        case .awaitingAck, .syncing, .probing, .settling:
+        case .fencing:
+            // The board restarts as FF 00 asks, after every flash event it had queued; or the link
+            // dropped before that, and FF 00 may have been lost with it. Nothing in the loss tells
+            // them apart: the next connection does (`checkRestart()`).
             let timer = disarm()
+            lossInDoubt = reason
+            state = .reconnecting
+            return timer + [
+                .report(
+                    .trace("the link dropped after FF 00 (\(reason)): the restart, or a drop before it; checking"))
+            ] + recovery.expectedLoss()
+        case .checkingRestart:
+            // A drop during the check: it counts, and the loss in doubt is checked on the next
+            // connection (`fenced` stays set).
+            let timer = disarm()
+            if let error = countRetry(.linkLost(reason)) { return timer + fail(error) }
+            state = .reconnecting
+            fenced = true
+            return timer + settle(recovery.unexpectedLoss(reason))
+        case .awaitingAck, .syncing, .stepping:
+            let timer = disarm()
+            // A block in flight may have a flash event pending on a board that did not restart:
+            // its answer would come on the next connection. The fence goes first there.
+            fenceOnReconnect = fenceOnReconnect || state == .awaitingAck
             lateAnswerPending = false
+            fenced = false
             if let error = countRetry(.linkLost(reason)) { return timer + fail(error) }
             state = .reconnecting
             return timer + settle(recovery.unexpectedLoss(reason))
@@ -146,6 +165,12 @@ extension PartialFlashWriter {
 
     mutating func connected(_ info: ConnectionInfo) -> [FlowAction] {
         recovery.connected()
+        stepAfterBarrier = true
+        guard !fenced else {
+            // After the loss that followed FF 00: first whether it was the restart.
+            fenced = false
+            return [.report(.trace("connected again after FF 00")), .subscribe(characteristic)] + checkRestart()
+        }
         stats.reconnects += 1
         // Resume from the first block of the page that holds the first unacknowledged block,
         // not from that block itself (docs/protocols/partial-flashing.md §3.4):
@@ -167,7 +192,14 @@ extension PartialFlashWriter {
         index = resume
         burnsInDoubt = 0
         rewindAfterBarrier = false
-        return [note, .subscribe(characteristic)] + resync(attempt: 1)
+        guard fenceOnReconnect else { return [note, .subscribe(characteristic)] + resync(attempt: 1) }
+        // The block in flight when the link dropped may still answer, on this connection.
+        fenceOnReconnect = false
+        lateAnswerPending = true
+        return [
+            note, .subscribe(characteristic),
+            .report(.trace("the block in flight may still be pending on the board: the fence first"))
+        ] + fence(sends: 1)
     }
 }
 

@@ -15,7 +15,8 @@ public struct PartialFlashStats: Sendable, Equatable, Codable {
     public var skippedBlocks: Int
     /// Block resends, resynchronisations and reconnections counted against the retry limits.
     public var retries: Int
-    /// REGION_INFO requests sent to reset the board's packet numbering.
+    /// REGION_INFO requests sent to reset the board's packet numbering: one per recovery (after the
+    /// `FF 00` fence's restart, or after a reconnection).
     public var resyncs: Int
     /// Connections made again after an unexpected link loss (the reboot at the end is not counted).
     public var reconnects: Int
@@ -117,27 +118,41 @@ public struct PartialFlashStats: Sendable, Equatable, Codable {
 ///   by order whenever it comes; a packet lost from a fill-in makes a prefix again or an `01 AA`.
 ///   A fill-in also never moves the board's `offset` or block buffer while a flash event may be
 ///   pending, which a barrier or a renumbered block could. No answer after the fill-ins means
-///   the answer itself was lost (or the board is slower still), and one recovery covers that:
-///   1. STATUS (`EE`). The board answers it in its write handler after every earlier write,
-///      and it changes nothing, so once its answer is in, every packet of the block either
-///      reached the board or never will, and an `01 AA` they caused came before it.
-///   2. If the block's answer has not come yet, `settleTime`: a complete block's flash event
-///      may still be erasing its page (it sends `01 FF` after the burn). A timer that decides
-///      only when to go on; an answer that arrives meanwhile ends the wait at once. (Too short
-///      a wait costs the write, not the program: `PartialFlashSettings.settleTime`.)
-///   3. REGION_INFO 2, the barrier: it resets the board's counters (and its `offset`, which is
-///      why no flash event may be pending: that event would burn at address 0, §2.1). Every
-///      answer to an earlier transmission arrives before the barrier's answer.
-///   4. The block again, numbered from 0.
-///   A late answer arriving during steps 1-3 is that transmission's one answer. The block is
-///   resent even when it was `01 FF`: sending a block again is always safe here (identical
-///   bytes over identical bytes; for a block that opens a page, the page is erased again
-///   before any later block of it was written), while trusting an `01 FF` would rest on the
-///   absence of duplicated answers, which a client cannot check.
+///   the answer itself was lost (or the board is slower still), and one recovery covers that,
+///   the fence, ordered by the firmware and not by a timer:
+///   1. `FF 00`. The write handler does not act on it: it raises an event, which the message
+///      bus queues behind every flash event already raised and runs after them, one after
+///      another (CODAL and DAL `MicroBitPartialFlashingService::onDataWritten`,
+///      `partialFlashingEvent`; codal-core `MessageBus::send`, `idle` and `async_callback` with
+///      `MESSAGE_BUS_LISTENER_QUEUE_IF_BUSY`). The write commands before it reached the board
+///      before it or never will. So the board restarts into pairing mode
+///      (`MicroBitBLEManager::restartInBLEMode`) only after the block's flash event, if it
+///      had one, erased, burned and answered.
+///   2. The link drops with the restart. A late answer that arrives before the drop is the
+///      block's one answer; it changes nothing.
+///   3. A fresh connection (its notifications are the new boot's: no answer made before the
+///      restart can arrive on it), REGION_INFO 2 on a board whose counters start at 0, and the
+///      block again, numbered from 0. The restart came after the block's flash event ended, so
+///      the block was burnt whole or not at all, and sending it again writes identical bytes
+///      over them: one more write of its words, allowed while they stay within nWRITE with the
+///      writes still to come. Past that (a second recovery of the same block, the last block,
+///      which END_OF_TRANSMISSION burns again, a block the program hash overlaps) the write
+///      goes on from the block that opens the page in progress, which erases it, or from the
+///      first block once the program hash may be written (`rewindIfRecovering()`,
+///      `rewindTarget(for:)`).
+///   If the board does not restart within `rebootTimeout` (after a second `FF 00`, in case the
+///   first write command was lost), its flash work may hang (a flash operation that never ends
+///   starves the event fiber, and `FF 00` waits behind it): the writer gives up with
+///   `PartialFlashError.rebootNotObserved`, and the session resets the board with `FF 01`
+///   before any fallback (`BoardReset`). The timers decide when the writer acts, never whether
+///   an answer counts.
 ///
 /// A lost 4th packet, a lost block and a late answer thus each cost one retry (the timeout and the
-/// fill-in); a lost `01 FF` or `01 AA` costs the fill-ins, one STATUS round trip, at most
-/// `settleTime`, one REGION_INFO round trip and the block.
+/// fill-in); a lost `01 FF` or `01 AA` costs the fill-ins, the board's restart, a connection,
+/// one REGION_INFO round trip and the block (or the page in progress up to it, see step 3).
+/// A link that drops with a block in flight leaves the board with a flash event that may still
+/// run and answer on the next connection: that connection starts with the fence too, and the
+/// write goes on from the block that opens the page (the board may have reset mid-burn).
 ///
 /// # Answers no transmission accounts for
 ///
@@ -196,12 +211,18 @@ public struct PartialFlashWriter: FlowMachine {
         case idle
         /// Waiting for the answer to REGION_INFO 2 sent to reset the board's counters (the barrier).
         case syncing(attempt: Int)
+        /// The one out-of-order packet that steps the board's counters on is out; its `01 AA`
+        /// is due (`step(expecting:)`). `group` is the number the board expected before it.
+        case stepping
         /// The block at `index` is in flight.
         case awaitingAck
-        /// After a block timeout: STATUS sent `attempt` times, waiting for its answer.
-        case probing(attempt: Int)
-        /// STATUS answered and the block in doubt still unanswered: giving the board `settleTime`.
-        case settling
+        /// After a block whose answer did not come: `FF 00` sent `sends` times, waiting for the
+        /// board to restart once its pending flash events ran (the fence).
+        case fencing(sends: Int)
+        /// Connected again after a loss that followed `FF 00`: the restart probe and STATUS are
+        /// out; `01 AA` shows the restart, STATUS's answer or `01 FF` first shows a board that
+        /// did not restart (`checkRestart()`).
+        case checkingRestart
         /// END_OF_TRANSMISSION sent `sends` times; waiting for the reboot.
         case ending(sends: Int)
         /// Connecting again after an unexpected link loss.
@@ -220,15 +241,28 @@ public struct PartialFlashWriter: FlowMachine {
     var group: UInt8 = 0
     /// The block in flight already had one `01 AA` since the last resynchronisation.
     var outOfOrderSeen = false
-    /// While recovering from a block timeout: the transmission that timed out has not answered
-    /// yet, so the next write answer before the barrier's is its one answer.
+    /// While waiting for the fence after a block timeout: the transmission that timed out has not
+    /// answered yet, so the next write answer before the link drops is its one answer.
     var lateAnswerPending = false
-    /// A recovery from a block timeout is under way: after its barrier the write goes on from the
-    /// block that opens the page in progress (`rewindIfRecovering()`).
+    /// A recovery through the fence is under way: after its barrier the write goes on with the
+    /// block in doubt or from the block that opens its page (`rewindIfRecovering()`).
     var rewindAfterBarrier = false
     /// Transmissions of the block in flight that went unanswered in recoveries since it was last
     /// sent afresh: each may have been burnt (see `rewindIfRecovering()`).
     var burnsInDoubt: UInt8 = 0
+    /// The link loss being recovered from is the fence's restart (`FF 00`), asked for.
+    var fenced = false
+    /// The link dropped after `FF 00`: the board's restart, or a drop before it (the write
+    /// command may have been lost with it). The next connection shows which (`checkRestart()`);
+    /// until then the loss counts neither way.
+    var lossInDoubt: DisconnectReason?
+    /// The link dropped with a block in flight: the next connection starts with the fence.
+    var fenceOnReconnect = false
+    /// The next barrier follows a reconnection: its first block goes out after a step
+    /// (`step(expecting:)`), so that it is not numbered from 0.
+    var stepAfterBarrier = false
+    /// The restart check in progress reads `01 AA` as the restart (nil `restartProbe` aside).
+    var probeAAMeansRestart = true
     /// How often the transmission in flight was sent again with the same numbers (`fillIn()`).
     var fillIns = 0
     var blockRetries = 0
@@ -254,7 +288,7 @@ public struct PartialFlashWriter: FlowMachine {
     ///   - plan: the blocks to write.
     ///   - settings: `blockTimeout`, `blockRetryLimit`, `runRetryLimit`, `deadlineBase`,
     ///     `deadlinePerBlock`, `answerTimeout`, `requestAttempts`, `rebootTimeout`,
-    ///     `reconnectDelay`, `reconnectAttempts`, `reconnectLimit`, `settleTime`.
+    ///     `reconnectDelay`, `reconnectAttempts`, `reconnectLimit`, `rebootReconnectDelay`.
     public init(plan: BlockPlan, settings: PartialFlashSettings = PartialFlashSettings()) {
         self.init(plan: plan, range: 0..<plan.blockCount, settings: settings)
     }

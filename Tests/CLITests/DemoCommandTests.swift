@@ -52,7 +52,7 @@ struct DemoCommandTests {
             #expect(lines.contains { $0.contains("decision: ") && $0.contains(reason) }, "step \(n)")
         }
         #expect(
-            step(4, of: r).contains { $0.hasSuffix("sim-2: full (after fallback), 196,664 bytes, 53.5 s, verified") },
+            step(4, of: r).contains { $0.hasSuffix("sim-2: full (after fallback), 196,664 bytes, 54.6 s, verified") },
             "\(step(4, of: r).suffix(2))")
     }
 

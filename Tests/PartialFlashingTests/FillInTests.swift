@@ -7,7 +7,7 @@ import Transport
 /// After a block timeout the writer sends the block's packets again with the same numbers (a
 /// fill-in): a board that lacks some takes them and completes the block, a board still working on
 /// the block ignores them (CODAL and DAL `flashData`: 1 to 7 numbers behind, no answer). Either
-/// way the first write answer after it is the block's, whenever it comes; no barrier is sent.
+/// way the first write answer after it is the block's, whenever it comes; no fence is sent.
 @Suite struct FillInTests {
     let block = PartialFlashTimer.block
 
@@ -25,7 +25,7 @@ import Transport
         #expect(packetNumbers(fillIn) == [8, 9, 10, 11])
         #expect(writes(fillIn).first?.prefix(3) == [0x01, 0x70, 0x80], "block 3 again, at 0x47080")
         #expect(effects(fillIn).last == .startTimer(block, .seconds(1)))
-        #expect(!writes(fillIn).contains([0xEE]) && !writes(fillIn).contains([0x00, 0x02]))
+        #expect(!writes(fillIn).contains([0xFF, 0x00]) && !writes(fillIn).contains([0x00, 0x02]))
         // The answer, late or for the fill-in: block 4 goes on with packets 12-15.
         #expect(packetNumbers(writer.handle(ack, now: .milliseconds(1400))) == [12, 13, 14, 15])
         #expect(writer.stats.retries == 1 && writer.stats.resyncs == 0)
@@ -40,14 +40,14 @@ import Transport
         #expect(writes(resent).first?.prefix(3) == [0x01, 0x70, 0x80], "still block 3")
     }
 
-    @Test func afterTheFillInsTheRecoveryGoesThroughStatusAndTheBarrier() throws {
+    @Test func afterTheFillInsTheRecoveryGoesThroughTheFence() throws {
         // No answer to the block nor to two fill-ins: its answer was lost (the board expects 12 and
         // ignores 8-11), or the board is slower still.
         var writer = try started()
         #expect(packetNumbers(writer.handle(.timerFired(block), now: .seconds(1))) == [8, 9, 10, 11])
         #expect(packetNumbers(writer.handle(.timerFired(block), now: .seconds(2))) == [8, 9, 10, 11])
-        let probe = writer.handle(.timerFired(block), now: .seconds(3))
-        #expect(writes(probe) == [[0xEE]])
+        let fence = writer.handle(.timerFired(block), now: .seconds(3))
+        #expect(writes(fence) == [[0xFF, 0x00]])
         #expect(writer.stats.retries == 3)
     }
 

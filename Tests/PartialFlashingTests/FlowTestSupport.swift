@@ -17,6 +17,26 @@ let oldProgramHash: [UInt8] = [0xC1, 0x00, 0x81, 0x00, 0xAB, 0x00, 0xDD, 0x00]
 func notify(_ bytes: [UInt8]) -> FlowEvent { .notification(pf, bytes) }
 let ack = notify([0x01, 0xFF])
 let outOfOrder = notify([0x01, 0xAA])
+/// The step's packet from a board that expects `expected` (`PartialFlashWriter.step(expecting:)`).
+func stepPacket(expecting expected: UInt8) -> [UInt8] {
+    [0x01, 0x00, 0x00, expected &+ 128] + [UInt8](repeating: 0xFF, count: 16)
+}
+
+/// A board's answers to `count` blocks numbered on from `first`: each block's `01 FF`, and the
+/// `01 AA` of the step that keeps the numbers away from 252.
+func blockAnswers(_ count: Int, from first: UInt8 = 0) -> [FlowEvent] {
+    var events: [FlowEvent] = []
+    var next = first
+    for _ in 0..<count {
+        events.append(ack)
+        next &+= 4
+        if next == 252 {
+            events += [outOfOrder]
+            next = 0
+        }
+    }
+    return events
+}
 
 func status(_ mode: BoardMode) -> FlowEvent { notify(PartialFlashingNotification.status(version: 1, mode: mode).bytes) }
 

@@ -5,11 +5,11 @@ import Transport
 @testable import PartialFlashing
 
 /// Blocks that open a page are answered after the board's erase and are taken like any other
-/// answer; a page opener whose answer did not come is sent again only through the barrier (its
-/// page is erased again before any later block of it was written); and once the program hash
-/// may be written no page is erased again before the hash's page.
+/// answer; a page opener whose answer did not come is sent again only after the fence (`FF 00`,
+/// the board's restart behind its pending work, a fresh connection), and before any later block
+/// of its page; and once the program hash may be written no page is erased again before the
+/// hash's page.
 @Suite struct PageOpenerAndSealTests {
-    let settle = PartialFlashTimer.settle
 
     /// The address in the first FLASH_DATA packet of `actions`.
     func firstAddress(_ actions: [FlowAction]) -> UInt32? {
@@ -19,22 +19,27 @@ import Transport
         return UInt32(p0[1]) << 8 | UInt32(p0[2]) | UInt32(p1[1]) << 24 | UInt32(p1[2]) << 16
     }
 
-    @Test func aPageOpenerWithoutAnAnswerGoesAgainOnlyAfterTheBarrierAndBeforeAnyLaterBlockOfItsPage() throws {
+    @Test func aPageOpenerWithoutAnAnswerGoesAgainOnlyAfterTheFenceAndBeforeAnyLaterBlockOfItsPage() throws {
         let (plan, program) = try makePlan(bodySize: 9000)
-        var writer = PartialFlashWriter(plan: plan, program: program, settings: WriterTests.barrierOnly)
+        var writer = PartialFlashWriter(plan: plan, program: program, settings: WriterTests.fenceOnly)
         _ = writer.beginAfterRegionInfo()
-        _ = writer.run(Array(repeating: ack, count: 64))  // page 0x47000 written; block 65 opens 0x48000
+        _ = writer.run(blockAnswers(64))  // page 0x47000 written; block 65 opens 0x48000, as packets 4-7
         #expect(writer.index == 64 && plan.blocks[64].opensPage)
-        let probe = writer.handle(.timerFired(PartialFlashTimer.block), now: .seconds(3))
-        #expect(writes(probe) == [[0xEE]], "nothing of the page is written before the board is known to be quiet")
-        _ = writer.handle(status(.pairing), now: .seconds(3))
-        // The opener's 01 FF comes after its erase, late: the board is done with it.
+        let fence = writer.handle(.timerFired(PartialFlashTimer.block), now: .seconds(3))
+        #expect(writes(fence) == [[0xFF, 0x00]], "nothing of the page is written before the board restarted")
+        // The opener's 01 FF comes after its erase, late, before the restart: nothing is written.
         let late = writer.handle(ack, now: .seconds(3) + .milliseconds(90))
-        #expect(writes(late) == [[0x00, 0x02]])
-        let again = writer.handle(v2Program, now: .seconds(3) + .milliseconds(120))
+        #expect(writes(late).isEmpty)
+        // The check on the next connection: packet 3 (one before the opener's 4), then STATUS.
+        let back = writer.run([.disconnected(.remoteTerminated), .connected(link)], at: .seconds(3))
+        #expect(packetNumbers(back) == [3] && writes(back).last == [0xEE])
+        #expect(writes(writer.handle(outOfOrder, now: .seconds(3))) == [[0x00, 0x02]], "it restarted: the barrier")
+        // After the barrier of a reconnection, the step (packet 128, answered 01 AA), then the opener.
+        #expect(writes(writer.handle(v2Program, now: .seconds(3))) == [stepPacket(expecting: 0)])
+        let again = writer.handle(outOfOrder, now: .seconds(3) + .milliseconds(120))
         #expect(
             firstAddress(again) == 0x48000, "the opener again: its page is erased again, nothing after it was written")
-        #expect(packetNumbers(again) == [0, 1, 2, 3])
+        #expect(packetNumbers(again) == [4, 5, 6, 7])
         let next = writer.handle(ack, now: .seconds(3) + .milliseconds(250))
         #expect(firstAddress(next) == 0x48040)
     }
@@ -46,12 +51,18 @@ import Transport
         let seal = try #require(plan.sealIndex)
         var writer = PartialFlashWriter(plan: plan, program: program)
         _ = writer.beginAfterRegionInfo()
-        _ = writer.run(Array(repeating: ack, count: seal))  // every block but the hash block
+        _ = writer.run(blockAnswers(seal))  // every block but the hash block
         _ = writer.handle(v2Program, now: .seconds(4))  // the barrier; the hash block goes out
         #expect(writer.index == seal && writer.sealSent)
         _ = writer.handle(.disconnected(.supervisionTimeout), now: .seconds(5))
-        _ = writer.handle(.connected(link), now: .seconds(6))
-        let resumed = writer.handle(region(2, 0x47000, 0x73000, oldProgramHash), now: .seconds(6))
+        // The hash block may still be pending on the board: the fence, then a fresh connection.
+        #expect(writes(writer.handle(.connected(link), now: .seconds(6))) == [[0xFF, 0x00]])
+        _ = writer.run([.disconnected(.remoteTerminated), .connected(link)], at: .seconds(6))
+        // The hash block went as packets 0-3: a restarted board says nothing to packet 249, and
+        // STATUS answers first (so would a board that has none of it).
+        _ = writer.handle(status(.pairing), now: .seconds(6))
+        _ = writer.handle(region(2, 0x47000, 0x73000, oldProgramHash), now: .seconds(6))
+        let resumed = writer.handle(outOfOrder, now: .seconds(6))
         #expect(firstAddress(resumed) == plan.blocks[0].address)
         #expect(writer.index == 0)
     }
@@ -59,11 +70,12 @@ import Transport
     @Test func aTimeoutOnTheHashBlockGoesBackToTheFirstBlock() throws {
         let (plan, program) = try makePlan(bodySize: 9000, seal: true)
         let seal = try #require(plan.sealIndex)
-        var writer = PartialFlashWriter(plan: plan, program: program, settings: WriterTests.barrierOnly)
+        var writer = PartialFlashWriter(plan: plan, program: program, settings: WriterTests.fenceOnly)
         _ = writer.beginAfterRegionInfo()
-        _ = writer.run(Array(repeating: ack, count: seal) + [v2Program])
-        _ = writer.run([.timerFired(PartialFlashTimer.block), status(.pairing), .timerFired(settle)])
-        let again = writer.handle(v2Program, now: .seconds(2))
+        _ = writer.run(blockAnswers(seal) + [v2Program])
+        _ = writer.run([.timerFired(PartialFlashTimer.block), .disconnected(.remoteTerminated), .connected(link)])
+        _ = writer.run([status(.pairing), v2Program])
+        let again = writer.handle(outOfOrder, now: .seconds(2))
         #expect(firstAddress(again) == plan.blocks[0].address)
         #expect(firstAddress(writer.handle(ack, now: .seconds(2))) == plan.blocks[1].address)
     }
@@ -73,7 +85,7 @@ import Transport
         let seal = try #require(plan.sealIndex)
         var writer = PartialFlashWriter(plan: plan, program: program)
         _ = writer.beginAfterRegionInfo()
-        let last = writer.run(Array(repeating: ack, count: seal))
+        let last = writer.run(blockAnswers(seal))
         #expect(writes(last).last == [0x00, 0x02], "a barrier, not the hash block")
         #expect(!writer.sealSent)
         let sealed = writer.handle(v2Program, now: .seconds(4))

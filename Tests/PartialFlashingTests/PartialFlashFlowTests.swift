@@ -22,8 +22,9 @@ import Transport
         let violations = driver.board.violations
         #expect(violations.isEmpty)
         #expect(driver.flow.decision == .partial)
-        // EE, 00 01, 00 02, 142 × 4 packets, the 00 02 barrier, the hash block, 02, then EE and 00 02 to read back.
-        #expect(driver.written.count == 3 + 143 * 4 + 1 + 1 + 2)
+        // EE, 00 01, 00 02, 142 × 4 packets, the 00 02 barrier, the hash block, 02, then EE and 00 02 to read
+        // back; twice, where the next block would go as packets 252-255, a step on to 0 instead.
+        #expect(driver.written.count == 3 + 143 * 4 + 2 + 1 + 1 + 2)
         #expect(driver.written.prefix(3) == [[0xEE], [0x00, 0x01], [0x00, 0x02]])
         #expect(driver.written.suffix(3) == [[0x02], [0xEE], [0x00, 0x02]])
         #expect(driver.board.mode == .application && !driver.board.flashIncomplete)

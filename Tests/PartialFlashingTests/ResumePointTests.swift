@@ -67,7 +67,7 @@ import Transport
         var writer = PartialFlashWriter(plan: plan, program: program)
         writer.checkpointBase = .base(program: program, board: map, plan: plan)
         var actions = writer.beginAfterRegionInfo()
-        for _ in 0..<plan.blockCount { actions += writer.handle(ack, now: .zero) }
+        for answer in blockAnswers(plan.blockCount) { actions += writer.handle(answer, now: .zero) }
         let points = reports(actions).compactMap { r -> ResumePoint?? in
             if case let .checkpoint(p) = r { return p } else { return nil }
         }

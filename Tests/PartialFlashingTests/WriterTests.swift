@@ -7,11 +7,11 @@ import Transport
 @Suite struct WriterTests {
     let block = PartialFlashTimer.block
     let answer = PartialFlashTimer.answer
-    let settle = PartialFlashTimer.settle
-    let statusRequest: [UInt8] = [0xEE]
-    /// The recovery through STATUS and the REGION_INFO barrier, which follows the fill-ins
-    /// (`FillInTests`), at the first block timeout.
-    static var barrierOnly: PartialFlashSettings {
+    let reboot = PartialFlashTimer.reboot
+    let fenceRequest: [UInt8] = [0xFF, 0x00]
+    /// The recovery through the fence (`FF 00`, the restart, a fresh connection), which follows
+    /// the fill-ins (`FillInTests`), at the first block timeout.
+    static var fenceOnly: PartialFlashSettings {
         var settings = PartialFlashSettings()
         settings.fillIns = 0
         return settings
@@ -55,20 +55,24 @@ import Transport
     }
 
     @Test func sendsEndOfTransmissionOnlyAfterTheLastAckThenFinishesWhenTheBoardRestarts() throws {
-        var (writer, first) = try startedWriter(bodySize: 96, settings: Self.barrierOnly)  // 2 blocks
+        var (writer, first) = try startedWriter(bodySize: 96, settings: Self.fenceOnly)  // 2 blocks
         #expect(writer.plan.blockCount == 2)
         #expect(!writes(first).contains([0x02]))
         let second = writer.handle(ack, now: .milliseconds(60))
         #expect(!writes(second).contains([0x02]))
-        // A timeout on the last block recovers; it does not end the transmission. The last block
-        // may be burnt already and END_OF_TRANSMISSION burns it once more, so a resend would be a
-        // third write of its words: the write goes on from the block that opens its page.
+        // A timeout on the last block recovers through the fence; it does not end the
+        // transmission. The write goes on from the block that opens its page.
+        #expect(writes(writer.run([.timerFired(block)], at: .seconds(2))) == [fenceRequest])
+        // On the next connection the check (its last write is STATUS); the restarted board's
+        // `01 AA` shows the restart, and the barrier follows.
         #expect(
-            writes(writer.run([.timerFired(block), status(.pairing), .timerFired(settle)], at: .seconds(2)))
-                == [statusRequest, [0x00, 0x02]])
-        let opener = writer.handle(v2Program, now: .seconds(2))
-        #expect(packetNumbers(opener) == [0, 1, 2, 3] && writes(opener).first?.prefix(3) == [0x01, 0x70, 0x00])
-        #expect(packetNumbers(writer.handle(ack, now: .seconds(2))) == [4, 5, 6, 7])
+            writes(writer.run([.disconnected(.remoteTerminated), .connected(link)], at: .seconds(2))).last == [0xEE])
+        #expect(writes(writer.handle(outOfOrder, now: .seconds(2))) == [[0x00, 0x02]])
+        // After the barrier of a reconnection, the step: packet 128, out of order, answered 01 AA.
+        #expect(writes(writer.handle(v2Program, now: .seconds(2))) == [stepPacket(expecting: 0)])
+        let opener = writer.handle(outOfOrder, now: .seconds(2))
+        #expect(packetNumbers(opener) == [4, 5, 6, 7] && writes(opener).first?.prefix(3) == [0x01, 0x70, 0x00])
+        #expect(packetNumbers(writer.handle(ack, now: .seconds(2))) == [8, 9, 10, 11])
         let end = writer.handle(ack, now: .seconds(2))
         #expect(
             effects(end) == [
@@ -103,75 +107,118 @@ import Transport
         var (writer, _) = try startedWriter()
         _ = writer.handle(outOfOrder, now: .zero)  // resent as 4-7
         let second = writer.handle(outOfOrder, now: .zero)  // a second AA for the same block
-        // The resend (4-7) may still be in the board's hands: STATUS, time to finish, then the barrier.
+        // The resend (4-7) may still be in the board's hands: the fence, then a fresh connection.
         #expect(
             effects(second) == [
-                .cancelTimer(block), .write(pf, statusRequest, .command),
-                .startTimer(answer, .seconds(2))
+                .cancelTimer(block), .write(pf, fenceRequest, .command), .startTimer(reboot, .seconds(10))
             ])
-        _ = writer.run([status(.pairing), .timerFired(settle)])
-        let again = writer.handle(region(2, 0x47000, 0x73000, oldProgramHash), now: .zero)
-        #expect(packetNumbers(again) == [0, 1, 2, 3])
+        _ = writer.run([.disconnected(.remoteTerminated), .connected(link), outOfOrder])
+        _ = writer.handle(region(2, 0x47000, 0x73000, oldProgramHash), now: .zero)
+        let again = writer.handle(outOfOrder, now: .zero)  // the step's answer
+        #expect(packetNumbers(again) == [4, 5, 6, 7])
         #expect(writes(again).first?.prefix(3) == [0x01, 0x70, 0x00])
-        #expect(packetNumbers(writer.handle(ack, now: .zero)) == [4, 5, 6, 7])
+        #expect(packetNumbers(writer.handle(ack, now: .zero)) == [8, 9, 10, 11])
         #expect(writer.stats.resyncs == 1 && writer.stats.retries == 2)
     }
 
-    @Test func recoversFromABlockTimeoutWithStatusThenTheRegionInfoBarrierThenTheBlockFromZero() throws {
+    @Test func recoversFromABlockTimeoutWithTheFenceThenSendsTheBlockAgainOnAFreshConnection() throws {
         // Block 3 (8-11) gets no answer: its 4th packet, the block or its answer was lost.
-        var (writer, _) = try startedWriter(settings: Self.barrierOnly)
+        var (writer, _) = try startedWriter(settings: Self.fenceOnly)
         _ = writer.run([ack, ack])
-        let probe = writer.handle(.timerFired(block), now: .seconds(1))
-        #expect(effects(probe) == [.write(pf, statusRequest, .command), .startTimer(answer, .seconds(2))])
+        let fence = writer.handle(.timerFired(block), now: .seconds(1))
+        #expect(effects(fence) == [.write(pf, fenceRequest, .command), .startTimer(reboot, .seconds(10))])
         #expect(
-            reports(probe).contains {
+            reports(fence).contains {
                 if case let .retry(text) = $0 { text.hasPrefix("block 3 at 0x00047080") } else { false }
             })
-        // The board has every write; the block is still unanswered, so the board gets time to finish it.
-        let probed = writer.handle(status(.pairing), now: .milliseconds(1030))
-        #expect(effects(probed) == [.cancelTimer(answer), .startTimer(settle, .milliseconds(500))])
-        let barrier = writer.handle(.timerFired(settle), now: .milliseconds(1530))
-        #expect(effects(barrier) == [.write(pf, [0x00, 0x02], .command), .startTimer(answer, .seconds(2))])
-        let again = writer.handle(v2Program, now: .milliseconds(1560))
-        #expect(packetNumbers(again) == [0, 1, 2, 3])
+        // The board restarts once its pending flash events ran: a fresh connection, not counted
+        // as a link loss.
+        let restart = writer.handle(.disconnected(.supervisionTimeout), now: .milliseconds(1200))
+        #expect(effects(restart) == [.cancelTimer(reboot), .connect(after: .zero)])
+        // Whether that loss was the restart: packet 7, one before block 3's first, then STATUS.
+        let back = writer.handle(.connected(link), now: .milliseconds(1900))
+        let probe = [0x01, 0x00, 0x00, 0x07] + Array(writer.plan.blocks[2].data[48..<64])
+        #expect(
+            effects(back) == [
+                .subscribe(pf), .write(pf, probe, .command), .write(pf, [0xEE], .command),
+                .startTimer(answer, .seconds(2))
+            ])
+        // A restarted board expects packet 0: `01 AA`. The barrier follows.
+        #expect(
+            effects(writer.handle(outOfOrder, now: .milliseconds(1915)))
+                == [.cancelTimer(answer), .write(pf, [0x00, 0x02], .command), .startTimer(answer, .seconds(2))])
+        // The board restarted only after block 3's flash event, if any, ended: the block was
+        // burnt whole or not at all, and a second write of its words is within nWRITE.
+        // First the step that keeps the block away from packet 0: it is answered 01 AA.
+        #expect(writes(writer.handle(v2Program, now: .milliseconds(1930))) == [stepPacket(expecting: 0)])
+        let again = writer.handle(outOfOrder, now: .milliseconds(1940))
+        #expect(packetNumbers(again) == [4, 5, 6, 7])
         #expect(writes(again).first?.prefix(3) == [0x01, 0x70, 0x80], "block 3 again, at 0x47080")
-        #expect(packetNumbers(writer.handle(ack, now: .milliseconds(1590))) == [4, 5, 6, 7])
-        #expect(writer.stats.retries == 1 && writer.stats.resyncs == 1)
+        #expect(packetNumbers(writer.handle(ack, now: .milliseconds(1960))) == [8, 9, 10, 11])
+        #expect(writer.stats.retries == 1 && writer.stats.resyncs == 1 && writer.stats.reconnects == 0)
     }
 
-    @Test func aLateAnswerDuringTheRecoveryIsTheBlocksOwnAndTheBarrierFollowsAtOnce() throws {
-        var (writer, _) = try startedWriter(settings: Self.barrierOnly)
+    @Test func aSecondRecoveryOfTheSameBlockGoesOnFromTheBlockThatOpensItsPage() throws {
+        // Block 3 may be burnt twice already: a third write of its words would pass nWRITE, so
+        // the write goes on from block 1, whose page the board then erases.
+        var (writer, _) = try startedWriter(settings: Self.fenceOnly)
+        _ = writer.run([ack, ack])
+        let recovery: [FlowEvent] = [.timerFired(block), .disconnected(.remoteTerminated), .connected(link)]
+        // Block 3 went as packets 8-11: the check's `01 AA` shows the restart.
+        _ = writer.run(recovery + [outOfOrder, v2Program])
+        #expect(
+            writes(writer.handle(outOfOrder, now: .seconds(2))).first?.prefix(3) == [0x01, 0x70, 0x80], "block 3 again")
+        // Now as packets 4-7 (after the step): the check sends packet 3, and 01 AA shows the restart.
+        #expect(writes(writer.run(recovery + [outOfOrder])).last == [0x00, 0x02])
+        let second = writer.run([v2Program, outOfOrder], at: .seconds(4))
+        #expect(writes(second).first == stepPacket(expecting: 0))
+        #expect(writes(second)[1].prefix(3) == [0x01, 0x70, 0x00], "from block 1, at 0x47000")
+        #expect(
+            reports(second).contains {
+                if case let .trace(t) = $0 { t.hasPrefix("resuming at block 1") } else { false }
+            })
+        #expect(writer.stats.resyncs == 2 && writer.stats.reconnects == 0)
+    }
+
+    @Test func aLateAnswerBeforeTheRestartIsTheBlocksOwnAndChangesNothing() throws {
+        var (writer, _) = try startedWriter(settings: Self.fenceOnly)
         _ = writer.handle(.timerFired(block), now: .seconds(1))
-        // Block 1's 01 FF, late: the board is done with the block, no wait before REGION_INFO.
+        // Block 1's 01 FF, late: the board ran its flash event before FF 00's.
         let late = writer.handle(ack, now: .milliseconds(1010))
         #expect(effects(late).isEmpty)
         #expect(
             reports(late).contains {
                 if case let .trace(text) = $0 { text.hasPrefix("the late answer to block 1") } else { false }
             })
-        #expect(
-            effects(writer.handle(status(.pairing), now: .milliseconds(1030)))
-                == [.cancelTimer(answer), .write(pf, [0x00, 0x02], .command), .startTimer(answer, .seconds(2))])
-        // The block is sent again all the same, and the next answer is its answer.
-        let again = writer.handle(v2Program, now: .milliseconds(1060))
-        #expect(packetNumbers(again) == [0, 1, 2, 3])
+        // Block 1 went as packets 0-3: the check sends packet 249, which a restarted board drops
+        // silently (7 behind 0) and one that has any of the block answers 01 AA; STATUS first.
+        let check = writer.run([.disconnected(.remoteTerminated), .connected(link)], at: .milliseconds(1100))
+        #expect(packetNumbers(check) == [249] && writes(check).last == [0xEE])
+        #expect(writes(writer.handle(status(.pairing), now: .milliseconds(1150))) == [[0x00, 0x02]])
+        // The block is sent again all the same (after the step), and the next answer is its answer.
+        _ = writer.handle(v2Program, now: .milliseconds(1200))
+        let again = writer.handle(outOfOrder, now: .milliseconds(1210))
+        #expect(packetNumbers(again) == [4, 5, 6, 7])
         #expect(writes(again).first?.prefix(3) == [0x01, 0x70, 0x00])
         #expect(reports(again).allSatisfy { if case .progress = $0 { false } else { true } })
         #expect(
-            reports(writer.handle(ack, now: .milliseconds(1090))).contains(.progress(done: 1, total: 63, unit: .blocks))
+            reports(writer.handle(ack, now: .milliseconds(1230))).contains(.progress(done: 1, total: 63, unit: .blocks))
         )
         #expect(writer.stats.retries == 1)
     }
 
-    @Test func aLateAnswerWhileTheBoardSettlesEndsTheWait() throws {
-        var (writer, _) = try startedWriter(settings: Self.barrierOnly)
-        _ = writer.run([.timerFired(block), status(.pairing)], at: .seconds(1))
-        let late = writer.handle(outOfOrder, now: .milliseconds(1200))
+    @Test func sendsTheFenceAgainOnceAndGivesUpOnABoardThatDoesNotRestart() throws {
+        var (writer, _) = try startedWriter(settings: Self.fenceOnly)
+        _ = writer.handle(.timerFired(block), now: .seconds(1))
+        #expect(writes(writer.handle(.timerFired(reboot), now: .seconds(11))) == [fenceRequest])
+        // FF 00 waits behind a flash operation that never ends: the session resets the board (FF 01).
         #expect(
-            effects(late) == [
-                .cancelTimer(settle), .write(pf, [0x00, 0x02], .command), .startTimer(answer, .seconds(2))
-            ])
-        #expect(packetNumbers(writer.handle(v2Program, now: .milliseconds(1230))) == [0, 1, 2, 3])
+            effects(writer.handle(.timerFired(reboot), now: .seconds(21)))
+                == [.cancelTimer(PartialFlashTimer.deadline), .finish])
+        #expect(
+            writer.partialFlashError
+                == .rebootNotObserved(
+                    after: "the fence (FF 00) after block 1; its flash work may hang", waited: .seconds(10)))
     }
 
     @Test func anAnswerIsTakenWhenEverItArrivesEvenAtTheInstantOfTheNextWrite() throws {
@@ -183,48 +230,34 @@ import Transport
         #expect(writer.stats.retries == 0)
     }
 
-    @Test func answersTheRegionInfoBarrierWithTheSameBlockFromZero() throws {
-        var (writer, _) = try startedWriter(settings: Self.barrierOnly)
-        _ = writer.run([ack, .timerFired(block), status(.pairing), .timerFired(settle)])  // waiting for REGION_INFO 2
+    @Test func answersTheRegionInfoBarrierWithTheStepThenTheSameBlock() throws {
+        var (writer, _) = try startedWriter(settings: Self.fenceOnly)
+        // Block 2 unanswered; after the fence, waiting for REGION_INFO 2 on the fresh connection.
+        _ = writer.run([ack, .timerFired(block), .disconnected(.remoteTerminated), .connected(link), outOfOrder])
         // A status or a region answer for another region changes nothing.
         #expect(effects(writer.run([status(.pairing), v2Runtime])).isEmpty)
-        let again = writer.handle(v2Program, now: .seconds(2))
-        #expect(packetNumbers(again) == [0, 1, 2, 3])
-        #expect(writes(again).first?.prefix(3) == [0x01, 0x70, 0x40])
+        #expect(writes(writer.handle(v2Program, now: .seconds(2))) == [stepPacket(expecting: 0)])
+        #expect(effects(writer.run([status(.pairing), v2Runtime])).isEmpty)
+        let again = writer.handle(outOfOrder, now: .seconds(2))
+        #expect(packetNumbers(again) == [4, 5, 6, 7])
+        #expect(writes(again).first?.prefix(3) == [0x01, 0x70, 0x40], "block 2 again")
         #expect(reports(again).allSatisfy { if case .progress = $0 { false } else { true } })
     }
 
-    @Test func asksForStatusAgainWhenItsAnswerIsLostAndGivesUpAfterTheAttempts() throws {
-        var (writer, _) = try startedWriter(
-            settings: {
-                var settings = PartialFlashSettings(requestAttempts: 2)
-                settings.fillIns = 0
-                return settings
-            }())
-        _ = writer.handle(.timerFired(block), now: .seconds(1))
-        #expect(writes(writer.handle(.timerFired(answer), now: .seconds(3))) == [statusRequest])
-        _ = writer.handle(.timerFired(answer), now: .seconds(5))
-        #expect(
-            writer.partialFlashError
-                == .gaveUp(
-                    block: 0, address: 0x47000, retries: 1, budget: .probeAttempts(2),
-                    lastProblem: .noProbeAnswer(.seconds(2))))
-    }
-
     @Test func treatsASecondAnswerForTheSameTransmissionAsADuplicate() throws {
-        var (writer, _) = try startedWriter(settings: Self.barrierOnly)
+        var (writer, _) = try startedWriter(settings: Self.fenceOnly)
         _ = writer.run([.timerFired(block), ack])  // block 1's late answer
         // A transmission yields one answer at most: this one is extra, an earlier answer was
         // duplicated and a block may have been skipped. The write stops for a full flash.
         let extra = writer.handle(ack, now: .seconds(2))
-        #expect(effects(extra) == [.cancelTimer(answer), .cancelTimer(PartialFlashTimer.deadline), .finish])
+        #expect(effects(extra) == [.cancelTimer(reboot), .cancelTimer(PartialFlashTimer.deadline), .finish])
         #expect(writer.partialFlashError == .unaccountedAnswers(count: 1))
     }
 
-    @Test func treatsAWriteAnswerDuringAResynchronisationAfterAReconnectionAsADuplicate() throws {
-        var (writer, _) = try startedWriter()
-        _ = writer.run([ack, .disconnected(.supervisionTimeout), .connected(link)])  // resynchronising
-        // Nothing written on the old connection can answer on the new one.
+    @Test func treatsAWriteAnswerAfterTheFencesRestartAsADuplicate() throws {
+        var (writer, _) = try startedWriter(settings: Self.fenceOnly)
+        _ = writer.run([ack, .timerFired(block), .disconnected(.remoteTerminated), .connected(link), outOfOrder])
+        // Nothing made before the restart can answer on the new connection.
         let extra = writer.handle(ack, now: .seconds(2))
         #expect(effects(extra) == [.cancelTimer(answer), .cancelTimer(PartialFlashTimer.deadline), .finish])
         #expect(writer.partialFlashError == .unaccountedAnswers(count: 1))
@@ -237,8 +270,11 @@ import Transport
                 settings.fillIns = 0
                 return settings
             }())
-        // Block 2: two retries (an out of order, a timeout and its recovery).
-        _ = writer.run([ack, outOfOrder, .timerFired(block), status(.pairing), .timerFired(settle), v2Program])
+        // Block 2: two retries (an out of order, a timeout and its recovery through the fence).
+        _ = writer.run([
+            ack, outOfOrder, .timerFired(block), .disconnected(.remoteTerminated), .connected(link), outOfOrder,
+            v2Program, outOfOrder
+        ])
         #expect(writer.outcome == nil)
         let last = writer.handle(.timerFired(block), now: .seconds(3))
         #expect(effects(last) == [.cancelTimer(PartialFlashTimer.deadline), .finish])
@@ -294,16 +330,29 @@ import Transport
 
     @Test func reconnectsAfterLinkLossAndResumesAtTheFirstBlockOfThePage() throws {
         var (writer, _) = try startedWriter(bodySize: 9000)  // 142 blocks over 3 pages
-        _ = writer.run(Array(repeating: ack, count: 70))  // blocks 1-70 written, block 71 in flight
+        _ = writer.run(blockAnswers(70))  // blocks 1-70 written, block 71 in flight
         let lost = writer.handle(.disconnected(.supervisionTimeout), now: .seconds(5))
         #expect(effects(lost) == [.cancelTimer(block), .connect(after: .seconds(1))])
         #expect(
             effects(writer.handle(.connectFailed(.connectFailed("In Progress")), now: .seconds(6)))
                 == [.connect(after: .seconds(1))])
+        // Block 71 may still be pending on a board that did not restart: the fence first.
         let back = writer.handle(.connected(link), now: .seconds(7))
-        #expect(effects(back) == [.subscribe(pf), .write(pf, [0x00, 0x02], .command), .startTimer(answer, .seconds(2))])
-        let resumed = writer.handle(region(2, 0x47000, 0x73000, oldProgramHash), now: .seconds(7))
-        #expect(packetNumbers(resumed) == [0, 1, 2, 3])
+        #expect(
+            effects(back) == [.subscribe(pf), .write(pf, fenceRequest, .command), .startTimer(reboot, .seconds(10))])
+        // Block 71 went as packets 28-31 (blocks 64 on from packet 0, after the step past 252):
+        // the check sends packet 27, then STATUS.
+        let probe = [0x01, 0x00, 0x00, 27] + Array(writer.plan.blocks[64].data[48..<64])
+        #expect(
+            effects(writer.run([.disconnected(.remoteTerminated), .connected(link)], at: .seconds(7)))
+                == [
+                    .cancelTimer(reboot), .connect(after: .zero), .subscribe(pf), .write(pf, probe, .command),
+                    .write(pf, [0xEE], .command), .startTimer(answer, .seconds(2))
+                ])
+        #expect(writes(writer.handle(outOfOrder, now: .seconds(7))) == [[0x00, 0x02]])
+        _ = writer.handle(region(2, 0x47000, 0x73000, oldProgramHash), now: .seconds(7))
+        let resumed = writer.handle(outOfOrder, now: .seconds(7))  // the step's answer
+        #expect(packetNumbers(resumed) == [4, 5, 6, 7])
         #expect(writes(resumed).first?.prefix(3) == [0x01, 0x80, 0x00], "block 65 opens page 0x48000")
         #expect(writes(resumed)[1].prefix(3) == [0x01, 0x00, 0x04])
         // Progress does not go backwards while the page is rewritten.
@@ -311,27 +360,84 @@ import Transport
         #expect(writer.stats.reconnects == 1 && writer.stats.resyncs == 1)
     }
 
+    @Test func aLossAfterFF00ThatWasNotTheRestartCountsAsADropAndTheBoardIsFencedAgain() throws {
+        var (writer, _) = try startedWriter(settings: Self.fenceOnly)
+        // Block 2 (4-7) unanswered: FF 00; the link drops, and the next connection is made at once.
+        _ = writer.run([ack, .timerFired(block)])
+        #expect(
+            effects(writer.handle(.disconnected(.supervisionTimeout), now: .seconds(2))).last == .connect(after: .zero))
+        _ = writer.handle(.connected(link), now: .seconds(3))
+        // STATUS answers with no `01 AA` before it: the board still expected block 2, so it never
+        // restarted (FF 00 was lost with the drop, or is still queued). The loss counts.
+        let notRestarted = writer.handle(status(.pairing), now: .seconds(3))
+        #expect(
+            effects(notRestarted) == [
+                .cancelTimer(answer), .write(pf, fenceRequest, .command), .startTimer(reboot, .seconds(10))
+            ])
+        #expect(
+            reports(notRestarted).contains {
+                if case let .retry(text) = $0 { text.hasPrefix("the link dropped") } else { false }
+            })
+        #expect(writer.stats.reconnects == 1 && writer.stats.retries == 2)
+        // This time the board restarts: free.
+        _ = writer.run([.disconnected(.supervisionTimeout), .connected(link)])
+        #expect(writes(writer.handle(outOfOrder, now: .seconds(4))) == [[0x00, 0x02]])
+        #expect(writer.stats.reconnects == 1)
+    }
+
+    @Test func aLateAnswerOnTheNextConnectionShowsTheBoardDidNotRestart() throws {
+        var (writer, _) = try startedWriter(settings: PartialFlashSettings(reconnectLimit: 0))
+        // Block 2's answer (4-7) is late: after both fill-ins, FF 00; the link drops before the restart.
+        _ = writer.run([ack, .timerFired(block), .timerFired(block), .timerFired(block)])
+        _ = writer.run([.disconnected(.supervisionTimeout), .connected(link)])
+        // Its `01 FF` on the new connection: no restart came, and no drop is allowed here.
+        _ = writer.handle(ack, now: .seconds(5))
+        guard case let .tooManyLinkLosses(count, _)? = writer.partialFlashError else {
+            Issue.record("\(String(describing: writer.outcome))")
+            return
+        }
+        #expect(count == 1)
+    }
+
     @Test func stopsAfterTooManyLinkLosses() throws {
         var (writer, _) = try startedWriter(settings: PartialFlashSettings(reconnectLimit: 1))
+        // The first loss, the fence on the new connection and its restart, the write again.
         _ = writer.run([
-            .disconnected(.supervisionTimeout), .connected(link), region(2, 0x47000, 0x73000, oldProgramHash)
+            .disconnected(.supervisionTimeout), .connected(link), .disconnected(.remoteTerminated), .connected(link),
+            region(2, 0x47000, 0x73000, oldProgramHash)
         ])
         _ = writer.handle(.disconnected(.remoteTerminated), now: .seconds(9))
         #expect(writer.partialFlashError == .tooManyLinkLosses(count: 2, last: .remoteTerminated))
     }
 
-    @Test func wrapsPacketNumbersFrom255ToZero() throws {
+    @Test func neverNumbersABlockFrom252ButStepsTheBoardOnToPacket0() throws {
         var (writer, _) = try startedWriter(bodySize: 9000)
-        let upTo63 = writer.run(Array(repeating: ack, count: 63))
-        #expect(packetNumbers(upTo63).suffix(4) == [252, 253, 254, 255])
-        let wrapped = writer.handle(ack, now: .zero)
-        #expect(packetNumbers(wrapped) == [0, 1, 2, 3])
-        #expect(writes(wrapped).first?.prefix(3) == [0x01, 0x80, 0x00])
-        #expect(packetNumbers(writer.handle(outOfOrder, now: .zero)) == [4, 5, 6, 7])
-        // Out of order across the wrap: 252-255 then 0-3.
+        let upTo62 = writer.run(Array(repeating: ack, count: 62))
+        #expect(packetNumbers(upTo62).suffix(4) == [248, 249, 250, 251])
+        // The next block would go as 252-255: a board that did not restart would then be at 0
+        // with it whole, as a restart leaves it (`PartialFlashWriter.step(expecting:)`). A step.
+        #expect(writes(writer.handle(ack, now: .zero)) == [stepPacket(expecting: 252)])
+        let stepped = writer.handle(outOfOrder, now: .zero)
+        #expect(packetNumbers(stepped) == [0, 1, 2, 3])
+        #expect(writes(stepped).first?.prefix(3) == [0x01, 0x7F, 0xC0], "block 64, at 0x47FC0")
+        #expect(packetNumbers(writer.handle(ack, now: .zero)) == [4, 5, 6, 7])
+        #expect(writer.stats.retries == 0 && writer.stats.resyncs == 0)
+        // Out of order at 248-251: the board then expects 252, so the same step.
         var (other, _) = try startedWriter(bodySize: 9000)
-        _ = other.run(Array(repeating: ack, count: 63))
+        _ = other.run(Array(repeating: ack, count: 62))
+        let resend = other.handle(outOfOrder, now: .zero)
+        #expect(writes(resend) == [stepPacket(expecting: 252)])
+        #expect(
+            reports(resend).contains(.retry("block 63 at 0x00047F80: packet out of order; resending as packets 0-3")))
         #expect(packetNumbers(other.handle(outOfOrder, now: .zero)) == [0, 1, 2, 3])
+    }
+
+    @Test func aStepAnsweredWithAWriteSuccessIsAnAnswerTooMany() throws {
+        var (writer, _) = try startedWriter(bodySize: 9000)
+        _ = writer.run(Array(repeating: ack, count: 63))
+        // Nothing is pending when a step goes out: a 01 FF now was taken for a later block's.
+        _ = writer.handle(ack, now: .zero)
+        #expect(writer.partialFlashError == .unaccountedAnswers(count: 1))
     }
 
     @Test func failsClearlyOnMalformedNotificationWhileWriting() throws {
@@ -384,7 +490,7 @@ import Transport
         let first = writer.beginAfterRegionInfo()
         #expect(firstBlockAddress(in: first) == plan.blocks[page.lowerBound].address)
         #expect(reports(first).contains { if case let .note(t) = $0 { t.contains("as it is") } else { false } })
-        let acks = writer.run(Array(repeating: ack, count: page.count))
+        let acks = writer.run(blockAnswers(page.count))
         // END_OF_TRANSMISSION follows the page's last acknowledged block, no REGION_INFO between.
         #expect(writes(acks).suffix(2).first?.first == 0x01 && writes(acks).last == [0x02])
         #expect(!writes(acks).contains([0x00, 0x02]))

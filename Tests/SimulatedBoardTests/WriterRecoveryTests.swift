@@ -8,8 +8,9 @@ import Transport
 /// A lost 4th packet and a lost block cost one retry: the block's packets sent again with the same
 /// numbers, which the board takes where it lacks them; an answer that comes after the block
 /// timeout (a slow erase) is the block's answer, the packets sent again being ignored by the
-/// board. A lost `01 FF` or `01 AA` costs the two fill-ins and then one STATUS, the REGION_INFO
-/// barrier and the block again. On the simulated CODAL board, whose flash work runs after its
+/// board. A lost `01 FF` or `01 AA` costs the two fill-ins and then the `FF 00` fence (the board
+/// restarts after its pending flash work), one REGION_INFO on the fresh connection and the block
+/// again. On the simulated CODAL board, whose flash work runs after its
 /// write handler (docs/protocols/partial-flashing.md §3.1), over the link model.
 @Suite struct WriterRecoveryTests {
     static let family = ChipFamily.nrf52833

@@ -11,7 +11,7 @@ let image = SampleFirmware.image(family: family, runtime: .r1, program: .heart)
 let program = MakeCodeProgram.find(in: image, family: family)!
 let knownTimers = [
     PartialFlashTimer.answer, PartialFlashTimer.block, PartialFlashTimer.reboot,
-    PartialFlashTimer.deadline, PartialFlashTimer.settle, TimerID("stranger")
+    PartialFlashTimer.deadline, PartialFlashTimer.restartWindow, TimerID("stranger")
 ]
 let services: Set<BLEUUID> = [KnownGATT.partialFlashingService]
 
