@@ -1,11 +1,12 @@
 import McuMgr
 import NordicDFU
+import PartialFlashing
 import Transport
 
 /// The one presenter of the flows' typed reports: each value (`NordicDFUReport`,
-/// `McuMgrReport`) in the words the command line prints, the JSON output carries in `message`
-/// and the simulator's trace records. Library users show reports through it too, or switch on the
-/// values themselves.
+/// `McuMgrReport`, `PartialFlashReport`, `SessionReport`) in the words the command line prints,
+/// the JSON output carries in `message` and the simulator's trace records. Library users show
+/// reports through it too, or switch on the values themselves.
 ///
 /// The words are pinned, case by case, by `FlowWordsTests`; flows and their tests deal in
 /// values only.
@@ -15,6 +16,8 @@ public enum FlowWords {
     public static func text(of report: AnyFlowReport) -> String {
         if let r = report.value(as: NordicDFUReport.self) { return text(of: r) }
         if let r = report.value(as: McuMgrReport.self) { return text(of: r) }
+        if let r = report.value(as: PartialFlashReport.self) { return text(of: r) }
+        if let r = report.value(as: SessionReport.self) { return text(of: r) }
         return report.description
     }
 }
@@ -29,6 +32,7 @@ extension FlowReport {
         case .retry: return .retry(text)
         case .trace: return .trace(text)
         case .note: return .note(text)
+        case .decision: return .decision(code: r.decisionCode ?? "", message: text)
         }
     }
 }

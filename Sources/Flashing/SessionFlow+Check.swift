@@ -69,11 +69,7 @@ extension SessionFlow {
             let target = NordicDFUTarget(info), target.isBootloader, options.fullPath != .mcumgr
         else { return nil }
         recoveredAtReadBack = true
-        let note: FlowAction = .report(
-            .note(
-                "the read-back found the board in its Nordic bootloader (\"DfuTarg\"): recovering it by Nordic "
-                    + "\(target.isSecure ? "Secure" : "legacy") DFU as at the start of a session, then reading it back")
-        )
+        let note = Self.report(.bootloaderAtReadBack(secure: target.isSecure))
         return [note] + startNordic(info, reason: outcome.reason, fallback: outcome.fallback, now: now)
     }
 

@@ -12,6 +12,6 @@ extension SessionFlow {
         o.decision = decision
         o.dryRun = true
         o.region = region
-        return [.report(.note("dry run: nothing was written"))] + succeed(o)
+        return [Self.report(.dryRunEnded)] + succeed(o)
     }
 }

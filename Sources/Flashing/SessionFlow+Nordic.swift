@@ -79,7 +79,8 @@ extension SessionFlow {
             code: reason.code,
             message: "\(reason.message); full update by Nordic \(secure ? "Secure" : "legacy") DFU (\(why))",
             details: reason.details)
-        let note: FlowAction = .report(.note("full update by Nordic \(secure ? "Secure" : "legacy") DFU (\(why))"))
+        let asked = options.fullPath == .nordic ? options.optionNames.fullPath(.nordic) : nil
+        let note = Self.report(.fullUpdateByNordicDFU(secure: secure, askedBy: asked))
         guard linkUp, let info = connection else {
             enter(.nordicReconnecting(reason: explained, fallback: fallback, attempts: 1))
             return [note, .connect(after: options.nordic.reconnectDelay)]

@@ -76,6 +76,7 @@ public struct SessionOutcome: Sendable, Equatable {
 /// found in its bootloader ("DfuTarg").
 public struct SessionFlow: FlowMachine {
     public typealias Output = SessionOutcome
+    public typealias Report = SessionReport
     public private(set) var outcome: Result<SessionOutcome, any Error>?
 
     enum Stage: Sendable {
@@ -340,8 +341,7 @@ public struct SessionFlow: FlowMachine {
         if options.dryRun { return finishDryRun(path: .full, reason: reason) }
         if path == .nordic { return goNordic(reason, fallback: fallback, now: now) }
         // The decision before it gave the reason; this says only which full path follows.
-        let note: FlowAction = .report(
-            .note("full update over McuMgr: the image goes to the second slot, MCUboot swaps it in"))
+        let note = Self.report(.fullUpdateOverMcuMgr)
         guard linkUp, let info = connection else {
             stage = .reconnecting(reason: reason, fallback: fallback, attempts: 1)
             return [note, .connect(after: options.mcumgr.reconnectDelay)]
@@ -406,7 +406,7 @@ public struct SessionFlow: FlowMachine {
                     switchesToPairingMode: switches),
                 full: fullEstimators(), excluded: excludedFullPaths, options: options,
                 family: plan.family, connection: connection, meter: meter, now: now)
-            note = decision.map { [.report(.note("decision: \($0.summary)"))] } ?? []
+            note = decision.map { [Self.report(.estimated($0))] } ?? []
             if let d = decision, d.chosen != .partial {
                 let reason = FlashReason(
                     code: "full-is-faster", message: "a full update is estimated faster: \(d.summary)")

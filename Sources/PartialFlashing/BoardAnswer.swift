@@ -1,4 +1,3 @@
-import Diagnostics
 import PartialFlashingFrames
 import Transport
 
@@ -12,7 +11,7 @@ enum BoardAnswer {
 
     /// Decodes `bytes` for a reader that is `waiting` for an answer (or not).
     static func read(_ bytes: [UInt8], waiting: Bool) -> (trace: FlowAction, answer: BoardAnswer) {
-        let trace = FlowAction.report(.trace("← \(Hex.bytes(bytes, separator: " "))"))
+        let trace = FlowAction.report(.flow(AnyFlowReport(PartialFlashReport.received(bytes))))
         do {
             return (trace, .answer(try PartialFlashingNotification(bytes: bytes)))
         } catch {
@@ -26,5 +25,5 @@ enum BoardAnswer {
     }
 
     /// The trace line of bytes ignored as no partial-flashing answer.
-    static let ignoredTrace = FlowAction.report(.trace("ignored: not a partial-flashing answer"))
+    static let ignoredTrace = FlowAction.report(.flow(AnyFlowReport(PartialFlashReport.ignoredNotPartialFlashing)))
 }

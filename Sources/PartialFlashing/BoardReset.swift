@@ -21,6 +21,7 @@ import Transport
 /// The outcome is the new link's `ConnectionInfo`.
 public struct BoardReset: FlowMachine {
     public typealias Output = ConnectionInfo
+    public typealias Report = PartialFlashReport
     public private(set) var outcome: Result<ConnectionInfo, any Error>?
 
     private enum State: Sendable {
@@ -59,14 +60,14 @@ public struct BoardReset: FlowMachine {
         case (.awaitingDrop, .disconnected(let reason)), (.closingLink, .disconnected(let reason)):
             state = .reconnecting(attempts: 1, windowEnds: now + settings.restartWindow)
             return [
-                .cancelTimer(PartialFlashTimer.reboot), .report(.trace("the board resets: \(reason)")),
+                .cancelTimer(PartialFlashTimer.reboot), Self.report(.boardResets(reason)),
                 .startTimer(PartialFlashTimer.restartWindow, settings.restartWindow),
                 .connect(after: settings.rebootReconnectDelay, to: .application)
             ]
         case (.awaitingDrop, .timerFired(PartialFlashTimer.reboot)):
             state = .closingLink
             return [
-                .report(.trace("no disconnect within \(settings.rebootTimeout.shortText) of FF 01; closing the link")),
+                Self.report(.noDisconnectAfterReset(waited: settings.rebootTimeout)),
                 .disconnect, .startTimer(PartialFlashTimer.reboot, settings.rebootTimeout)
             ]
         case (.closingLink, .timerFired(PartialFlashTimer.reboot)):
@@ -76,7 +77,7 @@ public struct BoardReset: FlowMachine {
             state = .finished
             return [
                 .cancelTimer(PartialFlashTimer.restartWindow),
-                .report(.note("the board is back after its reset (FF 01)")), .finish
+                Self.report(.backAfterReset), .finish
             ]
         case let (.reconnecting(attempts, windowEnds), .connectFailed(error)):
             lastError = error
@@ -96,11 +97,8 @@ public struct BoardReset: FlowMachine {
         state = .awaitingDrop
         let bytes = PartialFlashingRequest.reset(.application).bytes
         return [
-            .report(
-                .note(
-                    "resetting the board (FF 01) before anything else: a block whose answer never came may be a flash "
-                        + "operation the board waits for for ever")),
-            .report(.trace("→ \(Hex.bytes(bytes, separator: " "))")),
+            Self.report(.resettingHungBoard),
+            Self.report(.sent(bytes)),
             .write(KnownGATT.partialFlashing, bytes, .command),
             .startTimer(PartialFlashTimer.reboot, settings.rebootTimeout)
         ]

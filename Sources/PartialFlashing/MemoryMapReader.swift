@@ -17,6 +17,7 @@ import Transport
 /// pairing mode before writing (`PairingModeSwitch`), are the caller's.
 public struct MemoryMapReader: FlowMachine {
     public typealias Output = BoardMemoryMap
+    public typealias Report = PartialFlashReport
 
     public private(set) var outcome: Result<BoardMemoryMap, any Error>?
     /// Connections made again after a link loss.
@@ -57,7 +58,7 @@ public struct MemoryMapReader: FlowMachine {
             if let missing = checkService(info) { return missing }
             return [.report(.phase(.readingMemoryMap)), .subscribe(characteristic)] + sendStatus(attempt: 1)
         case let .notification(c, bytes):
-            guard c == characteristic else { return [.report(.trace("ignored notification from \(c)"))] }
+            guard c == characteristic else { return [Self.report(.ignoredNotification(from: c))] }
             return received(bytes)
         case let .timerFired(id):
             guard id == runningTimer else { return [] }
@@ -72,13 +73,13 @@ public struct MemoryMapReader: FlowMachine {
             if let missing = checkService(info) { return missing }
             status = nil
             runtime = nil
-            return [.report(.trace("connected again")), .subscribe(characteristic)] + sendStatus(attempt: 1)
+            return [Self.report(.connectedAgain), .subscribe(characteristic)] + sendStatus(attempt: 1)
         case let .connectFailed(error):
             guard state == .reconnecting else { return [] }
             return settle(recovery.connectFailed(error))
         case let .writeFailed(_, error):
             // The answer timer covers a lost request.
-            return [.report(.trace("write failed: \(error)"))]
+            return [Self.report(.writeFailed(error))]
         }
     }
 
@@ -96,7 +97,7 @@ public struct MemoryMapReader: FlowMachine {
 
     private func send(_ request: PartialFlashingRequest) -> [FlowAction] {
         let bytes = request.bytes
-        return [.report(.trace("→ \(Hex.bytes(bytes, separator: " "))")), .write(characteristic, bytes, .command)]
+        return [Self.report(.sent(bytes)), .write(characteristic, bytes, .command)]
     }
 
     private mutating func arm(_ timer: TimerID, _ duration: Duration) -> FlowAction {
@@ -131,10 +132,10 @@ public struct MemoryMapReader: FlowMachine {
         case let (.regionInfo(region), .awaitingRegion(id, _)) where region.id == id:
             return [trace] + disarm() + regionReceived(region)
         case let (.regionInfo(region), .awaitingRegion(id, _)):
-            if region.id == 1 && id == 2 { return [trace, .report(.trace("ignored: repeated answer for region 1"))] }
+            if region.id == 1 && id == 2 { return [trace, Self.report(.ignoredRepeatedAnswer(region: 1))] }
             return [trace] + fail(.unexpectedRegion(requested: id, got: region.id))
         default:
-            return [trace, .report(.trace("ignored: stray notification"))]
+            return [trace, Self.report(.ignoredStray)]
         }
     }
 
@@ -157,14 +158,7 @@ public struct MemoryMapReader: FlowMachine {
         let map = BoardMemoryMap(protocolVersion: status.version, mode: status.mode, runtime: runtime, program: region)
         outcome = .success(map)
         state = .finished
-        return [
-            .report(
-                .trace(
-                    "board: protocol \(status.version), \(status.mode) mode, runtime "
-                        + "\(runtime.hash.hexString), program \(region.hash.hexString) at \(Hex.address(region.start))")
-            ),
-            .finish
-        ]
+        return [Self.report(.memoryMap(map)), .finish]
     }
 
     // MARK: - Timers and the link
@@ -175,7 +169,7 @@ public struct MemoryMapReader: FlowMachine {
             guard attempt < settings.requestAttempts else {
                 return fail(.noAnswer(request: "STATUS (EE)", attempts: attempt, timeout: settings.answerTimeout))
             }
-            return [.report(.retry("no answer to STATUS; asking again"))] + sendStatus(attempt: attempt + 1)
+            return [Self.report(.noAnswerToStatus)] + sendStatus(attempt: attempt + 1)
         case let .awaitingRegion(id, attempt):
             guard attempt < settings.requestAttempts else {
                 return fail(
@@ -183,7 +177,7 @@ public struct MemoryMapReader: FlowMachine {
                         request: "REGION_INFO \(id) (00 0\(id))", attempts: attempt,
                         timeout: settings.answerTimeout))
             }
-            return [.report(.retry("no answer to REGION_INFO \(id); asking again"))]
+            return [Self.report(.noAnswerToRegionInfo(id))]
                 + sendRegion(id, attempt: attempt + 1)
         default:
             return []

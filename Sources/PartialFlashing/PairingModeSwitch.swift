@@ -17,6 +17,7 @@ import Transport
 /// and `PartialFlashWriter.beginAfterRegionInfo` may follow at once.
 public struct PairingModeSwitch: FlowMachine {
     public typealias Output = BoardMemoryMap
+    public typealias Report = PartialFlashReport
 
     public private(set) var outcome: Result<BoardMemoryMap, any Error>?
     /// `FF 00` sent so far.
@@ -66,14 +67,14 @@ public struct PairingModeSwitch: FlowMachine {
         case .disconnected(let reason):
             guard state == .awaitingReboot || state == .closingLink else { return [] }
             state = .reconnecting
-            return [.cancelTimer(PartialFlashTimer.reboot), .report(.trace("the board restarts: \(reason)"))]
+            return [.cancelTimer(PartialFlashTimer.reboot), Self.report(.boardRestarts(reason))]
                 + recovery.expectedLoss()
         case .timerFired(PartialFlashTimer.reboot):
             if state == .awaitingReboot {
                 // The board kept the link: close it ourselves, as the reboot would have.
                 state = .closingLink
                 return [
-                    .report(.trace("no disconnect after FF 00; closing the link")), .disconnect,
+                    Self.report(.noDisconnectAfterPairingSwitch), .disconnect,
                     .startTimer(PartialFlashTimer.reboot, settings.rebootTimeout)
                 ]
             }
@@ -89,7 +90,7 @@ public struct PairingModeSwitch: FlowMachine {
             var fresh = MemoryMapReader(family: family, settings: settings)
             let actions = fresh.handle(.start(info), now: now).filter { $0 != .report(.phase(.readingMemoryMap)) }
             reader = fresh
-            guard let result = fresh.outcome else { return [.report(.trace("connected again"))] + actions }
+            guard let result = fresh.outcome else { return [Self.report(.connectedAgain)] + actions }
             return actions.filter { $0 != .finish } + read(result)
         case let .connectFailed(error):
             guard state == .reconnecting else { return [] }
@@ -109,8 +110,8 @@ public struct PairingModeSwitch: FlowMachine {
         let bytes = PartialFlashingRequest.reset(.pairing).bytes
         return [
             .report(.phase(.switchingToPairingMode)),
-            .report(.note("the board runs its program; restarting it in Bluetooth pairing mode to write it")),
-            .report(.trace("→ \(Hex.bytes(bytes, separator: " "))")),
+            Self.report(.switchingToPairingMode),
+            Self.report(.sent(bytes)),
             .write(KnownGATT.partialFlashing, bytes, .command),
             .startTimer(PartialFlashTimer.reboot, settings.rebootTimeout)
         ]
@@ -126,7 +127,7 @@ public struct PairingModeSwitch: FlowMachine {
         case let .success(m): map = m
         }
         if map.mode == .application {
-            return [.report(.retry("the board came back running its program"))] + restart()
+            return [Self.report(.backInApplicationMode)] + restart()
         }
         guard map.runtime == decided.runtime, map.program == decided.program,
             map.protocolVersion == decided.protocolVersion
@@ -135,12 +136,7 @@ public struct PairingModeSwitch: FlowMachine {
         }
         outcome = .success(map)
         state = .finished
-        return [
-            .report(
-                .trace(
-                    "in pairing mode; runtime \(map.runtime.hash.hexString) and program "
-                        + "\(map.program.hash.hexString) as before")), .finish
-        ]
+        return [Self.report(.inPairingMode(map)), .finish]
     }
 
     private mutating func fail(_ error: PartialFlashError) -> [FlowAction] {

@@ -36,6 +36,7 @@ public enum PartialFlashResult: Sendable, Equatable {
 /// Errors of any step end the flow with that step's error.
 public struct PartialFlashFlow: FlowMachine {
     public typealias Output = PartialFlashResult
+    public typealias Report = PartialFlashReport
 
     public private(set) var outcome: Result<PartialFlashResult, any Error>?
     /// What the board reported, once read.
@@ -72,6 +73,12 @@ public struct PartialFlashFlow: FlowMachine {
         case upToDate
         /// Write with `writer` from `block` (nil: the first), after reporting `announce`.
         case write(PartialFlashWriter, from: Int?, announce: [FlowAction])
+    }
+
+    /// Whether a saved point can be continued: the plan, or why not.
+    private enum Resumption {
+        case resumable(BlockPlan)
+        case refused(ResumeMismatch)
     }
 
     /// What a `ProgramCheck` follows.
@@ -190,12 +197,7 @@ public struct PartialFlashFlow: FlowMachine {
         guard let program else { return finish(.success(.upToDate(.verified))) }
         if vouchedFor, let finished {
             confirmation = .finishedHere(at: finished.finishedAt)
-            return [
-                .report(
-                    .note(
-                        "the board already runs this program, which this computer finished on it (\(finished.finishedAt)); "
-                            + "it is left running, untouched"))
-            ] + finish(.success(.upToDate(.verified)))
+            return [Self.report(.leftRunning(finishedAt: finished.finishedAt))] + finish(.success(.upToDate(.verified)))
         }
         var check = ProgramCheck(
             image: image, program: program, family: family, settings: settings,
@@ -203,22 +205,12 @@ public struct PartialFlashFlow: FlowMachine {
         let actions = check.begin(now: now)
         stage = .checking(check, after: .upToDate)
         confirmStarted = now
-        let why =
-            boardMap?.mode == .pairing
-            ? "the board already holds this program and waits in pairing mode"
-            : "the board reports this program, but this computer did not finish it on this board: another "
-                + "client's unfinished flash of it reports the same hash until the board restarts"
-        return [.report(.note(why + "; restarting it into its program (FF 01) to confirm"))] + actions
+        return [Self.report(.confirmingUpToDate(inPairingMode: boardMap?.mode == .pairing))] + actions
     }
 
-    /// The words of an up-to-date decision: what the board reports and how it is confirmed.
-    private func upToDateMessage(_ program: MakeCodeProgram?) -> String {
-        let hash = program?.programHash.hexString ?? "?"
-        let found = "the board already runs this program (program hash \(hash))"
-        if vouchedFor, let finished {
-            return found + "; this computer finished it on this board (\(finished.finishedAt))"
-        }
-        return found + "; confirming with a restart into its program (FF 01), as this computer did not finish it there"
+    /// The up-to-date decision: the program's hash, and who vouches for the board.
+    private func upToDateReport(_ program: MakeCodeProgram) -> FlowAction {
+        Self.report(.upToDate(programHash: program.programHash, finishedHere: vouchedFor ? finished?.finishedAt : nil))
     }
 
     private mutating func readerFinished(
@@ -237,30 +229,24 @@ public struct PartialFlashFlow: FlowMachine {
             // Every flash that left something unfinished left `flashIncomplete`, which sends every
             // boot to pairing mode: a board running its program has nothing unfinished.
             resumeNotes = [
-                .report(.trace("the board runs its program: no earlier write is unfinished")),
+                Self.report(.nothingUnfinished),
                 .report(.checkpoint(nil))
             ]
         } else if let point = resumePoint, let program, point.block > 0 || !map.hasProgram {
             switch resumablePlan(point, map: map, program: program) {
-            case let .success(plan):
+            case let .resumable(plan):
                 self.decision = .partial
-                let words =
+                let decided: PartialFlashReport =
                     map.hasProgram
-                    ? Self.partialMessage(program, plan: plan)
-                        + "; continuing the unfinished write at block \(point.block + 1)"
-                    : "the board shows no program since it restarted during this computer's earlier write of this program "
-                        + "(its first page was torn then); continuing that write at block \(point.block + 1) "
-                        + "in \(Hex.address(point.regionStart))-\(Hex.address(point.regionEnd))"
+                    ? .continuing(PlannedWrite(program, plan: plan), block: point.block)
+                    : .continuingTornWrite(
+                        block: point.block, regionStart: point.regionStart, regionEnd: point.regionEnd)
                 return startWriting(
-                    plan: plan, program: program, base: point, from: point.block,
-                    announce: [
-                        .report(
-                            .decision(code: map.hasProgram ? "runtime-matches" : "unfinished-write", message: words))
-                    ],
+                    plan: plan, program: program, base: point, from: point.block, announce: [Self.report(decided)],
                     now: now)
-            case let .failure(why):
+            case let .refused(why):
                 resumeNotes = [
-                    .report(.note("not continuing the earlier unfinished write: \(why); starting over")),
+                    Self.report(.notContinuing(why)),
                     .report(.checkpoint(nil))
                 ]
             }
@@ -269,11 +255,11 @@ public struct PartialFlashFlow: FlowMachine {
         self.decision = decision
         switch decision {
         case let .fullRequired(reason):
-            return resumeNotes + [.report(.decision(code: reason.code, message: reason.description))]
+            return resumeNotes + [Self.report(.fullRequired(reason))]
                 + finish(.success(.fullRequired(reason)))
         case .upToDate:
-            let decided =
-                resumeNotes + [.report(.decision(code: "up-to-date", message: upToDateMessage(program)))]
+            guard let program else { return finish(.success(.fullRequired(.fileHasNoProgram))) }
+            let decided = resumeNotes + [upToDateReport(program)]
             if pauseBeforeWriting {
                 stage = .paused(.upToDate)
                 return decided
@@ -282,7 +268,7 @@ public struct PartialFlashFlow: FlowMachine {
         case .partial:
             guard let program else { return finish(.success(.fullRequired(.fileHasNoProgram))) }
             let plan: BlockPlan
-            do {
+            do throws(PartialFlashError) {
                 plan = try BlockPlan(
                     image: image, program: program, boardRegion: map.program, family: family,
                     skipErasedBlocks: settings.skipErasedBlocks, sealProgramHash: settings.sealProgramHash)
@@ -290,44 +276,34 @@ public struct PartialFlashFlow: FlowMachine {
                 let reason = FullFlashReason.regionDoesNotFit(
                     program: program.region, board: PartialFlashDecision.writableRange(of: map.program, family: family))
                 self.decision = .fullRequired(reason)
-                return resumeNotes + [.report(.decision(code: reason.code, message: "\(reason) (\(error))"))]
+                return resumeNotes + [Self.report(.planFailed(reason, error))]
                     + finish(.success(.fullRequired(reason)))
             }
             return resumeNotes
                 + startWriting(
                     plan: plan, program: program, base: .base(program: program, board: map, plan: plan), from: nil,
-                    announce: [
-                        .report(.decision(code: "runtime-matches", message: Self.partialMessage(program, plan: plan)))
-                    ],
+                    announce: [Self.report(.partial(PlannedWrite(program, plan: plan)))],
                     now: now)
         }
     }
 
-    /// The words of a partial decision: both hashes and the start match.
-    static func partialMessage(_ program: MakeCodeProgram, plan: BlockPlan) -> String {
-        "the board runs the same runtime (\(program.runtimeHash.hexString)) with the program at \(Hex.address(program.magicAddress)), "
-            + "so only the program is written: \(plan.blockCount) blocks, \(plan.pagesOpened) page\(plan.pagesOpened == 1 ? "" : "s")"
-    }
-
     /// The plan for continuing at `point`, or why that is not possible.
-    private func resumablePlan(_ point: ResumePoint, map: BoardMemoryMap, program: MakeCodeProgram) -> Result<
-        BlockPlan, ResumeRefusal
-    > {
+    private func resumablePlan(_ point: ResumePoint, map: BoardMemoryMap, program: MakeCodeProgram) -> Resumption {
         let plan: BlockPlan
-        do {
+        do throws(PartialFlashError) {
             plan = try BlockPlan(
                 image: image, program: program, boardRegion: map.hasProgram ? map.program : point.region,
                 family: family, skipErasedBlocks: settings.skipErasedBlocks,
                 sealProgramHash: settings.sealProgramHash)
         } catch {
-            return .failure(ResumeRefusal("the file's program does not fit the board (\(error))"))
+            return .refused(.programDoesNotFit(error))
         }
         let why =
             map.hasProgram
             ? point.mismatch(board: map, plan: plan, program: program)
             : point.mismatch(emptyBoard: map, plan: plan, program: program)
-        if let why { return .failure(ResumeRefusal(why)) }
-        return .success(plan)
+        if let why { return .refused(why) }
+        return .resumable(plan)
     }
 
     /// Makes the writer for `plan` and starts it, or, with `pauseBeforeWriting`, parks it until
@@ -402,14 +378,7 @@ public struct PartialFlashFlow: FlowMachine {
         case (.upToDate, _):
             let cost = now - (confirmStarted ?? now)
             confirmation = .restarted(cost: cost)
-            let note: [FlowAction] =
-                found.verification == .verified
-                ? [
-                    .report(
-                        .note(
-                            "confirmed: after a restart (FF 01) the board runs this program in application mode; "
-                                + "the restart and read-back took \(cost.shortText)"))
-                ] : []
+            let note = found.verification == .verified ? [Self.report(.confirmedAfterRestart(cost: cost))] : []
             return note + finish(.success(.upToDate(found.verification ?? .verified)))
         case var (.written(stats), _):
             switch found {
@@ -435,25 +404,21 @@ public struct PartialFlashFlow: FlowMachine {
         boardMap = map
         rewroteIncompleteProgram = true
         let plan: BlockPlan
-        do {
+        do throws(PartialFlashError) {
             plan = try BlockPlan(
                 image: image, program: program, boardRegion: map.program, family: family,
                 skipErasedBlocks: settings.skipErasedBlocks, sealProgramHash: settings.sealProgramHash)
         } catch {
             let reason = FullFlashReason.regionDoesNotFit(
                 program: program.region, board: PartialFlashDecision.writableRange(of: map.program, family: family))
-            return [.report(.note("\(reason) (\(error))"))] + finish(.success(.fullRequired(reason)))
+            return [Self.report(.rewriteDoesNotFit(reason, error))] + finish(.success(.fullRequired(reason)))
         }
         self.plan = plan
         self.decision = .partial
         var writer = PartialFlashWriter(plan: plan, program: program, settings: settings)
         writer.checkpointBase = .base(program: program, board: map, plan: plan)
-        let words =
-            "the board reports this program but came back in pairing mode after a restart: a flash that was not "
-            + "finished left its mark (flashIncomplete), and the program hash sits in the first page such a flash writes, "
-            + "so the program may be incomplete; writing all of it again: \(plan.blockCount) blocks"
         // `ProgramCheck` read the board last, ending with REGION_INFO 2.
-        return [.report(.decision(code: "flash-incomplete", message: words))] + begin(writer, from: nil, now: now)
+        return [Self.report(.flashIncomplete(blocks: plan.blockCount))] + begin(writer, from: nil, now: now)
     }
 
     private mutating func finish(_ result: Result<PartialFlashResult, any Error>) -> [FlowAction] {
@@ -466,10 +431,4 @@ public struct PartialFlashFlow: FlowMachine {
     private func withoutFinish(_ actions: [FlowAction]) -> [FlowAction] {
         actions.filter { $0 != .finish }
     }
-}
-
-/// Why a saved resume point is not used, in words.
-struct ResumeRefusal: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }

@@ -130,13 +130,3 @@ public enum PartialFlashTimer {
     /// How long a restarted board is looked for (`PartialFlashSettings.restartWindow`).
     public static let restartWindow = TimerID("partial-flash.restart-window")
 }
-
-extension Duration {
-    /// "1 s", "250 ms": short, for messages.
-    var shortText: String {
-        let (s, atto) = components
-        let ms = s * 1000 + atto / 1_000_000_000_000_000
-        if ms % 1000 == 0 { return "\(ms / 1000) s" }
-        return "\(ms) ms"
-    }
-}

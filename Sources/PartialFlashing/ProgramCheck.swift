@@ -59,6 +59,7 @@ public enum ProgramCheckResult: Sendable, Equatable {
 /// reported unverified with the reason.
 public struct ProgramCheck: FlowMachine {
     public typealias Output = ProgramCheckResult
+    public typealias Report = PartialFlashReport
 
     /// Where the check starts.
     public enum Start: Sendable, Equatable {
@@ -131,8 +132,8 @@ public struct ProgramCheck: FlowMachine {
             state = .awaitingDrop
             let bytes = PartialFlashingRequest.reset(.application).bytes
             return opening + [
-                .report(.note("restarting the board into its program")),
-                .report(.trace("→ \(Hex.bytes(bytes, separator: " "))")),
+                Self.report(.restartingIntoProgram),
+                Self.report(.sent(bytes)),
                 .write(KnownGATT.partialFlashing, bytes, .command),
                 .startTimer(PartialFlashTimer.reboot, settings.rebootTimeout)
             ]
@@ -158,13 +159,13 @@ public struct ProgramCheck: FlowMachine {
         case .awaitingDrop, .closingLink:
             switch event {
             case let .disconnected(reason):
-                return [.cancelTimer(PartialFlashTimer.reboot), .report(.trace("the board restarts: \(reason)"))]
+                return [.cancelTimer(PartialFlashTimer.reboot), Self.report(.boardRestarts(reason))]
                     + connectAgain(now: now)
             case .timerFired(PartialFlashTimer.reboot):
                 if case .awaitingDrop = state {
                     state = .closingLink
                     return [
-                        .report(.trace("no disconnect within \(settings.rebootTimeout.shortText); closing the link")),
+                        Self.report(.noDisconnect(waited: settings.rebootTimeout)),
                         .disconnect, .startTimer(PartialFlashTimer.reboot, settings.rebootTimeout)
                     ]
                 }
@@ -185,9 +186,7 @@ public struct ProgramCheck: FlowMachine {
                 }
                 state = .connecting(attempts: attempts + 1, windowEnds: windowEnds)
                 return [
-                    .report(
-                        .retry("connecting failed (\(error)); attempt \(attempts + 1) of \(settings.reconnectAttempts)")
-                    ),
+                    Self.report(.connectFailed(error, attempt: attempts + 1, of: settings.reconnectAttempts)),
                     .connect(after: settings.reconnectDelay, to: .application)
                 ]
             case .timerFired(PartialFlashTimer.restartWindow):
@@ -234,24 +233,14 @@ public struct ProgramCheck: FlowMachine {
         let reportsProgram = read.program.start == program.magicAddress && read.program.hash == program.programHash
         if read.mode == .application {
             guard reportsProgram else { return fail(mismatch(read.program)) }
-            return [
-                .report(
-                    .trace(
-                        "verified: application mode, program \(read.program.hash.hexString) at "
-                            + "\(Hex.address(read.program.start))"))
-            ] + finish(.verified(read, rewrites: rewrites))
+            return [Self.report(.verified(program: read.program))] + finish(.verified(read, rewrites: rewrites))
         }
         // In pairing mode the reader reads region 1 as well.
         guard let map = read.map else { return fail(mismatch(read.program)) }
         let sameRuntime = map.runtime.hash == program.runtimeHash && map.program.start == program.magicAddress
         guard knownComplete else {
             guard sameRuntime, reportsProgram else { return fail(mismatch(map.program)) }
-            return [
-                .report(
-                    .note(
-                        "the board came back in pairing mode: an unfinished flash left its mark "
-                            + "(flashIncomplete), so its program may be incomplete"))
-            ] + finish(.flashIncomplete(map))
+            return [Self.report(.cameBackInPairingMode)] + finish(.flashIncomplete(map))
         }
         guard sameRuntime, reportsProgram || acceptedHashes.contains(map.program.hash) else {
             return fail(mismatch(map.program))
@@ -275,11 +264,7 @@ public struct ProgramCheck: FlowMachine {
         }
         var writer = PartialFlashWriter(rewritingPageOf: plan, settings: settings)
         writer.checkpointBase = .base(program: program, board: map, plan: plan)
-        let note = FlowAction.report(
-            .note(
-                "the board is in pairing mode because a flash was not finished (flashIncomplete); "
-                    + "its flash holds the whole program, so one page is written again as it is "
-                    + "and the flash is ended"))
+        let note = Self.report(.rewritingPage)
         // The reader's last request was a REGION_INFO: the board's counters are at 0.
         let actions = writer.beginAfterRegionInfo(now: now)
         state = .rewriting(writer)
@@ -304,12 +289,18 @@ public struct ProgramCheck: FlowMachine {
     }
 
     private mutating func unreachable() -> [FlowAction] {
-        let last = lastConnectError.map { " (last attempt: \($0))" } ?? ""
-        let why =
-            "the board did not accept a connection within \(settings.restartWindow.shortText) of its restart\(last): "
+        let why = Self.unreachableReason(window: settings.restartWindow, lastError: lastConnectError)
+        return [Self.report(.notReadBack(window: settings.restartWindow, lastError: lastConnectError))]
+            + finish(.unverified(why, rewrites: rewrites))
+    }
+
+    /// Why a board that did not come back within `window` of its restart is not verified: the
+    /// reason its result carries, and which the report `notReadBack` shows.
+    public static func unreachableReason(window: Duration, lastError: TransportError?) -> String {
+        let last = lastError.map { " (last attempt: \($0))" } ?? ""
+        return "the board did not accept a connection within \(window.shortText) of its restart\(last): "
             + "it does not advertise, which a board in pairing mode does, so most likely its program keeps Bluetooth off "
             + "in application mode (MakeCode programs without the Bluetooth extension), or it is out of range"
-        return [.report(.note("not read back: " + why))] + finish(.unverified(why, rewrites: rewrites))
     }
 
     private func mismatch(_ reported: RegionInfo) -> PartialFlashError {

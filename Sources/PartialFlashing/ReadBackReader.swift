@@ -51,6 +51,7 @@ public struct ReadBack: Sendable, Equatable {
 /// REGION_INFO, so the board's packet counters are 0 when the reader finishes.
 public struct ReadBackReader: FlowMachine {
     public typealias Output = ReadBack
+    public typealias Report = PartialFlashReport
 
     public private(set) var outcome: Result<ReadBack, any Error>?
     /// Link losses while reading.
@@ -94,12 +95,12 @@ public struct ReadBackReader: FlowMachine {
         case let .connected(info):
             guard state == .reconnecting else { return [] }
             recovery.connected()
-            return [.report(.trace("connected again"))] + begin(info)
+            return [Self.report(.connectedAgain)] + begin(info)
         case let .connectFailed(error):
             guard state == .reconnecting else { return [] }
             return settle(recovery.connectFailed(error))
         case let .notification(c, bytes):
-            guard c == characteristic else { return [.report(.trace("ignored notification from \(c)"))] }
+            guard c == characteristic else { return [Self.report(.ignoredNotification(from: c))] }
             return received(bytes)
         case .timerFired(Self.pace):
             guard pacing else { return [] }
@@ -121,7 +122,7 @@ public struct ReadBackReader: FlowMachine {
             }
         case let .writeFailed(_, error):
             // The answer timer covers a lost request.
-            return [.report(.trace("write failed: \(error)"))]
+            return [Self.report(.writeFailed(error))]
         }
     }
 
@@ -165,7 +166,7 @@ public struct ReadBackReader: FlowMachine {
 
     private func send(_ request: PartialFlashingRequest) -> [FlowAction] {
         let bytes = request.bytes
-        return [.report(.trace("→ \(Hex.bytes(bytes, separator: " "))")), .write(characteristic, bytes, .command)]
+        return [Self.report(.sent(bytes)), .write(characteristic, bytes, .command)]
     }
 
     private mutating func armAnswer(within timeout: Duration? = nil) -> FlowAction {
@@ -213,7 +214,7 @@ public struct ReadBackReader: FlowMachine {
         case let (.regionInfo(region), .awaitingRegion(id, _)) where region.id != 1 && region.id != 2:
             return [trace] + fail(.unexpectedRegion(requested: id, got: region.id))
         default:
-            return [trace, .report(.trace("ignored: stray notification"))]
+            return [trace, Self.report(.ignoredStray)]
         }
     }
 
@@ -250,10 +251,7 @@ public struct ReadBackReader: FlowMachine {
             ReadBack(protocolVersion: status.version, mode: status.mode, program: program, runtime: runtime))
         state = .finished
         return stopTimers() + [
-            .report(
-                .trace(
-                    "read back: \(status.mode) mode, program \(program.hash.hexString) at \(Hex.address(program.start))"
-                )),
+            Self.report(.readBack(mode: status.mode, program: program)),
             .finish
         ]
     }
@@ -264,14 +262,14 @@ public struct ReadBackReader: FlowMachine {
             guard attempt < settings.requestAttempts else {
                 return fail(.noAnswer(request: "STATUS (EE)", attempts: attempt, timeout: settings.answerTimeout))
             }
-            return [.report(.retry("no answer to STATUS; asking again"))] + sendStatus(attempt: attempt + 1)
+            return [Self.report(.noAnswerToStatus)] + sendStatus(attempt: attempt + 1)
         case let .awaitingRegion(id, attempt):
             guard attempt < settings.requestAttempts else {
                 return fail(
                     .noAnswer(
                         request: "REGION_INFO \(id) (00 0\(id))", attempts: attempt, timeout: settings.answerTimeout))
             }
-            return [.report(.retry("no answer to REGION_INFO \(id); asking again"))]
+            return [Self.report(.noAnswerToRegionInfo(id))]
                 + sendRegion(id, attempt: attempt + 1)
         default:
             return []

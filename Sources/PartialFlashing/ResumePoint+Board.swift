@@ -22,34 +22,32 @@ extension ResumePoint {
     /// Why this point cannot be continued on a board that reported `board`, writing `plan` of
     /// `program`; nil when it can. Anything the board shows that an unfinished write of this
     /// program would not leave there makes the point useless.
-    public func mismatch(board: BoardMemoryMap, plan: BlockPlan, program: MakeCodeProgram) -> String? {
+    public func mismatch(board: BoardMemoryMap, plan: BlockPlan, program: MakeCodeProgram) -> ResumeMismatch? {
         guard version == Self.currentVersion else {
-            return "it was saved in format \(version), this tool reads \(Self.currentVersion)"
+            return .format(saved: version, reads: Self.currentVersion)
         }
         guard programHash == program.programHash.hexString else {
-            return "it belongs to another program (\(programHash), the file's is \(program.programHash.hexString))"
+            return .anotherProgram(saved: programHash, file: program.programHash.hexString)
         }
         guard runtimeHash == board.runtime.hash.hexString, runtimeHash == program.runtimeHash.hexString else {
-            return "the board's runtime is \(board.runtime.hash.hexString), the saved write was for \(runtimeHash)"
+            return .anotherRuntime(board: board.runtime.hash.hexString, saved: runtimeHash)
         }
         guard board.program.start == regionStart, board.program.end == regionEnd else {
-            return
-                "the board's program region is \(Hex.address(board.program.start))-\(Hex.address(board.program.end)), "
-                + "the saved write was for \(Hex.address(regionStart))-\(Hex.address(regionEnd))"
+            return .anotherRegion(
+                boardStart: board.program.start, boardEnd: board.program.end, savedStart: regionStart,
+                savedEnd: regionEnd)
         }
         let reported = board.program.hash.hexString
         // Every block acknowledged except perhaps the one writing the hash: it may be written.
         let hashMayBeFinal = acknowledged >= blockCount - 1 && reported == programHash
         guard reported == hashWhileWriting || hashMayBeFinal else {
-            return "the board reports program hash \(reported), an unfinished write leaves \(hashWhileWriting) there"
+            return .programHash(reported: reported, whileWriting: hashWhileWriting)
         }
         guard blockCount == plan.blockCount, block >= 0, block < plan.blockCount,
             plan.blocks[block].address == address, plan.blocks[block].opensPage,
             acknowledged >= block, acknowledged <= plan.blockCount
         else {
-            return
-                "it does not fit this file's plan of \(plan.blockCount) blocks (saved: block \(block + 1) of \(blockCount) "
-                + "at \(Hex.address(address)))"
+            return .plan(blocks: plan.blockCount, savedBlock: block, savedBlocks: blockCount, address: address)
         }
         return nil
     }
@@ -71,17 +69,18 @@ extension ResumePoint {
     ///   reconnection continues at the page being written, and the point only moves past the
     ///   first page once all its blocks were acknowledged), so the write continues at `block`.
     /// The check after END_OF_TRANSMISSION reads the new memory map the board derives at its reboot.
-    public func mismatch(emptyBoard board: BoardMemoryMap, plan: BlockPlan, program: MakeCodeProgram) -> String? {
+    public func mismatch(emptyBoard board: BoardMemoryMap, plan: BlockPlan, program: MakeCodeProgram) -> ResumeMismatch?
+    {
         guard version == Self.currentVersion else {
-            return "it was saved in format \(version), this tool reads \(Self.currentVersion)"
+            return .format(saved: version, reads: Self.currentVersion)
         }
         guard programHash == program.programHash.hexString, runtimeHash == program.runtimeHash.hexString else {
-            return "it belongs to another program or runtime (\(programHash), runtime \(runtimeHash))"
+            return .anotherProgramOrRuntime(program: programHash, runtime: runtimeHash)
         }
         guard blockCount == plan.blockCount, plan.blocks.indices.contains(block), plan.blocks[block].address == address,
             plan.blocks[block].opensPage, board.protocolVersion == 1, regionStart == program.magicAddress
         else {
-            return "it does not fit this file's plan of \(plan.blockCount) blocks"
+            return .planOnEmptyBoard(blocks: plan.blockCount)
         }
         return nil
     }

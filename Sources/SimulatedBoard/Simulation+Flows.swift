@@ -180,6 +180,8 @@ extension Simulation {
         case let .trace(s): return "trace: \(s)"
         case let .note(s): return "note: \(s)"
         case let .decision(code, s): return "decision: \(code): \(s)"
+        case let .flow(r) where r.kind == .decision:
+            return "decision: \(r.decisionCode ?? ""): \(words?(r) ?? r.description)"
         case let .flow(r): return "\(r.kind.rawValue): \(words?(r) ?? r.description)"
         case let .checkpoint(p):
             guard let p else { return "checkpoint: nothing to resume" }

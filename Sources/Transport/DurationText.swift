@@ -9,4 +9,12 @@ extension Duration {
         let tenths = (ms + 50) / 100
         return tenths % 10 == 0 ? "\(tenths / 10) s" : "\(tenths / 10).\(tenths % 10) s"
     }
+
+    /// "1 s", "250 ms": whole seconds, else milliseconds; short, for messages about timeouts.
+    public var shortText: String {
+        let (s, atto) = components
+        let ms = s * 1000 + atto / 1_000_000_000_000_000
+        if ms % 1000 == 0 { return "\(ms / 1000) s" }
+        return "\(ms) ms"
+    }
 }

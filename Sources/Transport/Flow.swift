@@ -11,8 +11,9 @@
 /// as `.report(.flow(AnyFlowReport))` through `ChildFlow` (unchanged: a parent passes its
 /// children's reports on) and the drivers (unchanged: they hand every `FlowReport` to their
 /// observer), and one presenter (`FlowWords`, Flashing) makes the words. The full updates
-/// (Nordic DFU, McuMgr) report values; partial flashing still reports words (`retry`, `trace`,
-/// `note` with a string) and moves next. See `TypedReport.swift`.
+/// (Nordic DFU, McuMgr), the partial flash's reads, decision and checks, and the session report
+/// values; the partial-flashing writer still reports words (`retry`, `trace`, `note` with a
+/// string) and moves next. See `TypedReport.swift`.
 
 /// A named timer of a flow. Starting a timer with a running id restarts it.
 public struct TimerID: Hashable, Sendable, CustomStringConvertible {
@@ -116,8 +117,8 @@ public enum FlowReport: Sendable, Equatable {
     /// An interrupted write could continue from here (nil: nothing to continue, forget any
     /// saved point). Drivers that can resume keep the latest one.
     case checkpoint(ResumePoint?)
-    /// A typed report (`FlowMachine.Report`): a retry, trace or note as a value, its words made
-    /// by `FlowWords`.
+    /// A typed report (`FlowMachine.Report`): a retry, trace, note or decision as a value, its
+    /// words made by `FlowWords`.
     case flow(AnyFlowReport)
 }
 

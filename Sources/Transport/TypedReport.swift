@@ -9,11 +9,18 @@
 /// output, the simulator's trace and library users share; a library user can instead switch on
 /// the value (`report.value(as: McuMgrReport.self)`).
 ///
-/// Flows still on prose (partial flashing) keep `Report == Never` and the string cases of
-/// `FlowReport` (`retry`, `trace`, `note`) until they move.
+/// A flow's choice of path is a typed report too (kind `decision`): its `decisionCode` is the
+/// stable code scripts read, its words are the presenter's.
 public protocol FlowReportValue: Sendable, Equatable {
-    /// How the value is shown: as a retry, a `-v` trace line or a note to the user.
+    /// How the value is shown: as a retry, a `-v` trace line, a note or a decision.
     var kind: FlowReportKind { get }
+    /// For a decision, its stable code (`FlashReason.code`: `runtime-matches`, `up-to-date`, …);
+    /// nil for every other kind.
+    var decisionCode: String? { get }
+}
+
+extension FlowReportValue {
+    public var decisionCode: String? { nil }
 }
 
 /// How a typed report is shown, as the string reports of the same name are.
@@ -24,6 +31,8 @@ public enum FlowReportKind: String, Sendable, Equatable, Codable, CaseIterable {
     case trace
     /// A plain note for the user.
     case note
+    /// The path was chosen (`FlowReport.decision`): reported before anything is written.
+    case decision
 }
 
 /// A flow with no typed reports of its own (it reports in words, or only phases and progress).
@@ -39,6 +48,9 @@ public struct AnyFlowReport: Sendable, Equatable, CustomStringConvertible {
     public init(_ value: some FlowReportValue) { self.value = value }
 
     public var kind: FlowReportKind { value.kind }
+
+    /// The decision's stable code, for a report of kind `decision`.
+    public var decisionCode: String? { value.decisionCode }
 
     /// The value as the flow's own report type, or nil when it is another flow's.
     public func value<R: FlowReportValue>(as type: R.Type) -> R? { value as? R }

@@ -125,7 +125,7 @@ struct BlueZFlasherTests {
         var notes: [String] = []
         for await update in flasher.flash(firmware, on: [FakeBlueZProcess.address]) {
             if case let .finished(r) = update { resumed = r }
-            if case let .event(e) = update, case let .note(text) = e.report { notes.append(text) }
+            if case let .event(e) = update, case let .note(text) = e.report.worded { notes.append(text) }
         }
         #expect(!notes.contains { $0.contains("not continuing") }, "\(notes)")
         let result = try #require(resumed)

@@ -1,13 +1,17 @@
-import Flashing
+import FirmwareImage
+import LinkModel
 import McuMgr
 import NordicDFU
+import PartialFlashing
+import PartialFlashingFrames
 import SMP
 import Testing
 import Transport
+@testable import Flashing
 
-/// The words of the full updates' typed reports: every case of `NordicDFUReport` and
-/// `McuMgrReport`, shown as `FlowWords` shows it, pinned as one snapshot. The flows and their
-/// tests deal in values; a change of wording shows here, and only here.
+/// The words of the flows' typed reports: every case of `NordicDFUReport`, `McuMgrReport`,
+/// `PartialFlashReport` and `SessionReport`, shown as `FlowWords` shows it, pinned as snapshots.
+/// The flows and their tests deal in values; a change of wording shows here, and only here.
 @Suite struct FlowWordsTests {
     static let dropped = DisconnectReason.supervisionTimeout
     static let refused = TransportError.connectFailed("le-connection-abort-by-local")
@@ -128,7 +132,138 @@ import Transport
         #expect(Self.lines(Self.mcumgr.map { AnyFlowReport($0) }) == Self.mcumgrWords)
     }
 
+    static let runtime: [UInt8] = [0x5A, 0x47, 0x16, 0x75, 0x1E, 0xF2, 0x69, 0x1E]
+    static let programHash: [UInt8] = [0x3E, 0x00, 0xE2, 0x00, 0x3B, 0x00, 0xE8, 0x00]
+    static let programRegion = RegionInfo(id: 2, start: 0x47000, end: 0x49070, hash: programHash)
+    static let map = BoardMemoryMap(
+        protocolVersion: 1, mode: .application, runtime: RegionInfo(id: 1, start: 0x1C000, end: 0x46B00, hash: runtime),
+        program: programRegion)
+    static let write = PlannedWrite(runtimeHash: runtime, programStart: 0x47000, blocks: 130, pages: 3)
+    static let noFit = FullFlashReason.regionDoesNotFit(program: 0x47000..<0x80000, board: 0x47000..<0x73000)
+    static let tooLarge = PartialFlashError.programDoesNotFit(program: 0x47000..<0x80000, writable: 0x47000..<0x73000)
+
+    static let partial: [PartialFlashReport] = [
+        .sent([0x00, 0x02]), .received([0x01, 0xFF]), .ignoredNotPartialFlashing, .ignoredStray,
+        .ignoredRepeatedAnswer(region: 1), .ignoredNotification(from: KnownGATT.partialFlashing),
+        .writeFailed(.notConnected(operation: "write")), .connectedAgain, .boardRestarts(dropped),
+        .boardResets(.remoteTerminated), .noDisconnect(waited: .seconds(3)),
+        .noDisconnectAfterReset(waited: .milliseconds(2500)), .noDisconnectAfterPairingSwitch, .noAnswerToStatus,
+        .noAnswerToRegionInfo(2), .connectFailed(refused, attempt: 2, of: 4), .backInApplicationMode,
+        .memoryMap(map), .inPairingMode(map), .readBack(mode: .pairing, program: programRegion),
+        .verified(program: programRegion), .nothingUnfinished, .resettingHungBoard, .backAfterReset,
+        .switchingToPairingMode, .restartingIntoProgram, .leftRunning(finishedAt: "2026-11-29T07:49:53Z"),
+        .confirmingUpToDate(inPairingMode: true), .confirmingUpToDate(inPairingMode: false),
+        .confirmedAfterRestart(cost: .milliseconds(1330)), .notContinuing(.format(saved: 2, reads: 1)),
+        .notContinuing(.anotherProgram(saved: "1122334455667788", file: "3E00E2003B00E800")),
+        .notContinuing(.anotherRuntime(board: "0102030405060708", saved: "5A4716751EF2691E")),
+        .notContinuing(.anotherRegion(boardStart: 0x48000, boardEnd: 0x49070, savedStart: 0x47000, savedEnd: 0x49070)),
+        .notContinuing(.programHash(reported: "FFFFFFFFFFFFFFFF", whileWriting: "3E00E2003B00E800")),
+        .notContinuing(.plan(blocks: 130, savedBlock: 65, savedBlocks: 130, address: 0x48040)),
+        .notContinuing(.anotherProgramOrRuntime(program: "1122334455667788", runtime: "5A4716751EF2691E")),
+        .notContinuing(.planOnEmptyBoard(blocks: 130)), .notContinuing(.programDoesNotFit(tooLarge)),
+        .cameBackInPairingMode, .rewritingPage, .notReadBack(window: .seconds(10), lastError: nil),
+        .notReadBack(window: .milliseconds(19699), lastError: refused), .rewriteDoesNotFit(noFit, tooLarge),
+        .partial(write), .partial(PlannedWrite(runtimeHash: runtime, programStart: 0x47000, blocks: 12, pages: 1)),
+        .continuing(write, block: 64), .continuingTornWrite(block: 0, regionStart: 0x47000, regionEnd: 0x49070),
+        .upToDate(programHash: programHash, finishedHere: "2026-11-29T07:49:53Z"),
+        .upToDate(programHash: programHash, finishedHere: nil),
+        .fullRequired(.runtimeDiffers(board: runtime, file: [0x31, 0x2C, 0x23, 0x76, 0xF1, 0x71, 0x70, 0x6B])),
+        .planFailed(noFit, tooLarge), .flashIncomplete(blocks: 143)
+    ]
+
+    static let partialWords = """
+        trace: → 00 02
+        trace: ← 01 FF
+        trace: ignored: not a partial-flashing answer
+        trace: ignored: stray notification
+        trace: ignored: repeated answer for region 1
+        trace: ignored notification from E97D3B10-251D-470A-A062-FA1922DFA9A8 in service E97DD91D-251D-470A-A062-FA1922DFA9A8
+        trace: write failed: write needs a connection, and there is none
+        trace: connected again
+        trace: the board restarts: the link timed out (board out of range or reset)
+        trace: the board resets: the board closed the connection
+        trace: no disconnect within 3 s; closing the link
+        trace: no disconnect within 2500 ms of FF 01; closing the link
+        trace: no disconnect after FF 00; closing the link
+        retry: no answer to STATUS; asking again
+        retry: no answer to REGION_INFO 2; asking again
+        retry: connecting failed (could not connect: le-connection-abort-by-local); attempt 2 of 4
+        retry: the board came back running its program
+        trace: board: protocol 1, application mode, runtime 5A4716751EF2691E, program 3E00E2003B00E800 at 0x00047000
+        trace: in pairing mode; runtime 5A4716751EF2691E and program 3E00E2003B00E800 as before
+        trace: read back: pairing mode, program 3E00E2003B00E800 at 0x00047000
+        trace: verified: application mode, program 3E00E2003B00E800 at 0x00047000
+        trace: the board runs its program: no earlier write is unfinished
+        note: resetting the board (FF 01) before anything else: a block whose answer never came may be a flash operation the board waits for for ever
+        note: the board is back after its reset (FF 01)
+        note: the board runs its program; restarting it in Bluetooth pairing mode to write it
+        note: restarting the board into its program
+        note: the board already runs this program, which this computer finished on it (2026-11-29T07:49:53Z); it is left running, untouched
+        note: the board already holds this program and waits in pairing mode; restarting it into its program (FF 01) to confirm
+        note: the board reports this program, but this computer did not finish it on this board: another client's unfinished flash of it reports the same hash until the board restarts; restarting it into its program (FF 01) to confirm
+        note: confirmed: after a restart (FF 01) the board runs this program in application mode; the restart and read-back took 1330 ms
+        note: not continuing the earlier unfinished write: it was saved in format 2, this tool reads 1; starting over
+        note: not continuing the earlier unfinished write: it belongs to another program (1122334455667788, the file's is 3E00E2003B00E800); starting over
+        note: not continuing the earlier unfinished write: the board's runtime is 0102030405060708, the saved write was for 5A4716751EF2691E; starting over
+        note: not continuing the earlier unfinished write: the board's program region is 0x00048000-0x00049070, the saved write was for 0x00047000-0x00049070; starting over
+        note: not continuing the earlier unfinished write: the board reports program hash FFFFFFFFFFFFFFFF, an unfinished write leaves 3E00E2003B00E800 there; starting over
+        note: not continuing the earlier unfinished write: it does not fit this file's plan of 130 blocks (saved: block 66 of 130 at 0x00048040); starting over
+        note: not continuing the earlier unfinished write: it belongs to another program or runtime (1122334455667788, runtime 5A4716751EF2691E); starting over
+        note: not continuing the earlier unfinished write: it does not fit this file's plan of 130 blocks; starting over
+        note: not continuing the earlier unfinished write: the file's program does not fit the board (the program (0x00047000-0x00080000) does not fit the region the board can take (0x00047000-0x00073000); use a full flash); starting over
+        note: the board came back in pairing mode: an unfinished flash left its mark (flashIncomplete), so its program may be incomplete
+        note: the board is in pairing mode because a flash was not finished (flashIncomplete); its flash holds the whole program, so one page is written again as it is and the flash is ended
+        note: not read back: the board did not accept a connection within 10 s of its restart: it does not advertise, which a board in pairing mode does, so most likely its program keeps Bluetooth off in application mode (MakeCode programs without the Bluetooth extension), or it is out of range
+        note: not read back: the board did not accept a connection within 19699 ms of its restart (last attempt: could not connect: le-connection-abort-by-local): it does not advertise, which a board in pairing mode does, so most likely its program keeps Bluetooth off in application mode (MakeCode programs without the Bluetooth extension), or it is out of range
+        note: the file's program (0x00047000-0x00080000) does not fit the board's program region (0x00047000-0x00073000), so a full flash is needed (the program (0x00047000-0x00080000) does not fit the region the board can take (0x00047000-0x00073000); use a full flash)
+        decision: runtime-matches: the board runs the same runtime (5A4716751EF2691E) with the program at 0x00047000, so only the program is written: 130 blocks, 3 pages
+        decision: runtime-matches: the board runs the same runtime (5A4716751EF2691E) with the program at 0x00047000, so only the program is written: 12 blocks, 1 page
+        decision: runtime-matches: the board runs the same runtime (5A4716751EF2691E) with the program at 0x00047000, so only the program is written: 130 blocks, 3 pages; continuing the unfinished write at block 65
+        decision: unfinished-write: the board shows no program since it restarted during this computer's earlier write of this program (its first page was torn then); continuing that write at block 1 in 0x00047000-0x00049070
+        decision: up-to-date: the board already runs this program (program hash 3E00E2003B00E800); this computer finished it on this board (2026-11-29T07:49:53Z)
+        decision: up-to-date: the board already runs this program (program hash 3E00E2003B00E800); confirming with a restart into its program (FF 01), as this computer did not finish it there
+        decision: runtime-differs: the board's runtime 5A4716751EF2691E differs from the file's runtime 312C2376F171706B, so a full flash is needed
+        decision: region-does-not-fit: the file's program (0x00047000-0x00080000) does not fit the board's program region (0x00047000-0x00073000), so a full flash is needed (the program (0x00047000-0x00080000) does not fit the region the board can take (0x00047000-0x00073000); use a full flash)
+        decision: flash-incomplete: the board reports this program but came back in pairing mode after a restart: a flash that was not finished left its mark (flashIncomplete), and the program hash sits in the first page such a flash writes, so the program may be incomplete; writing all of it again: 143 blocks
+        """
+
+    @Test("Every partial-flashing report is worded as the command line shows it, a decision with its code")
+    func partialFlashWords() {
+        #expect(Self.lines(Self.partial.map { AnyFlowReport($0) }) == Self.partialWords)
+    }
+
+    static let decision = PathDecision(
+        estimates: [
+            PathEstimate(path: .partial, parts: [.init(name: "write", duration: .milliseconds(6500))], counts: [:]),
+            PathEstimate(path: .nordicDFU, parts: [.init(name: "upload", duration: .milliseconds(13700))], counts: [:])
+        ], chosen: .partial, basis: .fastest, marginSeconds: 7.2,
+        link: LinkEstimate(profile: .deviceRequested, source: .measured))
+
+    static let session: [SessionReport] = [
+        .fullUpdateOverMcuMgr, .fullUpdateByNordicDFU(secure: true, askedBy: nil),
+        .fullUpdateByNordicDFU(secure: false, askedBy: "--full-path nordic"), .bootloaderAtReadBack(secure: true),
+        .bootloaderAtReadBack(secure: false), .estimated(decision), .dryRunEnded
+    ]
+
+    static let sessionWords = """
+        note: full update over McuMgr: the image goes to the second slot, MCUboot swaps it in
+        note: full update by Nordic Secure DFU (the board has no McuMgr service, and its bootloader speaks Secure DFU)
+        note: full update by Nordic legacy DFU (as --full-path nordic asks)
+        note: the read-back found the board in its Nordic bootloader ("DfuTarg"): recovering it by Nordic Secure DFU as at the start of a session, then reading it back
+        note: the read-back found the board in its Nordic bootloader ("DfuTarg"): recovering it by Nordic legacy DFU as at the start of a session, then reading it back
+        note: decision: partial (estimated 6.5 s) against nordic-dfu 13.7 s: 7.2 s faster (connection interval 15 ms, measured; MTU 247)
+        note: dry run: nothing was written
+        """
+
+    @Test("Every session report is worded as the command line shows it")
+    func sessionWords() {
+        #expect(Self.lines(Self.session.map { AnyFlowReport($0) }) == Self.sessionWords)
+    }
+
     static func lines(_ reports: [AnyFlowReport]) -> String {
-        reports.map { "\($0.kind.rawValue): \(FlowWords.text(of: $0))" }.joined(separator: "\n")
+        reports.map { r in
+            let code = r.decisionCode.map { "\($0): " } ?? ""
+            return "\(r.kind.rawValue): \(code)\(FlowWords.text(of: r))"
+        }.joined(separator: "\n")
     }
 }

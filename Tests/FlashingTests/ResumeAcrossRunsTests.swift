@@ -5,6 +5,7 @@ import PartialFlashing
 import SampleFirmware
 import SimulatedBoard
 import SimulatedFlashing
+import Synchronization
 import Testing
 import Transport
 @testable import Flashing
@@ -29,6 +30,8 @@ import Transport
         var run: SimulatedFlashRun
         var board: SimulatedBoard
         var checkpoint: ResumePoint?
+        /// The partial flash's typed reports, in order.
+        var reports: [PartialFlashReport]
     }
 
     /// One bitflash run on `board`: under `faults`, stopped at `killAt` (as if killed) when given.
@@ -38,10 +41,17 @@ import Transport
         var sim = Simulation(link: .deviceRequested, faults: faults)
         let id = sim.addBoard(board)
         let keeper = CheckpointKeeper()
+        let reports = Mutex<[PartialFlashReport]>([])
         let run = SimulatedFlash.run(
             plan: plan, options: SessionStoryTests.options(), on: id, named: "sim", in: &sim,
-            deadline: killAt ?? SimulatedFlash.defaultDeadline, onEvent: { keeper.keep($0) })
-        return Run(run: run, board: try sim.board(id), checkpoint: keeper.point)
+            deadline: killAt ?? SimulatedFlash.defaultDeadline,
+            onEvent: { event in
+                keeper.keep(event)
+                guard case let .flow(r) = event.report, let value = r.value(as: PartialFlashReport.self) else { return }
+                reports.withLock { $0.append(value) }
+            })
+        return Run(
+            run: run, board: try sim.board(id), checkpoint: keeper.point, reports: reports.withLock { $0 })
     }
 
     /// The times (µs) at which the flow received each `01 FF`, in a fault-free run of `plan`.
@@ -157,10 +167,8 @@ import Transport
         let second = try Self.flash(first.board, plan: other)
         let outcome = try second.run.outcome.get()
         #expect(outcome.partial?.resumedAtBlock == nil)
-        #expect(
-            second.run.trace.entries.contains {
-                $0.text.contains("not continuing the earlier unfinished write: it belongs to another program")
-            })
+        let otherHash = try #require(other.program).programHash.hexString
+        #expect(second.reports.contains(.notContinuing(.anotherProgram(saved: point.programHash, file: otherHash))))
         Self.expectByteExact(second.board, other, outcome)
     }
 

@@ -62,6 +62,11 @@ func reports(_ actions: [FlowAction]) -> [FlowReport] {
     actions.compactMap { if case let .report(r) = $0 { return r } else { return nil } }
 }
 
+/// The typed reports of partial flashing among `actions`.
+func partialReports(_ actions: [FlowAction]) -> [PartialFlashReport] {
+    reports(actions).compactMap { if case let .flow(r) = $0 { r.value(as: PartialFlashReport.self) } else { nil } }
+}
+
 /// The packet numbers of the FLASH_DATA writes.
 func packetNumbers(_ actions: [FlowAction]) -> [UInt8] {
     writes(actions).filter { $0.first == 0x01 && $0.count == 20 }.map { $0[3] }

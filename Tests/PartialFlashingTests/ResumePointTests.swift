@@ -45,21 +45,35 @@ import Transport
 
         var other = midWrite
         other.program.hash = oldProgramHash
-        #expect(point.mismatch(board: other, plan: plan, program: program)?.contains("reports program hash") == true)
+        #expect(
+            point.mismatch(board: other, plan: plan, program: program)
+                == .programHash(reported: oldProgramHash.hexString, whileWriting: point.hashWhileWriting))
         other = midWrite
         other.runtime.hash = [1, 2, 3, 4, 5, 6, 7, 8]
-        #expect(point.mismatch(board: other, plan: plan, program: program)?.contains("runtime") == true)
+        #expect(
+            point.mismatch(board: other, plan: plan, program: program)
+                == .anotherRuntime(board: "0102030405060708", saved: point.runtimeHash))
         other = midWrite
         other.program.start = 0x48000
-        #expect(point.mismatch(board: other, plan: plan, program: program)?.contains("program region") == true)
+        #expect(
+            point.mismatch(board: other, plan: plan, program: program)
+                == .anotherRegion(
+                    boardStart: 0x48000, boardEnd: other.program.end, savedStart: point.regionStart,
+                    savedEnd: point.regionEnd))
 
         var wrongBlock = point
         wrongBlock.block = 65  // not a page start
         wrongBlock.address = plan.blocks[65].address
-        #expect(wrongBlock.mismatch(board: midWrite, plan: plan, program: program) != nil)
+        #expect(
+            wrongBlock.mismatch(board: midWrite, plan: plan, program: program)
+                == .plan(
+                    blocks: plan.blockCount, savedBlock: 65, savedBlocks: point.blockCount,
+                    address: plan.blocks[65].address))
 
         let (_, otherProgram) = makeProgram(bodySize: 9000, seed: 2, programHash: oldProgramHash)
-        #expect(point.mismatch(board: midWrite, plan: plan, program: otherProgram)?.contains("another program") == true)
+        #expect(
+            point.mismatch(board: midWrite, plan: plan, program: otherProgram)
+                == .anotherProgram(saved: point.programHash, file: otherProgram.programHash.hexString))
     }
 
     @Test func aWriterReportsACheckpointEachTimeItEntersANewPage() throws {

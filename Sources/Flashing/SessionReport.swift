@@ -1,0 +1,21 @@
+import Transport
+
+/// What the flashing session itself tells the user (its children report their own values), as
+/// values: which full path follows and why, the estimate that chose the path. `FlowWords` words
+/// them; tests assert the values.
+public enum SessionReport: FlowReportValue {
+    /// The full update goes over McuMgr (note).
+    case fullUpdateOverMcuMgr
+    /// The full update goes by Nordic DFU, `secure` or legacy; `askedBy`: the option that asked
+    /// for it, as the front door names it, else the board has no McuMgr service (note).
+    case fullUpdateByNordicDFU(secure: Bool, askedBy: String?)
+    /// The read-back found the board in its Nordic bootloader: recovering it by Nordic DFU,
+    /// `secure` or legacy, then reading it back (note).
+    case bootloaderAtReadBack(secure: Bool)
+    /// The estimates of the possible paths, and the one chosen (note).
+    case estimated(PathDecision)
+    /// A dry run ended; nothing was written (note).
+    case dryRunEnded
+
+    public var kind: FlowReportKind { .note }
+}
