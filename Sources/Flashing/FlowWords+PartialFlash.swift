@@ -54,6 +54,14 @@ extension FlowWords {
         case let .confirmedAfterRestart(cost):
             return "confirmed: after a restart (FF 01) the board runs this program in application mode; "
                 + "the restart and read-back took \(cost.shortText)"
+        case let .provingRestart(reconnects):
+            let why =
+                reconnects > 0
+                ? "the link was connected again \(reconnects) time\(reconnects == 1 ? "" : "s") during the write, so "
+                    + "the board may have written in application mode"
+                : "the board was written in application mode"
+            return why + ", where application mode does not show that it restarted after END_OF_TRANSMISSION; "
+                + "restarting it into its program (FF 01) to prove the flash ended"
         case let .notContinuing(why):
             return "not continuing the earlier unfinished write: \(text(of: why)); starting over"
         case .cameBackInPairingMode:

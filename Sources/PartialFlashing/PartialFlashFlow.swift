@@ -84,6 +84,9 @@ public struct PartialFlashFlow: FlowMachine {
     /// What a `ProgramCheck` follows.
     private enum AfterCheck: Sendable {
         case written(PartialFlashStats)
+        /// Written and read back in application mode, then restarted into its program (`FF 01`)
+        /// to prove that the flash ended (`restartUnproven`).
+        case provingRestart(PartialFlashStats)
         case upToDate
     }
 
@@ -105,6 +108,16 @@ public struct PartialFlashFlow: FlowMachine {
     private let settings: PartialFlashSettings
     /// Unexpected link losses while reading, added to the writer's reconnections.
     private var readerLinkLosses = 0
+    /// True when a read-back in application mode after END_OF_TRANSMISSION proves nothing: the
+    /// write may have run in application mode, where the board keeps running after a lost
+    /// END_OF_TRANSMISSION, reporting the new program's hash with `flashIncomplete` set (CODAL
+    /// and DAL build the memory map at each REGION_INFO). So it is when the writer connected
+    /// again during the write (a reset may have brought the board back in application mode: it
+    /// boots there until a block's flash work sets `flashIncomplete`), or when a board found in
+    /// application mode was written without the switch to pairing mode.
+    private var restartUnproven = false
+    /// The writer's reconnections, for the note of the proving restart.
+    private var writerReconnects = 0
     /// Where an earlier, interrupted write of this program to this board stopped.
     private let resumePoint: ResumePoint?
     /// This computer's record of the program it finished on this board, if any.
@@ -348,6 +361,8 @@ public struct PartialFlashFlow: FlowMachine {
         switch result {
         case let .failure(error): return finish(.failure(error))
         case var .success(stats):
+            writerReconnects = stats.reconnects
+            restartUnproven = stats.reconnects > 0 || (boardMap?.mode == .application && !settings.switchToPairingMode)
             stats.reconnects += readerLinkLosses
             guard settings.verifyAfterFlash, let program else {
                 stats.unverifiedReason = "reading the board back after the flash was turned off"
@@ -380,20 +395,36 @@ public struct PartialFlashFlow: FlowMachine {
             confirmation = .restarted(cost: cost)
             let note = found.verification == .verified ? [Self.report(.confirmedAfterRestart(cost: cost))] : []
             return note + finish(.success(.upToDate(found.verification ?? .verified)))
-        case var (.written(stats), _):
+        case var (.written(stats), _), var (.provingRestart(stats), _):
             switch found {
             case let .verified(_, rewrites):
+                if let rewrites { stats.add(rewrites); stats.pageRewrites += rewrites.pageRewrites }
+                if case .written = after, restartUnproven { return proveRestart(stats, now: now) }
                 stats.verified = true
-                if let rewrites { stats.add(rewrites); stats.pageRewrites = rewrites.pageRewrites }
             case let .unverified(why, rewrites):
                 stats.verified = false
                 stats.unverifiedReason = why
-                if let rewrites { stats.add(rewrites); stats.pageRewrites = rewrites.pageRewrites }
+                if let rewrites { stats.add(rewrites); stats.pageRewrites += rewrites.pageRewrites }
             case .flashIncomplete:
                 return finish(.failure(PartialFlashError.staysInPairingMode(rewrites: 0)))
             }
             return finish(.success(.flashed(stats: stats)))
         }
+    }
+
+    /// Restarts a board read back in application mode into its program (`FF 01`) and reads it
+    /// again (`restartUnproven`): back in application mode, the flash ended; back in pairing mode,
+    /// `flashIncomplete` survived, and since every block was acknowledged `ProgramCheck` rewrites
+    /// one page and ends the flash.
+    private mutating func proveRestart(_ stats: PartialFlashStats, now: Duration) -> [FlowAction] {
+        guard let program else { return finish(.success(.flashed(stats: stats))) }
+        var check = ProgramCheck(
+            image: image, program: program, family: family, settings: settings, start: .restart,
+            knownComplete: true, acceptedHashes: boardMap.map { [$0.program.hash] } ?? [])
+        // The verify phase is already reported.
+        let actions = check.begin(now: now).filter { $0 != .report(.phase(.verify)) }
+        stage = .checking(check, after: .provingRestart(stats))
+        return [Self.report(.provingRestart(reconnects: writerReconnects))] + actions
     }
 
     /// The board reported this program but came back in pairing mode from a restart into it:

@@ -77,6 +77,11 @@ public enum PartialFlashReport: FlowReportValue {
     case confirmingUpToDate(inPairingMode: Bool)
     /// The restart confirmed the program; it and the read-back took `cost` (note).
     case confirmedAfterRestart(cost: Duration)
+    /// The board was read back in application mode after END_OF_TRANSMISSION, but the write may
+    /// have run in application mode (`reconnects` reconnections during it, or no switch to
+    /// pairing mode), where application mode proves no restart: restarting it into its program
+    /// (`FF 01`) to prove it (note).
+    case provingRestart(reconnects: Int)
     /// A saved resume point is not used (note).
     case notContinuing(ResumeMismatch)
     /// The board came back in pairing mode and nothing says its program is whole (note).
@@ -118,7 +123,8 @@ public enum PartialFlashReport: FlowReportValue {
         case .noAnswerToStatus, .noAnswerToRegionInfo, .connectFailed, .backInApplicationMode:
             return .retry
         case .resettingHungBoard, .backAfterReset, .switchingToPairingMode, .restartingIntoProgram, .leftRunning,
-            .confirmingUpToDate, .confirmedAfterRestart, .notContinuing, .cameBackInPairingMode, .rewritingPage,
+            .confirmingUpToDate, .confirmedAfterRestart, .provingRestart, .notContinuing, .cameBackInPairingMode,
+            .rewritingPage,
             .notReadBack, .rewriteDoesNotFit:
             return .note
         case .partial, .continuing, .continuingTornWrite, .upToDate, .fullRequired, .planFailed, .flashIncomplete:

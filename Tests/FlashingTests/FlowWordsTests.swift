@@ -153,7 +153,9 @@ import Transport
         .verified(program: programRegion), .nothingUnfinished, .resettingHungBoard, .backAfterReset,
         .switchingToPairingMode, .restartingIntoProgram, .leftRunning(finishedAt: "2026-11-29T07:49:53Z"),
         .confirmingUpToDate(inPairingMode: true), .confirmingUpToDate(inPairingMode: false),
-        .confirmedAfterRestart(cost: .milliseconds(1330)), .notContinuing(.format(saved: 2, reads: 1)),
+        .confirmedAfterRestart(cost: .milliseconds(1330)), .provingRestart(reconnects: 2),
+        .provingRestart(reconnects: 0),
+        .notContinuing(.format(saved: 2, reads: 1)),
         .notContinuing(.anotherProgram(saved: "1122334455667788", file: "3E00E2003B00E800")),
         .notContinuing(.anotherRuntime(board: "0102030405060708", saved: "5A4716751EF2691E")),
         .notContinuing(.anotherRegion(boardStart: 0x48000, boardEnd: 0x49070, savedStart: 0x47000, savedEnd: 0x49070)),
@@ -202,6 +204,8 @@ import Transport
         note: the board already holds this program and waits in pairing mode; restarting it into its program (FF 01) to confirm
         note: the board reports this program, but this computer did not finish it on this board: another client's unfinished flash of it reports the same hash until the board restarts; restarting it into its program (FF 01) to confirm
         note: confirmed: after a restart (FF 01) the board runs this program in application mode; the restart and read-back took 1330 ms
+        note: the link was connected again 2 times during the write, so the board may have written in application mode, where application mode does not show that it restarted after END_OF_TRANSMISSION; restarting it into its program (FF 01) to prove the flash ended
+        note: the board was written in application mode, where application mode does not show that it restarted after END_OF_TRANSMISSION; restarting it into its program (FF 01) to prove the flash ended
         note: not continuing the earlier unfinished write: it was saved in format 2, this tool reads 1; starting over
         note: not continuing the earlier unfinished write: it belongs to another program (1122334455667788, the file's is 3E00E2003B00E800); starting over
         note: not continuing the earlier unfinished write: the board's runtime is 0102030405060708, the saved write was for 5A4716751EF2691E; starting over
