@@ -55,26 +55,8 @@ import Transport
         family: family, magicAt: 0x47000, programLength: 9000, seed: 5,
         programHash: [0xC1, 0x00, 0x81, 0x00, 0xAB, 0x00, 0xDD, 0x00])
 
-    struct Run {
-        var outcome: Result<PartialFlashResult, any Error>
-        var board: SimulatedBoard
-        var faults: FaultCounters
-        var writes: [String]
-        var notifications: [String]
-    }
-
-    static func flash(_ faults: FaultPlan) throws -> Run {
-        let program = try #require(MakeCodeProgram.find(in: new, family: family))
-        var sim = Simulation(link: .deviceRequested, faults: faults)
-        let id = sim.addBoard(
-            try SimulatedBoard(.microbitV2, image: old, mode: .pairing, bluetoothInApplicationMode: true))
-        let run = sim.run(
-            PartialFlashFlow(image: new, program: program, family: family), on: id, deadline: .seconds(600))
-        let writes = run.trace.entries.filter { $0.kind == .write }.map(\.text)
-        let notifications = run.trace.entries.filter { $0.kind == .notification }.map(\.text)
-        return Run(
-            outcome: run.outcome, board: try sim.board(id), faults: run.statistics.faults, writes: writes,
-            notifications: notifications)
+    static func flash(_ faults: FaultPlan) throws -> SimulatedPartialFlash {
+        try SimulatedPartialFlash(old: old, new: new, family: family, mode: .pairing, faults: faults)
     }
 
     @Test func aFlashEventSlowerThanEveryTimeoutEndsVerifiedWithTheProgramByteForByte() throws {

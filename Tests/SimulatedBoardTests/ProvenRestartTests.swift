@@ -17,30 +17,14 @@ import Transport
         family: family, magicAt: 0x47000, programLength: 2500, seed: 5,
         programHash: [0xC1, 0x00, 0x81, 0x00, 0xAB, 0x00, 0xDD, 0x00])
 
-    struct Run {
-        var outcome: Result<PartialFlashResult, any Error>
-        var writes: [String]
-        var notes: [String]
-        var board: SimulatedBoard
-    }
-
     /// A board running its program, written in application mode (no switch to pairing mode);
     /// the link is lost as write `lostAt` goes on air.
-    static func flash(losingLinkAt lostAt: Int?) throws -> Run {
-        let program = try #require(MakeCodeProgram.find(in: new, family: family))
+    static func flash(losingLinkAt lostAt: Int?) throws -> SimulatedPartialFlash {
         var faults = FaultPlan(seed: 1)
         if let lostAt { faults.disconnectAtWrite = [lostAt] }
-        var sim = Simulation(link: .deviceRequested, faults: faults)
-        let id = sim.addBoard(
-            try SimulatedBoard(.microbitV2, image: old, mode: .application, bluetoothInApplicationMode: true))
-        let settings = PartialFlashSettings(switchToPairingMode: false)
-        let run = sim.run(
-            PartialFlashFlow(image: new, program: program, family: family, settings: settings), on: id,
-            deadline: .seconds(300))
-        let entries = run.trace.entries
-        return Run(
-            outcome: run.outcome, writes: entries.filter { $0.kind == .write }.map(\.text),
-            notes: entries.map(\.text), board: try sim.board(id))
+        return try SimulatedPartialFlash(
+            old: old, new: new, family: family, mode: .application,
+            settings: PartialFlashSettings(switchToPairingMode: false), faults: faults, deadline: .seconds(300))
     }
 
     @Test func aLostEndOfTransmissionInApplicationModeIsFoundAndTheFlashEnded() throws {
