@@ -167,6 +167,13 @@ for target in "${targets[@]}"; do
         if [ "$status" != 0 ]; then
             echo "--- $target: the last 40 lines of $log"
             tail -n 40 "$log"
+            # One line a CI report can carry: the cause, and the input that caused it in hex
+            # (the reproducer file is lost with the CI machine).
+            cause="$(grep -m 1 -E 'Fatal error|Precondition failed|ERROR: libFuzzer|==ERROR|deadly signal' "$log" || true)"
+            crash="$(ls -t "$out"/crash-* "$out"/timeout-* "$out"/oom-* 2>/dev/null | head -n 1 || true)"
+            input="none written"
+            [ -z "$crash" ] || input="$(wc -c < "$crash") bytes, $(head -c 512 "$crash" | od -An -v -tx1 | tr -d ' \n')"
+            echo "   $target crashed: ${cause:-exit $status}; input: $input"
         fi
     else
         echo "== running $product on ${inputs[*]} ${run_options[*]} ${options[*]:-}"

@@ -1,15 +1,27 @@
 import CBOR
+import FirmwareImage
+import Flashing
 import McuMgr
 import SMP
 import Transport
 import FuzzEvents
 
-/// The image being uploaded: 700 bytes with an MCUboot-sized header, so an upload takes
-/// several chunks at the smallest MTU.
-let imageBytes: [UInt8] = (0..<700).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
-let imageHash: [UInt8] = (0..<32).map { UInt8($0 &* 7 &+ 1) }
+/// The image being uploaded: an unsigned MCUboot image (32-byte header, 660 bytes of
+/// application, the SHA-256 TLV), so an upload takes several chunks at the smallest MTU. It
+/// must pass the upgrade's own image check, or every input ends at `start` and nothing past
+/// it is fuzzed.
+let upgradeImage: McuMgrUpgradeImage = {
+    let application: [UInt8] = (0..<660).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+    let bytes = try! MCUbootImage.build(application: application, version: MCUbootVersion(major: 1), headerSize: 32)
+    let image = FlashPlan.upgradeImage(try! MCUbootImage(bytes: bytes))
+    if let problem = image.problem(slot: nil) {
+        fatalError("the harness's image fails the upgrade's check: \(problem)")
+    }
+    return image
+}()
+let imageBytes = upgradeImage.bytes
+let imageHash = upgradeImage.hash
 let otherHash: [UInt8] = (0..<32).map { UInt8($0 &* 5 &+ 3) }
-let upgradeImage = McuMgrUpgradeImage(bytes: imageBytes, hash: imageHash, fileSHA256: (0..<32).map { UInt8($0) })
 let knownTimers = [TimerID("request"), TimerID("busy"), TimerID("reset"), TimerID("stranger")]
 
 /// libFuzzer entry point: the input is a script of link events for `McuMgrUpgrade`.
