@@ -10,7 +10,7 @@
 # client fed hostile event sequences), mcumgr-flow (the McuMgr client, likewise),
 # secure-dfu-flow or legacy-dfu-flow (the Nordic DFU clients, likewise). --short is the CI
 # run: every target for a fixed number of executions from the committed seeds and crash
-# reproducers only, with a fixed random seed, so it is repeatable: 50,000 for the parsers
+# reproducers only, with a fixed random seed, so it is repeatable (see below): 50,000 for the parsers
 # and decoders (a few seconds each), 100,000 for the Nordic flows (about 10 s each), 20,000
 # for partial-flow and mcumgr-flow.
 # FUZZ_SHORT_RUNS sets one count for every target. A short run prints one line per target
@@ -137,6 +137,15 @@ summarize() {
 
 # The Swift runtime's own crash handler gets in the way of AddressSanitizer's report.
 export SWIFT_BACKTRACE=enable=no
+# A short (CI) run repeats exactly only when nothing but libFuzzer's seed chooses: Swift seeds
+# its hashing afresh in every process and a dictionary's order depends on where it lies in
+# memory, so both are fixed (SWIFT_DETERMINISTIC_HASHING, no address randomisation), and
+# libFuzzer does not reload its corpus folder on a clock (-reload=0).
+prefix=()
+if [ "$short" = 1 ]; then
+    export SWIFT_DETERMINISTIC_HASHING=1
+    setarch "$(uname -m)" -R true 2>/dev/null && prefix=(setarch "$(uname -m)" -R)
+fi
 failed=()
 throwaway="$(mktemp -d)"
 trap 'rm -rf "$throwaway"' EXIT
@@ -149,14 +158,14 @@ for target in "${targets[@]}"; do
         # New inputs go to a throw-away folder: every CI run starts from the same files.
         mkdir -p "$throwaway/$target"
         inputs+=("$throwaway/$target")
-        run_options=(-runs="${FUZZ_SHORT_RUNS:-$(short_runs_for "$target")}" -seed=1)
+        run_options=(-runs="${FUZZ_SHORT_RUNS:-$(short_runs_for "$target")}" -seed=1 -reload=0)
     else
         inputs+=("$out/corpus")
         run_options=()
     fi
     inputs+=("$here/Seeds/$target")
     [ -d "$here/Regressions/$target" ] && inputs+=("$here/Regressions/$target")
-    command=("$scratch/release/$product" -artifact_prefix="$out/" -max_len=65536 -print_final_stats=1
+    command=("${prefix[@]}" "$scratch/release/$product" -artifact_prefix="$out/" -max_len=65536 -print_final_stats=1
         "${run_options[@]}" "${options[@]}" "${inputs[@]}")
     start=$(date +%s)
     status=0
