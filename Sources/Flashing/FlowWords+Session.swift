@@ -13,6 +13,11 @@ extension FlowWords {
         case let .bootloaderAtReadBack(secure):
             return "the read-back found the board in its Nordic bootloader (\"DfuTarg\"): recovering it by Nordic "
                 + "\(secure ? "Secure" : "legacy") DFU as at the start of a session, then reading it back"
+        case let .activeImageRewrittenByPartialFlash(found):
+            return
+                "the full update sent nothing (this image is already active in slot 0, and MCUboot cannot swap it in "
+                + "again), but the read-back found \(found): writing the program region by partial flashing, then "
+                + "reading it back"
         case let .estimated(decision): return "decision: \(decision.summary)"
         case .dryRunEnded: return "dry run: nothing was written"
         }

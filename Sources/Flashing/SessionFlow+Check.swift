@@ -37,10 +37,12 @@ extension SessionFlow {
             // already restarted, there is no restart to wait for.
             start = linkUp ? .connected : .restarted
         }
+        // An update that found its image already active wrote nothing: it says nothing of the
+        // program region, which a partial flash may have left unfinished (SessionFlow+Repair.swift).
         var check = ChildFlow(
             ProgramCheck(
                 image: plan.image, program: program, family: plan.family, settings: partialSettings,
-                start: start, knownComplete: true), scope: "check.")
+                start: start, knownComplete: !(outcome.full?.alreadyInstalled ?? false)), scope: "check.")
         let (childActions, result) = check.perform { $0.begin(now: now, connection: connection) }
         enter(.checking(check, outcome))
         let actions = Self.withoutDonePhase(childActions)
@@ -77,6 +79,15 @@ extension SessionFlow {
         _ result: Result<ProgramCheckResult, any Error>, outcome: SessionOutcome, now: Duration
     ) -> [FlowAction] {
         var o = outcome
+        if repairsByPartialFlash(outcome, check: result) {
+            let error: any Error
+            if case let .failure(e) = result {
+                error = e
+            } else {
+                error = PartialFlashError.staysInPairingMode(rewrites: 0)
+            }
+            return repairByPartialFlash(outcome, error: error, now: now)
+        }
         switch result {
         case let .success(.verified(_, rewrites)):
             o.readBack = .verified

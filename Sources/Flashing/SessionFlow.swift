@@ -94,6 +94,11 @@ public struct SessionFlow: FlowMachine {
         /// Partial flashing gave up after a block whose answer never came: resetting the board
         /// with `FF 01` before the full update (SessionFlow+Reset.swift).
         case resetting(ChildFlow<BoardReset>, reason: FlashReason)
+        /// A full update that found its image already active left the program region not the
+        /// file's: waiting for a connection, then partial-flashing it (SessionFlow+Repair.swift).
+        /// `error`: the read-back's, the session's error should the repair be impossible.
+        case repairConnecting(SessionOutcome, error: any Error, attempts: Int)
+        case repairing(ChildFlow<PartialFlashFlow>, SessionOutcome, error: any Error)
         case done
     }
 
@@ -123,6 +128,9 @@ public struct SessionFlow: FlowMachine {
     /// The read-back after a full update found the board in its Nordic bootloader and a Nordic
     /// DFU recovered it (once per session: SessionFlow+Check.swift).
     var recoveredAtReadBack = false
+    /// The program region was partial-flashed after a full update that found its image already
+    /// active (once per session: SessionFlow+Repair.swift).
+    var repairedActiveImage = false
 
     public init(plan: FlashPlan, options: FlashOptions = FlashOptions()) {
         self.plan = plan
@@ -210,6 +218,10 @@ public struct SessionFlow: FlowMachine {
             return checking(child, outcome: outcome, event: event, now: now)
         case let .resetting(child, reason):
             return resetting(child, reason: reason, event: event, now: now)
+        case let .repairConnecting(outcome, error, attempts):
+            return repairConnecting(event, outcome: outcome, error: error, attempts: attempts, now: now)
+        case let .repairing(child, outcome, error):
+            return repairing(child, outcome: outcome, error: error, event: event, now: now)
         case .done:
             return []
         }
@@ -472,7 +484,7 @@ public struct SessionFlow: FlowMachine {
             p.path = .full; p.fallback = fallback; p.fullPath = .mcumgr
         case let .nordicReconnecting(_, fallback, _), let .nordic(_, _, fallback):
             p.path = .full; p.fallback = fallback; p.fullPath = .nordic
-        case let .checking(_, outcome):
+        case let .checking(_, outcome), let .repairConnecting(outcome, _, _), let .repairing(_, outcome, _):
             p.path = outcome.path; p.fallback = outcome.fallback; p.fullPath = outcome.fullPath
         // Resetting a board partial flashing gave up on, before a full update.
         case .resetting: p.path = .partial

@@ -12,6 +12,9 @@ public enum SessionReport: FlowReportValue {
     /// The read-back found the board in its Nordic bootloader: recovering it by Nordic DFU,
     /// `secure` or legacy, then reading it back (note).
     case bootloaderAtReadBack(secure: Bool)
+    /// McuMgr found the file's image already active in slot 0 and sent nothing, and the read-back
+    /// found `found` (in words) in the program region: partial flashing writes it (note).
+    case activeImageRewrittenByPartialFlash(found: String)
     /// The estimates of the possible paths, and the one chosen (note).
     case estimated(PathDecision)
     /// A dry run ended; nothing was written (note).

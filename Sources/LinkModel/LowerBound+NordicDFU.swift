@@ -24,7 +24,8 @@ extension LowerBound {
     ///   at the earliest the next one; its packets at `packetsPerEvent` per CI from the event
     ///   after; the checksum request with the last, its answer, the Execute and its answer, then
     ///   the next Create) and the flash (the erase, then the words; the Execute's answer in the
-    ///   first event after, the next Create one CI later); the final reset.
+    ///   first event after, the next Create one CI later); the final reset, when the settings
+    ///   write the last Execute starts has ended (at most one CI before that Execute's answer).
     /// - Legacy DFU: Start DFU with the erase of every page of the image (2 CI + erases), the
     ///   init packet (2 round trips), the firmware packets, Validate (2 CI), Activate (1 CI) and
     ///   the reboot into the new application.
@@ -91,7 +92,11 @@ extension LowerBound {
                 transfer += max(air, (flash / ci + 2) * ci)
                 offset += object
             }
-            return .microseconds(entry + transfer + finish)
+            // The last Execute's answer comes at most one CI after the bootloader took it; from
+            // then it writes the settings and their backup (two erases, two writes) and resets
+            // (`resetDelay` is the legacy bootloader's).
+            let reset = max(2 * timing.pageErase.wholeMicroseconds + 2 * words(settingsBytes) - ci, 0)
+            return .microseconds(entry + transfer + reset + timing.reboot.wholeMicroseconds)
         case .legacy:
             let transfer = 2 * ci + erase(bytes) + 2 * 2 * ci + events(initBytes) + events(bytes) + 2 * ci + ci
             return .microseconds(entry + transfer + finish)

@@ -117,7 +117,7 @@ extension SecureDFUBootloader {
         if let expected = hash, Array(SHA256.hash(data: written)) != expected {
             statistics.hashFailures += 1
             effects.note("Nordic bootloader: the image's SHA-256 does not match the init packet")
-            effects.schedule(after: Self.resetDelay, tag: Self.resetTag)
+            resetAfterSettingsWrite(effects: &effects)
             return Self.failure(0x04)(.extendedError, 0x0C)
         }
         device.nordic.applicationValid = true
@@ -126,8 +126,24 @@ extension SecureDFUBootloader {
         device.nordicApplicationReplaced(start: start, bytes: written)
         statistics.completedUpdates += 1
         effects.note("Nordic bootloader: image of \(firmwareSize) bytes valid, starting it")
-        effects.schedule(after: Self.resetDelay, tag: Self.resetTag)
+        resetAfterSettingsWrite(effects: &effects)
         return .success(opcode: 0x04)
+    }
+
+    /// After the last data object's answer, valid image or not: the settings are written with
+    /// their backup, and the reset follows the backup's write (SDK 16 `nrf_dfu_req_handler.c`
+    /// `on_data_obj_execute_request_sched`: the response, then
+    /// `nrf_dfu_settings_write_and_backup(on_dfu_complete)`; `on_dfu_complete` raises
+    /// `NRF_DFU_EVT_DFU_COMPLETED`, on which `nrf_bootloader.c` `dfu_observer` calls
+    /// `bootloader_reset(true)`: its `nrf_dfu_settings_backup(do_reset)` finds the backup page
+    /// equal to the settings page just written and calls `do_reset` at once (`settings_write`
+    /// skips an identical page), which waits `NRF_BL_RESET_DELAY_MS`, 0 in the V2 bootloader's
+    /// `sdk_config.h`, and resets). So the reset comes when the queue has erased and written
+    /// both pages: two page erases and two writes of the settings after the answer.
+    mutating func resetAfterSettingsWrite(effects: inout ServiceEffects) {
+        queueSettingsWrite(effects: &effects)
+        let written = flash.idle(after: effects.now)
+        effects.schedule(after: written - effects.now + Self.blResetDelay, tag: Self.resetTag)
     }
 
     /// `nrf_dfu_settings_write_and_backup` (SDK 16 `nrf_dfu_settings.c` `settings_write`): the

@@ -29,8 +29,11 @@ public struct SecureDFUBootloader: SimulatedService {
     static let commandMax = 512
     static let dataMax = 4096
     static let enterTag = 1, resetTag = 2, inactivityTag = 3, executeTag = 4
-    /// From the last answer to the reset: the answer goes out first (the settings write takes this long too).
+    /// From an Abort's answer to the reset (the final Execute's reset follows the settings write
+    /// instead: `resetAfterSettingsWrite`).
     static let resetDelay: Duration = .milliseconds(100)
+    /// `NRF_BL_RESET_DELAY_MS` (V2 bootloader `sdk_config.h`: 0): `do_reset`'s wait before `NVIC_SystemReset`.
+    static let blResetDelay: Duration = .zero
 
     // RAM state (nrf_dfu_req_handler / nrf_dfu_validation), reloaded from the settings.
     var storedInit: [UInt8]?

@@ -14,6 +14,8 @@ import Transport
         var board: SimulatedBoard
         var now = VirtualInstant.zero
         var scheduled: [Int] = []
+        /// The work the last write scheduled: after how long, and its tag.
+        var lastWork: [(delay: Duration, tag: Int)] = []
 
         init(_ board: Board) throws {
             var b = try SimulatedBoard(profile: SimulatedBoard.stockProfile(board), image: MemoryImage())
@@ -28,6 +30,7 @@ import Transport
                 slowErase: 0, slowEraseFactor: 1)
             _ = board.write(bytes, to: ch, kind: kind, effects: &effects)
             scheduled += effects.work.map(\.tag)
+            lastWork = effects.work
             return effects.notifications.map(\.bytes)
         }
 
@@ -130,6 +133,44 @@ import Transport
             b.board.reset()
             #expect(b.board.inNordicBootloader == !correct)
             #expect(try b.board.readFlash(0x1C000..<(0x1C000 + UInt32(Self.image.count))) == Self.image)
+        }
+    }
+
+    /// SDK 16 `nrf_dfu_req_handler.c` `on_data_obj_execute_request_sched`: the last Execute is
+    /// answered, then `nrf_dfu_settings_write_and_backup(on_dfu_complete)` erases and writes the
+    /// settings page and its backup; `on_dfu_complete` → `dfu_observer` → `bootloader_reset(true)`
+    /// finds the backup equal and resets at once (`NRF_BL_RESET_DELAY_MS` 0). So the reset comes
+    /// two page erases and two writes of the 896-byte settings after the answer, valid image or not.
+    @Test("The last Execute's reset follows the settings write: two page erases and two writes of the settings")
+    func finalExecuteResetsWhenTheSettingsAreWritten() throws {
+        let timing = DeviceTiming.of(.nrf52833)
+        let settingsWrite = timing.wordWrite * ((SecureDFUBootloaderLimits.settingsBytes + 3) / 4)
+        let expected = (timing.pageErase + settingsWrite) * 2
+        for correct in [false, true] {
+            var b = try Bench(.microbitV2)
+            var packet = MicrobitAppInitPacket(application: Self.image)
+            if !correct { packet.storedHash[0] ^= 0xFF }
+            _ = b.sendInit(packet.bytes)
+            var offset = 0
+            var resets: [Duration] = []
+            while offset < Self.image.count {
+                let size = min(4096, Self.image.count - offset)
+                _ = b.request(.create(.data, size: UInt32(size)))
+                b.now = b.now + .seconds(1)
+                var at = offset
+                while at < offset + size {
+                    b.write(
+                        Array(Self.image[at..<min(offset + size, at + 244)]), to: NordicGATT.securePacket,
+                        kind: .command)
+                    at += 244
+                    b.now = b.now + .microseconds(61 * 41)
+                }
+                offset += size
+                b.now = b.now + .seconds(1)
+                _ = b.request(.execute)
+                resets += b.lastWork.filter { $0.tag == SecureDFUBootloader.resetTag }.map(\.delay)
+            }
+            #expect(resets == [expected], "valid image: \(correct)")
         }
     }
 

@@ -81,8 +81,10 @@ extension NordicDFUEstimator {
             execute += clock.event - mark
             offset += size
         }
-        // The last Execute: the board checks the image, answers, resets and boots the application.
-        let end = max(clock.event, answered + (bootloaderResetDelay + board.timing.reboot).wholeMicroseconds)
+        // The last Execute: the board checks the image, answers, writes its settings and their
+        // backup (two erases, two writes), resets when they are written and boots the application.
+        if applicationBytes > 0 { flash.settings(at: answered) }
+        let end = max(clock.event, max(answered, flash.busyUntil) + board.timing.reboot.wholeMicroseconds)
         let finalExecute = applicationBytes > 0 ? 2 * clock.ci : 0
         let parts: [PathEstimate.Part] = [
             .init(name: "enter the bootloader (buttonless) and reconnect", duration: .microseconds(entry)),
@@ -228,7 +230,8 @@ struct SecureFlashTimeline {
         wordWrite = timing.wordWrite
     }
 
-    /// The init packet's Execute at `event`: the settings and their backup, each erased and written.
+    /// The init packet's (or the last data object's) Execute at `event`: the settings and their
+    /// backup, each erased and written.
     mutating func settings(at event: Int64) {
         let write = (wordWrite * ((SecureDFUBootloaderLimits.settingsBytes + 3) / 4)).wholeMicroseconds
         busyUntil = max(busyUntil, event) + 2 * (pageErase + write)

@@ -16,7 +16,8 @@ import NordicDFUFrames
 ///   PRN 0, the init packet with its checksum, Execute, PRN and Select of the data (7 round
 ///   trips); per data object a Create, the wait after it (the page erase runs meanwhile), its
 ///   packets in batches of the receipt interval with a receipt round trip after each, the
-///   checksum and Execute; the bootloader resets 100 ms after the last Execute and reboots.
+///   checksum and Execute; after the last Execute the bootloader writes its settings and their
+///   backup (two page erases, two writes), resets as soon as they are written, and reboots.
 /// - Legacy DFU (micro:bit V1, Calliope mini 1/2): `01` to the DFU control characteristic (the
 ///   board resets at once), the reconnect delay and a new connection; Start with the sizes,
 ///   answered after the erase of every page of the application; the init packet; the firmware
@@ -36,7 +37,8 @@ public struct NordicDFUEstimator: PathEstimator {
     public var options: NordicDFUOptions
     /// The Secure DFU bootloader's largest data object (what Select data answers).
     public var objectSize: Int
-    /// From the bootloader's last answer to its reset (the settings write).
+    /// From the legacy bootloader's Activate to its reset (the Secure DFU bootloader's reset
+    /// follows its settings write instead, from the board's timing).
     public var bootloaderResetDelay: Duration
     /// From the buttonless answer to the reset into the bootloader (Secure DFU).
     public var buttonlessResetDelay: Duration
