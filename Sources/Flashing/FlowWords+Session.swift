@@ -1,3 +1,4 @@
+import Diagnostics
 import Transport
 
 extension FlowWords {
@@ -16,10 +17,19 @@ extension FlowWords {
         case let .activeImageRewrittenByPartialFlash(found):
             return
                 "the full update sent nothing (this image is already active in slot 0, and MCUboot cannot swap it in "
-                + "again), but the read-back found \(found): writing the program region by partial flashing, then "
-                + "reading it back"
+                + "again), but the read-back found \(words(found)): writing the program region by partial flashing, "
+                + "then reading it back"
         case let .estimated(decision): return "decision: \(decision.summary)"
         case .dryRunEnded: return "dry run: nothing was written"
+        }
+    }
+
+    /// What a read-back found in the program region, in words.
+    static func words(_ found: ProgramFound) -> String {
+        switch found {
+        case let .blankHeader(address): return "a blank program header at \(Hex.address(address))"
+        case let .otherProgram(address): return "another program at \(Hex.address(address))"
+        case .unfinished: return "the program unfinished (the board starts in pairing mode)"
         }
     }
 }

@@ -106,13 +106,13 @@ extension SessionFlow {
         }
     }
 
-    /// What the read-back found, in words, from its error.
-    private static func found(_ error: any Error) -> String {
+    /// What the read-back found, from its error.
+    private static func found(_ error: any Error) -> ProgramFound {
         if let e = error as? PartialFlashError, case let .verificationFailed(_, _, reported) = e {
-            let hash = reported.hash.allSatisfy { $0 == 0xFF } ? "a blank program header" : "another program"
-            return "\(hash) at \(Hex.address(reported.start))"
+            return reported.hash.allSatisfy { $0 == 0xFF }
+                ? .blankHeader(address: reported.start) : .otherProgram(address: reported.start)
         }
-        return "the program unfinished (the board starts in pairing mode)"
+        return .unfinished
     }
 }
 

@@ -246,7 +246,10 @@ import Transport
     static let session: [SessionReport] = [
         .fullUpdateOverMcuMgr, .fullUpdateByNordicDFU(secure: true, askedBy: nil),
         .fullUpdateByNordicDFU(secure: false, askedBy: "--full-path nordic"), .bootloaderAtReadBack(secure: true),
-        .bootloaderAtReadBack(secure: false), .estimated(decision), .dryRunEnded
+        .bootloaderAtReadBack(secure: false),
+        .activeImageRewrittenByPartialFlash(found: .blankHeader(address: 0x35400)),
+        .activeImageRewrittenByPartialFlash(found: .otherProgram(address: 0x35400)),
+        .activeImageRewrittenByPartialFlash(found: .unfinished), .estimated(decision), .dryRunEnded
     ]
 
     static let sessionWords = """
@@ -255,6 +258,9 @@ import Transport
         note: full update by Nordic legacy DFU (as --full-path nordic asks)
         note: the read-back found the board in its Nordic bootloader ("DfuTarg"): recovering it by Nordic Secure DFU as at the start of a session, then reading it back
         note: the read-back found the board in its Nordic bootloader ("DfuTarg"): recovering it by Nordic legacy DFU as at the start of a session, then reading it back
+        note: the full update sent nothing (this image is already active in slot 0, and MCUboot cannot swap it in again), but the read-back found a blank program header at 0x00035400: writing the program region by partial flashing, then reading it back
+        note: the full update sent nothing (this image is already active in slot 0, and MCUboot cannot swap it in again), but the read-back found another program at 0x00035400: writing the program region by partial flashing, then reading it back
+        note: the full update sent nothing (this image is already active in slot 0, and MCUboot cannot swap it in again), but the read-back found the program unfinished (the board starts in pairing mode): writing the program region by partial flashing, then reading it back
         note: decision: partial (estimated 6.5 s) against nordic-dfu 13.7 s: 7.2 s faster (connection interval 15 ms, measured; MTU 247)
         note: dry run: nothing was written
         """
