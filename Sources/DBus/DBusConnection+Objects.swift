@@ -5,8 +5,7 @@ extension DBusConnection {
     /// delivered, in the order received. Buffering is bounded: when the consumer falls
     /// `bufferLimit` signals behind, newer signals are dropped (the oldest are kept, so what is
     /// delivered stays in order). When the stream ends (the consumer stops iterating, or the
-    /// connection closes) the match rule is removed from the bus: the removal leaves as the stream
-    /// ends, so the bus has removed it before it handles any later call of this connection.
+    /// connection closes) the match rule is removed from the bus.
     ///
     /// A well-known `sender` is resolved to its current owner at subscription time; if the
     /// name has no owner yet, signals are filtered by the bus only.
@@ -28,7 +27,7 @@ extension DBusConnection {
         continuation.onTermination = { _ in
             let removed = core.state.withLock { $0.subscriptions.removeValue(forKey: id) } != nil
             guard removed || !core.state.withLock({ $0.closed }) else { return }
-            core.removeMatch(ruleString)
+            Task { try? await core.callBus("RemoveMatch", ruleString) }
         }
         do {
             _ = try await callBus("AddMatch", [.string(ruleString)], timeout: .seconds(5))
@@ -72,16 +71,11 @@ extension DBusConnection {
 }
 
 extension ConnectionCore {
-    /// Sends `RemoveMatch` for `rule` before returning and ignores the reply. The bus daemon
-    /// handles a connection's messages in the order they were sent, so every later call of this
-    /// connection finds the rule gone.
-    func removeMatch(_ rule: String) {
-        let method = "RemoveMatch"
-        guard
-            let message = try? Message.methodCall(
-                destination: DBusStandard.bus, path: DBusStandard.busPath, interface: DBusStandard.bus, method: method),
-            (try? message.append([.string(rule)])) != nil
-        else { return }
-        _ = sendNow(message, label: "\(DBusStandard.bus).\(method)", timeout: .seconds(5))
+    /// A call to the bus daemon that ignores the result (used for `RemoveMatch`).
+    func callBus(_ method: String, _ argument: String) async throws {
+        let message = try Message.methodCall(
+            destination: DBusStandard.bus, path: DBusStandard.busPath, interface: DBusStandard.bus, method: method)
+        try message.append([.string(argument)])
+        _ = try await send(message, label: "\(DBusStandard.bus).\(method)", timeout: .seconds(5))
     }
 }
