@@ -60,7 +60,7 @@ let package = Package(
         // McuMgr Simple Management Protocol frames over CBOR.
         .target(name: "SMP", dependencies: ["CBOR", "Diagnostics"]),
         // The micro:bit / Calliope partial-flashing frames.
-        .target(name: "PartialFlashingFrames", dependencies: ["Diagnostics"]),
+        .target(name: "PartialFlashingFrames", dependencies: ["Diagnostics", "Transport"]),
         // Nordic DFU (Secure and legacy) frames, init packets, checksums, GATT names, the application cut.
         .target(name: "NordicDFUFrames", dependencies: ["Diagnostics", "FirmwareImage", "Transport", crypto]),
 
@@ -121,8 +121,8 @@ let package = Package(
         // records, class forecasts, the class run's record) over the backends (real boards through
         // BlueZ, simulated boards, SMP over UDP).
         .target(name: "Flasher", dependencies: [
-            "BlueZFlashing", "Diagnostics", "FirmwareImage", "Flashing", "LinkModel", "SimulatedBoard", "SimulatedFlashing",
-            "Transport", "UDPTransport",
+            "BlueZFlashing", "Diagnostics", "FirmwareImage", "Flashing", "LinkModel", "PartialFlashingFrames", "SimulatedBoard",
+            "SimulatedFlashing", "Transport", "UDPTransport",
         ]),
 
         // The laboratory: the flash benchmark and the fault campaign on simulated boards. In no
@@ -184,7 +184,7 @@ let package = Package(
         .testTarget(name: "PartialFlashingTests", dependencies: [
             "PartialFlashing", "PartialFlashingFrames", "Diagnostics", "FirmwareImage", "Transport", "TestSupport",
         ]),
-        .testTarget(name: "PartialFlashingFramesTests", dependencies: ["PartialFlashingFrames"]),
+        .testTarget(name: "PartialFlashingFramesTests", dependencies: ["PartialFlashingFrames", "Transport"]),
         .testTarget(name: "NordicDFUFramesTests", dependencies: [
             "NordicDFUFrames", "FirmwareImage", "SampleFirmware", "TestSupport", crypto,
         ]),
@@ -210,7 +210,7 @@ let package = Package(
         // Runs the built bitflash against the fake org.bluez (`bitflash sim bluez`) on a private bus.
         .testTarget(name: "BlueZIntegrationTests", dependencies: [
             "TestSupport", "FirmwareImage", "SimulatedBoard", "BlueZTransport", "BlueZFlashing", "Flashing", "DBus", "Transport",
-            "SimulatedFlashing", "SampleFirmware", "Flasher", "Laboratory", "Commands", "Diagnostics",
+            "SimulatedFlashing", "SampleFirmware", "Flasher", "Laboratory", "Commands", "Diagnostics", "PartialFlashingFrames",
         ]),
         .testTarget(name: "FakeBlueZTests", dependencies: [
             "FakeBlueZ", "DBus", "SimulatedBoard", "PartialFlashing", "PartialFlashingFrames", "NordicDFUFrames", "SMP", "FirmwareImage",

@@ -193,7 +193,8 @@ public struct BlueZFlasher: Sendable {
         do {
             session = .success(
                 try await board.run(&flow) { report, t in
-                    if case let .checkpoint(point) = report {
+                    if case let .checkpoint(checkpoint) = report {
+                        let point = checkpoint?.resumePoint
                         unfinished.withLock { $0 = point != nil }
                         do {
                             try records?.keep(point, board: key)

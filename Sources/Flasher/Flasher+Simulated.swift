@@ -1,6 +1,7 @@
 import FirmwareImage
 import Flashing
 import LinkModel
+import PartialFlashingFrames
 import SimulatedBoard
 import SimulatedFlashing
 import Synchronization
@@ -66,7 +67,9 @@ extension Flasher {
         let runs = SimulatedFlash.runAll(
             boards, options: options, in: &sim, deadline: deadline,
             onEvent: { event in
-                if case let .checkpoint(point) = event.report { checkpoints.withLock { $0[event.board] = point } }
+                if case let .checkpoint(point) = event.report {
+                    checkpoints.withLock { $0[event.board] = point?.resumePoint }
+                }
                 onEvent?(event)
             })
         return (runs, checkpoints.withLock { $0 })

@@ -2,6 +2,7 @@ import FirmwareImage
 import McuMgr
 import NordicDFU
 import PartialFlashing
+import PartialFlashingFrames
 import Transport
 
 /// Which path a flash may take.

@@ -1,6 +1,7 @@
 import Diagnostics
 import Foundation
 import PartialFlashing
+import PartialFlashingFrames
 import Transport
 
 /// Where a program keeps the points interrupted partial flashes can continue from, one per

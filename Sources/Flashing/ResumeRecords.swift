@@ -1,5 +1,6 @@
 import Foundation
 import PartialFlashing
+import PartialFlashingFrames
 import Transport
 
 /// bitflash's policy for resume records, one for every backend (real boards through BlueZ,

@@ -1,5 +1,6 @@
 import Diagnostics
 import LinkModel
+import PartialFlashingFrames
 import Transport
 
 /// Driving the flows: the event loop, delivering events, performing actions.
@@ -183,8 +184,9 @@ extension Simulation {
         case let .flow(r) where r.kind == .decision:
             return "decision: \(r.decisionCode ?? ""): \(words?(r) ?? r.description)"
         case let .flow(r): return "\(r.kind.rawValue): \(words?(r) ?? r.description)"
-        case let .checkpoint(p):
-            guard let p else { return "checkpoint: nothing to resume" }
+        case let .checkpoint(checkpoint):
+            guard let checkpoint else { return "checkpoint: nothing to resume" }
+            guard let p = checkpoint.resumePoint else { return "checkpoint: \(checkpoint)" }
             return
                 "checkpoint: resume at block \(p.block + 1)/\(p.blockCount) (\(Hex.number(p.address))), \(p.acknowledged) acknowledged"
         }

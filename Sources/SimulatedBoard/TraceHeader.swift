@@ -1,6 +1,7 @@
 import Crypto
 import Diagnostics
 import Foundation
+import PartialFlashingFrames
 import Transport
 
 /// The first line of a trace file (`"kind": "meta"`): what was flashed and how, so that

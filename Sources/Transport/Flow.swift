@@ -116,7 +116,8 @@ public enum FlowReport: Sendable, Equatable {
     case decision(code: String, message: String)
     /// An interrupted write could continue from here (nil: nothing to continue, forget any
     /// saved point). Drivers that can resume keep the latest one.
-    case checkpoint(ResumePoint?)
+    /// The value is the flow's own `FlowCheckpoint` (the partial flash's `ResumePoint`).
+    case checkpoint(AnyFlowCheckpoint?)
     /// A typed report (`FlowMachine.Report`): a retry, trace, note or decision as a value, its
     /// words made by `FlowWords`.
     case flow(AnyFlowReport)
@@ -124,9 +125,26 @@ public enum FlowReport: Sendable, Equatable {
 
 public enum ProgressUnit: String, Sendable, Equatable, Codable { case bytes, blocks }
 
-public enum FlowPhase: String, Sendable, Equatable, Codable, CaseIterable {
-    case connecting, readingMemoryMap = "reading memory map", switchingToPairingMode = "switching to pairing mode"
-    case partial, upload = "full upload", test, reset, confirm, verify, done
+/// The phase a flow is in, by name: the words of the progress line, `-v` and the JSON `phase`
+/// events. Open: the phases every flow family shares are here; each flow module adds its own
+/// (`.partial`, `.readingMemoryMap` and `.switchingToPairingMode` in PartialFlashing, `.test` and
+/// `.confirm` in McuMgr), so that the base layer names no flow's steps.
+public struct FlowPhase: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+    /// The phase as the user sees it; stable, scripts read it from the JSON output.
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+
+    /// Connecting to the board (or again, to its bootloader or application).
+    public static let connecting = FlowPhase(rawValue: "connecting")
+    /// Uploading a whole firmware image (a full update: McuMgr or Nordic DFU).
+    public static let upload = FlowPhase(rawValue: "full upload")
+    /// Resetting the board.
+    public static let reset = FlowPhase(rawValue: "reset")
+    /// Checking what the board runs after the write.
+    public static let verify = FlowPhase(rawValue: "verify")
+    /// The flow has finished.
+    public static let done = FlowPhase(rawValue: "done")
 }
 
 /// A flashing flow as a pure state machine.

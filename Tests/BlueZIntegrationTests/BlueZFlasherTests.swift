@@ -2,6 +2,7 @@ import BlueZFlashing
 import FirmwareImage
 import Flashing
 import Foundation
+import PartialFlashingFrames
 import SimulatedBoard
 import Synchronization
 import Testing
@@ -106,7 +107,7 @@ struct BlueZFlasherTests {
                 switch update {
                 case let .event(e):
                     // Stop once the flash has saved a point past the first page.
-                    if case let .checkpoint(point?) = e.report, point.block > 0 {
+                    if case let .checkpoint(point?) = e.report, (point.resumePoint?.block ?? 0) > 0 {
                         withUnsafeCurrentTask { $0?.cancel() }
                     }
                 case .warning: break

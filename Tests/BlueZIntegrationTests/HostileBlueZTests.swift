@@ -171,18 +171,17 @@ struct HostileBlueZTests {
                         defer { c.notifying = true }; return !c.notifying
                     })
                 else { return [] }
-                let values = plan.notifications
-                Task {
-                    try await Task.sleep(for: .milliseconds(20))
-                    for value in values {
-                        try server.setProperties(
-                            path: HostileBlueZTests.characteristic, interface: "org.bluez.GattCharacteristic1",
-                            ["Value": value])
-                    }
+                // The notifications go out now, ahead of this reply: the client takes them from the
+                // subscription it made before connecting (`notifications(of:)`), whatever their order
+                // with the reply, so nothing here waits for the reply to have left first.
+                for value in plan.notifications {
                     try server.setProperties(
                         path: HostileBlueZTests.characteristic, interface: "org.bluez.GattCharacteristic1",
-                        ["Value": .bytes(HostileBlueZTests.sentinel)])
+                        ["Value": value])
                 }
+                try server.setProperties(
+                    path: HostileBlueZTests.characteristic, interface: "org.bluez.GattCharacteristic1",
+                    ["Value": .bytes(HostileBlueZTests.sentinel)])
                 return []
             case "WriteValue":
                 let n = counters.withLock { c -> Int in
@@ -191,6 +190,8 @@ struct HostileBlueZTests {
                 if n == plan.dropDuringWrite {
                     try server.setProperties(
                         path: HostileBlueZTests.device, interface: "org.bluez.Device1", ["Connected": .bool(false)])
+                    // A reply that never comes: the client must fail on the link loss, not on this
+                    // write. The sleep is a bound on a reply nobody waits for, not synchronisation.
                     try await Task.sleep(for: .seconds(60))
                 }
                 return try answer(plan.writeReplies[n % plan.writeReplies.count])

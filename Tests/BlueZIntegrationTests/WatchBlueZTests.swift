@@ -13,7 +13,7 @@ struct WatchBlueZTests {
         try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
         let bitflash = try #require(Bitflash.url)
         let watch = try ExternalProcess(
-            bitflash, ["watch", downloads.path, "--device", "zotig", "--settle", "0.3", "--json"],
+            bitflash, ["watch", downloads.path, "--device", "zotig", "--settle", "0.3", "--json", "-v"],
             environment: [
                 "DBUS_SYSTEM_BUS_ADDRESS": fake.bus.address,
                 "BITFLASH_STATE": fake.bus.directory.appendingPathComponent("bitflash").path
@@ -22,12 +22,17 @@ struct WatchBlueZTests {
         let source = BlueZCommandTests.sample("sample-r1-counter.hex")
         let bytes = try Data(contentsOf: source)
         let file = downloads.appendingPathComponent("microbit-counter.hex")
-        // Firefox: an empty placeholder first, then the data arrives in pieces.
+        // Firefox: an empty placeholder first, then the data arrives in pieces. Each piece follows
+        // once the watch has seen the file settle as it was, not complete firmware yet (`-v`).
+        func settled(at size: Int) async -> Bool {
+            let line = "\(file.path): settled at \(size) bytes, not complete firmware yet"
+            return await watch.wait(upTo: .seconds(60)) { $0.stderr.contains(line) || !$0.isRunning }
+        }
         _ = FileManager.default.createFile(atPath: file.path, contents: nil)
-        try await Task.sleep(for: .milliseconds(600))
+        #expect(await settled(at: 0), "\(watch.stderr)")
         let handle = try FileHandle(forWritingTo: file)
         try handle.write(contentsOf: bytes.prefix(bytes.count / 2))
-        try await Task.sleep(for: .milliseconds(600))
+        #expect(await settled(at: bytes.count / 2), "\(watch.stderr)")
         try handle.write(contentsOf: bytes.dropFirst(bytes.count / 2))
         try handle.close()
         let flashed = await watch.wait(upTo: .seconds(120)) { $0.stdout.contains("\"type\":\"flash\"") }
@@ -56,12 +61,18 @@ struct WatchBlueZTests {
         let file = fake.bus.directory.appendingPathComponent("prog.hex")
         try FileManager.default.copyItem(at: BlueZCommandTests.sample("sample-r1-counter.hex"), to: file)
         let bitflash = try #require(Bitflash.url)
+        // The flash saves its first resume record before the first page is erased: the signal
+        // below then comes while the program is written (or, on a fast run, after it was).
+        let records = state.appendingPathComponent("resume")
+        try FileManager.default.createDirectory(at: records, withIntermediateDirectories: true)
+        let recordWritten = try FolderWatch(records)
         // The watched file exists, so it is flashed at the start.
         let watch = try ExternalProcess(
             bitflash, ["watch", file.path, "--device", "zotig", "--settle", "0", "--json"],
             environment: ["DBUS_SYSTEM_BUS_ADDRESS": fake.bus.address, "BITFLASH_STATE": state.path])
-        #expect(await watch.wait(upTo: .seconds(60)) { $0.stdout.contains("\"flashing\"") }, "\(watch.stderr)")
-        try await Task.sleep(for: .seconds(1))
+        let deadline = ContinuousClock.now + .seconds(60)  // a bound only: the wait ends on the record
+        let writing = try await FakeBlueZProcess.offPool { recordWritten.next(before: deadline) }
+        #expect(writing, "no resume record: \(watch.stderr)")
         if signal == "SIGTERM" {
             #expect(await watch.stop(within: .seconds(60)) == 143)
         } else {

@@ -137,6 +137,7 @@ import Transport
                 }
             }
             group.addTask {
+                // Watchdog: fails the test after a generous bound; the scan ends on the sighting.
                 try await Task.sleep(for: .seconds(30))
                 return nil
             }

@@ -61,15 +61,23 @@ struct WatchCommandTests {
         }
     }
 
-    /// Writes `bytes` to `url` in `parts` pieces, `pause` apart, as a slow editor or download would.
-    static func writeInSteps(_ bytes: Data, to url: URL, parts: Int, pause: Duration) async throws {
+    /// Writes `bytes` to `url` in `parts` pieces, as a slow editor or download would. With a
+    /// `watch` (run with `-v`), each piece but the last waits until the watch says the file settled
+    /// at the size written so far and is not complete firmware yet: every pause is then longer than
+    /// the settle time, as the watch measured it. Without one, the pieces follow each other at once.
+    static func writeInSteps(_ bytes: Data, to url: URL, parts: Int, watch: ExternalProcess? = nil) async throws {
         _ = FileManager.default.createFile(atPath: url.path, contents: nil)
         let handle = try FileHandle(forWritingTo: url)
         defer { try? handle.close() }
         let step = (bytes.count + parts - 1) / parts
         for start in stride(from: 0, to: bytes.count, by: step) {
-            try handle.write(contentsOf: bytes[start..<min(bytes.count, start + step)])
-            try await Task.sleep(for: pause)
+            let end = min(bytes.count, start + step)
+            try handle.write(contentsOf: bytes[start..<end])
+            guard let watch, end < bytes.count else { continue }
+            let settled = "\(url.path): settled at \(end) bytes, not complete firmware yet"
+            #expect(
+                await watch.wait(upTo: .seconds(60)) { $0.stderr.contains(settled) || !$0.isRunning },
+                "\(watch.stderr)")
         }
     }
 
@@ -86,11 +94,11 @@ struct WatchCommandTests {
         let source = BitflashBinary.sample("sample-r1-counter.hex")
         let watch = try Self.start([
             file.path, sentinels.path, "--simulate", "microbit-v2", "--sim-state", state.path,
-            "--settle", "0.2", "--incomplete-wait", "60"
+            "--settle", "0.2", "--incomplete-wait", "60", "-v"
         ])
         #expect(await watch.wait(upTo: .seconds(60)) { $0.stdout.contains("\"watching\"") }, "\(watch.stderr)")
-        // Four pieces 0.7 s apart: between them the file is settled but is no complete hex yet.
-        try await Self.writeInSteps(try Data(contentsOf: source), to: file, parts: 4, pause: .milliseconds(700))
+        // Four pieces, each once the watch saw the one before settle as no complete hex yet.
+        try await Self.writeInSteps(try Data(contentsOf: source), to: file, parts: 4, watch: watch)
         #expect(await Self.waitForFlash(of: file, in: watch), "\(watch.stdout) \(watch.stderr)")
         // The same program again, as the sentinel: up to date, the board keeps it.
         let sentinel = try Self.dropSentinel(source, into: sentinels)
@@ -130,9 +138,9 @@ struct WatchCommandTests {
         // Chrome: the download grows as name.hex.crdownload and is renamed when done.
         let first = downloads.appendingPathComponent("microbit-prog.hex")
         let partial = downloads.appendingPathComponent("microbit-prog.hex.crdownload")
+        // (The watch never looks at a .crdownload: its pieces need not wait for anything.)
         try await Self.writeInSteps(
-            try Data(contentsOf: BitflashBinary.sample("sample-r1-heart.hex")), to: partial, parts: 3,
-            pause: .milliseconds(100))
+            try Data(contentsOf: BitflashBinary.sample("sample-r1-heart.hex")), to: partial, parts: 3)
         // The second download is ready beside the folder, so that the two renames below follow each
         // other at once, however slowly this test is scheduled: "in quick succession" is then a
         // fact of the file system, not of this test's timing.

@@ -18,9 +18,9 @@ struct WatchRobustnessTests {
         try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
     }
 
-    func start(_ extra: [String] = []) async throws -> ExternalProcess {
+    func start(_ extra: [String] = [], settle: String = "0.3") async throws -> ExternalProcess {
         let watch = try WatchCommandTests.start(
-            [downloads.path, "--simulate", "microbit-v2", "--sim-state", state.path, "--settle", "0.3"] + extra)
+            [downloads.path, "--simulate", "microbit-v2", "--sim-state", state.path, "--settle", settle] + extra)
         #expect(await watch.wait(upTo: .seconds(60)) { $0.stdout.contains("\"watching\"") }, "\(watch.stderr)")
         return watch
     }
@@ -69,16 +69,22 @@ struct WatchRobustnessTests {
 
     @Test("a file that keeps growing does not hold back a complete download for ever")
     func aGrowingFileDoesNotWin() async throws {
-        let watch = try await start(["--incomplete-wait", "1"])
+        // Settling takes four polls (250 ms each): the writer below has three to answer each change.
+        let watch = try await start(["--incomplete-wait", "1", "-v"], settle: "1")
         let growing = downloads.appendingPathComponent("stuck.hex")
         _ = FileManager.default.createFile(atPath: growing.path, contents: nil)
-        // A writer that never finishes: a data record every 50 ms, never the end-of-file record.
+        // A writer that never finishes: a data record as soon as the watch has seen the one before
+        // (`-v` says so), never the end-of-file record, so the file never stays the same for a settle.
         let writer = Task {
             let handle = try FileHandle(forWritingTo: growing)
             defer { try? handle.close() }
-            while !Task.isCancelled {
-                try handle.write(contentsOf: Data(":10000000FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF00\n".utf8))
-                try await Task.sleep(for: .milliseconds(50))
+            let record = Data(":10000000FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF00\n".utf8)
+            var size = 0
+            while !Task.isCancelled && watch.isRunning {
+                try handle.write(contentsOf: record)
+                size += record.count
+                let seen = "\(growing.path): changed (\(size) bytes)"
+                _ = await watch.wait(upTo: .seconds(60)) { $0.stderr.contains(seen) || !$0.isRunning }
             }
         }
         defer { writer.cancel() }

@@ -92,17 +92,29 @@ struct SignalTests {
             print("dbus-daemon built without Debug.Stats: match-rule removal not checked")
             return
         }
+        guard let dbusMonitor = ExternalProcess.onPath("dbus-monitor") else {
+            print("dbus-monitor not found: match-rule removal not checked")
+            return
+        }
+        // The removal is sent from a task of its own; dbus-monitor shows each RemoveMatch as the
+        // bus receives it, so the test waits for the client's (a line of output), not for time.
+        let monitor = try ExternalProcess(
+            dbusMonitor, ["--address", pair.bus.address, "type='method_call',member='RemoveMatch'"])
+        defer { monitor.interrupt() }
+        // dbus-monitor is a monitor once the bus took its name back (NameLost).
+        #expect(await monitor.wait(upTo: .seconds(20)) { $0.stdout.contains("member=NameLost") || !$0.isRunning })
         let stream = try await pair.client.signals(matching: DBusMatchRule(member: "Gone"))
         #expect(try await matchRuleCount() == 1)
         let consumer = Task { for await _ in stream {} }
         consumer.cancel()
         await consumer.value
-        var count = try await matchRuleCount()
-        for _ in 0..<200 where count != 0 {  // RemoveMatch is sent from a detached task
-            try await Task.sleep(for: .milliseconds(10))
-            count = try await matchRuleCount()
+        let removal = "sender=\(pair.client.uniqueName) -> destination=org.freedesktop.DBus"
+        let seen = await monitor.wait(upTo: .seconds(20)) { m in
+            m.stdout.split(separator: "\n").contains { $0.contains(removal) && $0.contains("member=RemoveMatch") }
         }
-        #expect(count == 0)
+        #expect(seen, "no RemoveMatch from the client: \(monitor.stdout)")
+        // The bus handles a connection's messages in order: this call comes after the removal.
+        #expect(try await matchRuleCount() == 0)
     }
 
     @Test func connectsToTheSystemBusNamedByTheEnvironment() async throws {

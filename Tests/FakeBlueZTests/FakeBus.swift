@@ -123,6 +123,7 @@ final class SignalQueue: Sendable {
                 return nil
             }
             group.addTask {
+                // Watchdog: fails the test after `limit`; the wait ends on the signal.
                 try await Task.sleep(for: limit)
                 return nil
             }

@@ -2,6 +2,7 @@ import FirmwareImage
 @testable import Laboratory
 import LinkModel
 import PartialFlashing
+import PartialFlashingFrames
 import SampleFirmware
 import SimulatedBoard
 import SimulatedFlashing

@@ -83,7 +83,7 @@ import Transport
         var actions = writer.beginAfterRegionInfo()
         for answer in blockAnswers(plan.blockCount) { actions += writer.handle(answer, now: .zero) }
         let points = reports(actions).compactMap { r -> ResumePoint?? in
-            if case let .checkpoint(p) = r { return p } else { return nil }
+            if case let .checkpoint(p) = r { return .some(p?.resumePoint) } else { return nil }
         }
         #expect(points.map { $0?.block } == [0, 64, 128])
         #expect(points.last??.address == plan.blocks[128].address)

@@ -2,6 +2,7 @@ import ArgumentParser
 import Flashing
 import Foundation
 import Laboratory
+import PartialFlashingFrames
 import SimulatedBoard
 import Transport
 

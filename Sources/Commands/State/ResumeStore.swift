@@ -1,6 +1,7 @@
 import Flashing
 import Foundation
 import Laboratory
+import PartialFlashingFrames
 import Transport
 
 /// Where bitflash keeps what it needs to continue an interrupted partial flash: the library's

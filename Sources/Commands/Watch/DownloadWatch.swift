@@ -74,15 +74,20 @@ struct DownloadWatch {
         }
     }
 
-    /// Takes in one poll's stamps of every watched file; a file not in `seen` has gone.
-    mutating func observe(_ seen: [String: FileStamp], now: ContinuousClock.Instant) {
+    /// Takes in one poll's stamps of every watched file; a file not in `seen` has gone. Returns
+    /// the files that appeared or changed, in order of their paths.
+    @discardableResult
+    mutating func observe(_ seen: [String: FileStamp], now: ContinuousClock.Instant) -> [String] {
         for path in files.keys where seen[path] == nil { files[path] = nil }
+        var changed: [String] = []
         for (path, stamp) in seen {
             if let old = files[path], old.stamp == stamp { continue }
             let since =
                 files[path].flatMap { now - $0.changedAt < settle ? $0.changingSince : nil } ?? now
             files[path] = Tracked(stamp: stamp, changedAt: now, changingSince: since, state: .pending)
+            changed.append(path)
         }
+        return changed.sorted()
     }
 
     /// The files to try now, newest first: settled (pending or incomplete), unless some watched

@@ -29,7 +29,8 @@ struct WatchCommand: AsyncParsableCommand {
             that does not exist, it ends the watch at once (66), as a watched folder that is deleted or moved \
             does. Ctrl-C or SIGTERM stops: a simulated flash under way finishes, a real one is stopped \
             and reported as not finished (the next run continues it); the exit code is then 130 (Ctrl-C) or \
-            143 (SIGTERM).
+            143 (SIGTERM). With -v, each change seen and each settled file that is not complete firmware yet \
+            is noted on standard error.
             """)
 
     @OptionGroup var flash: FlashCommand
@@ -114,7 +115,7 @@ struct WatchCommand: AsyncParsableCommand {
 
     /// Polls until cancelled; returns a status only when it cannot watch at all.
     private func watch(_ stop: StopRequest) async -> ExitStatus {
-        let report = WatchReport(json: flash.output.json)
+        let report = WatchReport(json: flash.output.json, verbose: flash.output.verbose > 0)
         let clock = ContinuousClock()
         var state = DownloadWatch(
             settle: .milliseconds(Int64(settle * 1000)),
@@ -146,15 +147,20 @@ struct WatchCommand: AsyncParsableCommand {
                         + "watch it again once it is back\n")
                 return .cannotRead
             }
-            state.observe(stamps().mapValues(\.stamp), now: clock.now)
+            for path in state.observe(stamps().mapValues(\.stamp), now: clock.now) {
+                report.changed(path, size: state.files[path]?.stamp.size ?? 0)
+            }
             for path in state.ready(now: clock.now) {
                 let before = FileStamp.of(path)
                 let firmware: Firmware
                 do {
                     firmware = try FirmwareFileLoading.read(path).firmware
                 } catch {
+                    let first = state.files[path]?.state == .pending
                     if let reason = state.unparsable(path, reason: describe(error), now: clock.now) {
                         report.incomplete(path, reason, waited: incompleteWait)
+                    } else if first, let size = state.files[path]?.stamp.size {
+                        report.waiting(path, size: size, describe(error))
                     }
                     continue
                 }

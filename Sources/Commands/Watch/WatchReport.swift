@@ -10,9 +10,15 @@ import Foundation
 /// `{"type":"passed-over","file","newer","time"}` for an older file superseded by a newer one;
 /// `{"type":"incomplete","file","message","time"}` for a file that stayed unparsable;
 /// `{"type":"error","file","message","exitCode","time"}` for a file that could not be flashed at all.
+/// With `-v`, what the watch waits for, on standard error (with or without `--json`): each change it
+/// sees, with the file's size, and each settled file that is not complete firmware yet.
 final class WatchReport: Sendable {
     let json: Bool
-    init(json: Bool) { self.json = json }
+    let verbose: Bool
+    init(json: Bool, verbose: Bool = false) {
+        self.json = json
+        self.verbose = verbose
+    }
 
     private struct Line: Encodable {
         var type: String
@@ -65,6 +71,20 @@ final class WatchReport: Sendable {
             text:
                 "\((file as NSString).lastPathComponent): passed over, \((newer as NSString).lastPathComponent) is newer"
         )
+    }
+
+    /// `-v`: the watch saw `file` change (or appear); it waits for it to settle.
+    func changed(_ file: String, size: Int64) {
+        guard verbose else { return }
+        StdErr.write("bitflash: watch: \(file): changed (\(size) bytes); waiting for it to settle\n")
+    }
+
+    /// `-v`: `file` settled at `size` bytes but does not parse as firmware yet; it is waited on.
+    func waiting(_ file: String, size: Int64, _ reason: String) {
+        guard verbose else { return }
+        StdErr.write(
+            "bitflash: watch: \(file): settled at \(size) bytes, not complete firmware yet (\(reason)); "
+                + "waiting for it to change\n")
     }
 
     func incomplete(_ file: String, _ reason: String, waited: Double) {

@@ -1,6 +1,7 @@
 import FirmwareImage
 import Flashing
 import LinkModel
+import PartialFlashingFrames
 import SampleFirmware
 import SimulatedBoard
 import SimulatedFlashing
@@ -323,7 +324,7 @@ public struct FaultCampaign: Sendable {
 final class CheckpointKeeper: Sendable {
     private let saved = Mutex<ResumePoint?>(nil)
     func keep(_ event: FlashEvent) {
-        if case let .checkpoint(point) = event.report { saved.withLock { $0 = point } }
+        if case let .checkpoint(point) = event.report { saved.withLock { $0 = point?.resumePoint } }
     }
     var point: ResumePoint? { saved.withLock { $0 } }
 }

@@ -17,6 +17,7 @@ func collect(
             return received
         }
         group.addTask {
+            // Watchdog: fails the test after `limit`; the wait ends on the signals.
             try await Task.sleep(for: limit)
             return nil
         }

@@ -63,6 +63,7 @@ func bitflashSlots(at endpoint: UDPEndpoint, within timeout: Duration = .seconds
                 throw NoAnswerInTime()
             }
             group.addTask {
+                // Watchdog: gives up on an answer that never comes; the read ends on the answer.
                 try await Task.sleep(for: timeout + .seconds(5))
                 throw NoAnswerInTime()
             }

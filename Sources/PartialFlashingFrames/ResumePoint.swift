@@ -1,12 +1,15 @@
+import Transport
+
 /// Where an interrupted partial flash can continue, and what the board must report for that
-/// to be safe. A flow reports it as `FlowReport.checkpoint` whenever it changes; a driver keeps
+/// to be safe: the partial flash's `FlowCheckpoint`. A flow reports it as `FlowReport.checkpoint`
+/// whenever it changes (`AnyFlowCheckpoint.value(as: ResumePoint.self)` gives it back); a driver keeps
 /// the latest one (bitflash: a small JSON file in its state folder) and gives it back to the
 /// next run for the same board, which continues from `block` instead of starting over.
 ///
 /// `block` is always a block that opens a flash page: the board erases that page again when
 /// it arrives, so whatever state the page was left in (a block half burned, an erase cut
 /// short by a reset) is wiped before the page is written again (see `PartialFlashWriter`).
-public struct ResumePoint: Sendable, Equatable, Codable {
+public struct ResumePoint: FlowCheckpoint {
     /// The format of the record; bumped when its meaning changes.
     public var version: Int
     /// The program being written (hex of its 8-byte program hash).
@@ -48,4 +51,9 @@ public struct ResumePoint: Sendable, Equatable, Codable {
         self.acknowledged = acknowledged
         self.board = board
     }
+}
+
+extension AnyFlowCheckpoint {
+    /// The checkpoint as a partial flash's resume point; nil when it is another flow's.
+    public var resumePoint: ResumePoint? { value(as: ResumePoint.self) }
 }
