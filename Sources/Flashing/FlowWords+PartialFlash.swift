@@ -94,6 +94,93 @@ extension FlowWords {
         }
     }
 
+    public static func text(of r: PartialFlashWriterReport) -> String {
+        switch r {
+        case let .writing(blocks, bytes, pages): return "writing \(blocks) blocks (\(bytes) bytes, \(pages) pages)"
+        case let .rewritingOnePage(address, blocks):
+            return "rewriting the page at \(Hex.address(address)) as it is (\(blocks) blocks), "
+                + "then END_OF_TRANSMISSION, to clear the mark of an unfinished flash"
+        case let .continuingWrite(block, of, address):
+            return "continuing the unfinished write at block \(block + 1) of \(of) "
+                + "(\(Hex.address(address))): \(block) blocks were written before"
+        case let .sendingBlock(block, of, address, first):
+            return "block \(block + 1)/\(of) at \(Hex.address(address)), packets \(first)-\(first &+ 3)"
+        case let .sent(bytes, purpose): return "→ \(Hex.bytes(bytes, separator: " ")) (\(text(of: purpose)))"
+        case .answerAfterLastBlock: return "unexpected answer after the last block: a block may have been skipped"
+        case .barrierBeforeHash: return "every block but the program hash is written: a barrier first"
+        case let .rewinding(block, address, why, inDoubt, writes):
+            return "resuming at block \(block + 1) (\(Hex.address(address))): \(text(of: why)), for block "
+                + "\(inDoubt + 1), whose words may be written \(writes) times otherwise"
+        case let .lateAnswer(block, written):
+            return "the late answer to block \(block + 1): \(written ? "written" : "dropped (01 AA)"); its page is "
+                + "written again after the restart all the same"
+        case let .droppedAfterFence(reason):
+            return "the link dropped after FF 00 (\(reason)): the restart, or a drop before it; checking"
+        case let .droppedAfterEnd(reason): return "the link dropped after END_OF_TRANSMISSION: \(reason)"
+        case .connectedAfterFence: return "connected again after FF 00"
+        case let .reconnectedResuming(block, address, why, inDoubt):
+            return "connected again; resuming at block \(block + 1) (\(Hex.address(address))): \(text(of: why)), "
+                + "for block \(inDoubt + 1)"
+        case .fenceFirst: return "the block in flight may still be pending on the board: the fence first"
+        case .restarted(.expectsPacketZero): return "the board expects packet 0: it restarted, as FF 00 asked"
+        case .restarted(.statusFirst):
+            return "STATUS answered with no 01 AA before it: the board restarted, or has none of the block"
+        case let .notRestarted(sign): return "the board did not restart: \(text(of: sign))"
+        case let .fillingIn(block, address, problem, first):
+            return
+                "block \(block + 1) at \(Hex.address(address)): \(problem); sending its packets \(first)-\(first &+ 3) "
+                + "again (the board ignores those it has)"
+        case let .fencing(block, address, problem):
+            return "block \(block + 1) at \(Hex.address(address)): \(problem); restarting the board behind its "
+                + "pending work (FF 00) and going on from its page on a fresh connection"
+        case let .outOfOrderAgain(block, address):
+            return "block \(block + 1) at \(Hex.address(address)): out of order again; restarting the board behind "
+                + "its pending work (FF 00) and going on from its page on a fresh connection"
+        case let .outOfOrder(block, address, first):
+            return "block \(block + 1) at \(Hex.address(address)): packet out of order; resending as "
+                + "packets \(first)-\(first &+ 3)"
+        case .fenceAgain: return "the board did not restart after FF 00; sending it again"
+        case .endAgain: return "the board did not restart after 02; sending it again"
+        case .stepUnanswered: return "no 01 AA to the out-of-order packet; resynchronising with REGION_INFO 2"
+        case let .linkDropped(reason): return "the link dropped (\(reason)); connecting again"
+        case let .droppedBeforeRestart(reason):
+            return "the link dropped (\(reason)) before the board could restart for FF 00; "
+                + "connecting again (counted as a reconnection)"
+        }
+    }
+
+    static func text(of purpose: PartialFlashRequestPurpose) -> String {
+        switch purpose {
+        case .again: return "again"
+        case .resynchronise: return "resynchronise packet numbers"
+        case .endOfTransmission: return "end of transmission"
+        case .fence: return "restart once every pending flash event ran"
+        case let .step(expects):
+            return "out of order on purpose: the board answers 01 AA and expects \(expects), away from the numbers a "
+                + "restart leaves"
+        case let .restartProbe(aaMeansRestart):
+            return "did the board restart? " + (aaMeansRestart ? "01 AA if it did" : "01 AA if it did not")
+        case .statusAfterProbe: return "its answer comes after any 01 AA"
+        }
+    }
+
+    static func text(of why: PartialFlashRewind) -> String {
+        switch why {
+        case .pageOpener: return "the first block of its page"
+        case .wholeProgram: return "the whole program, as the program hash may be written already"
+        }
+    }
+
+    static func text(of sign: PartialFlashNoRestartSign) -> String {
+        switch sign {
+        case let .noProbe(group): return "no check can tell for packets numbered from \(group)"
+        case let .hasPackets(group): return "it has packets of the block numbered from \(group) (01 AA to packet 249)"
+        case .lateAnswer: return "the block's late answer came on the new connection"
+        case .statusFirst: return "STATUS answered with no 01 AA before it"
+        case let .noAnswer(waited): return "no answer to the check within \(waited.shortText)"
+        }
+    }
+
     static func text(of w: PlannedWrite) -> String {
         "the board runs the same runtime (\(w.runtimeHash.hexString)) with the program at \(Hex.address(w.programStart)), "
             + "so only the program is written: \(w.blocks) blocks, \(w.pages) page\(w.pages == 1 ? "" : "s")"

@@ -4,7 +4,7 @@ import PartialFlashing
 import Transport
 
 /// The one presenter of the flows' typed reports: each value (`NordicDFUReport`,
-/// `McuMgrReport`, `PartialFlashReport`, `SessionReport`) in the words the command line prints,
+/// `McuMgrReport`, `PartialFlashReport`, `PartialFlashWriterReport`, `SessionReport`) in the words the command line prints,
 /// the JSON output carries in `message` and the simulator's trace records. Library users show
 /// reports through it too, or switch on the values themselves.
 ///
@@ -17,6 +17,7 @@ public enum FlowWords {
         if let r = report.value(as: NordicDFUReport.self) { return text(of: r) }
         if let r = report.value(as: McuMgrReport.self) { return text(of: r) }
         if let r = report.value(as: PartialFlashReport.self) { return text(of: r) }
+        if let r = report.value(as: PartialFlashWriterReport.self) { return text(of: r) }
         if let r = report.value(as: SessionReport.self) { return text(of: r) }
         return report.description
     }

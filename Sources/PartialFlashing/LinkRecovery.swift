@@ -32,7 +32,7 @@ struct LinkRecovery: Sendable, Equatable {
         }
         attempts = 1
         return .success([
-            .report(.retry("the link dropped (\(reason)); connecting again")),
+            PartialFlashWriter.report(.linkDropped(reason)),
             .connect(after: settings.reconnectDelay)
         ])
     }
@@ -46,12 +46,7 @@ struct LinkRecovery: Sendable, Equatable {
         guard losses <= settings.reconnectLimit else {
             return .failure(.tooManyLinkLosses(count: losses, last: reason))
         }
-        return .success([
-            .report(
-                .retry(
-                    "the link dropped (\(reason)) before the board could restart for FF 00; "
-                        + "connecting again (counted as a reconnection)"))
-        ])
+        return .success([PartialFlashWriter.report(.droppedBeforeRestart(reason))])
     }
 
     /// A connection attempt failed: try again, or give up.
@@ -61,7 +56,7 @@ struct LinkRecovery: Sendable, Equatable {
         }
         attempts += 1
         return .success([
-            .report(.retry("connecting failed (\(error)); attempt \(attempts) of \(settings.reconnectAttempts)")),
+            PartialFlashWriter.said(.connectFailed(error, attempt: attempts, of: settings.reconnectAttempts)),
             .connect(after: settings.reconnectDelay)
         ])
     }

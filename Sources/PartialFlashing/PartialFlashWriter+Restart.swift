@@ -24,7 +24,7 @@ import Transport
 /// nothing within `answerTimeout`): the loss counts against `reconnectLimit` as a drop without
 /// the fence would, and the board, which did not restart, is fenced again.
 ///
-/// For `g` of 252 no packet can tell (`step(expecting:)`), and the writer numbers no block from
+/// For `g` of 252 no packet can tell (`step(_:)`), and the writer numbers no block from
 /// it. For `g` of 0, `g-1` is 1 behind 0 and a restarted board drops it too; the check turns
 /// round: packet 249 is 7 behind 0, dropped silently by a restarted board, but out of order
 /// for a board that has part or all of the block (it expects 1-4, or 4 and more after a
@@ -33,8 +33,9 @@ import Transport
 /// holds; only such a loss is taken for the restart without proof.
 extension PartialFlashWriter {
     /// The packet that tells a restarted board from one that still expects the block in doubt,
-    /// and whether `01 AA` to it means the restart (nil: no packet can tell, `group` 252).
-    var restartProbe: (number: UInt8, aaMeansRestart: Bool)? {
+    /// numbered from `group`, and whether `01 AA` to it means the restart (nil: no packet can
+    /// tell, `group` 252).
+    static func restartProbe(for group: UInt8) -> (number: UInt8, aaMeansRestart: Bool)? {
         switch group {
         case 252: return nil
         case 0: return (249, false)
@@ -42,71 +43,72 @@ extension PartialFlashWriter {
         }
     }
 
-    mutating func checkRestart() -> [FlowAction] {
-        guard let (number, aaMeansRestart) = restartProbe else {
-            // Not reached (`step(expecting:)` keeps blocks away from 252). Were it, nothing would
+    /// Checks whether the loss after `FF 00` (for `lost`) was the restart, for the block in doubt
+    /// of `fence`.
+    mutating func checkRestart(_ fence: Fence, lost: DisconnectReason) -> [FlowAction] {
+        guard let (number, aaMeansRestart) = Self.restartProbe(for: fence.group) else {
+            // Not reached (`step(_:)` keeps blocks away from 252). Were it, nothing would
             // show a restart, so the loss counts: a board whose link keeps dropping falls back.
-            return notRestarted("no check can tell for packets numbered from \(group)")
+            return notRestarted(.noProbe(group: fence.group), fence, lost: lost)
         }
-        probeAAMeansRestart = aaMeansRestart
-        state = .checkingRestart
+        state = .checkingRestart(fence, lost: lost)
         // Never taken by either board (see above): its bytes are those of the block's last packet.
-        let data = Array(plan.blocks[index].data[48..<64])
+        let data = Array(plan.blocks[progress.index].data[48..<64])
         let probe = PartialFlashingRequest.flashData(offsetField: 0, packetNumber: number, data: data).bytes
         let status = PartialFlashingRequest.status.bytes
         return [
-            .report(
-                .trace(
-                    "→ \(Hex.bytes(probe, separator: " ")) (did the board restart? "
-                        + (aaMeansRestart ? "01 AA if it did)" : "01 AA if it did not)"))),
+            Self.report(.sent(probe, .restartProbe(aaMeansRestart: aaMeansRestart))),
             .write(characteristic, probe, .command),
-            .report(.trace("→ \(Hex.bytes(status, separator: " ")) (its answer comes after any 01 AA)")),
+            Self.report(.sent(status, .statusAfterProbe)),
             .write(characteristic, status, .command), arm(PartialFlashTimer.answer, settings.answerTimeout)
         ]
     }
 
     /// The answer to the check (or to the block in doubt, late).
-    mutating func answerWhileChecking(_ answer: PartialFlashingNotification) -> [FlowAction] {
+    mutating func answerWhileChecking(
+        _ answer: PartialFlashingNotification, _ fence: Fence, lost: DisconnectReason
+    ) -> [FlowAction] {
+        let aaMeansRestart = Self.restartProbe(for: fence.group)?.aaMeansRestart ?? true
         switch answer {
-        case .writeFail where probeAAMeansRestart:
-            return restarted("the board expects packet 0: it restarted, as FF 00 asked")
+        case .writeFail where aaMeansRestart:
+            return restarted(.expectsPacketZero, fence)
         case .writeFail:
-            return notRestarted("it has packets of the block numbered from \(group) (01 AA to packet 249)")
+            return notRestarted(.hasPackets(group: fence.group), fence, lost: lost)
         case .writeSuccess:
-            // A flash event still pending answered on the new connection: no restart came.
-            guard lateAnswerPending else { return fail(.unaccountedAnswers(count: unaccountedAnswers + 1)) }
-            lateAnswerPending = false
-            return notRestarted("the block's late answer came on the new connection")
-        case .status where probeAAMeansRestart:
-            return notRestarted("STATUS answered with no 01 AA before it")
+            // A flash event still pending answered on the new connection: no restart came. (Answers
+            // too many are counted from END_OF_TRANSMISSION on, so this one is the first.)
+            guard fence.answerDue else { return fail(.unaccountedAnswers(count: 1)) }
+            var answered = fence
+            answered.answerDue = false
+            return notRestarted(.lateAnswer, answered, lost: lost)
+        case .status where aaMeansRestart:
+            return notRestarted(.statusFirst, fence, lost: lost)
         case .status:
-            return restarted("STATUS answered with no 01 AA before it: the board restarted, or has none of the block")
+            return restarted(.statusFirst, fence)
         case .regionInfo:
-            return [.report(.trace("ignored: stray notification"))]
+            return [Self.said(.ignoredStray)]
         }
     }
 
     /// The loss that followed `FF 00` was the restart (or, for a block numbered from 0, the board
-    /// has none of the block): free, and the barrier follows.
-    mutating func restarted(_ why: String) -> [FlowAction] {
+    /// has none of the block): free, and the barrier follows (a rewind after it if `fence` asks).
+    mutating func restarted(_ sign: PartialFlashRestartSign, _ fence: Fence) -> [FlowAction] {
         let timer = disarm()
-        lossInDoubt = nil
-        lateAnswerPending = false
-        return timer + [.report(.trace(why))] + resync(attempt: 1)
+        return timer + [Self.report(.restarted(sign))] + resync(attempt: 1, .afterRestart(rewind: fence.rewind))
     }
 
     /// The loss that followed `FF 00` was not the restart: it counts as a drop, and the board
-    /// is fenced again on this connection.
-    mutating func notRestarted(_ why: String) -> [FlowAction] {
-        let timer = disarm()
-        let reason = lossInDoubt ?? .supervisionTimeout
-        lossInDoubt = nil
-        let note = FlowAction.report(.trace("the board did not restart: \(why)"))
-        if let error = countRetry(.linkLost(reason)) { return timer + [note] + fail(error) }
+    /// is fenced again on this connection. `timerStopped`: the check's timer fired.
+    mutating func notRestarted(
+        _ sign: PartialFlashNoRestartSign, _ fence: Fence, lost: DisconnectReason, timerStopped: Bool = false
+    ) -> [FlowAction] {
+        let timer = timerStopped ? [] : disarm()
+        let note = Self.report(.notRestarted(sign))
+        if let error = countRetry(.linkLost(lost)) { return timer + [note] + fail(error, timerStopped: true) }
         stats.reconnects += 1
-        switch recovery.lateCount(reason) {
-        case let .failure(error): return timer + [note] + fail(error)
-        case let .success(actions): return timer + [note] + actions + fence(sends: 1)
+        switch recovery.lateCount(lost) {
+        case let .failure(error): return timer + [note] + fail(error, timerStopped: true)
+        case let .success(actions): return timer + [note] + actions + self.fence(sends: 1, fence)
         }
     }
 }

@@ -43,20 +43,15 @@ extension PartialFlashWriter {
     /// an earlier write.
     mutating func resume(from block: Int) -> [FlowAction] {
         let start = Self.resumeBlock(acknowledged: block, plan: plan)
-        index = start
-        progress = start
+        progress.index = start
+        progress.furthest = start
         stats.resumedAtBlock = start
         // What this run writes: the blocks from `start` on.
         let rest = plan.blocks[start...]
         stats.blocks = rest.count
         stats.bytes = rest.count * Int(BlockPlan.blockSize)
         stats.pages = rest.reduce(0) { $0 + ($1.opensPage ? 1 : 0) }
-        return [
-            .report(
-                .note(
-                    "continuing the unfinished write at block \(start + 1) of \(plan.blockCount) "
-                        + "(\(Hex.address(plan.blocks[start].address))): \(start) blocks were written before"))
-        ]
+        return [Self.report(.continuingWrite(block: start, of: plan.blockCount, address: plan.blocks[start].address))]
     }
 
     /// A checkpoint when the block a later run would continue from moved (nothing when it did not).
@@ -65,15 +60,15 @@ extension PartialFlashWriter {
     /// record explains (see `ResumePoint.mismatch(emptyBoard:plan:program:)`).
     mutating func checkpoint() -> [FlowAction] {
         guard let base = checkpointBase else { return [] }
-        let block = Self.resumeBlock(acknowledged: index, plan: plan)
-        guard block != lastCheckpoint else { return [] }
-        lastCheckpoint = block
+        let block = Self.resumeBlock(acknowledged: progress.index, plan: plan)
+        guard block != progress.lastCheckpoint else { return [] }
+        progress.lastCheckpoint = block
         var point = base
         point.blockCount = plan.blockCount
         point.block = block
         point.address = plan.blocks[block].address
         // A page rewrite runs over a program whose every block was written before.
-        point.acknowledged = rewritesOnePage ? plan.blockCount : index
+        point.acknowledged = rewritesOnePage ? plan.blockCount : progress.index
         return [.report(.checkpoint(point))]
     }
 }

@@ -9,7 +9,7 @@ import Transport
 /// `MicroBitPartialFlashingService.h` initialisers); so does REGION_INFO (`onDataWritten`). A
 /// board that did not restart and holds the block in doubt numbered from `g` expects one of
 /// `g … g+4`. For a block numbered from 252 that arrived whole, that is 0, the state a restart
-/// leaves: no packet or request can tell the two boards apart (`checkRestart()`), and the block's
+/// leaves: no packet or request can tell the two boards apart (`checkRestart(_:lost:)`), and the block's
 /// flash event may still be pending. The same holds for a block numbered from 0 of which nothing
 /// arrived (nothing is pending then).
 ///
@@ -27,49 +27,49 @@ import Transport
 /// cannot, and that loss is taken for the restart.
 extension PartialFlashWriter {
     /// Sends the block numbered from `first`, or steps the board's counters on first.
-    mutating func sendBlockOrStep(from first: UInt8) -> [FlowAction] {
-        first == 252 ? step(expecting: first) : sendBlock(from: first)
+    mutating func sendBlockOrStep(from first: UInt8, outOfOrderSeen: Bool) -> [FlowAction] {
+        guard first == 252 else { return sendBlock(from: first, outOfOrderSeen: outOfOrderSeen) }
+        return step(Step(expected: first, outOfOrderSeen: outOfOrderSeen))
     }
 
-    /// One out-of-order packet to a board that expects packet `expected` and has nothing pending.
-    mutating func step(expecting expected: UInt8) -> [FlowAction] {
-        group = expected
-        lateAnswerPending = false
-        state = .stepping
+    /// One out-of-order packet to a board that expects packet `step.expected` and has nothing
+    /// pending.
+    mutating func step(_ step: Step) -> [FlowAction] {
+        let expected = step.expected
+        state = .stepping(step)
         let number = expected &+ 128
         let bytes = PartialFlashingRequest.flashData(
             offsetField: 0, packetNumber: number, data: [UInt8](repeating: 0xFF, count: 16)
         ).bytes
         return [
-            .report(
-                .trace(
-                    "→ \(Hex.bytes(bytes, separator: " ")) (out of order on purpose: the board answers 01 AA and "
-                        + "expects \(expected &+ 4), away from the numbers a restart leaves)")),
+            Self.report(.sent(bytes, .step(expects: expected &+ 4))),
             .write(characteristic, bytes, .command), arm(PartialFlashTimer.answer, settings.answerTimeout)
         ]
     }
 
     /// An answer while stepping: `01 AA` is the step's own; nothing else is due.
-    mutating func answerWhileStepping(_ answer: PartialFlashingNotification) -> [FlowAction] {
+    mutating func answerWhileStepping(_ answer: PartialFlashingNotification, _ step: Step) -> [FlowAction] {
         switch answer {
         case .writeFail:
-            return disarm() + sendBlock(from: group &+ 4)
+            return disarm() + sendBlock(from: step.expected &+ 4, outOfOrderSeen: step.outOfOrderSeen)
         case .writeSuccess:
             // Nothing is pending when a step goes out (after a barrier or an acknowledged block),
-            // so this answer is one too many: an earlier one was taken for a later block's.
-            return fail(.unaccountedAnswers(count: unaccountedAnswers + 1))
+            // so this answer is one too many: an earlier one was taken for a later block's. (Answers
+            // too many are counted from END_OF_TRANSMISSION on, so this is the first.)
+            return fail(.unaccountedAnswers(count: 1))
         case .status, .regionInfo:
-            return [.report(.trace("ignored: stray notification"))]
+            return [Self.said(.ignoredStray)]
         }
     }
 
     /// No `01 AA` within `answerTimeout`: resynchronise (the barrier resets the counters; the
     /// step's answer, if it is only late, comes before the barrier's and is taken as such).
+    /// Its timer fired: a failure cancels none.
     mutating func stepTimedOut() -> [FlowAction] {
-        if let error = countRetry(.noAcknowledgement(settings.answerTimeout)) { return fail(error) }
-        lateAnswerPending = true
-        stepAfterBarrier = true
-        return [.report(.retry("no 01 AA to the out-of-order packet; resynchronising with REGION_INFO 2"))]
-            + resync(attempt: 1)
+        if let error = countRetry(.noAcknowledgement(settings.answerTimeout)) {
+            return fail(error, timerStopped: true)
+        }
+        return [Self.report(.stepUnanswered)]
+            + resync(attempt: 1, .afterStep(answerDue: true))
     }
 }

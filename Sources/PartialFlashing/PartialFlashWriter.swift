@@ -3,65 +3,6 @@ import FirmwareImage
 import PartialFlashingFrames
 import Transport
 
-/// What a partial flash did.
-public struct PartialFlashStats: Sendable, Equatable, Codable {
-    /// Blocks written (each acknowledged at least once).
-    public var blocks: Int
-    /// Bytes written: 64 per block.
-    public var bytes: Int
-    /// Flash pages erased and written.
-    public var pages: Int
-    /// All-0xFF blocks left out of the plan.
-    public var skippedBlocks: Int
-    /// Block resends, resynchronisations and reconnections counted against the retry limits.
-    public var retries: Int
-    /// REGION_INFO requests sent to reset the board's packet numbering: one per recovery (after the
-    /// `FF 00` fence's restart, or after a reconnection).
-    public var resyncs: Int
-    /// Connections made again after an unexpected link loss (the reboot at the end is not counted).
-    public var reconnects: Int
-    /// True when the board was read back after its last restart: in application mode, reporting
-    /// the program's start and hash (`ProgramCheck`). A writer alone never sets it.
-    public var verified: Bool
-    /// Why the result was not read back, when it was not (the new program keeps Bluetooth off,
-    /// verification was turned off, ...).
-    public var unverifiedReason: String?
-    /// Set when this run continued a write an earlier run left unfinished: the block (0-based)
-    /// it started from. Blocks before it were not sent again.
-    public var resumedAtBlock: Int?
-    /// Pages rewritten (each followed by END_OF_TRANSMISSION) to clear `flashIncomplete` from a
-    /// board that came back in pairing mode; their blocks and bytes are counted above.
-    public var pageRewrites: Int
-
-    public init(
-        blocks: Int = 0, bytes: Int = 0, pages: Int = 0, skippedBlocks: Int = 0, retries: Int = 0,
-        resyncs: Int = 0, reconnects: Int = 0, verified: Bool = false, unverifiedReason: String? = nil,
-        resumedAtBlock: Int? = nil, pageRewrites: Int = 0
-    ) {
-        self.resumedAtBlock = resumedAtBlock
-        self.unverifiedReason = unverifiedReason
-        self.pageRewrites = pageRewrites
-        self.blocks = blocks
-        self.bytes = bytes
-        self.pages = pages
-        self.skippedBlocks = skippedBlocks
-        self.retries = retries
-        self.resyncs = resyncs
-        self.reconnects = reconnects
-        self.verified = verified
-    }
-
-    /// Adds the blocks, bytes, pages and retries of `other` (a page rewrite after this write).
-    public mutating func add(_ other: PartialFlashStats) {
-        blocks += other.blocks
-        bytes += other.bytes
-        pages += other.pages
-        retries += other.retries
-        resyncs += other.resyncs
-        reconnects += other.reconnects
-    }
-}
-
 /// Writes a `BlockPlan` with the partial-flashing protocol, one block in flight at a time.
 ///
 /// A block goes out as 4 FLASH_DATA packets with consecutive packet numbers (mod 256):
@@ -138,7 +79,7 @@ public struct PartialFlashStats: Sendable, Equatable, Codable {
 ///      writes still to come. Past that (a second recovery of the same block, the last block,
 ///      which END_OF_TRANSMISSION burns again, a block the program hash overlaps) the write
 ///      goes on from the block that opens the page in progress, which erases it, or from the
-///      first block once the program hash may be written (`rewindIfRecovering()`,
+///      first block once the program hash may be written (`rewindIfRecovering(_:)`,
 ///      `rewindTarget(for:)`).
 ///   If the board does not restart within `rebootTimeout` (after a second `FF 00`, in case the
 ///   first write command was lost), its flash work may hang (a flash operation that never ends
@@ -198,8 +139,20 @@ public struct PartialFlashStats: Sendable, Equatable, Codable {
 /// Every retry counts against `blockRetryLimit` and `runRetryLimit`, and the whole write
 /// has a deadline; when one is exhausted the writer finishes with
 /// `PartialFlashError.gaveUp`, the signal to fall back to a full flash.
+///
+/// # States
+///
+/// Each state holds the data that means something in it (`PartialFlashWriter+State`): the
+/// transmission in flight (its packet numbers, fill-ins, an earlier `01 AA`, a failed write), the
+/// step, the fence under way (the block in doubt's packet numbers, whether its late answer is
+/// still due, whether the write may rewind to its page), the loss the restart check weighs, what
+/// the barrier is followed by, the END_OF_TRANSMISSION sends and the answers too many after them.
+/// What spans states is one `Progress` (the first block not yet acknowledged, the block's
+/// retries and burns in doubt, whether the hash block went out) beside `stats` and the link's
+/// `LinkRecovery`.
 public struct PartialFlashWriter: FlowMachine {
     public typealias Output = PartialFlashStats
+    public typealias Report = PartialFlashWriterReport
 
     public internal(set) var outcome: Result<PartialFlashStats, any Error>?
     /// The counters so far.
@@ -207,82 +160,19 @@ public struct PartialFlashWriter: FlowMachine {
     /// The plan being written.
     public let plan: BlockPlan
 
-    enum State: Sendable, Equatable {
-        case idle
-        /// Waiting for the answer to REGION_INFO 2 sent to reset the board's counters (the barrier).
-        case syncing(attempt: Int)
-        /// The one out-of-order packet that steps the board's counters on is out; its `01 AA`
-        /// is due (`step(expecting:)`). `group` is the number the board expected before it.
-        case stepping
-        /// The block at `index` is in flight.
-        case awaitingAck
-        /// After a block whose answer did not come: `FF 00` sent `sends` times, waiting for the
-        /// board to restart once its pending flash events ran (the fence).
-        case fencing(sends: Int)
-        /// Connected again after a loss that followed `FF 00`: the restart probe and STATUS are
-        /// out; `01 AA` shows the restart, STATUS's answer or `01 FF` first shows a board that
-        /// did not restart (`checkRestart()`).
-        case checkingRestart
-        /// END_OF_TRANSMISSION sent `sends` times; waiting for the reboot.
-        case ending(sends: Int)
-        /// Connecting again after an unexpected link loss.
-        case reconnecting
-        case finished
-    }
-
     let settings: PartialFlashSettings
     /// The blocks of the plan this writer sends: all of them, or one page (`init(rewritingPageOf:settings:)`).
     public let range: Range<Int>
     let characteristic = KnownGATT.partialFlashing
+    /// Where the write stands, with the data that means something there (`PartialFlashWriter+State`).
     var state = State.idle
-    /// The first block not yet acknowledged.
-    var index = 0
-    /// The first packet number of the transmission in flight.
-    var group: UInt8 = 0
-    /// The block in flight already had one `01 AA` since the last resynchronisation.
-    var outOfOrderSeen = false
-    /// While waiting for the fence after a block timeout: the transmission that timed out has not
-    /// answered yet, so the next write answer before the link drops is its one answer.
-    var lateAnswerPending = false
-    /// A recovery through the fence is under way: after its barrier the write goes on with the
-    /// block in doubt or from the block that opens its page (`rewindIfRecovering()`).
-    var rewindAfterBarrier = false
-    /// Transmissions of the block in flight that went unanswered in recoveries since it was last
-    /// sent afresh: each may have been burnt (see `rewindIfRecovering()`).
-    var burnsInDoubt: UInt8 = 0
-    /// The link loss being recovered from is the fence's restart (`FF 00`), asked for.
-    var fenced = false
-    /// The link dropped after `FF 00`: the board's restart, or a drop before it (the write
-    /// command may have been lost with it). The next connection shows which (`checkRestart()`);
-    /// until then the loss counts neither way.
-    var lossInDoubt: DisconnectReason?
-    /// The link dropped with a block in flight: the next connection starts with the fence.
-    var fenceOnReconnect = false
-    /// The next barrier follows a reconnection: its first block goes out after a step
-    /// (`step(expecting:)`), so that it is not numbered from 0.
-    var stepAfterBarrier = false
-    /// The restart check in progress reads `01 AA` as the restart (nil `restartProbe` aside).
-    var probeAAMeansRestart = true
-    /// How often the transmission in flight was sent again with the same numbers (`fillIn()`).
-    var fillIns = 0
-    var blockRetries = 0
-    var lastProblem: WriteProblem?
-    /// The most blocks acknowledged at once (progress never goes backwards).
-    var progress = 0
-    var runningTimer: TimerID?
-    /// `01 FF` / `01 AA` received after END_OF_TRANSMISSION: evidence of a duplicated answer.
-    var unaccountedAnswers = 0
-    /// The block that writes the program hash was handed to the link, and no first block
-    /// (whose page holds the hash) was acknowledged since: the board may report the new
-    /// program already, so no page may be erased again before the hash's page is.
-    var sealSent = false
-    /// A write of the transmission in flight that the driver could not hand to the link.
-    var writeFailure: TransportError?
+    /// What spans states: the first block not yet acknowledged, the furthest progress, the block's
+    /// retries and burns in doubt, whether the hash block went out, the last checkpoint.
+    var progress: Progress
+    /// The link's unexpected losses and the connection attempts for the current one.
     var recovery: LinkRecovery
     /// What a checkpoint says besides the block (nil: report no checkpoints).
     public var checkpointBase: ResumePoint?
-    /// The resume block of the last checkpoint reported.
-    var lastCheckpoint: Int?
 
     /// - Parameters:
     ///   - plan: the blocks to write.
@@ -315,8 +205,7 @@ public struct PartialFlashWriter: FlowMachine {
             blocks: blocks.count, bytes: blocks.count * Int(BlockPlan.blockSize),
             pages: blocks.reduce(0) { $0 + ($1.opensPage ? 1 : 0) },
             skippedBlocks: range.count == plan.blockCount ? plan.skippedBlocks : 0)
-        self.index = range.lowerBound
-        self.progress = range.lowerBound
+        self.progress = Progress(from: range.lowerBound)
     }
 
     /// True when this writer rewrites one page of an already written program.
@@ -329,51 +218,60 @@ public struct PartialFlashWriter: FlowMachine {
     ///
     /// `block` continues an earlier, interrupted write (see `resume(from:)`); nil starts afresh.
     public mutating func beginAfterRegionInfo(now: Duration = .zero, from block: Int? = nil) -> [FlowAction] {
-        guard state == .idle else { return [] }
+        guard state.isIdle else { return [] }
         guard !range.isEmpty else { return fail(.nothingToWrite) }
         let notes = block.map { resume(from: $0) } ?? []
-        return opening() + notes + checkpoint() + sendBlock(from: 0)
+        return opening() + notes + checkpoint() + sendBlock(from: 0, outOfOrderSeen: false)
     }
 
     public mutating func handle(_ event: FlowEvent, now: Duration) -> [FlowAction] {
         guard outcome == nil else { return [] }
         switch event {
         case .start:
-            guard state == .idle else { return [] }
+            guard state.isIdle else { return [] }
             guard !range.isEmpty else { return fail(.nothingToWrite) }
-            return opening() + checkpoint() + [.subscribe(characteristic)] + resync(attempt: 1)
+            return opening() + checkpoint() + [.subscribe(characteristic)] + resync(attempt: 1, .opening)
         case let .notification(c, bytes):
-            guard c == characteristic else { return [.report(.trace("ignored notification from \(c)"))] }
+            guard c == characteristic else { return [Self.said(.ignoredNotification(from: c))] }
             return received(bytes)
         case let .timerFired(id):
             if id == PartialFlashTimer.deadline { return deadlinePassed() }
-            guard id == runningTimer else { return [] }
-            runningTimer = nil
+            // Only the timer of the state is running; any other was cancelled.
+            guard id == state.timer else { return [] }
             return timerFired()
         case let .disconnected(reason):
             return linkLost(reason)
         case let .connected(info):
-            guard state == .reconnecting else { return [] }
-            return connected(info)
+            guard case let .reconnecting(reconnection) = state else { return [] }
+            return connected(info, reconnection)
         case let .connectFailed(error):
-            guard state == .reconnecting else { return [] }
+            guard state.isReconnecting else { return [] }
             return settle(recovery.connectFailed(error))
         case let .writeFailed(_, error):
             // The block or answer timer notices the loss; remember why.
-            if state == .awaitingAck { writeFailure = error }
-            return [.report(.trace("write failed: \(error)"))]
+            if case var .awaitingAck(flight) = state {
+                flight.writeFailure = error
+                state = .awaitingAck(flight)
+            }
+            return [Self.said(.writeFailed(error))]
         }
     }
 
     private mutating func opening() -> [FlowAction] {
-        let what =
+        let what: PartialFlashWriterReport =
             rewritesOnePage
-            ? "rewriting the page at \(Hex.address(plan.blocks[range.lowerBound].address)) as it is (\(range.count) blocks), "
-                + "then END_OF_TRANSMISSION, to clear the mark of an unfinished flash"
-            : "writing \(plan.blockCount) blocks (\(plan.byteCount) bytes, \(plan.pagesOpened) pages)"
+            ? .rewritingOnePage(address: plan.blocks[range.lowerBound].address, blocks: range.count)
+            : .writing(blocks: plan.blockCount, bytes: plan.byteCount, pages: plan.pagesOpened)
         return [
-            .report(.phase(.partial)), .report(.note(what)),
+            .report(.phase(.partial)), Self.report(what),
             .startTimer(PartialFlashTimer.deadline, settings.deadline(blocks: range.count))
         ]
     }
+}
+
+extension PartialFlashWriter {
+    /// The action that reports `value`, one of the partial-flashing reports the writer shares with
+    /// the other partial-flashing flows (bytes, answers ignored, a failed write, retries of
+    /// requests).
+    static func said(_ value: PartialFlashReport) -> FlowAction { .report(.flow(AnyFlowReport(value))) }
 }

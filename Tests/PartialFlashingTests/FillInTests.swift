@@ -56,7 +56,7 @@ import Transport
         var writer = PartialFlashWriter(plan: plan, program: program, settings: PartialFlashSettings(runRetryLimit: 1))
         _ = writer.beginAfterRegionInfo()
         _ = writer.handle(.timerFired(block), now: .seconds(1))
-        #expect(writer.partialFlashError == nil && writer.blockRetries == 0 && writer.stats.retries == 1)
+        #expect(writer.partialFlashError == nil && writer.progress.blockRetries == 0 && writer.stats.retries == 1)
         _ = writer.handle(.timerFired(block), now: .seconds(2))
         guard
             case .gaveUp(block: 0, address: _, retries: 0, budget: .run(limit: 1), lastProblem: _) =

@@ -17,7 +17,7 @@ let oldProgramHash: [UInt8] = [0xC1, 0x00, 0x81, 0x00, 0xAB, 0x00, 0xDD, 0x00]
 func notify(_ bytes: [UInt8]) -> FlowEvent { .notification(pf, bytes) }
 let ack = notify([0x01, 0xFF])
 let outOfOrder = notify([0x01, 0xAA])
-/// The step's packet from a board that expects `expected` (`PartialFlashWriter.step(expecting:)`).
+/// The step's packet from a board that expects `expected` (`PartialFlashWriter.step(_:)`).
 func stepPacket(expecting expected: UInt8) -> [UInt8] {
     [0x01, 0x00, 0x00, expected &+ 128] + [UInt8](repeating: 0xFF, count: 16)
 }
@@ -65,6 +65,13 @@ func reports(_ actions: [FlowAction]) -> [FlowReport] {
 /// The typed reports of partial flashing among `actions`.
 func partialReports(_ actions: [FlowAction]) -> [PartialFlashReport] {
     reports(actions).compactMap { if case let .flow(r) = $0 { r.value(as: PartialFlashReport.self) } else { nil } }
+}
+
+/// The typed reports of the writer among `actions`.
+func writerReports(_ actions: [FlowAction]) -> [PartialFlashWriterReport] {
+    reports(actions).compactMap {
+        if case let .flow(r) = $0 { r.value(as: PartialFlashWriterReport.self) } else { nil }
+    }
 }
 
 /// The packet numbers of the FLASH_DATA writes.

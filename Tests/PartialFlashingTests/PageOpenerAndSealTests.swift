@@ -24,7 +24,7 @@ import Transport
         var writer = PartialFlashWriter(plan: plan, program: program, settings: WriterTests.fenceOnly)
         _ = writer.beginAfterRegionInfo()
         _ = writer.run(blockAnswers(64))  // page 0x47000 written; block 65 opens 0x48000, as packets 4-7
-        #expect(writer.index == 64 && plan.blocks[64].opensPage)
+        #expect(writer.progress.index == 64 && plan.blocks[64].opensPage)
         let fence = writer.handle(.timerFired(PartialFlashTimer.block), now: .seconds(3))
         #expect(writes(fence) == [[0xFF, 0x00]], "nothing of the page is written before the board restarted")
         // The opener's 01 FF comes after its erase, late, before the restart: nothing is written.
@@ -53,7 +53,7 @@ import Transport
         _ = writer.beginAfterRegionInfo()
         _ = writer.run(blockAnswers(seal))  // every block but the hash block
         _ = writer.handle(v2Program, now: .seconds(4))  // the barrier; the hash block goes out
-        #expect(writer.index == seal && writer.sealSent)
+        #expect(writer.progress.index == seal && writer.progress.sealSent)
         _ = writer.handle(.disconnected(.supervisionTimeout), now: .seconds(5))
         // The hash block may still be pending on the board: the fence, then a fresh connection.
         #expect(writes(writer.handle(.connected(link), now: .seconds(6))) == [[0xFF, 0x00]])
@@ -64,7 +64,7 @@ import Transport
         _ = writer.handle(region(2, 0x47000, 0x73000, oldProgramHash), now: .seconds(6))
         let resumed = writer.handle(outOfOrder, now: .seconds(6))
         #expect(firstAddress(resumed) == plan.blocks[0].address)
-        #expect(writer.index == 0)
+        #expect(writer.progress.index == 0)
     }
 
     @Test func aTimeoutOnTheHashBlockGoesBackToTheFirstBlock() throws {
@@ -87,7 +87,7 @@ import Transport
         _ = writer.beginAfterRegionInfo()
         let last = writer.run(blockAnswers(seal))
         #expect(writes(last).last == [0x00, 0x02], "a barrier, not the hash block")
-        #expect(!writer.sealSent)
+        #expect(!writer.progress.sealSent)
         let sealed = writer.handle(v2Program, now: .seconds(4))
         #expect(firstAddress(sealed) == plan.blocks[seal].address)
         #expect(packetNumbers(sealed) == [0, 1, 2, 3])

@@ -31,11 +31,11 @@ import Transport
 
     @Test func theProbeTellsARestartedBoardFromOneWithAnyOfTheBlockAtEveryNumberUsed() throws {
         let (plan, program) = try makePlan(bodySize: 4000)
-        var writer = PartialFlashWriter(plan: plan, program: program)
+        let writer = PartialFlashWriter(plan: plan, program: program)
         // Blocks go as packets 0 (after a barrier with no reconnection before it, or a step past 252) to 248.
         for group in [UInt8(0)] + Array(stride(from: UInt8(4), through: 248, by: 4)) {
-            writer.group = group
-            let (number, aaMeansRestart) = try #require(writer.restartProbe, "packets from \(group)")
+            let (number, aaMeansRestart) = try #require(
+                PartialFlashWriter.restartProbe(for: group), "packets from \(group)")
             let probe = PartialFlashingRequest.flashData(
                 offsetField: 0, packetNumber: number, data: [UInt8](repeating: 0xFF, count: 16)
             ).bytes
@@ -59,9 +59,8 @@ import Transport
 
     @Test func noPacketTellsARestartFromABlockFrom252ThatArrivedWhole() throws {
         let (plan, program) = try makePlan(bodySize: 9000)
-        var writer = PartialFlashWriter(plan: plan, program: program)
-        writer.group = 252
-        #expect(writer.restartProbe == nil)
+        let writer = PartialFlashWriter(plan: plan, program: program)
+        #expect(PartialFlashWriter.restartProbe(for: 252) == nil)
         // Its counters are those of a restarted board: every packet number gets the same answer.
         let kept = board(steps: 0, blocks: 63, arrived: 4, group: 252, writer: writer)
         for number in 0...255 {

@@ -40,7 +40,8 @@ import Transport
             effects(actions).first == .startTimer(PartialFlashTimer.deadline, .seconds(30) + .milliseconds(250) * 63))
         #expect(effects(actions).last == .startTimer(block, .seconds(1)))
         #expect(reports(actions).first == .phase(.partial))
-        #expect(reports(actions).contains(.trace("→ 01 70 00 00 70 8E 3B 92 C6 15 A8 41 C4 98 66 C9 75 EE 51 97")))
+        #expect(partialReports(actions).contains(.sent([0x01, 0x70, 0x00, 0x00] + MakeCodeProgram.magic)))
+        #expect(writerReports(actions).contains(.sendingBlock(block: 0, of: 63, address: 0x47000, firstPacket: 0)))
     }
 
     @Test func continuesNumberingAfterEachAckAndReportsProgress() throws {
@@ -97,8 +98,7 @@ import Transport
         let resend = writer.handle(outOfOrder, now: .zero)
         #expect(packetNumbers(resend) == [8, 9, 10, 11])
         #expect(writes(resend).first?.prefix(3) == [0x01, 0x70, 0x40], "the same block again")
-        #expect(
-            reports(resend).contains(.retry("block 2 at 0x00047040: packet out of order; resending as packets 8-11")))
+        #expect(writerReports(resend).contains(.outOfOrder(block: 1, address: 0x47040, firstPacket: 8)))
         #expect(packetNumbers(writer.handle(ack, now: .zero)) == [12, 13, 14, 15])
         #expect(writer.stats.retries == 1 && writer.stats.resyncs == 0)
     }
@@ -128,8 +128,8 @@ import Transport
         let fence = writer.handle(.timerFired(block), now: .seconds(1))
         #expect(effects(fence) == [.write(pf, fenceRequest, .command), .startTimer(reboot, .seconds(10))])
         #expect(
-            reports(fence).contains {
-                if case let .retry(text) = $0 { text.hasPrefix("block 3 at 0x00047080") } else { false }
+            writerReports(fence).contains {
+                if case .fencing(block: 2, address: 0x47080, _) = $0 { true } else { false }
             })
         // The board restarts once its pending flash events ran: a fresh connection, not counted
         // as a link loss.
@@ -174,8 +174,8 @@ import Transport
         #expect(writes(second).first == stepPacket(expecting: 0))
         #expect(writes(second)[1].prefix(3) == [0x01, 0x70, 0x00], "from block 1, at 0x47000")
         #expect(
-            reports(second).contains {
-                if case let .trace(t) = $0 { t.hasPrefix("resuming at block 1") } else { false }
+            writerReports(second).contains {
+                if case .rewinding(block: 0, address: 0x47000, _, _, _) = $0 { true } else { false }
             })
         #expect(writer.stats.resyncs == 2 && writer.stats.reconnects == 0)
     }
@@ -187,8 +187,8 @@ import Transport
         let late = writer.handle(ack, now: .milliseconds(1010))
         #expect(effects(late).isEmpty)
         #expect(
-            reports(late).contains {
-                if case let .trace(text) = $0 { text.hasPrefix("the late answer to block 1") } else { false }
+            writerReports(late).contains {
+                if case .lateAnswer(block: 0, _) = $0 { true } else { false }
             })
         // Block 1 went as packets 0-3: the check sends packet 249, which a restarted board drops
         // silently (7 behind 0) and one that has any of the block answers 01 AA; STATUS first.
@@ -375,8 +375,8 @@ import Transport
                 .cancelTimer(answer), .write(pf, fenceRequest, .command), .startTimer(reboot, .seconds(10))
             ])
         #expect(
-            reports(notRestarted).contains {
-                if case let .retry(text) = $0 { text.hasPrefix("the link dropped") } else { false }
+            writerReports(notRestarted).contains {
+                if case .droppedBeforeRestart = $0 { true } else { false }
             })
         #expect(writer.stats.reconnects == 1 && writer.stats.retries == 2)
         // This time the board restarts: free.
@@ -415,7 +415,7 @@ import Transport
         let upTo62 = writer.run(Array(repeating: ack, count: 62))
         #expect(packetNumbers(upTo62).suffix(4) == [248, 249, 250, 251])
         // The next block would go as 252-255: a board that did not restart would then be at 0
-        // with it whole, as a restart leaves it (`PartialFlashWriter.step(expecting:)`). A step.
+        // with it whole, as a restart leaves it (`PartialFlashWriter.step(_:)`). A step.
         #expect(writes(writer.handle(ack, now: .zero)) == [stepPacket(expecting: 252)])
         let stepped = writer.handle(outOfOrder, now: .zero)
         #expect(packetNumbers(stepped) == [0, 1, 2, 3])
@@ -427,8 +427,7 @@ import Transport
         _ = other.run(Array(repeating: ack, count: 62))
         let resend = other.handle(outOfOrder, now: .zero)
         #expect(writes(resend) == [stepPacket(expecting: 252)])
-        #expect(
-            reports(resend).contains(.retry("block 63 at 0x00047F80: packet out of order; resending as packets 0-3")))
+        #expect(writerReports(resend).contains(.outOfOrder(block: 62, address: 0x47F80, firstPacket: 0)))
         #expect(packetNumbers(other.handle(outOfOrder, now: .zero)) == [0, 1, 2, 3])
     }
 
@@ -489,7 +488,9 @@ import Transport
         var writer = PartialFlashWriter(rewritingPageOf: plan)
         let first = writer.beginAfterRegionInfo()
         #expect(firstBlockAddress(in: first) == plan.blocks[page.lowerBound].address)
-        #expect(reports(first).contains { if case let .note(t) = $0 { t.contains("as it is") } else { false } })
+        #expect(
+            writerReports(first).contains(
+                .rewritingOnePage(address: plan.blocks[page.lowerBound].address, blocks: page.count)))
         let acks = writer.run(blockAnswers(page.count))
         // END_OF_TRANSMISSION follows the page's last acknowledged block, no REGION_INFO between.
         #expect(writes(acks).suffix(2).first?.first == 0x01 && writes(acks).last == [0x02])
