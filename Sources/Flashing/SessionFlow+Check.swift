@@ -38,11 +38,14 @@ extension SessionFlow {
             start = linkUp ? .connected : .restarted
         }
         // An update that found its image already active wrote nothing: it says nothing of the
-        // program region, which a partial flash may have left unfinished (SessionFlow+Repair.swift).
+        // program region, which a partial flash may have left unfinished. Where the session can
+        // rewrite that region by partial flashing, the check does not take it for complete
+        // (SessionFlow+Repair.swift); where it cannot (a forced full update, a board without
+        // partial flashing), ending the unfinished flash is all that is left to try, as before.
         var check = ChildFlow(
             ProgramCheck(
                 image: plan.image, program: program, family: plan.family, settings: partialSettings,
-                start: start, knownComplete: !(outcome.full?.alreadyInstalled ?? false)), scope: "check.")
+                start: start, knownComplete: !mayRepairByPartialFlash(outcome)), scope: "check.")
         let (childActions, result) = check.perform { $0.begin(now: now, connection: connection) }
         enter(.checking(check, outcome))
         let actions = Self.withoutDonePhase(childActions)

@@ -22,14 +22,21 @@ extension SessionFlow {
     /// not there (a program that is not the file's, or an unfinished flash), and partial flashing
     /// may be used (auto mode, a board that offered it, a file with a MakeCode program).
     func repairsByPartialFlash(_ outcome: SessionOutcome, check: Result<ProgramCheckResult, any Error>) -> Bool {
-        guard outcome.full?.alreadyInstalled == true, options.mode == .auto, offeredPartialFlashing,
-            plan.program != nil, !repairedActiveImage
-        else { return false }
+        guard mayRepairByPartialFlash(outcome) else { return false }
         switch check {
         case .success(.flashIncomplete): return true
         case let .failure(error): return error is PartialFlashError
         case .success(.verified), .success(.unverified): return false
         }
+    }
+
+    /// Whether the full update `outcome` sent nothing because its image was already active, and
+    /// the session may rewrite the program region by partial flashing should the read-back find
+    /// it not the file's (auto mode, a board that offered it, a file with a MakeCode program, not
+    /// done yet in this session).
+    func mayRepairByPartialFlash(_ outcome: SessionOutcome) -> Bool {
+        outcome.full?.alreadyInstalled == true && options.mode == .auto && offeredPartialFlashing
+            && plan.program != nil && !repairedActiveImage
     }
 
     /// Starts the partial flash of the file's program region after `outcome`, whose read-back
