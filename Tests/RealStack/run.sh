@@ -35,14 +35,15 @@ clean() { sed -u -e 's/\x1b\[[0-9;?]*[A-Za-z]//g' -e 's/\x1b[()][0-9A-Za-z]//g' 
 start=$(date +%s)
 set +e
 # -nodefaults: no VGA, network card or option ROMs, so the firmware prints next to nothing;
-# the kernel's console is the one serial port, on standard output.
+# the kernel's console is the one serial port, on standard output. Not quiet: when the VM
+# hangs, console.log (its last 40 lines are printed) shows how far the boot got.
 timeout "${BITFLASH_VM_TIMEOUT:-900}" qemu-system-x86_64 -accel tcg,thread=multi -cpu max -m 1024 -smp 2 \
     -nodefaults -no-user-config -display none -serial stdio -no-reboot \
     -kernel "$cache/vmlinuz" -initrd "$cache/initrd.gz" \
     -virtfs "$(virtfs / hostroot ,readonly=on,multidevs=remap)" \
     -virtfs "$(virtfs "$repo" repo ,readonly=on,multidevs=remap)" \
     -virtfs "$(virtfs "$out" out "")" \
-    -append "console=ttyS0 quiet panic=-1 bitflash.test=$relative" < /dev/null 2>&1 \
+    -append "console=ttyS0 panic=-1 bitflash.test=$relative" < /dev/null 2>&1 \
     | clean | tee "$out/console.log" | grep --line-buffered '^guest: ' | sed -u 's/^/  /'
 qemu_status=${PIPESTATUS[0]}
 set -e
