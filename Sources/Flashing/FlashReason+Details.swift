@@ -75,13 +75,7 @@ extension FlashReason {
         if let p = program { message += " (\(p.runtimeHash.hexString))" }
         message += ": \(stats.blocks) blocks, \(stats.pages) page\(stats.pages == 1 ? "" : "s")"
         if let at = stats.resumedAtBlock { message += "; continued an unfinished write at block \(at + 1)" }
-        let details = FlashReasonDetails(
-            boardRuntimeHash: program?.runtimeHash.hexString,
-            fileRuntimeHash: program?.runtimeHash.hexString,
-            boardProgramStart: program.map { Hex.address($0.magicAddress) },
-            fileProgramStart: program.map { Hex.address($0.magicAddress) },
-            programHash: program?.programHash.hexString,
-            resumedAtBlock: stats.resumedAtBlock.map { $0 + 1 })
+        let details = FlashReasonDetails.sameProgram(program, resumedAtBlock: stats.resumedAtBlock)
         return FlashReason(code: "runtime-matches", message: message, details: details)
     }
 
@@ -92,12 +86,7 @@ extension FlashReason {
             "the board held this program but kept starting in pairing mode (a flash that was not finished "
             + "left flashIncomplete), so the program was written again: \(stats.blocks) blocks, "
             + "\(stats.pages) page\(stats.pages == 1 ? "" : "s")"
-        let details = FlashReasonDetails(
-            boardRuntimeHash: program?.runtimeHash.hexString,
-            fileRuntimeHash: program?.runtimeHash.hexString,
-            boardProgramStart: program.map { Hex.address($0.magicAddress) },
-            fileProgramStart: program.map { Hex.address($0.magicAddress) },
-            programHash: program?.programHash.hexString)
+        let details = FlashReasonDetails.sameProgram(program)
         return FlashReason(code: "flash-incomplete", message: message, details: details)
     }
 
@@ -121,5 +110,19 @@ extension FlashError {
         case .nordicDFUFailed: return .nordic
         default: return nil
         }
+    }
+}
+
+extension FlashReasonDetails {
+    /// The details of a partial flash of `program` onto a board that held its runtime and
+    /// program start: board and file alike, and the block it continued from (0-based), if any.
+    static func sameProgram(_ program: MakeCodeProgram?, resumedAtBlock: Int? = nil) -> FlashReasonDetails {
+        FlashReasonDetails(
+            boardRuntimeHash: program?.runtimeHash.hexString,
+            fileRuntimeHash: program?.runtimeHash.hexString,
+            boardProgramStart: program.map { Hex.address($0.magicAddress) },
+            fileProgramStart: program.map { Hex.address($0.magicAddress) },
+            programHash: program?.programHash.hexString,
+            resumedAtBlock: resumedAtBlock.map { $0 + 1 })
     }
 }

@@ -131,13 +131,7 @@ extension FlashReason {
             "the board's slot 0 already held this image, so the full update sent nothing, but its program region "
             + "was not the file's (an unfinished partial flash had changed it): the program was written by partial "
             + "flashing, \(stats.blocks) blocks, \(stats.pages) page\(stats.pages == 1 ? "" : "s")"
-        let details = FlashReasonDetails(
-            boardRuntimeHash: program?.runtimeHash.hexString,
-            fileRuntimeHash: program?.runtimeHash.hexString,
-            boardProgramStart: program.map { Hex.address($0.magicAddress) },
-            fileProgramStart: program.map { Hex.address($0.magicAddress) },
-            programHash: program?.programHash.hexString,
-            resumedAtBlock: stats.resumedAtBlock.map { $0 + 1 })
+        let details = FlashReasonDetails.sameProgram(program, resumedAtBlock: stats.resumedAtBlock)
         return FlashReason(code: "active-image-rewritten", message: message, details: details)
     }
 }
