@@ -113,19 +113,9 @@ import Transport
             _ = b.sendInit(packet.bytes)
             var offset = 0
             while offset < Self.image.count {
-                let size = min(4096, Self.image.count - offset)
-                #expect(b.request(.create(.data, size: UInt32(size))) == [0x60, 0x01, 0x01])
-                b.now = b.now + .seconds(1)
-                var at = offset
-                while at < offset + size {
-                    b.write(
-                        Array(Self.image[at..<min(offset + size, at + 244)]), to: NordicGATT.securePacket,
-                        kind: .command)
-                    at += 244
-                    b.now = b.now + .microseconds(61 * 41)  // one packet's write: the queue never fills
-                }
+                let (created, size) = Self.sendDataObject(&b, from: offset)
+                #expect(created == [0x60, 0x01, 0x01])
                 offset += size
-                b.now = b.now + .seconds(1)  // the flash writes are done: Execute is answered at once
                 let answer = b.request(.execute)
                 #expect(
                     answer == (offset < Self.image.count || correct ? [0x60, 0x04, 0x01] : [0x60, 0x04, 0x0B, 0x0C]))
@@ -134,6 +124,24 @@ import Transport
             #expect(b.board.inNordicBootloader == !correct)
             #expect(try b.board.readFlash(0x1C000..<(0x1C000 + UInt32(Self.image.count))) == Self.image)
         }
+    }
+
+    /// Creates the data object of `image` that starts at `offset` (at most 4096 bytes), waits out
+    /// its erase, sends it in 244-byte packets one write's time apart (the queue never fills) and
+    /// waits until its writes are done, so that Execute is answered at once. Returns Create's
+    /// answer and the object's size.
+    static func sendDataObject(_ b: inout Bench, from offset: Int) -> (created: [UInt8]?, size: Int) {
+        let size = min(4096, image.count - offset)
+        let created = b.request(.create(.data, size: UInt32(size)))
+        b.now = b.now + .seconds(1)
+        var at = offset
+        while at < offset + size {
+            b.write(Array(image[at..<min(offset + size, at + 244)]), to: NordicGATT.securePacket, kind: .command)
+            at += 244
+            b.now = b.now + .microseconds(61 * 41)  // one packet's write
+        }
+        b.now = b.now + .seconds(1)
+        return (created, size)
     }
 
     /// SDK 16 `nrf_dfu_req_handler.c` `on_data_obj_execute_request_sched`: the last Execute is
@@ -154,19 +162,7 @@ import Transport
             var offset = 0
             var resets: [Duration] = []
             while offset < Self.image.count {
-                let size = min(4096, Self.image.count - offset)
-                _ = b.request(.create(.data, size: UInt32(size)))
-                b.now = b.now + .seconds(1)
-                var at = offset
-                while at < offset + size {
-                    b.write(
-                        Array(Self.image[at..<min(offset + size, at + 244)]), to: NordicGATT.securePacket,
-                        kind: .command)
-                    at += 244
-                    b.now = b.now + .microseconds(61 * 41)
-                }
-                offset += size
-                b.now = b.now + .seconds(1)
+                offset += Self.sendDataObject(&b, from: offset).size
                 _ = b.request(.execute)
                 resets += b.lastWork.filter { $0.tag == SecureDFUBootloader.resetTag }.map(\.delay)
             }
