@@ -58,11 +58,11 @@ let package = Package(
         // RFC 8949 CBOR.
         .target(name: "CBOR", dependencies: ["Diagnostics"]),
         // McuMgr Simple Management Protocol frames over CBOR.
-        .target(name: "SMP", dependencies: ["CBOR", "Diagnostics"]),
+        .target(name: "SMP", dependencies: ["CBOR", "Diagnostics", "Transport"]),
         // The micro:bit / Calliope partial-flashing frames.
         .target(name: "PartialFlashingFrames", dependencies: ["Diagnostics", "Transport"]),
         // Nordic DFU (Secure and legacy) frames, init packets, checksums, GATT names, the application cut.
-        .target(name: "NordicDFUFrames", dependencies: ["Diagnostics", "FirmwareImage", "Transport", crypto]),
+        .target(name: "NordicDFUFrames", dependencies: ["Diagnostics", "FirmwareImage", "PartialFlashingFrames", "Transport", crypto]),
 
         // Flows (sans-I/O state machines) and the session.
         // The partial-flashing client: memory map, decision, block writer.
@@ -83,12 +83,14 @@ let package = Package(
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .target(name: "DBus", dependencies: ["CDBus", "Diagnostics"]),
         // The BlueZ backend of the transport.
-        .target(name: "BlueZTransport", dependencies: ["DBus", "Diagnostics", "Transport"]),
+        .target(name: "BlueZTransport", dependencies: [
+            "DBus", "Diagnostics", "PartialFlashingFrames", "SMP", "Transport",
+        ]),
         // Real boards through BlueZ: find them, flash one or many (progress as an AsyncSequence),
         // resume records, cancellation. What `bitflash scan` and `flash --device` run.
         .target(name: "BlueZFlashing", dependencies: [
             "BlueZTransport", "DBus", "Diagnostics", "FirmwareImage", "Flashing", "LinkModel", "McuMgr", "NordicDFUFrames",
-            "PartialFlashing", "PartialFlashingFrames", "Transport",
+            "PartialFlashing", "PartialFlashingFrames", "SMP", "Transport",
         ]),
         // SMP over UDP (Zephyr's port 1337 transport): the client transport and the flash over it.
         // The only client-side module that imports swift-nio.
@@ -113,7 +115,9 @@ let package = Package(
             "DBus", "Diagnostics", "FirmwareImage", "NordicDFUFrames", "SimulatedBoard", "LinkModel", "Transport",
         ]),
         // A simulated board in the peripheral role on the real BlueZ (GATT application + advertisement).
-        .target(name: "BlueZPeripheral", dependencies: ["DBus", "Diagnostics", "SimulatedBoard", "LinkModel", "Transport"]),
+        .target(name: "BlueZPeripheral", dependencies: [
+            "DBus", "Diagnostics", "NordicDFUFrames", "SimulatedBoard", "LinkModel", "Transport",
+        ]),
         // A simulated board serving McuMgr over UDP in real time (`bitflash sim serve --udp`).
         .target(name: "SimulatedUDP", dependencies: ["SimulatedBoard", "UDPTransport", nioCore]),
 
@@ -182,7 +186,7 @@ let package = Package(
         .testTarget(name: "CBORTests", dependencies: ["CBOR", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "SMPTests", dependencies: ["SMP", "CBOR", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "PartialFlashingTests", dependencies: [
-            "PartialFlashing", "PartialFlashingFrames", "Diagnostics", "FirmwareImage", "Transport", "TestSupport",
+            "PartialFlashing", "PartialFlashingFrames", "Diagnostics", "FirmwareImage", "NordicDFUFrames", "Transport", "TestSupport",
         ]),
         .testTarget(name: "PartialFlashingFramesTests", dependencies: ["PartialFlashingFrames", "Transport"]),
         .testTarget(name: "NordicDFUFramesTests", dependencies: [
@@ -190,9 +194,12 @@ let package = Package(
         ]),
         .testTarget(name: "LinkModelTests", dependencies: ["LinkModel", "FirmwareImage"]),
         .testTarget(name: "NordicDFUTests", dependencies: [
-            "NordicDFU", "NordicDFUFrames", "FirmwareImage", "SampleFirmware", "Transport", "TestSupport", crypto,
+            "NordicDFU", "NordicDFUFrames", "FirmwareImage", "PartialFlashingFrames", "SampleFirmware", "Transport", "TestSupport",
+            crypto,
         ]),
-        .testTarget(name: "McuMgrTests", dependencies: ["McuMgr", "SMP", "CBOR", "FirmwareImage", "Transport", "TestSupport", crypto]),
+        .testTarget(name: "McuMgrTests", dependencies: [
+            "McuMgr", "SMP", "CBOR", "FirmwareImage", "PartialFlashingFrames", "Transport", "TestSupport", crypto,
+        ]),
         .testTarget(name: "SimulatedBoardTests", dependencies: [
             "SimulatedBoard", "FirmwareImage", "LinkModel", "PartialFlashing", "PartialFlashingFrames", "McuMgr", "NordicDFU",
             "NordicDFUFrames", "SMP", "CBOR", "Transport", "TestSupport", crypto,
@@ -206,7 +213,9 @@ let package = Package(
             "PartialFlashing", "TestSupport",
         ]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
-        .testTarget(name: "BlueZTransportTests", dependencies: ["BlueZTransport", "DBus", "Transport"]),
+        .testTarget(name: "BlueZTransportTests", dependencies: [
+            "BlueZTransport", "DBus", "NordicDFUFrames", "PartialFlashingFrames", "SMP", "Transport",
+        ]),
         // Runs the built bitflash against the fake org.bluez (`bitflash sim bluez`) on a private bus.
         .testTarget(name: "BlueZIntegrationTests", dependencies: [
             "TestSupport", "FirmwareImage", "SimulatedBoard", "BlueZTransport", "BlueZFlashing", "Flashing", "DBus", "Transport",
@@ -217,7 +226,7 @@ let package = Package(
             "SampleFirmware", "Transport", "TestSupport",
         ]),
         .testTarget(name: "BlueZPeripheralTests", dependencies: [
-            "BlueZPeripheral", "DBus", "SimulatedBoard", "NordicDFUFrames", "SMP", "SampleFirmware", "FirmwareImage", "Transport", "TestSupport",
+            "BlueZPeripheral", "DBus", "SimulatedBoard", "NordicDFUFrames", "PartialFlashingFrames", "SMP", "SampleFirmware", "FirmwareImage", "Transport", "TestSupport",
         ]),
         .testTarget(name: "ClassPageTests", dependencies: [
             "ClassPage", "FirmwareImage", "Flasher", "Flashing", "Laboratory", "SampleFirmware", "SimulatedBoard",

@@ -4,6 +4,8 @@ import Flashing
 import NordicDFUFrames
 import PartialFlashing
 import Transport
+import PartialFlashingFrames
+import SMP
 
 /// One real board, found and connected through BlueZ on a bus connection of its own.
 ///
@@ -99,10 +101,10 @@ public final class BlueZBoard: Sendable {
         -> DetectedBoard
     {
         let services = connection.services
-        let mcumgr = services.contains(KnownGATT.smpService)
+        let mcumgr = services.contains(SMPGATT.service)
         let nordic = NordicDFUTarget(connection)
         var family: ChipFamily
-        if services.contains(KnownGATT.partialFlashingService) {
+        if services.contains(PartialFlashingGATT.service) {
             family = nordic.map { $0.isSecure ? .nrf52833 : .nrf51 } ?? .nrf52833
             do {
                 family = DetectedBoard.family(of: try await memoryMap(onReport: onReport))

@@ -249,7 +249,7 @@ public struct BlueZFlasher: Sendable {
             let drops = board.transport.disconnects()
             do {
                 try await board.transport.write(
-                    PartialFlashingRequest.reset(.pairing).bytes, to: KnownGATT.partialFlashing,
+                    PartialFlashingRequest.reset(.pairing).bytes, to: PartialFlashingGATT.characteristic,
                     kind: .command, timeout: .seconds(2))
             } catch {
                 return

@@ -1,6 +1,7 @@
 import DBus
 import SimulatedBoard
 import Transport
+import NordicDFUFrames
 
 /// The names of BlueZ's D-Bus API that a GATT server side uses (`doc/org.bluez.GattManager.rst`,
 /// `doc/org.bluez.LEAdvertisingManager.rst`, `doc/org.bluez.GattCharacteristic.rst`).
@@ -69,7 +70,7 @@ public struct PeripheralGATTApplication: Sendable, Equatable {
     /// `advertising_init`); none for a CODAL or DAL board, which advertises its name only
     /// (`MicroBitBLEManager.cpp`).
     public var advertisedServices: [BLEUUID] {
-        services.map(\.uuid).filter { $0 == KnownGATT.secureDFUService || $0 == KnownGATT.legacyDFUService }
+        services.map(\.uuid).filter { $0 == NordicGATT.secureService || $0 == NordicGATT.legacyService }
     }
 
     public func characteristic(at path: String) -> Characteristic? {

@@ -1,5 +1,7 @@
 import DBus
 import Transport
+import PartialFlashingFrames
+import SMP
 
 extension BlueZDeviceTransport {
     /// `connect(timeout:)` with the richer `BlueZError` (the CLI maps its cases to exit codes).
@@ -149,7 +151,9 @@ extension BlueZDeviceTransport {
     /// that a refusal is reported as such instead of as a board that never answers.
     func pairIfAsked(_ table: GATTTable, timeout: Duration) async throws {
         guard !(state.withLock { $0.device?.paired ?? false }),
-            let probe = [KnownGATT.partialFlashing, KnownGATT.smp].first(where: { table.characteristics[$0] != nil }),
+            let probe = [PartialFlashingGATT.characteristic, SMPGATT.characteristic].first(where: {
+                table.characteristics[$0] != nil
+            }),
             let path = table.characteristics[probe]
         else { return }
         do {

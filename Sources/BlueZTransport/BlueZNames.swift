@@ -1,3 +1,5 @@
+import PartialFlashingFrames
+import SMP
 import Transport
 
 /// The names BlueZ uses on the system bus (`doc/org.bluez.*.rst`).
@@ -28,7 +30,7 @@ public enum BlueZLimits {
     public static let usableMTU = maximumValueLength + 3
 }
 
-extension KnownGATT {
+extension BlueZNames {
     /// The services bitflash looks for when scanning: partial flashing and McuMgr SMP.
-    public static let flashingServices: [BLEUUID] = [partialFlashingService, smpService]
+    public static let flashingServices: [BLEUUID] = [PartialFlashingGATT.service, SMPGATT.service]
 }

@@ -1,4 +1,6 @@
 import Transport
+import PartialFlashingFrames
+import SMP
 
 /// What a board is running, as far as its advertisement tells.
 public enum AdvertisedMode: String, Sendable, Equatable, Codable, CaseIterable {
@@ -91,10 +93,10 @@ public struct BoardSighting: Sendable, Equatable, Codable {
             }
             return sighting(.unknown, board)
         }
-        if advertised.contains(KnownGATT.smpService) {
+        if advertised.contains(SMPGATT.service) {
             return sighting(.application, .mcuboot)
         }
-        if advertised.contains(KnownGATT.partialFlashingService) { return sighting(.unknown, .other) }
+        if advertised.contains(PartialFlashingGATT.service) { return sighting(.unknown, .other) }
         return nil
     }
 

@@ -1,5 +1,7 @@
 import Foundation
 import Transport
+import PartialFlashingFrames
+import SMP
 
 /// How a user names a board on the command line: its address or its name.
 ///
@@ -71,8 +73,8 @@ extension BlueZDevice {
         } else {
             kind = "unknown"
         }
-        let offersSMP = services.contains(KnownGATT.smpService)
-        if kind == "unknown" && !offersSMP && !services.contains(KnownGATT.partialFlashingService) { return kind }
+        let offersSMP = services.contains(SMPGATT.service)
+        if kind == "unknown" && !offersSMP && !services.contains(PartialFlashingGATT.service) { return kind }
         return offersSMP ? "\(kind == "unknown" ? "board" : kind) with MCUboot (full updates)" : kind
     }
 

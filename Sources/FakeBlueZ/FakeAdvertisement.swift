@@ -1,5 +1,6 @@
 import SimulatedBoard
 import Transport
+import NordicDFUFrames
 
 /// What a board puts on air, as its firmware builds the advertising data: the flags, the
 /// complete local name and the service UUIDs (no board configures scan-response data).
@@ -103,7 +104,7 @@ extension FakeState {
     /// `DfuTarg` with the DFU service of the board's bootloader.
     static func bootloaderAdvertisement(_ board: SimulatedBoard) -> FakeAdvertisement {
         let service =
-            board.profile.services.contains(.legacyDFU) ? KnownGATT.legacyDFUService : KnownGATT.secureDFUService
+            board.profile.services.contains(.legacyDFU) ? NordicGATT.legacyService : NordicGATT.secureService
         return FakeAdvertisement(
             name: board.advertisedName, flags: FakeAdvertisement.discoverableFlags,
             uuids: [service.uuidString])

@@ -2,6 +2,7 @@ import FirmwareImage
 import NordicDFU
 import NordicDFUFrames
 import Transport
+import SMP
 
 /// The Nordic DFU steps of a session: choosing the full-update path, recovering a board found
 /// in its bootloader ("DfuTarg"), and running `NordicDFUFlow` as a child.
@@ -9,7 +10,7 @@ extension SessionFlow {
     var hasNordicDFU: Bool {
         guard let s = connection?.services else { return false }
         return s.contains(NordicGATT.secureService) || s.contains(NordicGATT.legacyService)
-            || s.contains(KnownGATT.microbitDFUControlService)
+            || s.contains(NordicGATT.dfuControlService)
     }
 
     /// The Nordic DFU estimate of this board, when it offers Nordic DFU and the file has an
@@ -29,7 +30,7 @@ extension SessionFlow {
     /// SMP, Nordic DFU when it offers that; `--full-path` forces one.
     /// Without either the McuMgr step reports that the board has no full-update path.
     func chooseFullPath(_ reason: FlashReason) -> Result<FullUpdatePath, FlashError> {
-        let hasSMP = connection?.services.contains(KnownGATT.smpService) ?? false
+        let hasSMP = connection?.services.contains(SMPGATT.service) ?? false
         switch options.fullPath {
         case .nordic?:
             return hasNordicDFU

@@ -3,6 +3,8 @@ import McuMgr
 import NordicDFU
 import PartialFlashing
 import Transport
+import PartialFlashingFrames
+import SMP
 
 /// How a whole session ended: the path, why, and what it cost.
 public struct SessionOutcome: Sendable, Equatable {
@@ -149,13 +151,13 @@ public struct SessionFlow: FlowMachine {
             return actions
         }
         switch event {
-        case .notification(KnownGATT.partialFlashing, _): meter.answerReceived(at: now)
+        case .notification(PartialFlashingGATT.characteristic, _): meter.answerReceived(at: now)
         case .connected, .disconnected: meter.linkChanged()
         default: break
         }
         let actions = step(event, now: now)
         if actions.contains(where: {
-            if case .write(KnownGATT.partialFlashing, _, _) = $0 { return true }; return false
+            if case .write(PartialFlashingGATT.characteristic, _, _) = $0 { return true }; return false
         }) {
             meter.requestSent(at: now)
         }
@@ -227,8 +229,8 @@ public struct SessionFlow: FlowMachine {
         }
     }
 
-    private var hasPartialService: Bool { connection?.services.contains(KnownGATT.partialFlashingService) ?? false }
-    var hasMcuMgr: Bool { connection?.services.contains(KnownGATT.smpService) ?? false }
+    private var hasPartialService: Bool { connection?.services.contains(PartialFlashingGATT.service) ?? false }
+    var hasMcuMgr: Bool { connection?.services.contains(SMPGATT.service) ?? false }
 
     /// The partial-flashing settings for this board. On a board with MCUboot (it offers McuMgr)
     /// a reset may swap in an image left marked for test in the secondary slot (by an update
@@ -246,7 +248,7 @@ public struct SessionFlow: FlowMachine {
     }
 
     private mutating func begin(_ info: ConnectionInfo, now: Duration) -> [FlowAction] {
-        offeredPartialFlashing = info.services.contains(KnownGATT.partialFlashingService)
+        offeredPartialFlashing = info.services.contains(PartialFlashingGATT.service)
         if let recovery = recoverFromBootloader(info, now: now) { return recovery }
         switch options.mode {
         case .full:

@@ -39,15 +39,15 @@ public struct ImageStateReader: FlowMachine {
         guard outcome == nil else { return [] }
         switch event {
         case let .start(info):
-            guard info.services.contains(KnownGATT.smpService) else { return fail(.noSMPService) }
+            guard info.services.contains(SMPGATT.service) else { return fail(.noSMPService) }
             let frame = SMPFrame(request: ImageStateReadRequest(), sequence: 0)
             guard let bytes = try? frame.encoded(), bytes.count <= info.mtu - 3 else {
                 return fail(.malformed("the request does not fit one write"))
             }
-            return [.subscribe(KnownGATT.smp)] + trace(sent: true, bytes)
-                + [.write(KnownGATT.smp, bytes, .command), .startTimer(timer, .seconds(5))]
+            return [.subscribe(SMPGATT.characteristic)] + trace(sent: true, bytes)
+                + [.write(SMPGATT.characteristic, bytes, .command), .startTimer(timer, .seconds(5))]
         case let .notification(c, bytes):
-            guard c == KnownGATT.smp else { return [] }
+            guard c == SMPGATT.characteristic else { return [] }
             reassembler.append(bytes)
             do {
                 guard let frame = try reassembler.next() else { return [] }

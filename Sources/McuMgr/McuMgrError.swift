@@ -51,7 +51,7 @@ public enum McuMgrError: Error, Sendable, Equatable, CustomStringConvertible {
             return "the image cannot be installed: \(problem); nothing was sent to the board"
         case .smpServiceMissing:
             return
-                "the board does not offer the McuMgr SMP service (\(KnownGATT.smpService)); it runs firmware without McuMgr over Bluetooth, so use another update method"
+                "the board does not offer the McuMgr SMP service (\(SMPGATT.service)); it runs firmware without McuMgr over Bluetooth, so use another update method"
         case let .deviceRefused(command, error):
             return "the device refused \(command): \(Self.describe(error)); \(Self.advice(for: error))"
         case let .malformedResponse(command, error):

@@ -127,9 +127,9 @@ extension McuMgrUpgrade {
     mutating func connected(_ info: ConnectionInfo) -> [FlowAction] {
         guard link.isReconnecting else { return [] }
         link = .up
-        guard info.services.contains(KnownGATT.smpService) else { return fail(.smpServiceMissing) }
+        guard info.services.contains(SMPGATT.service) else { return fail(.smpServiceMissing) }
         channel.reconnected(mtu: info.mtu)
-        var actions: [FlowAction] = [.subscribe(KnownGATT.smp)]
+        var actions: [FlowAction] = [.subscribe(SMPGATT.characteristic)]
         if case let .resetting(reset) = state {
             if reset.then != .validate { board.swapped = true }
             return actions + begin(reset.then)

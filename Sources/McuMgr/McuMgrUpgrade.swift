@@ -73,7 +73,7 @@ public struct McuMgrUpgrade: FlowMachine {
         case let .start(info):
             return start(info, now: now)
         case let .notification(characteristic, bytes):
-            guard characteristic == KnownGATT.smp else { return [] }
+            guard characteristic == SMPGATT.characteristic else { return [] }
             // The link is down: whatever still arrives belongs to the old connection, and acting
             // on it would write to a link that is not there (the reassembly starts afresh on the new one).
             guard !link.isReconnecting else {
@@ -107,10 +107,10 @@ public struct McuMgrUpgrade: FlowMachine {
         }
         // The image is checked here, before anything goes to the board.
         if let problem = image.problem(slot: options.slotSize) { return fail(.invalidImage(problem)) }
-        guard info.services.contains(KnownGATT.smpService) else { return fail(.smpServiceMissing) }
+        guard info.services.contains(SMPGATT.service) else { return fail(.smpServiceMissing) }
         channel = SMPChannel(mtu: info.mtu, version: options.smpVersion, traceBytes: options.traceBytes)
         link = .up
-        return [.subscribe(KnownGATT.smp)] + begin(.params)
+        return [.subscribe(SMPGATT.characteristic)] + begin(.params)
     }
 
     /// Moves to `step` and sends its request.

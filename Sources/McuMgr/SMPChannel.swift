@@ -81,7 +81,7 @@ struct SMPChannel: Sendable {
         while start < bytes.count {
             let size = start == 0 || writeSize <= 20 ? writeSize : writeSize - 1
             let end = min(bytes.count, start + size)
-            actions.append(.write(KnownGATT.smp, Array(bytes[start..<end]), .command))
+            actions.append(.write(SMPGATT.characteristic, Array(bytes[start..<end]), .command))
             writes += 1
             largestWrite = max(largestWrite, end - start)
             start = end

@@ -1,10 +1,11 @@
+import PartialFlashingFrames
 import Transport
 
 /// The characteristics of Nordic DFU on micro:bit and Calliope mini boards.
 public enum NordicGATT {
     /// Secure DFU service (16-bit 0xFE59): buttonless entry in the application, the
     /// bootloader's control point and packet characteristics in "DfuTarg".
-    public static let secureService = KnownGATT.secureDFUService
+    public static let secureService = BLEUUID("fe59")
     static func secure(_ short: String) -> GATTCharacteristic {
         GATTCharacteristic(service: secureService, characteristic: BLEUUID("8ec9\(short)-f315-4f60-9fb8-838830daea50"))
     }
@@ -18,7 +19,7 @@ public enum NordicGATT {
     public static let buttonlessBonded = secure("0004")
 
     /// Legacy DFU service of the nRF51 bootloader.
-    public static let legacyService = KnownGATT.legacyDFUService
+    public static let legacyService = BLEUUID("00001530-1212-efde-1523-785feabcd123")
     static func legacy(_ short: String) -> GATTCharacteristic {
         GATTCharacteristic(service: legacyService, characteristic: BLEUUID("0000\(short)-1212-efde-1523-785feabcd123"))
     }
@@ -29,8 +30,11 @@ public enum NordicGATT {
     /// Legacy DFU revision (Read: `04 00` on micro:bit V1).
     public static let legacyRevision = legacy("1534")
 
+    /// micro:bit DFU control service of the nRF51 application (DAL `MicroBitDFUService`).
+    public static let dfuControlService = BLEUUID("e95d93b0-251d-470a-a062-fa1922dfa9a8")
     /// micro:bit DFU control: writing 0x01 reboots an nRF51 board into its bootloader.
-    public static let dfuControl = KnownGATT.microbitDFUControl
+    public static let dfuControl = GATTCharacteristic(
+        service: dfuControlService, characteristic: BLEUUID("e95d93b1-251d-470a-a062-fa1922dfa9a8"))
 
     /// The name both bootloaders advertise.
     public static let bootloaderName = "DfuTarg"
@@ -54,8 +58,8 @@ public enum NordicDFUTarget: Sendable, Equatable {
         if s.contains(NordicGATT.legacyService) {
             self = .legacyBootloader
         } else if s.contains(NordicGATT.secureService) {
-            self = named || !s.contains(KnownGATT.partialFlashingService) ? .secureBootloader : .secureApplication
-        } else if s.contains(KnownGATT.microbitDFUControlService) {
+            self = named || !s.contains(PartialFlashingGATT.service) ? .secureBootloader : .secureApplication
+        } else if s.contains(NordicGATT.dfuControlService) {
             self = .legacyApplication
         } else {
             return nil

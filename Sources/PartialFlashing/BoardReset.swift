@@ -99,7 +99,7 @@ public struct BoardReset: FlowMachine {
         return [
             Self.report(.resettingHungBoard),
             Self.report(.sent(bytes)),
-            .write(KnownGATT.partialFlashing, bytes, .command),
+            .write(PartialFlashingGATT.characteristic, bytes, .command),
             .startTimer(PartialFlashTimer.reboot, settings.rebootTimeout)
         ]
     }

@@ -37,7 +37,7 @@ public struct MemoryMapReader: FlowMachine {
     private var recovery: LinkRecovery
     private var status: (version: UInt8, mode: BoardMode)?
     private var runtime: RegionInfo?
-    private let characteristic = KnownGATT.partialFlashing
+    private let characteristic = PartialFlashingGATT.characteristic
 
     /// - Parameters:
     ///   - family: the board's chip family, when known; regions outside its layout are refused.
@@ -196,7 +196,7 @@ public struct MemoryMapReader: FlowMachine {
 
     private mutating func checkService(_ info: ConnectionInfo) -> [FlowAction]? {
         // An empty service list means the driver does not know; the answers will tell.
-        guard !info.services.isEmpty, !info.services.contains(KnownGATT.partialFlashingService) else { return nil }
+        guard !info.services.isEmpty, !info.services.contains(PartialFlashingGATT.service) else { return nil }
         return fail(.serviceMissing)
     }
 

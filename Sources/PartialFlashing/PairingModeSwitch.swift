@@ -112,7 +112,7 @@ public struct PairingModeSwitch: FlowMachine {
             .report(.phase(.switchingToPairingMode)),
             Self.report(.switchingToPairingMode),
             Self.report(.sent(bytes)),
-            .write(KnownGATT.partialFlashing, bytes, .command),
+            .write(PartialFlashingGATT.characteristic, bytes, .command),
             .startTimer(PartialFlashTimer.reboot, settings.rebootTimeout)
         ]
     }

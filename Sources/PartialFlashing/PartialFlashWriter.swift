@@ -163,7 +163,7 @@ public struct PartialFlashWriter: FlowMachine {
     let settings: PartialFlashSettings
     /// The blocks of the plan this writer sends: all of them, or one page (`init(rewritingPageOf:settings:)`).
     public let range: Range<Int>
-    let characteristic = KnownGATT.partialFlashing
+    let characteristic = PartialFlashingGATT.characteristic
     /// Where the write stands, with the data that means something there (`PartialFlashWriter+State`).
     var state = State.idle
     /// What spans states: the first block not yet acknowledged, the furthest progress, the block's

@@ -134,7 +134,7 @@ public struct ProgramCheck: FlowMachine {
             return opening + [
                 Self.report(.restartingIntoProgram),
                 Self.report(.sent(bytes)),
-                .write(KnownGATT.partialFlashing, bytes, .command),
+                .write(PartialFlashingGATT.characteristic, bytes, .command),
                 .startTimer(PartialFlashTimer.reboot, settings.rebootTimeout)
             ]
         }

@@ -78,7 +78,7 @@ public struct ReadBackReader: FlowMachine {
     private var runtime: RegionInfo?
     /// The link's connection interval when the driver knows it (the pace between requests).
     private var interval: Duration?
-    private let characteristic = KnownGATT.partialFlashing
+    private let characteristic = PartialFlashingGATT.characteristic
 
     public init(family: ChipFamily, settings: PartialFlashSettings = PartialFlashSettings()) {
         self.family = family
@@ -130,7 +130,7 @@ public struct ReadBackReader: FlowMachine {
 
     private mutating func begin(_ info: ConnectionInfo) -> [FlowAction] {
         // An empty service list means the driver does not know; the answers will tell.
-        if !info.services.isEmpty, !info.services.contains(KnownGATT.partialFlashingService) {
+        if !info.services.isEmpty, !info.services.contains(PartialFlashingGATT.service) {
             return fail(.serviceMissing)
         }
         status = nil

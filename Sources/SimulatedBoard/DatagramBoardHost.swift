@@ -51,7 +51,7 @@ public struct DatagramBoardHost: Sendable {
             droppedDatagrams += 1
             return Step(notes: ["datagram of \(datagram.count) bytes dropped: the board is resetting"])
         }
-        let step = host.write(datagram, to: KnownGATT.smp, kind: .command)
+        let step = host.write(datagram, to: SMPGATT.characteristic, kind: .command)
         guard step.delivered else {
             droppedDatagrams += 1
             return Step(notes: ["datagram dropped: the board has no SMP service"])
@@ -71,7 +71,7 @@ public struct DatagramBoardHost: Sendable {
 
     private func converted(_ step: GATTBoardHost.Step) -> Step {
         var result = Step(work: step.work, downFor: step.downFor, notes: step.notes)
-        let bytes = step.notifications.filter { $0.characteristic == KnownGATT.smp }.flatMap(\.bytes)
+        let bytes = step.notifications.filter { $0.characteristic == SMPGATT.characteristic }.flatMap(\.bytes)
         if !bytes.isEmpty { result.datagrams.append(bytes) }
         return result
     }

@@ -2,6 +2,8 @@ import FirmwareImage
 import LinkModel
 import NordicDFUFrames
 import Transport
+import PartialFlashingFrames
+import SMP
 
 /// Runs one simulated board outside a `Simulation`, in real time, for a host that speaks
 /// GATT to real clients (the fake BlueZ service, the SMP-over-UDP server through
@@ -15,7 +17,7 @@ import Transport
 ///
 /// ```swift
 /// var host = GATTBoardHost(board: board)
-/// let step = host.write(bytes, to: KnownGATT.partialFlashing, kind: .command)
+/// let step = host.write(bytes, to: PartialFlashingGATT.characteristic, kind: .command)
 /// // deliver step.notifications, schedule step.work, honour step.downFor
 /// ```
 public struct GATTBoardHost: Sendable {
@@ -173,8 +175,8 @@ extension GATTCharacteristic {
     /// without response, the legacy revision read, the micro:bit DFU control read + write.
     public var declaredFlags: [String] {
         switch self {
-        case KnownGATT.partialFlashing: return ["write-without-response", "write", "notify"]
-        case KnownGATT.smp: return ["write-without-response", "notify"]
+        case PartialFlashingGATT.characteristic: return ["write-without-response", "write", "notify"]
+        case SMPGATT.characteristic: return ["write-without-response", "notify"]
         case NordicGATT.buttonlessBonded, NordicGATT.buttonlessUnbonded: return ["write", "indicate"]
         case NordicGATT.secureControlPoint, NordicGATT.legacyControlPoint: return ["write", "notify"]
         case NordicGATT.securePacket, NordicGATT.legacyPacket: return ["write-without-response"]

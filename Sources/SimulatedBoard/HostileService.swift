@@ -63,8 +63,8 @@ public struct HostileService: SimulatedService {
     ) {
         let first = effects.notifications.count
         inner.didWrite(bytes, to: characteristic, kind: writeKind, device: &device, effects: &effects)
-        if kind == .phantomAcks, characteristic == KnownGATT.partialFlashing {
-            effects.notify(KnownGATT.partialFlashing, PartialFlashingNotification.writeSuccess.bytes)
+        if kind == .phantomAcks, characteristic == PartialFlashingGATT.characteristic {
+            effects.notify(PartialFlashingGATT.characteristic, PartialFlashingNotification.writeSuccess.bytes)
         }
         lie(effects: &effects, from: first)
     }

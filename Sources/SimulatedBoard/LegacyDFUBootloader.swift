@@ -7,7 +7,7 @@ import Transport
 /// writing `01` makes the runtime drop the link and reset into the legacy bootloader
 /// (docs/protocols/nordic-dfu.md §3.1). It reads `00`.
 public struct DFUControlService: SimulatedService {
-    public let uuid = KnownGATT.microbitDFUControlService
+    public let uuid = NordicGATT.dfuControlService
     public let characteristics: Set<GATTCharacteristic> = [NordicGATT.dfuControl]
 
     public init() {}

@@ -43,7 +43,7 @@ extension PartialFlashingService {
                 hardFault("\(error)", effects: &effects)
             }
         case (.flashData, .burnDone):
-            effects.notify(KnownGATT.partialFlashing, PartialFlashingNotification.writeSuccess.bytes)
+            effects.notify(PartialFlashingGATT.characteristic, PartialFlashingNotification.writeSuccess.bytes)
             finishJob(effects: &effects)
         case (.endOfTransmission, .begin):
             flashPointer = offset

@@ -17,8 +17,8 @@ import Transport
 /// - END_OF_TRANSMISSION burns the buffer again at the last `offset` (at 0 when no block
 ///   came since REGION_INFO), clears `flashIncomplete` and reboots.
 public struct PartialFlashingService: SimulatedService {
-    public let uuid = KnownGATT.partialFlashingService
-    public let characteristics: Set<GATTCharacteristic> = [KnownGATT.partialFlashing]
+    public let uuid = PartialFlashingGATT.service
+    public let characteristics: Set<GATTCharacteristic> = [PartialFlashingGATT.characteristic]
     public let runtime: BoardRuntime
 
     // Per-boot RAM state, named as in the firmware.
@@ -68,7 +68,7 @@ public struct PartialFlashingService: SimulatedService {
         case 0x02: enqueue(.endOfTransmission, effects: &effects)
         case 0xEE:
             effects.notify(
-                KnownGATT.partialFlashing,
+                PartialFlashingGATT.characteristic,
                 PartialFlashingNotification.status(version: 0x01, mode: device.mode).bytes)
         case 0xFF:
             if value[1] == 0x00 {
@@ -92,7 +92,7 @@ public struct PartialFlashingService: SimulatedService {
             ? device.memoryMap[Int(id)] : RegionInfo(id: id, start: 0, end: 0, hash: [UInt8](repeating: 0, count: 8))
         var echoed = region
         echoed.id = id
-        effects.notify(KnownGATT.partialFlashing, PartialFlashingNotification.regionInfo(echoed).bytes)
+        effects.notify(PartialFlashingGATT.characteristic, PartialFlashingNotification.regionInfo(echoed).bytes)
         packetCount = 0
         blockPacketCount = 0
         blockNum = 0
@@ -107,7 +107,7 @@ public struct PartialFlashingService: SimulatedService {
                 effects.note("partial flashing: packet \(packetNum) ignored (expected \(packetCount))")
                 return
             }
-            effects.notify(KnownGATT.partialFlashing, PartialFlashingNotification.writeFail.bytes)
+            effects.notify(PartialFlashingGATT.characteristic, PartialFlashingNotification.writeFail.bytes)
             blockPacketCount &+= 4
             packetCount = blockPacketCount
             blockNum = 0

@@ -15,8 +15,8 @@ import Transport
 /// image state of a single-image build has no `image` key and ends with `splitStatus` 0
 /// (`img_mgmt_state.c`; `SMPServerConfiguration` has the build options).
 public struct SMPServer: SimulatedService {
-    public let uuid = KnownGATT.smpService
-    public let characteristics: Set<GATTCharacteristic> = [KnownGATT.smp]
+    public let uuid = SMPGATT.service
+    public let characteristics: Set<GATTCharacteristic> = [SMPGATT.characteristic]
     public internal(set) var configuration: SMPServerConfiguration
 
     // Flash and MCUboot trailer state (survives resets).
@@ -136,7 +136,7 @@ public struct SMPServer: SimulatedService {
             var start = 0
             while start < done.response.count {
                 let end = min(done.response.count, start + max(configuration.notificationSize, 20))
-                effects.notify(KnownGATT.smp, Array(done.response[start..<end]))
+                effects.notify(SMPGATT.characteristic, Array(done.response[start..<end]))
                 start = end
             }
             if done.resetsAfter {

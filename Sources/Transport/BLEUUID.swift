@@ -43,26 +43,3 @@ public struct GATTCharacteristic: Hashable, Sendable, Codable, CustomStringConve
     }
     public var description: String { "\(characteristic) in service \(service)" }
 }
-
-/// The services and characteristics bitflash speaks to.
-public enum KnownGATT {
-    /// micro:bit / Calliope partial flashing (docs/protocols/partial-flashing.md §1).
-    public static let partialFlashingService = BLEUUID("e97dd91d-251d-470a-a062-fa1922dfa9a8")
-    public static let partialFlashing = GATTCharacteristic(
-        service: partialFlashingService, characteristic: BLEUUID("e97d3b10-251d-470a-a062-fa1922dfa9a8"))
-
-    /// McuMgr SMP over GATT (docs/protocols/mcumgr-smp.md).
-    public static let smpService = BLEUUID("8d53dc1d-1db7-4cd3-868b-8a527460aa84")
-    public static let smp = GATTCharacteristic(
-        service: smpService, characteristic: BLEUUID("da2e7828-fbce-4e01-ae9e-261174997c48"))
-
-    /// micro:bit DFU control: write 0x01 to reboot into the legacy bootloader.
-    public static let microbitDFUControlService = BLEUUID("e95d93b0-251d-470a-a062-fa1922dfa9a8")
-    public static let microbitDFUControl = GATTCharacteristic(
-        service: microbitDFUControlService, characteristic: BLEUUID("e95d93b1-251d-470a-a062-fa1922dfa9a8"))
-
-    /// Nordic Secure DFU (buttonless entry and bootloader).
-    public static let secureDFUService = BLEUUID("fe59")
-    /// Nordic legacy DFU (nRF51 bootloader).
-    public static let legacyDFUService = BLEUUID("00001530-1212-efde-1523-785feabcd123")
-}

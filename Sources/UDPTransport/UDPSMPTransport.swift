@@ -99,7 +99,7 @@ public final class UDPSMPTransport: BLETransport {
             while clock.now < min(wait, deadline) {
                 if state.withLock({ $0.probeAnswers }) > before {
                     return ConnectionInfo(
-                        services: [KnownGATT.smpService], mtu: frameSize + 3, name: endpoint.description)
+                        services: [SMPGATT.service], mtu: frameSize + 3, name: endpoint.description)
                 }
                 try await clock.sleep(for: .milliseconds(5))
             }
@@ -113,14 +113,16 @@ public final class UDPSMPTransport: BLETransport {
     }
 
     public func characteristics(of service: BLEUUID, timeout: Duration) async throws -> [BLEUUID] {
-        guard service == KnownGATT.smpService else { throw TransportError.serviceNotFound(service) }
-        return [KnownGATT.smp.characteristic]
+        guard service == SMPGATT.service else { throw TransportError.serviceNotFound(service) }
+        return [SMPGATT.characteristic.characteristic]
     }
 
     public func write(_ bytes: [UInt8], to characteristic: GATTCharacteristic, kind: WriteKind, timeout: Duration)
         async throws
     {
-        guard characteristic == KnownGATT.smp else { throw TransportError.characteristicNotFound(characteristic) }
+        guard characteristic == SMPGATT.characteristic else {
+            throw TransportError.characteristicNotFound(characteristic)
+        }
         guard bytes.count <= frameSize else {
             throw TransportError.failed(
                 operation: "UDP send", message: "\(bytes.count) bytes exceed the frame size \(frameSize)")
@@ -135,7 +137,7 @@ public final class UDPSMPTransport: BLETransport {
 
     public func notifications(of characteristic: GATTCharacteristic) -> AsyncStream<[UInt8]> {
         let (stream, sink) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .bufferingNewest(64))
-        guard characteristic == KnownGATT.smp else {
+        guard characteristic == SMPGATT.characteristic else {
             sink.finish()
             return stream
         }
@@ -147,7 +149,9 @@ public final class UDPSMPTransport: BLETransport {
     }
 
     public func enableNotifications(_ characteristic: GATTCharacteristic, timeout: Duration) async throws {
-        guard characteristic == KnownGATT.smp else { throw TransportError.characteristicNotFound(characteristic) }
+        guard characteristic == SMPGATT.characteristic else {
+            throw TransportError.characteristicNotFound(characteristic)
+        }
     }
 
     public func disconnects() -> AsyncStream<DisconnectReason> {

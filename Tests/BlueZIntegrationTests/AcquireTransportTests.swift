@@ -4,6 +4,7 @@ import Foundation
 import Testing
 import TestSupport
 import Transport
+import PartialFlashingFrames
 
 /// The transport's two paths to a board: the sockets of `AcquireWrite`/`AcquireNotify` where
 /// BlueZ grants them, `WriteValue` (not waited for) and `PropertiesChanged` where it does not,
@@ -12,7 +13,7 @@ import Transport
     .serialized,
     .enabled(if: Bitflash.available, "dbus-daemon or the bitflash binary missing: BlueZ integration tests skipped"))
 struct AcquireTransportTests {
-    static let pf = KnownGATT.partialFlashing
+    static let pf = PartialFlashingGATT.characteristic
 
     /// A connected transport to the fake's board, with its notification stream.
     static func connect(_ fake: FakeBlueZProcess) async throws -> (BlueZDeviceTransport, AsyncStream<[UInt8]>.Iterator)

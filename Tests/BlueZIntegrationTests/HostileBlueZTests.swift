@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 import TestSupport
 import Transport
+import PartialFlashingFrames
 
 /// A seeded hostile org.bluez: well-formed enough to be found, then every reply and signal of
 /// the wrong type, size or shape. The backend must turn each into a `TransportError` (or drop
@@ -50,7 +51,7 @@ struct HostileBlueZTests {
                 }
             }
             var props: [String: DBusValue] = [
-                "UUID": .string(KnownGATT.partialFlashing.characteristic.uuidString),
+                "UUID": .string(PartialFlashingGATT.characteristic.characteristic.uuidString),
                 "Service": .objectPath(HostileBlueZTests.service),
                 "Flags": .strings(["write-without-response", "notify"]), "MTU": .uint16(23), "Value": .bytes([])
             ]
@@ -62,7 +63,7 @@ struct HostileBlueZTests {
             // falls back to the parent path (as BlueZ lays them out), another path hides it.
             let service: String? = if case .objectPath(let p)? = props["Service"]?.unwrapped { p } else { nil }
             characteristicIsValid =
-                props["UUID"] == .string(KnownGATT.partialFlashing.characteristic.uuidString)
+                props["UUID"] == .string(PartialFlashingGATT.characteristic.characteristic.uuidString)
                 && (service == nil || service == HostileBlueZTests.service)
             notifications = (0..<Int.random(in: 1...12, using: &g)).map { _ in
                 Bool.random(using: &g)
@@ -136,7 +137,7 @@ struct HostileBlueZTests {
                     path: HostileBlueZTests.service,
                     interfaces: [
                         "org.bluez.GattService1": [
-                            "UUID": .string(KnownGATT.partialFlashingService.uuidString),
+                            "UUID": .string(PartialFlashingGATT.service.uuidString),
                             "Device": .objectPath(HostileBlueZTests.device),
                             "Primary": .bool(true)
                         ]
@@ -228,7 +229,7 @@ struct HostileBlueZTests {
         settings.connectAttempts = 1
         let transport = try await BlueZDeviceTransport.open(device: found, settings: settings, on: bz)
         defer { transport.close() }
-        let pf = KnownGATT.partialFlashing
+        let pf = PartialFlashingGATT.characteristic
         // Subscribed before anything can arrive (the connect may already enable notifications).
         let stream = transport.notifications(of: pf)
         let info = try await transport.connect(timeout: .seconds(20))

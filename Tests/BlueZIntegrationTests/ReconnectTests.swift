@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 import TestSupport
 import Transport
+import PartialFlashingFrames
 
 /// A board that resets: BlueZ drops the link, forgets the device until a scan sees it again,
 /// and the board comes back with its GATT objects at other paths. The transport must report the
@@ -78,7 +79,7 @@ struct ReconnectTests {
                 path: service,
                 interfaces: [
                     "org.bluez.GattService1": [
-                        "UUID": .string(KnownGATT.partialFlashingService.uuidString),
+                        "UUID": .string(PartialFlashingGATT.service.uuidString),
                         "Device": .objectPath(ReconnectTests.device)
                     ]
                 ])
@@ -86,7 +87,7 @@ struct ReconnectTests {
                 path: characteristic,
                 interfaces: [
                     "org.bluez.GattCharacteristic1": [
-                        "UUID": .string(KnownGATT.partialFlashing.characteristic.uuidString),
+                        "UUID": .string(PartialFlashingGATT.characteristic.characteristic.uuidString),
                         "Service": .objectPath(service),
                         "MTU": .uint16(mtu)
                     ]
@@ -154,7 +155,7 @@ struct ReconnectTests {
         let found = try await BlueZScanner(bus: bz).find(DeviceQuery("F0:0D:00:00:00:01"), timeout: .seconds(20))
         let transport = try await BlueZDeviceTransport.open(device: found, on: bz)
         defer { transport.close() }
-        let pf = KnownGATT.partialFlashing
+        let pf = PartialFlashingGATT.characteristic
         let values = transport.notifications(of: pf)
         var received = values.makeAsyncIterator()
         let losses = transport.disconnects()
@@ -171,7 +172,7 @@ struct ReconnectTests {
         }
 
         let info = try await transport.connect(timeout: .seconds(5))
-        #expect(info.services == [KnownGATT.partialFlashingService])
+        #expect(info.services == [PartialFlashingGATT.service])
         try await transport.write([3], to: pf, kind: .command, timeout: .seconds(5))
         #expect(await received.next() == [0x01, 0xFF, 3])
         let writes = server.state.withLock { $0.writes }
@@ -193,7 +194,7 @@ struct ReconnectTests {
         let info = try await transport.connect(timeout: .seconds(5))
         #expect(info.mtu == 515)
         let full = [UInt8](repeating: 0xA5, count: info.mtu - 3)
-        try await transport.write(full, to: KnownGATT.partialFlashing, kind: .command, timeout: .seconds(5))
+        try await transport.write(full, to: PartialFlashingGATT.characteristic, kind: .command, timeout: .seconds(5))
         #expect(server.state.withLock { $0.writes.map(\.bytes) } == [full])
     }
 }

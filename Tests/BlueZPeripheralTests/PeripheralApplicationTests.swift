@@ -9,6 +9,7 @@ import Synchronization
 import Testing
 import TestSupport
 import Transport
+import PartialFlashingFrames
 
 /// The simulated peripheral on a private bus, with the test playing bluetoothd's side of
 /// `GattManager1`, `LEAdvertisingManager1` and `Device1` as `src/gatt-database.c` and
@@ -141,7 +142,7 @@ struct PeripheralApplicationTests {
         let characteristics = objects.compactMapValues { $0["org.bluez.GattCharacteristic1"] }
         #expect(
             Set(try services.values.map { try #require($0["UUID"]).string() })
-                == [KnownGATT.partialFlashingService.uuidString, KnownGATT.smpService.uuidString])
+                == [PartialFlashingGATT.service.uuidString, SMPGATT.service.uuidString])
         #expect(characteristics.count == 2)
         for (path, c) in characteristics {
             let service = try #require(c["Service"]).objectPath()
@@ -175,7 +176,7 @@ struct PeripheralApplicationTests {
         let board = try Self.board()
         let peripheral = try await Self.start(bluez, board: board)
         let me = peripheral.connection.uniqueName
-        let pf = try #require(peripheral.application.characteristic(for: KnownGATT.partialFlashing)).path
+        let pf = try #require(peripheral.application.characteristic(for: PartialFlashingGATT.characteristic)).path
         let values = try await bluez.connection.signals(
             matching: .propertiesChanged(sender: me, path: pf, interface: "org.bluez.GattCharacteristic1"))
         _ = try await bluez.call(me, pf, "org.bluez.GattCharacteristic1", "StartNotify")
@@ -217,7 +218,7 @@ struct PeripheralApplicationTests {
         let bluez = try await BlueZSide()
         let peripheral = try await Self.start(bluez, board: try Self.board())
         let me = peripheral.connection.uniqueName
-        let smp = try #require(peripheral.application.characteristic(for: KnownGATT.smp)).path
+        let smp = try #require(peripheral.application.characteristic(for: SMPGATT.characteristic)).path
         let values = try await bluez.connection.signals(
             matching: .propertiesChanged(sender: me, path: smp, interface: "org.bluez.GattCharacteristic1"))
         _ = try await bluez.call(me, smp, "org.bluez.GattCharacteristic1", "StartNotify")
@@ -253,7 +254,7 @@ struct PeripheralApplicationTests {
         let (notes, noteSink) = AsyncStream<String>.makeStream()
         let peripheral = try await Self.start(bluez, board: board, notes: noteSink)
         let me = peripheral.connection.uniqueName
-        let pf = try #require(peripheral.application.characteristic(for: KnownGATT.partialFlashing)).path
+        let pf = try #require(peripheral.application.characteristic(for: PartialFlashingGATT.characteristic)).path
         let options: DBusValue = .propertyMap([
             "device": .objectPath(Self.central), "link": .string("LE"), "mtu": .uint16(247)
         ])
@@ -305,7 +306,7 @@ struct PeripheralApplicationTests {
         let peripheral = try await SimulatedPeripheral.start(
             bus: .address(bluez.bus.address), board: try Self.board(), options: options)
         let me = peripheral.connection.uniqueName
-        let pf = try #require(peripheral.application.characteristic(for: KnownGATT.partialFlashing)).path
+        let pf = try #require(peripheral.application.characteristic(for: PartialFlashingGATT.characteristic)).path
         let props = try await bluez.call(
             me, pf, DBusStandard.properties, "GetAll", [.string("org.bluez.GattCharacteristic1")]
         )

@@ -8,6 +8,7 @@ import SimulatedBoard
 import Testing
 import TestSupport
 import Transport
+import PartialFlashingFrames
 
 /// A stock board served on the real BlueZ's side that resets into its Nordic bootloader: the
 /// peripheral replaces its GATT application by the bootloader's, advertises as "DfuTarg", and
@@ -39,7 +40,7 @@ struct PeripheralBootloaderTests {
         let peripheral = try await P.start(bluez, board: board)
         #expect(
             Self.uuids(peripheral) == [
-                KnownGATT.partialFlashing.characteristic.uuidString,
+                PartialFlashingGATT.characteristic.characteristic.uuidString,
                 NordicGATT.buttonlessBonded.characteristic.uuidString
             ])
         let me = peripheral.connection.uniqueName

@@ -2,6 +2,9 @@ import DBus
 import Testing
 @testable import BlueZTransport
 import Transport
+import NordicDFUFrames
+import PartialFlashingFrames
+import SMP
 
 /// Which devices a scan lists as boards, in which mode, and when a scan may stop early.
 @Suite struct BoardSightingTests {
@@ -30,9 +33,9 @@ import Transport
             ("BBC micro:bit [zotig]", false, [], .unknown, .microbit),
             ("Calliope mini [gupaz]", false, [], .unknown, .calliope),
             ("BBC micro:bit V2 by someone", false, [], .unknown, .microbit),
-            ("DfuTarg", false, [KnownGATT.secureDFUService], .bootloader, .nordicBootloader),
-            ("DfuTarg", true, [KnownGATT.legacyDFUService], .bootloader, .nordicBootloader),
-            ("Zephyr SMP board", false, [KnownGATT.smpService], .application, .mcuboot)
+            ("DfuTarg", false, [NordicGATT.secureService], .bootloader, .nordicBootloader),
+            ("DfuTarg", true, [NordicGATT.legacyService], .bootloader, .nordicBootloader),
+            ("Zephyr SMP board", false, [SMPGATT.service], .application, .mcuboot)
         ])
     func recognised(name: String, bonded: Bool, uuids: [BLEUUID], mode: AdvertisedMode, board: AdvertisedBoard) throws {
         let sighting = try #require(BoardSighting.recognize(Self.device(name, uuids: uuids, bonded: bonded)))
@@ -54,7 +57,7 @@ import Transport
         }
         // A device whose partial-flashing service BlueZ resolved before is flashable, mode unknown.
         #expect(
-            BoardSighting.recognize(Self.device("nRF5x", uuids: [KnownGATT.partialFlashingService]))?.mode == .unknown)
+            BoardSighting.recognize(Self.device("nRF5x", uuids: [PartialFlashingGATT.service]))?.mode == .unknown)
     }
 
     @Test("an RSSI of 127 (the controller has none, as btvirt's) is no RSSI")

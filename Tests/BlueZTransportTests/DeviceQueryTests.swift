@@ -2,6 +2,8 @@ import DBus
 import Testing
 @testable import BlueZTransport
 import Transport
+import PartialFlashingFrames
+import SMP
 
 @Suite struct DeviceQueryTests {
     private func device(_ address: String, _ name: String?, adapter: String = "/org/bluez/hci0") -> BlueZDevice {
@@ -66,7 +68,7 @@ import Transport
     func kindGuess() {
         var d = device("F0:0D:00:00:00:01", "BBC micro:bit [zotig]")
         #expect(d.boardKindGuess == "micro:bit")
-        d.services = [KnownGATT.partialFlashingService, KnownGATT.smpService]
+        d.services = [PartialFlashingGATT.service, SMPGATT.service]
         #expect(d.boardKindGuess == "micro:bit with MCUboot (full updates)")
         #expect(device("F0:0D:00:00:00:03", "Calliope mini [gapoz]").boardKindGuess == "Calliope mini")
         #expect(device("F0:0D:00:00:00:04", "Thermostat").boardKindGuess == "unknown")

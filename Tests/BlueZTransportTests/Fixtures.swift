@@ -1,6 +1,8 @@
 import DBus
 @testable import BlueZTransport
 import Transport
+import PartialFlashingFrames
+import SMP
 
 /// A BlueZ object tree as bluetoothd 5.66 reports it for one adapter, a connected micro:bit
 /// with its partial-flashing and SMP services resolved, and a stranger.
@@ -25,7 +27,7 @@ enum Fixtures {
                     "RSSI": .int16(-58), "Connected": .bool(true), "ServicesResolved": .bool(true),
                     "Paired": .bool(false), "Trusted": .bool(false), "Adapter": .objectPath(adapter),
                     "UUIDs": .strings([
-                        KnownGATT.partialFlashingService.uuidString, KnownGATT.smpService.uuidString,
+                        PartialFlashingGATT.service.uuidString, SMPGATT.service.uuidString,
                         "00001801-0000-1000-8000-00805f9b34fb"
                     ])
                 ]
@@ -38,26 +40,26 @@ enum Fixtures {
             ],
             microbit + "/service0010": [
                 "org.bluez.GattService1": [
-                    "UUID": .string(KnownGATT.partialFlashingService.uuidString), "Primary": .bool(true),
+                    "UUID": .string(PartialFlashingGATT.service.uuidString), "Primary": .bool(true),
                     "Device": .objectPath(microbit), "Handle": .uint16(16)
                 ]
             ],
             microbit + "/service0010/char0011": [
                 "org.bluez.GattCharacteristic1": [
-                    "UUID": .string(KnownGATT.partialFlashing.characteristic.uuidString),
+                    "UUID": .string(PartialFlashingGATT.characteristic.characteristic.uuidString),
                     "Service": .objectPath(microbit + "/service0010"), "Value": .bytes([]),
                     "Flags": .strings(["write-without-response", "notify"]), "Notifying": .bool(false), "MTU": mtu
                 ]
             ],
             microbit + "/service0020": [
                 "org.bluez.GattService1": [
-                    "UUID": .string(KnownGATT.smpService.uuidString), "Primary": .bool(true),
+                    "UUID": .string(SMPGATT.service.uuidString), "Primary": .bool(true),
                     "Device": .objectPath(microbit), "Handle": .uint16(32)
                 ]
             ],
             microbit + "/service0020/char0021": [
                 "org.bluez.GattCharacteristic1": [
-                    "UUID": .string(KnownGATT.smp.characteristic.uuidString),
+                    "UUID": .string(SMPGATT.characteristic.characteristic.uuidString),
                     "Service": .objectPath(microbit + "/service0020"), "Value": .bytes([]),
                     "Flags": .strings(["write-without-response", "notify"]), "Notifying": .bool(false), "MTU": mtu
                 ]

@@ -2,6 +2,7 @@ import DBus
 import Testing
 @testable import BlueZTransport
 import Transport
+import PartialFlashingFrames
 
 @Suite struct LinkStateTests {
     private let charPath = Fixtures.microbit + "/service0010/char0011"
@@ -31,7 +32,7 @@ import Transport
     func notification() throws {
         var s = try connectedState()
         let event = try #require(valueChanged(.bytes([0x01, 0xFF])))
-        #expect(s.apply(event) == [.notification(KnownGATT.partialFlashing, [0x01, 0xFF])])
+        #expect(s.apply(event) == [.notification(PartialFlashingGATT.characteristic, [0x01, 0xFF])])
         let other = try #require(valueChanged(.bytes([1]), path: Fixtures.stranger + "/service0001/char0002"))
         #expect(s.apply(other).isEmpty)
     }

@@ -2,6 +2,8 @@ import DBus
 import Testing
 @testable import BlueZTransport
 import Transport
+import PartialFlashingFrames
+import SMP
 
 @Suite struct ObjectTreeTests {
     @Test("a GetManagedObjects reply gives the adapter, the devices and their properties")
@@ -15,8 +17,8 @@ import Transport
         #expect(microbit.name == "BBC micro:bit [zotig]")
         #expect(microbit.rssi == -58)
         #expect(microbit.connected && microbit.servicesResolved && !microbit.paired)
-        #expect(microbit.services.contains(KnownGATT.partialFlashingService))
-        #expect(microbit.services.contains(KnownGATT.smpService))
+        #expect(microbit.services.contains(PartialFlashingGATT.service))
+        #expect(microbit.services.contains(SMPGATT.service))
     }
 
     @Test("an alias that is only the address does not count as a name")
@@ -33,14 +35,15 @@ import Transport
         // A characteristic that claims a service of another device must not be picked.
         objects[Fixtures.microbit + "/service0030/char0031"] = [
             "org.bluez.GattCharacteristic1": [
-                "UUID": .string(KnownGATT.smp.characteristic.uuidString),
+                "UUID": .string(SMPGATT.characteristic.characteristic.uuidString),
                 "Service": .objectPath(Fixtures.stranger + "/service0001")
             ]
         ]
         let table = try BlueZObjectTree(reply: Fixtures.reply(objects)).gatt(under: Fixtures.microbit)
-        #expect(table.services == [KnownGATT.partialFlashingService, KnownGATT.smpService, BLEUUID("1801")])
-        #expect(table.characteristics[KnownGATT.partialFlashing] == Fixtures.microbit + "/service0010/char0011")
-        #expect(table.characteristics[KnownGATT.smp] == Fixtures.microbit + "/service0020/char0021")
+        #expect(table.services == [PartialFlashingGATT.service, SMPGATT.service, BLEUUID("1801")])
+        #expect(
+            table.characteristics[PartialFlashingGATT.characteristic] == Fixtures.microbit + "/service0010/char0011")
+        #expect(table.characteristics[SMPGATT.characteristic] == Fixtures.microbit + "/service0020/char0021")
         #expect(table.characteristics.count == 2)
         #expect(table.mtu == 247)
     }
@@ -62,7 +65,7 @@ import Transport
         objects["/org/bluez/hci0/dev_B"] = ["org.bluez.Device1": ["Address": .int32(5)]]
         objects["/org/bluez/hci0/dev_C"] = ["org.bluez.Device1": ["Address": .string("not an address")]]
         objects[Fixtures.microbit]?["org.bluez.Device1"]?["RSSI"] = .string("-58")
-        objects[Fixtures.microbit]?["org.bluez.Device1"]?["UUIDs"] = .string(KnownGATT.smpService.uuidString)
+        objects[Fixtures.microbit]?["org.bluez.Device1"]?["UUIDs"] = .string(SMPGATT.service.uuidString)
         objects[Fixtures.microbit]?["org.bluez.Device1"]?["Connected"] = .uint32(1)
         let tree = try BlueZObjectTree(reply: Fixtures.reply(objects))
         #expect(Set(tree.devices.map(\.path)) == [Fixtures.microbit, Fixtures.stranger])

@@ -7,6 +7,7 @@ import SimulatedBoard
 import Testing
 import TestSupport
 import Transport
+import NordicDFUFrames
 
 /// What the fake's boards advertise per mode, and what BlueZ 5.66's discovery rules make of it
 /// (FakeAdvertisement.swift and FakeState.outcome cite the sources).
@@ -85,10 +86,10 @@ struct AdvertisingTests {
         let found = try await Self.discover(fixture, until: "F0:0D:00:00:00:03")
         let secure = try #require(found[TestBoards.devicePath("F0:0D:00:00:00:01")])
         #expect(try secure["Name"]?.string() == "DfuTarg")
-        #expect(try secure["UUIDs"]?.strings() == [KnownGATT.secureDFUService.uuidString])
+        #expect(try secure["UUIDs"]?.strings() == [NordicGATT.secureService.uuidString])
         let legacy = try #require(found[TestBoards.devicePath("F0:0D:00:00:00:02")])
         #expect(try legacy["Name"]?.string() == "DfuTarg")
-        #expect(try legacy["UUIDs"]?.strings() == [KnownGATT.legacyDFUService.uuidString])
+        #expect(try legacy["UUIDs"]?.strings() == [NordicGATT.legacyService.uuidString])
         _ = await fixture.stop()
     }
 

@@ -6,6 +6,8 @@ import SampleFirmware
 import SimulatedBoard
 import TestSupport
 import Transport
+import PartialFlashingFrames
+import SMP
 
 /// A private bus with the fake BlueZ on it and a client connection, for one test.
 final class FakeBus: Sendable {
@@ -145,8 +147,8 @@ extension DBusSignal {
 
 /// Boards for the tests.
 enum TestBoards {
-    static let pfCharacteristic = KnownGATT.partialFlashing.characteristic.uuidString
-    static let smpCharacteristic = KnownGATT.smp.characteristic.uuidString
+    static let pfCharacteristic = PartialFlashingGATT.characteristic.characteristic.uuidString
+    static let smpCharacteristic = SMPGATT.characteristic.characteristic.uuidString
 
     /// A micro:bit V2 with the sample runtime and heart program, Bluetooth on in application mode.
     static func microbit(address: String = "F0:0D:00:00:00:01", mcuboot: Bool = false) throws -> SimulatedBoard {

@@ -5,6 +5,7 @@ import PartialFlashing
 import Testing
 import TestSupport
 import Transport
+import PartialFlashingFrames
 
 /// The scenario faults: pairing, connect failures, services that never resolve, a lost
 /// link, an absent board, a stale bond.
@@ -197,14 +198,14 @@ struct FaultScenarioTests {
     func discoveryFilterSelectsBoards() async throws {
         let fixture = try await FakeBus.start([
             try Self.board(
-                { $0.advertisedUUIDs = [KnownGATT.partialFlashingService.uuidString] }, address: "F0:0D:00:00:00:01"),
+                { $0.advertisedUUIDs = [PartialFlashingGATT.service.uuidString] }, address: "F0:0D:00:00:00:01"),
             try Self.board({ _ in }, address: "F0:0D:00:00:00:02")
         ])
         try await fixture.call(
             FakeBus.adapter, "org.bluez.Adapter1", "SetDiscoveryFilter",
             [
                 .propertyMap([
-                    "UUIDs": .strings([KnownGATT.partialFlashingService.uuidString]), "Transport": .string("le")
+                    "UUIDs": .strings([PartialFlashingGATT.service.uuidString]), "Transport": .string("le")
                 ])
             ])
         let found = try await fixture.discover(count: 1)

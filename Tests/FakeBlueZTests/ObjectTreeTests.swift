@@ -4,6 +4,8 @@ import Foundation
 import Testing
 import TestSupport
 import Transport
+import PartialFlashingFrames
+import SMP
 
 /// The objects, properties and signals of the fake, as a BlueZ client sees them.
 @Suite(.enabled(if: PrivateBus.isAvailable, Comment(rawValue: PrivateBus.skipMessage)))
@@ -56,7 +58,7 @@ struct ObjectTreeTests {
         let serviceUUIDs = Set(try services.values.map { try $0["org.bluez.GattService1"]?["UUID"]?.string() ?? "" })
         #expect(
             serviceUUIDs == [
-                KnownGATT.partialFlashingService.uuidString, KnownGATT.smpService.uuidString,
+                PartialFlashingGATT.service.uuidString, SMPGATT.service.uuidString,
                 "00001801-0000-1000-8000-00805f9b34fb"
             ])
         for (_, interfaces) in services {
@@ -73,7 +75,7 @@ struct ObjectTreeTests {
         let service = try pf["Service"]?.objectPath() ?? ""
         #expect(
             try objects[service]?["org.bluez.GattService1"]?["UUID"]?.string()
-                == KnownGATT.partialFlashingService.uuidString)
+                == PartialFlashingGATT.service.uuidString)
         #expect(pfPath.hasPrefix(service + "/char"))
 
         let smpPath = try #require(chars[TestBoards.smpCharacteristic])

@@ -2,6 +2,7 @@ import FakeBlueZ
 import Foundation
 import Testing
 import TestSupport
+import PartialFlashingFrames
 import Transport
 
 /// The fake as two reference D-Bus clients see it: systemd's `busctl` and dbus-python (the
@@ -129,14 +130,14 @@ struct ReferenceToolTests {
         let result = try await Self.runAsync(
             Self.python,
             [
-                "-c", Self.script, fixture.bus.address, KnownGATT.partialFlashingService.uuidString,
+                "-c", Self.script, fixture.bus.address, PartialFlashingGATT.service.uuidString,
                 TestBoards.pfCharacteristic
             ])
         #expect(result.status == 0)
         let out = try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any]
         #expect(out?["device"] as? String == TestBoards.devicePath("F0:0D:00:00:00:01"))
         #expect(out?["name"] as? String == "BBC micro:bit [tupit]")
-        #expect(out?["service"] as? String == KnownGATT.partialFlashingService.uuidString)
+        #expect(out?["service"] as? String == PartialFlashingGATT.service.uuidString)
         #expect(out?["flags"] as? [String] == ["write-without-response", "write", "notify"])
         #expect(out?["value"] as? String == "ee0101")
         _ = await fixture.stop()

@@ -3,6 +3,8 @@ import Testing
 import Synchronization
 @testable import Flashing
 import Transport
+import PartialFlashingFrames
+import SMP
 
 /// A clock whose sleeps return at once, advancing its own time: timers fire in order, instantly.
 final class InstantClock: Clock, Sendable {
@@ -38,7 +40,7 @@ final class ScriptedTransport: BLETransport, Sendable {
     var writes: [[UInt8]] { state.withLock { $0.writes } }
 
     func connect(timeout: Duration) async throws -> ConnectionInfo {
-        ConnectionInfo(services: [KnownGATT.partialFlashingService], mtu: 23)
+        ConnectionInfo(services: [PartialFlashingGATT.service], mtu: 23)
     }
     func disconnect() async { disconnectSink.yield(.localTerminated) }
     func characteristics(of service: BLEUUID, timeout: Duration) async throws -> [BLEUUID] { [] }
@@ -68,7 +70,7 @@ private struct StatusFlow: FlowMachine {
     mutating func handle(_ event: FlowEvent, now: Duration) -> [FlowAction] {
         switch event {
         case .start:
-            return [.subscribe(KnownGATT.partialFlashing)] + ask()
+            return [.subscribe(PartialFlashingGATT.characteristic)] + ask()
         case let .notification(_, bytes) where bytes.count == 3 && bytes[0] == 0xEE:
             outcome = .success(bytes[2])
             return [.cancelTimer(TimerID("status")), .report(.note("mode \(bytes[2])")), .finish]
@@ -81,12 +83,15 @@ private struct StatusFlow: FlowMachine {
     }
     private mutating func ask() -> [FlowAction] {
         attempts += 1
-        return [.write(KnownGATT.partialFlashing, [0xEE], .command), .startTimer(TimerID("status"), .milliseconds(500))]
+        return [
+            .write(PartialFlashingGATT.characteristic, [0xEE], .command),
+            .startTimer(TimerID("status"), .milliseconds(500))
+        ]
     }
 }
 
 @Suite struct AsyncFlowDriverTests {
-    let info = ConnectionInfo(services: [KnownGATT.partialFlashingService], mtu: 23)
+    let info = ConnectionInfo(services: [PartialFlashingGATT.service], mtu: 23)
 
     @Test func deliversNotificationsAndReportsToTheMachine() async throws {
         let transport = ScriptedTransport { $0 == [0xEE] ? [[0xEE, 0x01, 0x00]] : [] }
@@ -162,8 +167,8 @@ private struct BlockFlow: FlowMachine {
     mutating func handle(_ event: FlowEvent, now: Duration) -> [FlowAction] {
         switch event {
         case .start:
-            return (1...4).map { .write(KnownGATT.partialFlashing, [UInt8($0)], .command) }
-                + [.write(KnownGATT.smp, [9], .request), .startTimer(TimerID("answer"), .seconds(1))]
+            return (1...4).map { .write(PartialFlashingGATT.characteristic, [UInt8($0)], .command) }
+                + [.write(SMPGATT.characteristic, [9], .request), .startTimer(TimerID("answer"), .seconds(1))]
         case .timerFired:
             // By now every write was handed over; the stack's answers come in.
             transport.answer()
@@ -229,7 +234,7 @@ final class ViolatingTransport: StackIntegrityReporting, Sendable {
 }
 
 @Suite struct StackViolationDriverTests {
-    let info = ConnectionInfo(services: [KnownGATT.partialFlashingService], mtu: 23)
+    let info = ConnectionInfo(services: [PartialFlashingGATT.service], mtu: 23)
 
     @Test("a value the stack never sends ends the run at once with the violation, before any retry, with exit 76")
     func violationEndsTheRun() async throws {
@@ -251,7 +256,7 @@ final class ViolatingTransport: StackIntegrityReporting, Sendable {
     @Test("a violation already seen before the run ends it before the flow writes anything")
     func violationBeforeTheRun() async throws {
         let transport = ViolatingTransport()
-        try await transport.write([0], to: KnownGATT.partialFlashing, kind: .command, timeout: .seconds(1))
+        try await transport.write([0], to: PartialFlashingGATT.characteristic, kind: .command, timeout: .seconds(1))
         let driver = AsyncFlowDriver(transport: transport, clock: InstantClock())
         await #expect(throws: StackViolation.self) { _ = try await driver.run(StatusFlow(), connection: info) }
         #expect(transport.writes == [[0]])

@@ -5,6 +5,7 @@ import NordicDFUFrames
 import Synchronization
 import Testing
 import Transport
+import PartialFlashingFrames
 
 /// A board that dropped the link before the flow started (as a micro:bit V1 does 0.5 s after
 /// pairing): every call needs a connection and there is none, closing the link has nothing to
@@ -59,7 +60,7 @@ private struct CloseAfterLoss: FlowMachine {
 
 @Suite struct DeadLinkDriverTests {
     static let legacyApplication = ConnectionInfo(
-        services: [KnownGATT.partialFlashingService, KnownGATT.microbitDFUControlService], mtu: 23,
+        services: [PartialFlashingGATT.service, NordicGATT.dfuControlService], mtu: 23,
         name: "BBC micro:bit")
 
     @Test(

@@ -144,7 +144,7 @@ import Transport
 
     static let partial: [PartialFlashReport] = [
         .sent([0x00, 0x02]), .received([0x01, 0xFF]), .ignoredNotPartialFlashing, .ignoredStray,
-        .ignoredRepeatedAnswer(region: 1), .ignoredNotification(from: KnownGATT.partialFlashing),
+        .ignoredRepeatedAnswer(region: 1), .ignoredNotification(from: PartialFlashingGATT.characteristic),
         .writeFailed(.notConnected(operation: "write")), .connectedAgain, .boardRestarts(dropped),
         .boardResets(.remoteTerminated), .noDisconnect(waited: .seconds(3)),
         .noDisconnectAfterReset(waited: .milliseconds(2500)), .noDisconnectAfterPairingSwitch, .noAnswerToStatus,

@@ -33,7 +33,7 @@ struct RetryAdviceTests {
             McuMgrError.deviceRefused(command: "upload", .group(.image(.invalidImageHeaderMagic))),
             McuMgrError.verificationFailed(expected: "1.2.3", slots: []),
             McuMgrError.frameTooLarge(command: "upload", size: 300, limit: 244),
-            TransportError.serviceNotFound(KnownGATT.smpService)
+            TransportError.serviceNotFound(SMPGATT.service)
         ] as [any Error & Sendable])
     func deterministicFailuresDoNot(_ error: any Error & Sendable) {
         let text = FlashError.fullUpdateFailed(reason: Self.reason, error: error).description

@@ -30,7 +30,7 @@ import Transport
         var host = GATTBoardHost(board: board)
         var pending: [GATTBoardHost.Work] = []
         func absorb(_ step: GATTBoardHost.Step) { pending += step.work }
-        absorb(host.write([0x00, 0x02], to: KnownGATT.partialFlashing, kind: .command))
+        absorb(host.write([0x00, 0x02], to: PartialFlashingGATT.characteristic, kind: .command))
         for k in 0..<blocks {
             let address = program.magicAddress + UInt32(64 * k)
             let data = plan.image.read(address..<(address + 64), fill: 0xFF)
@@ -38,7 +38,7 @@ import Transport
                 let field: UInt16 = i == 0 ? UInt16(address & 0xFFFF) : i == 1 ? UInt16(address >> 16) : 0
                 let packet = PartialFlashingRequest.flashData(
                     offsetField: field, packetNumber: UInt8(4 * k + i), data: Array(data[(16 * i)..<(16 * i + 16)]))
-                absorb(host.write(packet.bytes, to: KnownGATT.partialFlashing, kind: .command))
+                absorb(host.write(packet.bytes, to: PartialFlashingGATT.characteristic, kind: .command))
             }
             // Each block's answer before the next block, as a careful client waits for it.
             while !pending.isEmpty { absorb(host.perform(pending.removeFirst())) }

@@ -2,11 +2,12 @@ import McuMgr
 import SMP
 import Testing
 import Transport
+import PartialFlashingFrames
 
 /// The image-state read `bitflash info` runs: one request, the slots from the answer, and a
 /// clear failure when the board has no SMP service, stays silent or drops the link.
 @Suite struct ImageStateReaderTests {
-    static let connection = ConnectionInfo(services: [KnownGATT.smpService], mtu: 247, name: "board")
+    static let connection = ConnectionInfo(services: [SMPGATT.service], mtu: 247, name: "board")
 
     static func device() -> FakeImageDevice {
         var device = FakeImageDevice(
@@ -20,18 +21,20 @@ import Transport
         var device = Self.device()
         var reader = ImageStateReader(traceBytes: 8)
         let actions = reader.handle(.start(Self.connection), now: .zero)
-        #expect(actions.contains(.subscribe(KnownGATT.smp)))
+        #expect(actions.contains(.subscribe(SMPGATT.characteristic)))
         var answers: [[UInt8]] = []
         var traces: [McuMgrReport] = []
         for action in actions {
-            if case let .write(characteristic, bytes, _) = action, characteristic == KnownGATT.smp {
+            if case let .write(characteristic, bytes, _) = action, characteristic == SMPGATT.characteristic {
                 answers += device.receive(write: bytes).answers
             }
             if case let .report(.flow(r)) = action, let value = r.value(as: McuMgrReport.self) { traces.append(value) }
         }
         #expect(answers.count == 1)
         var last: [FlowAction] = []
-        for answer in answers { last = reader.handle(.notification(KnownGATT.smp, answer), now: .milliseconds(30)) }
+        for answer in answers {
+            last = reader.handle(.notification(SMPGATT.characteristic, answer), now: .milliseconds(30))
+        }
         #expect(last.contains(.finish))
         let slots = try #require(try reader.outcome?.get())
         #expect(slots.map(\.slot) == [0, 1])
@@ -44,7 +47,7 @@ import Transport
     func failures() {
         var noSMP = ImageStateReader()
         _ = noSMP.handle(
-            .start(ConnectionInfo(services: [KnownGATT.partialFlashingService], mtu: 247, name: "b")), now: .zero)
+            .start(ConnectionInfo(services: [PartialFlashingGATT.service], mtu: 247, name: "b")), now: .zero)
         #expect(Self.failure(of: noSMP).contains("no McuMgr (SMP) service"))
 
         var silent = ImageStateReader()

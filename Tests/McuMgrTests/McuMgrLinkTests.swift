@@ -2,6 +2,7 @@ import Testing
 import SMP
 import Transport
 @testable import McuMgr
+import PartialFlashingFrames
 
 @Suite struct McuMgrLinkTests {
     private let image = Fixture.image(size: 80_000, seed: 6)
@@ -39,7 +40,7 @@ import Transport
         // link that is not there and then wait for an answer that cannot come.
         var flow = McuMgrUpgrade(image: image, options: Fixture.options())
         var device = Fixture.device(for: image)
-        let info = ConnectionInfo(services: [KnownGATT.smpService], mtu: 247)
+        let info = ConnectionInfo(services: [SMPGATT.service], mtu: 247)
         let first = flow.handle(.start(info), now: .zero)
         let request = try #require(
             first.compactMap { if case let .write(_, bytes, _) = $0 { bytes } else { nil } }.first)
@@ -47,7 +48,7 @@ import Transport
         #expect(!answers.isEmpty)
         _ = flow.handle(.disconnected(.supervisionTimeout), now: .milliseconds(10))
         for answer in answers {
-            let late = flow.handle(.notification(KnownGATT.smp, answer), now: .milliseconds(20))
+            let late = flow.handle(.notification(SMPGATT.characteristic, answer), now: .milliseconds(20))
             #expect(!late.contains { if case .write = $0 { true } else { false } })
         }
         let again = flow.handle(.connected(info), now: .seconds(2))
@@ -124,7 +125,7 @@ import Transport
     @Test func refusesABoardWithoutTheSMPService() throws {
         var flow = McuMgrUpgrade(image: image)
         let actions = flow.handle(
-            .start(ConnectionInfo(services: [KnownGATT.partialFlashingService], mtu: 247)), now: .zero)
+            .start(ConnectionInfo(services: [PartialFlashingGATT.service], mtu: 247)), now: .zero)
         #expect(actions.last == .finish)
         #expect(flow.outcome?.cause == .smpServiceMissing)
     }

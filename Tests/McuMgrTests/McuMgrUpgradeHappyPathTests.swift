@@ -25,10 +25,14 @@ private func framesFromWrites(_ writes: [[UInt8]]) -> [[UInt8]] {
 @Suite struct McuMgrUpgradeHappyPathTests {
     @Test func startsBySubscribingAndAskingForTheDeviceParameters() {
         var flow = McuMgrUpgrade(image: Fixture.image(size: 4000), options: McuMgrUpgradeOptions())
-        let actions = flow.handle(.start(ConnectionInfo(services: [KnownGATT.smpService], mtu: 247)), now: .zero)
-        #expect(actions.first == .subscribe(KnownGATT.smp))
+        let actions = flow.handle(.start(ConnectionInfo(services: [SMPGATT.service], mtu: 247)), now: .zero)
+        #expect(actions.first == .subscribe(SMPGATT.characteristic))
         let writes = actions.compactMap {
-            if case let .write(c, b, k) = $0, c == KnownGATT.smp, k == .command { return b } else { return nil }
+            if case let .write(c, b, k) = $0, c == SMPGATT.characteristic, k == .command {
+                return b
+            } else {
+                return nil
+            }
         }
         // SMP v2 read, group 0, seq 0, command 6, payload A0 (docs/protocols/mcumgr-smp.md §1.2).
         #expect(writes == [[0x08, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x06, 0xA0]])

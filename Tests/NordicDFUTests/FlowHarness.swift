@@ -1,6 +1,7 @@
 import NordicDFUFrames
 import Transport
 @testable import NordicDFU
+import PartialFlashingFrames
 
 /// Feeds events to a flow by hand and keeps what it asked for.
 struct Harness<M: FlowMachine> {
@@ -31,11 +32,11 @@ struct Harness<M: FlowMachine> {
 
 enum Boards {
     static let secureApp = ConnectionInfo(
-        services: [KnownGATT.partialFlashingService, NordicGATT.secureService], mtu: 23,
+        services: [PartialFlashingGATT.service, NordicGATT.secureService], mtu: 23,
         name: "BBC micro:bit")
     static let secureBootloader = ConnectionInfo(services: [NordicGATT.secureService], mtu: 247, name: "DfuTarg")
     static let legacyApp = ConnectionInfo(
-        services: [KnownGATT.partialFlashingService, KnownGATT.microbitDFUControlService],
+        services: [PartialFlashingGATT.service, NordicGATT.dfuControlService],
         mtu: 23, name: "BBC micro:bit")
     static let legacyBootloader = ConnectionInfo(services: [NordicGATT.legacyService], mtu: 23, name: "DfuTarg")
 

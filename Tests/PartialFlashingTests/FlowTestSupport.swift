@@ -5,8 +5,8 @@ import Transport
 @testable import PartialFlashing
 
 /// Shared vocabulary of the state-machine tests: events, fixtures and action filters.
-let pf = KnownGATT.partialFlashing
-let link = ConnectionInfo(services: [KnownGATT.partialFlashingService], mtu: 23, name: "BBC micro:bit [zotup]")
+let pf = PartialFlashingGATT.characteristic
+let link = ConnectionInfo(services: [PartialFlashingGATT.service], mtu: 23, name: "BBC micro:bit [zotup]")
 
 /// The runtime hash of a real CODAL build (meet-the-microbit) and two program hashes
 /// in MakeCode's `h0 00 h1 00 …` shape.

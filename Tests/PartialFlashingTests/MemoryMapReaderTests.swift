@@ -3,6 +3,7 @@ import PartialFlashingFrames
 import Testing
 import Transport
 @testable import PartialFlashing
+import NordicDFUFrames
 
 @Suite struct MemoryMapReaderTests {
     let answer = PartialFlashTimer.answer
@@ -94,7 +95,7 @@ import Transport
 
     @Test func refusesBoardWithoutPartialFlashingService() {
         var reader = MemoryMapReader()
-        let actions = reader.handle(.start(ConnectionInfo(services: [KnownGATT.secureDFUService], mtu: 23)), now: .zero)
+        let actions = reader.handle(.start(ConnectionInfo(services: [NordicGATT.secureService], mtu: 23)), now: .zero)
         #expect(effects(actions) == [.finish])
         #expect(reader.partialFlashError == .serviceMissing)
     }

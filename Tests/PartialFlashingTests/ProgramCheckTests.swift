@@ -3,6 +3,7 @@ import PartialFlashingFrames
 import Testing
 import Transport
 @testable import PartialFlashing
+import NordicDFUFrames
 
 /// Reading a board back after its restart, and ending an unfinished flash that keeps it in
 /// pairing mode (docs/protocols/board-storage.md §5-§7).
@@ -170,7 +171,7 @@ import Transport
         var check = ProgramCheck(
             image: image, program: program, family: .nrf52833, start: .restarted, knownComplete: true)
         _ = check.begin(now: .zero)
-        _ = check.handle(.connected(ConnectionInfo(services: [KnownGATT.secureDFUService], mtu: 23)), now: .seconds(1))
+        _ = check.handle(.connected(ConnectionInfo(services: [NordicGATT.secureService], mtu: 23)), now: .seconds(1))
         guard case let .unverified(why, _)? = try check.outcome?.get() else {
             Issue.record("expected unverified, got \(String(describing: check.outcome))"); return
         }

@@ -93,7 +93,8 @@ import Transport
         let late = reader.run([newProgramRegion()], at: interval * 7)
         #expect(late.last == .finish)
         #expect(try reader.outcome?.get().program.hash == newProgramHash)
-        #expect(reader.handle(.notification(KnownGATT.partialFlashing, [0x00, 0x02]), now: interval * 8).isEmpty)
+        #expect(
+            reader.handle(.notification(PartialFlashingGATT.characteristic, [0x00, 0x02]), now: interval * 8).isEmpty)
     }
 
     @Test func withoutAPaceTheProgramAnswerGetsTheWholeTimeout() throws {

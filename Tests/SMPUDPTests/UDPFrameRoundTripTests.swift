@@ -32,7 +32,7 @@ import Transport
         answers: inout AsyncStream<[UInt8]>.Iterator
     ) async throws -> SMPFrame {
         try await transport.write(
-            try SMPFrame(request: request, sequence: sequence).encoded(), to: KnownGATT.smp,
+            try SMPFrame(request: request, sequence: sequence).encoded(), to: SMPGATT.characteristic,
             kind: .command, timeout: .seconds(2))
         for _ in 0..<8 {
             guard let bytes = await answers.next() else { break }
@@ -48,10 +48,10 @@ import Transport
             board: board, on: UDPEndpoint(host: "127.0.0.1", port: 0), timeScale: 0)
         let transport = try await UDPSMPTransport.open(server.endpoint)
         let info = try await transport.connect(timeout: .seconds(60))
-        #expect(info.services == [KnownGATT.smpService])
+        #expect(info.services == [SMPGATT.service])
         #expect(info.mtu == UDPSMPTransport.defaultFrameSize + 3)
-        var answers = transport.notifications(of: KnownGATT.smp).makeAsyncIterator()
-        try await transport.enableNotifications(KnownGATT.smp, timeout: .seconds(1))
+        var answers = transport.notifications(of: SMPGATT.characteristic).makeAsyncIterator()
+        try await transport.enableNotifications(SMPGATT.characteristic, timeout: .seconds(1))
 
         let params = try await Self.ask(MCUmgrParametersRequest(), sequence: 7, over: transport, answers: &answers)
         let figures = try params.response(as: MCUmgrParametersResponse.self)

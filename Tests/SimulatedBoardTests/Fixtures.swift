@@ -70,7 +70,7 @@ struct Bench {
 
     mutating func write(_ bytes: [UInt8]) {
         var fx = effects()
-        _ = board.write(bytes, to: KnownGATT.partialFlashing, kind: .command, effects: &fx)
+        _ = board.write(bytes, to: PartialFlashingGATT.characteristic, kind: .command, effects: &fx)
         absorb(fx)
     }
 

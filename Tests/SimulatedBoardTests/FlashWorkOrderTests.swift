@@ -24,9 +24,9 @@ import Transport
 
         init(_ board: SimulatedBoard) { self.board = board }
 
-        mutating func write(_ bytes: [UInt8], to ch: GATTCharacteristic = KnownGATT.partialFlashing) {
+        mutating func write(_ bytes: [UInt8], to ch: GATTCharacteristic = PartialFlashingGATT.characteristic) {
             var fx = effects()
-            let kind: WriteKind = ch == KnownGATT.partialFlashing ? .command : .request
+            let kind: WriteKind = ch == PartialFlashingGATT.characteristic ? .command : .request
             let service = board.write(bytes, to: ch, kind: kind, effects: &fx) ?? 0
             absorb(fx, service: service)
         }

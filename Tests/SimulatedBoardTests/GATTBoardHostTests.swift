@@ -3,6 +3,7 @@ import NordicDFUFrames
 import Testing
 import Transport
 @testable import SimulatedBoard
+import PartialFlashingFrames
 
 /// A stock board played in real time by `GATTBoardHost` (the fake BlueZ, the peripheral on
 /// the real BlueZ): its GATT table per mode, the bonded buttonless entry, its clock.
@@ -22,7 +23,7 @@ import Transport
         var v2 = try Self.stock(.microbitV2)
         #expect(
             Self.table(v2) == [
-                KnownGATT.partialFlashingService: [KnownGATT.partialFlashing.characteristic],
+                PartialFlashingGATT.service: [PartialFlashingGATT.characteristic.characteristic],
                 NordicGATT.secureService: [NordicGATT.buttonlessBonded.characteristic]
             ])
         try v2.strandInBootloader()
@@ -33,7 +34,7 @@ import Transport
                 ]
             ])
         var v1 = try Self.stock(.microbitV1)
-        #expect(Set(Self.table(v1).keys) == [KnownGATT.partialFlashingService, KnownGATT.microbitDFUControlService])
+        #expect(Set(Self.table(v1).keys) == [PartialFlashingGATT.service, NordicGATT.dfuControlService])
         try v1.strandInBootloader()
         #expect(
             Self.table(v1) == [

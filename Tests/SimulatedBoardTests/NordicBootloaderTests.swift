@@ -6,6 +6,7 @@ import NordicDFUFrames
 import Testing
 import Transport
 @testable import SimulatedBoard
+import PartialFlashingFrames
 
 /// The simulated Nordic bootloaders, request by request (docs/protocols/nordic-dfu.md §2.4, §3.3, §8).
 @Suite struct NordicBootloaderTests {
@@ -56,7 +57,7 @@ import Transport
         #expect(info.services == [NordicGATT.secureService])
         #expect(info.mtu == 247)
         #expect(bench.board.serviceIndex(of: NordicGATT.buttonlessBonded) == nil)
-        #expect(bench.board.serviceIndex(of: KnownGATT.partialFlashing) == nil)
+        #expect(bench.board.serviceIndex(of: PartialFlashingGATT.characteristic) == nil)
     }
 
     @Test("Data objects need an executed init; the init is validated and then invalidates the old application")

@@ -3,11 +3,12 @@ import LinkModel
 import Testing
 import Transport
 @testable import SimulatedBoard
+import PartialFlashingFrames
 
 /// When a CODAL board's notification never leaves it: before the client wrote the CCCD in this
 /// connection, and while the S113 queue of one still holds an earlier notification.
 @Suite struct NotificationQueueTests {
-    static let pf = KnownGATT.partialFlashing
+    static let pf = PartialFlashingGATT.characteristic
 
     /// Runs `probe` against a Calliope mini 3 (CODAL, S113) in pairing mode.
     static func run(_ probe: Probe, board: Board = .calliopeMini3) throws -> SimulationRun<Probe.Seen> {

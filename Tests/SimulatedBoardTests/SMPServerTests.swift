@@ -32,7 +32,7 @@ import Transport
         /// Writes `bytes` and runs the work it causes; returns the notifications (joined per answer).
         mutating func write(_ bytes: [UInt8]) -> [[UInt8]] {
             var e = effects()
-            server.didWrite(bytes, to: KnownGATT.smp, kind: .command, device: &board.device, effects: &e)
+            server.didWrite(bytes, to: SMPGATT.characteristic, kind: .command, device: &board.device, effects: &e)
             return settle(e)
         }
 
@@ -172,7 +172,8 @@ import Transport
         var e = bench.effects()
         for seq in 0..<4 {
             let frame = try SMPFrame(request: EchoRequest(text: "x"), sequence: UInt8(seq)).encoded()
-            bench.server.didWrite(frame, to: KnownGATT.smp, kind: .command, device: &bench.board.device, effects: &e)
+            bench.server.didWrite(
+                frame, to: SMPGATT.characteristic, kind: .command, device: &bench.board.device, effects: &e)
         }
         #expect(bench.server.statistics.refusedWrites == 2)
         #expect(bench.server.statistics.frames == 3)

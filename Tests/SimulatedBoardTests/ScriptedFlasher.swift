@@ -1,5 +1,6 @@
 import PartialFlashing
 import Transport
+import PartialFlashingFrames
 
 /// A test client: a well-formed partial flash (STATUS, REGION_INFO 1 and 2, blocks each
 /// waiting for `01 FF`, resending with +4 after `01 AA`, END_OF_TRANSMISSION), or with
@@ -35,7 +36,7 @@ struct ScriptedFlasher: FlowMachine {
     private var index = 0
     private var packetNumber: UInt8 = 0
     private var acks = 0
-    private let pf = KnownGATT.partialFlashing
+    private let pf = PartialFlashingGATT.characteristic
     private let timer = TimerID("answer")
 
     init(blocks: [Block], pipelined: Bool = false) {

@@ -3,6 +3,7 @@ import LinkModel
 import Testing
 import Transport
 @testable import SimulatedBoard
+import PartialFlashingFrames
 
 /// A second service on the board: how the SMP server will plug in.
 @Suite struct ServicePluginTests {
@@ -31,7 +32,7 @@ import Transport
         board.addService(EchoService())
         var sim = Simulation(link: .fast)
         let id = sim.addBoard(board)
-        let pf = KnownGATT.partialFlashing
+        let pf = PartialFlashingGATT.characteristic
         let run = sim.run(
             Probe { seen, event, now in
                 switch event {

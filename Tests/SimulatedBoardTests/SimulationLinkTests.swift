@@ -4,10 +4,11 @@ import PartialFlashing
 import Testing
 import Transport
 @testable import SimulatedBoard
+import PartialFlashingFrames
 
 /// The shared radio, modes and connections, faults and determinism.
 @Suite struct SimulationLinkTests {
-    static let pf = KnownGATT.partialFlashing
+    static let pf = PartialFlashingGATT.characteristic
 
     @Test func twoConnectionsShareTheRadioWithoutOverlap() throws {
         let link = LinkProfile.fast

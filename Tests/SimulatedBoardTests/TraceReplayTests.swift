@@ -4,17 +4,19 @@ import PartialFlashing
 import Testing
 import Transport
 @testable import SimulatedBoard
+import PartialFlashingFrames
+import SMP
 
 /// Recording what a flow was told and replaying it: a recorded run replays line for line, a
 /// changed recording shows where the client parts from it.
 @Suite struct TraceReplayTests {
     @Test func everyKindOfFlowEventSurvivesItsTraceLine() {
         let info = ConnectionInfo(
-            services: [KnownGATT.partialFlashingService, KnownGATT.smpService], mtu: 23,
+            services: [PartialFlashingGATT.service, SMPGATT.service], mtu: 23,
             name: "BBC micro:bit [zotup]", connectionInterval: .microseconds(15_000))
         let events: [FlowEvent] = [
             .start(info), .connected(ConnectionInfo(services: [], mtu: 247)),
-            .notification(KnownGATT.partialFlashing, [0x01, 0xFF]), .timerFired(PartialFlashTimer.block),
+            .notification(PartialFlashingGATT.characteristic, [0x01, 0xFF]), .timerFired(PartialFlashTimer.block),
             .disconnected(.remoteTerminated), .disconnected(.localTerminated), .disconnected(.supervisionTimeout),
             .disconnected(.other("le-connection-abort-by-local"))
         ]

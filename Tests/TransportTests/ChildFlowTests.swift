@@ -18,7 +18,9 @@ private struct CountingFlow: FlowMachine {
 
 @Suite struct ChildFlowTests {
     private let info = ConnectionInfo(services: [], mtu: 23)
-    private let pf = KnownGATT.partialFlashing
+    private let pf = GATTCharacteristic(
+        service: BLEUUID("e97dd91d-251d-470a-a062-fa1922dfa9a8"),
+        characteristic: BLEUUID("e97d3b10-251d-470a-a062-fa1922dfa9a8"))
 
     @Test func scopesTimersAndCancelsLeftoversOnFinish() throws {
         var child = ChildFlow(CountingFlow(), scope: "a.")

@@ -3,6 +3,9 @@ import Foundation
 import Laboratory
 import SimulatedBoard
 import Transport
+import NordicDFUFrames
+import PartialFlashingFrames
+import SMP
 
 /// `bitflash-lab sim serve --adapter hciN`: the simulated board as a BLE peripheral on the real BlueZ.
 extension SimServeCommand {
@@ -34,11 +37,11 @@ extension SimServeCommand {
             let profile = SimProfile(board: board.profile.board, mcuboot: board.profile.services.contains(.smp))
             let services = peripheral.application.services.map { service -> String in
                 switch service.uuid {
-                case KnownGATT.partialFlashingService: return "partial flashing"
-                case KnownGATT.smpService: return "SMP"
-                case KnownGATT.secureDFUService: return "Secure DFU"
-                case KnownGATT.microbitDFUControlService: return "DFU control"
-                case KnownGATT.legacyDFUService: return "legacy DFU"
+                case PartialFlashingGATT.service: return "partial flashing"
+                case SMPGATT.service: return "SMP"
+                case NordicGATT.secureService: return "Secure DFU"
+                case NordicGATT.dfuControlService: return "DFU control"
+                case NordicGATT.legacyService: return "legacy DFU"
                 default: return service.uuid.uuidString
                 }
             }

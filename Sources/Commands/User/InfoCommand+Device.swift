@@ -7,6 +7,7 @@ import McuMgr
 import PartialFlashing
 import SMP
 import Transport
+import PartialFlashingFrames
 
 /// `bitflash info --device ADDR|NAME`: the same report as `info --simulate`, read from a real
 /// board over BlueZ (`BlueZBoard`). Nothing is written and the board's mode is left as it is.
@@ -37,7 +38,7 @@ extension InfoCommand {
         let trace: @Sendable (FlowReport, Duration) -> Void = { report, _ in
             if case let .trace(text) = report.worded { Verbose.log.debug("\(name): \(text)") }
         }
-        guard board.connection.services.contains(KnownGATT.partialFlashingService) else {
+        guard board.connection.services.contains(PartialFlashingGATT.service) else {
             throw CLIError(
                 .flashFailed,
                 "\(board.device.label) offers no partial-flashing service, so its memory map "
@@ -49,7 +50,7 @@ extension InfoCommand {
         }
         let family = DetectedBoard.family(of: map)
         var slots: [ImageSlotState]?
-        if board.connection.services.contains(KnownGATT.smpService) {
+        if board.connection.services.contains(SMPGATT.service) {
             do {
                 slots = try await board.run(
                     ImageStateReader(traceBytes: verbose > 1 ? 256 : (verbose > 0 ? 32 : 0)), onReport: trace)

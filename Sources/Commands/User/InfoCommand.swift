@@ -137,7 +137,7 @@ struct InfoCommand: AsyncParsableCommand {
                 throw CLIError(.boardNotFound, "\(name): could not read the memory map: \(describe(error))")
             }
             var slots: [ImageSlotState]?
-            if board.offeredServices.contains(KnownGATT.smpService) {
+            if board.offeredServices.contains(SMPGATT.service) {
                 let stateRun = sim.run(
                     ImageStateReader(traceBytes: verbose > 1 ? 256 : (verbose > 0 ? 32 : 0)), on: id,
                     deadline: .seconds(60))
@@ -160,7 +160,7 @@ struct InfoCommand: AsyncParsableCommand {
         name: String, board: SimulatedBoard, map: BoardMemoryMap, slots: [ImageSlotState]?, saved: Bool = true
     ) -> Shown {
         let profile = SimProfile(
-            board: board.profile.board, mcuboot: board.offeredServices.contains(KnownGATT.smpService))
+            board: board.profile.board, mcuboot: board.offeredServices.contains(SMPGATT.service))
         let services = board.profile.services
         let path =
             services.contains(.smp)

@@ -48,7 +48,7 @@ struct UpgradeRun {
         self.device = device
     }
 
-    var info: ConnectionInfo { ConnectionInfo(services: [KnownGATT.smpService], mtu: mtu) }
+    var info: ConnectionInfo { ConnectionInfo(services: [SMPGATT.service], mtu: mtu) }
 
     /// Runs until the flow finishes (or `maxSteps` events, a test failure).
     mutating func run(maxSteps: Int = 100_000) -> Result<McuMgrResult, any Error>? {
@@ -141,7 +141,7 @@ struct UpgradeRun {
             let end = min(frame.count, start + mtu - 3)
             defer { notifications += 1 }
             if !lostNotifications.contains(notifications) {
-                queue.append(.notification(KnownGATT.smp, Array(frame[start..<end])))
+                queue.append(.notification(SMPGATT.characteristic, Array(frame[start..<end])))
             }
             start = end
         }

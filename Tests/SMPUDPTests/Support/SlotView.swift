@@ -47,11 +47,11 @@ func bitflashSlots(at endpoint: UDPEndpoint, within timeout: Duration = .seconds
         let slots = try await withThrowingTaskGroup(of: [SlotView].self) { group in
             group.addTask {
                 _ = try await transport.connect(timeout: timeout)
-                var answers = transport.notifications(of: KnownGATT.smp).makeAsyncIterator()
+                var answers = transport.notifications(of: SMPGATT.characteristic).makeAsyncIterator()
                 for attempt in 0..<5 {
                     let sequence = UInt8(40 + attempt)
                     let request = try SMPFrame(request: ImageStateReadRequest(), sequence: sequence).encoded()
-                    try await transport.write(request, to: KnownGATT.smp, kind: .command, timeout: .seconds(1))
+                    try await transport.write(request, to: SMPGATT.characteristic, kind: .command, timeout: .seconds(1))
                     while let bytes = await answers.next() {
                         let frame = try SMPFrame(bytes: bytes)
                         guard frame.header.sequence == sequence else { continue }

@@ -2,6 +2,7 @@ import FirmwareImage
 import NordicDFU
 import NordicDFUFrames
 import Transport
+import PartialFlashingFrames
 
 /// What the Nordic DFU flow targets share: the images, the boards' connections, the
 /// options (with bounds small enough for the fuzzer to reach) and the link bookkeeping.
@@ -39,12 +40,12 @@ public enum NordicFixture {
     }
 
     public static let secureApplication = ConnectionInfo(
-        services: [KnownGATT.partialFlashingService, NordicGATT.secureService], mtu: 23, name: "BBC micro:bit")
+        services: [PartialFlashingGATT.service, NordicGATT.secureService], mtu: 23, name: "BBC micro:bit")
     public static func secureBootloader(mtu: Int) -> ConnectionInfo {
         ConnectionInfo(services: [NordicGATT.secureService], mtu: mtu, name: NordicGATT.bootloaderName)
     }
     public static let legacyApplication = ConnectionInfo(
-        services: [KnownGATT.partialFlashingService, KnownGATT.microbitDFUControlService], mtu: 23,
+        services: [PartialFlashingGATT.service, NordicGATT.dfuControlService], mtu: 23,
         name: "BBC micro:bit")
     public static func legacyBootloader(mtu: Int) -> ConnectionInfo {
         ConnectionInfo(services: [NordicGATT.legacyService], mtu: mtu, name: NordicGATT.bootloaderName)

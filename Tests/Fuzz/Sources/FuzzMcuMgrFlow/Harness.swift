@@ -46,7 +46,7 @@ public func fuzzMcuMgrFlow(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         useReassembly: setup & 0x08 == 0)
     options.traceBytes = 0
     var flow = McuMgrUpgrade(image: upgradeImage, options: options)
-    let info = ConnectionInfo(services: [KnownGATT.smpService], mtu: 23 + Int(source.byte() % 4) * 60)
+    let info = ConnectionInfo(services: [SMPGATT.service], mtu: 23 + Int(source.byte() % 4) * 60)
     var device = Device()
     var book = DriverBook()
     var actions = flow.handle(.start(info), now: book.now)
@@ -59,8 +59,8 @@ public func fuzzMcuMgrFlow(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         let op = source.byte()
         var events: [FlowEvent]
         switch op & 7 {
-        case 0: events = [.notification(KnownGATT.smp, source.bytes(upTo: 40))]
-        case 1: events = device.answer(&source).map { .notification(KnownGATT.smp, $0) }
+        case 0: events = [.notification(SMPGATT.characteristic, source.bytes(upTo: 40))]
+        case 1: events = device.answer(&source).map { .notification(SMPGATT.characteristic, $0) }
         case 2: events = [.timerFired(book.takeTimer(source.byte(), known: knownTimers))]
         case 3:
             book.tookDisconnect()
@@ -73,7 +73,7 @@ public func fuzzMcuMgrFlow(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         case 5:
             book.tookConnect()
             events = [.connectFailed(.connectFailed("fuzz"))]
-        case 6: events = [.writeFailed(KnownGATT.smp, .notConnected(operation: "write"))]
+        case 6: events = [.writeFailed(SMPGATT.characteristic, .notConnected(operation: "write"))]
         default:
             book.advance(source.byte())
             events = []
@@ -107,7 +107,7 @@ struct Device {
     var unanswered: [SMPFrame] = []
 
     mutating func observe(_ actions: [FlowAction]) {
-        for case let .write(characteristic, bytes, _) in actions where characteristic == KnownGATT.smp {
+        for case let .write(characteristic, bytes, _) in actions where characteristic == SMPGATT.characteristic {
             let frames: [SMPFrame]
             do {
                 frames = try requests.decode(bytes)

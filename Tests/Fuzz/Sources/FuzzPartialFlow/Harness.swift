@@ -13,7 +13,7 @@ let knownTimers = [
     PartialFlashTimer.answer, PartialFlashTimer.block, PartialFlashTimer.reboot,
     PartialFlashTimer.deadline, PartialFlashTimer.restartWindow, TimerID("stranger")
 ]
-let services: Set<BLEUUID> = [KnownGATT.partialFlashingService]
+let services: Set<BLEUUID> = [PartialFlashingGATT.service]
 
 /// libFuzzer entry point: the input is a script of link events for `PartialFlashFlow`.
 ///
@@ -51,8 +51,9 @@ public func fuzzPartialFlow(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt 
         let op = source.byte()
         let event: FlowEvent
         switch op & 7 {
-        case 0: event = .notification(KnownGATT.partialFlashing, source.bytes(upTo: 24))
-        case 1: event = .notification(KnownGATT.partialFlashing, check.answer(variant: source.byte(), to: flow))
+        case 0: event = .notification(PartialFlashingGATT.characteristic, source.bytes(upTo: 24))
+        case 1:
+            event = .notification(PartialFlashingGATT.characteristic, check.answer(variant: source.byte(), to: flow))
         case 2: event = .timerFired(book.takeTimer(source.byte(), known: knownTimers))
         case 3:
             book.tookDisconnect()
@@ -63,7 +64,7 @@ public func fuzzPartialFlow(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt 
         case 5:
             book.tookConnect()
             event = .connectFailed(.connectFailed("fuzz"))
-        case 6: event = .writeFailed(KnownGATT.partialFlashing, .notConnected(operation: "write"))
+        case 6: event = .writeFailed(PartialFlashingGATT.characteristic, .notConnected(operation: "write"))
         default:
             book.advance(source.byte())
             continue
@@ -97,7 +98,8 @@ struct Checker {
     var packets: [[UInt8]] = []
 
     mutating func observe(_ actions: [FlowAction], flow: PartialFlashFlow) {
-        for case let .write(characteristic, bytes, _) in actions where characteristic == KnownGATT.partialFlashing {
+        for case let .write(characteristic, bytes, _) in actions
+        where characteristic == PartialFlashingGATT.characteristic {
             lastRequest = bytes
             switch bytes.first {
             case 0x01: flashData(bytes, plan: flow.plan)
