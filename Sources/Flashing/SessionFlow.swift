@@ -6,71 +6,6 @@ import Transport
 import PartialFlashingFrames
 import SMP
 
-/// How a whole session ended: the path, why, and what it cost.
-public struct SessionOutcome: Sendable, Equatable {
-    public var path: FlashPath
-    public var reason: FlashReason
-    /// True when partial flashing was tried, gave up, and the full update followed.
-    public var fallback: Bool
-    public var partial: PartialFlashStats?
-    public var full: McuMgrResult?
-    /// The estimates of the possible paths and the choice among them, once made.
-    public var decision: PathDecision?
-    /// True when the session only planned (`FlashOptions.dryRun`): nothing was written.
-    public var dryRun = false
-    /// The program region partial flashing writes (or would write), when the board's map was read.
-    public var region: Range<UInt32>?
-    /// Set when the full update was a Nordic DFU.
-    public var nordic: NordicDFUResult? = nil
-    /// What reading the board back found, when that decided the verification: an up-to-date
-    /// board, or the board after a full update (`ProgramCheck`). Nil for a partial write, whose
-    /// stats say it, and for a full update that was not read back this way.
-    public var readBack: Verification? = nil
-    /// The page rewrites that cleared `flashIncomplete` after a full update (nil when none).
-    public var rewrites: PartialFlashStats? = nil
-    /// How an up-to-date board was confirmed (nil on the other paths).
-    public var confirmation: UpToDateConfirmation? = nil
-    /// The program (hex of its program hash) the board was read back running in application
-    /// mode at the end of the session; nil when the session did not verify one.
-    public var verifiedProgram: String? = nil
-
-    /// The finish record to save for `board` after this session (`ResumeRecordStore.saveFinish`),
-    /// stamped `at`; nil when the session did not verify the board running its program, and
-    /// the board's record must then be forgotten.
-    public func finishRecord(board: String, at: String) -> FinishRecord? {
-        guard !dryRun, verified, let hash = verifiedProgram else { return nil }
-        return FinishRecord(board: board, programHash: hash, finishedAt: at)
-    }
-
-    /// Which full-update path ran, if any.
-    public var fullPath: FullUpdatePath? { nordic != nil ? .nordic : (full != nil ? .mcumgr : nil) }
-    public var bytesSent: Int {
-        (partial?.bytes ?? 0) + (full?.bytesSent ?? 0) + (nordic?.bytesSent ?? 0) + (rewrites?.bytes ?? 0)
-    }
-    public var retries: Int {
-        (partial?.retries ?? 0) + (full?.retries ?? 0) + (nordic?.retries ?? 0) + (rewrites?.retries ?? 0)
-    }
-    /// True when the board was read back running the new program in application mode (see
-    /// `FlashVerification.verified`).
-    public var verified: Bool {
-        if dryRun { return false }
-        if let readBack { return readBack == .verified }
-        switch path {
-        case .upToDate: return true
-        case .partial: return partial?.verified ?? false
-        case .full: return full.map { !$0.finalSlots.isEmpty } ?? nordic?.verified ?? false
-        }
-    }
-    /// Why the result is not verified (nil when it is, and for a dry run).
-    public var unverifiedReason: String? {
-        guard !dryRun, !verified else { return nil }
-        if case let .unverified(why)? = readBack { return why }
-        // A partial write says why itself; none said is a writer's fault, left for checks to find.
-        if path == .partial { return partial?.unverifiedReason }
-        return "the board was not read back after the update"
-    }
-}
-
 /// One board's whole flash as a state machine: read the memory map, flash partially or
 /// restart an up-to-date board, and fall back to a full update on the same connection (or a
 /// new one) when the runtime differs or partial flashing gives up: McuMgr when the board
@@ -104,9 +39,9 @@ public struct SessionFlow: FlowMachine {
         case done
     }
 
-    private var stage: Stage = .idle
+    var stage: Stage = .idle
     /// What the session did so far, counted from its reports (SessionProgress.swift).
-    private var recorded = SessionProgress()
+    var recorded = SessionProgress()
     /// What the session did so far, and the path it was on: where it failed, or where its
     /// driver stopped it (a stack violation, a cancellation) while it still ran.
     public var progress: SessionProgress {
@@ -117,16 +52,16 @@ public struct SessionFlow: FlowMachine {
     }
     let plan: FlashPlan
     let options: FlashOptions
-    private(set) var connection: ConnectionInfo?
-    private(set) var linkUp = false
-    private(set) var partialStats: PartialFlashStats?
+    var connection: ConnectionInfo?
+    var linkUp = false
+    var partialStats: PartialFlashStats?
     /// Round trips of the memory-map read, for the connection interval.
-    private var meter = IntervalMeter()
-    private(set) var decision: PathDecision?
+    var meter = IntervalMeter()
+    var decision: PathDecision?
     var region: Range<UInt32>?
     /// The board offered the partial-flashing service when the session began: its program can
     /// be read back over it after a full update.
-    private(set) var offeredPartialFlashing = false
+    var offeredPartialFlashing = false
     /// The read-back after a full update found the board in its Nordic bootloader and a Nordic
     /// DFU recovered it (once per session: SessionFlow+Check.swift).
     var recoveredAtReadBack = false
@@ -279,165 +214,6 @@ public struct SessionFlow: FlowMachine {
             guard let result else { return actions }
             return actions + partialFinished(result, flow: child.machine, now: now)
         }
-    }
-
-    private mutating func partialFinished(
-        _ result: Result<PartialFlashResult, any Error>, flow: PartialFlashFlow,
-        now: Duration
-    ) -> [FlowAction] {
-        switch result {
-        case let .success(.upToDate(verification)):
-            var o = SessionOutcome(
-                path: .upToDate, reason: upToDateReason(flow.confirmation), fallback: false)
-            o.readBack = verification
-            o.confirmation = flow.confirmation
-            return succeed(o)
-        case let .success(.flashed(stats)):
-            partialStats = stats
-            let reason =
-                flow.rewroteIncompleteProgram
-                ? FlashReason.flashIncomplete(plan.program, stats: stats)
-                : .runtimeMatches(plan.program, stats: stats)
-            return succeed(SessionOutcome(path: .partial, reason: reason, fallback: false, partial: stats))
-        case let .success(.fullRequired(why)):
-            let reason = FlashReason(why)
-            if options.mode == .partial { return fail(FlashError.partialImpossible(why.description)) }
-            return goFull(reason, fallback: false, now: now)
-        case let .failure(error):
-            guard options.mode == .auto, fullUpdateCanFollow(error) else { return fail(error) }
-            let reason = FlashReason.partialFailed(error)
-            guard flow.sentBlocks else { return [reason.decision] + goFull(reason, fallback: true, now: now) }
-            return [reason.decision] + resetBeforeFallback(reason, now: now)
-        }
-    }
-
-    /// The up-to-date reason, saying how the board was confirmed and what that cost.
-    private func upToDateReason(_ confirmation: UpToDateConfirmation? = nil) -> FlashReason {
-        let hash = plan.program?.programHash.hexString
-        var message = "the board already runs this program (program hash \(hash ?? "?"))"
-        switch confirmation {
-        case let .finishedHere(at)?:
-            message += "; this computer finished it on this board (\(at)): left running, untouched, nothing sent"
-        case let .restarted(cost)?:
-            message +=
-                "; confirmed by a restart into its program (FF 01) and a read-back, which took "
-                + Self.tenthsText(cost)
-        case nil:
-            break
-        }
-        return FlashReason(code: "up-to-date", message: message, details: FlashReasonDetails(programHash: hash))
-    }
-
-    /// Partial-flashing errors after which a full update can still save the board.
-    private func fullUpdateCanFollow(_ error: any Error) -> Bool {
-        guard (hasMcuMgr && plan.fullImage != nil && mcuMgrImageProblem == nil) || hasNordicDFU else { return false }
-        return error is PartialFlashError
-    }
-
-    mutating func goFull(_ reason: FlashReason, fallback: Bool, now: Duration) -> [FlowAction] {
-        if decision == nil {
-            decision = SessionDecision.decide(
-                partial: nil, full: fullEstimators(), excluded: excludedFullPaths, options: options,
-                family: plan.family, connection: connection, meter: meter, now: now)
-        }
-        let path: FullUpdatePath
-        switch chooseFullPath(reason) {
-        case let .failure(error): return fail(error)
-        case let .success(chosen): path = chosen
-        }
-        if path == .mcumgr {
-            guard plan.fullImage != nil else {
-                return fail(FlashError.noFullImage(reason: reason, names: options.optionNames))
-            }
-            guard hasMcuMgr else { return fail(FlashError.noFullPath(reason: reason)) }
-        }
-        // A dry run stops here, whichever full path it would take.
-        if options.dryRun { return finishDryRun(path: .full, reason: reason) }
-        if path == .nordic { return goNordic(reason, fallback: fallback, now: now) }
-        // The decision before it gave the reason; this says only which full path follows.
-        let note = Self.report(.fullUpdateOverMcuMgr)
-        guard linkUp, let info = connection else {
-            stage = .reconnecting(reason: reason, fallback: fallback, attempts: 1)
-            return [note, .connect(after: options.mcumgr.reconnectDelay)]
-        }
-        return [note] + startFull(info, reason: reason, fallback: fallback, now: now)
-    }
-
-    private mutating func startFull(_ info: ConnectionInfo, reason: FlashReason, fallback: Bool, now: Duration)
-        -> [FlowAction]
-    {
-        guard let image = plan.fullImage else {
-            return fail(FlashError.noFullImage(reason: reason, names: options.optionNames))
-        }
-        var upgrade = options.mcumgr
-        upgrade.slotSize = mcuMgrSlot
-        var child = ChildFlow(McuMgrUpgrade(image: image, options: upgrade), scope: "mcumgr.")
-        let (childActions, result) = child.handle(.start(info), now: now)
-        let actions = Self.withoutDonePhase(childActions)
-        stage = .full(child, reason: reason, fallback: fallback)
-        guard let result else { return actions }
-        switch result {
-        case let .success(stats):
-            return actions
-                + fullUpdateDone(
-                    SessionOutcome(
-                        path: .full, reason: reason, fallback: fallback, partial: partialStats,
-                        full: stats), now: now)
-        case let .failure(error):
-            return actions + fail(FlashError.fullUpdateFailed(reason: reason, error: error))
-        }
-    }
-
-    /// The full-update paths possible on this board, as estimators: McuMgr when the board offers
-    /// SMP, Nordic DFU when it offers a Nordic DFU service (SessionFlow+Nordic.swift); `--full-path`
-    /// leaves only the one it names.
-    private func fullEstimators() -> [any PathEstimator] {
-        var estimators: [any PathEstimator] = []
-        let readsBack = plan.program != nil && options.partial.verifyAfterFlash
-        if hasMcuMgr, options.fullPath != .nordic, let image = plan.fullImage, mcuMgrImageProblem == nil {
-            var m = McuMgrEstimator(imageBytes: image.bytes.count, options: options.mcumgr)
-            m.readsBack = readsBack
-            estimators.append(m)
-        }
-        if options.fullPath != .mcumgr, var nordic = nordicEstimator() {
-            nordic.readsBack = readsBack
-            estimators.append(nordic)
-        }
-        return estimators
-    }
-
-    /// The partial flow stopped after its decision and plan: compare the possible paths, then
-    /// write, go full, or (dry run) finish with the plan.
-    private mutating func decideAtPause(_ child: ChildFlow<PartialFlashFlow>, now: Duration) -> [FlowAction] {
-        var child = child
-        var note: [FlowAction] = []
-        if let blocks = child.machine.plan, child.machine.decision == .partial {
-            region = plan.program?.region
-            let switches = child.machine.boardMap?.mode == .application && options.partial.switchToPairingMode
-            decision = SessionDecision.decide(
-                partial: PartialEstimator(
-                    plan: blocks, verifies: options.partial.verifyAfterFlash,
-                    switchesToPairingMode: switches),
-                full: fullEstimators(), excluded: excludedFullPaths, options: options,
-                family: plan.family, connection: connection, meter: meter, now: now)
-            note = decision.map { [Self.report(.estimated($0))] } ?? []
-            if let d = decision, d.chosen != .partial {
-                let reason = FlashReason(
-                    code: "full-is-faster", message: "a full update is estimated faster: \(d.summary)")
-                return note + [reason.decision] + goFull(reason, fallback: false, now: now)
-            }
-            if options.dryRun {
-                return note
-                    + finishDryRun(path: .partial, reason: SessionDecision.partialReason(plan.program, blocks: blocks))
-            }
-        } else if options.dryRun {
-            return finishDryRun(path: .upToDate, reason: upToDateReason())
-        }
-        let (childActions, result) = child.perform { $0.resume(now: now) }
-        stage = .partial(child)
-        let actions = note + Self.withoutDonePhase(childActions)
-        guard let result else { return actions }
-        return actions + partialFinished(result, flow: child.machine, now: now)
     }
 
     /// Enters a new stage (for the steps in extensions).
