@@ -54,6 +54,10 @@ extension SecureDFUFlow {
     struct Reconnect: Equatable {
         /// Connection attempts that failed in a row.
         var failures = 0
+        /// The link dropped while the last Execute awaited its answer and the loss is not
+        /// counted yet: it is the update's end if the board comes back on its new application, a
+        /// retry if it comes back in its bootloader.
+        var lostAtValidation = false
     }
 
     /// The data object being sent, from `start` to `end` of the image.

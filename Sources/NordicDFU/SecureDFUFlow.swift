@@ -25,10 +25,6 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
     var buttonless = NordicGATT.buttonlessBonded
     /// The last object's Execute was sent: a board found on its application now runs the new image.
     var finalExecuteSent = false
-    /// The link dropped while the last Execute awaited its answer and the loss is not counted
-    /// yet: it is the update's end if the board comes back on its new application, a retry if it
-    /// comes back in its bootloader.
-    var lostAtValidation = false
     var checksums = ImagePrefixCRC()
     /// Pacing of the objects (`SecureDFUFlow+Pacing`): the flash work the flow knows of.
     var pacing = SecureDFUPacing()
@@ -111,9 +107,8 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
                     .startTimer(Self.responseTimer, options.entryTimeout)
                 ])
         }
-        if lostAtValidation {
+        if case let .reconnecting(reconnect) = state, reconnect.lostAtValidation {
             // Back in the bootloader: the loss during the final validation was one after all.
-            lostAtValidation = false
             budget.losses += 1
             result.retries += 1
             guard budget.losses <= options.linkLossLimit else {
@@ -143,8 +138,7 @@ public struct SecureDFUFlow: FlowMachine, RetryBudgetedFlow {
             // `NRF_BL_RESET_DELAY_MS` 0). On a radio shared by many boards the answer can still wait
             // for its connection event when the reset comes: the board then runs the new image.
             // Whether it does is seen on the next connection; only a bootloader there counts a retry.
-            state = .reconnecting(Reconnect())
-            lostAtValidation = true
+            state = .reconnecting(Reconnect(lostAtValidation: true))
             return Self.stopLinkTimers + [
                 Self.report(.closedDuringFinalValidation(reason)),
                 .connect(after: options.reconnectDelay, to: .bootloader)
