@@ -79,8 +79,9 @@ let package = Package(
             "NordicDFUFrames", "SMP", "LinkModel", "Transport", crypto,
         ]),
 
-        // Backends. libdbus, only imported by `DBus`.
-        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+        // Backends. libdbus, only imported by `DBus`: loaded when first used (dlopen), not linked,
+        // so that commands that talk to no bus do not load it and what it pulls in.
+        .target(name: "CDBus"),
         .target(name: "DBus", dependencies: ["CDBus", "Diagnostics"]),
         // The BlueZ backend of the transport.
         .target(name: "BlueZTransport", dependencies: [
@@ -212,7 +213,8 @@ let package = Package(
             "Laboratory", "Flashing", "SimulatedFlashing", "SimulatedBoard", "SampleFirmware", "FirmwareImage", "LinkModel",
             "PartialFlashing", "TestSupport",
         ]),
-        .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
+        // CDBus is tested through DBus (its loader: LibraryLoadingTests).
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "CDBus", "TestSupport"]),
         .testTarget(name: "BlueZTransportTests", dependencies: [
             "BlueZTransport", "DBus", "NordicDFUFrames", "PartialFlashingFrames", "SMP", "Transport",
         ]),

@@ -7,7 +7,7 @@
 #                                    # (scripts/test passes its own); without it, scripts/package builds
 #
 # Prints one line per check, "ok ..." or "FAIL ...", and "deb: PATH, SIZE"; exits 1 when a check
-# fails. Checks: the control file (architecture, Depends on bluez), the files in their places,
+# fails. Checks: the control file (architecture, Depends on bluez and libdbus-1-3), the files in their places,
 # no Swift library needed (ldd), `--version` with the version and the commit, `demo`, and
 # `flash --simulate` of the sample programs: a partial flash, then the same file (up to date).
 set -euo pipefail
@@ -42,10 +42,11 @@ control="$(dpkg-deb -f "$deb" Package Version Architecture Depends)"
 arch="$(dpkg --print-architecture)"
 grep -qx "Architecture: $arch" <<< "$control" && ok "control: Architecture $arch" || fail "control: Architecture is not $arch: $control"
 depends="$(sed -n 's/^Depends: //p' <<< "$control")"
-if grep -q '\bbluez\b' <<< "$depends" && grep -q '\blibc6\b' <<< "$depends" && ! grep -qi swift <<< "$depends"; then
+if grep -q '\bbluez\b' <<< "$depends" && grep -q '\blibc6\b' <<< "$depends" \
+    && grep -q '\blibdbus-1-3\b' <<< "$depends" && ! grep -qi swift <<< "$depends"; then
     ok "control: Depends $depends"
 else
-    fail "control: Depends should name bluez and libc6 and no Swift package: $depends"
+    fail "control: Depends should name bluez, libdbus-1-3 and libc6 and no Swift package: $depends"
 fi
 
 for file in usr/bin/bitflash usr/share/man/man1/bitflash.1.gz usr/share/bash-completion/completions/bitflash \

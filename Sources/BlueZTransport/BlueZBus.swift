@@ -65,6 +65,7 @@ public final class BlueZBus: Sendable {
         let setUp = min(callTimeout, serviceTimeout)
         let connection: DBusConnection
         do { connection = try DBusConnection(bus: bus, timeout: setUp) } catch {
+            if case .libraryUnavailable = error as? DBusError { throw BlueZError.bluetoothUnavailable("\(error)") }
             throw BlueZError.bluetoothUnavailable("cannot reach the system bus, so not bluetoothd either (\(error))")
         }
         let bus = BlueZBus(connection: connection, callTimeout: callTimeout, serviceTimeout: serviceTimeout)

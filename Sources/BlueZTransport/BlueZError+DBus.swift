@@ -24,7 +24,7 @@ extension BlueZError {
             return .timeout(operation: operation, after: after)
         case .disconnected:
             return .bluetoothUnavailable("the connection to the system bus was lost")
-        case .connectionFailed, .noAddress:
+        case .connectionFailed, .noAddress, .libraryUnavailable:
             return .bluetoothUnavailable(error.description)
         case .typeMismatch, .missingArgument:
             return .unexpectedReply(operation: operation, detail: error.description)

@@ -26,6 +26,8 @@ public enum DBusError: Error, Sendable, Equatable {
     case nameNotAcquired(name: String, reply: UInt32)
     /// libdbus could not allocate memory.
     case outOfMemory
+    /// libdbus cannot be loaded (not installed, or lacking a function); the reason is the loader's.
+    case libraryUnavailable(String)
 
     /// An error reply with the given D-Bus error name and human-readable message.
     public init(name: String, message: String) {
@@ -81,6 +83,9 @@ extension DBusError: CustomStringConvertible, LocalizedError {
                 "could not own the D-Bus name \(name) (RequestName reply \(reply)); another process owns it or the bus policy forbids it"
         case .outOfMemory:
             return "libdbus ran out of memory"
+        case .libraryUnavailable(let reason):
+            return
+                "libdbus-1 is not installed or cannot be loaded (\(reason)); install it: sudo apt-get install libdbus-1-3"
         }
     }
 
@@ -117,5 +122,9 @@ public struct DBusErrorName: RawRepresentable, Hashable, Sendable, ExpressibleBy
 }
 
 extension DBusError: DomainError {
-    public var failureKind: FailureKind { .flashFailed }
+    /// A missing libdbus is what a missing bluetoothd is: Bluetooth cannot be used (exit 75).
+    public var failureKind: FailureKind {
+        if case .libraryUnavailable = self { return .bluetoothUnavailable }
+        return .flashFailed
+    }
 }

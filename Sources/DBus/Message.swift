@@ -17,7 +17,7 @@ final class Message: @unchecked Sendable {
     }
 
     deinit {
-        dbus_message_unref(pointer)
+        cdbus_message_unref(pointer)
         Message.liveCount.subtract(1, ordering: .relaxed)
     }
 
@@ -26,7 +26,7 @@ final class Message: @unchecked Sendable {
         try Validation.path(path)
         if let interface { try Validation.interface(interface) }
         try Validation.member(method)
-        guard let raw = dbus_message_new_method_call(destination, path, interface, method) else {
+        guard let raw = cdbus_message_new_method_call(destination, path, interface, method) else {
             throw DBusError.outOfMemory
         }
         return Message(owning: raw)
@@ -36,13 +36,13 @@ final class Message: @unchecked Sendable {
         try Validation.path(path)
         try Validation.interface(interface)
         try Validation.member(member)
-        guard let raw = dbus_message_new_signal(path, interface, member) else { throw DBusError.outOfMemory }
+        guard let raw = cdbus_message_new_signal(path, interface, member) else { throw DBusError.outOfMemory }
         return Message(owning: raw)
     }
 
     /// The success reply to this method call.
     func methodReturn() throws -> Message {
-        guard let raw = dbus_message_new_method_return(pointer) else { throw DBusError.outOfMemory }
+        guard let raw = cdbus_message_new_method_return(pointer) else { throw DBusError.outOfMemory }
         return Message(owning: raw)
     }
 
@@ -50,20 +50,20 @@ final class Message: @unchecked Sendable {
     func errorReply(name: String, message: String) throws -> Message {
         let safeName = (try? Validation.errorName(name)) != nil ? name : DBusErrorName.failed.rawValue
         let text = message.replacingOccurrences(of: "\0", with: " ")
-        guard let raw = dbus_message_new_error(pointer, safeName, text) else { throw DBusError.outOfMemory }
+        guard let raw = cdbus_message_new_error(pointer, safeName, text) else { throw DBusError.outOfMemory }
         return Message(owning: raw)
     }
 
     func setDestination(_ destination: String) throws {
         try Validation.busName(destination)
-        guard dbus_message_set_destination(pointer, destination) != 0 else { throw DBusError.outOfMemory }
+        guard cdbus_message_set_destination(pointer, destination) != 0 else { throw DBusError.outOfMemory }
     }
 
     /// Appends `values` as the body; nothing is written unless all of them are valid.
     func append(_ values: [DBusValue]) throws {
         for value in values { try Validation.value(value) }
         var iter = DBusMessageIter()
-        dbus_message_iter_init_append(pointer, &iter)
+        cdbus_message_iter_init_append(pointer, &iter)
         for value in values { try MessageCodec.append(value, to: &iter) }
     }
 
@@ -72,21 +72,21 @@ final class Message: @unchecked Sendable {
         try MessageCodec.decodeBody(pointer)
     }
 
-    var type: Int32 { dbus_message_get_type(pointer) }
+    var type: Int32 { cdbus_message_get_type(pointer) }
     var isMethodCall: Bool { type == CDBUS_MESSAGE_TYPE_METHOD_CALL }
     var isMethodReturn: Bool { type == CDBUS_MESSAGE_TYPE_METHOD_RETURN }
     var isError: Bool { type == CDBUS_MESSAGE_TYPE_ERROR }
     var isSignal: Bool { type == CDBUS_MESSAGE_TYPE_SIGNAL }
-    var serial: UInt32 { dbus_message_get_serial(pointer) }
-    var replySerial: UInt32 { dbus_message_get_reply_serial(pointer) }
-    var expectsReply: Bool { dbus_message_get_no_reply(pointer) == 0 }
-    var sender: String? { Message.string(dbus_message_get_sender(pointer)) }
-    var destination: String? { Message.string(dbus_message_get_destination(pointer)) }
-    var path: String? { Message.string(dbus_message_get_path(pointer)) }
-    var interface: String? { Message.string(dbus_message_get_interface(pointer)) }
-    var member: String? { Message.string(dbus_message_get_member(pointer)) }
-    var errorName: String? { Message.string(dbus_message_get_error_name(pointer)) }
-    var bodySignature: String { Message.string(dbus_message_get_signature(pointer)) ?? "" }
+    var serial: UInt32 { cdbus_message_get_serial(pointer) }
+    var replySerial: UInt32 { cdbus_message_get_reply_serial(pointer) }
+    var expectsReply: Bool { cdbus_message_get_no_reply(pointer) == 0 }
+    var sender: String? { Message.string(cdbus_message_get_sender(pointer)) }
+    var destination: String? { Message.string(cdbus_message_get_destination(pointer)) }
+    var path: String? { Message.string(cdbus_message_get_path(pointer)) }
+    var interface: String? { Message.string(cdbus_message_get_interface(pointer)) }
+    var member: String? { Message.string(cdbus_message_get_member(pointer)) }
+    var errorName: String? { Message.string(cdbus_message_get_error_name(pointer)) }
+    var bodySignature: String { Message.string(cdbus_message_get_signature(pointer)) ?? "" }
 
     /// The `DBusError` an error reply stands for: its name and first string argument.
     func remoteError() -> DBusError {

@@ -67,7 +67,7 @@ enum MessageCodec {
 
     private static func basic<T: BitwiseCopyable>(_ iter: inout DBusMessageIter, _ type: Int32, _ value: T) throws {
         var copy = value
-        try check(dbus_message_iter_append_basic(&iter, type, &copy))
+        try check(cdbus_message_iter_append_basic(&iter, type, &copy))
     }
 
     private static func string(_ iter: inout DBusMessageIter, _ type: Int32, _ value: String) throws {
@@ -81,40 +81,40 @@ enum MessageCodec {
         var sub = DBusMessageIter()
         let opened: dbus_bool_t
         if let signature {
-            opened = signature.withCString { dbus_message_iter_open_container(&iter, type, $0, &sub) }
+            opened = signature.withCString { cdbus_message_iter_open_container(&iter, type, $0, &sub) }
         } else {
-            opened = dbus_message_iter_open_container(&iter, type, nil, &sub)
+            opened = cdbus_message_iter_open_container(&iter, type, nil, &sub)
         }
         try check(opened)
         do {
             try body(&sub)
         } catch {
-            dbus_message_iter_abandon_container(&iter, &sub)
+            cdbus_message_iter_abandon_container(&iter, &sub)
             throw error
         }
-        try check(dbus_message_iter_close_container(&iter, &sub))
+        try check(cdbus_message_iter_close_container(&iter, &sub))
     }
 
     // MARK: Decoding
 
     static func decodeBody(_ message: OpaquePointer) throws -> [DBusValue] {
         var iter = DBusMessageIter()
-        guard dbus_message_iter_init(message, &iter) != 0 else { return [] }
+        guard cdbus_message_iter_init(message, &iter) != 0 else { return [] }
         return try decodeSequence(&iter)
     }
 
     private static func decodeSequence(_ iter: inout DBusMessageIter) throws -> [DBusValue] {
         var values: [DBusValue] = []
-        while dbus_message_iter_get_arg_type(&iter) != CDBUS_TYPE_INVALID {
+        while cdbus_message_iter_get_arg_type(&iter) != CDBUS_TYPE_INVALID {
             values.append(try decode(&iter))
-            dbus_message_iter_next(&iter)
+            cdbus_message_iter_next(&iter)
         }
         return values
     }
 
     /// Decodes the value under the iterator (without advancing it).
     private static func decode(_ iter: inout DBusMessageIter) throws -> DBusValue {
-        let type = dbus_message_iter_get_arg_type(&iter)
+        let type = cdbus_message_iter_get_arg_type(&iter)
         var basic = DBusBasicValue()
         switch type {
         case CDBUS_TYPE_STRING, CDBUS_TYPE_OBJECT_PATH, CDBUS_TYPE_SIGNATURE:
@@ -125,11 +125,11 @@ enum MessageCodec {
             return try decodeArray(&iter)
         case CDBUS_TYPE_STRUCT:
             var sub = DBusMessageIter()
-            dbus_message_iter_recurse(&iter, &sub)
+            cdbus_message_iter_recurse(&iter, &sub)
             return .structure(try decodeSequence(&sub))
         case CDBUS_TYPE_VARIANT:
             var sub = DBusMessageIter()
-            dbus_message_iter_recurse(&iter, &sub)
+            cdbus_message_iter_recurse(&iter, &sub)
             return .variant(try decode(&sub))
         case CDBUS_TYPE_UNIX_FD, CDBUS_TYPE_BYTE, CDBUS_TYPE_BOOLEAN, CDBUS_TYPE_INT16, CDBUS_TYPE_UINT16,
             CDBUS_TYPE_INT32,
@@ -141,7 +141,7 @@ enum MessageCodec {
                 expected: "a known D-Bus type", actual: String(UnicodeScalar(UInt8(truncatingIfNeeded: type))),
                 context: "message body")
         }
-        dbus_message_iter_get_basic(&iter, &basic)
+        cdbus_message_iter_get_basic(&iter, &basic)
         switch type {
         case CDBUS_TYPE_BYTE: return .byte(basic.byt)
         case CDBUS_TYPE_BOOLEAN: return .bool(basic.bool_val != 0)
@@ -171,10 +171,10 @@ enum MessageCodec {
         let full = signature(of: &iter)
         let element = String(full.dropFirst())
         var sub = DBusMessageIter()
-        dbus_message_iter_recurse(&iter, &sub)
+        cdbus_message_iter_recurse(&iter, &sub)
         if element == "y" {
             var count: Int32 = 0
-            guard dbus_message_iter_get_arg_type(&sub) == CDBUS_TYPE_BYTE,
+            guard cdbus_message_iter_get_arg_type(&sub) == CDBUS_TYPE_BYTE,
                 let bytes = cdbus_get_bytes(&sub, &count), count > 0
             else { return .bytes([]) }
             return .bytes(Array(UnsafeBufferPointer(start: bytes, count: Int(count))))
@@ -184,17 +184,17 @@ enum MessageCodec {
             let key = String(inner.prefix(1))
             let value = String(inner.dropFirst())
             var entries: [DBusDictEntry] = []
-            while dbus_message_iter_get_arg_type(&sub) == CDBUS_TYPE_DICT_ENTRY {
+            while cdbus_message_iter_get_arg_type(&sub) == CDBUS_TYPE_DICT_ENTRY {
                 var pair = DBusMessageIter()
-                dbus_message_iter_recurse(&sub, &pair)
+                cdbus_message_iter_recurse(&sub, &pair)
                 let k = try decode(&pair)
-                guard dbus_message_iter_next(&pair) != 0 else {
+                guard cdbus_message_iter_next(&pair) != 0 else {
                     throw DBusError.typeMismatch(
                         expected: "{\(key)\(value)}", actual: "{\(key)}", context: "dictionary entry")
                 }
                 let v = try decode(&pair)
                 entries.append(DBusDictEntry(key: k, value: v))
-                dbus_message_iter_next(&sub)
+                cdbus_message_iter_next(&sub)
             }
             return .dictionary(keySignature: key, valueSignature: value, entries)
         }
@@ -202,8 +202,8 @@ enum MessageCodec {
     }
 
     private static func signature(of iter: inout DBusMessageIter) -> String {
-        guard let raw = dbus_message_iter_get_signature(&iter) else { return "" }
-        defer { dbus_free(raw) }
+        guard let raw = cdbus_message_iter_get_signature(&iter) else { return "" }
+        defer { cdbus_free(raw) }
         return String(cString: raw)
     }
 }

@@ -13,26 +13,27 @@ final class RawConnection: @unchecked Sendable {
     private let closed = Atomic<Bool>(false)
 
     private static let threadsInitialised: Bool = {
-        dbus_threads_init_default() != 0
+        cdbus_threads_init_default() != 0
     }()
 
     /// Opens a private connection to `address` and registers with the bus (`Hello`), within
     /// `timeout`: a socket that accepts and never answers, or answers what is no D-Bus, fails
     /// once the time is up instead of blocking for ever.
     init(address: String, timeout: Duration) throws {
+        try Library.load()
         guard RawConnection.threadsInitialised else { throw DBusError.outOfMemory }
         var error = CDBus.DBusError()
-        dbus_error_init(&error)
-        defer { dbus_error_free(&error) }
-        guard let raw = dbus_connection_open_private(address, &error) else {
+        cdbus_error_init(&error)
+        defer { cdbus_error_free(&error) }
+        guard let raw = cdbus_connection_open_private(address, &error) else {
             throw DBusError.connectionFailed(address: address, reason: RawConnection.describe(&error))
         }
-        dbus_connection_set_exit_on_disconnect(raw, 0)
+        cdbus_connection_set_exit_on_disconnect(raw, 0)
         // libdbus authenticates and says Hello blocking, without a bound of its own while it
         // authenticates: the handshake runs on a thread of its own, and when the time is up the
         // socket is shut down, which ends the blocked call at once.
         var fd: Int32 = -1
-        _ = dbus_connection_get_unix_fd(raw, &fd)
+        _ = cdbus_connection_get_unix_fd(raw, &fd)
         let handshake = Handshake(connection: raw)
         let thread = Thread { handshake.run() }
         thread.name = "dbus-hello"
@@ -44,8 +45,8 @@ final class RawConnection: @unchecked Sendable {
             handshake.done.wait()
         }
         guard !timedOut, handshake.failure == nil else {
-            dbus_connection_close(raw)
-            dbus_connection_unref(raw)
+            cdbus_connection_close(raw)
+            cdbus_connection_unref(raw)
             let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
             throw DBusError.connectionFailed(
                 address: address,
@@ -57,7 +58,7 @@ final class RawConnection: @unchecked Sendable {
         pointer = raw
     }
 
-    /// `dbus_bus_register` on a thread of its own; `done` is signalled when it returns.
+    /// `cdbus_bus_register` on a thread of its own; `done` is signalled when it returns.
     private final class Handshake: @unchecked Sendable {
         let connection: OpaquePointer
         let done = DispatchSemaphore(value: 0)
@@ -68,61 +69,61 @@ final class RawConnection: @unchecked Sendable {
 
         func run() {
             var error = CDBus.DBusError()
-            dbus_error_init(&error)
-            if dbus_bus_register(connection, &error) == 0 { failure = RawConnection.describe(&error) }
-            dbus_error_free(&error)
+            cdbus_error_init(&error)
+            if cdbus_bus_register(connection, &error) == 0 { failure = RawConnection.describe(&error) }
+            cdbus_error_free(&error)
             done.signal()
         }
     }
 
     /// The unique name the bus gave this connection, e.g. `:1.42`.
     var uniqueName: String {
-        dbus_bus_get_unique_name(pointer).map { String(cString: $0) } ?? ""
+        cdbus_bus_get_unique_name(pointer).map { String(cString: $0) } ?? ""
     }
 
     /// The socket, for polling.
     var fileDescriptor: Int32 {
         var fd: Int32 = -1
-        _ = dbus_connection_get_unix_fd(pointer, &fd)
+        _ = cdbus_connection_get_unix_fd(pointer, &fd)
         return fd
     }
 
-    var isConnected: Bool { dbus_connection_get_is_connected(pointer) != 0 }
-    var hasMessagesToSend: Bool { dbus_connection_has_messages_to_send(pointer) != 0 }
+    var isConnected: Bool { cdbus_connection_get_is_connected(pointer) != 0 }
+    var hasMessagesToSend: Bool { cdbus_connection_has_messages_to_send(pointer) != 0 }
 
     /// Whether the peer accepted Unix file descriptors during authentication.
-    var canPassFileDescriptors: Bool { dbus_connection_can_send_type(pointer, CDBUS_TYPE_UNIX_FD) != 0 }
+    var canPassFileDescriptors: Bool { cdbus_connection_can_send_type(pointer, CDBUS_TYPE_UNIX_FD) != 0 }
 
     /// Queues `message` (and writes it at once if the socket allows); returns its serial.
     func send(_ message: Message) throws -> UInt32 {
-        if dbus_message_contains_unix_fds(message.pointer) != 0, !canPassFileDescriptors {
+        if cdbus_message_contains_unix_fds(message.pointer) != 0, !canPassFileDescriptors {
             throw DBusError.invalidArgument(
                 "this bus connection cannot pass file descriptors (not a Unix socket, or the bus refused them)")
         }
         var serial: UInt32 = 0
-        guard dbus_connection_send(pointer, message.pointer, &serial) != 0 else { throw DBusError.outOfMemory }
+        guard cdbus_connection_send(pointer, message.pointer, &serial) != 0 else { throw DBusError.outOfMemory }
         return serial
     }
 
     /// Reads and writes whatever the socket allows without blocking; false once disconnected.
     func readWrite() -> Bool {
-        dbus_connection_read_write(pointer, 0) != 0
+        cdbus_connection_read_write(pointer, 0) != 0
     }
 
     /// The next received message, if any.
     func popMessage() -> Message? {
-        dbus_connection_pop_message(pointer).map { Message(owning: $0) }
+        cdbus_connection_pop_message(pointer).map { Message(owning: $0) }
     }
 
     /// Closes the socket (once); the pointer stays valid until `deinit`.
     func close() {
         if closed.exchange(true, ordering: .acquiringAndReleasing) { return }
-        dbus_connection_close(pointer)
+        cdbus_connection_close(pointer)
     }
 
     deinit {
         close()
-        dbus_connection_unref(pointer)
+        cdbus_connection_unref(pointer)
     }
 
     fileprivate static func describe(_ error: inout CDBus.DBusError) -> String {

@@ -1,35 +1,41 @@
 internal import CDBus
 
 /// Checks done in Swift before anything reaches libdbus: libdbus aborts the process on
-/// invalid names, signatures or mistyped container contents, so these must throw first.
+/// invalid names, signatures or mistyped container contents, so these must throw first. Each
+/// throwing check loads libdbus first (``Library/load()``), so that it is never called unloaded.
 enum Validation {
     static func path(_ path: String) throws {
-        guard !path.contains("\0"), dbus_validate_path(path, nil) != 0 else {
+        try Library.load()
+        guard !path.contains("\0"), cdbus_validate_path(path, nil) != 0 else {
             throw DBusError.invalidArgument("'\(path)' is not a valid object path (use /a/b_c, no trailing slash)")
         }
     }
 
     static func interface(_ name: String) throws {
-        guard !name.contains("\0"), dbus_validate_interface(name, nil) != 0 else {
+        try Library.load()
+        guard !name.contains("\0"), cdbus_validate_interface(name, nil) != 0 else {
             throw DBusError.invalidArgument(
                 "'\(name)' is not a valid interface name (use dotted form, e.g. org.bluez.Device1)")
         }
     }
 
     static func member(_ name: String) throws {
-        guard !name.contains("\0"), dbus_validate_member(name, nil) != 0 else {
+        try Library.load()
+        guard !name.contains("\0"), cdbus_validate_member(name, nil) != 0 else {
             throw DBusError.invalidArgument("'\(name)' is not a valid member name")
         }
     }
 
     static func busName(_ name: String) throws {
-        guard !name.contains("\0"), dbus_validate_bus_name(name, nil) != 0 else {
+        try Library.load()
+        guard !name.contains("\0"), cdbus_validate_bus_name(name, nil) != 0 else {
             throw DBusError.invalidArgument("'\(name)' is not a valid bus name")
         }
     }
 
     static func errorName(_ name: String) throws {
-        guard !name.contains("\0"), dbus_validate_error_name(name, nil) != 0 else {
+        try Library.load()
+        guard !name.contains("\0"), cdbus_validate_error_name(name, nil) != 0 else {
             throw DBusError.invalidArgument(
                 "'\(name)' is not a valid error name (use dotted form, e.g. org.bluez.Error.Failed)")
         }
@@ -37,7 +43,7 @@ enum Validation {
 
     /// True when `signature` is exactly one complete type.
     static func isSingleType(_ signature: String) -> Bool {
-        !signature.contains("\0") && dbus_signature_validate_single(signature, nil) != 0
+        !signature.contains("\0") && cdbus_signature_validate_single(signature, nil) != 0
     }
 
     static let basicSignatures: Set<String> = ["y", "b", "n", "q", "i", "u", "x", "t", "d", "s", "o", "g", "h"]
@@ -45,13 +51,14 @@ enum Validation {
 
     /// Throws unless every container's contents match its declared signature.
     static func value(_ value: DBusValue, variantDepth: Int = 0) throws {
+        try Library.load()
         switch value {
         case .string(let s):
             if s.contains("\0") { throw DBusError.invalidArgument("strings cannot contain NUL characters") }
         case .objectPath(let p):
             try path(p)
         case .signature(let s):
-            guard !s.contains("\0"), dbus_signature_validate(s, nil) != 0 else {
+            guard !s.contains("\0"), cdbus_signature_validate(s, nil) != 0 else {
                 throw DBusError.invalidArgument("'\(s)' is not a valid signature")
             }
         case .array(let element, let elements):

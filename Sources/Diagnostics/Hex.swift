@@ -1,8 +1,8 @@
 /// Hexadecimal text: the one formatter every layer uses for addresses, frame bytes and hashes
 /// in messages, traces, reports and JSON.
 public enum Hex {
-    private static let upper = Array("0123456789ABCDEF".utf8)
-    private static let lower = Array("0123456789abcdef".utf8)
+    @usableFromInline static let upper = Array("0123456789ABCDEF".utf8)
+    @usableFromInline static let lower = Array("0123456789abcdef".utf8)
 
     /// `value` in hexadecimal with at least `digits` digits (zero-padded), `0x` first unless
     /// `prefix` is false: `Hex.number(0x47000, digits: 8)` is `0x00047000`,
@@ -23,6 +23,8 @@ public enum Hex {
 
     /// `bytes` as two digits each, separated by `separator`: `Hex.bytes([0x22, 0x0A])` is
     /// `220A`, `Hex.bytes([0x22, 0x0A], separator: " ")` is `22 0A`.
+    /// (Inlinable: specialised where it is called, with no generic metadata to make at run time.)
+    @inlinable
     public static func bytes<S: Sequence<UInt8>>(_ bytes: S, separator: String = "", uppercase: Bool = true) -> String {
         let digits = uppercase ? upper : lower
         let gap = Array(separator.utf8)

@@ -43,8 +43,10 @@ public struct IntelHexFile: Sendable, Equatable {
 /// `FirmwareByteSource` the text is read in pieces of `pieceSize` bytes and parsed a whole number
 /// of lines at a time, so only the data and one piece are held, never the whole text.
 public enum IntelHexReader {
-    /// How much text is read at a time from a source.
-    public static let pieceSize = 1 << 20
+    /// How much text is read at a time from a source: small enough that the allocator reuses
+    /// the same memory for every piece (a whole process spends more on first touching fresh
+    /// pages than on parsing them), large enough that a read call costs nothing per line.
+    public static let pieceSize = 1 << 16
     /// The longest line read from a source: a record is at most 521 characters, so a line
     /// without a line break this long holds something else.
     public static let maximumLineLength = 1 << 16

@@ -107,14 +107,34 @@ extension MakeCodeProgram {
                 a += page
             }
         }
-        let hits = magicAddresses(in: image)
-        if hits.isEmpty { throw FirmwareImageError.noMakeCodeProgram(.noMagic, family: family) }
+        throw absence(among: magicAddresses(in: image), family: family)
+    }
+
+    /// `locate`, given every address where the magic occurs (`magicAddresses(in:)`), for a caller
+    /// that needs those too (`inspect`): one pass over the image instead of two. The result is
+    /// `locate`'s: the magic is never split by a gap (a gap reads as 0xFF, which the magic does not
+    /// hold), so the device's page walk finds the first page-aligned hit inside its search range.
+    public static func locate(in image: MemoryImage, family: ChipFamily, magicAt hits: [UInt32]) throws
+        -> MakeCodeProgram
+    {
+        let searched = searchRange(for: family)
+        if let first = hits.first(where: { $0 % family.pageSize == 0 && searched.contains($0) }) {
+            return program(at: first, in: image, below: searched.upperBound)
+        }
+        throw absence(among: hits, family: family)
+    }
+
+    /// Why no program is found, given every address where the magic occurs.
+    private static func absence(among hits: [UInt32], family: ChipFamily) -> FirmwareImageError {
+        let searched = searchRange(for: family)
+        let page = family.pageSize
+        if hits.isEmpty { return FirmwareImageError.noMakeCodeProgram(.noMagic, family: family) }
         let unaligned = hits.filter { $0 % page != 0 }
         if !unaligned.isEmpty {
-            throw FirmwareImageError.noMakeCodeProgram(
+            return FirmwareImageError.noMakeCodeProgram(
                 .notPageAligned(addresses: unaligned, pageSize: page), family: family)
         }
-        throw FirmwareImageError.noMakeCodeProgram(
+        return FirmwareImageError.noMakeCodeProgram(
             .outsideApplicationRegion(addresses: hits, searched: searched),
             family: family)
     }
@@ -137,23 +157,37 @@ extension MakeCodeProgram {
 
     /// Every address where the 16 magic bytes occur, at any alignment, in address order
     /// (what `inspect` shows; the device only looks at page boundaries).
+    ///
+    /// Boyer-Moore-Horspool: the byte under the magic's last position says how far the magic can
+    /// move on, 16 bytes for a byte the magic does not hold (most of an image), so about one byte
+    /// in 16 is read.
     public static func magicAddresses(in image: MemoryImage) -> [UInt32] {
         var hits: [UInt32] = []
         let m = magic
-        let first = m[0]
+        let last = m.count - 1
         for s in image.segments where s.bytes.count >= m.count {
             let bytes = s.bytes
             var i = 0
-            let last = bytes.count - m.count
-            while i <= last {
-                if bytes[i] == first {
-                    var k = 1
-                    while k < m.count, bytes[i + k] == m[k] { k += 1 }
-                    if k == m.count { hits.append(s.start + UInt32(i)) }
+            let end = bytes.count - m.count
+            while i <= end {
+                let tail = bytes[i + last]
+                if tail == m[last] {
+                    var k = last - 1
+                    while k >= 0, bytes[i + k] == m[k] { k -= 1 }
+                    if k < 0 { hits.append(s.start + UInt32(i)) }
                 }
-                i += 1
+                i += Int(magicShift[Int(tail)])
             }
         }
         return hits
     }
+
+    /// For each byte value, how far the magic may move when that byte lies under its last
+    /// position: past it when the magic does not hold it elsewhere, else to align its last other
+    /// occurrence.
+    static let magicShift: [UInt8] = {
+        var shift = [UInt8](repeating: UInt8(magic.count), count: 256)
+        for (k, byte) in magic.dropLast().enumerated() { shift[Int(byte)] = UInt8(magic.count - 1 - k) }
+        return shift
+    }()
 }

@@ -25,7 +25,7 @@ public struct MemoryImage: Sendable, Equatable {
     }
 
     /// The contiguous address ranges that hold data, in address order.
-    public var runs: [Range<UInt32>] { segments.map(\.range) }
+    public var runs: [Range<UInt32>] { segments.map { $0.range } }
 
     /// The number of data bytes held.
     public var byteCount: Int { segments.reduce(0) { $0 + $1.bytes.count } }

@@ -44,13 +44,14 @@ public final class SystemFile {
     /// Up to `maximum` bytes from the current offset; empty at the end. Retries on EINTR.
     public func read(maximum: Int) throws(SystemError) -> [UInt8] {
         let count = max(1, maximum)
-        var buffer = [UInt8](repeating: 0, count: count)
         while true {
-            let n = buffer.withUnsafeMutableBytes { systemRead(descriptor, $0.baseAddress, count) }
-            if n >= 0 {
-                buffer.removeLast(count - n)
-                return buffer
+            // Read straight into the array's storage: no zeroing first of what read overwrites.
+            var n = 0
+            let buffer = [UInt8](unsafeUninitializedCapacity: count) { storage, initialized in
+                n = systemRead(descriptor, storage.baseAddress, count)
+                initialized = max(0, n)
             }
+            if n >= 0 { return buffer }
             if errno != EINTR { throw SystemError.last }
         }
     }

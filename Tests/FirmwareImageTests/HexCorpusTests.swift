@@ -107,6 +107,14 @@ struct HexCorpusTests {
             let deviceMagic = found.first { $0 % family.pageSize == 0 && search.contains($0) }
             let program = MakeCodeProgram.find(in: section.image, family: family)
             #expect(program?.magicAddress == deviceMagic, "\(label): found program")
+            // `inspect`'s one pass over the image gives what the device's page walk gives, or its error.
+            #expect(
+                (try? MakeCodeProgram.locate(in: section.image, family: family, magicAt: found)) == program,
+                "\(label): one-pass locate")
+            #expect(
+                catchError { try MakeCodeProgram.locate(in: section.image, family: family, magicAt: found) }
+                    == catchError { try MakeCodeProgram.locate(in: section.image, family: family) },
+                "\(label): one-pass locate's error")
             if let program, let m = magics.first(where: { Self.address($0["magic_addr"]) == program.magicAddress }) {
                 #expect(program.runtimeHash.hexString == m["hash8"] as? String)
                 let guessEnd = try #require(Self.address((m["program_region_guess"] as? [Any])?[1]))

@@ -39,6 +39,11 @@ struct InspectCommand: ParsableCommand {
     }
 
     func run() throws {
+        try Self.inspect(file: file, board: board, json: json)
+    }
+
+    /// What `run` does, for the parsed options.
+    static func inspect(file: String, board: Board?, json: Bool) throws {
         let (firmware, size) = try FirmwareFileLoading.load(file)
         var selected = Array(firmware.sections.indices)
         if let board {
@@ -134,9 +139,11 @@ struct InspectReport: Codable, Equatable {
             let boards = Board.allCases.filter { (try? firmware.section(for: $0)) == s }.map(\.displayName)
             var program: MakeCodeProgram?
             var absent: String?
+            // One search for the magic serves both the program and the list of occurrences.
+            let hits = MakeCodeProgram.magicAddresses(in: s.image)
             if let family = s.family {
                 do {
-                    program = try MakeCodeProgram.locate(in: s.image, family: family)
+                    program = try MakeCodeProgram.locate(in: s.image, family: family, magicAt: hits)
                 } catch let FirmwareImageError.noMakeCodeProgram(reason, _) {
                     absent = reason.description
                 } catch {
@@ -145,7 +152,7 @@ struct InspectReport: Codable, Equatable {
             } else {
                 absent = "the chip is unknown, so the device's search cannot be reproduced"
             }
-            let magics = MakeCodeProgram.magicAddresses(in: s.image).map { a in
+            let magics = hits.map { a in
                 Magic(
                     address: Hex.address(a), pageAligned: s.family.map { a % $0.pageSize == 0 } ?? false,
                     runtimeHash: s.image.read((a + 16)..<(a + 24)).hexString, used: a == program?.magicAddress)
@@ -182,7 +189,7 @@ struct InspectReport: Codable, Equatable {
         for s in sections {
             out += "\nSection \(s.index): \(s.name)\n"
             func row(_ label: String, _ value: String) {
-                out += "  " + label.padding(toLength: 18, withPad: " ", startingAt: 0) + value + "\n"
+                out += "  " + label.inspectLabel + value + "\n"
             }
             row("used by:", s.boards.isEmpty ? "no supported board" : s.boards.joined(separator: ", "))
             row("data:", "\(s.dataBytes) bytes in \(s.runs.count) run\(s.runs.count == 1 ? "" : "s")")
@@ -228,5 +235,11 @@ struct InspectReport: Codable, Equatable {
 extension String {
     fileprivate func leftPadded(_ width: Int) -> String {
         count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
+
+    /// A row label of the table, cut or padded with spaces to 18 characters (in Swift: no
+    /// Foundation bridging for each row).
+    var inspectLabel: String {
+        count >= 18 ? String(prefix(18)) : self + String(repeating: " ", count: 18 - count)
     }
 }

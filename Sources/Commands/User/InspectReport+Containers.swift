@@ -91,7 +91,7 @@ extension InspectReport {
     var containerText: String {
         var out = ""
         func row(_ label: String, _ value: String) {
-            out += "  " + label.padding(toLength: 18, withPad: " ", startingAt: 0) + value + "\n"
+            out += "  " + label.inspectLabel + value + "\n"
         }
         if let families = uf2Families {
             for (k, f) in families.enumerated() { row(k == 0 ? "UF2 families:" : "", f) }
