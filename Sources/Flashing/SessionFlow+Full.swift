@@ -52,19 +52,23 @@ extension SessionFlow {
         var upgrade = options.mcumgr
         upgrade.slotSize = mcuMgrSlot
         var child = ChildFlow(McuMgrUpgrade(image: image, options: upgrade), scope: "mcumgr.")
-        let (childActions, result) = child.handle(.start(info), now: now)
-        let actions = Self.withoutDonePhase(childActions)
+        let (actions, result) = child.handle(.start(info), now: now)
         stage = .full(child, reason: reason, fallback: fallback)
-        guard let result else { return actions }
+        return Self.withoutDonePhase(actions)
+            + (result.map { mcuMgrFinished($0, reason: reason, fallback: fallback, now: now) } ?? [])
+    }
+
+    /// The McuMgr upgrade ended: read the board back, or fail with its error.
+    mutating func mcuMgrFinished(
+        _ result: Result<McuMgrResult, any Error>, reason: FlashReason, fallback: Bool, now: Duration
+    ) -> [FlowAction] {
         switch result {
         case let .success(stats):
-            return actions
-                + fullUpdateDone(
-                    SessionOutcome(
-                        path: .full, reason: reason, fallback: fallback, partial: partialStats,
-                        full: stats), now: now)
+            return fullUpdateDone(
+                SessionOutcome(path: .full, reason: reason, fallback: fallback, partial: partialStats, full: stats),
+                now: now)
         case let .failure(error):
-            return actions + fail(FlashError.fullUpdateFailed(reason: reason, error: error))
+            return fail(FlashError.fullUpdateFailed(reason: reason, error: error))
         }
     }
 

@@ -130,20 +130,10 @@ public struct SessionFlow: FlowMachine {
             default: return []
             }
         case .full(var child, let reason, let fallback):
-            let (childActions, result) = child.handle(event, now: now)
-            let actions = Self.withoutDonePhase(childActions)
+            let (actions, result) = child.handle(event, now: now)
             stage = .full(child, reason: reason, fallback: fallback)
-            guard let result else { return actions }
-            switch result {
-            case let .success(stats):
-                return actions
-                    + fullUpdateDone(
-                        SessionOutcome(
-                            path: .full, reason: reason, fallback: fallback,
-                            partial: partialStats, full: stats), now: now)
-            case let .failure(error):
-                return actions + fail(FlashError.fullUpdateFailed(reason: reason, error: error))
-            }
+            return Self.withoutDonePhase(actions)
+                + (result.map { mcuMgrFinished($0, reason: reason, fallback: fallback, now: now) } ?? [])
         case let .nordicReconnecting(reason, fallback, attempts):
             return nordicReconnecting(event, reason: reason, fallback: fallback, attempts: attempts, now: now)
         case .nordic(var child, let reason, let fallback):

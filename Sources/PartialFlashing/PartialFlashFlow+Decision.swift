@@ -94,22 +94,38 @@ extension PartialFlashFlow {
         case .partial:
             guard let program else { return finish(.success(.fullRequired(.fileHasNoProgram))) }
             let plan: BlockPlan
-            do throws(PartialFlashError) {
-                plan = try BlockPlan(
-                    image: image, program: program, boardRegion: map.program, family: family,
-                    skipErasedBlocks: settings.skipErasedBlocks, sealProgramHash: settings.sealProgramHash)
-            } catch {
-                let reason = FullFlashReason.regionDoesNotFit(
-                    program: program.region, board: PartialFlashDecision.writableRange(of: map.program, family: family))
-                self.decision = .fullRequired(reason)
-                return resumeNotes + [Self.report(.planFailed(reason, error))]
-                    + finish(.success(.fullRequired(reason)))
+            switch planWholeProgram(program, on: map) {
+            case let .success(p): plan = p
+            case let .failure(doesNotFit):
+                self.decision = .fullRequired(doesNotFit.reason)
+                return resumeNotes + [Self.report(.planFailed(doesNotFit.reason, doesNotFit.error))]
+                    + finish(.success(.fullRequired(doesNotFit.reason)))
             }
             return resumeNotes
                 + startWriting(
                     plan: plan, program: program, base: .base(program: program, board: map, plan: plan), from: nil,
                     announce: [Self.report(.partial(PlannedWrite(program, plan: plan)))],
                     now: now)
+        }
+    }
+
+    /// Why a program's blocks cannot be planned into the board's program region.
+    struct PlanDoesNotFit: Error {
+        let reason: FullFlashReason
+        let error: PartialFlashError
+    }
+
+    /// The blocks of the whole program in the board's program region, or why they do not fit.
+    func planWholeProgram(_ program: MakeCodeProgram, on map: BoardMemoryMap) -> Result<BlockPlan, PlanDoesNotFit> {
+        do throws(PartialFlashError) {
+            return .success(
+                try BlockPlan(
+                    image: image, program: program, boardRegion: map.program, family: family,
+                    skipErasedBlocks: settings.skipErasedBlocks, sealProgramHash: settings.sealProgramHash))
+        } catch {
+            let reason = FullFlashReason.regionDoesNotFit(
+                program: program.region, board: PartialFlashDecision.writableRange(of: map.program, family: family))
+            return .failure(PlanDoesNotFit(reason: reason, error: error))
         }
     }
 

@@ -121,14 +121,11 @@ extension PartialFlashFlow {
         boardMap = map
         rewroteIncompleteProgram = true
         let plan: BlockPlan
-        do throws(PartialFlashError) {
-            plan = try BlockPlan(
-                image: image, program: program, boardRegion: map.program, family: family,
-                skipErasedBlocks: settings.skipErasedBlocks, sealProgramHash: settings.sealProgramHash)
-        } catch {
-            let reason = FullFlashReason.regionDoesNotFit(
-                program: program.region, board: PartialFlashDecision.writableRange(of: map.program, family: family))
-            return [Self.report(.rewriteDoesNotFit(reason, error))] + finish(.success(.fullRequired(reason)))
+        switch planWholeProgram(program, on: map) {
+        case let .success(p): plan = p
+        case let .failure(doesNotFit):
+            return [Self.report(.rewriteDoesNotFit(doesNotFit.reason, doesNotFit.error))]
+                + finish(.success(.fullRequired(doesNotFit.reason)))
         }
         self.plan = plan
         self.decision = .partial
