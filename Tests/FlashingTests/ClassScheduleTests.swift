@@ -93,6 +93,30 @@ import Testing
         #expect(boards.map(\.duration) == [.seconds(10), .seconds(10), .seconds(10)])
     }
 
+    @Test func boardsInSecureDFUsObjectLoopSendTheirPacketsInStep() {
+        // Two objects, each 1 s of Create and erase (quiet) and 1 s of packets filling the
+        // radio; board 1 enters the loop 1 s after board 0. As a fluid each would send while
+        // the other erases (4 s and 5 s); in step each object's packets wait for the other
+        // board's: board 0 takes 1 + 2 + 1 + 2 s, board 1 ends half a second after it.
+        func loop(after delay: Int64) -> (RadioDemand, ClassSchedule.Flow) {
+            var demand = RadioDemand(
+                path: .nordicDFU,
+                parts: [
+                    .init(name: "enter", duration: .seconds(delay), air: .zero),
+                    .init(name: "data objects", duration: .seconds(2), air: .zero, idle: .seconds(2)),
+                    .init(name: "packets", duration: .seconds(2), air: .seconds(2))
+                ])
+            let alone = demand.alone, air = demand.air
+            demand.alternate(1, count: 2)
+            #expect(demand.parts.map(\.name) == ["enter", "data objects", "packets", "data objects", "packets"])
+            #expect(demand.alone == alone && demand.air == air)
+            #expect(demand.parts.dropFirst().allSatisfy { $0.asks == 1 })
+            return (demand, demand.flow)
+        }
+        let boards = ClassSchedule.schedule([loop(after: 0).1, loop(after: 1).1], adapters: [.unlimited])
+        #expect(boards.map(\.duration) == [.seconds(6), .milliseconds(6500)])
+    }
+
     /// A part of `seconds` alone that makes a connection as `advertising` at its start, its
     /// whole time being the connection's setup.
     static func connecting(_ advertising: Advertising, _ seconds: Int64 = 1) -> RadioDemand.Part {

@@ -38,8 +38,18 @@ struct BenchClassCommand: ParsableCommand {
     @Flag(help: "Also the full updates (McuMgr and Nordic DFU).")
     var full = false
 
+    @Option(
+        name: .customLong("path"), parsing: .unconditionalSingleValue,
+        help: ArgumentHelp(
+            "Only these paths: partial, mcumgr, nordic-dfu (repeatable; default partial, or all three with --full).",
+            valueName: "PATH"))
+    var paths: [ClassBench.Case] = []
+
     @Flag(help: "Print the rows as JSON lines instead of a table.")
     var json = false
+
+    @Flag(help: "With --json, each row also gives every board's estimated and modelled finish (boardFinishes).")
+    var perBoard = false
 
     func run() throws {
         let adapters = try (adapterNames.isEmpty ? ["none"] : adapterNames).map {
@@ -47,7 +57,7 @@ struct BenchClassCommand: ParsableCommand {
         }
         let links = try link.links()
         let sizes = counts.isEmpty ? ClassBench.boardCounts : counts
-        let cases: [ClassBench.Case] = full ? ClassBench.Case.allCases : [.partial]
+        let cases: [ClassBench.Case] = !paths.isEmpty ? paths : full ? ClassBench.Case.allCases : [.partial]
         let commit = (CommitStamp.commit ?? "unknown") + (CommitStamp.modified ? " (modified)" : "")
         let date = ISO8601DateFormatter.string(from: Date(), timeZone: .gmt, formatOptions: [.withFullDate])
         if !json {
@@ -71,7 +81,8 @@ struct BenchClassCommand: ParsableCommand {
             for c in cases {
                 for link in links {
                     for n in sizes {
-                        let row = ClassBench.run(c, boards: n, profile: link, adapter: adapter)
+                        let row = ClassBench.run(
+                            c, boards: n, profile: link, adapter: adapter, perBoard: perBoard && json)
                         let key = "\(c.rawValue), \(label)"
                         if abs(row.classError) >= abs(worst[key] ?? 0) { worst[key] = row.classError }
                         if json {
@@ -104,3 +115,5 @@ struct BenchClassCommand: ParsableCommand {
     private func s(_ v: Double) -> String { String(format: "%.2f", v) }
     private func pct(_ v: Double) -> String { String(format: "%+.1f %%", v * 100) }
 }
+
+extension ClassBench.Case: ExpressibleByArgument {}

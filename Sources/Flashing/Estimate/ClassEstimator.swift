@@ -32,6 +32,11 @@ import PartialFlashingFrames
 /// (a connection's setup after its creation, a reboot, Secure DFU's page erases after each
 /// Create) is not slowed by a full radio.
 ///
+/// Stock boards in Secure DFU's object loop fall into step: each object's packets wait for the
+/// packets of the boards beside it, so their erases coincide and leave the radio quiet. Each
+/// board's Creates and erases alternate with its packets object by object
+/// (`RadioDemand.alternate`), and all through the loop it asks for its packets' share.
+///
 /// Left out, as too small to count:
 /// - A Secure DFU bootloader resets 100 ms after its answer to the last Execute
 ///   (`SecureDFUBootloader.resetDelay`); on a radio busy with other boards' full events that

@@ -7,7 +7,7 @@ extension ClassSchedule {
     /// One step of a board's flow: work at its own pace (time alone and air time, in seconds),
     /// or a connection to wait for.
     enum Step: Equatable {
-        case work(alone: Double, air: Double)
+        case work(alone: Double, air: Double, asks: Double? = nil)
         case connect(Advertising)
 
         /// A flow's steps: each part, a part that makes a connection cut where the board asks
@@ -20,8 +20,8 @@ extension ClassSchedule {
                 let alone = part.duration.seconds, air = part.air.seconds
                 guard let connection = part.connection else {
                     let idle = part.idle.seconds
-                    steps.append(.work(alone: alone - idle, air: air))
-                    steps.append(.work(alone: idle, air: 0))
+                    steps.append(.work(alone: alone - idle, air: air, asks: part.asks))
+                    steps.append(.work(alone: idle, air: 0, asks: part.asks))
                     continue
                 }
                 let before = max(connection.after.seconds, 0)
@@ -92,7 +92,7 @@ extension ClassSchedule {
                 for a in adapters.indices {
                     let working = runs.values.filter { $0.adapter == a && share(of: $0) != nil }
                     let demand = working.reduce(0.0) { $0 + (share(of: $1) ?? 0) }
-                    for run in working { speed[run.board] = (share(of: run) ?? 0) > 0 && demand > 1 ? 1 / demand : 1 }
+                    for run in working { speed[run.board] = sends(run) && demand > 1 ? 1 / demand : 1 }
                 }
                 // The next moment something changes: a step ends, a connection is made.
                 var next = Double.infinity
@@ -114,10 +114,19 @@ extension ClassSchedule {
 
         /// The share of the radio of a working board's step alone; nil while it waits for a connection.
         func share(of run: Run) -> Double? {
-            guard run.step < steps[run.board].count, case let .work(alone, air) = steps[run.board][run.step] else {
+            guard run.step < steps[run.board].count, case let .work(alone, air, asks) = steps[run.board][run.step]
+            else {
                 return nil
             }
-            return alone > 0 ? min(air / alone, 1) : 0
+            return asks ?? (alone > 0 ? min(air / alone, 1) : 0)
+        }
+
+        /// Whether a working board's step has exchanges to make (a full radio slows it).
+        func sends(_ run: Run) -> Bool {
+            guard run.step < steps[run.board].count, case let .work(_, air, _) = steps[run.board][run.step] else {
+                return false
+            }
+            return air > 0
         }
 
         /// Starts every waiting board that finds room, on the adapter with the fewest boards.
@@ -134,11 +143,11 @@ extension ClassSchedule {
         /// puts the board in its controller's queue.
         mutating func enter(_ board: Int, step index: Int) {
             var i = index
-            while i < steps[board].count, case let .work(alone, _) = steps[board][i], alone <= 0 { i += 1 }
+            while i < steps[board].count, case let .work(alone, _, _) = steps[board][i], alone <= 0 { i += 1 }
             runs[board]!.step = i
             guard i < steps[board].count else { return }
             switch steps[board][i] {
-            case let .work(alone, _): runs[board]!.left = alone
+            case let .work(alone, _, _): runs[board]!.left = alone
             case let .connect(advertising):
                 runs[board]!.left = 0
                 controllers[runs[board]!.adapter].waiting.append((board, advertising))

@@ -138,6 +138,9 @@ extension NordicDFUEstimator {
         for i in demand.parts.indices where demand.parts[i].name.hasPrefix("data objects") && secure {
             demand.parts[i].idle = max(demand.parts[i].duration - ci * Int(2 * objects), .zero)
         }
+        if secure, let i = demand.parts.firstIndex(where: { $0.name.hasPrefix("data objects") }) {
+            demand.alternate(i, count: Int(objects))
+        }
         let setup = context.link.profile.connectionSetup
         if context.includesMemoryMapRead {
             demand.connects(context.beforeDecision.name, as: first, after: .zero, setup: setup)

@@ -19,6 +19,10 @@ public struct RadioDemand: Sendable, Equatable {
         /// Time alone at the part's end in which the board has no exchange to make (a reboot):
         /// other boards' events do not slow it.
         public var idle: Duration
+        /// The share of the radio the board asks for all through this part, quiet time
+        /// included (nil: its air over its time alone). Boards in Secure DFU's object loop fall
+        /// into step and send their objects' packets together (`RadioDemand.alternate`).
+        public var asks: Double?
 
         public init(
             name: String, duration: Duration, air: Duration, connection: Connection? = nil, idle: Duration = .zero
@@ -80,6 +84,34 @@ public struct RadioDemand: Sendable, Equatable {
                 advertising: advertising, after: min(after ?? parts[i].duration - setup, parts[i].duration - setup),
                 setup: setup)
         }
+    }
+
+    /// Cuts the part at `index` (Secure DFU's Creates and erases: little air, mostly a quiet
+    /// wait) and the part after it (the objects' packets) into `count` pairs taken in turn, each
+    /// a `count`th of its part, as the protocol alternates them object by object.
+    ///
+    /// Boards in this loop fall into step: each object's packets wait for the packets of the
+    /// boards beside it, and their erases then coincide. So every piece asks the radio for the
+    /// packets' share, the quiet ones included, and the first part's air goes with the packets.
+    mutating func alternate(_ index: Int, count: Int) {
+        guard count > 0, parts.indices.contains(index + 1) else { return }
+        let quiet = parts[index], sending = parts[index + 1]
+        let air = quiet.air + sending.air
+        let asks = sending.duration > .zero ? min(air.seconds / sending.duration.seconds, 1) : 0
+        func cut(_ d: Duration, _ k: Int) -> Duration {
+            let total = d.wholeMicroseconds, n = Int64(count)
+            return .microseconds(total / n + (Int64(k) < total % n ? 1 : 0))
+        }
+        var pieces: [Part] = []
+        for k in 0..<count {
+            let d = cut(quiet.duration, k)
+            var a = Part(name: quiet.name, duration: d, air: .zero, idle: d)
+            var b = Part(name: sending.name, duration: cut(sending.duration, k), air: cut(air, k))
+            a.asks = asks
+            b.asks = asks
+            pieces += [a, b]
+        }
+        parts.replaceSubrange(index...(index + 1), with: pieces)
     }
 
     /// The estimate's parts with the air time `air(name)` gives each (zero when nil).

@@ -46,6 +46,9 @@ public enum ClassBench {
         /// Retries of all boards together (requests repeated, objects or blocks sent again,
         /// reconnections): with no injected faults, 0.
         public var retries = 0
+        /// Each board's estimated and modelled finish from the start of the class, in the order
+        /// the boards were given (only when asked for: `run(…, perBoard: true)`).
+        public var boardFinishes: [BoardFinish]?
 
         /// estimate / modelled − 1 of the class time.
         public var classError: Double {
@@ -55,6 +58,12 @@ public enum ClassBench {
         public var singleBoardError: Double {
             modelledClassSeconds > 0 ? singleBoardSeconds / modelledClassSeconds - 1 : 0
         }
+    }
+
+    /// One board's finish, estimated and modelled, from the start of the class (seconds).
+    public struct BoardFinish: Sendable, Codable, Equatable {
+        public var estimated: Double
+        public var modelled: Double
     }
 
     /// The board counts the benchmark reports.
@@ -81,7 +90,7 @@ public enum ClassBench {
     /// Runs one class of `boards` boards over `profile` through one adapter of `adapter`'s kind
     /// (its connection limit makes waves; `.unlimited` holds every board at once).
     public static func run(
-        _ c: Case, boards: Int, profile: LinkProfile, adapter: AdapterProfile = .unlimited,
+        _ c: Case, boards: Int, profile: LinkProfile, adapter: AdapterProfile = .unlimited, perBoard: Bool = false,
         onRetry: (@Sendable (String) -> Void)? = nil
     ) -> Row {
         let scenario = scenario(c)
@@ -141,6 +150,7 @@ public enum ClassBench {
                 let error = e / m - 1
                 if abs(error) > abs(row.worstBoardError) { row.worstBoardError = error }
             }
+            if perBoard { row.boardFinishes = zip(estimated, times).map { BoardFinish(estimated: $0, modelled: $1) } }
         }
         row.modelledSlowestSeconds = times.max() ?? 0
         row.modelledFastestSeconds = times.min() ?? 0
