@@ -66,6 +66,28 @@ struct BenchCommandTests {
         }
     }
 
+    @Test func theClassBenchGivesEveryBoardsFinishForOnePath() throws {
+        // Two stock boards at 15 ms, Secure DFU only: one JSON row with both boards' finishes.
+        let r = try BitflashBinary.lab([
+            "bench", "class", "--path", "nordic-dfu", "--boards", "2", "--profile", "device-requested", "--json",
+            "--per-board"
+        ])
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n")
+        #expect(lines.count == 1)
+        let row = try #require(try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any])
+        #expect(row["path"] as? String == "nordic-dfu" && row["failures"] as? Int == 0)
+        let finishes = try #require(row["boardFinishes"] as? [[String: Double]])
+        #expect(finishes.count == 2)
+        let modelled = finishes.compactMap { $0["modelled"] }
+        #expect(modelled.max() == row["modelledClassSeconds"] as? Double)
+        for f in finishes { #expect(abs((f["estimated"] ?? 0) / (f["modelled"] ?? 1) - 1) <= 0.10, "\(f)") }
+
+        let table = try BitflashBinary.lab(["bench", "class", "--path", "nordic-dfu", "--per-board"])
+        #expect(table.status == 64)
+        #expect(table.stderr.contains("--per-board needs --json"))
+    }
+
     @Test func rejectsAConnectionIntervalBLEDoesNotAllow() throws {
         let r = try BitflashBinary.lab(["bench", "--ci", "3"])
         #expect(r.status == 64)

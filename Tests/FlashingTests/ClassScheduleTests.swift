@@ -98,7 +98,7 @@ import Testing
         // radio; board 1 enters the loop 1 s after board 0. As a fluid each would send while
         // the other erases (4 s and 5 s); in step each object's packets wait for the other
         // board's: board 0 takes 1 + 2 + 1 + 2 s, board 1 ends half a second after it.
-        func loop(after delay: Int64) -> (RadioDemand, ClassSchedule.Flow) {
+        func loop(after delay: Int64) -> ClassSchedule.Flow {
             var demand = RadioDemand(
                 path: .nordicDFU,
                 parts: [
@@ -111,9 +111,9 @@ import Testing
             #expect(demand.parts.map(\.name) == ["enter", "data objects", "packets", "data objects", "packets"])
             #expect(demand.alone == alone && demand.air == air)
             #expect(demand.parts.dropFirst().allSatisfy { $0.asks == 1 })
-            return (demand, demand.flow)
+            return demand.flow
         }
-        let boards = ClassSchedule.schedule([loop(after: 0).1, loop(after: 1).1], adapters: [.unlimited])
+        let boards = ClassSchedule.schedule([loop(after: 0), loop(after: 1)], adapters: [.unlimited])
         #expect(boards.map(\.duration) == [.seconds(6), .milliseconds(6500)])
     }
 

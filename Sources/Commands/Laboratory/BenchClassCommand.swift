@@ -14,9 +14,9 @@ struct BenchClassCommand: ParsableCommand {
             adapter whose radio the boards share (with a connection limit, --sim-adapter, in \
             waves): partial flashing of an edit (the boards run the \
             old program), and with --full the full updates (McuMgr on MCUboot boards, Nordic DFU \
-            on stock boards). The class estimate (ClassEstimator) is set beside the modelled class \
-            time and beside one board's own estimate, which leaves the shared radio out. Times are \
-            modelled seconds; two runs give the same figures.
+            on stock boards); --path takes one path only. The class estimate (ClassEstimator) is \
+            set beside the modelled class time and beside one board's own estimate, which leaves \
+            the shared radio out. Times are modelled seconds; two runs give the same figures.
             """)
 
     @Option(
@@ -51,6 +51,12 @@ struct BenchClassCommand: ParsableCommand {
     @Flag(help: "With --json, each row also gives every board's estimated and modelled finish (boardFinishes).")
     var perBoard = false
 
+    func validate() throws {
+        if perBoard && !json {
+            throw ValidationError("--per-board needs --json: the table has no room for every board.")
+        }
+    }
+
     func run() throws {
         let adapters = try (adapterNames.isEmpty ? ["none"] : adapterNames).map {
             $0.lowercased() == "none" ? AdapterProfile.unlimited : try AdapterProfile(named: $0)
@@ -82,7 +88,7 @@ struct BenchClassCommand: ParsableCommand {
                 for link in links {
                     for n in sizes {
                         let row = ClassBench.run(
-                            c, boards: n, profile: link, adapter: adapter, perBoard: perBoard && json)
+                            c, boards: n, profile: link, adapter: adapter, perBoard: perBoard)
                         let key = "\(c.rawValue), \(label)"
                         if abs(row.classError) >= abs(worst[key] ?? 0) { worst[key] = row.classError }
                         if json {

@@ -38,8 +38,9 @@ import PartialFlashingFrames
 /// (`RadioDemand.alternate`), and all through the loop it asks for its packets' share.
 ///
 /// Left out, as too small to count:
-/// - A Secure DFU bootloader resets 100 ms after its answer to the last Execute
-///   (`SecureDFUBootloader.resetDelay`); on a radio busy with other boards' full events that
+/// - A Secure DFU bootloader resets once it has written its settings after its answer to the
+///   last Execute (`SecureDFUBootloader.resetAfterSettingsWrite`); on a radio busy with other
+///   boards' full events that
 ///   answer can be lost, and the flow connects again to the new application instead of seeing
 ///   the link drop: one reconnection delay and setup in place of the drop, under 1 % of a class.
 ///

@@ -4,8 +4,9 @@ import LinkModel
 /// pace the shared radio leaves them, and stopping for the connections their controllers make
 /// one at a time (`ClassSchedule`).
 extension ClassSchedule {
-    /// One step of a board's flow: work at its own pace (time alone and air time, in seconds),
-    /// or a connection to wait for.
+    /// One step of a board's flow: work at its own pace (time alone and air time, in seconds,
+    /// and the share of the radio it asks when not its air over its time: `Part.asks`), or a
+    /// connection to wait for.
     enum Step: Equatable {
         case work(alone: Double, air: Double, asks: Double? = nil)
         case connect(Advertising)
@@ -112,7 +113,8 @@ extension ClassSchedule {
             }
         }
 
-        /// The share of the radio of a working board's step alone; nil while it waits for a connection.
+        /// The share of the radio a working board's step asks (its air over its time alone, or
+        /// the part's `asks`); nil while it waits for a connection.
         func share(of run: Run) -> Double? {
             guard run.step < steps[run.board].count, case let .work(alone, air, asks) = steps[run.board][run.step]
             else {

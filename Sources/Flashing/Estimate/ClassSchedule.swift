@@ -17,7 +17,9 @@ import LinkModel
 /// the time and every board whose part has air moves at 1 / that sum of its pace alone (its
 /// connection events wait for the others'), while parts without air (a reboot, an erase the
 /// radio sits out) keep their time. So `n` boards alike in one part take `max(d, n · a)`, and a
-/// board that meets the others in their quiet parts is not slowed by their busy ones.
+/// board that meets the others in their quiet parts is not slowed by their busy ones. A part
+/// may ask for more than its air over its time (`RadioDemand.Part.asks`): Secure DFU's object
+/// loop, whose boards fall into step, asks for its packets' share through its erases too.
 ///
 /// A part that makes a connection (`RadioDemand.Part.connection`) stops the board where it asks
 /// for it, until its adapter's controller has created it (`Advertising`): one at a time, each

@@ -133,11 +133,8 @@ extension NordicDFUEstimator {
         }
         demand.connectionInterval = context.link.profile.connectionInterval
         // Each Create is a write and its answer, one event each; between them the board erases
-        // the object's pages with its radio silent, which other boards' events do not slow.
-        let ci = context.link.profile.connectionInterval
-        for i in demand.parts.indices where demand.parts[i].name.hasPrefix("data objects") && secure {
-            demand.parts[i].idle = max(demand.parts[i].duration - ci * Int(2 * objects), .zero)
-        }
+        // the object's pages with its radio silent. Object by object the Creates and erases
+        // alternate with the packets, the boards beside it in step (`RadioDemand.alternate`).
         if secure, let i = demand.parts.firstIndex(where: { $0.name.hasPrefix("data objects") }) {
             demand.alternate(i, count: Int(objects))
         }

@@ -20,8 +20,9 @@ public struct RadioDemand: Sendable, Equatable {
         /// other boards' events do not slow it.
         public var idle: Duration
         /// The share of the radio the board asks for all through this part, quiet time
-        /// included (nil: its air over its time alone). Boards in Secure DFU's object loop fall
-        /// into step and send their objects' packets together (`RadioDemand.alternate`).
+        /// included (nil: its air over its time alone outside `idle`). Boards in Secure DFU's
+        /// object loop fall into step and send their objects' packets together
+        /// (`RadioDemand.alternate`).
         public var asks: Double?
 
         public init(
@@ -92,12 +93,17 @@ public struct RadioDemand: Sendable, Equatable {
     ///
     /// Boards in this loop fall into step: each object's packets wait for the packets of the
     /// boards beside it, and their erases then coincide. So every piece asks the radio for the
-    /// packets' share, the quiet ones included, and the first part's air goes with the packets.
+    /// packets' share, the quiet ones included; the first part's air goes with the packets, and
+    /// its pieces are wholly quiet (the Creates are made while the radio is quiet).
+    ///
+    /// The two parts make no connection: call it before `connects`. Their own idle time and
+    /// shares are replaced by the pieces'.
     mutating func alternate(_ index: Int, count: Int) {
-        guard count > 0, parts.indices.contains(index + 1) else { return }
+        guard count > 0, index >= 0, parts.indices.contains(index + 1) else { return }
         let quiet = parts[index], sending = parts[index + 1]
         let air = quiet.air + sending.air
         let asks = sending.duration > .zero ? min(air.seconds / sending.duration.seconds, 1) : 0
+        /// The `k`th of `count` pieces of `d`, whole microseconds, the first ones one longer.
         func cut(_ d: Duration, _ k: Int) -> Duration {
             let total = d.wholeMicroseconds, n = Int64(count)
             return .microseconds(total / n + (Int64(k) < total % n ? 1 : 0))
