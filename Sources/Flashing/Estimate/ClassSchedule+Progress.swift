@@ -91,9 +91,9 @@ extension ClassSchedule {
                 // Each working board's speed: 1, or 1 / the adapter's demand when the radio is full.
                 var speed: [Int: Double] = [:]
                 for a in adapters.indices {
-                    let working = runs.values.filter { $0.adapter == a && share(of: $0) != nil }
-                    let demand = working.reduce(0.0) { $0 + (share(of: $1) ?? 0) }
-                    for run in working { speed[run.board] = sends(run) && demand > 1 ? 1 / demand : 1 }
+                    let working = runs.values.compactMap { $0.adapter == a ? ask(of: $0) : nil }
+                    let demand = working.reduce(0.0) { $0 + $1.share }
+                    for w in working { speed[w.board] = w.sends && demand > 1 ? 1 / demand : 1 }
                 }
                 // The next moment something changes: a step ends, a connection is made.
                 var next = Double.infinity
@@ -113,22 +113,15 @@ extension ClassSchedule {
             }
         }
 
-        /// The share of the radio a working board's step asks (its air over its time alone, or
-        /// the part's `asks`); nil while it waits for a connection.
-        func share(of run: Run) -> Double? {
+        /// What a working board's step asks of the radio: its share (its air over its time alone,
+        /// or the part's `asks`), and whether it has exchanges to make, which a full radio slows;
+        /// nil while it waits for a connection.
+        func ask(of run: Run) -> (board: Int, share: Double, sends: Bool)? {
             guard run.step < steps[run.board].count, case let .work(alone, air, asks) = steps[run.board][run.step]
             else {
                 return nil
             }
-            return asks ?? (alone > 0 ? min(air / alone, 1) : 0)
-        }
-
-        /// Whether a working board's step has exchanges to make (a full radio slows it).
-        func sends(_ run: Run) -> Bool {
-            guard run.step < steps[run.board].count, case let .work(_, air, _) = steps[run.board][run.step] else {
-                return false
-            }
-            return air > 0
+            return (run.board, asks ?? (alone > 0 ? min(air / alone, 1) : 0), air > 0)
         }
 
         /// Starts every waiting board that finds room, on the adapter with the fewest boards.

@@ -26,13 +26,15 @@ public struct RadioDemand: Sendable, Equatable {
         public var asks: Double?
 
         public init(
-            name: String, duration: Duration, air: Duration, connection: Connection? = nil, idle: Duration = .zero
+            name: String, duration: Duration, air: Duration, connection: Connection? = nil, idle: Duration = .zero,
+            asks: Double? = nil
         ) {
             self.name = name
             self.duration = duration
             self.air = air
             self.connection = connection
             self.idle = min(max(idle, .zero), duration)
+            self.asks = asks
         }
     }
 
@@ -108,14 +110,12 @@ public struct RadioDemand: Sendable, Equatable {
             let total = d.wholeMicroseconds, n = Int64(count)
             return .microseconds(total / n + (Int64(k) < total % n ? 1 : 0))
         }
-        var pieces: [Part] = []
-        for k in 0..<count {
+        let pieces = (0..<count).flatMap { k in
             let d = cut(quiet.duration, k)
-            var a = Part(name: quiet.name, duration: d, air: .zero, idle: d)
-            var b = Part(name: sending.name, duration: cut(sending.duration, k), air: cut(air, k))
-            a.asks = asks
-            b.asks = asks
-            pieces += [a, b]
+            return [
+                Part(name: quiet.name, duration: d, air: .zero, idle: d, asks: asks),
+                Part(name: sending.name, duration: cut(sending.duration, k), air: cut(air, k), asks: asks)
+            ]
         }
         parts.replaceSubrange(index...(index + 1), with: pieces)
     }
