@@ -34,6 +34,17 @@ import Testing
         #expect(cells.count == 3)
     }
 
+    @Test func secureDFURowsAreHeldToTheirGoalAndLegacyDFURowsToNone() {
+        let within = Self.run("heart → counter", .nordic, profile: "fast", modelled: 13.303, bound: 12.273)
+        let over = Self.run("heart → large", .nordic, profile: "fast", modelled: 15.0, bound: 12.0)
+        var legacy = Self.run("V1 heart → counter", .nordic, profile: "fast", modelled: 26.0, bound: 13.6)
+        legacy.transferUnit = "packets"
+        let report = BenchReport(runs: [within, over, legacy], notes: [])
+        #expect(BenchReport.goal(of: within) == BenchReport.secureDFUGoal && BenchReport.goal(of: legacy) == nil)
+        #expect(report.rowsMissingTheirGoal.map(\.scenario) == ["heart → large"])
+        #expect(BenchTable.goalSummary(report).contains("Secure DFU rows ≤ 1.2 × bound: 1 missed"))
+    }
+
     @Test func theSizeChartPlacesEveryConfigurationAtTheProgramSizePartialFlashingWrites() {
         var small = Self.run("heart → counter", .partialOnly, profile: "fast", modelled: 5.993, bound: 5.976)
         small.payloadBytes = 8_320

@@ -45,6 +45,38 @@ import Flashing
             "\(report.rowsMissingTheirGoal.map { "\($0.scenario) \($0.strategy) \($0.ratio)" })")
     }
 
+    @Test func onTheRealFilesPartialFlashingAndSecureDFUMeetTheirGoalsOnEveryLinkProfile() {
+        // Every real MakeCode file of the corpus (the samples when it is absent), on the three
+        // link profiles: partial flashing within 1.05 of its bound, short programs at 30 ms
+        // included, and Secure DFU on the stock V2 and Calliope mini 3 within 1.2 of its own.
+        if !Corpus.isAvailable { print(Corpus.skipMessage + " (the samples stand in for the real files)") }
+        let scenarios = Corpus.isAvailable ? BenchScenario.corpus { try? Corpus.bytes($0) } : BenchScenario.samples()
+        let wanted: Set<BenchStrategy> = [.auto, .partialOnly, .nordic]
+        var runs: [BenchRun] = []
+        for scenario in scenarios {
+            for profile in LinkProfile.named {
+                for strategy in BenchRunner.strategies(for: scenario.kind) where wanted.contains(strategy) {
+                    runs.append(BenchRunner.run(scenario, profile: profile, strategy: strategy))
+                }
+            }
+        }
+        let report = BenchReport(runs: runs, notes: [])
+        let secure = runs.filter(\.isSecureDFU)
+        let partial = runs.filter { BenchReport.goal(of: $0) == BenchReport.partialGoal }
+        #expect(Set(secure.map(\.profile)).count == 3 && Set(partial.map(\.profile)).count == 3)
+        #expect(runs.allSatisfy { $0.error == nil && $0.retries == 0 })
+        #expect(
+            report.rowsMissingTheirGoal.isEmpty,
+            "\(report.rowsMissingTheirGoal.map { "\($0.scenario) \($0.profile) \($0.strategy) \($0.ratio)" })")
+        for (name, rows) in [("partial", partial), ("Secure DFU", secure)] {
+            let ratios = rows.map(\.ratio)
+            print(
+                String(
+                    format: "%@: %d runs, %.3f to %.3f times the bound", name, rows.count, ratios.min() ?? 0,
+                    ratios.max() ?? 0))
+        }
+    }
+
     @Test func twoRunsGiveIdenticalModelledFigures() {
         let scenarios = BenchScenario.samples(boards: [.microbitV2])
         let profiles = [LinkProfile.fast, .linuxDefault]

@@ -36,6 +36,9 @@ public struct BenchRun: Sendable, Codable, Equatable {
 
     /// `achieved / bound`: `modelledSeconds / boundSeconds` (0 when there is no bound).
     public var ratio: Double = 0
+
+    /// A full update by Secure DFU (counted in data objects; legacy DFU counts packets).
+    public var isSecureDFU: Bool { strategy == .nordic && transferUnit == "objects" }
     /// The session's estimate of the path it took, in seconds (nil when it made none).
     public var estimatedSeconds: Double?
     /// `(estimated − modelled) / modelled`.
@@ -67,9 +70,13 @@ public struct BenchSpeedup: Sendable, Codable, Equatable {
 
 /// Everything one `bitflash-lab bench flash` run measured.
 public struct BenchReport: Sendable, Codable, Equatable {
-    /// The goals the report checks: partial rows at most `partialGoal × bound`, best-full rows at most `fullGoal × bound`.
+    /// The goals the report checks: partial rows at most `partialGoal × bound`, best-full rows at
+    /// most `fullGoal × bound`, Secure DFU rows (stock micro:bit V2 and Calliope mini 3) at most
+    /// `secureDFUGoal × bound`. Legacy DFU (V1, Calliope mini 1/2) has none: its receipt every 8
+    /// packets is what the nRF51 bootloader's buffers need (docs/nordic-dfu.md).
     public static let partialGoal = 1.05
     public static let fullGoal = 1.10
+    public static let secureDFUGoal = 1.20
 
     public var runs: [BenchRun]
     public var speedups: [BenchSpeedup]
@@ -116,6 +123,7 @@ public struct BenchReport: Sendable, Codable, Equatable {
         switch (run.strategy, run.path) {
         case (.auto, "partial"?), (.auto, "up-to-date"?), (.partialOnly, _): return partialGoal
         case (.auto, "full"?), (.fullBest, _): return fullGoal
+        case (.nordic, _) where run.isSecureDFU: return secureDFUGoal
         default: return nil
         }
     }

@@ -95,7 +95,8 @@ public enum BenchTable {
     public static func goalSummary(_ report: BenchReport) -> String {
         let missing = report.rowsMissingTheirGoal
         let head =
-            "goals: partial and up-to-date rows ≤ \(BenchReport.partialGoal) × bound, best-full rows ≤ \(BenchReport.fullGoal) × bound: "
+            "goals: partial and up-to-date rows ≤ \(BenchReport.partialGoal) × bound, best-full rows ≤ \(BenchReport.fullGoal) × bound, "
+            + "Secure DFU rows ≤ \(BenchReport.secureDFUGoal) × bound: "
         guard !missing.isEmpty else { return head + "all \(report.runs.count) runs met" }
         return head + "\(missing.count) missed (marked !)\n"
             + missing.map {
